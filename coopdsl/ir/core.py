@@ -1,0 +1,189 @@
+"""The typed SSA IR: values, operations, blocks, functions, modules.
+
+Control flow is a graph of basic blocks that is *structured* the way SPIR-V
+wants it: a block that starts a selection or a loop carries its merge
+information (:class:`SelectionMerge` / :class:`LoopMerge`), and values that
+flow around loops or out of branches are ``phi`` operations.  Lowering to
+SPIR-V (OpSelectionMerge, OpLoopMerge, OpPhi) is therefore one-to-one.
+
+Every :class:`Op` carries the :class:`~coopdsl.errors.SourceLoc` of the user
+code it came from.  Module-level values (constants, specialization constants,
+global variables) are :class:`Const`, :class:`SpecConst` and :class:`GlobalVar`
+and live in the :class:`Module`, not in blocks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SourceLoc
+from .types import FunctionType, Type, void
+
+_ids = itertools.count()
+
+
+class Value:
+    """Anything an operation can use. ``type`` is its IR type."""
+
+    def __init__(self, type: Type):
+        self.type = type
+        self.serial = next(_ids)  # stable identity for printing/debugging only
+
+    @property
+    def is_compile_time(self) -> bool:
+        return False
+
+
+class Const(Value):
+    """A constant (scalar, or a cooperative-matrix / vector splat of one)."""
+
+    def __init__(self, type: Type, value: Any):
+        super().__init__(type)
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"const {self.type} {self.value!r}"
+
+
+class SpecConst(Value):
+    """A specialization constant (OpSpecConstant*, decorated with SpecId)."""
+
+    def __init__(self, type: Type, name: str, spec_id: int, default: Any):
+        super().__init__(type)
+        self.name = name
+        self.spec_id = spec_id
+        self.default = default
+
+
+class GlobalVar(Value):
+    """A module-scope variable; ``type`` is a PointerType.
+
+    ``role`` is "buffer", "push", "builtin" or "shared"; ``info`` holds the
+    role's details (binding/set, builtin name, ...).
+    """
+
+    def __init__(self, type: Type, name: str, role: str, **info: Any):
+        super().__init__(type)
+        self.name = name
+        self.role = role
+        self.info = dict(info)
+
+
+class Param(Value):
+    """A parameter of a helper function."""
+
+    def __init__(self, type: Type, name: str):
+        super().__init__(type)
+        self.name = name
+
+
+class Op(Value):
+    """An operation: ``kind`` names its definition in :mod:`coopdsl.ir.ops`."""
+
+    def __init__(self, kind: str, type: Type, operands: list[Value],
+                 loc: SourceLoc, **attrs: Any):
+        super().__init__(type)
+        self.kind = kind
+        self.operands = list(operands)
+        self.attrs = attrs
+        self.loc = loc
+        self.block: Block | None = None
+
+    @property
+    def has_result(self) -> bool:
+        return self.type is not void
+
+    def __repr__(self) -> str:
+        return f"<op {self.kind} : {self.type}>"
+
+
+@dataclass
+class SelectionMerge:
+    merge: "Block"
+
+
+@dataclass
+class LoopMerge:
+    merge: "Block"
+    cont: "Block"
+    control: tuple[str, ...] = ()  # LoopControl enumerant names, e.g. ("Unroll",)
+    control_args: tuple[int, ...] = ()
+
+
+class Block:
+    """A basic block: phis, then ops, then exactly one terminator."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.phis: list[Op] = []
+        self.ops: list[Op] = []
+        self.terminator: Op | None = None
+        self.merge: SelectionMerge | LoopMerge | None = None
+        self.preds: list[Block] = []
+
+    def successors(self) -> list["Block"]:
+        t = self.terminator
+        if t is None:
+            return []
+        return list(t.attrs.get("targets", ()))
+
+    def all_ops(self):
+        yield from self.phis
+        yield from self.ops
+        if self.terminator is not None:
+            yield self.terminator
+
+    def __repr__(self) -> str:
+        return f"<block {self.name}>"
+
+
+@dataclass
+class Function:
+    name: str
+    type: FunctionType
+    params: list[Param]
+    blocks: list[Block] = field(default_factory=list)
+    is_entry: bool = False
+    loc: SourceLoc | None = None
+
+    @property
+    def entry(self) -> Block:
+        return self.blocks[0]
+
+    def ops(self):
+        for b in self.blocks:
+            yield from b.all_ops()
+
+
+@dataclass
+class Module:
+    """A compiled kernel: its entry function, helpers and module-level values."""
+
+    name: str
+    workgroup_size: tuple = (1, 1, 1)  # ints or SpecConst per dimension
+    functions: list[Function] = field(default_factory=list)
+    globals: list[GlobalVar] = field(default_factory=list)
+    spec_consts: list[SpecConst] = field(default_factory=list)
+    _consts: dict = field(default_factory=dict)
+    source_file: str = ""
+
+    def const(self, type: Type, value: Any) -> Const:
+        """The (unique) constant of ``type`` with ``value``."""
+        key = (type, _const_key(value))
+        c = self._consts.get(key)
+        if c is None:
+            c = self._consts[key] = Const(type, value)
+        return c
+
+    @property
+    def entry(self) -> Function:
+        return next(f for f in self.functions if f.is_entry)
+
+
+def _const_key(value: Any) -> Any:
+    # 0.0 and -0.0 (and True/1) must stay distinct constants.
+    if isinstance(value, float):
+        return ("f", value.hex())
+    return (type(value).__name__, value)

@@ -1,0 +1,248 @@
+"""IR types: frozen, hashable dataclasses whose equality is SPIR-V's uniqueness.
+
+Two IR types compare equal exactly when SPIR-V requires them to be the same
+type id (SPIR-V 2.8 "Types", uniqueness rules), so the SPIR-V writer can key
+its type cache on them directly (as naga does).  The scalar instances below are
+also the names kernels use: ``coopdsl.f16`` *is* ``ScalarType("float", 16)``.
+
+Cooperative-matrix dimensions (scope, rows, columns, use) are ``Dim``: a Python
+``int`` or a :class:`SymDim`, a symbolic value computed from specialization
+constants, compared structurally (``SymDim`` equality is symbolic equality).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+
+class Type:
+    """Base of every IR type."""
+
+    def __str__(self) -> str:  # pragma: no cover - overridden
+        return type(self).__name__
+
+
+@dataclass(frozen=True)
+class VoidType(Type):
+    def __str__(self) -> str:
+        return "void"
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    """bool, signed/unsigned integers and floats (with optional FP encoding)."""
+
+    kind: str  # "bool" | "int" | "float"
+    width: int
+    signed: bool = False
+    encoding: str | None = None  # None (IEEE), "BFloat16KHR", "Float8E4M3EXT", "Float8E5M2EXT"
+
+    @property
+    def name(self) -> str:
+        if self.kind == "bool":
+            return "bool"
+        if self.kind == "float":
+            return {None: f"f{self.width}", "BFloat16KHR": "bf16",
+                    "Float8E4M3EXT": "e4m3", "Float8E5M2EXT": "e5m2"}[self.encoding]
+        return f"{'i' if self.signed else 'u'}{self.width}"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind == "int"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
+    def is_ieee(self) -> bool:
+        """True for f16/f32/f64: floats SPIR-V arithmetic accepts (bf16/fp8 not)."""
+        return self.kind == "float" and self.encoding is None
+
+    @property
+    def nbytes(self) -> int:
+        return max(self.width // 8, 1) if self.kind != "bool" else 4
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __call__(self, *args, **kwargs):  # pragma: no cover - kernel-only
+        raise TypeError(f"{self.name}(...) converts values inside a coopdsl kernel only")
+
+
+@dataclass(frozen=True)
+class VectorType(Type):
+    elem: ScalarType
+    count: int
+
+    def __str__(self) -> str:
+        return f"vec{self.count}<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class SymDim:
+    """A symbolic dimension: a specialization constant or an expression of them.
+
+    ``op`` is "spec" (``args`` = (id, name, type name, default)) or an
+    arithmetic operator name whose ``args`` are Dims.
+    """
+
+    op: str
+    args: tuple
+
+    def __str__(self) -> str:
+        if self.op == "spec":
+            return str(self.args[1])
+        return f"({f' {self.op} '.join(str(a) for a in self.args)})"
+
+
+Dim = Union[int, SymDim]
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    elem: Type
+    length: Dim
+    stride: int | None = None  # ArrayStride decoration (explicit layouts only)
+
+    def __str__(self) -> str:
+        return f"{self.elem}[{self.length}]"
+
+
+@dataclass(frozen=True)
+class RuntimeArrayType(Type):
+    elem: Type
+    stride: int
+
+    def __str__(self) -> str:
+        return f"{self.elem}[]"
+
+
+@dataclass(frozen=True)
+class StructType(Type):
+    """A struct; ``offsets`` non-empty means an explicitly laid-out (Block) struct."""
+
+    name: str
+    members: tuple[tuple[str, Type], ...]
+    offsets: tuple[int, ...] = ()
+    block: bool = False
+
+    def member_index(self, name: str) -> int:
+        for i, (n, _) in enumerate(self.members):
+            if n == name:
+                return i
+        raise KeyError(name)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    pointee: Type
+    storage: str  # a SPIR-V StorageClass enumerant name
+
+    def __str__(self) -> str:
+        return f"ptr<{self.storage}, {self.pointee}>"
+
+
+SCOPE_NAMES = {2: "Workgroup", 3: "Subgroup"}
+USE_NAMES = {0: "A", 1: "B", 2: "Acc"}
+
+
+@dataclass(frozen=True)
+class CoopMatType(Type):
+    """OpTypeCooperativeMatrixKHR: component type, Scope, Rows, Columns, Use."""
+
+    elem: ScalarType
+    scope: Dim
+    rows: Dim
+    cols: Dim
+    use: Dim
+
+    def __str__(self) -> str:
+        use = USE_NAMES.get(self.use, str(self.use)) if isinstance(self.use, int) else str(self.use)
+        scope = SCOPE_NAMES.get(self.scope, str(self.scope)) if isinstance(self.scope, int) else str(self.scope)
+        name = {"A": "MatA", "B": "MatB", "Acc": "Acc"}.get(use, f"CoopMat<use={use}>")
+        suffix = "" if scope == "Subgroup" else f", {scope}"
+        return f"{name}[{self.elem}, {self.rows}, {self.cols}{suffix}]"
+
+
+@dataclass(frozen=True)
+class FunctionType(Type):
+    ret: Type
+    params: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"fn({', '.join(map(str, self.params))}) -> {self.ret}"
+
+
+void = VoidType()
+boolean = ScalarType("bool", 1)
+i8 = ScalarType("int", 8, True)
+i16 = ScalarType("int", 16, True)
+i32 = ScalarType("int", 32, True)
+i64 = ScalarType("int", 64, True)
+u8 = ScalarType("int", 8)
+u16 = ScalarType("int", 16)
+u32 = ScalarType("int", 32)
+u64 = ScalarType("int", 64)
+f16 = ScalarType("float", 16)
+f32 = ScalarType("float", 32)
+f64 = ScalarType("float", 64)
+bf16 = ScalarType("float", 16, encoding="BFloat16KHR")
+e4m3 = ScalarType("float", 8, encoding="Float8E4M3EXT")
+e5m2 = ScalarType("float", 8, encoding="Float8E5M2EXT")
+
+SCALARS = {t.name: t for t in (boolean, i8, i16, i32, i64, u8, u16, u32, u64,
+                                f16, f32, f64, bf16, e4m3, e5m2)}
+
+
+def elem_of(t: Type) -> Type:
+    """The scalar a vector or cooperative matrix is made of; the type itself otherwise."""
+    if isinstance(t, (VectorType, CoopMatType)):
+        return t.elem
+    return t
+
+
+def with_elem(t: Type, elem: ScalarType) -> Type:
+    """``t`` with its scalar component replaced (shape kept)."""
+    if isinstance(t, VectorType):
+        return VectorType(elem, t.count)
+    if isinstance(t, CoopMatType):
+        return CoopMatType(elem, t.scope, t.rows, t.cols, t.use)
+    return elem
+
+
+def size_of(t: Type) -> int:
+    """Byte size of ``t`` in std430/scalar layout (arrays of known length only)."""
+    if isinstance(t, ScalarType):
+        return t.nbytes
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * t.count
+    if isinstance(t, ArrayType) and isinstance(t.length, int):
+        return (t.stride or size_of(t.elem)) * t.length
+    if isinstance(t, StructType) and t.offsets:
+        return t.offsets[-1] + size_of(t.members[-1][1])
+    raise TypeError(f"type {t} has no fixed size")
+
+
+def align_of(t: Type) -> int:
+    """std430 base alignment (vec3 aligns like vec4)."""
+    if isinstance(t, ScalarType):
+        return t.nbytes
+    if isinstance(t, VectorType):
+        return t.elem.nbytes * (4 if t.count == 3 else t.count)
+    if isinstance(t, ArrayType):
+        return align_of(t.elem)
+    if isinstance(t, StructType):
+        return max((align_of(m) for _, m in t.members), default=1)
+    return 8  # pointers

@@ -1,0 +1,143 @@
+"""Grammar-checked instruction encoding, and what each instruction requires.
+
+``encode(opname, *operands)`` walks the operand list that the SPIR-V grammar
+gives for ``opname`` and turns Python values into words:
+
+* Id kinds take ``int`` ids; ``LiteralString`` a ``str``; ``LiteralInteger``
+  an ``int``; ``LiteralContextDependentNumber`` a list of words;
+* ValueEnum kinds take an enumerant name (``"RowMajorKHR"``) or a number;
+* BitEnum kinds take a name, a tuple of names (OR-ed) or a number, followed by
+  the operands the set bits declare (e.g. ``Aligned`` takes one literal).
+
+It also returns the capabilities and extensions the instruction and each
+enumerant used need, straight from the grammar tables, so the module builder
+can declare them while writing.  A wrong operand list is an internal error
+(the writer's bug), caught here instead of by spirv-val later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import InternalCompilerError
+from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
+from .words import instruction, string_words
+
+
+@dataclass
+class Requirements:
+    """Capability alternatives and extensions gathered while encoding."""
+
+    capabilities: list[tuple[str, ...]] = field(default_factory=list)  # any-of groups
+    extensions: list[tuple[tuple[str, ...], str | None]] = field(default_factory=list)
+
+    def need(self, caps: tuple[str, ...], exts: tuple[str, ...], version: str | None) -> None:
+        if caps:
+            self.capabilities.append(caps)
+        if exts:
+            self.extensions.append((exts, version))
+
+
+def opcode(opname: str) -> int:
+    """The opcode number of ``opname``."""
+    return INSTRUCTIONS[opname][0]
+
+
+def enum_value(kind: str, name: str) -> int:
+    """The value of enumerant ``name`` of operand kind ``kind``."""
+    return ENUMS[kind][name][0]
+
+
+def enum_name(kind: str, value: int) -> str:
+    """The first-listed enumerant name of ``kind`` with ``value``."""
+    for name, row in ENUMS[kind].items():
+        if row[0] == value:
+            return name
+    raise KeyError(f"{kind} has no enumerant {value}")
+
+
+def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]:
+    """Words of ``opname`` with ``operands`` checked against the grammar."""
+    try:
+        code, kinds, caps, exts, version = INSTRUCTIONS[opname]
+    except KeyError:
+        raise InternalCompilerError(f"unknown SPIR-V instruction {opname}") from None
+    if req is not None:
+        req.need(caps, exts, version)
+    values = list(operands)
+    words: list[int] = []
+    for kind, quant, name in kinds:
+        if quant == "":
+            if not values:
+                raise InternalCompilerError(f"{opname}: missing operand {name or kind}")
+            _encode_one(opname, kind, values, words, req)
+        elif quant == "?":
+            if values:
+                _encode_one(opname, kind, values, words, req)
+        else:  # '*'
+            while values:
+                _encode_one(opname, kind, values, words, req)
+    if values:
+        raise InternalCompilerError(f"{opname}: {len(values)} operand(s) left over: {values!r}")
+    return instruction(code, words)
+
+
+def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> None:
+    value = values.pop(0)
+    category = OPERAND_KINDS[kind]
+    if category == "Id":
+        _check(isinstance(value, int) and value > 0, opname, kind, value)
+        words.append(value)
+    elif kind == "LiteralString":
+        _check(isinstance(value, str), opname, kind, value)
+        words.extend(string_words(value))
+    elif kind == "LiteralContextDependentNumber":
+        _check(isinstance(value, (list, tuple)), opname, kind, value)
+        words.extend(value)
+    elif category == "Literal":
+        _check(isinstance(value, int), opname, kind, value)
+        words.append(value & 0xFFFFFFFF)
+    elif category == "Composite":  # PairIdRefLiteralInteger etc.: two plain words
+        _check(isinstance(value, tuple) and len(value) == 2, opname, kind, value)
+        words.extend(value)
+    elif category == "ValueEnum":
+        number, params = _enumerant(opname, kind, value, req)
+        words.append(number)
+        for pkind in params:
+            _encode_one(opname, pkind, values, words, req)
+    elif category == "BitEnum":
+        names = (value,) if isinstance(value, (str, int)) else tuple(value)
+        mask, params = 0, []
+        for n in names:
+            bit, p = _enumerant(opname, kind, n, req)
+            mask |= bit
+            params.append((bit, p))
+        words.append(mask)
+        for _, p in sorted(params):  # parameters follow in bit order (spec 2.2.2)
+            for pkind in p:
+                _encode_one(opname, pkind, values, words, req)
+    else:  # pragma: no cover - grammar categories are closed
+        raise InternalCompilerError(f"{opname}: cannot encode operand kind {kind}")
+
+
+def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]]:
+    table = ENUMS[kind]
+    if isinstance(value, int):
+        for row in table.values():
+            if row[0] == value:
+                break
+        else:
+            return value, ()
+    else:
+        row = table.get(value)
+        if row is None:
+            raise InternalCompilerError(f"{opname}: {kind} has no enumerant {value!r}")
+    number, params, caps, exts, version = row
+    if req is not None:
+        req.need(caps, exts, version)
+    return number, params
+
+
+def _check(ok: bool, opname: str, kind: str, value) -> None:
+    if not ok:
+        raise InternalCompilerError(f"{opname}: operand of kind {kind} cannot be {value!r}")

