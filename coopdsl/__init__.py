@@ -1,0 +1,44 @@
+"""coopdsl: cooperative-matrix compute kernels in Python, compiled to SPIR-V.
+
+Write a kernel as a decorated Python function, compile it to a validated
+SPIR-V module, inspect it, and run it (``coopdsl.runtime``).  See README.md
+and docs/ for the language.
+"""
+
+from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompilerError,
+                     NameResolutionError, ShapeError, SourceLoc, ToolError, TypeMismatchError,
+                     UnsupportedSyntaxError, ValidationError)
+from .kernel import Kernel, kernel
+from .lang.builtins import BUILTIN_VARS, barrier, muladd, static_range
+from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, MatA, MatB, Push, RowMajor, Spec, Subgroup,
+                         UseA, UseAcc, UseB, Workgroup, bf16, boolean, e4m3, e5m2, f16, f32, f64, i8,
+                         i16, i32, i64, u8, u16, u32, u64, vec2, vec3, vec4)
+
+workgroup_id = BUILTIN_VARS["workgroup_id"]
+local_invocation_id = BUILTIN_VARS["local_invocation_id"]
+global_invocation_id = BUILTIN_VARS["global_invocation_id"]
+num_workgroups = BUILTIN_VARS["num_workgroups"]
+local_invocation_index = BUILTIN_VARS["local_invocation_index"]
+subgroup_id = BUILTIN_VARS["subgroup_id"]
+subgroup_size = BUILTIN_VARS["subgroup_size"]
+subgroup_invocation_id = BUILTIN_VARS["subgroup_invocation_id"]
+num_subgroups = BUILTIN_VARS["num_subgroups"]
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "kernel", "Kernel",
+    # types
+    "boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bf16",
+    "e4m3", "e5m2", "vec2", "vec3", "vec4", "MatA", "MatB", "Acc", "CoopMat",
+    "Buffer", "Spec", "Push",
+    # enumerants
+    "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "UseA", "UseB", "UseAcc",
+    # builtins
+    "muladd", "barrier", "static_range",
+    "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
+    "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
+    # errors
+    "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
+    "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
+]

@@ -1,0 +1,211 @@
+"""Typing rules of arithmetic, comparisons and conversions, and their IR.
+
+Rules (close to GLSL's, stricter where GLSL converts silently):
+
+* A Python number next to a runtime value takes that value's (component)
+  type; a float literal never becomes an integer.
+* Signed and unsigned integers of the same width mix by reinterpreting the
+  signed one as unsigned (GLSL's implicit int -> uint).  Everything else must
+  match exactly: convert with ``f32(x)``, ``u32(x)`` and friends.
+* ``/`` divides floats; ``//`` and ``%`` divide integers and truncate toward
+  zero like C and GLSL (OpSDiv/OpSRem), not like Python's floor division.
+* bf16 and fp8 values do no arithmetic (SPV_KHR_bfloat16, SPV_EXT_float8):
+  convert them to f16/f32 first.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from ..errors import TypeMismatchError
+from ..ir import types as T
+from ..ir.core import Value
+
+PY_BINARY = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+    "floordiv": operator.floordiv, "rem": operator.mod, "and": operator.and_, "or": operator.or_,
+    "xor": operator.xor, "shl": operator.lshift, "shr": operator.rshift, "pow": operator.pow,
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "eq": operator.eq, "ne": operator.ne,
+}
+SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "rem": "%",
+          "and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "pow": "**",
+          "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+BITWISE = ("and", "or", "xor", "shl", "shr")
+
+
+def is_number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
+def binary(em, op: str, a, b):
+    """``a <op> b`` where either side may be a Python number or an IR value."""
+    if is_number(a) and is_number(b):
+        return _fold(em, op, a, b)
+    if not isinstance(a, (Value,)) and not is_number(a) or not isinstance(b, Value) and not is_number(b):
+        bad = a if not (isinstance(a, Value) or is_number(a)) else b
+        raise TypeMismatchError(f"unsupported operand for {SYMBOL[op]}: {_describe(bad)}", em.loc)
+    if op == "pow":
+        raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
+    if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) or \
+            isinstance(b, Value) and isinstance(b.type, T.CoopMatType):
+        return _coopmat_binary(em, op, a, b)
+    a, b = unify(em, op, a, b)
+    t = a.type
+    elem = T.elem_of(t)
+    _check_arith_elem(em, op, elem)
+    if op == "div" and elem.kind != "float":
+        raise TypeMismatchError(f"'/' divides floats; use '//' to divide {elem} values", em.loc)
+    if op == "floordiv":
+        if elem.kind != "int":
+            raise TypeMismatchError(f"'//' divides integers; use '/' for {elem}", em.loc)
+        op = "div"
+    if op in BITWISE and elem.kind != "int":
+        if not (elem.kind == "bool" and op in ("and", "or", "xor")):
+            raise TypeMismatchError(f"'{SYMBOL[op]}' needs integer operands, got {t}", em.loc)
+        op = {"and": "land", "or": "lor", "xor": "ne"}[op]
+        return em.op(op, t, [a, b])
+    if op in COMPARE:
+        if elem.kind == "bool" and op not in ("eq", "ne"):
+            raise TypeMismatchError(f"'{SYMBOL[op]}' does not order bools", em.loc)
+        rt = T.VectorType(T.boolean, t.count) if isinstance(t, T.VectorType) else T.boolean
+        return em.op(op, rt, [a, b])
+    if elem.kind == "bool":
+        raise TypeMismatchError(f"'{SYMBOL[op]}' needs numbers, got bool", em.loc)
+    return em.op(op, t, [a, b])
+
+
+def _fold(em, op, a, b):
+    try:
+        return PY_BINARY[op](a, b)
+    except ZeroDivisionError:
+        raise TypeMismatchError("division by zero in a compile-time expression", em.loc) from None
+
+
+def _describe(v) -> str:
+    return f"{type(v).__name__} {v!r}" if not isinstance(v, Value) else str(v.type)
+
+
+def _check_arith_elem(em, op: str, elem) -> None:
+    if isinstance(elem, T.ScalarType) and elem.kind == "float" and not elem.is_ieee and op not in ("eq", "ne"):
+        raise TypeMismatchError(
+            f"{elem} values cannot be used with '{SYMBOL.get(op, op)}' (SPV_KHR_bfloat16/SPV_EXT_float8 "
+            f"allow conversions only); convert to f32 first", em.loc)
+
+
+def unify(em, op: str, a, b) -> tuple[Value, Value]:
+    """Bring two scalar/vector operands (one may be a Python number) to one type."""
+    if is_number(a):
+        a = em.literal(a, b.type)
+    if is_number(b):
+        b = em.literal(b, a.type)
+    ta, tb = a.type, b.type
+    if ta == tb:
+        return a, b
+    # vector <op> scalar: splat the scalar
+    if isinstance(ta, T.VectorType) and tb == ta.elem:
+        return a, em.op("construct", ta, [b] * ta.count)
+    if isinstance(tb, T.VectorType) and ta == tb.elem:
+        return em.op("construct", tb, [a] * tb.count), b
+    ea, eb = T.elem_of(ta), T.elem_of(tb)
+    same_shape = T.with_elem(ta, eb) == tb
+    if same_shape and isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and \
+            ea.kind == eb.kind == "int" and ea.width == eb.width:
+        # GLSL: int converts implicitly to uint of the same width.
+        if ea.signed:
+            return em.op("bitcast", tb, [a]), b
+        return a, em.op("bitcast", ta, [b])
+    raise TypeMismatchError(
+        f"operands of '{SYMBOL.get(op, op)}' have different types: {ta} and {tb}; "
+        f"convert one explicitly (e.g. {tb}(x))", em.loc)
+
+
+def _coopmat_binary(em, op: str, a, b):
+    mat = a if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) else b
+    t = mat.type
+    if op in COMPARE or op in BITWISE or op in ("rem", "floordiv"):
+        raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on cooperative matrices ({t})", em.loc)
+    _check_arith_elem(em, op, t.elem)
+    other = b if mat is a else a
+    if is_number(other):
+        other = em.literal(other, t.elem)
+    if isinstance(other.type, T.ScalarType):
+        if other.type != t.elem:
+            raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}", em.loc)
+        if op == "mul" and t.elem.kind == "float":
+            return em.op("mat_times_scalar", t, [mat, other])
+        if op in ("div", "sub") and mat is b:
+            other = em.op("splat", t, [other])
+            return em.op(op, t, [other, mat])
+        if op == "div" and t.elem.kind == "float":
+            inv = em.op("div", t.elem, [em.literal(1.0, t.elem), other])
+            return em.op("mat_times_scalar", t, [mat, inv])
+        other = em.op("splat", t, [other])
+        return em.op(op, t, [mat, other])
+    if other.type != t:
+        from .coopcheck import describe_mismatch
+
+        raise TypeMismatchError(
+            f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(a.type if isinstance(a, Value) else None, b.type if isinstance(b, Value) else None)}",
+            em.loc)
+    if op == "div" and t.elem.kind == "int":
+        pass  # OpSDiv / OpUDiv on matrices
+    return em.op(op, t, [a, b])
+
+
+def unary(em, op: str, v):
+    if is_number(v):
+        return {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert}[op](v)
+    t = v.type
+    elem = T.elem_of(t)
+    if op == "pos":
+        return v
+    if op == "neg":
+        _check_arith_elem(em, "sub", elem)
+        if elem.kind == "bool":
+            raise TypeMismatchError("cannot negate a bool; use 'not'", em.loc)
+        return em.op("neg", t, [v])
+    if elem.kind != "int" or isinstance(t, T.CoopMatType):
+        raise TypeMismatchError(f"'~' needs an integer, got {t}", em.loc)
+    return em.op("not", t, [v])
+
+
+def logical_not(em, v):
+    if is_number(v):
+        return not v
+    if v.type != T.boolean:
+        raise TypeMismatchError(f"'not' needs a bool, got {v.type}; compare explicitly (x != 0)", em.loc)
+    return em.op("not", T.boolean, [v])
+
+
+def convert(em, v, target: T.Type):
+    """``target(v)``: a numeric conversion (constant-folded for Python numbers)."""
+    if is_number(v):
+        if isinstance(target, T.ScalarType) and target.kind == "int" and isinstance(v, float):
+            v = int(v)
+        elif isinstance(target, T.ScalarType) and target.kind == "float":
+            v = float(v)
+        elif isinstance(target, T.ScalarType) and target.kind == "bool":
+            v = bool(v)
+        return em.literal(v, target)
+    src = v.type
+    if src == target:
+        return v
+    se, te = T.elem_of(src), T.elem_of(target)
+    if T.with_elem(src, te) != target:
+        if isinstance(src, T.CoopMatType) and isinstance(target, T.CoopMatType):
+            from .coopcheck import check_conversion_shape
+
+            check_conversion_shape(em, src, target)
+        else:
+            raise TypeMismatchError(f"cannot convert {src} to {target}: shapes differ", em.loc)
+    if te.kind == "bool":
+        if isinstance(src, T.CoopMatType):
+            raise TypeMismatchError("cooperative matrices cannot hold bools", em.loc)
+        zero = em.literal(0, src) if se.kind != "float" else em.literal(0.0, src)
+        return em.op("ne", target, [v, zero])
+    if se.kind == "bool":
+        one, zero = em.literal(1, target), em.literal(0, target)
+        return em.op("select", target, [v, one, zero])
+    return em.op("convert", target, [v])

@@ -1,0 +1,90 @@
+"""Where the front end builds IR: the current function, block and location.
+
+The :class:`Emitter` appends ops to the current block and stamps each with the
+source location the code generator is visiting.  When the current block is
+``None`` the code being compiled is unreachable (after ``return``, ``break``
+or ``continue``) and nothing is emitted.
+"""
+
+from __future__ import annotations
+
+from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
+from ..ir import types as T
+from ..ir.core import Block, Const, Function, Module, Op, Value
+from ..ir.ops import OPS
+
+
+class Emitter:
+    def __init__(self, module: Module, func: Function, loc: SourceLoc):
+        self.module = module
+        self.func = func
+        self.loc = loc
+        self.block: Block | None = None
+        self._names: dict[str, int] = {}
+
+    # -- blocks -----------------------------------------------------------------
+    def new_block(self, hint: str) -> Block:
+        n = self._names.get(hint, 0)
+        self._names[hint] = n + 1
+        return Block(hint if n == 0 else f"{hint}{n}")
+
+    def start(self, block: Block | None) -> None:
+        """Make ``block`` current (placing it in the function's block order)."""
+        if block is not None and block not in self.func.blocks:
+            self.func.blocks.append(block)
+        self.block = block
+
+    def terminate(self, kind: str, operands: list[Value] = (), targets: list[Block] = ()) -> None:
+        if self.block is None:
+            return
+        if self.block.terminator is not None:
+            raise InternalCompilerError("block already terminated", self.loc)
+        op = Op(kind, T.void, list(operands), self.loc, targets=list(targets))
+        op.block = self.block
+        self.block.terminator = op
+        for t in targets:
+            t.preds.append(self.block)
+        self.block = None
+
+    def branch(self, target: Block) -> None:
+        self.terminate("br", targets=[target])
+
+    # -- ops --------------------------------------------------------------------
+    def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
+        if kind not in OPS:
+            raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
+        op = Op(kind, type, operands, self.loc, **attrs)
+        if self.block is not None:
+            op.block = self.block
+            self.block.ops.append(op)
+        return op
+
+    def const(self, type: T.Type, value) -> Const:
+        return self.module.const(type, value)
+
+    def literal(self, value, type: T.Type) -> Const:
+        """A Python number as a constant of ``type`` (scalar component for composites)."""
+        elem = T.elem_of(type)
+        if not isinstance(elem, T.ScalarType):
+            raise TypeMismatchError(f"cannot use the number {value!r} as a {type}", self.loc)
+        if isinstance(value, bool):
+            if elem.kind != "bool":
+                raise TypeMismatchError(f"cannot use {value!r} as {elem}", self.loc)
+            return self.const(type, bool(value))
+        if elem.kind == "bool":
+            raise TypeMismatchError(f"cannot use the number {value!r} as a bool", self.loc)
+        if isinstance(value, float) and elem.kind == "int":
+            raise TypeMismatchError(
+                f"cannot use the float literal {value!r} as {elem}; convert explicitly", self.loc)
+        if elem.kind == "int":
+            lo, hi = _int_range(elem)
+            if not lo <= value <= hi:
+                raise TypeMismatchError(f"the literal {value} does not fit in {elem} ({lo}..{hi})", self.loc)
+            return self.const(type, int(value))
+        return self.const(type, float(value))
+
+
+def _int_range(t: T.ScalarType) -> tuple[int, int]:
+    if t.signed:
+        return -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
+    return 0, (1 << t.width) - 1

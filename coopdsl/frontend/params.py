@@ -1,0 +1,110 @@
+"""Kernel parameters become module globals: buffers, spec constants, push constants.
+
+* ``Buffer[T]``: a StorageBuffer ``Block`` struct ``{ T data[]; }`` at
+  descriptor set 0, bindings numbered in parameter order.  Buffers the kernel
+  never writes are decorated NonWritable (and reported read-only).
+* ``Spec[T]`` / ``Spec[T, id]``: OpSpecConstant with SpecId ``id`` (default:
+  the next id after the largest explicit or previous one); the Python default
+  value is the constant's default (0 if none).
+* ``Push[T]`` or a bare scalar/vector annotation: a member of the kernel's one
+  push-constant block, laid out with std430 alignment in parameter order.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.core import GlobalVar, Module, SpecConst
+from ..lang.types import BufferParam, PushParam, SpecParam
+from .values import BufferRef
+
+
+@dataclass
+class KernelParams:
+    buffers: list[BufferRef] = field(default_factory=list)
+    specs: list[SpecConst] = field(default_factory=list)
+    push: list[tuple[str, T.Type, int]] = field(default_factory=list)  # name, type, offset
+    push_var: GlobalVar | None = None
+
+
+def _annotations(fn) -> dict:
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except Exception as e:  # a string annotation that does not evaluate
+        raise UnsupportedSyntaxError(f"cannot evaluate the annotations of {fn.__name__}: {e}") from None
+
+
+def build_params(fn, src, module: Module) -> tuple[KernelParams, dict]:
+    """Create globals for ``fn``'s parameters; return them and the name bindings."""
+    tree = src.tree
+    a = tree.args
+    if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
+        bad = a.vararg or a.kwarg or (a.posonlyargs or a.kwonlyargs)[0]
+        raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
+    annotations = _annotations(fn)
+    defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
+    params = KernelParams()
+    bindings: dict = {}
+    used_ids = {ann.spec_id for ann in annotations.values() if isinstance(ann, SpecParam) and ann.spec_id is not None}
+    next_id = 0
+    offset = 0
+    for arg in a.args:
+        name = arg.arg
+        loc = src.loc(arg)
+        ann = annotations.get(name)
+        if ann is None:
+            raise TypeMismatchError(
+                f"parameter '{name}' needs an annotation: Buffer[T], Spec[T], Push[T] or a scalar type", loc)
+        if isinstance(ann, BufferParam):
+            binding = len(params.buffers)
+            struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.size_of(ann.elem))),),
+                                  (0,), block=True)
+            var = GlobalVar(T.PointerType(struct, "StorageBuffer"), name, "buffer", set=0, binding=binding)
+            module.globals.append(var)
+            ref = BufferRef(name, var, ann.elem)
+            params.buffers.append(ref)
+            bindings[name] = ref
+        elif isinstance(ann, SpecParam):
+            sid = ann.spec_id
+            if sid is None:
+                while next_id in used_ids:
+                    next_id += 1
+                sid = next_id
+                used_ids.add(sid)
+            next_id = max(next_id, sid + 1)
+            if any(s.spec_id == sid for s in params.specs):
+                raise TypeMismatchError(f"specialization constant id {sid} is used twice", loc)
+            default = defaults.get(name, False if ann.type.kind == "bool" else 0)
+            _check_default(ann.type, default, name, loc)
+            sc = SpecConst(ann.type, name, sid, default)
+            module.spec_consts.append(sc)
+            params.specs.append(sc)
+            bindings[name] = sc
+        elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType)):
+            t = ann.type if isinstance(ann, PushParam) else ann
+            if isinstance(t, T.ScalarType) and not t.is_ieee and t.kind == "float":
+                raise TypeMismatchError(f"push constant '{name}' cannot be {t}", loc)
+            align = T.align_of(t)
+            offset = (offset + align - 1) // align * align
+            params.push.append((name, t, offset))
+            offset += T.size_of(t)
+        else:
+            raise TypeMismatchError(
+                f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type", loc)
+    if params.push:
+        struct = T.StructType(f"{tree.name}_push", tuple((n, t) for n, t, _ in params.push),
+                              tuple(o for _, _, o in params.push), block=True)
+        params.push_var = GlobalVar(T.PointerType(struct, "PushConstant"), "push_constants", "push")
+        module.globals.append(params.push_var)
+    return params, bindings
+
+
+def _check_default(t: T.ScalarType, value, name: str, loc) -> None:
+    ok = isinstance(value, bool) if t.kind == "bool" else (
+        isinstance(value, int) and not isinstance(value, bool) if t.kind == "int"
+        else isinstance(value, (int, float)) and not isinstance(value, bool))
+    if not ok:
+        raise TypeMismatchError(f"default of specialization constant '{name}' must be a {t}, got {value!r}", loc)

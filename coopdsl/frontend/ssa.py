@@ -1,0 +1,151 @@
+"""SSA construction while the AST is walked (Braun et al., CC 2013, simplified).
+
+Variables are written per block; reading a variable in a block with several
+predecessors creates a phi of the values reaching it.  Every block is read
+from only once all its predecessors are known (if-merges, loop merges and
+continue blocks are started after everything that branches to them), so phis
+are complete when created.  Loop headers are the exception: the code
+generator pre-scans the loop body for assigned names and gives each a phi up
+front (:meth:`SSA.loop_phi`); names the body does not assign are read through
+the loop's pre-header.  Trivial phis (all operands the same) are removed.
+"""
+
+from __future__ import annotations
+
+from ..errors import CompileError, SourceLoc
+from ..ir import types as T
+from ..ir.core import Block, Const, Op, Value
+
+
+class Undefined:
+    """The value of a variable on a path where it was never assigned."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class SSA:
+    def __init__(self, emitter):
+        self.em = emitter
+        self.defs: dict[str, dict[Block, object]] = {}
+        self.read_through: dict[Block, Block] = {}  # loop header -> pre-header
+
+    def write(self, name: str, block: Block, value) -> None:
+        self.defs.setdefault(name, {})[block] = value
+
+    def read(self, name: str, block: Block):
+        """The value of ``name`` at the end of ``block`` (may be Undefined)."""
+        table = self.defs.get(name, {})
+        if block in table:
+            return table[block]
+        if block in self.read_through:
+            value = self.read(name, self.read_through[block])
+        elif not block.preds:
+            value = Undefined(name)
+        elif len(block.preds) == 1:
+            value = self.read(name, block.preds[0])
+        else:
+            value = self._merge(name, block, [self.read(name, p) for p in block.preds])
+        self.write(name, block, value)
+        return value
+
+    def _merge(self, name: str, block: Block, values: list):
+        distinct = []
+        for v in values:
+            if not any(v is d for d in distinct):
+                distinct.append(v)
+        if len(distinct) == 1:
+            return distinct[0]
+        if any(isinstance(v, Undefined) for v in values):
+            return Undefined(name)
+        typed = [v for v in values if isinstance(v, Value)]
+        if not typed and all(_is_number(v) for v in values):
+            ty = _default_type(values[0])
+        elif typed:
+            ty = typed[0].type
+        else:
+            raise CompileError(
+                f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)
+        operands = [self._as_value(name, v, ty) for v in values]
+        phi = Op("phi", ty, operands, self.em.loc, incoming=list(block.preds), var=name)
+        phi.block = block
+        block.phis.append(phi)
+        return phi
+
+    def _as_value(self, name: str, v, ty: T.Type) -> Value:
+        if isinstance(v, Value):
+            if v.type != ty:
+                raise CompileError(
+                    f"'{name}' is {ty} on one path and {v.type} on another; "
+                    f"convert one of them so both have the same type", self.em.loc)
+            return v
+        if _is_number(v):
+            return self.em.literal(v, ty)
+        raise CompileError(f"'{name}' mixes a compile-time value with a runtime one here", self.em.loc)
+
+    # -- loops ------------------------------------------------------------------
+    def loop_phi(self, name: str, header: Block, preheader: Block, loc: SourceLoc) -> None:
+        """Give ``name`` a phi in ``header`` fed from ``preheader`` (latch added later)."""
+        entry = self.read(name, preheader)
+        if isinstance(entry, Undefined):
+            return
+        if _is_number(entry):
+            entry = self.em.literal(entry, _default_type(entry))
+        elif not isinstance(entry, Value):
+            return  # a compile-time object re-bound in the loop body: see assign checks
+        phi = Op("phi", entry.type, [entry], loc, incoming=[preheader], var=name)
+        phi.block = header
+        header.phis.append(phi)
+        self.write(name, header, phi)
+
+    def close_loop(self, header: Block, latch_blocks: list[Block]) -> None:
+        """Add the back-edge operands of the header's phis, then drop trivial ones."""
+        for phi in list(header.phis):
+            name = phi.attrs["var"]
+            for latch in latch_blocks:
+                # A latch nothing reaches (every path broke out) feeds the phi itself.
+                v = self.read(name, latch) if latch.preds else phi
+                if isinstance(v, Undefined):
+                    raise CompileError(f"'{name}' may be unassigned when the loop repeats", phi.loc)
+                if isinstance(v, Value) and v.type != phi.type:
+                    raise CompileError(
+                        f"'{name}' is {phi.type} when the loop starts but {v.type} after an iteration; "
+                        f"give it one type before the loop (e.g. {name} = {v.type}(...))", phi.loc)
+                phi.operands.append(self._as_value(name, v, phi.type))
+                phi.attrs["incoming"].append(latch)
+        for phi in list(header.phis):
+            self._remove_if_trivial(phi)
+
+    def _remove_if_trivial(self, phi: Op) -> None:
+        others = [v for v in phi.operands if v is not phi]
+        same = others[0] if others else None
+        if same is None or any(v is not same for v in others):
+            return
+        phi.block.phis.remove(phi)
+        users = self._replace_uses(phi, same)
+        for u in users:
+            if u.kind == "phi" and u.block is not None and u in u.block.phis:
+                self._remove_if_trivial(u)
+
+    def _replace_uses(self, old: Op, new: Value) -> list[Op]:
+        users = []
+        for op in self.em.func.ops():
+            if any(v is old for v in op.operands):
+                op.operands = [new if v is old else v for v in op.operands]
+                users.append(op)
+        for table in self.defs.values():
+            for b, v in table.items():
+                if v is old:
+                    table[b] = new
+        return users
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float)) and not isinstance(v, Const)
+
+
+def _default_type(v) -> T.ScalarType:
+    """Type a bare Python number takes when it must become a runtime value."""
+    if isinstance(v, bool):
+        return T.boolean
+    return T.i32 if isinstance(v, int) else T.f32

@@ -1,0 +1,149 @@
+"""``@coopdsl.kernel``: a Python function that compiles to a SPIR-V compute kernel.
+
+Compilation is lazy and cached per target environment: the first call to
+:meth:`Kernel.compile` (or ``save``/``disassemble``/``reflect``) parses the
+function's source, builds and verifies the IR, writes SPIR-V and runs
+``spirv-val`` on it.  Mistakes in the kernel raise :class:`CompileError`
+pointing at the user's line; the traceback holds no compiler frame.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
+from .ir.core import Module, SpecConst
+from .ir.printer import print_module
+from .spirv import tools
+from .spirv.words import to_bytes
+
+WorkgroupSize = Sequence["int | str"]
+
+
+class Kernel:
+    """A compiled-on-demand compute kernel (see :func:`kernel`)."""
+
+    def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
+                 target_env: str = tools.DEFAULT_TARGET_ENV):
+        self.fn = fn
+        self.name = fn.__name__
+        self.workgroup_size = _check_wg(fn, workgroup_size)
+        if target_env not in tools.TARGET_ENVS:
+            raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {target_env!r}")
+        self.target_env = target_env
+        self._cache: dict[str, tuple[Module, bytes]] = {}
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
+
+    def __repr__(self) -> str:
+        return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}>"
+
+    # -- compiling ------------------------------------------------------------------
+    def _build(self, target_env: str | None) -> tuple[Module, bytes]:
+        env = target_env or self.target_env
+        if env not in tools.TARGET_ENVS:
+            raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
+        if env not in self._cache:
+            try:
+                self._cache[env] = _compile(self, env)
+            except CoopDSLError as e:
+                raise e.with_traceback(None) from None
+        return self._cache[env]
+
+    def compile(self, target_env: str | None = None) -> bytes:
+        """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's)."""
+        return self._build(target_env)[1]
+
+    def ir(self, target_env: str | None = None) -> Module:
+        """The kernel's IR module (after passes)."""
+        return self._build(target_env)[0]
+
+    def print_ir(self, target_env: str | None = None) -> str:
+        """Text form of the IR, for debugging."""
+        return print_module(self.ir(target_env))
+
+    def save(self, path: str | Path, target_env: str | None = None) -> Path:
+        """Write the SPIR-V binary to ``path``; returns the path."""
+        p = Path(path)
+        p.write_bytes(self.compile(target_env))
+        return p
+
+    def disassemble(self, target_env: str | None = None) -> str:
+        """spirv-dis text of the module."""
+        return tools.disassemble(self.compile(target_env))
+
+    def reflect(self, target_env: str | None = None) -> dict[str, Any]:
+        """Bindings, push constants, spec constants, workgroup size, capabilities (see docs/runtime.md)."""
+        from .reflect import reflect
+
+        module, binary = self._build(target_env)
+        return reflect(module, binary)
+
+
+def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
+           target_env: str = tools.DEFAULT_TARGET_ENV):
+    """Decorate a function as a coopdsl compute kernel.
+
+    ``workgroup_size`` is up to three positive ints (missing ones are 1); an
+    entry may instead name a ``Spec[u32]`` parameter, making that dimension a
+    specialization constant (``OpExecutionModeId LocalSizeId``).
+    ``target_env`` is one of vulkan1.1, vulkan1.2, vulkan1.3 (default), vulkan1.4.
+
+    Usage::
+
+        @coopdsl.kernel(workgroup_size=(32, 1, 1))
+        def k(a: coopdsl.Buffer[coopdsl.f32]): ...
+    """
+    if fn is None:
+        return lambda f: Kernel(f, workgroup_size, target_env)
+    return Kernel(fn, workgroup_size, target_env)
+
+
+def _check_wg(fn, size) -> tuple:
+    if isinstance(size, (int, str)):
+        size = (size,)
+    size = tuple(size)
+    if not 1 <= len(size) <= 3:
+        raise ValueError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}")
+    for s in size:
+        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and s > 0)):
+            raise ValueError(f"{fn.__name__}: workgroup_size entries must be positive ints or Spec parameter names, "
+                             f"got {s!r}")
+    return size + (1,) * (3 - len(size))
+
+
+def _compile(k: Kernel, env: str) -> tuple[Module, bytes]:
+    from .frontend.codegen import CodeGen
+    from .frontend.source import parse_function
+    from .passes import run_pipeline
+    from .spirv.writer import write
+
+    src = parse_function(k.fn)
+    module = Module(k.name, source_file=src.file)
+    CodeGen(k.fn, src, module).run()
+    module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
+    run_pipeline(module)
+    binary = to_bytes(write(module, tools.TARGET_ENVS[env]))
+    message = tools.validation_message(binary, env)
+    if message is not None:
+        raise InternalCompilerError(
+            f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
+            SourceLoc(src.file, src.tree.lineno, 1))
+    return module, binary
+
+
+def _wg_entry(module: Module, s, src):
+    if isinstance(s, int):
+        return s
+    for sc in module.spec_consts:
+        if sc.name == s:
+            if sc.type.kind != "int" or sc.type.width != 32:
+                raise CompileError(f"workgroup size '{s}' must be a Spec[u32] or Spec[i32] parameter",
+                                   src.loc(src.tree))
+            return sc
+    raise CompileError(f"workgroup_size names '{s}', which is not a Spec parameter of {module.name}",
+                       src.loc(src.tree))

@@ -1,0 +1,217 @@
+"""The builtins kernels call, each declared once with its doc and type rule.
+
+A :class:`Builtin` is what ``coopdsl.muladd`` (or ``MatA[...].load``) *is*:
+calling it from ordinary Python raises, and the front end dispatches calls in
+kernels to its ``impl(cg, args, kwargs)``.  ``impl`` checks types (raising
+CompileError subclasses at the call's location) and emits IR through the code
+generator ``cg``.  ``METHODS`` maps (receiver kind, name) to builtins: the
+receiver kinds are "mattype" (a cooperative-matrix *type*, e.g.
+``Acc[f32, 16, 16].splat``) and "mat" (a cooperative-matrix *value*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..frontend.values import BufferRef, BuiltinVar
+from ..ir import types as T
+from ..ir.core import Value
+from .types import ColumnMajor, Enumerant, RowMajor
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    impl: Callable
+    doc: str
+    signature: str
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
+
+    def __repr__(self) -> str:
+        return f"<coopdsl builtin {self.name}{self.signature}>"
+
+
+BUILTINS: dict[str, Builtin] = {}
+METHODS: dict[tuple[str, str], Builtin] = {}
+
+
+def builtin(signature: str, method_of: str | None = None):
+    """Register ``fn`` (named after it) as a builtin; doc = its docstring."""
+    def deco(fn):
+        name = fn.__name__.rstrip("_")
+        b = Builtin(name, fn, (fn.__doc__ or "").strip(), signature)
+        if method_of:
+            METHODS[(method_of, name)] = b
+        else:
+            BUILTINS[name] = b
+        return b
+    return deco
+
+
+def bind_args(cg, b: Builtin, args: list, kwargs: dict, names: list[str], required: int,
+              keyword_only: tuple[str, ...] = ()) -> dict:
+    """Match positional/keyword arguments to ``names``; ArgumentError otherwise."""
+    out: dict = {}
+    positional = [n for n in names if n not in keyword_only]
+    if len(args) > len(positional):
+        raise ArgumentError(f"{b.name}{b.signature} takes at most {len(positional)} positional "
+                            f"arguments, got {len(args)}", cg.em.loc)
+    out.update(zip(positional, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise ArgumentError(f"{b.name}{b.signature} has no argument '{k}'", cg.em.loc)
+        if k in out:
+            raise ArgumentError(f"{b.name}: argument '{k}' given twice", cg.em.loc)
+        out[k] = v
+    for n in names[:required]:
+        if n not in out:
+            raise ArgumentError(f"{b.name}{b.signature}: missing argument '{n}'", cg.em.loc)
+    return out
+
+
+# -- cooperative matrices ---------------------------------------------------------
+@builtin("(a, b, c, *, saturate=False)")
+def muladd(cg, args, kwargs):
+    """A x B + C with cooperative matrices (OpCooperativeMatrixMulAddKHR).
+
+    ``a`` is MatA[T, M, K], ``b`` MatB[T, K, N], ``c`` Acc[R, M, N], all of one
+    scope; the result has ``c``'s type.  Float A/B need a float accumulator
+    (f16 x f16 -> f16/f32), integer A/B an integer one at least as wide
+    (i8 x i8 -> i32).  Signed integer components set the matching
+    MatrixASigned/MatrixBSigned/... operands.  ``saturate=True`` sets
+    SaturatingAccumulationKHR (integer accumulators only).
+    """
+    from ..frontend.coopcheck import check_muladd
+
+    p = bind_args(cg, muladd, args, kwargs, ["a", "b", "c", "saturate"], 3, ("saturate",))
+    a, b, c = (cg.as_runtime(p[k]) for k in "abc")
+    flags = check_muladd(cg.em, a, b, c)
+    saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
+    if saturate:
+        if c.type.elem.kind != "int":
+            raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
+        flags.append("SaturatingAccumulationKHR")
+    return cg.em.op("coop_muladd", c.type, [a, b, c], matrix_operands=tuple(flags))
+
+
+def _layout(cg, value) -> Enumerant:
+    if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
+        raise ArgumentError(f"layout must be coopdsl.RowMajor or coopdsl.ColumnMajor, got {value!r}", cg.em.loc)
+    return value
+
+
+def _memory_pointer(cg, buf, offset, what: str):
+    if not isinstance(buf, BufferRef):
+        raise TypeMismatchError(f"{what} needs a buffer parameter, got {cg.describe(buf)}", cg.em.loc)
+    return cg.element_pointer(buf, offset)
+
+
+def _stride(cg, p, b: Builtin):
+    if "stride" not in p:
+        raise ArgumentError(
+            f"{b.name}: missing argument 'stride' (elements between consecutive rows for RowMajor, "
+            f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
+    return cg.as_index(p["stride"], "stride")
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor)", method_of="mattype")
+def load(cg, mat_type, args, kwargs):
+    """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
+
+    ``stride`` counts elements of the buffer between rows (RowMajor) or columns
+    (ColumnMajor).  Emits OpCooperativeMatrixLoadKHR.
+    """
+    p = bind_args(cg, load, args, kwargs, ["buffer", "offset", "stride", "layout"], 2, ("stride", "layout"))
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = _memory_pointer(cg, p["buffer"], p["offset"], "load")
+    stride = _stride(cg, p, load)
+    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout.name)
+
+
+@builtin("(value)", method_of="mattype")
+def splat(cg, mat_type, args, kwargs):
+    """A matrix with every element equal to ``value`` (a constant or a runtime scalar)."""
+    p = bind_args(cg, splat, args, kwargs, ["value"], 1)
+    v = p["value"]
+    if isinstance(v, (bool, int, float)):
+        return cg.em.literal(v, mat_type)
+    v = cg.as_runtime(v)
+    if v.type != mat_type.elem:
+        raise TypeMismatchError(f"splat of {mat_type} needs a {mat_type.elem} value, got {v.type}", cg.em.loc)
+    return cg.em.op("splat", mat_type, [v])
+
+
+@builtin("()", method_of="mattype")
+def length(cg, mat_type, args, kwargs):
+    """Number of elements each invocation holds (OpCooperativeMatrixLengthKHR), a u32."""
+    bind_args(cg, length, args, kwargs, [], 0)
+    return cg.em.op("coop_length", T.u32, [], mat_type=mat_type)
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor)", method_of="mat")
+def store(cg, mat, args, kwargs):
+    """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
+
+    ``stride`` counts buffer elements between rows (RowMajor) or columns
+    (ColumnMajor) and must not be 0.
+    """
+    p = bind_args(cg, store, args, kwargs, ["buffer", "offset", "stride", "layout"], 2, ("stride", "layout"))
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = _memory_pointer(cg, p["buffer"], p["offset"], "store")
+    if p["buffer"].var.info.get("readonly_declared"):
+        raise TypeMismatchError(f"buffer '{p['buffer'].name}' is read-only", cg.em.loc)
+    stride = _stride(cg, p, store)
+    if isinstance(p["stride"], int) and p["stride"] == 0:
+        raise ArgumentError("store: stride must be greater than 0 (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    cg.note_buffer_write(p["buffer"])
+    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout.name)
+    return None
+
+
+METHODS[("mat", "length")] = Builtin(
+    "length", lambda cg, mat, a, k: length.impl(cg, mat.type, a, k), length.doc, "()")
+
+
+# -- synchronisation ------------------------------------------------------------
+@builtin("()")
+def barrier(cg, args, kwargs):
+    """Workgroup execution and shared-memory barrier (GLSL ``barrier()``).
+
+    OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory.
+    """
+    bind_args(cg, barrier, args, kwargs, [], 0)
+    cg.em.op("barrier", T.void, [], exec_scope="Workgroup", mem_scope="Workgroup",
+             semantics=("AcquireRelease", "WorkgroupMemory"))
+    return None
+
+
+# -- builtin inputs -----------------------------------------------------------------
+_UVEC3 = T.VectorType(T.u32, 3)
+BUILTIN_VARS = {v.name: v for v in (
+    BuiltinVar("workgroup_id", "WorkgroupId", _UVEC3, "Index of this workgroup in the dispatch (gl_WorkGroupID)."),
+    BuiltinVar("local_invocation_id", "LocalInvocationId", _UVEC3, "Index within the workgroup (gl_LocalInvocationID)."),
+    BuiltinVar("global_invocation_id", "GlobalInvocationId", _UVEC3, "gl_GlobalInvocationID."),
+    BuiltinVar("num_workgroups", "NumWorkgroups", _UVEC3, "Workgroups in the dispatch (gl_NumWorkGroups)."),
+    BuiltinVar("local_invocation_index", "LocalInvocationIndex", T.u32, "Flattened local index."),
+    BuiltinVar("subgroup_id", "SubgroupId", T.u32, "Index of this subgroup in the workgroup (gl_SubgroupID)."),
+    BuiltinVar("subgroup_size", "SubgroupSize", T.u32, "Invocations per subgroup (gl_SubgroupSize)."),
+    BuiltinVar("subgroup_invocation_id", "SubgroupLocalInvocationId", T.u32,
+               "Index within the subgroup (gl_SubgroupInvocationID)."),
+    BuiltinVar("num_subgroups", "NumSubgroups", T.u32, "Subgroups in the workgroup (gl_NumSubgroups)."),
+)}
+
+
+@builtin("(start, stop[, step])")
+def static_range(cg, args, kwargs):
+    """Like ``range`` with compile-time ints, but the loop is unrolled at compile time.
+
+    The loop variable is a Python int in each copy of the body, so it can
+    index compile-time tuples/lists and choose tiles: ``for i in static_range(4):``.
+    """
+    from ..errors import UnsupportedSyntaxError
+
+    raise UnsupportedSyntaxError("static_range(...) can only be iterated by a for loop", cg.em.loc)

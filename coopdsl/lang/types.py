@@ -1,0 +1,164 @@
+"""What kernel code names as types: scalars, vectors, cooperative matrices,
+parameter kinds (Buffer, Spec, Push), layouts, scopes and uses.
+
+These objects are evaluated at compile time.  ``MatA[f16, 16, 16]`` is a
+:class:`~coopdsl.ir.types.CoopMatType`; ``Buffer[f16]`` describes a storage
+buffer parameter; ``RowMajor`` is a layout constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import types as T
+from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
+    CoopMatType, ScalarType, VectorType, bf16, boolean, e4m3, e5m2,
+    f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64,
+)
+
+
+@dataclass(frozen=True)
+class Enumerant:
+    """A named SPIR-V enumerant kernels pass to builtins (layouts, scopes, uses)."""
+
+    kind: str
+    name: str
+    value: int
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+RowMajor = Enumerant("CooperativeMatrixLayout", "RowMajorKHR", 0)
+ColumnMajor = Enumerant("CooperativeMatrixLayout", "ColumnMajorKHR", 1)
+Workgroup = Enumerant("Scope", "Workgroup", 2)
+Subgroup = Enumerant("Scope", "Subgroup", 3)
+UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0)
+UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1)
+UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2)
+
+
+def _dim(value, what: str):
+    if isinstance(value, Enumerant):
+        return value.value
+    if isinstance(value, bool) or not isinstance(value, (int, T.SymDim)):
+        raise TypeError(f"{what} must be an int, a compile-time constant or a specialization constant, not {value!r}")
+    if isinstance(value, int) and value <= 0:
+        raise TypeError(f"{what} must be positive, got {value}")
+    return value
+
+
+class CoopMatFamily:
+    """``MatA``/``MatB``/``Acc``: subscript with [component, rows, cols(, scope)].
+
+    ``CoopMat`` (no fixed use) takes [component, rows, cols, use(, scope)].
+    """
+
+    def __init__(self, name: str, use: int | None):
+        self.name = name
+        self.use = use
+
+    def __getitem__(self, params) -> CoopMatType:
+        params = params if isinstance(params, tuple) else (params,)
+        need = 3 if self.use is not None else 4
+        if len(params) not in (need, need + 1):
+            shape = "component, rows, cols" + ("" if self.use is not None else ", use")
+            raise TypeError(f"{self.name}[...] takes [{shape}] and an optional scope, got {len(params)} parameters")
+        elem = params[0]
+        if not isinstance(elem, ScalarType) or elem.kind == "bool":
+            raise TypeError(f"{self.name} component type must be a numeric scalar type, not {elem!r}")
+        rows = _dim(params[1], "rows")
+        cols = _dim(params[2], "cols")
+        use = self.use if self.use is not None else _dim(params[3], "use")
+        scope = _dim(params[need], "scope") if len(params) > need else Subgroup.value
+        if isinstance(scope, int) and scope not in (Workgroup.value, Subgroup.value):
+            raise TypeError("scope must be Subgroup or Workgroup")
+        if isinstance(use, int) and use not in (0, 1, 2):
+            raise TypeError("use must be UseA, UseB or UseAcc")
+        return CoopMatType(elem, scope, rows, cols, use)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+MatA = CoopMatFamily("MatA", 0)
+MatB = CoopMatFamily("MatB", 1)
+Acc = CoopMatFamily("Acc", 2)
+CoopMat = CoopMatFamily("CoopMat", None)
+
+
+class _VecFamily:
+    def __init__(self, n: int):
+        self.n = n
+
+    def __getitem__(self, elem) -> VectorType:
+        if not isinstance(elem, ScalarType):
+            raise TypeError(f"vec{self.n}[...] takes a scalar type, not {elem!r}")
+        return VectorType(elem, self.n)
+
+    def __repr__(self) -> str:
+        return f"vec{self.n}"
+
+
+vec2, vec3, vec4 = _VecFamily(2), _VecFamily(3), _VecFamily(4)
+
+
+# -- kernel parameter kinds ---------------------------------------------------
+@dataclass(frozen=True)
+class BufferParam:
+    """A storage buffer of ``elem`` (scalar or vector) at (set, binding)."""
+
+    elem: T.Type
+
+
+@dataclass(frozen=True)
+class SpecParam:
+    """A specialization constant of ``type``; ``spec_id`` None = next free id."""
+
+    type: ScalarType
+    spec_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PushParam:
+    """A push-constant scalar."""
+
+    type: T.Type
+
+
+class _ParamKind:
+    def __init__(self, name: str, make):
+        self.name = name
+        self.make = make
+
+    def __getitem__(self, params):
+        params = params if isinstance(params, tuple) else (params,)
+        return self.make(*params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _buffer(elem, *rest):
+    if rest or not isinstance(elem, (ScalarType, VectorType)):
+        raise TypeError("Buffer[...] takes one scalar or vector element type, e.g. Buffer[f16]")
+    return BufferParam(elem)
+
+
+def _spec(t, spec_id=None):
+    if not isinstance(t, ScalarType):
+        raise TypeError("Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]")
+    if spec_id is not None and (not isinstance(spec_id, int) or spec_id < 0):
+        raise TypeError("a specialization constant id must be a non-negative int")
+    return SpecParam(t, spec_id)
+
+
+def _push(t, *rest):
+    if rest or not isinstance(t, (ScalarType, VectorType)):
+        raise TypeError("Push[...] takes one scalar or vector type, e.g. Push[u32]")
+    return PushParam(t)
+
+
+Buffer = _ParamKind("Buffer", _buffer)
+Spec = _ParamKind("Spec", _spec)
+Push = _ParamKind("Push", _push)

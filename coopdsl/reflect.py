@@ -1,0 +1,75 @@
+"""Reflection: what a host needs to drive a compiled kernel, as plain data.
+
+The dict (schema in docs/runtime.md) lists descriptor bindings, the
+push-constant block layout, specialization constants (id, name, type,
+default), the workgroup size (with the spec ids of any dimensions that are
+specialization constants), and the module's capabilities and extensions.
+"""
+
+from __future__ import annotations
+
+from .ir import types as T
+from .ir.core import Module, SpecConst
+from .spirv.grammar import enum_name
+from .spirv.words import from_bytes
+
+
+def module_capabilities(binary: bytes) -> tuple[list[str], list[str]]:
+    """(capabilities, extensions) declared by a SPIR-V binary."""
+    words = from_bytes(binary)
+    caps, exts, i = [], [], 5
+    while i < len(words):
+        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+        if opcode == 17:  # OpCapability
+            caps.append(enum_name("Capability", words[i + 1]))
+        elif opcode == 10:  # OpExtension
+            raw = b"".join(w.to_bytes(4, "little") for w in words[i + 1:i + count])
+            exts.append(raw.split(b"\0", 1)[0].decode())
+        elif opcode not in (17, 10):
+            if caps:
+                break
+        i += max(count, 1)
+    return caps, exts
+
+
+def reflect(module: Module, binary: bytes) -> dict:
+    """The reflection dict of ``module`` compiled to ``binary``."""
+    bindings, push = [], {"size": 0, "members": []}
+    for g in module.globals:
+        if g.role == "buffer":
+            elem = g.type.pointee.members[0][1].elem
+            scalar = T.elem_of(elem)
+            bindings.append({
+                "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
+                "kind": "storage_buffer", "element_type": scalar.name,
+                "components": elem.count if isinstance(elem, T.VectorType) else 1,
+                "readonly": bool(g.info.get("readonly")),
+            })
+        elif g.role == "push":
+            st = g.type.pointee
+            for (name, t), off in zip(st.members, st.offsets):
+                push["members"].append({"name": name, "offset": off, "type": _type_name(t), "size": T.size_of(t)})
+            push["size"] = T.size_of(st)
+    caps, exts = module_capabilities(binary)
+    size = module.workgroup_size
+    return {
+        "entry_point": module.entry.name,
+        "workgroup_size": [s.default if isinstance(s, SpecConst) else s for s in size],
+        "workgroup_size_spec_ids": [s.spec_id if isinstance(s, SpecConst) else None for s in size],
+        "bindings": bindings,
+        "push_constants": push,
+        "spec_constants": [{"id": s.spec_id, "name": s.name, "type": s.type.name, "default": s.default}
+                           for s in module.spec_consts],
+        "capabilities": caps,
+        "extensions": exts,
+    }
+
+
+def _type_name(t: T.Type) -> str:
+    if isinstance(t, T.ScalarType):
+        return t.name
+    if isinstance(t, T.VectorType):
+        return f"vec{t.count}<{t.elem.name}>"
+    if isinstance(t, T.PointerType):
+        return "ptr"
+    return str(t)

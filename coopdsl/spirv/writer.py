@@ -1,0 +1,303 @@
+"""IR -> SPIR-V words.
+
+The IR is already structured SSA, so lowering is one walk: globals and
+specialization constants, then each function block by block, writing
+OpSelectionMerge / OpLoopMerge before a header's terminator and OpPhi first.
+The SPIR-V opcode of a generic IR op (``add``, ``lt``, ``convert`` ...) is
+chosen from its operand types here, in one table per family.
+"""
+
+from __future__ import annotations
+
+from ..errors import InternalCompilerError
+from ..ir import types as T
+from ..ir.core import Const, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, Value
+from .module import ModuleBuilder
+
+# (float, signed int, unsigned int) opcode per IR op
+ARITH = {
+    "add": ("OpFAdd", "OpIAdd", "OpIAdd"), "sub": ("OpFSub", "OpISub", "OpISub"),
+    "mul": ("OpFMul", "OpIMul", "OpIMul"), "div": ("OpFDiv", "OpSDiv", "OpUDiv"),
+    "rem": ("OpFRem", "OpSRem", "OpUMod"), "neg": ("OpFNegate", "OpSNegate", "OpSNegate"),
+    "lt": ("OpFOrdLessThan", "OpSLessThan", "OpULessThan"),
+    "le": ("OpFOrdLessThanEqual", "OpSLessThanEqual", "OpULessThanEqual"),
+    "gt": ("OpFOrdGreaterThan", "OpSGreaterThan", "OpUGreaterThan"),
+    "ge": ("OpFOrdGreaterThanEqual", "OpSGreaterThanEqual", "OpUGreaterThanEqual"),
+    "eq": ("OpFOrdEqual", "OpIEqual", "OpIEqual"), "ne": ("OpFUnordNotEqual", "OpINotEqual", "OpINotEqual"),
+    "and": (None, "OpBitwiseAnd", "OpBitwiseAnd"), "or": (None, "OpBitwiseOr", "OpBitwiseOr"),
+    "xor": (None, "OpBitwiseXor", "OpBitwiseXor"), "not": (None, "OpNot", "OpNot"),
+    "shl": (None, "OpShiftLeftLogical", "OpShiftLeftLogical"),
+    "shr": (None, "OpShiftRightArithmetic", "OpShiftRightLogical"),
+}
+BOOL_OPS = {"eq": "OpLogicalEqual", "ne": "OpLogicalNotEqual", "not": "OpLogicalNot",
+            "land": "OpLogicalAnd", "lor": "OpLogicalOr"}
+GLSL_MINMAX = {"min": ("FMin", "SMin", "UMin"), "max": ("FMax", "SMax", "UMax")}
+SIMPLE = {
+    "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
+    "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct", "access": "OpAccessChain",
+    "extract_dyn": "OpVectorExtractDynamic",
+}
+
+
+def _family(t: T.Type) -> int:
+    e = T.elem_of(t)
+    if not isinstance(e, T.ScalarType):
+        raise InternalCompilerError(f"no arithmetic on {t}")
+    return 0 if e.kind == "float" else (1 if e.signed else 2)
+
+
+def convert_opcode(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
+    """The conversion instruction(s) from ``src`` to ``dst`` (one or two steps)."""
+    s, d = T.elem_of(src), T.elem_of(dst)
+    if s.kind == "float" and d.kind == "float":
+        return [("OpFConvert", dst)]
+    if s.kind == "float":
+        return [("OpConvertFToS" if d.signed else "OpConvertFToU", dst)]
+    if d.kind == "float":
+        return [("OpConvertSToF" if s.signed else "OpConvertUToF", dst)]
+    if s.width == d.width:
+        return [("OpBitcast", dst)]
+    if s.signed:
+        return [("OpSConvert", dst)]
+    # OpUConvert's result must be unsigned (SPIR-V 3.42.11); reinterpret afterwards.
+    mid = T.with_elem(dst, T.ScalarType("int", d.width, False))
+    return [("OpUConvert", mid)] + ([("OpBitcast", dst)] if d.signed else [])
+
+
+class Writer:
+    def __init__(self, module: Module, version: tuple[int, int]):
+        self.m = module
+        self.b = ModuleBuilder(version)
+        self.b.resolve_symbolic = self._symbolic
+        self.ids: dict[int, int] = {}
+        self.labels: dict[int, int] = {}
+        self.used_globals: list[GlobalVar] = []
+
+    # -- values ---------------------------------------------------------------------
+    def id(self, v: Value) -> int:
+        if isinstance(v, Const):
+            return self.b.const_id(v.type, v.value)
+        key = id(v)
+        if key not in self.ids:
+            if isinstance(v, GlobalVar):
+                self._global(v)
+            else:
+                raise InternalCompilerError(f"value {v!r} used before it was given an id")
+        return self.ids[key]
+
+    def _symbolic(self, d: T.SymDim) -> int:
+        if d.op == "spec":
+            for s in self.m.spec_consts:
+                if s.spec_id == d.args[0]:
+                    return self.ids[id(s)]
+        raise InternalCompilerError(f"cannot lower symbolic dimension {d}")
+
+    def _global(self, g: GlobalVar) -> None:
+        b = self.b
+        gid = b.new_id()
+        self.ids[id(g)] = gid
+        b.emit("global", "OpVariable", b.type_id(g.type), gid, g.type.storage)
+        b.emit("debug_name", "OpName", gid, g.name)
+        if g.role == "buffer":
+            b.emit("annotation", "OpDecorate", gid, "DescriptorSet", g.info["set"])
+            b.emit("annotation", "OpDecorate", gid, "Binding", g.info["binding"])
+            if g.info.get("readonly"):
+                b.emit("annotation", "OpDecorate", gid, "NonWritable")
+        elif g.role == "builtin":
+            b.emit("annotation", "OpDecorate", gid, "BuiltIn", g.info["builtin"])
+        self.used_globals.append(g)
+
+    def _spec_consts(self) -> None:
+        b = self.b
+        for s in self.m.spec_consts:
+            sid = b.new_id()
+            self.ids[id(s)] = sid
+            tid = b.type_id(s.type)
+            if s.type.kind == "bool":
+                b.emit("global", "OpSpecConstantTrue" if s.default else "OpSpecConstantFalse", tid, sid)
+            else:
+                from .module import scalar_words
+
+                b.emit("global", "OpSpecConstant", tid, sid, scalar_words(s.type, s.default))
+            b.emit("annotation", "OpDecorate", sid, "SpecId", s.spec_id)
+            b.emit("debug_name", "OpName", sid, s.name)
+
+    # -- module ---------------------------------------------------------------------
+    def write(self) -> list[int]:
+        b = self.b
+        b.capability("Shader")
+        b.capability("VulkanMemoryModel")
+        b.emit("memory_model", "OpMemoryModel", "Logical", "Vulkan")
+        self._spec_consts()
+        for g in self.m.globals:  # every parameter gets its binding, used or not
+            if g.role in ("buffer", "push"):
+                self.id(g)
+        entry_id = None
+        for f in self.m.functions:
+            fid = self._function(f)
+            if f.is_entry:
+                entry_id = fid
+        entry = self.m.entry
+        if b.version >= (1, 4):
+            interface = [self.ids[id(g)] for g in self.used_globals]
+        else:
+            interface = [self.ids[id(g)] for g in self.used_globals if g.type.storage in ("Input", "Output")]
+        b.emit("entry_point", "OpEntryPoint", "GLCompute", entry_id, entry.name, *interface)
+        self._workgroup_size(entry_id)
+        return b.finish()
+
+    def _workgroup_size(self, entry_id: int) -> None:
+        b = self.b
+        size = self.m.workgroup_size
+        if all(isinstance(s, int) for s in size):
+            b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *size)
+        else:
+            ids = [self.id(s) if isinstance(s, Value) else b.const_id(T.u32, s) for s in size]
+            b.emit("execution_mode", "OpExecutionModeId", entry_id, "LocalSizeId", *ids)
+
+    def _function(self, f) -> int:
+        b = self.b
+        fid = b.new_id()
+        self.ids[id(f)] = fid
+        ftype = b.type_id(f.type)
+        b.emit("debug_name", "OpName", fid, f.name)
+        body: list = []
+        for blk in f.blocks:
+            self.labels[id(blk)] = b.new_id()
+            for op in blk.all_ops():
+                if op.has_result:
+                    self.ids[id(op)] = b.new_id()
+        words = b.sections["function"]
+        b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
+        for p in f.params:
+            pid = self.ids.setdefault(id(p), b.new_id())
+            b.emit("function", "OpFunctionParameter", b.type_id(p.type), pid)
+        for blk in f.blocks:
+            b.emit("function", "OpLabel", self.labels[id(blk)])
+            for op in blk.phis:
+                pairs = []
+                for v, pred in zip(op.operands, op.attrs["incoming"]):
+                    pairs.append((self.id(v), self.labels[id(pred)]))
+                b.emit("function", "OpPhi", b.type_id(op.type), self.ids[id(op)], *pairs)
+            for op in blk.ops:
+                self._op(op)
+            if blk.merge is not None:
+                if isinstance(blk.merge, LoopMerge):
+                    control = blk.merge.control or ("None",)
+                    b.emit("function", "OpLoopMerge", self.labels[id(blk.merge.merge)],
+                           self.labels[id(blk.merge.cont)], control, *blk.merge.control_args)
+                else:
+                    b.emit("function", "OpSelectionMerge", self.labels[id(blk.merge.merge)], "None")
+            self._terminator(blk.terminator)
+        b.emit("function", "OpFunctionEnd")
+        del body, words
+        return fid
+
+    def _terminator(self, op: Op) -> None:
+        b = self.b
+        t = op.attrs.get("targets", [])
+        if op.kind == "br":
+            b.emit("function", "OpBranch", self.labels[id(t[0])])
+        elif op.kind == "cond_br":
+            b.emit("function", "OpBranchConditional", self.id(op.operands[0]),
+                   self.labels[id(t[0])], self.labels[id(t[1])])
+        elif op.kind == "return":
+            if op.operands:
+                b.emit("function", "OpReturnValue", self.id(op.operands[0]))
+            else:
+                b.emit("function", "OpReturn")
+        elif op.kind == "unreachable":
+            b.emit("function", "OpUnreachable")
+        else:
+            raise InternalCompilerError(f"bad terminator {op.kind}", op.loc)
+
+    # -- ops ------------------------------------------------------------------------
+    def _op(self, op: Op) -> None:
+        b = self.b
+        k = op.kind
+        rid = self.ids.get(id(op))
+        ty = b.type_id(op.type) if op.has_result else None
+        args = [self.id(v) for v in op.operands]
+        emit = lambda name, *rest: b.emit("function", name, *rest)  # noqa: E731
+        if k in BOOL_OPS and T.elem_of(op.operands[0].type) == T.boolean:
+            emit(BOOL_OPS[k], ty, rid, *args)
+        elif k in ARITH:
+            name = ARITH[k][_family(op.operands[0].type)]
+            if name is None:
+                raise InternalCompilerError(f"{k} on {op.operands[0].type}", op.loc)
+            emit(name, ty, rid, *args)
+        elif k in GLSL_MINMAX:
+            emit("OpExtInst", ty, rid, b.ext_inst_import("GLSL.std.450"),
+                 _glsl(GLSL_MINMAX[k][_family(op.type)]), *args)
+        elif k == "ext_inst":
+            emit("OpExtInst", ty, rid, b.ext_inst_import("GLSL.std.450"), _glsl(op.attrs["name"]), *args)
+        elif k in SIMPLE:
+            emit(SIMPLE[k], ty, rid, *args)
+        elif k == "convert":
+            steps = convert_opcode(op.operands[0].type, op.type)
+            src = args[0]
+            for i, (name, t) in enumerate(steps):
+                out = rid if i == len(steps) - 1 else b.new_id()
+                emit(name, b.type_id(t), out, src)
+                src = out
+        elif k == "extract":
+            emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
+        elif k == "insert":
+            emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
+        elif k == "load":
+            emit("OpLoad", ty, rid, args[0], *_memory(op, self))
+        elif k == "store":
+            emit("OpStore", args[0], args[1], *_memory(op, self))
+        elif k == "coop_load":
+            layout = b.const_id(T.u32, _layout_value(op.attrs["layout"]))
+            emit("OpCooperativeMatrixLoadKHR", ty, rid, args[0], layout, *args[1:], *_memory(op, self))
+        elif k == "coop_store":
+            layout = b.const_id(T.u32, _layout_value(op.attrs["layout"]))
+            emit("OpCooperativeMatrixStoreKHR", args[0], args[1], layout, *args[2:], *_memory(op, self))
+        elif k == "coop_muladd":
+            flags = op.attrs.get("matrix_operands") or ()
+            emit("OpCooperativeMatrixMulAddKHR", ty, rid, *args, *((flags,) if flags else ()))
+        elif k == "coop_length":
+            emit("OpCooperativeMatrixLengthKHR", ty, rid, b.type_id(op.attrs["mat_type"]))
+        elif k == "barrier":
+            from .grammar import enum_value
+
+            sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
+            emit("OpControlBarrier", b.const_id(T.u32, enum_value("Scope", op.attrs["exec_scope"])),
+                 b.const_id(T.u32, enum_value("Scope", op.attrs["mem_scope"])), b.const_id(T.u32, sem))
+        elif k == "call":
+            emit("OpFunctionCall", ty, rid, self.ids[id(op.attrs["func"])], *args)
+        else:
+            raise InternalCompilerError(f"no SPIR-V lowering for op {k}", op.loc)
+
+
+def _glsl(name: str) -> int:
+    from ._tables import GLSL_STD_450
+
+    return GLSL_STD_450[name][0]
+
+
+def _layout_value(name: str) -> int:
+    from .grammar import enum_value
+
+    return enum_value("CooperativeMatrixLayout", name)
+
+
+def _memory(op: Op, w: Writer) -> tuple:
+    """Memory-access operands from ``op.attrs['memory']``: a tuple of names plus values."""
+    mem = op.attrs.get("memory")
+    if not mem:
+        return ()
+    names, values = mem
+    out = [tuple(names)]
+    for v in values:
+        out.append(w.b.const_id(T.u32, v[1]) if isinstance(v, tuple) and v[0] == "scope" else v)
+    return tuple(out)
+
+
+def write(module: Module, version: tuple[int, int]) -> list[int]:
+    """SPIR-V words of ``module`` for SPIR-V ``version``."""
+    return Writer(module, version).write()
+
+
+__all__ = ["write", "convert_opcode", "Param", "SpecConst"]
