@@ -33,7 +33,7 @@ class Kernel:
         if target_env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {target_env!r}")
         self.target_env = target_env
-        self._cache: dict[str, tuple[Module, bytes]] = {}
+        self._cache: dict[tuple, tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
@@ -43,20 +43,25 @@ class Kernel:
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}>"
 
     # -- compiling ------------------------------------------------------------------
-    def _build(self, target_env: str | None) -> tuple[Module, bytes]:
+    def _build(self, target_env: str | None, spec: dict | None = None) -> tuple[Module, bytes]:
         env = target_env or self.target_env
         if env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
-        if env not in self._cache:
+        key = (env, tuple(sorted((spec or {}).items())))
+        if key not in self._cache:
             try:
-                self._cache[env] = _compile(self, env)
+                self._cache[key] = _compile(self, env, spec or {})
             except CoopDSLError as e:
                 raise e.with_traceback(None) from None
-        return self._cache[env]
+        return self._cache[key]
 
-    def compile(self, target_env: str | None = None) -> bytes:
-        """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's)."""
-        return self._build(target_env)[1]
+    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None) -> bytes:
+        """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's).
+
+        ``spec`` replaces the *default* values of specialization constants by
+        name (the host can still override them at pipeline creation).
+        """
+        return self._build(target_env, spec)[1]
 
     def ir(self, target_env: str | None = None) -> Module:
         """The kernel's IR module (after passes)."""
@@ -116,7 +121,7 @@ def _check_wg(fn, size) -> tuple:
     return size + (1,) * (3 - len(size))
 
 
-def _compile(k: Kernel, env: str) -> tuple[Module, bytes]:
+def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     from .frontend.codegen import CodeGen
     from .frontend.source import parse_function
     from .passes import run_pipeline
@@ -126,6 +131,7 @@ def _compile(k: Kernel, env: str) -> tuple[Module, bytes]:
     module = Module(k.name, source_file=src.file)
     CodeGen(k.fn, src, module).run()
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
+    _apply_spec_defaults(module, spec)
     run_pipeline(module)
     binary = to_bytes(write(module, tools.TARGET_ENVS[env]))
     message = tools.validation_message(binary, env)
@@ -147,3 +153,17 @@ def _wg_entry(module: Module, s, src):
             return sc
     raise CompileError(f"workgroup_size names '{s}', which is not a Spec parameter of {module.name}",
                        src.loc(src.tree))
+
+
+def _apply_spec_defaults(module: Module, spec: dict) -> None:
+    by_name = {s.name: s for s in module.spec_consts}
+    for name, value in spec.items():
+        sc = by_name.get(name)
+        if sc is None:
+            raise ValueError(f"{module.name} has no specialization constant '{name}' "
+                             f"(it has: {', '.join(by_name) or 'none'})")
+        kind = sc.type.kind
+        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)) or \
+                kind == "float" and not isinstance(value, (int, float)) or kind == "bool" and not isinstance(value, bool):
+            raise ValueError(f"specialization constant '{name}' is {sc.type}, got {value!r}")
+        sc.default = float(value) if kind == "float" else value

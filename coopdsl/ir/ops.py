@@ -63,3 +63,10 @@ OPS: dict[str, OpDef] = {
 def opdef(kind: str) -> OpDef:
     """The definition of ``kind`` (KeyError for an unknown kind)."""
     return OPS[kind]
+
+
+def register_op(kind: str, definition: OpDef) -> None:
+    """Add an op kind (feature modules declare their ops next to their builtins)."""
+    if kind in OPS and OPS[kind] != definition:
+        raise ValueError(f"op kind {kind!r} is already defined differently")
+    OPS[kind] = definition

@@ -213,62 +213,124 @@ class Writer:
 
     # -- ops ------------------------------------------------------------------------
     def _op(self, op: Op) -> None:
+        lower = LOWERINGS.get(op.kind)
+        if lower is None:
+            raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc)
         b = self.b
-        k = op.kind
         rid = self.ids.get(id(op))
         ty = b.type_id(op.type) if op.has_result else None
-        args = [self.id(v) for v in op.operands]
-        emit = lambda name, *rest: b.emit("function", name, *rest)  # noqa: E731
-        if k in BOOL_OPS and T.elem_of(op.operands[0].type) == T.boolean:
-            emit(BOOL_OPS[k], ty, rid, *args)
-        elif k in ARITH:
-            name = ARITH[k][_family(op.operands[0].type)]
-            if name is None:
-                raise InternalCompilerError(f"{k} on {op.operands[0].type}", op.loc)
-            emit(name, ty, rid, *args)
-        elif k in GLSL_MINMAX:
-            emit("OpExtInst", ty, rid, b.ext_inst_import("GLSL.std.450"),
-                 _glsl(GLSL_MINMAX[k][_family(op.type)]), *args)
-        elif k == "ext_inst":
-            emit("OpExtInst", ty, rid, b.ext_inst_import("GLSL.std.450"), _glsl(op.attrs["name"]), *args)
-        elif k in SIMPLE:
-            emit(SIMPLE[k], ty, rid, *args)
-        elif k == "convert":
-            steps = convert_opcode(op.operands[0].type, op.type)
-            src = args[0]
-            for i, (name, t) in enumerate(steps):
-                out = rid if i == len(steps) - 1 else b.new_id()
-                emit(name, b.type_id(t), out, src)
-                src = out
-        elif k == "extract":
-            emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
-        elif k == "insert":
-            emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
-        elif k == "load":
-            emit("OpLoad", ty, rid, args[0], *_memory(op, self))
-        elif k == "store":
-            emit("OpStore", args[0], args[1], *_memory(op, self))
-        elif k == "coop_load":
-            layout = b.const_id(T.u32, _layout_value(op.attrs["layout"]))
-            emit("OpCooperativeMatrixLoadKHR", ty, rid, args[0], layout, *args[1:], *_memory(op, self))
-        elif k == "coop_store":
-            layout = b.const_id(T.u32, _layout_value(op.attrs["layout"]))
-            emit("OpCooperativeMatrixStoreKHR", args[0], args[1], layout, *args[2:], *_memory(op, self))
-        elif k == "coop_muladd":
-            flags = op.attrs.get("matrix_operands") or ()
-            emit("OpCooperativeMatrixMulAddKHR", ty, rid, *args, *((flags,) if flags else ()))
-        elif k == "coop_length":
-            emit("OpCooperativeMatrixLengthKHR", ty, rid, b.type_id(op.attrs["mat_type"]))
-        elif k == "barrier":
-            from .grammar import enum_value
+        lower(self, op, ty, rid, [self.id(v) for v in op.operands])
 
-            sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
-            emit("OpControlBarrier", b.const_id(T.u32, enum_value("Scope", op.attrs["exec_scope"])),
-                 b.const_id(T.u32, enum_value("Scope", op.attrs["mem_scope"])), b.const_id(T.u32, sem))
-        elif k == "call":
-            emit("OpFunctionCall", ty, rid, self.ids[id(op.attrs["func"])], *args)
-        else:
-            raise InternalCompilerError(f"no SPIR-V lowering for op {k}", op.loc)
+    def emit(self, opname: str, *operands) -> None:
+        """Emit one instruction into the function section."""
+        self.b.emit("function", opname, *operands)
+
+
+# -- lowerings: IR op kind -> function(writer, op, result type id, result id, operand ids) ----------
+LOWERINGS: dict = {}
+
+
+def lowering(*kinds: str):
+    """Register a lowering for IR op ``kinds`` (modules add their own ops this way)."""
+    def deco(fn):
+        for k in kinds:
+            LOWERINGS[k] = fn
+        return fn
+    return deco
+
+
+@lowering(*ARITH, *BOOL_OPS)
+def _arith(w, op, ty, rid, args):
+    k = op.kind
+    if k in BOOL_OPS and T.elem_of(op.operands[0].type) == T.boolean:
+        return w.emit(BOOL_OPS[k], ty, rid, *args)
+    name = ARITH[k][_family(op.operands[0].type)]
+    if name is None:
+        raise InternalCompilerError(f"{k} on {op.operands[0].type}", op.loc)
+    w.emit(name, ty, rid, *args)
+
+
+@lowering(*GLSL_MINMAX)
+def _minmax(w, op, ty, rid, args):
+    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"),
+           _glsl(GLSL_MINMAX[op.kind][_family(op.type)]), *args)
+
+
+@lowering("ext_inst")
+def _ext_inst(w, op, ty, rid, args):
+    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), _glsl(op.attrs["name"]), *args)
+
+
+@lowering(*SIMPLE)
+def _simple(w, op, ty, rid, args):
+    w.emit(SIMPLE[op.kind], ty, rid, *args)
+
+
+@lowering("convert")
+def _convert(w, op, ty, rid, args):
+    steps = convert_opcode(op.operands[0].type, op.type)
+    src = args[0]
+    for i, (name, t) in enumerate(steps):
+        out = rid if i == len(steps) - 1 else w.b.new_id()
+        w.emit(name, w.b.type_id(t), out, src)
+        src = out
+
+
+@lowering("extract")
+def _extract(w, op, ty, rid, args):
+    w.emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
+
+
+@lowering("insert")
+def _insert(w, op, ty, rid, args):
+    w.emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
+
+
+@lowering("load")
+def _load(w, op, ty, rid, args):
+    w.emit("OpLoad", ty, rid, args[0], *_memory(op, w))
+
+
+@lowering("store")
+def _store(w, op, ty, rid, args):
+    w.emit("OpStore", args[0], args[1], *_memory(op, w))
+
+
+@lowering("coop_load")
+def _coop_load(w, op, ty, rid, args):
+    layout = w.b.const_id(T.u32, _layout_value(op.attrs["layout"]))
+    w.emit("OpCooperativeMatrixLoadKHR", ty, rid, args[0], layout, *args[1:], *_memory(op, w))
+
+
+@lowering("coop_store")
+def _coop_store(w, op, ty, rid, args):
+    layout = w.b.const_id(T.u32, _layout_value(op.attrs["layout"]))
+    w.emit("OpCooperativeMatrixStoreKHR", args[0], args[1], layout, *args[2:], *_memory(op, w))
+
+
+@lowering("coop_muladd")
+def _coop_muladd(w, op, ty, rid, args):
+    flags = op.attrs.get("matrix_operands") or ()
+    w.emit("OpCooperativeMatrixMulAddKHR", ty, rid, *args, *((flags,) if flags else ()))
+
+
+@lowering("coop_length")
+def _coop_length(w, op, ty, rid, args):
+    w.emit("OpCooperativeMatrixLengthKHR", ty, rid, w.b.type_id(op.attrs["mat_type"]))
+
+
+@lowering("barrier")
+def _barrier(w, op, ty, rid, args):
+    from .grammar import enum_value
+
+    sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
+    w.emit("OpControlBarrier", w.b.const_id(T.u32, enum_value("Scope", op.attrs["exec_scope"])),
+           w.b.const_id(T.u32, enum_value("Scope", op.attrs["mem_scope"])), w.b.const_id(T.u32, sem))
+
+
+@lowering("call")
+def _call(w, op, ty, rid, args):
+    w.emit("OpFunctionCall", ty, rid, w.ids[id(op.attrs["func"])], *args)
 
 
 def _glsl(name: str) -> int:

@@ -1,0 +1,55 @@
+"""Shared test helpers: compile a kernel, validate it, read its disassembly."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from coopdsl.spirv import tools
+
+
+def compile_checked(k, *expect: str, target_env: str = "vulkan1.3", absent: tuple[str, ...] = ()) -> str:
+    """Compile ``k``, run spirv-val on it, check every ``expect`` regex is in the disassembly."""
+    binary = k.compile(target_env)
+    assert tools.validation_message(binary, target_env) is None
+    text = tools.disassemble(binary)
+    for pattern in expect:
+        assert re.search(pattern, text), f"{pattern!r} not in disassembly of {k.name}:\n{text}"
+    for pattern in absent:
+        assert not re.search(pattern, text), f"{pattern!r} unexpectedly in disassembly of {k.name}"
+    return text
+
+
+def marker_line(marker: str, fn=None) -> int:
+    """The line number in the calling test file holding ``marker`` (a unique comment)."""
+    frame = inspect.stack()[1 if fn is None else 2]
+    source = open(frame.filename).read().splitlines()
+    hits = [i + 1 for i, line in enumerate(source) if line.rstrip().endswith(marker)]
+    assert len(hits) == 1, f"marker {marker!r} found {len(hits)} times"
+    return hits[0]
+
+
+def expect_error(k, cls, message: str, marker: str, col: int):
+    """Compile ``k`` expecting ``cls`` whose message contains ``message`` at the marker's line and ``col``."""
+    with pytest.raises(cls) as info:
+        k.compile()
+    err = info.value
+    frame = inspect.stack()[1]
+    lines = open(frame.filename).read().splitlines()
+    hits = [i + 1 for i, line in enumerate(lines) if line.rstrip().endswith(marker)]
+    assert len(hits) == 1, f"marker {marker!r} found {len(hits)} times"
+    assert message in err.message, f"{message!r} not in {err.message!r}"
+    assert err.loc.file == frame.filename
+    assert (err.loc.line, err.loc.col) == (hits[0], col), f"error at {err.loc}, expected line {hits[0]} col {col}"
+    text = str(err)
+    assert text.startswith(f"{frame.filename}:{hits[0]}:{col}: error: ")
+    assert text.splitlines()[-1].strip() == "^"
+    assert info.tb is not None
+    # no compiler-internal frame below the API boundary
+    import traceback
+
+    frames = traceback.extract_tb(info.tb)
+    assert not any("/coopdsl/frontend/" in f.filename for f in frames), frames
+    return err

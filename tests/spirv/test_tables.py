@@ -1,0 +1,31 @@
+from coopdsl.spirv import gen_tables
+from coopdsl.spirv._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
+
+
+def test_generated_tables_are_current():
+    assert gen_tables.OUTPUT.read_text() == gen_tables.render(), \
+        "coopdsl/spirv/_tables.py is stale: run python -m coopdsl.spirv.gen_tables"
+
+
+def test_banner_says_do_not_edit():
+    assert gen_tables.OUTPUT.read_text().startswith("# DO NOT EDIT.")
+
+
+def test_cooperative_matrix_opcodes_from_the_grammar():
+    assert INSTRUCTIONS["OpTypeCooperativeMatrixKHR"][0] == 4456
+    assert INSTRUCTIONS["OpCooperativeMatrixLoadKHR"][0] == 4457
+    assert INSTRUCTIONS["OpCooperativeMatrixStoreKHR"][0] == 4458
+    assert INSTRUCTIONS["OpCooperativeMatrixMulAddKHR"][0] == 4459
+    assert INSTRUCTIONS["OpCooperativeMatrixLengthKHR"][0] == 4460
+    assert INSTRUCTIONS["OpCooperativeMatrixLoadTensorNV"][0] == 5367
+    assert INSTRUCTIONS["OpBitCastArrayQCOM"][0] == 4497
+    assert INSTRUCTIONS["OpCooperativeMatrixMulAddKHR"][2] == ("CooperativeMatrixKHR",)
+
+
+def test_enumerants_and_their_requirements():
+    assert ENUMS["Capability"]["CooperativeMatrixKHR"][0] == 6022
+    assert ENUMS["Capability"]["CooperativeMatrixKHR"][3] == ("SPV_KHR_cooperative_matrix",)
+    assert ENUMS["CooperativeMatrixOperands"]["SaturatingAccumulationKHR"][0] == 0x10
+    assert ENUMS["MemoryAccess"]["Aligned"][1] == ("LiteralInteger",)
+    assert ENUMS["TensorClampMode"]["RepeatMirrored"][0] == 4
+    assert OPERAND_KINDS["IdRef"] == "Id"
