@@ -72,7 +72,7 @@ class CodeGen:
         self.em.start(entry)
         for name, value in bindings.items():
             self.ssa.write(name, entry, value)
-        self.locals |= set(bindings)
+        self.locals |= set(bindings) | {name for name, _, _ in params.push}
         self._load_push_constants(entry)
         self.body(self.src.tree.body)
         if self.em.block is not None:

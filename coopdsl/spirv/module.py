@@ -212,7 +212,9 @@ class ModuleBuilder:
         caps = list(self._caps)
         for group in self.req.capabilities:
             if not any(c in _closure(caps) for c in group):
-                caps.append(group[0])
+                # Vulkan has no OpenCL (Kernel) capabilities: take the first shader-side one.
+                shader_side = [c for c in group if "Kernel" not in _closure([c])]
+                caps.append((shader_side or group)[0])
         implied = _closure(caps, include_self=False)
         kept = {c for c in caps if c not in implied or c in self._caps}
         return sorted(kept, key=lambda c: (ENUMS["Capability"][c][0], c))

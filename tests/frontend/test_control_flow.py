@@ -1,0 +1,119 @@
+"""Structured control flow: if/elif/else, for, while, break, continue, early return."""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, f16, f32, i32, u32
+
+from ..conftest import compile_checked
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def branches(x: cd.Buffer[i32]):
+    i = cd.global_invocation_id.x
+    v = x[i]
+    if v > 10:
+        r = 1
+    elif v > 5:
+        r = 2
+    else:
+        r = 3
+    x[i] = r
+
+
+def test_if_elif_else_merges_with_phi():
+    text = compile_checked(branches, r"OpSelectionMerge %\w+ None", r"OpBranchConditional",
+                           r"OpPhi %int %int_1 %\w+ %\w+ %\w+")
+    assert text.count("OpSelectionMerge") == 2
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def loops(x: cd.Buffer[i32], n: i32):
+    total = 0
+    for j in range(n):
+        if j == 3:
+            continue
+        if j > 100:
+            break
+        total += j
+    k = 0
+    while k < 10:
+        k += 2
+    for j in range(10, 0, -2):
+        total -= j
+    x[0] = total + k
+
+
+def test_loops_break_continue_and_negative_step():
+    text = compile_checked(loops, r"OpLoopMerge %\w+ %\w+ None", r"OpSLessThan %bool", r"OpSGreaterThan %bool",
+                           r"OpISub %int")
+    assert text.count("OpLoopMerge") == 3
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def early_return(x: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i >= n:
+        return
+    x[i] = 1.0
+
+
+def test_early_return():
+    compile_checked(early_return, r"OpReturn\n", r"OpSelectionMerge")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def all_paths_return(x: cd.Buffer[f32], n: u32):
+    if n > 3:
+        x[0] = 1.0
+        return
+    else:
+        return
+
+
+def test_unreachable_merge_block():
+    compile_checked(all_paths_return, r"OpUnreachable")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def loop_always_breaks(x: cd.Buffer[f32], n: u32):
+    for j in range(n):
+        x[j] = 2.0
+        break
+
+
+def test_loop_whose_body_always_breaks():
+    compile_checked(loop_always_breaks, r"OpLoopMerge")
+
+
+DEBUG = False
+TILE = 16
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def static_things(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    acc = Acc[f32, TILE, TILE].splat(0.0)
+    for kk in cd.static_range(2):
+        ta = MatA[f16, TILE, TILE].load(a, kk * TILE, stride=2 * TILE)
+        tb = MatB[f16, TILE, TILE].load(a, kk * TILE * 2 * TILE, stride=TILE)
+        acc = cd.muladd(ta, tb, acc)
+    if DEBUG:
+        c[0] = 99.0
+    acc.store(c, 0, stride=TILE)
+
+
+def test_static_range_unrolls_and_static_if_folds():
+    text = compile_checked(static_things, r"OpCooperativeMatrixMulAddKHR")
+    assert text.count("OpCooperativeMatrixMulAddKHR") == 2
+    assert "OpLoopMerge" not in text and "OpSelectionMerge" not in text
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def gemm_loop(a: cd.Buffer[f16], b: cd.Buffer[f16], c: cd.Buffer[f32], K: cd.Spec[u32] = 64):
+    acc = Acc[f32, 16, 16].splat(0.0)
+    for k in range(0, K, 16):
+        acc = cd.muladd(MatA[f16, 16, 16].load(a, k, stride=K), MatB[f16, 16, 16].load(b, k * 16, stride=16), acc)
+    acc.store(c, 0, stride=16)
+
+
+def test_loop_carries_the_accumulator_in_a_phi():
+    compile_checked(gemm_loop, r"OpPhi %\w+ %\w+ %\w+ %\w+ %\w+", r"OpSpecConstant %uint 64",
+                    r"OpDecorate %K SpecId 0")

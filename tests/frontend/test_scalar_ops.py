@@ -1,0 +1,127 @@
+"""Each scalar/vector IR op the front end emits: compiled, validated, disassembly checked."""
+
+import coopdsl as cd
+from coopdsl import f16, f32, i32, u32, vec4
+
+from ..conftest import compile_checked
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def float_arith(x: cd.Buffer[f32], y: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    a = x[i]
+    b = y[i]
+    y[i] = (a + b) * (a - b) / (b + 1.0) % 3.0 + -a
+
+
+def test_float_arithmetic():
+    compile_checked(float_arith, r"OpFAdd %float", r"OpFSub %float", r"OpFMul %float", r"OpFDiv %float",
+                    r"OpFRem %float", r"OpFNegate %float", r"OpStore ")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def int_arith(x: cd.Buffer[i32], y: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    s = x[i]
+    u = y[i]
+    x[i] = (s + 3) * (s - 1) // 7 % 5 + -s
+    y[i] = (u // 3) % 4 + (u & 7) + (u | 1) + (u ^ 2) + (u << 1) + (u >> 2) + ~u
+    x[i + 1] = s >> 1
+
+
+def test_integer_arithmetic_picks_signed_and_unsigned_forms():
+    compile_checked(int_arith, r"OpIAdd %int", r"OpISub %int", r"OpIMul %int", r"OpSDiv %int", r"OpSRem %int",
+                    r"OpSNegate %int", r"OpUDiv %uint", r"OpUMod %uint", r"OpBitwiseAnd %uint",
+                    r"OpBitwiseOr %uint", r"OpBitwiseXor %uint", r"OpShiftLeftLogical %uint",
+                    r"OpShiftRightLogical %uint", r"OpNot %uint", r"OpShiftRightArithmetic %int")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def compares(x: cd.Buffer[f32], y: cd.Buffer[i32], z: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    f = x[i]
+    s = y[i]
+    u = z[i]
+    r = 0
+    if f < 1.0 and f <= 2.0 or f > 3.0 and f >= 4.0 and f == 5.0 and f != 6.0:
+        r = 1
+    if s < 1 and s <= 2 and s > -3 and s >= -4 and s == 5 and s != 6:
+        r = 2
+    if u < 1 and u <= 2 and u > 3 and u >= 4 and not (u == 5) and u != 6:
+        r = 3
+    y[i] = r
+
+
+def test_comparisons_and_logic():
+    compile_checked(compares, r"OpFOrdLessThan", r"OpFOrdLessThanEqual", r"OpFOrdGreaterThan ",
+                    r"OpFOrdGreaterThanEqual", r"OpFOrdEqual", r"OpFUnordNotEqual", r"OpSLessThan ",
+                    r"OpSLessThanEqual", r"OpSGreaterThan ", r"OpSGreaterThanEqual", r"OpIEqual", r"OpINotEqual",
+                    r"OpULessThan ", r"OpULessThanEqual", r"OpUGreaterThan ", r"OpUGreaterThanEqual",
+                    r"OpLogicalAnd", r"OpLogicalOr", r"OpLogicalNot", r"OpPhi %int")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def conversions(x: cd.Buffer[f32], y: cd.Buffer[i32], z: cd.Buffer[u32], h: cd.Buffer[f16]):
+    i = cd.global_invocation_id.x
+    f = x[i]
+    s = y[i]
+    u = z[i]
+    x[i] = f32(s) + f32(u) + f32(h[i])
+    y[i] = i32(f) + i32(u)
+    z[i] = u32(f) + u32(s) + u32(f > 0.0)
+    h[i] = f16(f)
+    y[i + 1] = i32(u == 0) + (7 if f > 1.0 else 9)
+
+
+def test_conversions():
+    compile_checked(conversions, r"OpConvertSToF %float", r"OpConvertUToF %float", r"OpFConvert %float",
+                    r"OpConvertFToS %int", r"OpConvertFToU %uint", r"OpBitcast %uint", r"OpBitcast %int",
+                    r"OpFConvert %half", r"OpSelect %uint", r"OpSelect %int")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def vectors(x: cd.Buffer[f32], y: cd.Buffer[u32]):
+    g = cd.global_invocation_id
+    lid = cd.local_invocation_id
+    v = vec4[f32](1.0, 2.0, x[g.x], x[g.y])
+    j = y[g.x]
+    x[g.x] = v.x + v[3] + v[j] + v.zw.y
+    y[g.z] = lid.x + cd.num_workgroups.y + cd.local_invocation_index + cd.subgroup_size
+
+
+def test_vectors_and_builtin_inputs():
+    compile_checked(vectors, r"OpCompositeConstruct %v4float", r"OpCompositeExtract %float",
+                    r"OpVectorExtractDynamic %float", r"OpDecorate %\w+ BuiltIn GlobalInvocationId",
+                    r"BuiltIn LocalInvocationId", r"BuiltIn NumWorkgroups", r"BuiltIn LocalInvocationIndex",
+                    r"BuiltIn SubgroupSize")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def min_max(x: cd.Buffer[f32], y: cd.Buffer[i32], z: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    x[i] = min(x[i], 1.0) + max(x[i], 0.0)
+    y[i] = min(y[i], -1) + max(y[i], 2)
+    z[i] = min(z[i], 3) + max(z[i], 4, 5)
+
+
+def test_min_max_pick_the_glsl_instruction_by_type():
+    compile_checked(min_max, r"OpExtInstImport \"GLSL.std.450\"", r"FMin", r"FMax", r"SMin", r"SMax",
+                    r"UMin", r"UMax")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def with_push(out: cd.Buffer[f32], n: u32, scale: f32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        out[i] = out[i] * scale
+    cd.barrier()
+
+
+def test_push_constants_and_barrier():
+    text = compile_checked(with_push, r"OpTypePointer PushConstant", r"OpMemberDecorate %\w+ 1 Offset 4",
+                           r"OpControlBarrier %uint_2 %uint_2 %uint_264", r"OpSelectionMerge")
+    assert "NonWritable" not in text
+    r = with_push.reflect()
+    assert r["push_constants"] == {"size": 8, "members": [
+        {"name": "n", "offset": 0, "type": "u32", "size": 4},
+        {"name": "scale", "offset": 4, "type": "f32", "size": 4}]}
