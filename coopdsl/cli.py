@@ -126,9 +126,9 @@ def cmd_emit(args) -> int:
     if args.dis:
         _write_text(args.dis, tools.disassemble(binary))
     if args.reflect:
-        _write_text(args.reflect, json.dumps(k.reflect(args.target_env), indent=2) + "\n")
+        _write_text(args.reflect, json.dumps(k.reflect(args.target_env, spec), indent=2) + "\n")
     if args.ir:
-        _write_text(args.ir, k.print_ir(args.target_env))
+        _write_text(args.ir, k.print_ir(args.target_env, spec))
     print(f"wrote {out} ({len(binary)} bytes, kernel {k.name}, {args.target_env or k.target_env})", file=sys.stderr)
     return 0
 

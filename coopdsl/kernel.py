@@ -67,9 +67,9 @@ class Kernel:
         """The kernel's IR module (after passes)."""
         return self._build(target_env)[0]
 
-    def print_ir(self, target_env: str | None = None) -> str:
+    def print_ir(self, target_env: str | None = None, spec: dict | None = None) -> str:
         """Text form of the IR, for debugging."""
-        return print_module(self.ir(target_env))
+        return print_module(self._build(target_env, spec)[0])
 
     def save(self, path: str | Path, target_env: str | None = None) -> Path:
         """Write the SPIR-V binary to ``path``; returns the path."""
@@ -81,11 +81,11 @@ class Kernel:
         """spirv-dis text of the module."""
         return tools.disassemble(self.compile(target_env))
 
-    def reflect(self, target_env: str | None = None) -> dict[str, Any]:
+    def reflect(self, target_env: str | None = None, spec: dict | None = None) -> dict[str, Any]:
         """Bindings, push constants, spec constants, workgroup size, capabilities (see docs/runtime.md)."""
         from .reflect import reflect
 
-        module, binary = self._build(target_env)
+        module, binary = self._build(target_env, spec)
         return reflect(module, binary)
 
 

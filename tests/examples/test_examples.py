@@ -1,0 +1,35 @@
+"""Every example kernel compiles, passes spirv-val and has its key instructions."""
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+import coopdsl
+from coopdsl.spirv import tools
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
+
+
+def _kernels(path):
+    ns = runpy.run_path(str(path))
+    return [k for k in ns.values() if isinstance(k, coopdsl.Kernel)]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_compiles_and_validates(path):
+    kernels = _kernels(path)
+    assert kernels, f"{path.name} defines no kernel"
+    for k in kernels:
+        binary = k.compile()
+        assert tools.validation_message(binary, k.target_env) is None
+        text = tools.disassemble(binary)
+        assert "OpCooperativeMatrixMulAddKHR" in text or "OpCooperativeMatrix" in text
+
+
+def test_gemm_khr_has_the_four_instructions():
+    (k,) = _kernels(EXAMPLES[[p.name for p in EXAMPLES].index("gemm_khr.py")])
+    text = k.disassemble()
+    for op in ("OpTypeCooperativeMatrixKHR", "OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixMulAddKHR",
+               "OpCooperativeMatrixStoreKHR", "OpConstantComposite", "OpLoopMerge"):
+        assert op in text

@@ -1,0 +1,304 @@
+"""Bad kernels: each asserts the error class, the message, and the user's line:column."""
+
+import pytest
+
+import coopdsl as cd
+from coopdsl import (Acc, ArgumentError, MatA, MatB, NameResolutionError, ShapeError, TypeMismatchError,
+                     UnsupportedSyntaxError, bf16, f16, f32, i32, u32)
+from coopdsl.errors import CompileError
+
+from ..conftest import expect_error
+
+TABLE = {"a": 1}
+
+
+@cd.kernel
+def k_listcomp(x: cd.Buffer[f32]):
+    y = [i for i in range(3)]  # E:listcomp
+    x[0] = y
+
+
+def test_unsupported_construct():
+    expect_error(k_listcomp, UnsupportedSyntaxError, "a list comprehension is not supported", "# E:listcomp", 9)
+
+
+@cd.kernel
+def k_try(x: cd.Buffer[f32]):
+    try:  # E:try
+        x[0] = 1.0
+    finally:
+        pass
+
+
+def test_unsupported_statement():
+    expect_error(k_try, UnsupportedSyntaxError, "'try' is not supported", "# E:try", 5)
+
+
+@cd.kernel
+def k_unknown(x: cd.Buffer[f32]):
+    x[0] = undefined_thing + 1.0  # E:unknown
+
+
+def test_unknown_name():
+    expect_error(k_unknown, NameResolutionError, "name 'undefined_thing' is not defined", "# E:unknown", 12)
+
+
+@cd.kernel
+def k_mix(x: cd.Buffer[f32], y: cd.Buffer[i32]):
+    x[0] = x[1] + y[1]  # E:mix
+
+
+def test_type_mismatch_in_arithmetic():
+    expect_error(k_mix, TypeMismatchError, "different types: f32 and i32", "# E:mix", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_use(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, ta, Acc[f32, 16, 16].splat(0.0))  # E:use
+    acc.store(c, 0, stride=16)
+
+
+def test_muladd_use_mismatch():
+    expect_error(k_use, ShapeError, "second operand of muladd must have use B (MatB)", "# E:use", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_m(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    acc = cd.muladd(MatA[f16, 16, 16].load(a, 0, stride=16), MatB[f16, 16, 16].load(a, 0, stride=16),
+                    Acc[f32, 8, 16].splat(0.0))  # E:m
+    acc.store(c, 0, stride=16)
+
+
+def test_muladd_m_mismatch():
+    err = expect_error_multiline(k_m, "muladd M mismatch: A has 16 rows but C has 8", "# E:m")
+    assert isinstance(err, ShapeError)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_n(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    tb = MatB[f16, 16, 8].load(a, 0, stride=16)
+    acc = cd.muladd(MatA[f16, 16, 16].load(a, 0, stride=16), tb, Acc[f32, 16, 16].splat(0.0))  # E:n
+    acc.store(c, 0, stride=16)
+
+
+def test_muladd_n_mismatch():
+    expect_error(k_n, ShapeError, "muladd N mismatch: B has 8 columns but C has 16", "# E:n", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_k(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 8, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # E:k
+    acc.store(c, 0, stride=16)
+
+
+def test_muladd_k_mismatch():
+    expect_error(k_k, ShapeError, "muladd K mismatch: A has 16 columns but B has 8 rows", "# E:k", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_comp(a: cd.Buffer[f16], c: cd.Buffer[i32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0))  # E:comp
+    acc.store(c, 0, stride=16)
+
+
+def test_wrong_accumulator_component_type():
+    expect_error(k_comp, TypeMismatchError, "needs a float accumulator, got i32", "# E:comp", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_stride(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0)  # E:stride
+
+
+def test_missing_stride():
+    expect_error(k_stride, ArgumentError, "load: missing argument 'stride'", "# E:stride", 10)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_stride0(c: cd.Buffer[f32]):
+    Acc[f32, 16, 16].splat(1.0).store(c, 0, stride=0)  # E:stride0
+
+
+def test_store_stride_zero():
+    expect_error(k_stride0, ArgumentError, "stride must be greater than 0", "# E:stride0", 5)
+
+
+@cd.kernel
+def k_cond(x: cd.Buffer[u32]):
+    if x[0]:  # E:cond
+        x[1] = 1
+
+
+def test_condition_must_be_bool():
+    expect_error(k_cond, TypeMismatchError, "a condition must be a bool, got a runtime u32", "# E:cond", 8)
+
+
+@cd.kernel
+def k_float_lit(x: cd.Buffer[u32]):
+    x[0] = 1.5  # E:floatlit
+
+
+def test_float_literal_into_int_buffer():
+    expect_error(k_float_lit, TypeMismatchError, "cannot use the float literal 1.5 as u32", "# E:floatlit", 5)
+
+
+@cd.kernel
+def k_bf16(x: cd.Buffer[bf16]):
+    x[0] = x[1] * x[2]  # E:bf16
+
+
+def test_bf16_arithmetic_is_rejected():
+    expect_error(k_bf16, TypeMismatchError, "bf16 values cannot be used with '*'", "# E:bf16", 12)
+
+
+@cd.kernel
+def k_break(x: cd.Buffer[u32]):
+    for i in cd.static_range(4):
+        if x[i] == 0:
+            break  # E:break
+
+
+def test_break_in_static_range():
+    expect_error(k_break, UnsupportedSyntaxError, "'break' inside static_range is not supported", "# E:break", 13)
+
+
+@cd.kernel
+def k_return_value(x: cd.Buffer[u32]):
+    return x[0]  # E:retval
+
+
+def test_kernel_returns_nothing():
+    expect_error(k_return_value, TypeMismatchError, "a kernel returns nothing", "# E:retval", 5)
+
+
+@cd.kernel
+def k_noann(x):  # E:noann
+    pass
+
+
+def test_parameter_needs_annotation():
+    expect_error(k_noann, TypeMismatchError, "parameter 'x' needs an annotation", "# E:noann", 13)
+
+
+@cd.kernel
+def k_loop_type(x: cd.Buffer[u32], n: u32):
+    total = 0
+    for j in range(n):  # E:looptype
+        total = total + x[j]
+    x[0] = total
+
+
+def test_variable_changes_type_in_loop():
+    expect_error(k_loop_type, CompileError, "'total' is i32 when the loop starts but u32 after an iteration",
+                 "# E:looptype", 5)
+
+
+@cd.kernel
+def k_maybe(x: cd.Buffer[u32]):
+    if x[0] > 1:
+        y = 2
+    x[1] = y  # E:maybe
+
+
+def test_maybe_unassigned():
+    expect_error(k_maybe, NameResolutionError, "'y' may be used before it is assigned", "# E:maybe", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_method(c: cd.Buffer[f32]):
+    acc = Acc[f32, 16, 16].splat(0.0)
+    acc.transpose_me()  # E:method
+
+
+def test_unknown_matrix_method():
+    expect_error(k_method, NameResolutionError, "has no attribute 'transpose_me'", "# E:method", 5)
+
+
+@cd.kernel
+def k_global(x: cd.Buffer[u32]):
+    x[0] = TABLE["a"]  # E:global
+
+
+def test_unusable_global():
+    expect_error(k_global, NameResolutionError, "global 'TABLE' is a dict", "# E:global", 12)
+
+
+@cd.kernel
+def k_intdiv(x: cd.Buffer[u32]):
+    x[0] = x[1] / 2  # E:intdiv
+
+
+def test_integer_true_division():
+    expect_error(k_intdiv, TypeMismatchError, "'/' divides floats; use '//'", "# E:intdiv", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_args(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    cd.muladd(ta, ta)  # E:args
+
+
+def test_muladd_missing_argument():
+    expect_error(k_args, ArgumentError, "missing argument 'c'", "# E:args", 5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_layout(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16, layout=3)  # E:layout
+
+
+def test_bad_layout():
+    expect_error(k_layout, ArgumentError, "layout must be coopdsl.RowMajor or coopdsl.ColumnMajor", "# E:layout", 10)
+
+
+@cd.kernel
+def k_modattr(x: cd.Buffer[u32]):
+    x[0] = cd.no_such_builtin  # E:modattr
+
+
+def test_missing_module_attribute():
+    expect_error(k_modattr, NameResolutionError, "module 'coopdsl' has no attribute 'no_such_builtin'",
+                 "# E:modattr", 12)
+
+
+@cd.kernel
+def k_booltype(x: cd.Buffer[u32]):
+    m = Acc[cd.boolean, 16, 16].splat(0)  # E:booltype
+
+
+def test_matrix_of_bools():
+    expect_error(k_booltype, TypeMismatchError, "component type must be a numeric scalar type", "# E:booltype", 9)
+
+
+@cd.kernel
+def k_elem_type(x: cd.Buffer[f32], y: cd.Buffer[f16]):
+    x[0] = y[0]  # E:elemtype
+
+
+def test_store_of_wrong_element_type():
+    expect_error(k_elem_type, TypeMismatchError, "cannot store a runtime f16 into buffer 'x' of f32",
+                 "# E:elemtype", 5)
+
+
+def expect_error_multiline(k, message, marker):
+    """For a call spanning lines, the error points at the call's first line."""
+    import inspect
+
+    with pytest.raises(CompileError) as info:
+        k.compile()
+    lines = open(inspect.stack()[1].filename).read().splitlines()
+    end = [i + 1 for i, line in enumerate(lines) if line.rstrip().endswith(marker)][0]
+    assert message in info.value.message
+    assert info.value.loc.line == end - 1
+    return info.value
+
+
+def test_internal_errors_are_a_distinct_class():
+    from coopdsl.errors import InternalCompilerError
+
+    assert not issubclass(InternalCompilerError, CompileError)
