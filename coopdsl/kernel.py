@@ -89,6 +89,56 @@ class Kernel:
         return reflect(module, binary)
 
 
+    # -- running ----------------------------------------------------------------------
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+        """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
+        import inspect
+
+        from .lang.types import SpecParam
+
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind_partial(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}.launch: {e}") from None
+        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        values, spec = {}, {}
+        for name, value in bound.arguments.items():
+            (spec if isinstance(annotations.get(name), SpecParam) else values)[name] = value
+        return values, spec
+
+    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, **kwargs: Any) -> None:
+        """Run the kernel once on a Vulkan GPU (see docs/runtime.md).
+
+        Arguments follow the kernel's parameters, by position or name:
+        numpy arrays for buffers (written back in place unless read-only),
+        numbers for push constants and for specialization constants (those
+        left out keep their defaults). ``grid`` is the number of workgroups
+        (1 to 3 ints).
+        """
+        from . import runtime
+
+        values, spec = self._bind(args, kwargs)
+        binary = self.compile()
+        runtime.launch(binary, self.reflect(), _grid(grid), values, spec=spec, device=device)
+
+    def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
+              flops: float | None = None, **kwargs: Any):
+        """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
+        from . import runtime
+
+        values, spec = self._bind(args, kwargs)
+        return runtime.bench(self.compile(), self.reflect(), _grid(grid), values, spec=spec, warmup=warmup,
+                             repeat=repeat, flops=flops, device=device)
+
+
+def _grid(grid) -> tuple[int, int, int]:
+    g = (grid,) if isinstance(grid, int) else tuple(grid)
+    if not 1 <= len(g) <= 3 or not all(isinstance(x, int) and x > 0 for x in g):
+        raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
+    return g + (1,) * (3 - len(g))
+
+
 def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
            target_env: str = tools.DEFAULT_TARGET_ENV):
     """Decorate a function as a coopdsl compute kernel.
