@@ -125,3 +125,17 @@ def test_push_constants_and_barrier():
     assert r["push_constants"] == {"size": 8, "members": [
         {"name": "n", "offset": 0, "type": "u32", "size": 4},
         {"name": "scale", "offset": 4, "type": "f32", "size": 4}]}
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def widths(a: cd.Buffer[cd.i8], b: cd.Buffer[cd.u8], c: cd.Buffer[i32], d: cd.Buffer[cd.i16]):
+    i = cd.global_invocation_id.x
+    c[i] = i32(a[i]) + i32(b[i])
+    b[i] = cd.u8(c[i])
+    d[i] = cd.i16(b[i])
+
+
+def test_integer_width_conversions():
+    # u8 -> i32 widens with OpUConvert to u32 then reinterprets (OpUConvert's result must be unsigned)
+    compile_checked(widths, r"OpSConvert %int", r"OpUConvert %uint", r"OpBitcast %int", r"OpSConvert %uchar",
+                    r"OpUConvert %ushort", r"OpBitcast %short", r"OpCapability Int16", r"OpCapability Int8")

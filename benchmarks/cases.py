@@ -1,0 +1,57 @@
+"""How to run each example on real data and what numpy says it must produce.
+
+Each case builds inputs for a size, launches the example kernel through the
+documented API (``Kernel.launch``), and compares with a numpy reference.
+Used by ``tests/gpu/test_examples_gpu.py`` (pytest -m gpu) and by
+``benchmarks/gpu_check.py`` (writes docs/gpu-results.md).
+"""
+
+from __future__ import annotations
+
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_example(name: str) -> dict:
+    return runpy.run_path(str(ROOT / "examples" / name))
+
+
+@dataclass
+class Result:
+    example: str
+    kernel: str
+    size: tuple
+    max_abs_err: float
+    max_rel_err: float
+    tolerance: str
+    passed: bool
+
+
+def _rel(out: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
+    diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+    scale = np.maximum(np.abs(ref.astype(np.float64)), 1.0)
+    return float(diff.max(initial=0.0)), float((diff / scale).max(initial=0.0))
+
+
+def gemm_khr(size, rng, device=None) -> Result:
+    M, N, K = size
+    k = load_example("gemm_khr.py")["gemm"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    k.launch((N // 16, M // 16, 1), a, b, c, M=M, N=N, K=K, device=device)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    abs_err, rel_err = _rel(c, ref)
+    tol = 1e-3 * np.sqrt(K)
+    return Result("gemm_khr.py", "gemm", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
+CASES: dict[str, tuple[Callable, list[tuple]]] = {
+    "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
+}

@@ -1,0 +1,104 @@
+"""GEMM throughput of the example kernels on the GPU, next to torch.matmul.
+
+    python benchmarks/gemm_bench.py [--sizes 4096 8192] [--out docs/benchmarks.md]
+
+Each kernel is timed with GPU timestamps (warm-up, then repeats; median and
+spread), interleaving kernels across rounds so clock ramps hit all of them.
+TFLOP/s = 2*M*N*K / median time.  torch.matmul (cuBLAS) is timed with CUDA
+events on the same GPU when torch is importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.cases import load_example  # noqa: E402
+
+# name -> (example file, kernel name, A dtype, B dtype, C dtype, tile of C per workgroup, extra kwargs)
+KERNELS = {
+    "gemm_khr (f16->f32, 1 subgroup, 16x16 tile)": ("gemm_khr.py", "gemm", np.float16, np.float32, (16, 16)),
+}
+
+
+def bench_kernel(entry, n, device, rounds, warmup, repeat):
+    file, name, ab, cdt, (tm, tn) = entry
+    k = load_example(file)[name]
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (n, n)).astype(ab)
+    b = rng.uniform(-1, 1, (n, n)).astype(ab)
+    c = np.zeros((n, n), cdt)
+    meds = []
+    for _ in range(rounds):
+        r = k.bench((n // tn, n // tm, 1), a, b, c, M=n, N=n, K=n, device=device, warmup=warmup,
+                    repeat=repeat, flops=2.0 * n ** 3)
+        meds.append(r)
+    best = sorted(meds, key=lambda r: r.median_ms)[len(meds) // 2]
+    return best
+
+
+def bench_torch(n, dtype_name):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype_name]
+    a = torch.rand(n, n, dtype=dt, device="cuda")
+    b = torch.rand(n, n, dtype=dt, device="cuda")
+    for _ in range(5):
+        torch.matmul(a, b)
+    times = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        torch.matmul(a, b)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    med = float(np.median(times))
+    return med, 2.0 * n ** 3 / (med * 1e-3) / 1e12
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    from coopdsl import runtime
+
+    info = runtime.list_devices()[0]
+    device = runtime.Device()
+    rows = []
+    for n in args.sizes:
+        for label, entry in KERNELS.items():
+            r = bench_kernel(entry, n, device, args.rounds, args.warmup, args.repeat)
+            rows.append((label, n, r.median_ms, r.min_ms, r.max_ms, r.tflops))
+            print(f"{label:55s} {n:6d} median {r.median_ms:9.3f} ms  {r.tflops:7.1f} TFLOP/s", flush=True)
+        t = bench_torch(n, "f16")
+        if t:
+            rows.append(("torch.matmul f16 (cuBLAS, reference)", n, t[0], None, None, t[1]))
+            print(f"{'torch.matmul f16':55s} {n:6d} median {t[0]:9.3f} ms  {t[1]:7.1f} TFLOP/s", flush=True)
+    if args.out:
+        lines = [f"## GEMM throughput ({datetime.date.today()})", "",
+                 f"Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
+                 "Command: `python benchmarks/gemm_bench.py --sizes " + " ".join(map(str, args.sizes)) + "`", "",
+                 "| kernel | M=N=K | median ms | min ms | max ms | TFLOP/s |", "|---|---|---|---|---|---|"]
+        for label, n, med, lo, hi, tf in rows:
+            lines.append(f"| {label} | {n} | {med:.3f} | {'' if lo is None else f'{lo:.3f}'} | "
+                         f"{'' if hi is None else f'{hi:.3f}'} | {tf:.1f} |")
+        Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
