@@ -1,0 +1,98 @@
+"""Which device extension and feature each SPIR-V capability of a module needs.
+
+The runtime reads the module's OpCapability list and enables exactly the
+Vulkan features behind them; a capability the device lacks is reported by
+name (with the Vulkan feature it maps to) before anything is dispatched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class DeviceFeatureError(RuntimeError):
+    """The device cannot run the module: a feature or extension it needs is missing."""
+
+
+@dataclass(frozen=True)
+class Need:
+    extension: str | None = None     # device extension to enable
+    feature: str | None = None       # feature boolean (name as in the Vulkan feature structs)
+    subgroup_op: int = 0             # VkSubgroupFeatureFlagBits needed
+
+
+ALWAYS = {"Shader", "Matrix"}
+SUBGROUP = {"GroupNonUniform": 0x1, "GroupNonUniformVote": 0x2, "GroupNonUniformArithmetic": 0x4,
+            "GroupNonUniformBallot": 0x8, "GroupNonUniformShuffle": 0x10, "GroupNonUniformShuffleRelative": 0x20,
+            "GroupNonUniformClustered": 0x40, "GroupNonUniformQuad": 0x80}
+CAPABILITIES: dict[str, Need] = {
+    "Float16": Need(feature="shaderFloat16"),
+    "Float64": Need(feature="shaderFloat64"),
+    "Int8": Need(feature="shaderInt8"),
+    "Int16": Need(feature="shaderInt16"),
+    "Int64": Need(feature="shaderInt64"),
+    "StorageBuffer16BitAccess": Need(feature="storageBuffer16BitAccess"),
+    "UniformAndStorageBuffer16BitAccess": Need(feature="uniformAndStorageBuffer16BitAccess"),
+    "StoragePushConstant16": Need(feature="storagePushConstant16"),
+    "StorageBuffer8BitAccess": Need(feature="storageBuffer8BitAccess"),
+    "UniformAndStorageBuffer8BitAccess": Need(feature="uniformAndStorageBuffer8BitAccess"),
+    "StoragePushConstant8": Need(feature="storagePushConstant8"),
+    "VulkanMemoryModel": Need(feature="vulkanMemoryModel"),
+    "VulkanMemoryModelDeviceScope": Need(feature="vulkanMemoryModelDeviceScope"),
+    "PhysicalStorageBufferAddresses": Need(feature="bufferDeviceAddress"),
+    "Int64Atomics": Need(feature="shaderBufferInt64Atomics"),
+    "CooperativeMatrixKHR": Need("VK_KHR_cooperative_matrix", "cooperativeMatrix"),
+    "BFloat16TypeKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16Type"),
+    "BFloat16CooperativeMatrixKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16CooperativeMatrix"),
+    "CooperativeMatrixReductionsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixReductions"),
+    "CooperativeMatrixConversionsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixConversions"),
+    "CooperativeMatrixPerElementOperationsNV": Need("VK_NV_cooperative_matrix2",
+                                                    "cooperativeMatrixPerElementOperations"),
+    "TensorAddressingNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixTensorAddressing"),
+    "CooperativeMatrixTensorAddressingNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixTensorAddressing"),
+    "CooperativeMatrixBlockLoadsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixBlockLoads"),
+    **{cap: Need(subgroup_op=bit) for cap, bit in SUBGROUP.items()},
+}
+EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implied by a capability above)
+    "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
+    "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
+}
+
+
+def requirements(capabilities: list[str], spirv_extensions: list[str] = ()) -> tuple[set[str], set[str], int]:
+    """(device extensions, feature names, subgroup operation bits) a module needs.
+
+    Raises DeviceFeatureError for a capability coopdsl's runtime does not know
+    how to enable.
+    """
+    exts, feats, ops = set(), set(), 0
+    for cap in capabilities:
+        if cap in ALWAYS:
+            continue
+        need = CAPABILITIES.get(cap)
+        if need is None:
+            raise DeviceFeatureError(f"the module needs SPIR-V capability {cap}, which the coopdsl runtime "
+                                     f"does not know how to enable")
+        if need.extension:
+            exts.add(need.extension)
+        if need.feature:
+            feats.add(need.feature)
+        ops |= need.subgroup_op
+    for e in spirv_extensions:
+        if e in EXTENSION_FOR_SPIRV:
+            exts.add(EXTENSION_FOR_SPIRV[e])
+    return exts, feats, ops
+
+
+def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
+                    capabilities: list[str], spirv_extensions: list[str] = ()) -> None:
+    """Raise DeviceFeatureError naming everything the device lacks for these capabilities."""
+    exts, feats, ops = requirements(capabilities, spirv_extensions)
+    missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]
+    missing += [f"feature {f}" for f in sorted(feats) if not features.get(f)]
+    if ops & ~subgroup_ops:
+        missing.append(f"subgroup operations 0x{ops & ~subgroup_ops:x}")
+    if missing:
+        caps = ", ".join(c for c in capabilities if c not in ALWAYS)
+        raise DeviceFeatureError(f"{device_name} cannot run this module (capabilities: {caps}); missing: "
+                                 + ", ".join(missing))
