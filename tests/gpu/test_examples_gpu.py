@@ -20,7 +20,7 @@ def device():
         infos = runtime.list_devices()
     except Exception as e:  # no loader or no driver
         pytest.skip(f"no Vulkan: {e}")
-    if not any(i.coopmat_configs for i in infos):
+    if not any(i.has_coopmat for i in infos):
         pytest.skip("no Vulkan device with VK_KHR_cooperative_matrix")
     return runtime.Device()
 
