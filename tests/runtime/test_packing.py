@@ -1,0 +1,89 @@
+"""Runtime pieces that need no device: packing, argument checks, capability mapping, struct layouts."""
+
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+from coopdsl.runtime import LaunchError, pack_push, pack_spec, vk
+from coopdsl.runtime.features import DeviceFeatureError, check_supported, requirements
+from coopdsl.runtime.launch import check_array
+
+REFL = {
+    "spec_constants": [{"id": 3, "name": "K", "type": "u32", "default": 16},
+                       {"id": 0, "name": "SCALE", "type": "f32", "default": 1.5},
+                       {"id": 7, "name": "FLAG", "type": "bool", "default": False}],
+    "push_constants": {"size": 24, "members": [{"name": "n", "offset": 0, "type": "u32", "size": 4},
+                                               {"name": "alpha", "offset": 4, "type": "f32", "size": 4},
+                                               {"name": "p", "offset": 8, "type": "ptr", "size": 8},
+                                               {"name": "h", "offset": 16, "type": "f16", "size": 2}]},
+}
+
+
+def test_spec_constants_pack_defaults_and_overrides():
+    data, entries = pack_spec(REFL, {"K": 64, "FLAG": True})
+    assert entries == [(3, 0, 4), (0, 4, 4), (7, 8, 4)]
+    assert struct.unpack("<IfI", data) == (64, 1.5, 1)
+
+
+def test_unknown_spec_constant_is_named():
+    with pytest.raises(LaunchError, match=r"unknown specialization constant\(s\) \['Q'\]"):
+        pack_spec(REFL, {"Q": 1})
+    with pytest.raises(LaunchError, match="K \\(u32\\) cannot be -1"):
+        pack_spec(REFL, {"K": -1})
+
+
+def test_push_constants_pack_at_their_offsets():
+    raw = pack_push(REFL, {"n": 7, "alpha": 2.0, "p": 0x1122334455667788, "h": 0.5})
+    assert len(raw) == 24
+    assert struct.unpack_from("<IfQe", raw) == (7, 2.0, 0x1122334455667788, 0.5)
+
+
+def test_missing_push_constant():
+    with pytest.raises(LaunchError, match="missing push constant 'alpha' \\(f32\\)"):
+        pack_push(REFL, {"n": 1, "p": 0, "h": 0.0})
+
+
+def test_array_checks():
+    b = {"name": "a", "element_type": "f16", "components": 1}
+    assert check_array(b, np.zeros(4, np.float16)).dtype == np.float16
+    with pytest.raises(LaunchError, match="holds f16; got a float32 array"):
+        check_array(b, np.zeros(4, np.float32))
+    with pytest.raises(LaunchError, match="needs a numpy array"):
+        check_array(b, [1, 2])
+    with pytest.raises(LaunchError, match="C-contiguous"):
+        check_array(b, np.zeros((4, 4), np.float16)[:, ::2])
+    vec = {"name": "v", "element_type": "u32", "components": 4}
+    assert check_array(vec, np.zeros(64, np.float16)).nbytes == 128  # uvec4 view of f16 data
+    with pytest.raises(LaunchError, match="16-byte elements"):
+        check_array(vec, np.zeros(3, np.float16))
+
+
+def test_capabilities_map_to_extensions_and_features():
+    exts, feats, ops = requirements(["Shader", "Float16", "StorageBuffer16BitAccess", "VulkanMemoryModel",
+                                     "CooperativeMatrixKHR", "GroupNonUniformArithmetic"])
+    assert exts == {"VK_KHR_cooperative_matrix"}
+    assert feats == {"shaderFloat16", "storageBuffer16BitAccess", "vulkanMemoryModel", "cooperativeMatrix"}
+    assert ops == 0x4
+
+
+def test_missing_feature_is_reported_before_dispatch():
+    with pytest.raises(DeviceFeatureError, match="missing: extension VK_KHR_cooperative_matrix, "
+                                                 "feature cooperativeMatrix"):
+        check_supported("llvmpipe", ["VK_KHR_8bit_storage"], {"shaderFloat16": True}, 0xFF,
+                        ["Shader", "Float16", "CooperativeMatrixKHR"])
+    with pytest.raises(DeviceFeatureError, match="does not know how to enable"):
+        requirements(["Shader", "RayQueryKHR"])
+
+
+def test_struct_layouts_match_the_registry():
+    # sizes from vulkan_core.h on LP64
+    assert ctypes.sizeof(vk.PhysicalDeviceLimits) == 504
+    assert ctypes.sizeof(vk.PhysicalDeviceProperties) == 824
+    assert vk.PhysicalDeviceLimits.timestampPeriod.offset == 424
+    assert ctypes.sizeof(vk.CoopMatPropertiesKHR) == 56
+    assert ctypes.sizeof(vk.WriteDescriptorSet) == 64
+    assert ctypes.sizeof(vk.ComputePipelineCreateInfo) == 96
+    assert len(vk.Vulkan12Features.BOOLS) == 47 and len(vk.Vulkan13Features.BOOLS) == 15
+    assert len(vk.FEATURES_1_0) == 55
