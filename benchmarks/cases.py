@@ -52,6 +52,43 @@ def gemm_khr(size, rng, device=None) -> Result:
     return Result("gemm_khr.py", "gemm", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
+def to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bf16 bit patterns (uint16), round to nearest even."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b: np.ndarray) -> np.ndarray:
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_gemm(size, rng, device=None) -> Result:
+    M, N, K = size
+    k = load_example("bf16_gemm.py")["gemm_bf16"]
+    a = to_bf16_bits(rng.uniform(-1, 1, (M, K)).astype(np.float32))
+    b = to_bf16_bits(rng.uniform(-1, 1, (K, N)).astype(np.float32))
+    c = np.zeros((M, N), np.float32)
+    k.launch((N // 16, M // 16, 1), a, b, c, M=M, N=N, K=K, device=device)
+    ref = from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64)
+    abs_err, rel_err = _rel(c, ref)
+    tol = 1e-3 * np.sqrt(K)
+    return Result("bf16_gemm.py", "gemm_bf16", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
+def int8_gemm(size, rng, device=None) -> Result:
+    M, N, K = size
+    k = load_example("int8_gemm.py")["gemm_s8"]
+    a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+    b = rng.integers(-128, 128, (K, N), dtype=np.int8)
+    c = np.zeros((M, N), np.int32)
+    k.launch((N // 16, M // 16, 1), a, b, c, M=M, N=N, K=K, device=device)
+    ref = a.astype(np.int64) @ b.astype(np.int64)
+    abs_err, rel_err = _rel(c, ref)
+    return Result("int8_gemm.py", "gemm_s8", size, abs_err, rel_err, "exact", abs_err == 0)
+
+
 CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
+    "bf16_gemm": (bf16_gemm, [(16, 16, 16), (128, 64, 96), (512, 512, 512), (1024, 768, 1024)]),
+    "int8_gemm": (int8_gemm, [(16, 16, 32), (64, 48, 96), (512, 512, 512), (1024, 1024, 2048)]),
 }

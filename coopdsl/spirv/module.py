@@ -215,9 +215,11 @@ class ModuleBuilder:
                 # Vulkan has no OpenCL (Kernel) capabilities: take the first shader-side one.
                 shader_side = [c for c in group if "Kernel" not in _closure([c])]
                 caps.append((shader_side or group)[0])
-        implied = _closure(caps, include_self=False)
-        kept = {c for c in caps if c not in implied or c in self._caps}
-        return sorted(kept, key=lambda c: (ENUMS["Capability"][c][0], c))
+        # Declare implied capabilities too (as glslang does), so a host enabling
+        # device features from the capability list sees every one; only what
+        # Shader itself implies (Matrix) is left implicit.
+        full = _closure(caps) - _closure(["Shader"], include_self=False) if "Shader" in caps else _closure(caps)
+        return sorted(full, key=lambda c: (ENUMS["Capability"][c][0], c))
 
     def resolved_extensions(self, caps: list[str]) -> list[str]:
         exts = list(self._exts)
