@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Block, Const, Function, Module, Op, Value
+from ..ir.core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
 from ..ir.ops import OPS
 
 
@@ -53,6 +53,10 @@ class Emitter:
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
         if kind not in OPS:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
+        if _spec_foldable(kind, type, operands, attrs):
+            # integer/bool arithmetic on specialization constants stays a constant
+            # (OpSpecConstantOp), so it can size types and arrays.
+            return self.module.spec_op(kind, type, operands)
         op = Op(kind, type, operands, self.loc, **attrs)
         if self.block is not None:
             op.block = self.block
@@ -88,3 +92,18 @@ def _int_range(t: T.ScalarType) -> tuple[int, int]:
     if t.signed:
         return -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
     return 0, (1 << t.width) - 1
+
+
+SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",
+                 "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "select"}
+
+
+def _spec_foldable(kind, type, operands, attrs) -> bool:
+    """SPIR-V allows these opcodes in OpSpecConstantOp for shaders (integers and bools only)."""
+    if kind not in SPEC_FOLDABLE or attrs or not isinstance(type, T.ScalarType) or type.kind == "float":
+        return False
+    if not all(isinstance(v, (Const, SpecConst, SpecOp)) for v in operands):
+        return False
+    if any(isinstance(T.elem_of(v.type), T.ScalarType) and v.type.kind == "float" for v in operands):
+        return False
+    return any(isinstance(v, (SpecConst, SpecOp)) for v in operands)

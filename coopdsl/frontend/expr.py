@@ -8,7 +8,7 @@ import types as py_types
 
 from ..errors import (ArgumentError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
 from ..ir import types as T
-from ..ir.core import SpecConst, Value
+from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..lang import builtins as B
 from ..lang.types import CoopMatFamily
 from . import arith
@@ -194,11 +194,14 @@ def _is_type_family(obj) -> bool:
 
 
 def _type_param(cg, p):
-    if isinstance(p, SpecConst):
+    if isinstance(p, (SpecConst, SpecOp)):
         if p.type.kind != "int":
-            raise TypeMismatchError(f"specialization constant '{p.name}' used as a dimension must be an integer",
+            name = p.name if isinstance(p, SpecConst) else str(p.sym)
+            raise TypeMismatchError(f"specialization constant '{name}' used as a dimension must be an integer",
                                     cg.em.loc)
-        return T.SymDim("spec", (p.spec_id, p.name, p.type.name, p.default))
+        return dim_of(p)
+    if isinstance(p, Const) and isinstance(p.value, int):
+        return p.value
     if isinstance(p, Value):
         raise TypeMismatchError(
             "type parameters must be compile-time constants or specialization constants, not runtime values",

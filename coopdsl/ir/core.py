@@ -57,6 +57,20 @@ class SpecConst(Value):
         self.default = default
 
 
+class SpecOp(Value):
+    """A module-level constant computed from specialization constants (OpSpecConstantOp).
+
+    ``kind`` is an IR op kind (``mul``, ``add``, ``lt`` ...); ``sym`` is the
+    symbolic dimension it stands for when used as a type parameter.
+    """
+
+    def __init__(self, kind: str, type: Type, operands: list[Value], sym):
+        super().__init__(type)
+        self.kind = kind
+        self.operands = list(operands)
+        self.sym = sym
+
+
 class GlobalVar(Value):
     """A module-scope variable; ``type`` is a PointerType.
 
@@ -166,6 +180,7 @@ class Module:
     functions: list[Function] = field(default_factory=list)
     globals: list[GlobalVar] = field(default_factory=list)
     spec_consts: list[SpecConst] = field(default_factory=list)
+    spec_ops: list[SpecOp] = field(default_factory=list)
     _consts: dict = field(default_factory=dict)
     source_file: str = ""
 
@@ -177,6 +192,24 @@ class Module:
             c = self._consts[key] = Const(type, value)
         return c
 
+    def spec_op(self, kind: str, type: Type, operands: list[Value]) -> SpecOp:
+        """The (unique) OpSpecConstantOp computing ``kind`` over constant ``operands``."""
+        from .types import SymDim
+
+        sym = SymDim(kind, tuple(dim_of(v) for v in operands))
+        for op in self.spec_ops:
+            if op.sym == sym and op.type == type:
+                return op
+        op = SpecOp(kind, type, operands, sym)
+        self.spec_ops.append(op)
+        return op
+
+    def symbolic_value(self, sym) -> Value:
+        """The module value a symbolic dimension stands for."""
+        if sym.op == "spec":
+            return next(s for s in self.spec_consts if s.spec_id == sym.args[0])
+        return next(o for o in self.spec_ops if o.sym == sym)
+
     @property
     def entry(self) -> Function:
         return next(f for f in self.functions if f.is_entry)
@@ -187,3 +220,16 @@ def _const_key(value: Any) -> Any:
     if isinstance(value, float):
         return ("f", value.hex())
     return (type(value).__name__, value)
+
+
+def dim_of(v: Value):
+    """A constant-like value as a Dim: an int, or a SymDim for spec constants and spec ops."""
+    from .types import SymDim
+
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, SpecConst):
+        return SymDim("spec", (v.spec_id, v.name, v.type.name, v.default))
+    if isinstance(v, SpecOp):
+        return v.sym
+    raise TypeError(f"{v!r} is not a constant")

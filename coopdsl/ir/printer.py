@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .core import Block, Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, Value
+from .core import Block, Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp, Value
 
 
 class _Names:
@@ -13,6 +13,10 @@ class _Names:
         if isinstance(v, Const):
             return f"{v.value!r}:{v.type}"
         if isinstance(v, (SpecConst, GlobalVar, Param)):
+            return f"@{v.name}"
+        if isinstance(v, SpecOp):
+            return f"@({v.sym})"
+        if False:
             return f"@{v.name}"
         key = id(v)
         if key not in self.names:

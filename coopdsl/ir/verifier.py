@@ -8,7 +8,7 @@ the user line whose op broke the invariant.
 from __future__ import annotations
 
 from ..errors import InternalCompilerError
-from .core import Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst
+from .core import Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp
 from .ops import OPS
 
 
@@ -52,7 +52,7 @@ def _verify_op(op: Op, defined: set[int]) -> None:
     if d.operands is not None and len(op.operands) != d.operands and op.kind != "return":
         raise InternalCompilerError(f"{op.kind} takes {d.operands} operands, has {len(op.operands)}", op.loc)
     for v in op.operands:
-        if isinstance(v, (Const, SpecConst, GlobalVar, Param)):
+        if isinstance(v, (Const, SpecConst, SpecOp, GlobalVar, Param)):
             continue
         if not isinstance(v, Op) or id(v) not in defined:
             raise InternalCompilerError(f"{op.kind} uses a value not defined in its function", op.loc)

@@ -91,6 +91,14 @@ def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> 
     elif kind == "LiteralString":
         _check(isinstance(value, str), opname, kind, value)
         words.extend(string_words(value))
+    elif kind == "LiteralSpecConstantOpInteger":
+        # the opcode of the operation; its operand ids follow (not described by the grammar)
+        _check(isinstance(value, int), opname, kind, value)
+        words.append(value)
+        while values:
+            operand = values.pop(0)
+            _check(isinstance(operand, int) and operand > 0, opname, "IdRef", operand)
+            words.append(operand)
     elif kind == "LiteralContextDependentNumber":
         _check(isinstance(value, (list, tuple)), opname, kind, value)
         words.extend(value)

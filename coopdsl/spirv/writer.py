@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
-from ..ir.core import Const, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, Value
+from ..ir.core import Const, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp, Value
 from .module import ModuleBuilder
 
 # (float, signed int, unsigned int) opcode per IR op
@@ -86,11 +86,10 @@ class Writer:
         return self.ids[key]
 
     def _symbolic(self, d: T.SymDim) -> int:
-        if d.op == "spec":
-            for s in self.m.spec_consts:
-                if s.spec_id == d.args[0]:
-                    return self.ids[id(s)]
-        raise InternalCompilerError(f"cannot lower symbolic dimension {d}")
+        try:
+            return self.ids[id(self.m.symbolic_value(d))]
+        except (StopIteration, KeyError):
+            raise InternalCompilerError(f"cannot lower symbolic dimension {d}") from None
 
     def _global(self, g: GlobalVar) -> None:
         b = self.b
@@ -121,6 +120,25 @@ class Writer:
                 b.emit("global", "OpSpecConstant", tid, sid, scalar_words(s.type, s.default))
             b.emit("annotation", "OpDecorate", sid, "SpecId", s.spec_id)
             b.emit("debug_name", "OpName", sid, s.name)
+        for op in self.m.spec_ops:
+            self._spec_op(op)
+
+    def _spec_op(self, op: SpecOp) -> None:
+        """OpSpecConstantOp: the opcode literal is the instruction the op would lower to."""
+        from .grammar import opcode
+
+        b = self.b
+        args = [self.id(v) for v in op.operands]
+        src = op.operands[0].type
+        if op.kind in BOOL_OPS and T.elem_of(src) == T.boolean:
+            name = BOOL_OPS[op.kind]
+        elif op.kind == "select":
+            name = "OpSelect"
+        else:
+            name = ARITH[op.kind][_family(src)]
+        rid = b.new_id()
+        self.ids[id(op)] = rid
+        b.emit("global", "OpSpecConstantOp", b.type_id(op.type), rid, opcode(name), *args)
 
     # -- module ---------------------------------------------------------------------
     def write(self) -> list[int]:
@@ -129,6 +147,8 @@ class Writer:
         b.capability("VulkanMemoryModel")
         b.emit("memory_model", "OpMemoryModel", "Logical", "Vulkan")
         self._spec_consts()
+        # LocalSizeId operands must be defined before any Workgroup-scope matrix type.
+        wg_ids = self._workgroup_size_ids()
         for g in self.m.globals:  # every parameter gets its binding, used or not
             if g.role in ("buffer", "push"):
                 self.id(g)
@@ -143,17 +163,17 @@ class Writer:
         else:
             interface = [self.ids[id(g)] for g in self.used_globals if g.type.storage in ("Input", "Output")]
         b.emit("entry_point", "OpEntryPoint", "GLCompute", entry_id, entry.name, *interface)
-        self._workgroup_size(entry_id)
+        if wg_ids is None:
+            b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *self.m.workgroup_size)
+        else:
+            b.emit("execution_mode", "OpExecutionModeId", entry_id, "LocalSizeId", *wg_ids)
         return b.finish()
 
-    def _workgroup_size(self, entry_id: int) -> None:
-        b = self.b
+    def _workgroup_size_ids(self) -> list[int] | None:
         size = self.m.workgroup_size
         if all(isinstance(s, int) for s in size):
-            b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *size)
-        else:
-            ids = [self.id(s) if isinstance(s, Value) else b.const_id(T.u32, s) for s in size]
-            b.emit("execution_mode", "OpExecutionModeId", entry_id, "LocalSizeId", *ids)
+            return None
+        return [self.id(s) if isinstance(s, Value) else self.b.const_id(T.u32, s) for s in size]
 
     def _function(self, f) -> int:
         b = self.b
