@@ -10,7 +10,9 @@ from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompiler
                      UnsupportedSyntaxError, ValidationError)
 from .kernel import Kernel, kernel
 from .lang.builtins import BUILTIN_VARS, barrier, muladd, static_range
-from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, MatA, MatB, Push, RowMajor, Spec, Subgroup,
+from .lang.memory import control_barrier, local_array, memory_barrier, shared
+from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
+                         QueueFamily, RowMajor, Spec, Subgroup,
                          UseA, UseAcc, UseB, Workgroup, bf16, boolean, e4m3, e5m2, f16, f32, f64, i8,
                          i16, i32, i64, u8, u16, u32, u64, vec2, vec3, vec4)
 
@@ -33,9 +35,10 @@ __all__ = [
     "e4m3", "e5m2", "vec2", "vec3", "vec4", "MatA", "MatB", "Acc", "CoopMat",
     "Buffer", "Spec", "Push",
     # enumerants
-    "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "UseA", "UseB", "UseAcc",
+    "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
+    "UseA", "UseB", "UseAcc",
     # builtins
-    "muladd", "barrier", "static_range",
+    "muladd", "barrier", "static_range", "shared", "local_array", "control_barrier", "memory_barrier",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # errors

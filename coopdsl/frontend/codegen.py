@@ -125,6 +125,10 @@ class CodeGen:
     def assign(self, name: str, value) -> None:
         if isinstance(value, BuiltinVar):
             value = self.as_runtime(value)
+        if isinstance(value, BufferRef) and value.storage == "Workgroup" and value.name.startswith("shared"):
+            value.name = value.var.name = name  # name shared arrays after their variable
+        elif isinstance(value, BufferRef) and value.storage == "Function" and value.name == "local":
+            value.name = name
         self.ssa.write(name, self.em.block, value)
 
     # -- helpers builtins use -------------------------------------------------------------
@@ -161,7 +165,7 @@ class CodeGen:
         if isinstance(v, Value):
             return f"a runtime {v.type}"
         if isinstance(v, BufferRef):
-            return f"buffer '{v.name}'"
+            return f"{v.kind} '{v.name}'"
         return f"{type(v).__name__} {v!r}"
 
     def load_builtin(self, b: BuiltinVar) -> Value:
@@ -179,9 +183,20 @@ class CodeGen:
         return g
 
     def element_pointer(self, buf: BufferRef, index) -> Value:
-        idx = self.as_index(index, "a buffer index")
-        return self.em.op("access", T.PointerType(buf.elem, buf.storage),
-                          [buf.var, self.em.const(T.u32, 0), idx])
+        idx = self.as_index(index, f"a {buf.kind} index")
+        prefix = [self.em.const(T.u32, i) for i in buf.prefix]
+        return self.em.op("access", T.PointerType(buf.elem, buf.storage), [buf.var, *prefix, idx])
+
+    def function_variable(self, ptr: T.PointerType):
+        """An OpVariable in Function storage; SPIR-V wants these first in the entry block."""
+        from ..ir.core import Op
+
+        entry = self.em.func.entry
+        op = Op("variable", ptr, [], self.em.loc)
+        op.block = entry
+        at = sum(1 for o in entry.ops if o.kind == "variable")
+        entry.ops.insert(at, op)
+        return op
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)

@@ -223,10 +223,17 @@ def _value_index(cg, base: Value, index):
             if index < 0:
                 raise TypeMismatchError("a matrix element index must not be negative", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
-        raise TypeMismatchError(
-            "a cooperative-matrix element index must be a compile-time integer here (m[i] with i < m.length())",
-            cg.em.loc)
+        ptr = _spill_element(cg, base, index)
+        return cg.em.op("load", t.elem, [ptr])
     raise TypeMismatchError(f"a {t} value cannot be indexed", cg.em.loc)
+
+
+def _spill_element(cg, m: Value, index):
+    """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
+    var = cg.function_variable(T.PointerType(m.type, "Function"))
+    cg.em.op("store", T.void, [var, m])
+    idx = cg.as_index(index, "a matrix element index")
+    return cg.em.op("access", T.PointerType(m.type.elem, "Function"), [var, idx])
 
 
 def store_subscript(cg, target: ast.Subscript, value) -> None:
@@ -238,7 +245,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
             value = cg.em.literal(value, base.elem)
         if not isinstance(value, Value) or value.type != base.elem:
             raise TypeMismatchError(
-                f"cannot store {cg.describe(value)} into buffer '{base.name}' of {base.elem}; convert it first",
+                f"cannot store {cg.describe(value)} into {base.kind} '{base.name}' of {base.elem}; convert it first",
                 cg.src.loc(target))
         ptr = cg.element_pointer(base, index)
         cg.note_buffer_write(base)
@@ -246,14 +253,25 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
         return
     if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
             isinstance(base.type, (T.VectorType, T.CoopMatType)):
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise TypeMismatchError("element assignment needs a compile-time non-negative index", cg.em.loc)
         elem = base.type.elem
         if arith.is_number(value):
             value = cg.em.literal(value, elem)
         if not isinstance(value, Value) or value.type != elem:
             raise TypeMismatchError(f"cannot store {cg.describe(value)} into an element of {base.type}", cg.em.loc)
-        cg.assign(target.value.id, cg.em.op("insert", base.type, [value, base], index=index))
+        index = cg.as_operand(index)
+        if isinstance(index, int) and not isinstance(index, bool):
+            if index < 0 or isinstance(base.type, T.VectorType) and index >= base.type.count:
+                raise TypeMismatchError(f"element index {index} is out of range for {base.type}", cg.em.loc)
+            cg.assign(target.value.id, cg.em.op("insert", base.type, [value, base], index=index))
+            return
+        if isinstance(base.type, T.VectorType):
+            idx = cg.as_index(index, "a vector index")
+            cg.assign(target.value.id, cg.em.op("insert_dyn", base.type, [base, value, idx]))
+            return
+        # runtime index into a matrix: through a Function variable, as glslang does
+        ptr = _spill_element(cg, base, index)
+        cg.em.op("store", T.void, [ptr, value])
+        cg.assign(target.value.id, cg.em.op("load", base.type, [ptr.operands[0]]))
         return
     raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
 

@@ -10,12 +10,24 @@ from ..ir.core import GlobalVar
 
 @dataclass
 class BufferRef:
-    """A storage-buffer kernel parameter: indexing it loads/stores elements."""
+    """Memory that kernels index element by element: a storage buffer parameter,
+    a shared (Workgroup) array, or a function-local array.
+
+    ``prefix`` is the access-chain indices that lead from ``var`` to the array
+    (``(0,)`` for a buffer's ``{ elem data[]; }`` block, ``()`` for arrays).
+    """
 
     name: str
-    var: GlobalVar  # pointer to the Block struct { elem data[]; }
+    var: object  # GlobalVar, or the 'variable' op of a local array
     elem: T.Type
     storage: str = "StorageBuffer"
+    prefix: tuple = (0,)
+    length: object = None  # element count of fixed-size arrays (int or SymDim)
+
+    @property
+    def kind(self) -> str:
+        return {"StorageBuffer": "buffer", "Workgroup": "shared array", "Function": "local array"}.get(
+            self.storage, "memory")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ OPS: dict[str, OpDef] = {
     "extract": OpDef(1, doc="composite extract; attrs: index"),
     "extract_dyn": OpDef(2, doc="vector component at a runtime index"),
     "insert": OpDef(2, doc="composite insert (object, composite); attrs: index"),
+    "insert_dyn": OpDef(3, doc="vector with the component at a runtime index replaced (vector, value, index)"),
     "construct": OpDef(None, doc="vector from components"),
     "splat": OpDef(1, doc="cooperative matrix or vector with every component = operand"),
     "access": OpDef(None, doc="pointer to an element: base pointer, then indices"),

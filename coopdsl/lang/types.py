@@ -31,8 +31,12 @@ class Enumerant:
 
 RowMajor = Enumerant("CooperativeMatrixLayout", "RowMajorKHR", 0)
 ColumnMajor = Enumerant("CooperativeMatrixLayout", "ColumnMajorKHR", 1)
+CrossDevice = Enumerant("Scope", "CrossDevice", 0)
+Device = Enumerant("Scope", "Device", 1)
 Workgroup = Enumerant("Scope", "Workgroup", 2)
 Subgroup = Enumerant("Scope", "Subgroup", 3)
+Invocation = Enumerant("Scope", "Invocation", 4)
+QueueFamily = Enumerant("Scope", "QueueFamily", 5)
 UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0)
 UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1)
 UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2)

@@ -35,7 +35,7 @@ GLSL_MINMAX = {"min": ("FMin", "SMin", "UMin"), "max": ("FMax", "SMax", "UMax")}
 SIMPLE = {
     "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
     "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct", "access": "OpAccessChain",
-    "extract_dyn": "OpVectorExtractDynamic",
+    "extract_dyn": "OpVectorExtractDynamic", "insert_dyn": "OpVectorInsertDynamic",
 }
 
 
@@ -344,13 +344,35 @@ def _barrier(w, op, ty, rid, args):
     from .grammar import enum_value
 
     sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
-    w.emit("OpControlBarrier", w.b.const_id(T.u32, enum_value("Scope", op.attrs["exec_scope"])),
-           w.b.const_id(T.u32, enum_value("Scope", op.attrs["mem_scope"])), w.b.const_id(T.u32, sem))
+    w.emit("OpControlBarrier", scope_id(w, op.attrs["exec_scope"]), scope_id(w, op.attrs["mem_scope"]),
+           w.b.const_id(T.u32, sem))
+
+
+@lowering("memory_barrier")
+def _memory_barrier(w, op, ty, rid, args):
+    from .grammar import enum_value
+
+    sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
+    w.emit("OpMemoryBarrier", scope_id(w, op.attrs["mem_scope"]), w.b.const_id(T.u32, sem))
+
+
+@lowering("variable")
+def _variable(w, op, ty, rid, args):
+    w.emit("OpVariable", ty, rid, "Function")
 
 
 @lowering("call")
 def _call(w, op, ty, rid, args):
     w.emit("OpFunctionCall", ty, rid, w.ids[id(op.attrs["func"])], *args)
+
+
+def scope_id(w, name: str) -> int:
+    """The id of a Scope constant; Device scope under the Vulkan memory model needs its capability."""
+    from .grammar import enum_value
+
+    if name == "Device":
+        w.b.capability("VulkanMemoryModelDeviceScope")
+    return w.b.const_id(T.u32, enum_value("Scope", name))
 
 
 def _glsl(name: str) -> int:

@@ -1,0 +1,108 @@
+"""Kernel-declared memory: shared (workgroup) arrays, local arrays, and barriers."""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..frontend.values import BufferRef
+from ..ir import types as T
+from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
+from ..ir.ops import OpDef, register_op
+from .builtins import bind_args, builtin
+from .types import Enumerant
+
+register_op("variable", OpDef(0, pure=False, doc="OpVariable Function (placed first in the entry block)"))
+
+
+def _array_params(cg, b, args, kwargs):
+    p = bind_args(cg, b, args, kwargs, ["elem", "length"], 2)
+    elem, length = p["elem"], p["length"]
+    if isinstance(elem, T.CoopMatType):
+        raise TypeMismatchError(
+            f"{b.name}: cooperative matrices may only live in Function or Private memory "
+            f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
+    if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
+        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {elem!r}",
+                                cg.em.loc)
+    if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
+        length = dim_of(length)
+    elif isinstance(length, bool) or not isinstance(length, int):
+        raise TypeMismatchError(f"{b.name}: the length must be a compile-time int or an integer Spec constant, "
+                                f"got {cg.describe(length)}", cg.em.loc)
+    if isinstance(length, int) and length <= 0:
+        raise ArgumentError(f"{b.name}: the length must be positive, got {length}", cg.em.loc)
+    return elem, length
+
+
+@builtin("(elem, length)")
+def shared(cg, args, kwargs):
+    """A workgroup-shared array of ``length`` elements of ``elem`` (GLSL ``shared``).
+
+    ``elem`` is a scalar or vector type (e.g. ``vec4[u32]`` to stage 128-bit
+    loads); ``length`` a compile-time int or an integer ``Spec`` constant.
+    Index it like a buffer; cooperative matrices load from / store to it with
+    ``stride`` and offset counted in ``elem`` units.  Declares an OpVariable in
+    the Workgroup storage class.
+    """
+    elem, length = _array_params(cg, shared, args, kwargs)
+    n = sum(1 for g in cg.module.globals if g.role == "shared")
+    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Workgroup"), f"shared{n}", "shared")
+    cg.module.globals.append(var)
+    return BufferRef(var.name, var, elem, "Workgroup", (), length)
+
+
+@builtin("(elem, length)")
+def local_array(cg, args, kwargs):
+    """A per-invocation array of ``length`` elements of ``elem`` (OpVariable Function).
+
+    ``length`` is a compile-time int or an integer ``Spec`` constant; indices
+    may be runtime values.
+    """
+    elem, length = _array_params(cg, local_array, args, kwargs)
+    ptr = T.PointerType(T.ArrayType(elem, length), "Function")
+    var = cg.function_variable(ptr)
+    return BufferRef("local", var, elem, "Function", (), length)
+
+
+SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "UniformMemory",
+             "WorkgroupMemory", "ImageMemory", "OutputMemory", "MakeAvailable", "MakeVisible", "Volatile")
+
+
+def _scope(cg, v, what: str) -> str:
+    if not isinstance(v, Enumerant) or v.kind != "Scope":
+        raise ArgumentError(f"{what} must be a scope (coopdsl.Device, Workgroup, Subgroup, Invocation, "
+                            f"QueueFamily), got {cg.describe(v)}", cg.em.loc)
+    return v.name
+
+
+def _semantics(cg, v) -> tuple[str, ...]:
+    names = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
+    if not names or any(n not in SEMANTICS for n in names):
+        raise ArgumentError(f"semantics must be names from {', '.join(SEMANTICS)} (a string or a tuple), "
+                            f"got {v!r}", cg.em.loc)
+    order = [n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")]
+    if len(order) > 1:
+        raise ArgumentError(f"semantics may name at most one ordering, got {', '.join(order)}", cg.em.loc)
+    return names
+
+
+@builtin("(execution, memory, semantics)")
+def control_barrier(cg, args, kwargs):
+    """OpControlBarrier with explicit execution scope, memory scope and semantics.
+
+    ``cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))``
+    is GLSL's ``barrier()``.
+    """
+    p = bind_args(cg, control_barrier, args, kwargs, ["execution", "memory", "semantics"], 3)
+    cg.em.op("barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
+             mem_scope=_scope(cg, p["memory"], "memory"), semantics=_semantics(cg, p["semantics"]))
+
+
+register_op("memory_barrier", OpDef(0, pure=False, doc="OpMemoryBarrier; attrs: mem_scope, semantics"))
+
+
+@builtin("(memory, semantics)")
+def memory_barrier(cg, args, kwargs):
+    """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))``."""
+    p = bind_args(cg, memory_barrier, args, kwargs, ["memory", "semantics"], 2)
+    cg.em.op("memory_barrier", T.void, [], mem_scope=_scope(cg, p["memory"], "memory"),
+             semantics=_semantics(cg, p["semantics"]))

@@ -1,0 +1,94 @@
+"""Shared (workgroup) arrays, local arrays, dynamic element access, barriers."""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, TypeMismatchError, f16, f32, u32, vec4
+
+from ..conftest import compile_checked, expect_error
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def staged(a: cd.Buffer[vec4[u32]], c: cd.Buffer[f32], N: cd.Spec[u32] = 64):
+    tile = cd.shared(vec4[u32], N * 2)
+    i = cd.local_invocation_index
+    tile[i] = a[i]
+    cd.barrier()
+    # f16 matrices read from uvec4 storage: stride and offset count uvec4s (2 per 16-wide f16 row)
+    ta = MatA[f16, 16, 16].load(tile, 0, stride=2)
+    tb = MatB[f16, 16, 16].load(tile, 32, stride=2, layout=cd.ColumnMajor)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))
+    cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))
+    acc.store(c, 0, stride=16)
+
+
+def test_shared_memory_staging_for_cooperative_matrices():
+    compile_checked(staged, r"%tile = OpVariable %_ptr_Workgroup_\w+ Workgroup",
+                    r"OpSpecConstantOp %uint IMul %N %uint_2", r"OpTypeArray %v4uint %\w+",
+                    r"OpAccessChain %_ptr_Workgroup_v4uint %tile",
+                    r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_0 %uint_2",
+                    r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_1 %uint_2",
+                    r"OpControlBarrier %uint_2 %uint_2 %uint_264", r"OpMemoryBarrier %uint_1 %uint_72",
+                    r"OpCapability VulkanMemoryModelDeviceScope")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def locals_and_elements(c: cd.Buffer[f32], n: u32):
+    arr = cd.local_array(f32, 8)
+    for j in range(8):
+        arr[j] = f32(j)
+    acc = Acc[f32, 16, 16].splat(1.0)
+    for j in range(acc.length()):
+        acc[j] = acc[j] * arr[j % 8]
+    v = cd.vec4[f32](1.0, 2.0, 3.0, 4.0)
+    v[n % 4] = 0.0
+    c[0] = acc[n] + v.x
+    acc.store(c, 16, stride=16)
+
+
+def test_local_arrays_and_runtime_element_indices():
+    text = compile_checked(locals_and_elements, r"OpVariable %_ptr_Function__arr_float_uint_8 Function",
+                           r"OpAccessChain %_ptr_Function_float", r"OpVectorInsertDynamic",
+                           r"OpCooperativeMatrixLengthKHR")
+    first_label = text.index("OpLabel")
+    assert text.index("Function\n", first_label) < text.index("OpAccessChain", first_label)
+
+
+@cd.kernel
+def k_shared_matrix(c: cd.Buffer[f32]):
+    t = cd.shared(Acc[f32, 16, 16], 4)  # E:sharedmat
+
+
+def test_no_matrices_in_shared_memory():
+    expect_error(k_shared_matrix, TypeMismatchError, "cooperative matrices may only live in Function or Private",
+                 "# E:sharedmat", 9)
+
+
+@cd.kernel
+def k_shared_float_index(c: cd.Buffer[f32]):
+    t = cd.shared(f32, 64)
+    t[1.5] = 0.0  # E:sharedidx
+
+
+def test_shared_index_must_be_integer():
+    expect_error(k_shared_float_index, TypeMismatchError, "a shared array index must be an integer", "# E:sharedidx",
+                 5)
+
+
+@cd.kernel
+def k_shared_store_type(c: cd.Buffer[f32]):
+    t = cd.shared(f16, 64)
+    t[0] = c[0]  # E:sharedstore
+
+
+def test_shared_store_type():
+    expect_error(k_shared_store_type, TypeMismatchError, "cannot store a runtime f32 into shared array 't' of f16",
+                 "# E:sharedstore", 5)
+
+
+@cd.kernel
+def k_bad_semantics(c: cd.Buffer[f32]):
+    cd.memory_barrier(cd.Workgroup, ("Acquire", "Release"))  # E:sem
+
+
+def test_barrier_semantics_are_checked():
+    expect_error(k_bad_semantics, cd.ArgumentError, "at most one ordering", "# E:sem", 5)
