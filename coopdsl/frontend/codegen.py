@@ -365,7 +365,7 @@ class CodeGen:
         em.branch(header)
         em.start(header)
         self.ssa.read_through[header] = pre
-        names = sorted(assigned_names(body))
+        names = sorted(assigned_names(body, loop_carried=True))
         if iv is not None:
             names = [iv[0]] + names
         for name in names:

@@ -45,6 +45,8 @@ def expr_binop(cg, node: ast.BinOp):
     b = cg.as_operand(cg.visit(node.right))
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b
+    if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(b, tuple) and isinstance(a, int)):
+        return a * b
     return arith.binary(cg.em, op, a, b)
 
 
@@ -273,7 +275,35 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
         cg.em.op("store", T.void, [ptr, value])
         cg.assign(target.value.id, cg.em.op("load", base.type, [ptr.operands[0]]))
         return
+    if isinstance(base, tuple):
+        root, path = _container_path(cg, target)
+        cg.assign(root, _set_path(cg.lookup(root, target), path, value))
+        return
     raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
+
+
+def _container_path(cg, target: ast.Subscript):
+    """For ``acc[i][j] = v``: the root name and the compile-time index path (i, j)."""
+    path = []
+    node = target
+    while isinstance(node, ast.Subscript):
+        idx = cg.as_operand(cg.visit(node.slice))
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise TypeMismatchError("elements of a compile-time list are chosen with compile-time integers "
+                                    "(use static_range)", cg.src.loc(node.slice))
+        path.append(idx)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise UnsupportedSyntaxError("only lists held by a name can be updated element-wise", cg.src.loc(target))
+    return node.id, tuple(reversed(path))
+
+
+def _set_path(container, path, value):
+    i = path[0]
+    if not isinstance(container, tuple) or not -len(container) <= i < len(container):
+        raise IndexError(i)
+    item = value if len(path) == 1 else _set_path(container[i], path[1:], value)
+    return container[:i] + (item,) + container[i + 1:]
 
 
 def call_parts(cg, node: ast.Call):
@@ -367,7 +397,35 @@ def _minmax(cg, kind, args, kwargs):
 
 
 def expr_list(cg, node: ast.List):
-    return [cg.visit(e) for e in node.elts]
+    # compile-time containers are immutable tuples: element assignment rebinds the name
+    return tuple(cg.visit(e) for e in node.elts)
+
+
+def expr_listcomp(cg, node: ast.ListComp):
+    """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
+    if len(node.generators) != 1 or node.generators[0].ifs or not isinstance(node.generators[0].target, ast.Name):
+        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
+    gen = node.generators[0]
+    it = gen.iter
+    if isinstance(it, ast.Call):
+        func = cg.visit(it.func)
+        args, kwargs = call_parts(cg, it)
+        if (func is range or func is B.BUILTINS["static_range"]) and not kwargs and \
+                all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            items = range(*args)
+        else:
+            raise UnsupportedSyntaxError("a list comprehension must iterate over static_range(...) or range(...) "
+                                         "with compile-time integers", cg.src.loc(it))
+    else:
+        items = cg.visit(it)
+        if not isinstance(items, tuple):
+            raise UnsupportedSyntaxError("a list comprehension must iterate over a compile-time sequence",
+                                         cg.src.loc(it))
+    out = []
+    for v in items:
+        cg.assign(gen.target.id, v)
+        out.append(cg.visit(node.elt))
+    return tuple(out)
 
 
 EXPRESSIONS = {
@@ -375,6 +433,7 @@ EXPRESSIONS = {
     ast.Name: expr_name,
     ast.Tuple: expr_tuple,
     ast.List: expr_list,
+    ast.ListComp: expr_listcomp,
     ast.BinOp: expr_binop,
     ast.UnaryOp: expr_unaryop,
     ast.BoolOp: expr_boolop,

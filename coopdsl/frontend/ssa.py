@@ -49,7 +49,11 @@ class SSA:
         self.write(name, block, value)
         return value
 
-    def _merge(self, name: str, block: Block, values: list):
+    def _merge(self, name: str, block: Block, values: list, path: tuple = ()):
+        if all(isinstance(v, tuple) for v in values) and len({len(v) for v in values}) == 1:
+            # a compile-time container of values: merge element by element
+            return tuple(self._merge(name, block, [v[i] for v in values], path + (i,))
+                         for i in range(len(values[0])))
         distinct = []
         for v in values:
             if not any(v is d for d in distinct):
@@ -67,7 +71,7 @@ class SSA:
             raise CompileError(
                 f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)
         operands = [self._as_value(name, v, ty) for v in values]
-        phi = Op("phi", ty, operands, self.em.loc, incoming=list(block.preds), var=name)
+        phi = Op("phi", ty, operands, self.em.loc, incoming=list(block.preds), var=name, path=path)
         phi.block = block
         block.phis.append(phi)
         return phi
@@ -89,14 +93,19 @@ class SSA:
         entry = self.read(name, preheader)
         if isinstance(entry, Undefined):
             return
+        self.write(name, header, self._loop_phis(name, entry, header, preheader, loc, ()))
+
+    def _loop_phis(self, name, entry, header, preheader, loc, path):
+        if isinstance(entry, tuple):  # one phi per runtime element of a compile-time container
+            return tuple(self._loop_phis(name, e, header, preheader, loc, path + (i,)) for i, e in enumerate(entry))
         if _is_number(entry):
             entry = self.em.literal(entry, _default_type(entry))
         elif not isinstance(entry, Value):
-            return  # a compile-time object re-bound in the loop body: see assign checks
-        phi = Op("phi", entry.type, [entry], loc, incoming=[preheader], var=name)
+            return entry  # a compile-time object: not carried by the loop
+        phi = Op("phi", entry.type, [entry], loc, incoming=[preheader], var=name, path=path)
         phi.block = header
         header.phis.append(phi)
-        self.write(name, header, phi)
+        return phi
 
     def close_loop(self, header: Block, latch_blocks: list[Block]) -> None:
         """Add the back-edge operands of the header's phis, then drop trivial ones."""
@@ -104,7 +113,8 @@ class SSA:
             name = phi.attrs["var"]
             for latch in latch_blocks:
                 # A latch nothing reaches (every path broke out) feeds the phi itself.
-                v = self.read(name, latch) if latch.preds else phi
+                v = _at_path(self.read(name, latch), phi.attrs.get("path", ()), name, phi.loc) \
+                    if latch.preds else phi
                 if isinstance(v, Undefined):
                     raise CompileError(f"'{name}' may be unassigned when the loop repeats", phi.loc)
                 if isinstance(v, Value) and v.type != phi.type:
@@ -135,9 +145,24 @@ class SSA:
                 users.append(op)
         for table in self.defs.values():
             for b, v in table.items():
-                if v is old:
-                    table[b] = new
+                table[b] = _replace_leaf(v, old, new)
         return users
+
+
+def _at_path(v, path: tuple, name: str, loc):
+    for i in path:
+        if not isinstance(v, tuple) or i >= len(v):
+            raise CompileError(f"'{name}' changes its shape (a compile-time list) inside the loop", loc)
+        v = v[i]
+    return v
+
+
+def _replace_leaf(v, old, new):
+    if v is old:
+        return new
+    if isinstance(v, tuple):
+        return tuple(_replace_leaf(x, old, new) for x in v)
+    return v
 
 
 def _is_number(v) -> bool:

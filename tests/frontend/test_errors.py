@@ -14,12 +14,12 @@ TABLE = {"a": 1}
 
 @cd.kernel
 def k_listcomp(x: cd.Buffer[f32]):
-    y = [i for i in range(3)]  # E:listcomp
+    y = {i: i for i in range(3)}  # E:listcomp
     x[0] = y
 
 
 def test_unsupported_construct():
-    expect_error(k_listcomp, UnsupportedSyntaxError, "a list comprehension is not supported", "# E:listcomp", 9)
+    expect_error(k_listcomp, UnsupportedSyntaxError, "a dict comprehension is not supported", "# E:listcomp", 9)
 
 
 @cd.kernel
