@@ -87,8 +87,31 @@ def int8_gemm(size, rng, device=None) -> Result:
     return Result("int8_gemm.py", "gemm_s8", size, abs_err, rel_err, "exact", abs_err == 0)
 
 
+def gemm_shared(size, rng, device=None, tiles=None) -> Result:
+    M, N, K = size
+    k = load_example("gemm_shared.py")["gemm_shared"]
+    tiles = tiles or {}
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = rng.uniform(-1, 1, (M, N)).astype(np.float32)
+    alpha, beta = 1.5, -0.5
+    ref = alpha * (a.astype(np.float32) @ b.astype(np.float32)) + beta * c
+    tm, tn = tiles.get("TILE_M", 128), tiles.get("TILE_N", 128)
+    k.launch((N // tn, M // tm, 1), a, b, c, alpha, beta, M=M, N=N, K=K, device=device, **tiles)
+    abs_err, rel_err = _rel(c, ref)
+    tol = 1.5e-3 * np.sqrt(K)
+    label = "gemm_shared" + ("" if not tiles else " " + ",".join(f"{k}={v}" for k, v in tiles.items()))
+    return Result("gemm_shared.py", label, size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
+def gemm_shared_small_tiles(size, rng, device=None) -> Result:
+    return gemm_shared(size, rng, device, dict(TILE_M=64, TILE_N=64, TILE_K=32, SG_M=32, SG_N=32, WG=128))
+
+
 CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
+    "gemm_shared": (gemm_shared, [(128, 128, 32), (256, 384, 160), (1024, 1024, 1024), (2048, 1024, 512)]),
+    "gemm_shared_64": (gemm_shared_small_tiles, [(64, 64, 32), (192, 320, 96), (1024, 512, 2048)]),
     "bf16_gemm": (bf16_gemm, [(16, 16, 16), (128, 64, 96), (512, 512, 512), (1024, 768, 1024)]),
     "int8_gemm": (int8_gemm, [(16, 16, 32), (64, 48, 96), (512, 512, 512), (1024, 1024, 2048)]),
 }

@@ -23,12 +23,20 @@ from benchmarks.cases import load_example  # noqa: E402
 
 # name -> (example file, kernel name, A dtype, B dtype, C dtype, tile of C per workgroup, extra kwargs)
 KERNELS = {
-    "gemm_khr (f16->f32, 1 subgroup, 16x16 tile)": ("gemm_khr.py", "gemm", np.float16, np.float32, (16, 16)),
+    "gemm_khr (f16->f32, 1 subgroup, 16x16 tile)": ("gemm_khr.py", "gemm", np.float16, np.float32, (16, 16), {}),
+    "gemm_shared (f16->f32, 128x128x32 tile, 4 subgroups)": (
+        "gemm_shared.py", "gemm_shared", np.float16, np.float32, (128, 128), {"alpha": 1.0, "beta": 0.0}),
+    "gemm_shared (f16->f32, 128x256x32 tile, 8 subgroups)": (
+        "gemm_shared.py", "gemm_shared", np.float16, np.float32, (128, 256),
+        {"alpha": 1.0, "beta": 0.0, "TILE_N": 256, "WG": 256}),
+    "gemm_shared (f16->f32, 128x128x32 tile, 8 subgroups of 32x64)": (
+        "gemm_shared.py", "gemm_shared", np.float16, np.float32, (128, 128),
+        {"alpha": 1.0, "beta": 0.0, "SG_M": 32, "WG": 256}),
 }
 
 
 def bench_kernel(entry, n, device, rounds, warmup, repeat):
-    file, name, ab, cdt, (tm, tn) = entry
+    file, name, ab, cdt, (tm, tn), extra = entry
     k = load_example(file)[name]
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (n, n)).astype(ab)
@@ -37,7 +45,7 @@ def bench_kernel(entry, n, device, rounds, warmup, repeat):
     meds = []
     for _ in range(rounds):
         r = k.bench((n // tn, n // tm, 1), a, b, c, M=n, N=n, K=n, device=device, warmup=warmup,
-                    repeat=repeat, flops=2.0 * n ** 3)
+                    repeat=repeat, flops=2.0 * n ** 3, **extra)
         meds.append(r)
     best = sorted(meds, key=lambda r: r.median_ms)[len(meds) // 2]
     return best

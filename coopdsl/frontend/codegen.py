@@ -328,13 +328,20 @@ class CodeGen:
 
     def _range_for(self, node, start, stop, step):
         em = self.em
-        if not isinstance(step, int) or isinstance(step, bool) or step == 0:
-            raise TypeMismatchError("the step of range(...) must be a non-zero compile-time integer",
-                                    self.src.loc(node.iter))
-        typed = [v for v in (start, stop) if isinstance(v, Value)]
+        step = self.as_operand(step)
+        if isinstance(step, bool) or isinstance(step, int) and step == 0 or \
+                not isinstance(step, (int, Value)):
+            raise TypeMismatchError("the step of range(...) must be a non-zero integer", self.src.loc(node.iter))
+        typed = [v for v in (start, stop, step) if isinstance(v, Value)]
         ty = typed[0].type if typed else T.i32
         if not isinstance(ty, T.ScalarType) or ty.kind != "int":
             raise TypeMismatchError(f"range(...) bounds must be integers, got {ty}", self.src.loc(node.iter))
+        if isinstance(step, Value):
+            if step.type.kind != "int" or step.type.signed:
+                raise TypeMismatchError(
+                    "a runtime step of range(...) must be unsigned (its sign decides the loop test); "
+                    "use a literal or an unsigned value", self.src.loc(node.iter))
+            step = self._as_type(step, ty, "range step")
         start, stop = (self._as_type(v, ty, "range bound") for v in (start, stop))
         iv = f"$iv{self._iv}"
         self._iv += 1
@@ -375,7 +382,8 @@ class CodeGen:
         if iv is not None:
             iv_name, stop, step, ty, target = iv
             counter = self.ssa.read(iv_name, header)
-            cond = em.op("lt" if step > 0 else "gt", T.boolean, [counter, stop])
+            down = isinstance(step, int) and step < 0
+            cond = em.op("gt" if down else "lt", T.boolean, [counter, stop])
         else:
             cond = self.condition(test)
             if cond is False:

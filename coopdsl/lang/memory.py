@@ -13,14 +13,16 @@ from .types import Enumerant
 register_op("variable", OpDef(0, pure=False, doc="OpVariable Function (placed first in the entry block)"))
 
 
-def _array_params(cg, b, args, kwargs):
+def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
     p = bind_args(cg, b, args, kwargs, ["elem", "length"], 2)
     elem, length = p["elem"], p["length"]
-    if isinstance(elem, T.CoopMatType):
+    if isinstance(elem, T.CoopMatType) and allow_matrices:
+        pass
+    elif isinstance(elem, T.CoopMatType):
         raise TypeMismatchError(
             f"{b.name}: cooperative matrices may only live in Function or Private memory "
             f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
-    if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
+    elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
         raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {elem!r}",
                                 cg.em.loc)
     if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
@@ -54,10 +56,12 @@ def shared(cg, args, kwargs):
 def local_array(cg, args, kwargs):
     """A per-invocation array of ``length`` elements of ``elem`` (OpVariable Function).
 
+    ``elem`` is a scalar, vector or cooperative-matrix type (arrays of
+    accumulators whose count is a specialization constant live here);
     ``length`` is a compile-time int or an integer ``Spec`` constant; indices
     may be runtime values.
     """
-    elem, length = _array_params(cg, local_array, args, kwargs)
+    elem, length = _array_params(cg, local_array, args, kwargs, allow_matrices=True)
     ptr = T.PointerType(T.ArrayType(elem, length), "Function")
     var = cg.function_variable(ptr)
     return BufferRef("local", var, elem, "Function", (), length)
