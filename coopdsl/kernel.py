@@ -178,7 +178,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     from .spirv.writer import write
 
     src = parse_function(k.fn)
-    module = Module(k.name, source_file=src.file)
+    module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
     CodeGen(k.fn, src, module).run()
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)

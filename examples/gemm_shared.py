@@ -57,43 +57,43 @@ def gemm_shared(a: cd.Buffer[vec4[u32]], b: cd.Buffer[vec4[u32]], c: cd.Buffer[f
     sg_row = (sg // (TILE_N // SG_N)) * SG_M
     sg_col = (sg % (TILE_N // SG_N)) * SG_N
 
-    for t in range(C_ROWS * C_COLS):
+    for t in cd.range(C_ROWS * C_COLS, unroll=True):
         acc[t] = Acc[f32, 16, 16].splat(0.0)
 
     # prefetch the first K slice
-    for t in range(A_LOADS):
+    for t in cd.range(A_LOADS, unroll=True):
         i = t * WG + tid
         a_reg[t] = a[(row0 + i // A_ROW) * K8 + i % A_ROW]
-    for t in range(B_LOADS):
+    for t in cd.range(B_LOADS, unroll=True):
         i = t * WG + tid
         b_reg[t] = b[(i // B_ROW) * N8 + col0 // 8 + i % B_ROW]
 
     for k0 in range(0, K, TILE_K):
         cd.barrier()  # everyone is done reading the previous slice
-        for t in range(A_LOADS):
+        for t in cd.range(A_LOADS, unroll=True):
             i = t * WG + tid
             a_sh[(i // A_ROW) * A_STRIDE + i % A_ROW] = a_reg[t]
-        for t in range(B_LOADS):
+        for t in cd.range(B_LOADS, unroll=True):
             i = t * WG + tid
             b_sh[(i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
         cd.barrier()
         if k0 + TILE_K < K:  # prefetch the next slice while this one is multiplied
-            for t in range(A_LOADS):
+            for t in cd.range(A_LOADS, unroll=True):
                 i = t * WG + tid
                 a_reg[t] = a[(row0 + i // A_ROW) * K8 + (k0 + TILE_K) // 8 + i % A_ROW]
-            for t in range(B_LOADS):
+            for t in cd.range(B_LOADS, unroll=True):
                 i = t * WG + tid
                 b_reg[t] = b[(k0 + TILE_K + i // B_ROW) * N8 + col0 // 8 + i % B_ROW]
-        for kk in range(0, TILE_K, 16):
-            for j in range(C_COLS):
+        for kk in cd.range(0, TILE_K, 16, unroll=True):
+            for j in cd.range(C_COLS, unroll=True):
                 b_frag[j] = MatB[f16, 16, 16].load(b_sh, kk * B_STRIDE + (sg_col + j * 16) // 8, stride=B_STRIDE)
-            for i in range(C_ROWS):
+            for i in cd.range(C_ROWS, unroll=True):
                 a_frag = MatA[f16, 16, 16].load(a_sh, (sg_row + i * 16) * A_STRIDE + kk // 8, stride=A_STRIDE)
-                for j in range(C_COLS):
+                for j in cd.range(C_COLS, unroll=True):
                     acc[i * C_COLS + j] = cd.muladd(a_frag, b_frag[j], acc[i * C_COLS + j])
 
-    for i in range(C_ROWS):
-        for j in range(C_COLS):
+    for i in cd.range(C_ROWS, unroll=True):
+        for j in cd.range(C_COLS, unroll=True):
             offset = (row0 + sg_row + i * 16) * N + col0 + sg_col + j * 16
             old = Acc[f32, 16, 16].load(c, offset, stride=N)
             result = acc[i * C_COLS + j] * alpha + old * beta

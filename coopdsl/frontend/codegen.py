@@ -305,13 +305,33 @@ class CodeGen:
         if func is BUILTINS.get("static_range"):
             args, kwargs = call_parts(self, it)
             return self._static_for(node, args, kwargs)
-        if func is not range:
+        if func is not range and func is not BUILTINS.get("range"):
             raise UnsupportedSyntaxError(
-                "for loops iterate over range(...) or coopdsl.static_range(...)", self.src.loc(it))
+                "for loops iterate over range(...), coopdsl.range(...) or coopdsl.static_range(...)",
+                self.src.loc(it))
         args, kwargs = call_parts(self, it)
-        if kwargs or not 1 <= len(args) <= 3:
+        control = self._loop_control(kwargs, func is range, it)
+        if not 1 <= len(args) <= 3:
             raise UnsupportedSyntaxError("range takes 1 to 3 positional arguments", self.src.loc(it))
-        self._range_for(node, *_range_args(args))
+        self._range_for(node, *_range_args(args), control=control)
+
+    def _loop_control(self, kwargs, plain: bool, it) -> tuple:
+        if plain and kwargs or set(kwargs) - {"unroll"}:
+            raise UnsupportedSyntaxError("range takes no keyword arguments (coopdsl.range takes unroll=)",
+                                         self.src.loc(it))
+        u = kwargs.get("unroll")
+        if u is None:
+            return ((), ())
+        if u is True:
+            return (("Unroll",), ())
+        if u is False:
+            return (("DontUnroll",), ())
+        if isinstance(u, int) and u > 0:
+            if self.module.target_version < (1, 4):
+                raise UnsupportedSyntaxError("unroll=<count> (PartialCount) needs SPIR-V 1.4 (vulkan1.2 or newer)",
+                                             self.src.loc(it))
+            return (("PartialCount",), (u,))
+        raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
 
     def _static_for(self, node, args, kwargs):
         if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
@@ -326,7 +346,7 @@ class CodeGen:
             finally:
                 self.loops.pop()
 
-    def _range_for(self, node, start, stop, step):
+    def _range_for(self, node, start, stop, step, control=((), ())):
         em = self.em
         step = self.as_operand(step)
         if isinstance(step, bool) or isinstance(step, int) and step == 0 or \
@@ -346,7 +366,7 @@ class CodeGen:
         iv = f"$iv{self._iv}"
         self._iv += 1
         self.ssa.write(iv, em.block, start)
-        self._loop(node, node.body, iv=(iv, stop, step, ty, node.target.id))
+        self._loop(node, node.body, iv=(iv, stop, step, ty, node.target.id), control=control)
 
     def _as_type(self, v, ty, what):
         v = self.as_operand(v)
@@ -364,7 +384,7 @@ class CodeGen:
             raise UnsupportedSyntaxError("'while ... else' is not supported", self.em.loc)
         self._loop(node, node.body, test=node.test)
 
-    def _loop(self, node, body, iv=None, test=None):
+    def _loop(self, node, body, iv=None, test=None, control=((), ())):
         em = self.em
         pre = em.block
         header, body_b = em.new_block("loop"), em.new_block("body")
@@ -378,7 +398,7 @@ class CodeGen:
         for name in names:
             if name in self.locals or name.startswith("$"):
                 self.ssa.loop_phi(name, header, pre, em.loc)
-        header.merge = LoopMerge(merge, cont, ())
+        header.merge = LoopMerge(merge, cont, control[0], control[1])
         if iv is not None:
             iv_name, stop, step, ty, target = iv
             counter = self.ssa.read(iv_name, header)

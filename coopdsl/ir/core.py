@@ -183,6 +183,7 @@ class Module:
     spec_ops: list[SpecOp] = field(default_factory=list)
     _consts: dict = field(default_factory=dict)
     source_file: str = ""
+    target_version: tuple = (1, 6)
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""

@@ -215,3 +215,17 @@ def static_range(cg, args, kwargs):
     from ..errors import UnsupportedSyntaxError
 
     raise UnsupportedSyntaxError("static_range(...) can only be iterated by a for loop", cg.em.loc)
+
+
+@builtin("(start, stop[, step], *, unroll=None)")
+def range_(cg, args, kwargs):
+    """A runtime loop like ``range`` with a loop-control hint for the driver's compiler.
+
+    ``unroll=True`` -> OpLoopMerge Unroll, ``unroll=False`` -> DontUnroll,
+    ``unroll=n`` (int) -> PartialCount n (SPIR-V 1.4+).  Useful for loops whose
+    trip count is a specialization constant, known only at pipeline creation.
+    Only valid as the iterable of a ``for`` loop.
+    """
+    from ..errors import UnsupportedSyntaxError
+
+    raise UnsupportedSyntaxError("cd.range(...) can only be iterated by a for loop", cg.em.loc)

@@ -117,3 +117,27 @@ def gemm_loop(a: cd.Buffer[f16], b: cd.Buffer[f16], c: cd.Buffer[f32], K: cd.Spe
 def test_loop_carries_the_accumulator_in_a_phi():
     compile_checked(gemm_loop, r"OpPhi %\w+ %\w+ %\w+ %\w+ %\w+", r"OpSpecConstant %uint 64",
                     r"OpDecorate %K SpecId 0")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def hinted(x: cd.Buffer[f32], N: cd.Spec[u32] = 8):
+    for i in cd.range(N, unroll=True):
+        x[i] = 1.0
+    for i in cd.range(0, N, 2, unroll=False):
+        x[i] = 2.0
+    for i in cd.range(N, unroll=4):
+        x[i] = 3.0
+
+
+def test_loop_control_hints():
+    compile_checked(hinted, r"OpLoopMerge %\w+ %\w+ Unroll", r"OpLoopMerge %\w+ %\w+ DontUnroll",
+                    r"OpLoopMerge %\w+ %\w+ PartialCount 4")
+
+
+def test_partial_count_needs_spirv_1_4():
+    import pytest
+
+    from coopdsl import UnsupportedSyntaxError
+
+    with pytest.raises(UnsupportedSyntaxError, match="PartialCount"):
+        hinted.compile("vulkan1.1")
