@@ -74,7 +74,7 @@ def bind_args(cg, b: Builtin, args: list, kwargs: dict, names: list[str], requir
 
 
 # -- cooperative matrices ---------------------------------------------------------
-@builtin("(a, b, c, *, saturate=False)")
+@builtin("(a, b, c, *, saturate=False, signed=None)")
 def muladd(cg, args, kwargs):
     """A x B + C with cooperative matrices (OpCooperativeMatrixMulAddKHR).
 
@@ -83,19 +83,59 @@ def muladd(cg, args, kwargs):
     (f16 x f16 -> f16/f32), integer A/B an integer one at least as wide
     (i8 x i8 -> i32).  Signed integer components set the matching
     MatrixASigned/MatrixBSigned/... operands.  ``saturate=True`` sets
-    SaturatingAccumulationKHR (integer accumulators only).
+    SaturatingAccumulationKHR (integer accumulators only).  ``signed`` overrides
+    the inferred signedness: a tuple naming the operands to treat as signed
+    from ``"a"``, ``"b"``, ``"c"``, ``"result"`` (``()`` for none), e.g. u8
+    data holding signed values.
     """
     from ..frontend.coopcheck import check_muladd
 
-    p = bind_args(cg, muladd, args, kwargs, ["a", "b", "c", "saturate"], 3, ("saturate",))
+    p = bind_args(cg, muladd, args, kwargs, ["a", "b", "c", "saturate", "signed"], 3, ("saturate", "signed"))
     a, b, c = (cg.as_runtime(p[k]) for k in "abc")
     flags = check_muladd(cg.em, a, b, c)
+    if p.get("signed") is not None:
+        flags = _signedness(cg, p["signed"], c.type)
     saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
     if saturate:
         if c.type.elem.kind != "int":
             raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
         flags.append("SaturatingAccumulationKHR")
     return cg.em.op("coop_muladd", c.type, [a, b, c], matrix_operands=tuple(flags))
+
+
+SIGNED_OPERANDS = {"a": "MatrixASignedComponentsKHR", "b": "MatrixBSignedComponentsKHR",
+                   "c": "MatrixCSignedComponentsKHR", "result": "MatrixResultSignedComponentsKHR"}
+
+
+def _signedness(cg, value, acc_type) -> list[str]:
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, tuple) or any(n not in SIGNED_OPERANDS for n in names):
+        raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(SIGNED_OPERANDS)}, "
+                            f"got {value!r}", cg.em.loc)
+    if names and acc_type.elem.kind != "int":
+        raise TypeMismatchError("signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)",
+                                cg.em.loc)
+    return [SIGNED_OPERANDS[n] for n in ("a", "b", "c", "result") if n in names]
+
+
+@builtin("(value, type)")
+def bitcast(cg, args, kwargs):
+    """Reinterpret bits as ``type`` (OpBitcast): a scalar/vector type of the same total width, or, for a
+    cooperative matrix, an integer component type of the same width (e.g. i32 -> u32)."""
+    p = bind_args(cg, bitcast, args, kwargs, ["value", "type"], 2)
+    v, t = cg.as_runtime(p["value"]), p["type"]
+    if not isinstance(t, T.ScalarType) and not isinstance(t, T.VectorType):
+        raise TypeMismatchError(f"bitcast target must be a scalar or vector type, got {t!r}", cg.em.loc)
+    if isinstance(v.type, T.CoopMatType):
+        src = v.type.elem
+        if not isinstance(t, T.ScalarType) or src.kind != "int" or t.kind != "int" or src.width != t.width:
+            raise TypeMismatchError(f"a cooperative matrix bitcasts between integer component types of one width; "
+                                    f"{src} -> {t} is not allowed", cg.em.loc)
+        return cg.em.op("bitcast", T.with_elem(v.type, t), [v])
+    if T.size_of(v.type) != T.size_of(t) or T.elem_of(v.type).is_bool or T.elem_of(t).is_bool:
+        raise TypeMismatchError(f"cannot bitcast {v.type} ({T.size_of(v.type)} bytes) to {t} ({T.size_of(t)} bytes)",
+                                cg.em.loc)
+    return cg.em.op("bitcast", t, [v])
 
 
 def _layout(cg, value) -> Enumerant:

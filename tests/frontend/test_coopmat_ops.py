@@ -73,3 +73,66 @@ def f16_acc(a: cd.Buffer[f16], c: cd.Buffer[f16]):
 def test_f16_accumulator_and_constructor_splat():
     compile_checked(f16_acc, r"OpTypeCooperativeMatrixKHR %half %uint_3 %uint_16 %uint_16 %uint_2",
                     r"OpConstantComposite %\w+ %half_0x0p_0")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def conversions(c: cd.Buffer[f32], d: cd.Buffer[i32], e: cd.Buffer[cd.u8]):
+    acc = Acc[f32, 16, 16].splat(1.0)
+    h = Acc[f16, 16, 16](acc)
+    back = Acc[f32, 16, 16](h)
+    si = Acc[i32, 16, 16](back)
+    ui = Acc[u32, 16, 16](back)
+    f_from_i = Acc[f32, 16, 16](si) + Acc[f32, 16, 16](ui)
+    small = MatA[u8, 16, 32].load(e, 0, stride=32)
+    wide = MatA[u32, 16, 32](small)
+    swide = MatA[i32, 16, 32](MatA[i8, 16, 32](small))
+    as_u = cd.bitcast(si, u32)
+    f_from_i.store(c, 0, stride=16)
+    (si + cd.bitcast(as_u, i32)).store(d, 0, stride=16)
+    cd.bitcast(wide, i32).store(d, 256, stride=32)
+    swide.store(d, 768, stride=32)
+
+
+def test_matrix_conversions_and_bitcast():
+    compile_checked(conversions, r"OpFConvert %\w+", r"OpConvertFToS", r"OpConvertFToU", r"OpConvertSToF",
+                    r"OpConvertUToF", r"OpUConvert", r"OpSConvert", r"OpBitcast")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def signed_override(a: cd.Buffer[u8], c: cd.Buffer[i32]):
+    acc = cd.muladd(MatA[u8, 16, 32].load(a, 0, stride=32), MatB[u8, 32, 16].load(a, 0, stride=16),
+                    Acc[i32, 16, 16].splat(0), signed=("a", "b"))
+    acc.store(c, 0, stride=16)
+
+
+def test_signedness_can_be_overridden():
+    text = compile_checked(signed_override,
+                           r"OpCooperativeMatrixMulAddKHR %\w+ %\w+ %\w+ %\w+ MatrixASignedComponentsKHR\|"
+                           r"MatrixBSignedComponentsKHR\n")
+    assert "MatrixCSigned" not in text
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def fp8_tile(a: cd.Buffer[cd.e4m3], c: cd.Buffer[f32]):
+    ta = MatA[cd.e4m3, 16, 32].load(a, 0, stride=32)
+    tb = MatB[cd.e5m2, 32, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16)
+
+
+def test_fp8_matrices():
+    compile_checked(fp8_tile, r"OpCapability Float8EXT", r"OpCapability Float8CooperativeMatrixEXT",
+                    r'OpExtension "SPV_EXT_float8"', r"OpTypeFloat 8 Float8E4M3EXT", r"OpTypeFloat 8 Float8E5M2EXT")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def bf16_tile(a: cd.Buffer[cd.bf16], c: cd.Buffer[f32]):
+    ta = MatA[cd.bf16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, MatB[cd.bf16, 16, 16].load(a, 0, stride=16), Acc[f32, 16, 16].splat(0.0))
+    Acc[cd.bf16, 16, 16](acc).store(a, 0, stride=16)
+    acc.store(c, 0, stride=16)
+
+
+def test_bf16_matrices_and_conversion():
+    compile_checked(bf16_tile, r"OpCapability BFloat16TypeKHR", r"OpCapability BFloat16CooperativeMatrixKHR",
+                    r'OpExtension "SPV_KHR_bfloat16"', r"OpTypeFloat 16 BFloat16KHR", r"OpFConvert")

@@ -302,3 +302,34 @@ def test_internal_errors_are_a_distinct_class():
     from coopdsl.errors import InternalCompilerError
 
     assert not issubclass(InternalCompilerError, CompileError)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_signed_float(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, MatB[f16, 16, 16].load(a, 0, stride=16), Acc[f32, 16, 16].splat(0.0), signed=("a",))  # E:sf
+
+
+def test_signedness_on_float_matrices():
+    expect_error(k_signed_float, TypeMismatchError, "signedness operands apply to integer matrices only",
+                 "# E:sf", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bitcast_width(c: cd.Buffer[f32]):
+    m = Acc[i32, 16, 16].splat(0)
+    n = cd.bitcast(m, cd.u8)  # E:bitcast
+
+
+def test_matrix_bitcast_needs_same_width():
+    expect_error(k_bitcast_width, TypeMismatchError, "i32 -> u8 is not allowed", "# E:bitcast", 9)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_use_convert(c: cd.Buffer[f32]):
+    m = Acc[f32, 16, 16].splat(0.0)
+    a = MatA[f32, 16, 16](m)  # E:useconv
+
+
+def test_use_change_needs_nv2():
+    expect_error(k_use_convert, ShapeError, "changing the use needs SPV_NV_cooperative_matrix2", "# E:useconv", 9)
