@@ -9,7 +9,7 @@ from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompiler
                      NameResolutionError, ShapeError, SourceLoc, ToolError, TypeMismatchError,
                      UnsupportedSyntaxError, ValidationError)
 from .kernel import Kernel, kernel
-from .lang.builtins import BUILTIN_VARS, barrier, bitcast, muladd, static_range
+from .lang.builtins import BUILTIN_VARS, barrier, bitcast, load_element, muladd, static_range, store_element
 from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range with loop hints)
 from .lang.memory import control_barrier, local_array, memory_barrier, shared
 from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
@@ -39,7 +39,7 @@ __all__ = [
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",
     # builtins
-    "muladd", "barrier", "bitcast", "static_range", "range", "shared", "local_array", "control_barrier", "memory_barrier",
+    "muladd", "barrier", "bitcast", "static_range", "range", "load_element", "store_element", "shared", "local_array", "control_barrier", "memory_barrier",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # errors

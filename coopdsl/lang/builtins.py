@@ -158,18 +158,61 @@ def _stride(cg, p, b: Builtin):
     return cg.as_index(p["stride"], "stride")
 
 
-@builtin("(buffer, offset, *, stride, layout=RowMajor)", method_of="mattype")
+MEMORY_KW = ("aligned", "nontemporal", "volatile", "available", "visible")
+
+
+def memory_operands(cg, p: dict, is_store: bool):
+    """The Memory Operands of a load/store from keyword arguments (None when there are none).
+
+    ``aligned=N`` (a power of two, bytes) -> Aligned N; ``nontemporal=True``;
+    ``volatile=True``; ``available=scope`` (stores) / ``visible=scope`` (loads)
+    -> MakePointerAvailable/MakePointerVisible + NonPrivatePointer with the
+    scope (Vulkan memory model).
+    """
+    names, values = [], []
+    aligned = p.get("aligned")
+    if aligned is not None:
+        if isinstance(aligned, bool) or not isinstance(aligned, int) or aligned <= 0 or aligned & (aligned - 1):
+            raise ArgumentError(f"aligned must be a power-of-two number of bytes, got {aligned!r}", cg.em.loc)
+        names.append("Aligned")
+        values.append(aligned)
+    for flag, name in (("nontemporal", "Nontemporal"), ("volatile", "Volatile")):
+        if p.get(flag) is not None:
+            if cg.compile_time(p[flag], flag, bool):
+                names.append(name)
+    wrong, right = ("visible", "available") if is_store else ("available", "visible")
+    if p.get(wrong) is not None:
+        raise ArgumentError(f"{wrong}= applies to {'loads' if is_store else 'stores'}; a "
+                            f"{'store' if is_store else 'load'} takes {right}=", cg.em.loc)
+    if p.get(right) is not None:
+        scope = p[right]
+        if not isinstance(scope, Enumerant) or scope.kind != "Scope":
+            raise ArgumentError(f"{right}= takes a scope (coopdsl.Device, Workgroup, Subgroup, QueueFamily), "
+                                f"got {cg.describe(scope)}", cg.em.loc)
+        names += ["MakePointerAvailable" if is_store else "MakePointerVisible", "NonPrivatePointer"]
+        values.append(("scope", scope.name))
+    return (tuple(names), values) if names else None
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "visible=None)", method_of="mattype")
 def load(cg, mat_type, args, kwargs):
     """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
 
-    ``stride`` counts elements of the buffer between rows (RowMajor) or columns
-    (ColumnMajor).  Emits OpCooperativeMatrixLoadKHR.
+    ``buffer`` is a buffer parameter, a shared array or a local array; its
+    element type may differ from the matrix component type (e.g. f16 data in a
+    ``vec4[u32]`` shared array), and ``offset``/``stride`` count its elements.
+    ``stride`` counts elements between rows (RowMajor) or columns
+    (ColumnMajor).  Memory operands: see ``memory_operands``.  Emits
+    OpCooperativeMatrixLoadKHR.
     """
-    p = bind_args(cg, load, args, kwargs, ["buffer", "offset", "stride", "layout"], 2, ("stride", "layout"))
+    p = bind_args(cg, load, args, kwargs, ["buffer", "offset", "stride", "layout", *MEMORY_KW], 2,
+                  ("stride", "layout", *MEMORY_KW))
     layout = _layout(cg, p.get("layout", RowMajor))
     ptr = _memory_pointer(cg, p["buffer"], p["offset"], "load")
     stride = _stride(cg, p, load)
-    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout.name)
+    mem = memory_operands(cg, p, is_store=False)
+    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout.name, **({"memory": mem} if mem else {}))
 
 
 @builtin("(value)", method_of="mattype")
@@ -192,14 +235,16 @@ def length(cg, mat_type, args, kwargs):
     return cg.em.op("coop_length", T.u32, [], mat_type=mat_type)
 
 
-@builtin("(buffer, offset, *, stride, layout=RowMajor)", method_of="mat")
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "available=None)", method_of="mat")
 def store(cg, mat, args, kwargs):
     """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
 
     ``stride`` counts buffer elements between rows (RowMajor) or columns
     (ColumnMajor) and must not be 0.
     """
-    p = bind_args(cg, store, args, kwargs, ["buffer", "offset", "stride", "layout"], 2, ("stride", "layout"))
+    p = bind_args(cg, store, args, kwargs, ["buffer", "offset", "stride", "layout", *MEMORY_KW], 2,
+                  ("stride", "layout", *MEMORY_KW))
     layout = _layout(cg, p.get("layout", RowMajor))
     ptr = _memory_pointer(cg, p["buffer"], p["offset"], "store")
     if p["buffer"].var.info.get("readonly_declared"):
@@ -208,8 +253,35 @@ def store(cg, mat, args, kwargs):
     if isinstance(p["stride"], int) and p["stride"] == 0:
         raise ArgumentError("store: stride must be greater than 0 (SPV_KHR_cooperative_matrix)", cg.em.loc)
     cg.note_buffer_write(p["buffer"])
-    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout.name)
+    mem = memory_operands(cg, p, is_store=True)
+    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout.name, **({"memory": mem} if mem else {}))
     return None
+
+
+@builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)")
+def load_element(cg, args, kwargs):
+    """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible)."""
+    p = bind_args(cg, load_element, args, kwargs, ["buffer", "index", *MEMORY_KW], 2, MEMORY_KW)
+    ptr = _memory_pointer(cg, p["buffer"], p["index"], "load_element")
+    mem = memory_operands(cg, p, is_store=False)
+    return cg.em.op("load", p["buffer"].elem, [ptr], **({"memory": mem} if mem else {}))
+
+
+@builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)")
+def store_element(cg, args, kwargs):
+    """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.)."""
+    p = bind_args(cg, store_element, args, kwargs, ["buffer", "index", "value", *MEMORY_KW], 3, MEMORY_KW)
+    buf = p["buffer"]
+    ptr = _memory_pointer(cg, buf, p["index"], "store_element")
+    value = cg.as_operand(p["value"])
+    if isinstance(value, (bool, int, float)):
+        value = cg.em.literal(value, buf.elem)
+    if not isinstance(value, Value) or value.type != buf.elem:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into {buf.kind} '{buf.name}' of {buf.elem}",
+                                cg.em.loc)
+    cg.note_buffer_write(buf)
+    mem = memory_operands(cg, p, is_store=True)
+    cg.em.op("store", T.void, [ptr, value], **({"memory": mem} if mem else {}))
 
 
 METHODS[("mat", "length")] = Builtin(

@@ -395,7 +395,7 @@ def _memory(op: Op, w: Writer) -> tuple:
     names, values = mem
     out = [tuple(names)]
     for v in values:
-        out.append(w.b.const_id(T.u32, v[1]) if isinstance(v, tuple) and v[0] == "scope" else v)
+        out.append(scope_id(w, v[1]) if isinstance(v, tuple) and v[0] == "scope" else v)
     return tuple(out)
 
 

@@ -92,3 +92,43 @@ def k_bad_semantics(c: cd.Buffer[f32]):
 
 def test_barrier_semantics_are_checked():
     expect_error(k_bad_semantics, cd.ArgumentError, "at most one ordering", "# E:sem", 5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def memory_ops(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16, aligned=16, nontemporal=True)
+    tb = MatB[f16, 16, 16].load(a, 256, stride=16, visible=cd.Workgroup)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16, available=cd.Device, volatile=True)
+    x = cd.load_element(c, 5, aligned=4, visible=cd.Subgroup)
+    cd.store_element(c, 6, x, nontemporal=True, available=cd.Workgroup)
+
+
+def test_memory_operands():
+    compile_checked(memory_ops,
+                    r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_0 %uint_16 Aligned\|Nontemporal 16",
+                    r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_0 %uint_16 MakePointerVisible\|NonPrivatePointer "
+                    r"%uint_2",
+                    r"OpCooperativeMatrixStoreKHR %\w+ %\w+ %uint_0 %uint_16 Volatile\|MakePointerAvailable\|"
+                    r"NonPrivatePointer %uint_1",
+                    r"OpLoad %float %\w+ Aligned\|MakePointerVisible\|NonPrivatePointer 4 %uint_3",
+                    r"OpStore %\w+ %\w+ Nontemporal\|MakePointerAvailable\|NonPrivatePointer %uint_2")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_visible_store(c: cd.Buffer[f32]):
+    Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16, visible=cd.Device)  # E:visstore
+
+
+def test_visible_on_a_store_is_rejected():
+    expect_error(k_visible_store, cd.ArgumentError, "visible= applies to loads; a store takes available=",
+                 "# E:visstore", 5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bad_align(a: cd.Buffer[f16]):
+    t = MatA[f16, 16, 16].load(a, 0, stride=16, aligned=12)  # E:align
+
+
+def test_alignment_must_be_a_power_of_two():
+    expect_error(k_bad_align, cd.ArgumentError, "aligned must be a power-of-two", "# E:align", 9)
