@@ -12,6 +12,11 @@ from .kernel import Kernel, kernel
 from .lang.builtins import BUILTIN_VARS, barrier, bitcast, load_element, muladd, static_range, store_element
 from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range with loop hints)
 from .lang.memory import control_barrier, local_array, memory_barrier, shared
+from .lang import math as _math  # registers the math builtins
+
+globals().update(_math.MATH)
+dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
+    _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
 from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
                          QueueFamily, RowMajor, Spec, Subgroup,
                          UseA, UseAcc, UseB, Workgroup, bf16, boolean, e4m3, e5m2, f16, f32, f64, i8,
@@ -42,6 +47,10 @@ __all__ = [
     "muladd", "barrier", "bitcast", "static_range", "range", "load_element", "store_element", "shared", "local_array", "control_barrier", "memory_barrier",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
+    # math (GLSL.std.450 and friends)
+    # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
+    *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
+    "dot", "mod", "isnan", "isinf", "select",
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",

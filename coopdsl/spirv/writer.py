@@ -36,6 +36,7 @@ SIMPLE = {
     "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
     "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct", "access": "OpAccessChain",
     "extract_dyn": "OpVectorExtractDynamic", "insert_dyn": "OpVectorInsertDynamic",
+    "dot": "OpDot", "fmod": "OpFMod", "isnan": "OpIsNan", "isinf": "OpIsInf", "any": "OpAny", "all": "OpAll",
 }
 
 
