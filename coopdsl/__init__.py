@@ -14,7 +14,10 @@ from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range 
 from .lang.memory import control_barrier, local_array, memory_barrier, shared
 from .lang import math as _math  # registers the math builtins
 
+from .lang import subgroup as _subgroup  # registers the subgroup builtins
+
 globals().update(_math.MATH)
+globals().update(_subgroup.SUBGROUP)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
 from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
@@ -44,13 +47,14 @@ __all__ = [
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",
     # builtins
-    "muladd", "barrier", "bitcast", "static_range", "range", "load_element", "store_element", "shared", "local_array", "control_barrier", "memory_barrier",
+    "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",  # cd.range: not star-exported "shared", "local_array", "control_barrier", "memory_barrier",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
     "dot", "mod", "isnan", "isinf", "select",
+    *sorted(_subgroup.SUBGROUP),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",

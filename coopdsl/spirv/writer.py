@@ -362,6 +362,12 @@ def _variable(w, op, ty, rid, args):
     w.emit("OpVariable", ty, rid, "Function")
 
 
+@lowering("subgroup")
+def _subgroup(w, op, ty, rid, args):
+    group = (op.attrs["group_op"],) if op.attrs.get("group_op") else ()
+    w.emit(op.attrs["spirv"], ty, rid, scope_id(w, "Subgroup"), *group, *args)
+
+
 @lowering("call")
 def _call(w, op, ty, rid, args):
     w.emit("OpFunctionCall", ty, rid, w.ids[id(op.attrs["func"])], *args)
