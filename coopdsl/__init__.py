@@ -15,9 +15,11 @@ from .lang.memory import control_barrier, local_array, memory_barrier, shared
 from .lang import math as _math  # registers the math builtins
 
 from .lang import subgroup as _subgroup  # registers the subgroup builtins
+from .lang import atomics as _atomics  # registers the atomic builtins
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)
+globals().update(_atomics.ATOMICS)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
 from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
@@ -54,7 +56,7 @@ __all__ = [
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
     "dot", "mod", "isnan", "isinf", "select",
-    *sorted(_subgroup.SUBGROUP),
+    *sorted(_subgroup.SUBGROUP), *sorted(_atomics.ATOMICS),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",

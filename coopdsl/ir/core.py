@@ -184,6 +184,7 @@ class Module:
     _consts: dict = field(default_factory=dict)
     source_file: str = ""
     target_version: tuple = (1, 6)
+    required_capabilities: set = field(default_factory=set)  # needs the grammar cannot express
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""

@@ -146,6 +146,8 @@ class Writer:
         b = self.b
         b.capability("Shader")
         b.capability("VulkanMemoryModel")
+        for cap in sorted(self.m.required_capabilities):
+            b.capability(cap)
         b.emit("memory_model", "OpMemoryModel", "Logical", "Vulkan")
         self._spec_consts()
         # LocalSizeId operands must be defined before any Workgroup-scope matrix type.
@@ -366,6 +368,21 @@ def _variable(w, op, ty, rid, args):
 def _subgroup(w, op, ty, rid, args):
     group = (op.attrs["group_op"],) if op.attrs.get("group_op") else ()
     w.emit(op.attrs["spirv"], ty, rid, scope_id(w, "Subgroup"), *group, *args)
+
+
+@lowering("atomic")
+def _atomic(w, op, ty, rid, args):
+    from .grammar import enum_value
+
+    sem = w.b.const_id(T.u32, sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"]))
+    scope = scope_id(w, op.attrs["scope"])
+    name = op.attrs["spirv"]
+    if name == "OpAtomicStore":
+        w.emit(name, args[0], scope, sem, *args[1:])
+    elif name == "OpAtomicCompareExchange":
+        w.emit(name, ty, rid, args[0], scope, sem, sem, *args[1:])
+    else:
+        w.emit(name, ty, rid, args[0], scope, sem, *args[1:])
 
 
 @lowering("call")

@@ -1,0 +1,131 @@
+"""Atomic operations on buffer and shared-array elements (OpAtomic*).
+
+``cd.atomic_add(mem, index, value)`` and friends return the value the
+element held before.  ``mem`` is a buffer parameter or a shared array.  The
+scope defaults to Device for buffers and Workgroup for shared memory; the
+semantics default to relaxed.  Giving an ordering (``semantics="AcquireRelease"``)
+adds the storage-class bit (UniformMemory / WorkgroupMemory) automatically.
+"""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..frontend.values import BufferRef
+from ..ir import types as T
+from ..ir.core import Value
+from ..ir.ops import OpDef, register_op
+from .builtins import BUILTINS, Builtin, bind_args
+from .types import Enumerant
+
+register_op("atomic", OpDef(None, pure=False, doc="OpAtomic*: (pointer, values...); attrs: spirv, scope, semantics"))
+
+ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
+INT_OPS = {"add": "OpAtomicIAdd", "sub": "OpAtomicISub", "and": "OpAtomicAnd", "or": "OpAtomicOr",
+           "xor": "OpAtomicXor", "exchange": "OpAtomicExchange"}
+MINMAX = {"min": ("OpAtomicSMin", "OpAtomicUMin"), "max": ("OpAtomicSMax", "OpAtomicUMax")}
+
+
+def _target(cg, name, mem, index):
+    if not isinstance(mem, BufferRef) or mem.storage not in ("StorageBuffer", "Workgroup"):
+        raise TypeMismatchError(f"{name}() works on a buffer parameter or a shared array, got {cg.describe(mem)}",
+                                cg.em.loc)
+    elem = mem.elem
+    if not isinstance(elem, T.ScalarType) or elem.kind == "bool" or elem.width not in (32, 64):
+        raise TypeMismatchError(f"{name}() needs 32- or 64-bit scalar elements, got {mem.kind} '{mem.name}' of {elem}",
+                                cg.em.loc)
+    return cg.element_pointer(mem, index), elem
+
+
+def _scope_and_semantics(cg, name, mem, p):
+    scope = p.get("scope") or Enumerant("Scope", "Device" if mem.storage == "StorageBuffer" else "Workgroup", 0)
+    if not isinstance(scope, Enumerant) or scope.kind != "Scope":
+        raise ArgumentError(f"{name}(): scope must be coopdsl.Device, Workgroup, Subgroup, ...", cg.em.loc)
+    sem = p.get("semantics")
+    names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
+    if any(n not in ORDERINGS for n in names) or len(names) > 1:
+        raise ArgumentError(f"{name}(): semantics must be one of {', '.join(ORDERINGS)}", cg.em.loc)
+    if names:
+        names += ("UniformMemory" if mem.storage == "StorageBuffer" else "WorkgroupMemory",)
+    return scope.name, names
+
+
+def _value(cg, v, elem, name):
+    v = cg.as_operand(v)
+    if isinstance(v, (bool, int, float)):
+        return cg.em.literal(v, elem)
+    if not isinstance(v, Value) or v.type != elem:
+        raise TypeMismatchError(f"{name}() value must be {elem}, got {cg.describe(v)}", cg.em.loc)
+    return v
+
+
+def _rmw(op):
+    name = f"atomic_{op}"
+
+    def impl(cg, args, kwargs):
+        p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "value", "scope", "semantics"], 3,
+                      ("scope", "semantics"))
+        ptr, elem = _target(cg, name, p["mem"], p["index"])
+        if elem.kind == "float":
+            if op != "add" and op != "exchange":
+                raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
+                                        cg.em.loc)
+            spirv = "OpAtomicFAddEXT" if op == "add" else "OpAtomicExchange"
+            if op == "add":
+                cg.module.required_capabilities.add(f"AtomicFloat{elem.width}AddEXT")
+        elif op in MINMAX:
+            spirv = MINMAX[op][0 if elem.signed else 1]
+        else:
+            spirv = INT_OPS[op]
+        if elem.kind == "int" and elem.width == 64:
+            cg.module.required_capabilities.add("Int64Atomics")
+        scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
+        cg.note_buffer_write(p["mem"])
+        return cg.em.op("atomic", elem, [ptr, _value(cg, p["value"], elem, name)], spirv=spirv, scope=scope,
+                        semantics=sem)
+
+    return Builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value.",
+                   "(mem, index, value, *, scope=None, semantics=None)")
+
+
+def _cmpxchg(cg, args, kwargs):
+    name = "atomic_compare_exchange"
+    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "comparator", "value", "scope", "semantics"], 4,
+                  ("scope", "semantics"))
+    ptr, elem = _target(cg, name, p["mem"], p["index"])
+    if elem.kind != "int":
+        raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
+    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
+    cg.note_buffer_write(p["mem"])
+    return cg.em.op("atomic", elem, [ptr, _value(cg, p["value"], elem, name), _value(cg, p["comparator"], elem, name)],
+                    spirv="OpAtomicCompareExchange", scope=scope, semantics=sem)
+
+
+def _load(cg, args, kwargs):
+    name = "atomic_load"
+    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "scope", "semantics"], 2, ("scope", "semantics"))
+    ptr, elem = _target(cg, name, p["mem"], p["index"])
+    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
+    return cg.em.op("atomic", elem, [ptr], spirv="OpAtomicLoad", scope=scope, semantics=sem)
+
+
+def _store(cg, args, kwargs):
+    name = "atomic_store"
+    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "value", "scope", "semantics"], 3,
+                  ("scope", "semantics"))
+    ptr, elem = _target(cg, name, p["mem"], p["index"])
+    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
+    cg.note_buffer_write(p["mem"])
+    cg.em.op("atomic", T.void, [ptr, _value(cg, p["value"], elem, name)], spirv="OpAtomicStore", scope=scope,
+             semantics=sem)
+
+
+ATOMICS: dict[str, Builtin] = {}
+for _op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
+    ATOMICS[f"atomic_{_op}"] = _rmw(_op)
+ATOMICS["atomic_compare_exchange"] = Builtin(
+    "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value.",
+    "(mem, index, comparator, value, *, scope=None, semantics=None)")
+ATOMICS["atomic_load"] = Builtin("atomic_load", _load, "Atomic read of mem[index].", "(mem, index, *, scope, semantics)")
+ATOMICS["atomic_store"] = Builtin("atomic_store", _store, "Atomic write of mem[index].",
+                                  "(mem, index, value, *, scope, semantics)")
+BUILTINS.update(ATOMICS)
