@@ -31,16 +31,17 @@ from .values import BufferRef, BuiltinVar
 
 
 class CodeGen:
-    def __init__(self, fn, src: Source, module: Module):
+    def __init__(self, fn, src: Source, module: Module, func: Function | None = None):
         self.fn = fn
         self.src = src
         self.module = module
-        func = Function(src.tree.name, T.FunctionType(T.void, ()), [], is_entry=True, loc=src.loc(src.tree))
+        if func is None:
+            func = Function(src.tree.name, T.FunctionType(T.void, ()), [], is_entry=True, loc=src.loc(src.tree))
         module.functions.append(func)
         self.em = Emitter(module, func, src.loc(src.tree))
         self.ssa = SSA(self.em)
         self.loops: list[tuple] = []  # (continue block, merge block)
-        self.written: set[str] = set()
+        self.written = module.written_buffers
         self.scope = _closure_vars(fn)
         self.locals = assigned_names(src.tree.body)
         self._iv = 0
@@ -49,13 +50,14 @@ class CodeGen:
     def visit(self, node: ast.AST):
         from .expr import EXPRESSIONS
 
-        handler = STATEMENTS.get(type(node)) or EXPRESSIONS.get(type(node))
+        stmt = STATEMENTS.get(type(node))
+        handler = getattr(self, stmt.__name__) if stmt else EXPRESSIONS.get(type(node))
         loc = self.src.loc(node)
         if handler is None:
             raise UnsupportedSyntaxError(f"{_describe(node)} is not supported in coopdsl kernels", loc)
         prev, self.em.loc = self.em.loc, loc
         try:
-            return handler(self, node)
+            return handler(node) if stmt else handler(self, node)
         except CoopDSLError:
             raise
         except RecursionError:

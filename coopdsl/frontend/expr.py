@@ -325,6 +325,12 @@ def expr_call(cg, node: ast.Call):
     args, kwargs = call_parts(cg, node)
     if isinstance(func, B.Builtin):
         return func.impl(cg, args, kwargs)
+    from ..lang.functions import DeviceFunction
+
+    if isinstance(func, DeviceFunction):
+        from .helpers import call
+
+        return call(cg, func, args, kwargs)
     if isinstance(func, BoundMethod):
         return func.builtin.impl(cg, func.receiver, args, kwargs)
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType)):

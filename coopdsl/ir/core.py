@@ -185,6 +185,8 @@ class Module:
     source_file: str = ""
     target_version: tuple = (1, 6)
     required_capabilities: set = field(default_factory=set)  # needs the grammar cannot express
+    written_buffers: set = field(default_factory=set)  # buffer names any function stores to
+    helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""

@@ -156,6 +156,8 @@ class Writer:
             if g.role in ("buffer", "push"):
                 self.id(g)
         entry_id = None
+        for f in self.m.functions:  # calls may name functions defined later
+            self.ids[id(f)] = b.new_id()
         for f in self.m.functions:
             fid = self._function(f)
             if f.is_entry:
@@ -180,8 +182,7 @@ class Writer:
 
     def _function(self, f) -> int:
         b = self.b
-        fid = b.new_id()
-        self.ids[id(f)] = fid
+        fid = self.ids[id(f)]
         ftype = b.type_id(f.type)
         b.emit("debug_name", "OpName", fid, f.name)
         body: list = []
@@ -387,6 +388,8 @@ def _atomic(w, op, ty, rid, args):
 
 @lowering("call")
 def _call(w, op, ty, rid, args):
+    if rid is None:  # a void call still has a result id and type
+        ty, rid = w.b.type_id(op.type), w.b.new_id()
     w.emit("OpFunctionCall", ty, rid, w.ids[id(op.attrs["func"])], *args)
 
 

@@ -1,0 +1,149 @@
+"""Device functions (``@coopdsl.func``): compiled once per argument signature to a real
+OpFunction and called with OpFunctionCall.
+
+Runtime arguments (scalars, vectors, cooperative matrices) become
+OpFunctionParameters; compile-time arguments (numbers, types, buffers, shared
+arrays, tuples) are baked into the specialisation, like C++ template
+arguments.  The return type is the type of the values the function returns;
+every ``return`` must agree.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.core import Function, Op, Param, Value
+from .codegen import CodeGen
+from .source import parse_function
+from .values import BufferRef
+
+_compiling: list = []  # device functions being compiled (to catch recursion)
+
+
+class HelperGen(CodeGen):
+    """Code generation of one specialisation of a device function."""
+
+    def __init__(self, dfn, src, module, func, bindings):
+        super().__init__(dfn.fn, src, module, func)
+        self.bindings = bindings
+        self.returns: list[tuple[Op, object]] = []
+
+    def run_helper(self) -> None:
+        entry = self.em.new_block("entry")
+        self.em.start(entry)
+        for name, value in self.bindings.items():
+            self.ssa.write(name, entry, value)
+        self.locals |= set(self.bindings)
+        self.body(self.src.tree.body)
+        if self.em.block is not None:
+            self.stmt_return(ast.Return(value=None))
+        self._finish_returns()
+
+    def stmt_return(self, node: ast.Return):
+        value = None if node.value is None else self.as_operand(self.visit(node.value))
+        if value is not None and not isinstance(value, (Value, bool, int, float)):
+            raise TypeMismatchError(f"a device function returns runtime values or numbers, not {self.describe(value)}",
+                                    self.em.loc)
+        block = self.em.block
+        self.em.terminate("return")
+        self.returns.append((block.terminator, value))
+
+    def _finish_returns(self) -> None:
+        typed = [v for _, v in self.returns if isinstance(v, Value)]
+        nones = [op for op, v in self.returns if v is None]
+        if nones and len(nones) != len(self.returns):
+            raise CompileError(f"{self.fn.__name__} returns a value on some paths and nothing on others",
+                               nones[0].loc)
+        if nones:
+            ret = T.void
+        else:
+            ret = typed[0].type if typed else _default(self.returns[0][1])
+        for op, v in self.returns:
+            if v is None:
+                continue
+            if not isinstance(v, Value):
+                prev, self.em.loc = self.em.loc, op.loc
+                v = self.em.literal(v, ret)
+                self.em.loc = prev
+            if v.type != ret:
+                raise TypeMismatchError(f"{self.fn.__name__} returns {ret} on one path and {v.type} on another",
+                                        op.loc)
+            op.operands = [v]
+        f = self.em.func
+        f.type = T.FunctionType(ret, tuple(p.type for p in f.params))
+
+
+def _default(v):
+    return T.boolean if isinstance(v, bool) else T.i32 if isinstance(v, int) else T.f32
+
+
+def _signature_part(v):
+    if isinstance(v, Value):
+        return ("value", v.type)
+    if isinstance(v, BufferRef):
+        return ("memory", id(v.var))
+    if isinstance(v, (bool, int, float, str, T.Type)) or v is None:
+        return ("const", type(v).__name__, v)
+    if isinstance(v, tuple):
+        return ("tuple", tuple(_signature_part(x) for x in v))
+    return ("object", id(v))
+
+
+def call(cg, dfn, args: list, kwargs: dict):
+    """Emit a call of device function ``dfn``; returns its result (None for void)."""
+    sig = inspect.signature(dfn.fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"{dfn.fn.__name__}(): {e}", cg.em.loc) from None
+    bound.apply_defaults()
+    values = {k: cg.as_operand(v) for k, v in bound.arguments.items()}
+    for name, v in values.items():
+        if isinstance(v, tuple) and any(isinstance(x, Value) for x in _flat(v)):
+            raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is a list holding runtime values; "
+                                    f"pass its elements", cg.em.loc)
+    if dfn in _compiling:
+        raise UnsupportedSyntaxError(f"{dfn.fn.__name__} calls itself (recursion is not supported on GPUs)",
+                                     cg.em.loc)
+    key = (dfn, tuple((k, _signature_part(v)) for k, v in values.items()))
+    func = cg.module.helpers.get(key)
+    if func is None:
+        func = _compile(cg, dfn, values, key)
+    runtime_args = [v for v in values.values() if isinstance(v, Value)]
+    return_type = func.type.ret
+    result = cg.em.op("call", return_type, runtime_args, func=func)
+    return None if return_type is T.void else result
+
+
+def _flat(t):
+    for x in t:
+        if isinstance(x, tuple):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _compile(cg, dfn, values: dict, key) -> Function:
+    src = parse_function(dfn.fn)
+    params, bindings = [], {}
+    for name, v in values.items():
+        if isinstance(v, Value):
+            p = Param(v.type, name)
+            params.append(p)
+            bindings[name] = p
+        else:
+            bindings[name] = v
+    n = sum(1 for k in cg.module.helpers if k[0] is dfn)
+    func = Function(dfn.fn.__name__ if n == 0 else f"{dfn.fn.__name__}_{n}", T.FunctionType(T.void, ()), params,
+                    loc=src.loc(src.tree))
+    cg.module.helpers[key] = func
+    _compiling.append(dfn)
+    try:
+        gen = HelperGen(dfn, src, cg.module, func, bindings)
+        gen.run_helper()
+    finally:
+        _compiling.pop()
+    return func

@@ -1,0 +1,97 @@
+"""Helper (device) functions: OpFunction / OpFunctionParameter / OpFunctionCall / OpReturnValue."""
+
+import coopdsl as cd
+from coopdsl import Acc, CompileError, MatA, MatB, TypeMismatchError, f16, f32, u32
+
+from ..conftest import compile_checked, expect_error
+
+
+@cd.func
+def relu(x):
+    if x < 0.0:
+        return 0.0
+    return x
+
+
+@cd.func
+def tile_product(a, b, acc):
+    return cd.muladd(a, b, acc)
+
+
+@cd.func
+def scaled_store(m, buf, offset, s: f32):
+    (m * s).store(buf, offset, stride=16)
+
+
+@cd.func
+def clamp_index(i, n):
+    return min(i, n - 1)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def uses_helpers(a: cd.Buffer[f16], c: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    c[clamp_index(i, n)] = relu(c[i]) + relu(c[i + 1])
+    acc = tile_product(MatA[f16, 16, 16].load(a, 0, stride=16), MatB[f16, 16, 16].load(a, 256, stride=16),
+                       Acc[f32, 16, 16].splat(0.0))
+    scaled_store(acc, c, 512, 2.0)
+    scaled_store(acc, c, 768, 0.5)
+
+
+def test_helpers_become_spirv_functions():
+    text = compile_checked(uses_helpers, r"%relu = OpFunction %float None", r"OpFunctionParameter %float",
+                           r"OpReturnValue", r"OpFunctionCall %float %relu", r"%tile_product = OpFunction",
+                           r"OpFunctionCall %\w+ %tile_product", r"%scaled_store = OpFunction %void",
+                           r"%clamp_index = OpFunction %uint")
+    # one specialisation per signature: relu is called twice but defined once; 'c' and 512 are baked in
+    assert text.count("%relu = OpFunction") == 1
+    assert text.count("OpFunctionCall %float %relu") == 2
+    assert "%scaled_store_1 = OpFunction" in text
+
+
+@cd.func
+def recurse(x):
+    return recurse(x)  # E:recurse
+
+
+@cd.kernel
+def k_recursion(c: cd.Buffer[f32]):
+    c[0] = recurse(c[1])
+
+
+def test_recursion_is_an_error():
+    expect_error(k_recursion, cd.UnsupportedSyntaxError, "recurse calls itself", "# E:recurse", 12)
+
+
+@cd.func
+def two_types(x, flag):
+    if flag:
+        return x
+    return u32(1)  # E:tworet
+
+
+@cd.kernel
+def k_two_types(c: cd.Buffer[f32], n: u32):
+    c[0] = two_types(c[1], n > 1)
+
+
+def test_returns_must_agree():
+    expect_error(k_two_types, TypeMismatchError, "two_types returns f32 on one path and u32 on another",
+                 "# E:tworet", 5)
+
+
+@cd.kernel
+def k_bad_call(c: cd.Buffer[f32]):
+    c[0] = relu(c[1], c[2])  # E:badcall
+
+
+def test_wrong_argument_count():
+    expect_error(k_bad_call, cd.ArgumentError, "relu(): too many positional arguments", "# E:badcall", 12)
+
+
+def test_calling_a_helper_from_python():
+    import pytest
+
+    with pytest.raises(TypeError, match="device function"):
+        relu(1.0)
+    assert issubclass(cd.UnsupportedSyntaxError, CompileError)
