@@ -23,7 +23,7 @@ globals().update(_subgroup.SUBGROUP)
 globals().update(_atomics.ATOMICS)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
-from .lang.types import (Acc, Buffer, ColumnMajor, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
+from .lang.types import (Acc, Buffer, ColumnMajor, Const, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
                          QueueFamily, RowMajor, Spec, Subgroup,
                          UseA, UseAcc, UseB, Workgroup, bf16, boolean, e4m3, e5m2, f16, f32, f64, i8,
                          i16, i32, i64, u8, u16, u32, u64, vec2, vec3, vec4)
@@ -45,7 +45,7 @@ __all__ = [
     # types
     "boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bf16",
     "e4m3", "e5m2", "vec2", "vec3", "vec4", "MatA", "MatB", "Acc", "CoopMat",
-    "Buffer", "Spec", "Push",
+    "Buffer", "Spec", "Push", "Const",
     # enumerants
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",

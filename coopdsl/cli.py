@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="Vulkan environment (default: the kernel's, normally vulkan1.3)")
     e.add_argument("--spec", action="append", default=[], metavar="NAME=VALUE",
                    help="default value of a specialization constant (repeatable)")
+    e.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                   help="value of a compile-time (Const) parameter (repeatable)")
     e.add_argument("--dis", metavar="PATH", help="also write the disassembly ('-' for stdout)")
     e.add_argument("--reflect", metavar="PATH", help="also write reflection JSON ('-' for stdout)")
     e.add_argument("--ir", metavar="PATH", help="also write the IR text ('-' for stdout)")
@@ -118,6 +120,8 @@ def cmd_emit(args) -> int:
         k = next(iter(kernels.values()))
     try:
         spec = _parse_spec(args.spec)
+        if args.const:
+            k = k.specialize(**_parse_spec(args.const))
         binary = k.compile(args.target_env, spec)
     except ValueError as e:
         raise UsageError(str(e)) from None

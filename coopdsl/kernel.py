@@ -26,8 +26,10 @@ class Kernel:
     """A compiled-on-demand compute kernel (see :func:`kernel`)."""
 
     def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
-                 target_env: str = tools.DEFAULT_TARGET_ENV):
+                 target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None):
         self.fn = fn
+        self.consts = dict(consts or {})
+        self._specialized: dict = {}
         self.name = fn.__name__
         self.workgroup_size = _check_wg(fn, workgroup_size)
         if target_env not in tools.TARGET_ENVS:
@@ -40,7 +42,24 @@ class Kernel:
         raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
 
     def __repr__(self) -> str:
-        return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}>"
+        extra = "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
+        return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
+
+    def specialize(self, **consts: Any) -> "Kernel":
+        """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
+        import inspect
+
+        from .lang.types import ConstParam
+
+        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        for name in consts:
+            if not isinstance(annotations.get(name), ConstParam):
+                raise ValueError(f"{self.name} has no Const parameter '{name}'")
+        merged = {**self.consts, **consts}
+        key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
+        if key not in self._specialized:
+            self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged)
+        return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------
     def _build(self, target_env: str | None, spec: dict | None = None) -> tuple[Module, bytes]:
@@ -94,7 +113,7 @@ class Kernel:
         """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
         import inspect
 
-        from .lang.types import SpecParam
+        from .lang.types import ConstParam, SpecParam
 
         sig = inspect.signature(self.fn)
         try:
@@ -104,6 +123,9 @@ class Kernel:
         annotations = inspect.get_annotations(self.fn, eval_str=True)
         values, spec = {}, {}
         for name, value in bound.arguments.items():
+            if isinstance(annotations.get(name), ConstParam):
+                raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
+                                f"use {self.name}.specialize({name}=...).launch(...)")
             (spec if isinstance(annotations.get(name), SpecParam) else values)[name] = value
         return values, spec
 
@@ -179,7 +201,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
-    CodeGen(k.fn, src, module).run()
+    CodeGen(k.fn, src, module).run(k.consts)
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)

@@ -67,8 +67,8 @@ class CodeGen:
         finally:
             self.em.loc = prev
 
-    def run(self):
-        params, bindings = build_params(self.fn, self.src, self.module)
+    def run(self, consts: dict | None = None):
+        params, bindings = build_params(self.fn, self.src, self.module, consts)
         self.params = params
         entry = self.em.new_block("entry")
         self.em.start(entry)

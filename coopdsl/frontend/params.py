@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
-from ..lang.types import BufferParam, PushParam, SpecParam
+from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from .values import BufferRef
 
 
@@ -37,7 +37,7 @@ def _annotations(fn) -> dict:
         raise UnsupportedSyntaxError(f"cannot evaluate the annotations of {fn.__name__}: {e}") from None
 
 
-def build_params(fn, src, module: Module) -> tuple[KernelParams, dict]:
+def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[KernelParams, dict]:
     """Create globals for ``fn``'s parameters; return them and the name bindings."""
     tree = src.tree
     a = tree.args
@@ -58,7 +58,21 @@ def build_params(fn, src, module: Module) -> tuple[KernelParams, dict]:
         if ann is None:
             raise TypeMismatchError(
                 f"parameter '{name}' needs an annotation: Buffer[T], Spec[T], Push[T] or a scalar type", loc)
-        if isinstance(ann, BufferParam):
+        if isinstance(ann, ConstParam):
+            consts = consts or {}
+            if name in consts:
+                value = consts[name]
+            elif name in defaults:
+                value = defaults[name]
+            else:
+                raise TypeMismatchError(f"compile-time parameter '{name}' has no value: give a default or "
+                                        f"use {fn.__name__}.specialize({name}=...)", loc)
+            if ann.type is not None and not (isinstance(value, ann.type) and not (
+                    ann.type is int and isinstance(value, bool))):
+                raise TypeMismatchError(f"compile-time parameter '{name}' must be a {ann.type.__name__}, "
+                                        f"got {value!r}", loc)
+            bindings[name] = value
+        elif isinstance(ann, BufferParam):
             binding = len(params.buffers)
             struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.size_of(ann.elem))),),
                                   (0,), block=True)

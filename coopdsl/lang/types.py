@@ -166,3 +166,19 @@ def _push(t, *rest):
 Buffer = _ParamKind("Buffer", _buffer)
 Spec = _ParamKind("Spec", _spec)
 Push = _ParamKind("Push", _push)
+
+
+@dataclass(frozen=True)
+class ConstParam:
+    """A compile-time kernel parameter: its value is part of the compiled kernel."""
+
+    type: object = None  # int, float, bool, or None for any compile-time value
+
+
+def _const(t=None, *rest):
+    if rest or t not in (None, int, float, bool, T.Type) and not isinstance(t, type):
+        raise TypeError("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]")
+    return ConstParam(t)
+
+
+Const = _ParamKind("Const", _const)

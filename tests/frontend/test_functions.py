@@ -95,3 +95,55 @@ def test_calling_a_helper_from_python():
     with pytest.raises(TypeError, match="device function"):
         relu(1.0)
     assert issubclass(cd.UnsupportedSyntaxError, CompileError)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def tiled(a: cd.Buffer[f16], c: cd.Buffer[f32], TILES: cd.Const[int] = 1, SCALE: cd.Const[float] = 1.0):
+    acc = [Acc[f32, 16, 16].splat(0.0) for t in cd.static_range(TILES)]
+    for t in cd.static_range(TILES):
+        acc[t] = cd.muladd(MatA[f16, 16, 16].load(a, t * 256, stride=16), MatB[f16, 16, 16].load(a, 0, stride=16),
+                           acc[t])
+        (acc[t] * SCALE).store(c, t * 256, stride=16)
+
+
+def test_compile_time_parameters_specialise():
+    four = tiled.specialize(TILES=4, SCALE=0.5)
+    assert four is tiled.specialize(TILES=4, SCALE=0.5)  # cached
+    text = compile_checked(four, r"OpCooperativeMatrixMulAddKHR", r"%float_0_5")
+    assert text.count("OpCooperativeMatrixMulAddKHR") == 4
+    assert compile_checked(tiled).count("OpCooperativeMatrixMulAddKHR") == 1
+    assert [p["name"] for p in four.reflect()["spec_constants"]] == []
+
+
+def test_const_parameter_errors():
+    import pytest
+
+    with pytest.raises(ValueError, match="no Const parameter 'X'"):
+        tiled.specialize(X=1)
+    with pytest.raises(CompileError, match="'TILES' must be a int"):
+        tiled.specialize(TILES=2.5).compile()
+    with pytest.raises(TypeError, match="compile-time parameter"):
+        tiled.launch((1,), None, None, TILES=2)
+
+
+CONST_KERNEL = """
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, f16, f32
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def tiled(a: cd.Buffer[f16], c: cd.Buffer[f32], TILES: cd.Const[int] = 1):
+    for t in cd.static_range(TILES):
+        acc = cd.muladd(MatA[f16, 16, 16].load(a, t * 256, stride=16), MatB[f16, 16, 16].load(a, 0, stride=16),
+                        Acc[f32, 16, 16].splat(0.0))
+        acc.store(c, t * 256, stride=16)
+"""
+
+
+def test_emit_const_from_the_command_line(tmp_path):
+    from coopdsl.cli import main
+
+    src = tmp_path / "k.py"
+    src.write_text(CONST_KERNEL)
+    assert main(["emit", str(src), "--kernel", "tiled", "--const", "TILES=3", "-o", str(tmp_path / "t.spv"),
+                 "--dis", str(tmp_path / "t.spvasm")]) == 0
+    assert (tmp_path / "t.spvasm").read_text().count("OpCooperativeMatrixMulAddKHR") == 3
