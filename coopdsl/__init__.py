@@ -10,6 +10,7 @@ from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompiler
                      UnsupportedSyntaxError, ValidationError)
 from .kernel import Kernel, kernel
 from .lang.functions import DeviceFunction, func
+from .lang.structs import Ptr, Uniform, struct
 from .lang.builtins import BUILTIN_VARS, barrier, bitcast, load_element, muladd, static_range, store_element
 from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range with loop hints)
 from .lang.memory import control_barrier, local_array, memory_barrier, shared
@@ -45,7 +46,7 @@ __all__ = [
     # types
     "boolean", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bf16",
     "e4m3", "e5m2", "vec2", "vec3", "vec4", "MatA", "MatB", "Acc", "CoopMat",
-    "Buffer", "Spec", "Push", "Const",
+    "Buffer", "Spec", "Push", "Const", "Uniform", "Ptr", "struct",
     # enumerants
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",

@@ -38,17 +38,23 @@ def reflect(module: Module, binary: bytes) -> dict:
     for g in module.globals:
         if g.role == "buffer":
             elem = g.type.pointee.members[0][1].elem
-            scalar = T.elem_of(elem)
+            scalar = T.elem_of(elem) if not isinstance(elem, T.StructType) else T.u8
             bindings.append({
                 "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
                 "kind": "storage_buffer", "element_type": scalar.name,
-                "components": elem.count if isinstance(elem, T.VectorType) else 1,
+                "components": elem.count if isinstance(elem, T.VectorType) else
+                T.size_of(elem) if isinstance(elem, T.StructType) else 1,
                 "readonly": bool(g.info.get("readonly")),
             })
+        elif g.role == "uniform":
+            bindings.append({"name": g.name, "set": g.info["set"], "binding": g.info["binding"],
+                             "kind": "uniform_buffer", "element_type": "u8",
+                             "components": T.size_of(g.type.pointee), "readonly": True,
+                             "size": T.size_of(g.type.pointee),
+                             "members": _flatten(g.type.pointee, "", 0)})
         elif g.role == "push":
             st = g.type.pointee
-            for (name, t), off in zip(st.members, st.offsets):
-                push["members"].append({"name": name, "offset": off, "type": _type_name(t), "size": T.size_of(t)})
+            push["members"] = _flatten(st, "", 0)
             push["size"] = T.size_of(st)
     caps, exts = module_capabilities(binary)
     size = module.workgroup_size
@@ -63,6 +69,18 @@ def reflect(module: Module, binary: bytes) -> dict:
         "capabilities": caps,
         "extensions": exts,
     }
+
+
+def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
+    """Members of a struct with absolute offsets; nested struct members get dotted names."""
+    out = []
+    for (name, t), off in zip(st.members, st.offsets):
+        if isinstance(t, T.StructType):
+            out += _flatten(t, f"{prefix}{name}.", base + off)
+        else:
+            size = 8 if isinstance(t, T.PointerType) else T.size_of(t)
+            out.append({"name": prefix + name, "offset": base + off, "type": _type_name(t), "size": size})
+    return out
 
 
 def _type_name(t: T.Type) -> str:

@@ -81,10 +81,19 @@ class CodeGen:
             self.em.terminate("return")
         for ref in params.buffers:
             ref.var.info["readonly"] = ref.name not in self.written
+        if self.module.uses_device_addresses():
+            self.module.required_capabilities.add("PhysicalStorageBufferAddresses")
         return self.em.func
 
     def _load_push_constants(self, entry) -> None:
         p = self.params
+        for name, var, st in p.uniforms:  # uniform blocks: read once, members by extraction
+            block = var.type.pointee
+            parts = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, "Uniform"),
+                                                       [var, self.em.const(T.u32, i)])])
+                     for i, (_, t) in enumerate(block.members)]
+            self.ssa.write(name, entry, self.em.op("construct", st, parts))
+            self.locals.add(name)
         for index, (name, t, _) in enumerate(p.push):
             ptr = self.em.op("access", T.PointerType(t, "PushConstant"),
                              [p.push_var, self.em.const(T.u32, index)])

@@ -12,6 +12,7 @@ from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..lang import builtins as B
 from ..lang.types import CoopMatFamily
 from . import arith
+from ..lang.structs import is_data_ptr, ptr_elem
 from .values import BoundMethod, BufferRef, BuiltinVar
 
 BINOPS = {
@@ -43,6 +44,8 @@ def expr_binop(cg, node: ast.BinOp):
         raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", cg.em.loc)
     a = cg.as_operand(cg.visit(node.left))
     b = cg.as_operand(cg.visit(node.right))
+    if op in ("add", "sub") and isinstance(a, Value) and is_data_ptr(a.type):
+        return _ptr_offset(cg, a, b, op)
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b
     if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(b, tuple) and isinstance(a, int)):
@@ -136,6 +139,13 @@ def expr_attribute(cg, node: ast.Attribute):
         t = obj.type
         if isinstance(t, T.VectorType) and all(c in SWIZZLE for c in attr):
             return swizzle(cg, obj, attr)
+        if isinstance(t, T.StructType):
+            try:
+                index = t.member_index(attr)
+            except KeyError:
+                raise NameResolutionError(f"struct {t.name} has no member '{attr}' (it has: "
+                                          f"{', '.join(n for n, _ in t.members)})", cg.em.loc) from None
+            return cg.em.op("extract", t.members[index][1], [obj], index=index)
         if isinstance(t, T.CoopMatType):
             m = B.METHODS.get(("mat", attr))
             if m is None:
@@ -214,6 +224,9 @@ def _type_param(cg, p):
 def _value_index(cg, base: Value, index):
     t = base.type
     index = cg.as_operand(index)
+    if is_data_ptr(t):
+        elem = ptr_elem(t)
+        return cg.em.op("load", elem, [_ptr_element(cg, base, index)], memory=(("Aligned",), [T.align_of(elem)]))
     if isinstance(t, T.VectorType):
         if isinstance(index, int) and not isinstance(index, bool):
             if not 0 <= index < t.count:
@@ -230,6 +243,26 @@ def _value_index(cg, base: Value, index):
     raise TypeMismatchError(f"a {t} value cannot be indexed", cg.em.loc)
 
 
+def _ptr_offset(cg, p: Value, n, op: str):
+    """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
+    size = T.size_of(ptr_elem(p.type))
+    n = cg.as_index(n, "a pointer offset")
+    cg.module.required_capabilities.add("Int64")
+    addr = cg.em.op("ptr_to_u64", T.u64, [p])
+    n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)
+    if n64.type != T.u64:
+        n64 = cg.em.op("bitcast", T.u64, [n64])
+    delta = cg.em.op("mul", T.u64, [n64, cg.em.literal(size, T.u64)])
+    return cg.em.op("u64_to_ptr", p.type, [cg.em.op(op, T.u64, [addr, delta])])
+
+
+def _ptr_element(cg, p: Value, index):
+    """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
+    elem = ptr_elem(p.type)
+    idx = cg.as_index(index, "a pointer index")
+    return cg.em.op("access", T.PointerType(elem, "PhysicalStorageBuffer"), [p, cg.em.const(T.u32, 0), idx])
+
+
 def _spill_element(cg, m: Value, index):
     """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
     var = cg.function_variable(T.PointerType(m.type, "Function"))
@@ -242,6 +275,14 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
     base = cg.visit(target.value)
     index = cg.visit(target.slice)
     value = cg.as_operand(value)
+    if isinstance(base, Value) and is_data_ptr(base.type):
+        elem = ptr_elem(base.type)
+        if arith.is_number(value):
+            value = cg.em.literal(value, elem)
+        if not isinstance(value, Value) or value.type != elem:
+            raise TypeMismatchError(f"cannot store {cg.describe(value)} through a Ptr[{elem}]", cg.src.loc(target))
+        cg.em.op("store", T.void, [_ptr_element(cg, base, index), value], memory=(("Aligned",), [T.align_of(elem)]))
+        return
     if isinstance(base, BufferRef):
         if arith.is_number(value):
             value = cg.em.literal(value, base.elem)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
+from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from .values import BufferRef
 
@@ -28,6 +29,7 @@ class KernelParams:
     specs: list[SpecConst] = field(default_factory=list)
     push: list[tuple[str, T.Type, int]] = field(default_factory=list)  # name, type, offset
     push_var: GlobalVar | None = None
+    uniforms: list = field(default_factory=list)  # (name, variable, struct type)
 
 
 def _annotations(fn) -> dict:
@@ -72,8 +74,15 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 raise TypeMismatchError(f"compile-time parameter '{name}' must be a {ann.type.__name__}, "
                                         f"got {value!r}", loc)
             bindings[name] = value
+        elif isinstance(ann, UniformParam):
+            binding = len(params.buffers) + len(params.uniforms)
+            st = ann.type
+            block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True)
+            var = GlobalVar(T.PointerType(block, "Uniform"), name, "uniform", set=0, binding=binding)
+            module.globals.append(var)
+            params.uniforms.append((name, var, st))
         elif isinstance(ann, BufferParam):
-            binding = len(params.buffers)
+            binding = len(params.buffers) + len(params.uniforms)
             struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.size_of(ann.elem))),),
                                   (0,), block=True)
             var = GlobalVar(T.PointerType(struct, "StorageBuffer"), name, "buffer", set=0, binding=binding)
@@ -97,14 +106,14 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             module.spec_consts.append(sc)
             params.specs.append(sc)
             bindings[name] = sc
-        elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType)):
+        elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType, T.StructType, T.PointerType)):
             t = ann.type if isinstance(ann, PushParam) else ann
             if isinstance(t, T.ScalarType) and not t.is_ieee and t.kind == "float":
                 raise TypeMismatchError(f"push constant '{name}' cannot be {t}", loc)
-            align = T.align_of(t)
+            align = 8 if isinstance(t, T.PointerType) else T.align_of(t)
             offset = (offset + align - 1) // align * align
             params.push.append((name, t, offset))
-            offset += T.size_of(t)
+            offset += 8 if isinstance(t, T.PointerType) else T.size_of(t)
         else:
             raise TypeMismatchError(
                 f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type", loc)

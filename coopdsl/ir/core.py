@@ -214,6 +214,22 @@ class Module:
             return next(s for s in self.spec_consts if s.spec_id == sym.args[0])
         return next(o for o in self.spec_ops if o.sym == sym)
 
+    def uses_device_addresses(self) -> bool:
+        """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
+        from .types import PointerType, StructType
+
+        def has_psb(t, depth=0) -> bool:
+            if depth > 6:
+                return False
+            if isinstance(t, PointerType):
+                return t.storage == "PhysicalStorageBuffer" or has_psb(t.pointee, depth + 1)
+            if isinstance(t, StructType):
+                return any(has_psb(m, depth + 1) for _, m in t.members)
+            return False
+
+        return any(has_psb(g.type) for g in self.globals) or \
+            any(has_psb(op.type) for f in self.functions for op in f.ops())
+
     @property
     def entry(self) -> Function:
         return next(f for f in self.functions if f.is_entry)

@@ -231,7 +231,10 @@ def size_of(t: Type) -> int:
     if isinstance(t, ArrayType) and isinstance(t.length, int):
         return (t.stride or size_of(t.elem)) * t.length
     if isinstance(t, StructType) and t.offsets:
-        return t.offsets[-1] + size_of(t.members[-1][1])
+        last = t.members[-1][1]
+        end = t.offsets[-1] + (8 if isinstance(last, PointerType) else size_of(last))
+        a = align_of(t)
+        return (end + a - 1) // a * a  # an array of structs strides by the rounded size
     raise TypeError(f"type {t} has no fixed size")
 
 
@@ -245,4 +248,4 @@ def align_of(t: Type) -> int:
         return align_of(t.elem)
     if isinstance(t, StructType):
         return max((align_of(m) for _, m in t.members), default=1)
-    return 8  # pointers
+    return 8  # pointers (PhysicalStorageBuffer addresses are 64-bit)

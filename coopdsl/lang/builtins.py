@@ -145,9 +145,23 @@ def _layout(cg, value) -> Enumerant:
 
 
 def _memory_pointer(cg, buf, offset, what: str):
+    from .structs import is_data_ptr
+
+    if isinstance(buf, Value) and is_data_ptr(buf.type):
+        from ..frontend.expr import _ptr_element
+
+        return _ptr_element(cg, buf, offset)
     if not isinstance(buf, BufferRef):
         raise TypeMismatchError(f"{what} needs a buffer parameter, got {cg.describe(buf)}", cg.em.loc)
     return cg.element_pointer(buf, offset)
+
+
+def _psb_aligned(ptr, mem):
+    """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
+    if ptr.type.storage != "PhysicalStorageBuffer" or mem and "Aligned" in mem[0]:
+        return mem
+    names, values = mem or ((), [])
+    return (("Aligned",) + tuple(names), [T.align_of(ptr.type.pointee)] + list(values))
 
 
 def _stride(cg, p, b: Builtin):
@@ -211,7 +225,7 @@ def load(cg, mat_type, args, kwargs):
     layout = _layout(cg, p.get("layout", RowMajor))
     ptr = _memory_pointer(cg, p["buffer"], p["offset"], "load")
     stride = _stride(cg, p, load)
-    mem = memory_operands(cg, p, is_store=False)
+    mem = _psb_aligned(ptr, memory_operands(cg, p, is_store=False))
     return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout.name, **({"memory": mem} if mem else {}))
 
 
@@ -247,13 +261,12 @@ def store(cg, mat, args, kwargs):
                   ("stride", "layout", *MEMORY_KW))
     layout = _layout(cg, p.get("layout", RowMajor))
     ptr = _memory_pointer(cg, p["buffer"], p["offset"], "store")
-    if p["buffer"].var.info.get("readonly_declared"):
-        raise TypeMismatchError(f"buffer '{p['buffer'].name}' is read-only", cg.em.loc)
     stride = _stride(cg, p, store)
     if isinstance(p["stride"], int) and p["stride"] == 0:
         raise ArgumentError("store: stride must be greater than 0 (SPV_KHR_cooperative_matrix)", cg.em.loc)
-    cg.note_buffer_write(p["buffer"])
-    mem = memory_operands(cg, p, is_store=True)
+    if isinstance(p["buffer"], BufferRef):
+        cg.note_buffer_write(p["buffer"])
+    mem = _psb_aligned(ptr, memory_operands(cg, p, is_store=True))
     cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout.name, **({"memory": mem} if mem else {}))
     return None
 

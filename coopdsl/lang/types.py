@@ -144,8 +144,8 @@ class _ParamKind:
 
 
 def _buffer(elem, *rest):
-    if rest or not isinstance(elem, (ScalarType, VectorType)):
-        raise TypeError("Buffer[...] takes one scalar or vector element type, e.g. Buffer[f16]")
+    if rest or not isinstance(elem, (ScalarType, VectorType, T.StructType)):
+        raise TypeError("Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]")
     return BufferParam(elem)
 
 
@@ -158,8 +158,8 @@ def _spec(t, spec_id=None):
 
 
 def _push(t, *rest):
-    if rest or not isinstance(t, (ScalarType, VectorType)):
-        raise TypeError("Push[...] takes one scalar or vector type, e.g. Push[u32]")
+    if rest or not isinstance(t, (ScalarType, VectorType, T.StructType, T.PointerType)):
+        raise TypeError("Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]")
     return PushParam(t)
 
 

@@ -64,25 +64,41 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
     return data, entries
 
 
+def member_value(values: dict, name: str):
+    """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
+    if name in values:
+        return values[name]
+    head, dot, rest = name.partition(".")
+    if dot and isinstance(values.get(head), dict):
+        return member_value(values[head], rest)
+    raise KeyError(name)
+
+
 def pack_push(reflection: dict, values: dict) -> bytes:
     """The push-constant block from ``values`` (pointer members: the int device address)."""
-    pc = reflection["push_constants"]
-    out = bytearray(pc["size"])
-    for m in pc["members"]:
-        if m["name"] not in values:
-            raise LaunchError(f"missing push constant '{m['name']}' ({m['type']})")
-        value, t = values[m["name"]], m["type"]
+    return pack_members(reflection["push_constants"], values, "push constant")
+
+
+def pack_members(block: dict, values: dict, what: str) -> bytes:
+    """Bytes of a block described by reflection ``{"size", "members"}`` (dotted names for nested structs)."""
+    out = bytearray(block["size"])
+    for m in block["members"]:
+        try:
+            value = member_value(values, m["name"])
+        except KeyError:
+            raise LaunchError(f"missing {what} '{m['name']}' ({m['type']})") from None
+        t = m["type"]
         if t.startswith("vec"):
             n, elem = int(t[3]), t[5:-1]
             arr = np.asarray(value, dtype=DTYPES[elem]).reshape(-1)
             if arr.size != n:
-                raise LaunchError(f"push constant '{m['name']}' is {t}: give {n} values")
+                raise LaunchError(f"{what} '{m['name']}' is {t}: give {n} values")
             out[m["offset"]:m["offset"] + arr.nbytes] = arr.tobytes()
             continue
         try:
             raw = struct.pack("<" + STRUCT_CODE[t], value)
         except (struct.error, KeyError) as e:
-            raise LaunchError(f"push constant '{m['name']}' ({t}) cannot be {value!r}: {e}") from None
+            raise LaunchError(f"{what} '{m['name']}' ({t}) cannot be {value!r}: {e}") from None
         out[m["offset"]:m["offset"] + len(raw)] = raw
     return bytes(out)
 
@@ -106,13 +122,23 @@ def check_array(binding: dict, value) -> np.ndarray:
 
 
 # -- running ----------------------------------------------------------------------------------------
+def _set_member(values: dict, name: str, value) -> None:
+    head, dot, rest = name.partition(".")
+    if dot and isinstance(values.get(head), dict):
+        values[head] = dict(values[head])
+        _set_member(values[head], rest, value)
+    else:
+        values[name] = value
+
+
 class _Prepared:
     """Device buffers, staging copies, descriptor set and push data of one launch."""
 
     def __init__(self, dev: Device, spirv: bytes, reflection: dict, args: dict, spec: dict | None):
         dev.check(reflection)
         self.dev = dev
-        names = {b["name"] for b in reflection["bindings"]} | {m["name"] for m in reflection["push_constants"]["members"]}
+        names = {b["name"] for b in reflection["bindings"]} | \
+            {m["name"].split(".")[0] for m in reflection["push_constants"]["members"]}
         unknown = set(args) - names
         if unknown:
             raise LaunchError(f"unknown argument(s) {sorted(unknown)}; the kernel takes {sorted(names)}")
@@ -120,23 +146,35 @@ class _Prepared:
         self.pipeline, self.layout, set_layout = dev.pipeline(spirv, reflection, spec_data, entries)
         self.buffers: list[tuple[np.ndarray, Buffer, Buffer, bool]] = []  # array, device, staging, copy back
         self.infos = []
-        push_values = {}
-        for m in reflection["push_constants"]["members"]:
-            if m["type"] == "ptr" and isinstance(args.get(m["name"]), np.ndarray):
-                arr = np.ascontiguousarray(args[m["name"]])
-                buf = self._upload(arr, vk.BUFFER_USAGE_STORAGE_BUFFER, True, device_address=True)
-                push_values[m["name"]] = buf.address()
-            elif m["name"] in args:
-                push_values[m["name"]] = args[m["name"]]
-        self.push = pack_push(reflection, push_values)
+        self.push = pack_push(reflection, self._addresses(reflection["push_constants"]["members"], args))
         for b in reflection["bindings"]:
             if b["name"] not in args:
                 raise LaunchError(f"missing buffer '{b['name']}'")
-            arr = check_array(b, args[b["name"]])
+            value = args[b["name"]]
+            if b["kind"] == "uniform_buffer" and isinstance(value, dict):
+                block = {"size": b["size"], "members": b["members"]}
+                value = np.frombuffer(pack_members(block, self._addresses(b["members"], value), "uniform member"),
+                                      np.uint8).copy()
+            arr = check_array(b, value)
             usage = vk.BUFFER_USAGE_UNIFORM_BUFFER if b["kind"] == "uniform_buffer" else vk.BUFFER_USAGE_STORAGE_BUFFER
             buf = self._upload(arr, usage, not b["readonly"])
             self.infos.append((b, buf))
         self._descriptors(set_layout)
+
+    def _addresses(self, members: list[dict], values: dict) -> dict:
+        """``values`` with numpy arrays given for pointer members replaced by device addresses."""
+        out = dict(values)
+        for m in members:
+            if m["type"] != "ptr":
+                continue
+            try:
+                v = member_value(values, m["name"])
+            except KeyError:
+                continue
+            if isinstance(v, np.ndarray):
+                buf = self._upload(np.ascontiguousarray(v), vk.BUFFER_USAGE_STORAGE_BUFFER, True, device_address=True)
+                _set_member(out, m["name"], buf.address())
+        return out
 
     def _upload(self, arr: np.ndarray, usage: int, copy_back: bool, device_address: bool = False) -> Buffer:
         d = self.dev

@@ -36,6 +36,7 @@ SIMPLE = {
     "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
     "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct", "access": "OpAccessChain",
     "extract_dyn": "OpVectorExtractDynamic", "insert_dyn": "OpVectorInsertDynamic",
+    "ptr_to_u64": "OpConvertPtrToU", "u64_to_ptr": "OpConvertUToPtr",
     "dot": "OpDot", "fmod": "OpFMod", "isnan": "OpIsNan", "isinf": "OpIsInf", "any": "OpAny", "all": "OpAll",
 }
 
@@ -98,7 +99,7 @@ class Writer:
         self.ids[id(g)] = gid
         b.emit("global", "OpVariable", b.type_id(g.type), gid, g.type.storage)
         b.emit("debug_name", "OpName", gid, g.name)
-        if g.role == "buffer":
+        if g.role in ("buffer", "uniform"):
             b.emit("annotation", "OpDecorate", gid, "DescriptorSet", g.info["set"])
             b.emit("annotation", "OpDecorate", gid, "Binding", g.info["binding"])
             if g.info.get("readonly"):
@@ -148,12 +149,14 @@ class Writer:
         b.capability("VulkanMemoryModel")
         for cap in sorted(self.m.required_capabilities):
             b.capability(cap)
-        b.emit("memory_model", "OpMemoryModel", "Logical", "Vulkan")
+        addressing = "PhysicalStorageBuffer64" if "PhysicalStorageBufferAddresses" in self.m.required_capabilities \
+            else "Logical"
+        b.emit("memory_model", "OpMemoryModel", addressing, "Vulkan")
         self._spec_consts()
         # LocalSizeId operands must be defined before any Workgroup-scope matrix type.
         wg_ids = self._workgroup_size_ids()
         for g in self.m.globals:  # every parameter gets its binding, used or not
-            if g.role in ("buffer", "push"):
+            if g.role in ("buffer", "push", "uniform"):
                 self.id(g)
         entry_id = None
         for f in self.m.functions:  # calls may name functions defined later

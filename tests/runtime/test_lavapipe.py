@@ -94,3 +94,28 @@ def test_devices_command_lists_the_device(capsys, device):
 
     assert main(["devices"]) == 0
     assert device.info.name in capsys.readouterr().out
+
+
+@cd.struct
+class Scale:
+    factor: f32
+    offset: f32
+    src: cd.Ptr[f32]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def through_pointers(out: cd.Buffer[f32], cfg: cd.Uniform[Scale], p: Scale, n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        out[i] = p.src[i] * p.factor + p.offset + cfg.factor * cfg.src[i]
+
+
+def test_uniform_struct_push_struct_and_device_addresses(device):
+    if not device.info.features.get("bufferDeviceAddress"):
+        pytest.skip("no bufferDeviceAddress")
+    n = 256
+    src = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    through_pointers.launch((4,), out, {"factor": 10.0, "offset": 0.0, "src": src},
+                            {"factor": 2.0, "offset": 1.0, "src": src}, n, device=device)
+    np.testing.assert_array_equal(out, src * 2.0 + 1.0 + 10.0 * src)

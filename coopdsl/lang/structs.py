@@ -1,0 +1,111 @@
+"""Structs for buffer, uniform and push-constant layouts, uniform blocks, and
+buffer device addresses (``Ptr[T]``: pointers to PhysicalStorageBuffer data).
+
+``@cd.struct`` turns an annotated class into a struct type laid out with
+std430 rules (``layout="scalar"`` packs members at their scalar alignment,
+VK_EXT_scalar_block_layout).  Members are scalars, vectors, ``Ptr[T]`` or
+other structs.  A ``Ptr[T]`` points at an array of ``T``: index it
+(``p[i]``, ``p[i] = v``), offset it (``p + n``), or load cooperative matrices
+through it; every load/store through it carries ``Aligned``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import types as T
+
+
+def ptr_type(elem: T.Type) -> T.PointerType:
+    """The IR type of ``Ptr[elem]``: a PhysicalStorageBuffer pointer to ``{ elem data[]; }``."""
+    block = T.StructType(f"ptr_{_name(elem)}", (("data", T.RuntimeArrayType(elem, T.size_of(elem))),), (0,),
+                         block=True)
+    return T.PointerType(block, "PhysicalStorageBuffer")
+
+
+def _name(t: T.Type) -> str:
+    return t.name if isinstance(t, (T.ScalarType, T.StructType)) else str(t).replace("<", "_").replace(">", "") \
+        .replace(", ", "_").replace("[", "_").replace("]", "")
+
+
+def is_data_ptr(t) -> bool:
+    return isinstance(t, T.PointerType) and t.storage == "PhysicalStorageBuffer" and \
+        isinstance(t.pointee, T.StructType) and t.pointee.name.startswith("ptr_")
+
+
+def ptr_elem(t: T.PointerType) -> T.Type:
+    return t.pointee.members[0][1].elem
+
+
+class _PtrFamily:
+    def __getitem__(self, elem) -> T.PointerType:
+        if not isinstance(elem, (T.ScalarType, T.VectorType, T.StructType)) or \
+                isinstance(elem, T.ScalarType) and elem.is_bool:
+            raise TypeError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem!r}")
+        return ptr_type(elem)
+
+    def __repr__(self) -> str:
+        return "Ptr"
+
+
+Ptr = _PtrFamily()
+
+
+def _align(t: T.Type, scalar: bool) -> int:
+    if isinstance(t, T.PointerType):
+        return 8
+    if scalar:
+        return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
+            max((_align(m, True) for _, m in t.members), default=1)
+    return T.align_of(t)
+
+
+def _size(t: T.Type) -> int:
+    return 8 if isinstance(t, T.PointerType) else T.size_of(t)
+
+
+def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False) -> T.StructType:
+    """A struct type with std430 (or scalar) member offsets."""
+    offsets, off = [], 0
+    for mname, mt in members:
+        if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType)) or \
+                isinstance(mt, T.ScalarType) and mt.is_bool:
+            raise TypeError(f"struct {name}: member '{mname}' has unsupported type {mt!r} "
+                            f"(use numeric scalars, vectors, Ptr[T] or structs)")
+        a = _align(mt, scalar)
+        off = (off + a - 1) // a * a
+        offsets.append(off)
+        off += _size(mt)
+    return T.StructType(name, tuple(members), tuple(offsets), block=False)
+
+
+def struct(cls=None, *, layout_rule: str = "std430"):
+    """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
+    def make(c):
+        if layout_rule not in ("std430", "scalar"):
+            raise ValueError("layout_rule must be 'std430' or 'scalar'")
+        members = list(c.__dict__.get("__annotations__", {}).items())
+        if not members:
+            raise TypeError(f"struct {c.__name__} has no annotated members")
+        return layout(c.__name__, members, scalar=layout_rule == "scalar")
+    return make(cls) if cls is not None else make
+
+
+@dataclass(frozen=True)
+class UniformParam:
+    """A uniform block parameter holding one struct."""
+
+    type: T.StructType
+
+
+class _UniformFamily:
+    def __getitem__(self, t) -> UniformParam:
+        if not isinstance(t, T.StructType):
+            raise TypeError("Uniform[...] takes a @coopdsl.struct type")
+        return UniformParam(t)
+
+    def __repr__(self) -> str:
+        return "Uniform"
+
+
+Uniform = _UniformFamily()

@@ -1,0 +1,70 @@
+"""Structs, uniform blocks, push-constant structs and buffer device addresses (Ptr[T])."""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, NameResolutionError, f16, f32, u32, vec4
+
+from ..conftest import compile_checked, expect_error
+
+
+@cd.struct
+class Params:
+    M: u32
+    alpha: f32
+    src: cd.Ptr[f32]
+    a: cd.Ptr[f16]
+
+
+@cd.struct
+class Item:
+    x: f32
+    y: u32
+    v: vec4[f32]
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def with_structs(items: cd.Buffer[Item], out: cd.Buffer[f32], cfg: cd.Uniform[Params], p: Params,
+                 dst: cd.Ptr[f32]):
+    i = cd.global_invocation_id.x
+    it = items[i]
+    v = p.src[i] * p.alpha + it.x + cfg.alpha + f32(it.y) + it.v.w
+    dst[i] = v
+    q = dst + 4
+    q[i] = v * 2.0
+    ta = MatA[f16, 16, 16].load(p.a, 0, stride=16)
+    acc = cd.muladd(ta, MatB[f16, 16, 16].load(p.a, 256, stride=16), Acc[f32, 16, 16].splat(0.0))
+    acc.store(dst, 1024, stride=16)
+    out[i] = f32(cfg.M + p.M)
+
+
+def test_structs_uniforms_and_pointers():
+    compile_checked(
+        with_structs, r"OpMemoryModel PhysicalStorageBuffer64 Vulkan", r"OpCapability PhysicalStorageBufferAddresses",
+        r"%cfg = OpVariable %_ptr_Uniform_cfg_ubo Uniform", r"OpMemberDecorate %Item 2 Offset 16",
+        r"OpDecorate %_runtimearr_Item ArrayStride 32", r"OpMemberDecorate %Params 2 Offset 8",
+        r"OpLoad %float %\w+ Aligned 4", r"OpStore %\w+ %\w+ Aligned 4", r"OpConvertPtrToU %ulong",
+        r"OpConvertUToPtr", r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_0 %uint_16 Aligned 2",
+        r"OpCooperativeMatrixStoreKHR %\w+ %\w+ %uint_0 %uint_16 Aligned 4", r"OpDecorate %cfg Binding 2")
+    r = with_structs.reflect()
+    assert [(b["name"], b["kind"], b["binding"]) for b in r["bindings"]] == [
+        ("items", "storage_buffer", 0), ("out", "storage_buffer", 1), ("cfg", "uniform_buffer", 2)]
+    assert r["push_constants"]["members"] == [
+        {"name": "p.M", "offset": 0, "type": "u32", "size": 4}, {"name": "p.alpha", "offset": 4, "type": "f32", "size": 4},
+        {"name": "p.src", "offset": 8, "type": "ptr", "size": 8}, {"name": "p.a", "offset": 16, "type": "ptr", "size": 8},
+        {"name": "dst", "offset": 24, "type": "ptr", "size": 8}]
+
+
+def test_scalar_layout():
+    packed = cd.struct(type("Packed", (), {"__annotations__": {"a": f16, "b": vec4[f32]}}), layout_rule="scalar")
+    assert packed.offsets == (0, 4)
+    std = cd.struct(type("Std", (), {"__annotations__": {"a": f16, "b": vec4[f32]}}))
+    assert std.offsets == (0, 16)
+
+
+@cd.kernel
+def k_member(p: Params, out: cd.Buffer[f32]):
+    out[0] = p.beta  # E:member
+
+
+def test_unknown_struct_member():
+    expect_error(k_member, NameResolutionError, "struct Params has no member 'beta' (it has: M, alpha, src, a)",
+                 "# E:member", 14)
