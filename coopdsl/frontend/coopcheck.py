@@ -46,10 +46,10 @@ def check_muladd(em, a, b, c) -> list[str]:
     tb = require_coopmat(em, b, "the second operand (B) of muladd")
     tc = require_coopmat(em, c, "the third operand (C) of muladd")
     for t, want, pos in ((ta, 0, "first"), (tb, 1, "second"), (tc, 2, "third")):
-        if t.use != want:
+        if isinstance(t.use, int) and t.use != want:  # a spec-constant use is only known at pipeline creation
             raise ShapeError(
                 f"the {pos} operand of muladd must have use {_use(want)}, but {t} has use {_use(t.use)}", em.loc)
-    if not (ta.scope == tb.scope == tc.scope):
+    if not (ta.scope == tb.scope == tc.scope) and all(isinstance(t.scope, int) for t in (ta, tb, tc)):
         raise ShapeError(f"muladd operands have different scopes: {ta}, {tb}, {tc}", em.loc)
     if ta.rows != tc.rows:
         raise ShapeError(f"muladd M mismatch: A has {ta.rows} rows but C has {tc.rows}", em.loc)

@@ -136,3 +136,35 @@ def bf16_tile(a: cd.Buffer[cd.bf16], c: cd.Buffer[f32]):
 def test_bf16_matrices_and_conversion():
     compile_checked(bf16_tile, r"OpCapability BFloat16TypeKHR", r"OpCapability BFloat16CooperativeMatrixKHR",
                     r'OpExtension "SPV_KHR_bfloat16"', r"OpTypeFloat 16 BFloat16KHR", r"OpFConvert")
+
+
+import pytest  # noqa: E402
+
+COMPONENTS = [cd.f16, cd.f32, cd.f64, cd.i8, cd.i16, cd.i32, cd.i64, cd.u8, cd.u16, cd.u32, cd.u64]
+
+
+def _component_kernel(t):
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def component(buf: cd.Buffer[t]):
+        m = Acc[t, 16, 16].load(buf, 0, stride=16)
+        (m + m).store(buf, 256, stride=16)
+    return component
+
+
+@pytest.mark.parametrize("t", COMPONENTS, ids=str)
+def test_every_component_type(t):
+    names = {"f16": "half", "f32": "float", "f64": "double", "i8": "char", "i16": "short", "i32": "int",
+             "i64": "long", "u8": "uchar", "u16": "ushort", "u32": "uint", "u64": "ulong"}
+    op = "OpFAdd" if t.kind == "float" else "OpIAdd"
+    compile_checked(_component_kernel(t), rf"OpTypeCooperativeMatrixKHR %{names[t.name]} %uint_3 %uint_16 %uint_16 "
+                    rf"%uint_2", rf"{op} %\w+")
+
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def spec_use_scope(a: cd.Buffer[f16], USE: cd.Spec[u32] = 0, SCOPE: cd.Spec[u32] = 3, WG: cd.Spec[u32] = 32):
+    m = cd.CoopMat[f16, 16, 16, USE, SCOPE].load(a, 0, stride=16)
+    m.store(a, 256, stride=16)
+
+
+def test_spec_constant_use_and_scope():
+    compile_checked(spec_use_scope, r"OpTypeCooperativeMatrixKHR %half %SCOPE %uint_16 %uint_16 %USE")
