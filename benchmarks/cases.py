@@ -108,10 +108,24 @@ def gemm_shared_small_tiles(size, rng, device=None) -> Result:
     return gemm_shared(size, rng, device, dict(TILE_M=64, TILE_N=64, TILE_K=32, SG_M=32, SG_N=32, WG=128))
 
 
+def gemm_edges(size, rng, device=None) -> Result:
+    M, N, K = size
+    k = load_example("gemm_edges.py")["gemm_any"]
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)  # every element must be written
+    k.launch(((N + 15) // 16, (M + 15) // 16, 1), a, b, c, M, N, K, device=device)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    abs_err, rel_err = _rel(np.nan_to_num(c, nan=1e9), ref)
+    tol = 1e-3 * np.sqrt(K)
+    return Result("gemm_edges.py", "gemm_any", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
 CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
     "gemm_shared": (gemm_shared, [(128, 128, 32), (256, 384, 160), (1024, 1024, 1024), (2048, 1024, 512)]),
     "gemm_shared_64": (gemm_shared_small_tiles, [(64, 64, 32), (192, 320, 96), (1024, 512, 2048)]),
+    "gemm_edges": (gemm_edges, [(1, 1, 1), (17, 33, 5), (100, 75, 50), (1000, 333, 129), (512, 512, 512)]),
     "bf16_gemm": (bf16_gemm, [(16, 16, 16), (128, 64, 96), (512, 512, 512), (1024, 768, 1024)]),
     "int8_gemm": (int8_gemm, [(16, 16, 32), (64, 48, 96), (512, 512, 512), (1024, 1024, 2048)]),
 }

