@@ -9,7 +9,8 @@ from . import vk
 from .features import DeviceFeatureError, check_supported
 from .instance import DeviceInfo, instance
 
-OPTIONAL_EXTENSIONS = ("VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2", "VK_KHR_shader_bfloat16")
+OPTIONAL_EXTENSIONS = ("VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2", "VK_KHR_shader_bfloat16",
+                       "VK_EXT_shader_atomic_float")
 NO_ENABLE = {"robustBufferAccess", "cooperativeMatrixRobustBufferAccess", "robustImageAccess"}  # cost speed
 
 

@@ -41,6 +41,8 @@ CAPABILITIES: dict[str, Need] = {
     "VulkanMemoryModelDeviceScope": Need(feature="vulkanMemoryModelDeviceScope"),
     "PhysicalStorageBufferAddresses": Need(feature="bufferDeviceAddress"),
     "Int64Atomics": Need(feature="shaderBufferInt64Atomics"),
+    "AtomicFloat32AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat32AtomicAdd"),
+    "AtomicFloat64AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat64AtomicAdd"),
     "CooperativeMatrixKHR": Need("VK_KHR_cooperative_matrix", "cooperativeMatrix"),
     "BFloat16TypeKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16Type"),
     "BFloat16CooperativeMatrixKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16CooperativeMatrix"),

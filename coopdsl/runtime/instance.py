@@ -75,6 +75,8 @@ class Instance:
             structs.append(vk.make(vk.CoopMat2FeaturesNV))
         if "VK_KHR_shader_bfloat16" in exts:
             structs.append(vk.make(vk.Bfloat16FeaturesKHR))
+        if "VK_EXT_shader_atomic_float" in exts:
+            structs.append(vk.make(vk.AtomicFloatFeaturesEXT))
         vk.chain(*structs)
         self.vk.vkGetPhysicalDeviceFeatures2(pd, ctypes.cast(ctypes.pointer(structs[0]), ctypes.c_void_p))
         return structs

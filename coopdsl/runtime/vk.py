@@ -68,6 +68,7 @@ ST_MEMORY_ALLOCATE_FLAGS_INFO = 1000060000
 ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
 ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
 ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
+ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
 ST_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR = 1000506000
 ST_COOPERATIVE_MATRIX_PROPERTIES_KHR = 1000506001
@@ -258,6 +259,15 @@ CoopMat2FeaturesNV = chained("VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
 Bfloat16FeaturesKHR = chained("VkPhysicalDeviceShaderBfloat16FeaturesKHR",
                               ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                               ("shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"))
+
+AtomicFloatFeaturesEXT = chained("VkPhysicalDeviceShaderAtomicFloatFeaturesEXT",
+                                 ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT, (
+                                     "shaderBufferFloat32Atomics", "shaderBufferFloat32AtomicAdd",
+                                     "shaderBufferFloat64Atomics", "shaderBufferFloat64AtomicAdd",
+                                     "shaderSharedFloat32Atomics", "shaderSharedFloat32AtomicAdd",
+                                     "shaderSharedFloat64Atomics", "shaderSharedFloat64AtomicAdd",
+                                     "shaderImageFloat32Atomics", "shaderImageFloat32AtomicAdd",
+                                     "sparseImageFloat32Atomics", "sparseImageFloat32AtomicAdd"))
 
 CoopMatPropertiesKHR = _s("VkCooperativeMatrixPropertiesKHR", [
     ("sType", _u), ("pNext", c_void_p), ("MSize", _u), ("NSize", _u), ("KSize", _u), ("AType", _u),

@@ -119,3 +119,23 @@ def test_uniform_struct_push_struct_and_device_addresses(device):
     through_pointers.launch((4,), out, {"factor": 10.0, "offset": 0.0, "src": src},
                             {"factor": 2.0, "offset": 1.0, "src": src}, n, device=device)
     np.testing.assert_array_equal(out, src * 2.0 + 1.0 + 10.0 * src)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def histogram(x: cd.Buffer[f32], hist: cd.Buffer[u32], total: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        cd.atomic_add(hist, u32(x[i]) % 4, 1)
+        cd.atomic_add(total, 0, x[i])
+
+
+def test_integer_and_float_atomics(device):
+    if not device.info.features.get("shaderBufferFloat32AtomicAdd"):
+        pytest.skip("no shaderBufferFloat32AtomicAdd")
+    n = 1000
+    x = (np.arange(n) % 7).astype(np.float32)
+    hist = np.zeros(4, np.uint32)
+    total = np.zeros(1, np.float32)
+    histogram.launch(((n + 63) // 64,), x, hist, total, n, device=device)
+    np.testing.assert_array_equal(hist, np.bincount(x.astype(np.uint32) % 4, minlength=4))
+    assert total[0] == x.sum()
