@@ -416,6 +416,11 @@ class CodeGen:
             down = isinstance(step, int) and step < 0
             cond = em.op("gt" if down else "lt", T.boolean, [counter, stop])
         else:
+            # the header holds only the phis and OpLoopMerge; the test gets its own block,
+            # since a short-circuit 'and'/'or' in it is a selection construct of its own
+            check = em.new_block("while")
+            em.branch(check)
+            em.start(check)
             cond = self.condition(test)
             if cond is False:
                 cond = em.const(T.boolean, False)

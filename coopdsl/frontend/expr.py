@@ -62,22 +62,66 @@ def expr_unaryop(cg, node: ast.UnaryOp):
 
 
 def expr_boolop(cg, node: ast.BoolOp):
-    values = [cg.as_operand(cg.visit(v)) for v in node.values]
+    """``and`` / ``or`` with C/GLSL short-circuit semantics.
+
+    Operands that only combine names, constants and arithmetic are evaluated
+    eagerly (OpLogicalAnd/Or); an operand that reads memory or calls something
+    (``i < n and a[i] > 0``) is evaluated only when needed, through a
+    selection construct and an OpPhi, so it cannot read out of bounds.
+    """
     kind = "land" if isinstance(node.op, ast.And) else "lor"
-    if all(arith.is_number(v) for v in values):
-        out = values[0]
-        for v in values[1:]:
-            out = (out and v) if kind == "land" else (out or v)
-        return out
+    word = "and" if kind == "land" else "or"
     result = None
-    for v, sub in zip(values, node.values):
-        if arith.is_number(v):
-            v = cg.em.const(T.boolean, bool(v))
-        elif not isinstance(v, Value) or v.type != T.boolean:
-            raise TypeMismatchError(f"'{'and' if kind == 'land' else 'or'}' needs bools, got {cg.describe(v)}",
-                                    cg.src.loc(sub))
-        result = v if result is None else cg.em.op(kind, T.boolean, [result, v])
+    for sub in node.values:
+        if result is not None and arith.is_number(result):
+            if (kind == "land") != bool(result):  # decided at compile time (False and ..., True or ...)
+                return result
+            result = None
+        if result is not None and not _trivial(sub):
+            result = _short_circuit(cg, kind, result, sub, word)
+            continue
+        v = cg.as_operand(cg.visit(sub))
+        if not arith.is_number(v) and (not isinstance(v, Value) or v.type != T.boolean):
+            raise TypeMismatchError(f"'{word}' needs bools, got {cg.describe(v)}", cg.src.loc(sub))
+        if result is None:
+            result = v
+        elif arith.is_number(v):
+            if (kind == "land") != bool(v):
+                return cg.em.const(T.boolean, bool(v)) if isinstance(result, Value) else bool(v)
+        else:
+            result = cg.em.op(kind, T.boolean, [result, v])
     return result
+
+
+def _trivial(node: ast.AST) -> bool:
+    """Cheap and free of memory reads and calls: safe to evaluate even when not needed."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp,
+                              ast.Attribute, ast.Load, ast.operator, ast.unaryop, ast.cmpop, ast.boolop))
+               for n in ast.walk(node))
+
+
+def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Value:
+    from ..ir.core import Op, SelectionMerge
+
+    em = cg.em
+    header = em.block
+    rhs, merge = em.new_block(word), em.new_block(f"end{word}")
+    header.merge = SelectionMerge(merge)
+    em.terminate("cond_br", [left], [rhs, merge] if kind == "land" else [merge, rhs])
+    em.start(rhs)
+    v = cg.as_operand(cg.visit(node))
+    if arith.is_number(v):
+        v = em.const(T.boolean, bool(v))
+    if not isinstance(v, Value) or v.type != T.boolean:
+        raise TypeMismatchError(f"'{word}' needs bools, got {cg.describe(v)}", cg.src.loc(node))
+    rhs_end = em.block
+    em.branch(merge)
+    em.start(merge)
+    skipped = em.const(T.boolean, kind == "lor")  # the value when the right side is not evaluated
+    phi = Op("phi", T.boolean, [skipped, v], em.loc, incoming=[header, rhs_end])
+    phi.block = merge
+    merge.phis.append(phi)
+    return phi
 
 
 def expr_compare(cg, node: ast.Compare):

@@ -141,3 +141,24 @@ def test_partial_count_needs_spirv_1_4():
 
     with pytest.raises(UnsupportedSyntaxError, match="PartialCount"):
         hinted.compile("vulkan1.1")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def guarded(x: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n and x[i] > 0.0:  # the read happens only when i < n
+        x[i] = 0.0
+    j = u32(0)
+    while j < n and x[j] != 1.0 or j == 7:
+        j += 1
+    flag = i >= n or x[i] < 0.0
+    x[0] = f32(j) + (1.0 if flag else 0.0)
+
+
+def test_and_or_short_circuit_around_memory_reads():
+    text = compile_checked(guarded, r"OpPhi %bool %false %\w+ %\w+ %\w+", r"OpPhi %bool %true %\w+ %\w+ %\w+",
+                           r"OpLoopMerge", r"OpLogicalOr")
+    # the guarded read sits in its own block, after a conditional branch on i < n
+    body = text.split("OpFunction ", 1)[1]
+    first_read = body.index("OpLoad %float")
+    assert body.rfind("OpBranchConditional", 0, first_read) > body.find("OpULessThan")

@@ -139,3 +139,24 @@ def test_integer_and_float_atomics(device):
     histogram.launch(((n + 63) // 64,), x, hist, total, n, device=device)
     np.testing.assert_array_equal(hist, np.bincount(x.astype(np.uint32) % 4, minlength=4))
     assert total[0] == x.sum()
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def count_positive(x: cd.Buffer[f32], out: cd.Buffer[u32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n and x[i] > 0.0:
+        cd.atomic_add(out, 0, 1)
+    k = u32(0)
+    while k < n and x[k] <= 0.0:
+        k += 1
+    if i == 0:
+        out[1] = k
+
+
+def test_short_circuit_semantics(device):
+    n = 100
+    x = np.where(np.arange(n) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    x[0] = -2.0
+    out = np.zeros(2, np.uint32)
+    count_positive.launch((2,), x, out, n, device=device)
+    assert out[0] == int((x > 0).sum()) and out[1] == 3
