@@ -212,8 +212,7 @@ def swizzle(cg, v: Value, attr: str):
         return cg.em.op("extract", t.elem, [v], index=idx[0])
     if len(idx) > 4:
         raise TypeMismatchError(f"swizzle '.{attr}' has more than 4 components", cg.em.loc)
-    parts = [cg.em.op("extract", t.elem, [v], index=i) for i in idx]
-    return cg.em.op("construct", T.VectorType(t.elem, len(idx)), parts)
+    return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
 
 
 def expr_subscript(cg, node: ast.Subscript):
@@ -422,6 +421,8 @@ def expr_call(cg, node: ast.Call):
         return construct(cg, func, args, kwargs)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
+    if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
+        return B.BUILTINS["abs"].impl(cg, args, kwargs)  # FAbs / SAbs
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
         if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
             raise TypeMismatchError(

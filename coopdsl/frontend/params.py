@@ -83,7 +83,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             params.uniforms.append((name, var, st))
         elif isinstance(ann, BufferParam):
             binding = len(params.buffers) + len(params.uniforms)
-            struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.size_of(ann.elem))),),
+            struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.array_stride(ann.elem))),),
                                   (0,), block=True)
             var = GlobalVar(T.PointerType(struct, "StorageBuffer"), name, "buffer", set=0, binding=binding)
             module.globals.append(var)

@@ -40,6 +40,7 @@ OPS: dict[str, OpDef] = {
     "insert": OpDef(2, doc="composite insert (object, composite); attrs: index"),
     "insert_dyn": OpDef(3, doc="vector with the component at a runtime index replaced (vector, value, index)"),
     "construct": OpDef(None, doc="vector from components"),
+    "shuffle": OpDef(2, doc="OpVectorShuffle of two vectors (swizzles); attrs: components"),
     "splat": OpDef(1, doc="cooperative matrix or vector with every component = operand"),
     "access": OpDef(None, doc="pointer to an element: base pointer, then indices"),
     "load": OpDef(1, pure=False, doc="load through a pointer; attrs: memory access"),

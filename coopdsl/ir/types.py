@@ -238,6 +238,12 @@ def size_of(t: Type) -> int:
     raise TypeError(f"type {t} has no fixed size")
 
 
+def array_stride(t: Type) -> int:
+    """std430 stride of an array of ``t``: its size rounded up to its alignment (vec3 strides 16)."""
+    a = align_of(t)
+    return (size_of(t) + a - 1) // a * a
+
+
 def align_of(t: Type) -> int:
     """std430 base alignment (vec3 aligns like vec4)."""
     if isinstance(t, ScalarType):

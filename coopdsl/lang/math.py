@@ -27,17 +27,19 @@ TABLE = {
     "fract": ("Fract", None, None, 1, False, "x - floor(x)"),
     "sin": ("Sin", None, None, 1, True, "sine"), "cos": ("Cos", None, None, 1, True, "cosine"),
     "tan": ("Tan", None, None, 1, True, "tangent"), "asin": ("Asin", None, None, 1, True, "arc sine"),
-    "acos": ("Acos", None, None, 1, True, "arc cosine"), "atan": ("Atan", None, None, 1, True, "arc tangent"),
-    "sinh": ("Sinh", None, None, 1, True, "hyperbolic sine"), "cosh": ("Cosh", None, None, 1, True, "hyperbolic cosine"),
+    "acos": ("Acos", None, None, 1, True, "arc cosine"),
+    "atan": ("Atan", None, None, 1, True, "arc tangent; atan(y, x) is atan2"),
+    "sinh": ("Sinh", None, None, 1, True, "hyperbolic sine"),
+    "cosh": ("Cosh", None, None, 1, True, "hyperbolic cosine"),
     "tanh": ("Tanh", None, None, 1, True, "hyperbolic tangent"),
     "atan2": ("Atan2", None, None, 2, True, "atan(y / x) in the right quadrant: atan2(y, x)"),
     "pow": ("Pow", None, None, 2, True, "x**y"),
     "abs": ("FAbs", "SAbs", None, 1, False, "absolute value"),
     "sign": ("FSign", "SSign", None, 1, False, "-1, 0 or 1"),
-    "min": ("FMin", "SMin", "UMin", 2, False, "smaller of two"),
-    "max": ("FMax", "SMax", "UMax", 2, False, "larger of two"),
-    "clamp": ("FClamp", "SClamp", "UClamp", 3, False, "clamp(x, lo, hi)"),
-    "mix": ("FMix", None, None, 3, False, "x * (1 - a) + y * a"),
+    "min": ("FMin", "SMin", "UMin", 2, False, "smaller of two; min(vector, scalar) splats the scalar"),
+    "max": ("FMax", "SMax", "UMax", 2, False, "larger of two; max(vector, scalar) splats the scalar"),
+    "clamp": ("FClamp", "SClamp", "UClamp", 3, False, "clamp(x, lo, hi); a vector x may take scalar bounds"),
+    "mix": ("FMix", None, None, 3, False, "x * (1 - a) + y * a; a bool (vector) a picks y where true (OpSelect)"),
     "step": ("Step", None, None, 2, False, "0.0 if x < edge else 1.0: step(edge, x)"),
     "smoothstep": ("SmoothStep", None, None, 3, False, "Hermite step: smoothstep(e0, e1, x)"),
     "fma": ("Fma", None, None, 3, False, "a * b + c, fused"),
@@ -47,6 +49,26 @@ TABLE = {
     "cross": ("Cross", None, None, 2, False, "cross product of two 3-vectors"),
 }
 SCALAR_RESULT = {"length", "distance"}
+SCALAR_ARGS = {"min", "max", "clamp"}  # later arguments may be scalars of the vector's component type
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, bool) or isinstance(v, Value) and T.elem_of(v.type) == T.boolean
+
+
+def _mix_bool(cg, vals):
+    """GLSL mix(x, y, a) with a bool (vector) ``a``: y where a is true, else x (OpSelect)."""
+    x, y, a = vals
+    if arith.is_number(x) and arith.is_number(y):
+        raise TypeMismatchError("mix() needs at least one runtime value among x and y", cg.em.loc)
+    x, y = arith.unify(cg.em, "mix", x, y)
+    if arith.is_number(a):
+        a = cg.em.const(T.boolean, a)
+    want = T.VectorType(T.boolean, x.type.count) if isinstance(x.type, T.VectorType) else T.boolean
+    if a.type != want:
+        raise TypeMismatchError(f"mix() with a bool selector needs {want} for {x.type} values, got {a.type}",
+                                cg.em.loc)
+    return cg.em.op("select", x.type, [a, y, x])
 
 
 def _make(name: str, row) -> Builtin:
@@ -54,6 +76,10 @@ def _make(name: str, row) -> Builtin:
     kinds = "floats" + (", signed ints" if sop else "") + (", unsigned ints" if uop else "")
 
     def impl(cg, args, kwargs):
+        if name == "atan" and not kwargs and len(args) == 2:  # GLSL atan(y, x)
+            return MATH["atan2"].impl(cg, args, kwargs)
+        if name == "mix" and not kwargs and len(args) == 3 and _is_bool(cg.as_operand(args[2])):
+            return _mix_bool(cg, [cg.as_operand(a) for a in args])
         if kwargs or len(args) != arity:
             raise ArgumentError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}", cg.em.loc)
         vals = [cg.as_operand(a) for a in args]
@@ -63,6 +89,8 @@ def _make(name: str, row) -> Builtin:
                                     cg.em.loc)
         t = typed[0].type
         vals = [cg.em.literal(v, t) if arith.is_number(v) else v for v in vals]
+        if name in SCALAR_ARGS:  # GLSL min(vec, float), clamp(vec, float, float)
+            vals = [vals[0]] + [_splat(cg, v, t, name) if v.type != t else v for v in vals[1:]]
         if name not in ("mix", "step", "smoothstep"):
             for v in vals[1:]:
                 if v.type != t:
@@ -90,7 +118,7 @@ def _make(name: str, row) -> Builtin:
 
 
 def _splat(cg, v, t, name):
-    if isinstance(t, T.VectorType) and v.type == t.elem:
+    if isinstance(t, T.VectorType) and isinstance(v, Value) and v.type == t.elem:
         return cg.em.op("construct", t, [v] * t.count)
     raise TypeMismatchError(f"{name}() arguments must have one type, got {t} and {v.type}", cg.em.loc)
 

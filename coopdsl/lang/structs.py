@@ -18,7 +18,7 @@ from ..ir import types as T
 
 def ptr_type(elem: T.Type) -> T.PointerType:
     """The IR type of ``Ptr[elem]``: a PhysicalStorageBuffer pointer to ``{ elem data[]; }``."""
-    block = T.StructType(f"ptr_{_name(elem)}", (("data", T.RuntimeArrayType(elem, T.size_of(elem))),), (0,),
+    block = T.StructType(f"ptr_{_name(elem)}", (("data", T.RuntimeArrayType(elem, T.array_stride(elem))),), (0,),
                          block=True)
     return T.PointerType(block, "PhysicalStorageBuffer")
 

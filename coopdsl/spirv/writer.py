@@ -308,6 +308,11 @@ def _extract(w, op, ty, rid, args):
     w.emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
 
 
+@lowering("shuffle")
+def _shuffle(w, op, ty, rid, args):
+    w.emit("OpVectorShuffle", ty, rid, args[0], args[1], *op.attrs["components"])
+
+
 @lowering("insert")
 def _insert(w, op, ty, rid, args):
     w.emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
