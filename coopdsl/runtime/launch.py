@@ -108,7 +108,8 @@ def check_array(binding: dict, value) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array, got {type(value).__name__}")
     t = binding["element_type"]
-    elem_bytes = SCALAR_SIZE[t] * binding.get("components", 1)
+    n = binding.get("components", 1)
+    elem_bytes = SCALAR_SIZE[t] * (4 if n == 3 else n)  # std430: a vec3 element takes the room of a vec4
     if binding.get("components", 1) == 1:
         ok = value.dtype == np.dtype(DTYPES[t]) or (t == "bf16" and value.dtype.name == "bfloat16")
         if not ok:

@@ -87,3 +87,10 @@ def test_struct_layouts_match_the_registry():
     assert ctypes.sizeof(vk.ComputePipelineCreateInfo) == 96
     assert len(vk.Vulkan12Features.BOOLS) == 47 and len(vk.Vulkan13Features.BOOLS) == 15
     assert len(vk.FEATURES_1_0) == 55
+
+
+def test_vec3_buffers_stride_like_vec4():
+    vec3 = {"name": "v", "element_type": "f32", "components": 3}
+    assert check_array(vec3, np.zeros((4, 4), np.float32)).nbytes == 64
+    with pytest.raises(LaunchError, match="16-byte elements"):
+        check_array(vec3, np.zeros(12, np.float32)[:9].copy())
