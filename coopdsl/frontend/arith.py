@@ -39,6 +39,13 @@ def is_number(v) -> bool:
     return isinstance(v, (bool, int, float))
 
 
+def default_type(v) -> T.ScalarType:
+    """The type a bare Python number takes when it must become a runtime value (bool, i32, f32)."""
+    if isinstance(v, bool):
+        return T.boolean
+    return T.i32 if isinstance(v, int) else T.f32
+
+
 def binary(em, op: str, a, b):
     """``a <op> b`` where either side may be a Python number or an IR value."""
     if is_number(a) and is_number(b):

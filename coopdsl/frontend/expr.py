@@ -154,15 +154,12 @@ def expr_ifexp(cg, node: ast.IfExp):
     a = cg.as_operand(cg.visit(node.body))
     b = cg.as_operand(cg.visit(node.orelse))
     if arith.is_number(a) and arith.is_number(b):
-        a = cg.em.literal(a, _default(a))
+        a = cg.em.literal(a, arith.default_type(a))
     if not isinstance(a, Value) and not isinstance(b, Value):
         raise TypeMismatchError("both sides of a runtime 'x if c else y' must be values", cg.em.loc)
     a, b = arith.unify(cg.em, "select", a, b)
     return cg.em.op("select", a.type, [cond, a, b])
 
-
-def _default(v):
-    return T.boolean if isinstance(v, bool) else T.i32 if isinstance(v, int) else T.f32
 
 
 def expr_attribute(cg, node: ast.Attribute):

@@ -16,6 +16,7 @@ import inspect
 from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Function, Op, Param, Value
+from . import arith
 from .codegen import CodeGen
 from .source import parse_function
 from .values import BufferRef
@@ -60,7 +61,7 @@ class HelperGen(CodeGen):
         if nones:
             ret = T.void
         else:
-            ret = typed[0].type if typed else _default(self.returns[0][1])
+            ret = typed[0].type if typed else arith.default_type(self.returns[0][1])
         for op, v in self.returns:
             if v is None:
                 continue
@@ -75,9 +76,6 @@ class HelperGen(CodeGen):
         f = self.em.func
         f.type = T.FunctionType(ret, tuple(p.type for p in f.params))
 
-
-def _default(v):
-    return T.boolean if isinstance(v, bool) else T.i32 if isinstance(v, int) else T.f32
 
 
 def _signature_part(v):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Block, Const, Op, Value
+from .arith import default_type
 
 
 class Undefined:
@@ -64,7 +65,7 @@ class SSA:
             return Undefined(name)
         typed = [v for v in values if isinstance(v, Value)]
         if not typed and all(_is_number(v) for v in values):
-            ty = _default_type(values[0])
+            ty = default_type(values[0])
         elif typed:
             ty = typed[0].type
         else:
@@ -99,7 +100,7 @@ class SSA:
         if isinstance(entry, tuple):  # one phi per runtime element of a compile-time container
             return tuple(self._loop_phis(name, e, header, preheader, loc, path + (i,)) for i, e in enumerate(entry))
         if _is_number(entry):
-            entry = self.em.literal(entry, _default_type(entry))
+            entry = self.em.literal(entry, default_type(entry))
         elif not isinstance(entry, Value):
             return entry  # a compile-time object: not carried by the loop
         phi = Op("phi", entry.type, [entry], loc, incoming=[preheader], var=name, path=path)
@@ -169,8 +170,3 @@ def _is_number(v) -> bool:
     return isinstance(v, (bool, int, float)) and not isinstance(v, Const)
 
 
-def _default_type(v) -> T.ScalarType:
-    """Type a bare Python number takes when it must become a runtime value."""
-    if isinstance(v, bool):
-        return T.boolean
-    return T.i32 if isinstance(v, int) else T.f32

@@ -353,19 +353,13 @@ def _coop_length(w, op, ty, rid, args):
 
 @lowering("barrier")
 def _barrier(w, op, ty, rid, args):
-    from .grammar import enum_value
-
-    sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
     w.emit("OpControlBarrier", scope_id(w, op.attrs["exec_scope"]), scope_id(w, op.attrs["mem_scope"]),
-           w.b.const_id(T.u32, sem))
+           semantics_id(w, op.attrs["semantics"]))
 
 
 @lowering("memory_barrier")
 def _memory_barrier(w, op, ty, rid, args):
-    from .grammar import enum_value
-
-    sem = sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"])
-    w.emit("OpMemoryBarrier", scope_id(w, op.attrs["mem_scope"]), w.b.const_id(T.u32, sem))
+    w.emit("OpMemoryBarrier", scope_id(w, op.attrs["mem_scope"]), semantics_id(w, op.attrs["semantics"]))
 
 
 @lowering("variable")
@@ -381,9 +375,7 @@ def _subgroup(w, op, ty, rid, args):
 
 @lowering("atomic")
 def _atomic(w, op, ty, rid, args):
-    from .grammar import enum_value
-
-    sem = w.b.const_id(T.u32, sum(enum_value("MemorySemantics", s) for s in op.attrs["semantics"]))
+    sem = semantics_id(w, op.attrs["semantics"])
     scope = scope_id(w, op.attrs["scope"])
     name = op.attrs["spirv"]
     if name == "OpAtomicStore":
@@ -408,6 +400,13 @@ def scope_id(w, name: str) -> int:
     if name == "Device":
         w.b.capability("VulkanMemoryModelDeviceScope")
     return w.b.const_id(T.u32, enum_value("Scope", name))
+
+
+def semantics_id(w, names) -> int:
+    """The id of a MemorySemantics constant OR-ing the named bits."""
+    from .grammar import enum_value
+
+    return w.b.const_id(T.u32, sum(enum_value("MemorySemantics", s) for s in names))
 
 
 def _glsl(name: str) -> int:
