@@ -471,17 +471,18 @@ def construct(cg, t, args, kwargs):
 
 
 def _minmax(cg, kind, args, kwargs):
+    """Python's min/max: folded for numbers, else the GLSL.std.450 builtin applied pairwise."""
     if kwargs or len(args) < 2:
         raise ArgumentError(f"{kind}(a, b, ...) takes two or more values", cg.em.loc)
     args = [cg.as_operand(a) for a in args]
     if all(arith.is_number(a) for a in args):
         return (min if kind == "min" else max)(args)
+    builtin = B.BUILTINS[kind]
     out = args[0]
     for a in args[1:]:
-        x, y = arith.unify(cg.em, kind, out, a) if not (arith.is_number(out) and arith.is_number(a)) else (out, a)
-        if isinstance(x.type, T.CoopMatType) or T.elem_of(x.type).kind == "bool":
-            raise TypeMismatchError(f"{kind}() needs numbers, got {x.type}", cg.em.loc)
-        out = cg.em.op(kind, x.type, [x, y])
+        if not (arith.is_number(out) and arith.is_number(a)):
+            out, a = arith.unify(cg.em, kind, out, a)  # e.g. i32 with u32, as for operators
+        out = builtin.impl(cg, [out, a], {})
     return out
 
 

@@ -21,7 +21,7 @@ class OpDef:
 
 
 ELEMENTWISE_BINARY = ("add", "sub", "mul", "div", "rem",
-                      "and", "or", "xor", "shl", "shr", "min", "max")
+                      "and", "or", "xor", "shl", "shr")
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
 OPS: dict[str, OpDef] = {

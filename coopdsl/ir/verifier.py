@@ -56,6 +56,6 @@ def _verify_op(op: Op, defined: set[int]) -> None:
             continue
         if not isinstance(v, Op) or id(v) not in defined:
             raise InternalCompilerError(f"{op.kind} uses a value not defined in its function", op.loc)
-    if op.kind in ("add", "sub", "mul", "div", "rem", "min", "max") and op.operands[0].type != op.operands[1].type:
+    if op.kind in ("add", "sub", "mul", "div", "rem") and op.operands[0].type != op.operands[1].type:
         raise InternalCompilerError(
             f"{op.kind} operand types differ: {op.operands[0].type} vs {op.operands[1].type}", op.loc)

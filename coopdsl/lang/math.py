@@ -124,8 +124,7 @@ def _splat(cg, v, t, name):
 
 
 MATH = {name: _make(name, row) for name, row in TABLE.items()}
-BUILTINS.update({n: b for n, b in MATH.items() if n not in ("min", "max", "abs")})
-BUILTINS.update({f"{n}": b for n, b in MATH.items() if n in ("min", "max", "abs")})
+BUILTINS.update(MATH)
 
 
 def _dot_impl(cg, args, kwargs):

@@ -31,7 +31,6 @@ ARITH = {
 }
 BOOL_OPS = {"eq": "OpLogicalEqual", "ne": "OpLogicalNotEqual", "not": "OpLogicalNot",
             "land": "OpLogicalAnd", "lor": "OpLogicalOr"}
-GLSL_MINMAX = {"min": ("FMin", "SMin", "UMin"), "max": ("FMax", "SMax", "UMax")}
 SIMPLE = {
     "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
     "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct", "access": "OpAccessChain",
@@ -275,12 +274,6 @@ def _arith(w, op, ty, rid, args):
     if name is None:
         raise InternalCompilerError(f"{k} on {op.operands[0].type}", op.loc)
     w.emit(name, ty, rid, *args)
-
-
-@lowering(*GLSL_MINMAX)
-def _minmax(w, op, ty, rid, args):
-    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"),
-           _glsl(GLSL_MINMAX[op.kind][_family(op.type)]), *args)
 
 
 @lowering("ext_inst")
