@@ -85,6 +85,7 @@ class InternalCompilerError(CoopDSLError):
     def __init__(self, message: str, loc: SourceLoc | None = None):
         where = f" (while compiling {loc})" if loc else ""
         super().__init__(f"internal compiler error{where}: {message}")
+        self.message = message
         self.loc = loc
 
 

@@ -20,6 +20,7 @@ import types as py_types
 from ..errors import (CoopDSLError, InternalCompilerError, NameResolutionError, TypeMismatchError,
                       UnsupportedSyntaxError)
 from ..ir import types as T
+from ..ir.attrs import LoopHint
 from ..ir.core import Function, LoopMerge, Module, SelectionMerge, Value
 from . import arith
 from .emitter import Emitter
@@ -81,8 +82,6 @@ class CodeGen:
             self.em.terminate("return")
         for ref in params.buffers:
             ref.var.info["readonly"] = ref.name not in self.written
-        if self.module.uses_device_addresses():
-            self.module.required_capabilities.add("PhysicalStorageBufferAddresses")
         return self.em.func
 
     def _load_push_constants(self, entry) -> None:
@@ -326,22 +325,18 @@ class CodeGen:
             raise UnsupportedSyntaxError("range takes 1 to 3 positional arguments", self.src.loc(it))
         self._range_for(node, *_range_args(args), control=control)
 
-    def _loop_control(self, kwargs, plain: bool, it) -> tuple:
+    def _loop_control(self, kwargs, plain: bool, it) -> LoopHint:
         if plain and kwargs or set(kwargs) - {"unroll"}:
             raise UnsupportedSyntaxError("range takes no keyword arguments (coopdsl.range takes unroll=)",
                                          self.src.loc(it))
         u = kwargs.get("unroll")
-        if u is None:
-            return ((), ())
-        if u is True:
-            return (("Unroll",), ())
-        if u is False:
-            return (("DontUnroll",), ())
+        if u is None or isinstance(u, bool):
+            return LoopHint(unroll=u)
         if isinstance(u, int) and u > 0:
             if self.module.target_version < (1, 4):
                 raise UnsupportedSyntaxError("unroll=<count> (PartialCount) needs SPIR-V 1.4 (vulkan1.2 or newer)",
                                              self.src.loc(it))
-            return (("PartialCount",), (u,))
+            return LoopHint(partial=u)
         raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
 
     def _static_for(self, node, args, kwargs):
@@ -357,7 +352,7 @@ class CodeGen:
             finally:
                 self.loops.pop()
 
-    def _range_for(self, node, start, stop, step, control=((), ())):
+    def _range_for(self, node, start, stop, step, control=LoopHint()):
         em = self.em
         step = self.as_operand(step)
         if isinstance(step, bool) or isinstance(step, int) and step == 0 or \
@@ -395,7 +390,7 @@ class CodeGen:
             raise UnsupportedSyntaxError("'while ... else' is not supported", self.em.loc)
         self._loop(node, node.body, test=node.test)
 
-    def _loop(self, node, body, iv=None, test=None, control=((), ())):
+    def _loop(self, node, body, iv=None, test=None, control=LoopHint()):
         em = self.em
         pre = em.block
         header, body_b = em.new_block("loop"), em.new_block("body")
@@ -409,7 +404,7 @@ class CodeGen:
         for name in names:
             if name in self.locals or name.startswith("$"):
                 self.ssa.loop_phi(name, header, pre, em.loc)
-        header.merge = LoopMerge(merge, cont, control[0], control[1])
+        header.merge = LoopMerge(merge, cont, control)
         if iv is not None:
             iv_name, stop, step, ty, target = iv
             counter = self.ssa.read(iv_name, header)

@@ -70,12 +70,8 @@ def check_muladd(em, a, b, c) -> list[str]:
         raise TypeMismatchError(
             f"an integer accumulator must be at least as wide as A and B, got {tc.elem} for {ta.elem} x {tb.elem}",
             em.loc)
-    flags = []
-    for t, name in ((ta, "MatrixASignedComponentsKHR"), (tb, "MatrixBSignedComponentsKHR"),
-                    (tc, "MatrixCSignedComponentsKHR"), (tc, "MatrixResultSignedComponentsKHR")):
-        if t.elem.kind == "int" and t.elem.signed:
-            flags.append(name)
-    return flags
+    return frozenset(name for t, name in ((ta, "a"), (tb, "b"), (tc, "c"), (tc, "result"))
+                     if t.elem.kind == "int" and t.elem.signed)
 
 
 def check_conversion_shape(em, src: T.CoopMatType, dst: T.CoopMatType) -> None:

@@ -39,7 +39,7 @@ class Emitter:
             return
         if self.block.terminator is not None:
             raise InternalCompilerError("block already terminated", self.loc)
-        op = Op(kind, T.void, list(operands), self.loc, targets=list(targets))
+        op = Op(kind, T.void, list(operands), self.loc, **({"targets": list(targets)} if targets else {}))
         op.block = self.block
         self.block.terminator = op
         for t in targets:

@@ -8,6 +8,7 @@ import types as py_types
 
 from ..errors import (ArgumentError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
 from ..ir import types as T
+from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..lang import builtins as B
 from ..lang.types import CoopMatFamily
@@ -266,7 +267,7 @@ def _value_index(cg, base: Value, index):
     index = cg.as_operand(index)
     if is_data_ptr(t):
         elem = ptr_elem(t)
-        return cg.em.op("load", elem, [_ptr_element(cg, base, index)], memory=(("Aligned",), [T.align_of(elem)]))
+        return cg.em.op("load", elem, [_ptr_element(cg, base, index)], memory=MemoryAccess(T.align_of(elem)))
     if isinstance(t, T.VectorType):
         if isinstance(index, int) and not isinstance(index, bool):
             if not 0 <= index < t.count:
@@ -287,7 +288,6 @@ def _ptr_offset(cg, p: Value, n, op: str):
     """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
     size = T.size_of(ptr_elem(p.type))
     n = cg.as_index(n, "a pointer offset")
-    cg.module.required_capabilities.add("Int64")
     addr = cg.em.op("ptr_to_u64", T.u64, [p])
     n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)
     if n64.type != T.u64:
@@ -321,7 +321,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
             value = cg.em.literal(value, elem)
         if not isinstance(value, Value) or value.type != elem:
             raise TypeMismatchError(f"cannot store {cg.describe(value)} through a Ptr[{elem}]", cg.src.loc(target))
-        cg.em.op("store", T.void, [_ptr_element(cg, base, index), value], memory=(("Aligned",), [T.align_of(elem)]))
+        cg.em.op("store", T.void, [_ptr_element(cg, base, index), value], memory=MemoryAccess(T.align_of(elem)))
         return
     if isinstance(base, BufferRef):
         if arith.is_number(value):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceLoc
+from .attrs import LoopHint
 from .types import FunctionType, Type, void
 
 _ids = itertools.count()
@@ -93,6 +94,21 @@ class Param(Value):
         self.name = name
 
 
+class FuncRef(Value):
+    """A function used as an operand (the callbacks of reductions, per-element ops and decoders).
+
+    Its type is the function's :class:`FunctionType`; it lowers to the
+    function's id, not to a call.
+    """
+
+    def __init__(self, func: "Function"):
+        super().__init__(func.type)
+        self.func = func
+
+    def __repr__(self) -> str:
+        return f"<function {self.func.name}>"
+
+
 class Op(Value):
     """An operation: ``kind`` names its definition in :mod:`coopdsl.ir.ops`."""
 
@@ -122,8 +138,7 @@ class SelectionMerge:
 class LoopMerge:
     merge: "Block"
     cont: "Block"
-    control: tuple[str, ...] = ()  # LoopControl enumerant names, e.g. ("Unroll",)
-    control_args: tuple[int, ...] = ()
+    hint: LoopHint = LoopHint()
 
 
 class Block:
@@ -184,13 +199,12 @@ class Module:
     _consts: dict = field(default_factory=dict)
     source_file: str = ""
     target_version: tuple = (1, 6)
-    required_capabilities: set = field(default_factory=set)  # needs the grammar cannot express
     written_buffers: set = field(default_factory=set)  # buffer names any function stores to
     helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""
-        key = (type, _const_key(value))
+        key = (type, const_key(value))
         c = self._consts.get(key)
         if c is None:
             c = self._consts[key] = Const(type, value)
@@ -235,8 +249,8 @@ class Module:
         return next(f for f in self.functions if f.is_entry)
 
 
-def _const_key(value: Any) -> Any:
-    # 0.0 and -0.0 (and True/1) must stay distinct constants.
+def const_key(value: Any) -> Any:
+    """The identity of a constant's value: 0.0 and -0.0 (and True and 1) stay distinct."""
     if isinstance(value, float):
         return ("f", value.hex())
     return (type(value).__name__, value)

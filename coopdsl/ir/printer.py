@@ -56,8 +56,8 @@ def _block(b: Block, names: _Names) -> str:
     if b.merge is not None:
         if isinstance(b.merge, LoopMerge):
             head += f"  // loop merge=^{b.merge.merge.name} continue=^{b.merge.cont.name}"
-            if b.merge.control:
-                head += f" {'|'.join(b.merge.control)}"
+            if str(b.merge.hint):
+                head += f" {b.merge.hint}"
         else:
             head += f"  // selection merge=^{b.merge.merge.name}"
     lines = [head]

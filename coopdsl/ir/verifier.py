@@ -1,4 +1,8 @@
-"""Structural checks of the IR, run between passes.
+"""Structural and type checks of the IR, run between passes.
+
+Beyond the block structure, every op is checked against its definition in
+:mod:`coopdsl.ir.ops`: operand count, attribute names and types, and the op's
+own ``verify`` rule for operand and result types.
 
 A failure here is a bug in coopdsl (the front end reports user mistakes
 itself), so it raises :class:`~coopdsl.errors.InternalCompilerError` naming
@@ -8,8 +12,8 @@ the user line whose op broke the invariant.
 from __future__ import annotations
 
 from ..errors import InternalCompilerError
-from .core import Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp
-from .ops import OPS
+from .core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp
+from .ops import OPS, VerifyError
 
 
 def verify(module: Module) -> None:
@@ -49,13 +53,32 @@ def _verify_op(op: Op, defined: set[int]) -> None:
     d = OPS.get(op.kind)
     if d is None:
         raise InternalCompilerError(f"unknown op kind {op.kind!r}", op.loc)
-    if d.operands is not None and len(op.operands) != d.operands and op.kind != "return":
-        raise InternalCompilerError(f"{op.kind} takes {d.operands} operands, has {len(op.operands)}", op.loc)
+    low, high = d.operands
+    if len(op.operands) < low or high is not None and len(op.operands) > high:
+        raise InternalCompilerError(f"{op.kind} takes {low}..{high} operands, has {len(op.operands)}", op.loc)
     for v in op.operands:
-        if isinstance(v, (Const, SpecConst, SpecOp, GlobalVar, Param)):
+        if isinstance(v, (Const, SpecConst, SpecOp, GlobalVar, Param, FuncRef)):
             continue
         if not isinstance(v, Op) or id(v) not in defined:
             raise InternalCompilerError(f"{op.kind} uses a value not defined in its function", op.loc)
-    if op.kind in ("add", "sub", "mul", "div", "rem") and op.operands[0].type != op.operands[1].type:
-        raise InternalCompilerError(
-            f"{op.kind} operand types differ: {op.operands[0].type} vs {op.operands[1].type}", op.loc)
+    _verify_attrs(op, d)
+    if d.verify is not None:
+        try:
+            d.verify(op)
+        except VerifyError as e:
+            raise InternalCompilerError(str(e), op.loc) from None
+
+
+def _verify_attrs(op: Op, d) -> None:
+    for name, (kind, required) in d.attrs.items():
+        if name not in op.attrs:
+            if required:
+                raise InternalCompilerError(f"{op.kind} needs attribute {name!r}", op.loc)
+            continue
+        value = op.attrs[name]
+        if not isinstance(value, kind) or kind is int and isinstance(value, bool):
+            raise InternalCompilerError(f"{op.kind} attribute {name!r} must be {getattr(kind, '__name__', kind)}, "
+                                        f"got {value!r}", op.loc)
+    extra = set(op.attrs) - set(d.attrs)
+    if extra:
+        raise InternalCompilerError(f"{op.kind} has unknown attributes {sorted(extra)}", op.loc)

@@ -12,17 +12,12 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..frontend.values import BufferRef
 from ..ir import types as T
+from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
-from ..ir.ops import OpDef, register_op
 from .builtins import BUILTINS, Builtin, bind_args
 from .types import Enumerant
 
-register_op("atomic", OpDef(None, pure=False, doc="OpAtomic*: (pointer, values...); attrs: spirv, scope, semantics"))
-
 ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
-INT_OPS = {"add": "OpAtomicIAdd", "sub": "OpAtomicISub", "and": "OpAtomicAnd", "or": "OpAtomicOr",
-           "xor": "OpAtomicXor", "exchange": "OpAtomicExchange"}
-MINMAX = {"min": ("OpAtomicSMin", "OpAtomicUMin"), "max": ("OpAtomicSMax", "OpAtomicUMax")}
 
 
 def _target(cg, name, mem, index):
@@ -37,16 +32,20 @@ def _target(cg, name, mem, index):
 
 
 def _scope_and_semantics(cg, name, mem, p):
-    scope = p.get("scope") or Enumerant("Scope", "Device" if mem.storage == "StorageBuffer" else "Workgroup", 0)
-    if not isinstance(scope, Enumerant) or scope.kind != "Scope":
+    scope = p.get("scope")
+    if scope is None:
+        scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
+    elif not isinstance(scope, Enumerant) or scope.kind != "Scope":
         raise ArgumentError(f"{name}(): scope must be coopdsl.Device, Workgroup, Subgroup, ...", cg.em.loc)
+    else:
+        scope = Scope[scope.name]
     sem = p.get("semantics")
     names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
     if any(n not in ORDERINGS for n in names) or len(names) > 1:
         raise ArgumentError(f"{name}(): semantics must be one of {', '.join(ORDERINGS)}", cg.em.loc)
     if names:
         names += ("UniformMemory" if mem.storage == "StorageBuffer" else "WorkgroupMemory",)
-    return scope.name, names
+    return scope, Semantics(names)
 
 
 def _value(cg, v, elem, name):
@@ -65,22 +64,12 @@ def _rmw(op):
         p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "value", "scope", "semantics"], 3,
                       ("scope", "semantics"))
         ptr, elem = _target(cg, name, p["mem"], p["index"])
-        if elem.kind == "float":
-            if op != "add" and op != "exchange":
-                raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
-                                        cg.em.loc)
-            spirv = "OpAtomicFAddEXT" if op == "add" else "OpAtomicExchange"
-            if op == "add":
-                cg.module.required_capabilities.add(f"AtomicFloat{elem.width}AddEXT")
-        elif op in MINMAX:
-            spirv = MINMAX[op][0 if elem.signed else 1]
-        else:
-            spirv = INT_OPS[op]
-        if elem.kind == "int" and elem.width == 64:
-            cg.module.required_capabilities.add("Int64Atomics")
+        if elem.kind == "float" and op not in ("add", "exchange"):
+            raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
+                                    cg.em.loc)
         scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
         cg.note_buffer_write(p["mem"])
-        return cg.em.op("atomic", elem, [ptr, _value(cg, p["value"], elem, name)], spirv=spirv, scope=scope,
+        return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, p["value"], elem, name)], op=op, scope=scope,
                         semantics=sem)
 
     return Builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value.",
@@ -96,8 +85,9 @@ def _cmpxchg(cg, args, kwargs):
         raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
     scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
     cg.note_buffer_write(p["mem"])
-    return cg.em.op("atomic", elem, [ptr, _value(cg, p["value"], elem, name), _value(cg, p["comparator"], elem, name)],
-                    spirv="OpAtomicCompareExchange", scope=scope, semantics=sem)
+    return cg.em.op("atomic_cmpxchg", elem,
+                    [ptr, _value(cg, p["value"], elem, name), _value(cg, p["comparator"], elem, name)],
+                    scope=scope, semantics=sem)
 
 
 def _load(cg, args, kwargs):
@@ -105,7 +95,7 @@ def _load(cg, args, kwargs):
     p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "scope", "semantics"], 2, ("scope", "semantics"))
     ptr, elem = _target(cg, name, p["mem"], p["index"])
     scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
-    return cg.em.op("atomic", elem, [ptr], spirv="OpAtomicLoad", scope=scope, semantics=sem)
+    return cg.em.op("atomic_load", elem, [ptr], scope=scope, semantics=sem)
 
 
 def _store(cg, args, kwargs):
@@ -115,8 +105,7 @@ def _store(cg, args, kwargs):
     ptr, elem = _target(cg, name, p["mem"], p["index"])
     scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
     cg.note_buffer_write(p["mem"])
-    cg.em.op("atomic", T.void, [ptr, _value(cg, p["value"], elem, name)], spirv="OpAtomicStore", scope=scope,
-             semantics=sem)
+    cg.em.op("atomic_store", T.void, [ptr, _value(cg, p["value"], elem, name)], scope=scope, semantics=sem)
 
 
 ATOMICS: dict[str, Builtin] = {}

@@ -17,6 +17,7 @@ from typing import Callable
 from ..errors import ArgumentError, TypeMismatchError
 from ..frontend.values import BufferRef, BuiltinVar
 from ..ir import types as T
+from ..ir.attrs import MATRIX_OPERANDS, Layout, MemoryAccess, Scope, Semantics
 from ..ir.core import Value
 from .types import ColumnMajor, Enumerant, RowMajor
 
@@ -92,30 +93,24 @@ def muladd(cg, args, kwargs):
 
     p = bind_args(cg, muladd, args, kwargs, ["a", "b", "c", "saturate", "signed"], 3, ("saturate", "signed"))
     a, b, c = (cg.as_runtime(p[k]) for k in "abc")
-    flags = check_muladd(cg.em, a, b, c)
+    signed = check_muladd(cg.em, a, b, c)
     if p.get("signed") is not None:
-        flags = _signedness(cg, p["signed"], c.type)
+        signed = _signedness(cg, p["signed"], c.type)
     saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
-    if saturate:
-        if c.type.elem.kind != "int":
-            raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
-        flags.append("SaturatingAccumulationKHR")
-    return cg.em.op("coop_muladd", c.type, [a, b, c], matrix_operands=tuple(flags))
+    if saturate and c.type.elem.kind != "int":
+        raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
+    return cg.em.op("coop_muladd", c.type, [a, b, c], signed=signed, saturate=saturate)
 
 
-SIGNED_OPERANDS = {"a": "MatrixASignedComponentsKHR", "b": "MatrixBSignedComponentsKHR",
-                   "c": "MatrixCSignedComponentsKHR", "result": "MatrixResultSignedComponentsKHR"}
-
-
-def _signedness(cg, value, acc_type) -> list[str]:
+def _signedness(cg, value, acc_type) -> frozenset:
     names = (value,) if isinstance(value, str) else value
-    if not isinstance(names, tuple) or any(n not in SIGNED_OPERANDS for n in names):
-        raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(SIGNED_OPERANDS)}, "
+    if not isinstance(names, tuple) or any(n not in MATRIX_OPERANDS for n in names):
+        raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(MATRIX_OPERANDS)}, "
                             f"got {value!r}", cg.em.loc)
     if names and acc_type.elem.kind != "int":
         raise TypeMismatchError("signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)",
                                 cg.em.loc)
-    return [SIGNED_OPERANDS[n] for n in ("a", "b", "c", "result") if n in names]
+    return frozenset(names)
 
 
 @builtin("(value, type)")
@@ -138,10 +133,10 @@ def bitcast(cg, args, kwargs):
     return cg.em.op("bitcast", t, [v])
 
 
-def _layout(cg, value) -> Enumerant:
+def _layout(cg, value) -> Layout:
     if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
         raise ArgumentError(f"layout must be coopdsl.RowMajor or coopdsl.ColumnMajor, got {value!r}", cg.em.loc)
-    return value
+    return Layout(value.value)
 
 
 def _memory_pointer(cg, buf, offset, what: str):
@@ -156,12 +151,11 @@ def _memory_pointer(cg, buf, offset, what: str):
     return cg.element_pointer(buf, offset)
 
 
-def _psb_aligned(ptr, mem):
+def _psb_aligned(ptr, mem: MemoryAccess | None) -> MemoryAccess | None:
     """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
-    if ptr.type.storage != "PhysicalStorageBuffer" or mem and "Aligned" in mem[0]:
+    if ptr.type.storage != "PhysicalStorageBuffer":
         return mem
-    names, values = mem or ((), [])
-    return (("Aligned",) + tuple(names), [T.align_of(ptr.type.pointee)] + list(values))
+    return (mem or MemoryAccess()).with_alignment(T.align_of(ptr.type.pointee))
 
 
 def _stride(cg, p, b: Builtin):
@@ -183,17 +177,15 @@ def memory_operands(cg, p: dict, is_store: bool):
     -> MakePointerAvailable/MakePointerVisible + NonPrivatePointer with the
     scope (Vulkan memory model).
     """
-    names, values = [], []
+    fields: dict = {}
     aligned = p.get("aligned")
     if aligned is not None:
         if isinstance(aligned, bool) or not isinstance(aligned, int) or aligned <= 0 or aligned & (aligned - 1):
             raise ArgumentError(f"aligned must be a power-of-two number of bytes, got {aligned!r}", cg.em.loc)
-        names.append("Aligned")
-        values.append(aligned)
-    for flag, name in (("nontemporal", "Nontemporal"), ("volatile", "Volatile")):
-        if p.get(flag) is not None:
-            if cg.compile_time(p[flag], flag, bool):
-                names.append(name)
+        fields["aligned"] = aligned
+    for flag in ("nontemporal", "volatile"):
+        if p.get(flag) is not None and cg.compile_time(p[flag], flag, bool):
+            fields[flag] = True
     wrong, right = ("visible", "available") if is_store else ("available", "visible")
     if p.get(wrong) is not None:
         raise ArgumentError(f"{wrong}= applies to {'loads' if is_store else 'stores'}; a "
@@ -203,9 +195,8 @@ def memory_operands(cg, p: dict, is_store: bool):
         if not isinstance(scope, Enumerant) or scope.kind != "Scope":
             raise ArgumentError(f"{right}= takes a scope (coopdsl.Device, Workgroup, Subgroup, QueueFamily), "
                                 f"got {cg.describe(scope)}", cg.em.loc)
-        names += ["MakePointerAvailable" if is_store else "MakePointerVisible", "NonPrivatePointer"]
-        values.append(("scope", scope.name))
-    return (tuple(names), values) if names else None
+        fields[right] = Scope[scope.name]
+    return MemoryAccess(**fields) if fields else None
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
@@ -226,7 +217,7 @@ def load(cg, mat_type, args, kwargs):
     ptr = _memory_pointer(cg, p["buffer"], p["offset"], "load")
     stride = _stride(cg, p, load)
     mem = _psb_aligned(ptr, memory_operands(cg, p, is_store=False))
-    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout.name, **({"memory": mem} if mem else {}))
+    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
 
 
 @builtin("(value)", method_of="mattype")
@@ -267,7 +258,7 @@ def store(cg, mat, args, kwargs):
     if isinstance(p["buffer"], BufferRef):
         cg.note_buffer_write(p["buffer"])
     mem = _psb_aligned(ptr, memory_operands(cg, p, is_store=True))
-    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout.name, **({"memory": mem} if mem else {}))
+    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout, **({"memory": mem} if mem else {}))
     return None
 
 
@@ -309,8 +300,8 @@ def barrier(cg, args, kwargs):
     OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory.
     """
     bind_args(cg, barrier, args, kwargs, [], 0)
-    cg.em.op("barrier", T.void, [], exec_scope="Workgroup", mem_scope="Workgroup",
-             semantics=("AcquireRelease", "WorkgroupMemory"))
+    cg.em.op("control_barrier", T.void, [], exec_scope=Scope.Workgroup, mem_scope=Scope.Workgroup,
+             semantics=Semantics(("AcquireRelease", "WorkgroupMemory")))
     return None
 
 

@@ -110,7 +110,7 @@ def _make(name: str, row) -> Builtin:
         if name in ("mix", "step", "smoothstep"):
             vals = [v if v.type == t else _splat(cg, v, t, name) for v in vals]
         result = elem if name in SCALAR_RESULT else t
-        return cg.em.op("ext_inst", result, vals, name=op)
+        return cg.em.op("math", result, vals, fn=name)
 
     impl.__name__ = name
     sig = "(" + ", ".join("xyz"[:arity]) + ")"

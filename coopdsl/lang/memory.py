@@ -5,12 +5,11 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..frontend.values import BufferRef
 from ..ir import types as T
+from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
-from ..ir.ops import OpDef, register_op
 from .builtins import bind_args, builtin
 from .types import Enumerant
 
-register_op("variable", OpDef(0, pure=False, doc="OpVariable Function (placed first in the entry block)"))
 
 
 def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
@@ -71,14 +70,14 @@ SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "
              "WorkgroupMemory", "ImageMemory", "OutputMemory", "MakeAvailable", "MakeVisible", "Volatile")
 
 
-def _scope(cg, v, what: str) -> str:
+def _scope(cg, v, what: str) -> Scope:
     if not isinstance(v, Enumerant) or v.kind != "Scope":
         raise ArgumentError(f"{what} must be a scope (coopdsl.Device, Workgroup, Subgroup, Invocation, "
                             f"QueueFamily), got {cg.describe(v)}", cg.em.loc)
-    return v.name
+    return Scope[v.name]
 
 
-def _semantics(cg, v) -> tuple[str, ...]:
+def _semantics(cg, v) -> Semantics:
     names = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
     if not names or any(n not in SEMANTICS for n in names):
         raise ArgumentError(f"semantics must be names from {', '.join(SEMANTICS)} (a string or a tuple), "
@@ -86,7 +85,7 @@ def _semantics(cg, v) -> tuple[str, ...]:
     order = [n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")]
     if len(order) > 1:
         raise ArgumentError(f"semantics may name at most one ordering, got {', '.join(order)}", cg.em.loc)
-    return names
+    return Semantics(names)
 
 
 @builtin("(execution, memory, semantics)")
@@ -97,11 +96,10 @@ def control_barrier(cg, args, kwargs):
     is GLSL's ``barrier()``.
     """
     p = bind_args(cg, control_barrier, args, kwargs, ["execution", "memory", "semantics"], 3)
-    cg.em.op("barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
+    cg.em.op("control_barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
              mem_scope=_scope(cg, p["memory"], "memory"), semantics=_semantics(cg, p["semantics"]))
 
 
-register_op("memory_barrier", OpDef(0, pure=False, doc="OpMemoryBarrier; attrs: mem_scope, semantics"))
 
 
 @builtin("(memory, semantics)")

@@ -1,8 +1,9 @@
-"""Subgroup operations (SPIR-V GroupNonUniform*, Subgroup scope).
+"""Subgroup operations (scope Subgroup): their type rules and documentation.
 
-The F/I/S/U instruction is chosen from the value's type; capabilities
-(GroupNonUniform, ...Vote, ...Arithmetic, ...Ballot, ...Shuffle,
-...ShuffleRelative) come from the grammar tables while encoding.
+The ops are declared in :mod:`coopdsl.ir.ops.subgroup`; the SPIR-V lowering
+picks the F/I/S/U GroupNonUniform instruction from the value's type and the
+grammar tables add the capabilities (GroupNonUniform, ...Vote, ...Arithmetic,
+...Ballot, ...Shuffle, ...ShuffleRelative).
 """
 
 from __future__ import annotations
@@ -10,21 +11,15 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
-from ..ir.ops import OpDef, register_op
 from .builtins import BUILTINS, Builtin
 
-register_op("subgroup", OpDef(None, doc="OpGroupNonUniform*; attrs: spirv, group_op"))
-
-ARITH = {  # name -> (float op, int op) with signed/unsigned min/max split below
-    "add": ("OpGroupNonUniformFAdd", "OpGroupNonUniformIAdd"),
-    "mul": ("OpGroupNonUniformFMul", "OpGroupNonUniformIMul"),
-    "min": ("OpGroupNonUniformFMin", ("OpGroupNonUniformSMin", "OpGroupNonUniformUMin")),
-    "max": ("OpGroupNonUniformFMax", ("OpGroupNonUniformSMax", "OpGroupNonUniformUMax")),
-    "and": (None, "OpGroupNonUniformBitwiseAnd"),
-    "or": (None, "OpGroupNonUniformBitwiseOr"),
-    "xor": (None, "OpGroupNonUniformBitwiseXor"),
+ARITH = {  # name -> (takes floats, instruction family named in the docs)
+    "add": (True, "OpGroupNonUniformFAdd/IAdd"), "mul": (True, "OpGroupNonUniformFMul/IMul"),
+    "min": (True, "OpGroupNonUniformFMin/SMin/UMin"), "max": (True, "OpGroupNonUniformFMax/SMax/UMax"),
+    "and": (False, "OpGroupNonUniformBitwiseAnd"), "or": (False, "OpGroupNonUniformBitwiseOr"),
+    "xor": (False, "OpGroupNonUniformBitwiseXor"),
 }
-GROUP_OPS = {"": "Reduce", "inclusive_": "InclusiveScan", "exclusive_": "ExclusiveScan"}
+GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclusive_scan"}
 
 
 def _numeric(cg, name, v) -> Value:
@@ -47,20 +42,17 @@ def _arith(op, prefix):
     def impl(cg, args, kwargs):
         (v,) = _args(cg, name, args, kwargs, 1)
         v = _numeric(cg, name, v)
-        e = T.elem_of(v.type)
-        fop, iop = ARITH[op]
-        spirv = fop if e.kind == "float" else (iop if isinstance(iop, str) else iop[0 if e.signed else 1])
-        if spirv is None:
+        if T.elem_of(v.type).kind == "float" and not ARITH[op][0]:
             raise TypeMismatchError(f"{name}() takes integers, got {v.type}", cg.em.loc)
-        return cg.em.op("subgroup", v.type, [v], spirv=spirv, group_op=GROUP_OPS[prefix])
+        return cg.em.op("subgroup_reduce", v.type, [v], op=op, mode=GROUP_OPS[prefix])
 
     what = {"": "reduction", "inclusive_": "inclusive scan", "exclusive_": "exclusive scan"}[prefix]
-    return Builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][0] or ARITH[op][1]} ...).", "(value)")
+    return Builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)")
 
 
 def _elect(cg, args, kwargs):
     _args(cg, "subgroup_elect", args, kwargs, 0)
-    return cg.em.op("subgroup", T.boolean, [], spirv="OpGroupNonUniformElect", group_op=None)
+    return cg.em.op("subgroup_elect", T.boolean, [])
 
 
 def _vote(kind):
@@ -69,30 +61,29 @@ def _vote(kind):
         b = cg.as_runtime(b) if not isinstance(b, bool) else cg.em.const(T.boolean, b)
         if b.type != T.boolean:
             raise TypeMismatchError(f"subgroup_{kind}() takes a bool, got {b.type}", cg.em.loc)
-        return cg.em.op("subgroup", T.boolean, [b], spirv=f"OpGroupNonUniform{kind.capitalize()}", group_op=None)
+        return cg.em.op(f"subgroup_{kind}", T.boolean, [b])
     return impl
 
 
 def _all_equal(cg, args, kwargs):
     (v,) = _args(cg, "subgroup_all_equal", args, kwargs, 1)
     v = cg.as_runtime(v)
-    return cg.em.op("subgroup", T.boolean, [v], spirv="OpGroupNonUniformAllEqual", group_op=None)
+    return cg.em.op("subgroup_all_equal", T.boolean, [v])
 
 
 def _broadcast(cg, args, kwargs):
     v, lane = _args(cg, "subgroup_broadcast", args, kwargs, 2)
     v = cg.as_runtime(v)
     if isinstance(lane, int) and not isinstance(lane, bool):
-        return cg.em.op("subgroup", v.type, [v, cg.em.literal(lane, T.u32)], spirv="OpGroupNonUniformBroadcast",
-                        group_op=None)
+        return cg.em.op("subgroup_broadcast", v.type, [v, cg.em.literal(lane, T.u32)])
     lane = cg.as_index(lane, "the lane")  # a runtime lane: a shuffle (Broadcast needs a constant before 1.5)
-    return cg.em.op("subgroup", v.type, [v, lane], spirv="OpGroupNonUniformShuffle", group_op=None)
+    return cg.em.op("subgroup_shuffle", v.type, [v, lane], mode="index")
 
 
 def _broadcast_first(cg, args, kwargs):
     (v,) = _args(cg, "subgroup_broadcast_first", args, kwargs, 1)
     v = cg.as_runtime(v)
-    return cg.em.op("subgroup", v.type, [v], spirv="OpGroupNonUniformBroadcastFirst", group_op=None)
+    return cg.em.op("subgroup_broadcast_first", v.type, [v])
 
 
 def _ballot(cg, args, kwargs):
@@ -100,10 +91,10 @@ def _ballot(cg, args, kwargs):
     b = cg.as_runtime(b)
     if b.type != T.boolean:
         raise TypeMismatchError(f"subgroup_ballot() takes a bool, got {b.type}", cg.em.loc)
-    return cg.em.op("subgroup", T.VectorType(T.u32, 4), [b], spirv="OpGroupNonUniformBallot", group_op=None)
+    return cg.em.op("subgroup_ballot", T.VectorType(T.u32, 4), [b])
 
 
-def _shuffle(kind, spirv):
+def _shuffle(kind, mode):
     name = f"subgroup_shuffle{kind}"
 
     def impl(cg, args, kwargs):
@@ -112,7 +103,7 @@ def _shuffle(kind, spirv):
         lane = cg.as_index(lane, "the lane")
         if lane.type != T.u32:
             raise TypeMismatchError(f"{name}() lane must be u32, got {lane.type}", cg.em.loc)
-        return cg.em.op("subgroup", v.type, [v, lane], spirv=spirv, group_op=None)
+        return cg.em.op("subgroup_shuffle", v.type, [v, lane], mode=mode)
     return impl
 
 
@@ -130,13 +121,13 @@ for _name, _impl, _doc, _sig in (
          "The value of invocation ``lane`` (a constant: OpGroupNonUniformBroadcast; runtime: Shuffle).", "(v, lane)"),
         ("subgroup_broadcast_first", _broadcast_first, "The value of the lowest active invocation.", "(v)"),
         ("subgroup_ballot", _ballot, "uvec4 bit mask of the invocations where the bool is true.", "(b)"),
-        ("subgroup_shuffle", _shuffle("", "OpGroupNonUniformShuffle"), "The value of invocation ``lane``.",
+        ("subgroup_shuffle", _shuffle("", "index"), "The value of invocation ``lane``.",
          "(v, lane)"),
-        ("subgroup_shuffle_xor", _shuffle("_xor", "OpGroupNonUniformShuffleXor"),
+        ("subgroup_shuffle_xor", _shuffle("_xor", "xor"),
          "The value of invocation ``id ^ mask``.", "(v, mask)"),
-        ("subgroup_shuffle_up", _shuffle("_up", "OpGroupNonUniformShuffleUp"),
+        ("subgroup_shuffle_up", _shuffle("_up", "up"),
          "The value of invocation ``id - delta``.", "(v, delta)"),
-        ("subgroup_shuffle_down", _shuffle("_down", "OpGroupNonUniformShuffleDown"),
+        ("subgroup_shuffle_down", _shuffle("_down", "down"),
          "The value of invocation ``id + delta``.", "(v, delta)")):
     SUBGROUP[_name] = Builtin(_name, _impl, _doc, _sig)
 BUILTINS.update(SUBGROUP)

@@ -13,6 +13,7 @@ import struct
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
+from ..ir.core import const_key
 from ._tables import ENUMS
 from .grammar import Requirements, encode
 from .words import header
@@ -54,6 +55,7 @@ class ModuleBuilder:
         self.sections: dict[str, list[int]] = {s: [] for s in SECTIONS}
         self.req = Requirements()
         self._caps: list[str] = []
+        self.reasons: dict[str, str] = {}
         self._exts: list[str] = []
         self._types: dict = {}
         self._consts: dict = {}
@@ -68,9 +70,16 @@ class ModuleBuilder:
         """Encode ``opname`` (grammar-checked) into ``section``."""
         self.sections[section].extend(encode(opname, *operands, req=self.req))
 
-    def capability(self, name: str) -> None:
-        if name not in self._caps:
-            self._caps.append(name)
+    def require(self, capability: str, reason: str) -> None:
+        """Declare ``capability`` because of ``reason`` (kept in :attr:`reasons` for diagnostics).
+
+        Capabilities an instruction, operand or enumerant needs by the grammar
+        are collected while encoding; this is for the ones only the meaning of
+        the module implies (types, addressing, memory model).
+        """
+        if capability not in self._caps:
+            self._caps.append(capability)
+        self.reasons.setdefault(capability, reason)
 
     def extension(self, name: str) -> None:
         if name not in self._exts:
@@ -139,7 +148,7 @@ class ModuleBuilder:
             return self._simple("OpTypeBool")
         cap = SCALAR_CAPS.get((t.kind, t.width))
         if cap and t.encoding is None:
-            self.capability(cap)
+            self.require(cap, f"the module declares {t}")
         if t.kind == "int":
             return self._simple("OpTypeInt", t.width, int(t.signed))
         if t.encoding is not None:
@@ -148,9 +157,9 @@ class ModuleBuilder:
 
     def _coopmat(self, t: T.CoopMatType) -> int:
         if t.elem.encoding == "BFloat16KHR":
-            self.capability("BFloat16CooperativeMatrixKHR")
+            self.require("BFloat16CooperativeMatrixKHR", f"the module declares {t}")
         elif t.elem.encoding in ("Float8E4M3EXT", "Float8E5M2EXT"):
-            self.capability("Float8CooperativeMatrixEXT")
+            self.require("Float8CooperativeMatrixEXT", f"the module declares {t}")
         operands = [self.type_id(t.elem)] + [self.dim_id(d) for d in (t.scope, t.rows, t.cols, t.use)]
         return self._simple("OpTypeCooperativeMatrixKHR", *operands)
 
@@ -169,7 +178,7 @@ class ModuleBuilder:
         for width in sorted(_small_widths(pointee)):
             cap = STORAGE_CAPS.get((storage, width))
             if cap:
-                self.capability(cap)
+                self.require(cap, f"{width}-bit data in {storage} memory")
 
     # -- constants ------------------------------------------------------------
     def dim_id(self, d) -> int:
@@ -183,7 +192,7 @@ class ModuleBuilder:
 
     def const_id(self, t: T.Type, value) -> int:
         """The id of the constant ``value`` of type ``t`` (splat for composites)."""
-        key = (t, _const_key(value))
+        key = (t, const_key(value))
         cid = self._consts.get(key)
         if cid is not None:
             return cid
@@ -272,10 +281,6 @@ def _small_widths(t: T.Type, depth: int = 0) -> set[int]:
             out |= _small_widths(m, depth + 1)
         return out
     return set()  # pointers inside structs are 64-bit addresses
-
-
-def _const_key(value):
-    return ("f", value.hex()) if isinstance(value, float) else (type(value).__name__, value)
 
 
 def scalar_words(t: T.ScalarType, value) -> list[int]:

@@ -6,8 +6,8 @@ from coopdsl.spirv.words import to_bytes
 
 def _mini_module(extra=lambda b: None) -> ModuleBuilder:
     b = ModuleBuilder((1, 6))
-    b.capability("Shader")
-    b.capability("VulkanMemoryModel")
+    b.require("Shader", "test")
+    b.require("VulkanMemoryModel", "test")
     b.emit("memory_model", "OpMemoryModel", "Logical", "Vulkan")
     void = b.type_id(T.void)
     fn_t = b.type_id(T.FunctionType(T.void, ()))
@@ -52,7 +52,7 @@ def test_capabilities_come_from_what_was_written():
 
 def test_vulkan_memory_model_needs_its_extension_below_spirv_1_5():
     b = ModuleBuilder((1, 3))
-    b.capability("VulkanMemoryModel")
+    b.require("VulkanMemoryModel", "test")
     assert "SPV_KHR_vulkan_memory_model" in b.resolved_extensions(b.resolved_capabilities())
 
 

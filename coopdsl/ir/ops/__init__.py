@@ -1,0 +1,23 @@
+"""Every IR operation, declared once: operands, typed attributes, type rule, meaning.
+
+An :class:`OpDef` says how many operands an op takes, which attributes it
+carries and their Python types (typed values from :mod:`coopdsl.ir.attrs`,
+never SPIR-V or GLSL spellings), whether it has side effects (``pure`` ops
+with unused results are removed by the ``dce`` pass), whether it ends a block,
+whether it is *tangled* (must be reached by every invocation of a scope
+together: cooperative-matrix instructions, control barriers, subgroup
+operations), and a ``verify`` hook that checks operand and result types.
+The verifier, the printer, the passes, the SPIR-V lowering and the CPU
+interpreter all look kinds up here.
+
+The ops live in one file per family (``arith``, ``composite``, ``memory``,
+``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``); a new family is
+a new file imported below.
+"""
+
+from __future__ import annotations
+
+from .base import OPS, OpDef, VerifyError, define, opdef
+from . import arith, atomics, composite, control, coopmat, math, memory, subgroup  # noqa: F401  (declare)
+
+__all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]

@@ -1,0 +1,127 @@
+"""The op-definition record, the registry, and the type predicates op rules share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import types as T
+
+
+class VerifyError(Exception):
+    """An op breaks its definition (a bug in coopdsl, reported as an InternalCompilerError)."""
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """The definition of one op kind.
+
+    ``operands`` is (minimum, maximum or None for any).  ``attrs`` maps each
+    attribute name to (accepted Python type(s), required).  ``verify(op)``
+    raises :class:`VerifyError` when operand or result types are wrong.
+    ``tangled`` names what must execute the op together: ``"matrix"`` (the
+    scope of the cooperative matrix it uses), ``"subgroup"``, or
+    ``"execution"`` (the op's own execution-scope attribute).
+    """
+
+    kind: str
+    operands: tuple[int, int | None]
+    attrs: dict[str, tuple[Any, bool]] = field(default_factory=dict)
+    verify: Callable[[Any], None] | None = None
+    pure: bool = True
+    terminator: bool = False
+    tangled: str | None = None
+    doc: str = ""
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def define(kind: str, operands: int | tuple[int, int | None], *, doc: str,
+           attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Any], None] | None = None,
+           pure: bool = True, terminator: bool = False, tangled: str | None = None) -> OpDef:
+    """Declare op ``kind`` (each kind exactly once)."""
+    if kind in OPS:
+        raise ValueError(f"op kind {kind!r} is declared twice")
+    arity = (operands, operands) if isinstance(operands, int) else operands
+    d = OpDef(kind, arity, dict(attrs or {}), verify, pure, terminator, tangled, doc)
+    OPS[kind] = d
+    return d
+
+
+def opdef(kind: str) -> OpDef:
+    """The definition of ``kind`` (KeyError for an unknown kind)."""
+    return OPS[kind]
+
+
+# -- predicates the rules share ------------------------------------------------------------------
+def fail(op, message: str) -> None:
+    raise VerifyError(f"{op.kind}: {message}")
+
+
+def types_of(op) -> list[T.Type]:
+    return [v.type for v in op.operands]
+
+
+def is_numeric(t: T.Type) -> bool:
+    e = T.elem_of(t)
+    return isinstance(t, (T.ScalarType, T.VectorType, T.CoopMatType)) and isinstance(e, T.ScalarType) \
+        and e.kind != "bool"
+
+
+def is_int(t: T.Type) -> bool:
+    e = T.elem_of(t)
+    return isinstance(e, T.ScalarType) and e.kind == "int"
+
+
+def is_float(t: T.Type) -> bool:
+    e = T.elem_of(t)
+    return isinstance(e, T.ScalarType) and e.kind == "float"
+
+
+def is_bool(t: T.Type) -> bool:
+    return T.elem_of(t) == T.boolean and isinstance(t, (T.ScalarType, T.VectorType))
+
+
+def bool_like(t: T.Type) -> T.Type:
+    """bool for a scalar, a bool vector of the same size for a vector."""
+    return T.VectorType(T.boolean, t.count) if isinstance(t, T.VectorType) else T.boolean
+
+
+def same_shape(a: T.Type, b: T.Type) -> bool:
+    if isinstance(a, T.VectorType) and isinstance(b, T.VectorType):
+        return a.count == b.count
+    if isinstance(a, T.CoopMatType) and isinstance(b, T.CoopMatType):
+        return (a.rows, a.cols, a.scope) == (b.rows, b.cols, b.scope)
+    return isinstance(a, T.ScalarType) and isinstance(b, T.ScalarType)
+
+
+def result_is(op, want: T.Type) -> None:
+    if op.type != want:
+        fail(op, f"result is {op.type}, expected {want}")
+
+
+def operands_equal(op, what: str = "operand types differ") -> None:
+    ts = types_of(op)
+    if any(t != ts[0] for t in ts[1:]):
+        fail(op, f"{what}: {', '.join(map(str, ts))}")
+
+
+def pointer(op, index: int) -> T.PointerType:
+    t = op.operands[index].type
+    if not isinstance(t, T.PointerType):
+        fail(op, f"operand {index} must be a pointer, got {t}")
+    return t
+
+
+def integer(op, index: int) -> None:
+    t = op.operands[index].type
+    if not (isinstance(t, T.ScalarType) and t.kind == "int"):
+        fail(op, f"operand {index} must be an integer scalar, got {t}")
+
+
+def matrix(op, index: int) -> T.CoopMatType:
+    t = op.operands[index].type
+    if not isinstance(t, T.CoopMatType):
+        fail(op, f"operand {index} must be a cooperative matrix, got {t}")
+    return t

@@ -1,0 +1,30 @@
+"""Math functions on scalars and vectors (the GLSL.std.450 set, named by meaning)."""
+
+from __future__ import annotations
+
+from .. import types as T
+from .base import define, fail, result_is
+
+# name -> number of arguments
+FUNCTIONS = {
+    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "sqrt": 1, "inversesqrt": 1, "floor": 1, "ceil": 1,
+    "trunc": 1, "round": 1, "round_even": 1, "fract": 1, "sin": 1, "cos": 1, "tan": 1, "asin": 1,
+    "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1, "atan2": 2, "pow": 2, "abs": 1, "sign": 1,
+    "min": 2, "max": 2, "clamp": 3, "mix": 3, "step": 2, "smoothstep": 3, "fma": 3, "length": 1,
+    "distance": 2, "normalize": 1, "cross": 2,
+}
+SCALAR_RESULT = ("length", "distance")
+
+
+def _math(op) -> None:
+    fn = op.attrs["fn"]
+    if FUNCTIONS.get(fn) != len(op.operands):
+        fail(op, f"{fn} takes {FUNCTIONS.get(fn)} operands, has {len(op.operands)}")
+    t = op.operands[0].type
+    if not isinstance(t, (T.ScalarType, T.VectorType)) or any(v.type != t for v in op.operands):
+        fail(op, f"{fn} takes scalars or vectors of one type, got {', '.join(str(v.type) for v in op.operands)}")
+    result_is(op, T.elem_of(t) if fn in SCALAR_RESULT else t)
+
+
+define("math", (1, 3), attrs={"fn": (str, True)}, verify=_math,
+       doc="the math function ``fn`` (exp, min, clamp, ...) applied component-wise")

@@ -1,0 +1,55 @@
+"""Memory ops: pointers, loads and stores, function variables, addresses, barriers."""
+
+from __future__ import annotations
+
+from .. import types as T
+from ..attrs import MemoryAccess, Scope, Semantics
+from .base import define, fail, integer, pointer, result_is
+
+
+def _access(op) -> None:
+    pointer(op, 0)
+    for i in range(1, len(op.operands)):
+        integer(op, i)
+    if not isinstance(op.type, T.PointerType):
+        fail(op, f"result must be a pointer, got {op.type}")
+
+
+def _load(op) -> None:
+    result_is(op, pointer(op, 0).pointee)
+
+
+def _store(op) -> None:
+    p = pointer(op, 0)
+    if op.operands[1].type != p.pointee:
+        fail(op, f"stores {op.operands[1].type} through a pointer to {p.pointee}")
+
+
+def _variable(op) -> None:
+    if not isinstance(op.type, T.PointerType) or op.type.storage != "Function":
+        fail(op, f"a function variable is a Function pointer, got {op.type}")
+
+
+def _to_u64(op) -> None:
+    pointer(op, 0)
+    result_is(op, T.u64)
+
+
+def _to_ptr(op) -> None:
+    if op.operands[0].type != T.u64 or not isinstance(op.type, T.PointerType):
+        fail(op, f"converts a u64 to a pointer, got {op.operands[0].type} -> {op.type}")
+
+
+_MEMORY = {"memory": (MemoryAccess, False)}
+define("access", (1, None), verify=_access, doc="pointer to an element: base pointer, then indices")
+define("load", 1, attrs=_MEMORY, verify=_load, pure=False, doc="load through a pointer")
+define("store", 2, attrs=_MEMORY, verify=_store, pure=False, doc="(pointer, value): store through a pointer")
+define("variable", 0, verify=_variable, pure=False,
+       doc="a Function-storage variable (placed first in the entry block)")
+define("ptr_to_u64", 1, verify=_to_u64, doc="the 64-bit address of a device pointer")
+define("u64_to_ptr", 1, verify=_to_ptr, doc="a device pointer from a 64-bit address")
+define("control_barrier", 0, pure=False, tangled="execution",
+       attrs={"exec_scope": (Scope, True), "mem_scope": (Scope, True), "semantics": (Semantics, True)},
+       doc="wait until every invocation of the execution scope arrives, ordering memory at the memory scope")
+define("memory_barrier", 0, pure=False, attrs={"mem_scope": (Scope, True), "semantics": (Semantics, True)},
+       doc="order this invocation's memory accesses at a scope")

@@ -1,0 +1,65 @@
+"""Subgroup operations (scope Subgroup): votes, broadcasts, shuffles, reductions and scans."""
+
+from __future__ import annotations
+
+from .. import types as T
+from .base import define, fail, integer, is_bool, is_numeric, result_is
+
+REDUCTIONS = ("add", "mul", "min", "max", "and", "or", "xor")
+MODES = ("reduce", "inclusive_scan", "exclusive_scan")
+SHUFFLES = ("index", "xor", "up", "down")
+
+
+def _value(op) -> None:
+    t = op.operands[0].type
+    if not isinstance(t, (T.ScalarType, T.VectorType)):
+        fail(op, f"takes a scalar or vector, got {t}")
+    result_is(op, t)
+
+
+def _reduce(op) -> None:
+    _value(op)
+    if not is_numeric(op.operands[0].type):
+        fail(op, "takes numbers")
+    if op.attrs["op"] not in REDUCTIONS or op.attrs["mode"] not in MODES:
+        fail(op, f"unknown reduction {op.attrs['op']}/{op.attrs['mode']}")
+
+
+def _vote(op) -> None:
+    if op.operands and not is_bool(op.operands[0].type):
+        fail(op, "votes on a bool")
+    result_is(op, T.boolean)
+
+
+def _all_equal(op) -> None:
+    result_is(op, T.boolean)
+
+
+def _lane(op) -> None:
+    _value(op)
+    integer(op, 1)
+    if op.kind == "subgroup_shuffle" and op.attrs["mode"] not in SHUFFLES:
+        fail(op, f"unknown shuffle {op.attrs['mode']}")
+
+
+def _ballot(op) -> None:
+    if op.operands[0].type != T.boolean:
+        fail(op, "takes a bool")
+    result_is(op, T.VectorType(T.u32, 4))
+
+
+_SG = "subgroup"
+define("subgroup_reduce", 1, attrs={"op": (str, True), "mode": (str, True)}, verify=_reduce, tangled=_SG,
+       doc="reduction or scan of the value over the active invocations")
+define("subgroup_elect", 0, verify=_vote, tangled=_SG, doc="true in exactly one active invocation")
+define("subgroup_all", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in every active invocation")
+define("subgroup_any", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in any active invocation")
+define("subgroup_all_equal", 1, verify=_all_equal, tangled=_SG,
+       doc="true if every active invocation has the same value")
+define("subgroup_broadcast", 2, verify=_lane, tangled=_SG,
+       doc="(value, constant lane): the value of that invocation")
+define("subgroup_broadcast_first", 1, verify=_value, tangled=_SG,
+       doc="the value of the lowest active invocation")
+define("subgroup_ballot", 1, verify=_ballot, tangled=_SG, doc="bit mask of the invocations where the bool is true")
+define("subgroup_shuffle", 2, attrs={"mode": (str, True)}, verify=_lane, tangled=_SG,
+       doc="(value, lane): the value of invocation lane / id^lane / id-lane / id+lane by ``mode``")

@@ -1,0 +1,15 @@
+"""IR op -> SPIR-V instructions, one file per op family.
+
+This is the only place that chooses opcodes (and the capabilities the
+meaning of an op implies, each required with its reason).  A lowering is a
+function ``(writer, op, result type id, result id, operand ids)`` registered
+for one or more IR op kinds with :func:`lowering`; enumerant values come from
+the generated grammar tables through :mod:`coopdsl.spirv.grammar`.
+"""
+
+from __future__ import annotations
+
+from .registry import LOWERINGS, lowering
+from . import arith, control, coopmat, math, memory, subgroup  # noqa: F401  (register the lowerings)
+
+__all__ = ["LOWERINGS", "lowering"]

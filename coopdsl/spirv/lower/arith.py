@@ -1,0 +1,95 @@
+"""Arithmetic, comparison, logic, conversion and composite ops."""
+
+from __future__ import annotations
+
+from ...ir import types as T
+from .registry import family, lowering
+
+# (float, signed int, unsigned int) opcode per IR op
+ARITH = {
+    "add": ("OpFAdd", "OpIAdd", "OpIAdd"), "sub": ("OpFSub", "OpISub", "OpISub"),
+    "mul": ("OpFMul", "OpIMul", "OpIMul"), "div": ("OpFDiv", "OpSDiv", "OpUDiv"),
+    "rem": ("OpFRem", "OpSRem", "OpUMod"), "neg": ("OpFNegate", "OpSNegate", "OpSNegate"),
+    "lt": ("OpFOrdLessThan", "OpSLessThan", "OpULessThan"),
+    "le": ("OpFOrdLessThanEqual", "OpSLessThanEqual", "OpULessThanEqual"),
+    "gt": ("OpFOrdGreaterThan", "OpSGreaterThan", "OpUGreaterThan"),
+    "ge": ("OpFOrdGreaterThanEqual", "OpSGreaterThanEqual", "OpUGreaterThanEqual"),
+    "eq": ("OpFOrdEqual", "OpIEqual", "OpIEqual"), "ne": ("OpFUnordNotEqual", "OpINotEqual", "OpINotEqual"),
+    "and": (None, "OpBitwiseAnd", "OpBitwiseAnd"), "or": (None, "OpBitwiseOr", "OpBitwiseOr"),
+    "xor": (None, "OpBitwiseXor", "OpBitwiseXor"), "not": (None, "OpNot", "OpNot"),
+    "shl": (None, "OpShiftLeftLogical", "OpShiftLeftLogical"),
+    "shr": (None, "OpShiftRightArithmetic", "OpShiftRightLogical"),
+}
+BOOL_OPS = {"eq": "OpLogicalEqual", "ne": "OpLogicalNotEqual", "not": "OpLogicalNot",
+            "land": "OpLogicalAnd", "lor": "OpLogicalOr"}
+SIMPLE = {
+    "select": "OpSelect", "mat_times_scalar": "OpMatrixTimesScalar", "bitcast": "OpBitcast",
+    "construct": "OpCompositeConstruct", "splat": "OpCompositeConstruct",
+    "extract_dyn": "OpVectorExtractDynamic", "insert_dyn": "OpVectorInsertDynamic",
+    "dot": "OpDot", "fmod": "OpFMod", "isnan": "OpIsNan", "isinf": "OpIsInf", "any": "OpAny", "all": "OpAll",
+}
+
+
+def arith_opcode(kind: str, operand: T.Type) -> str:
+    """The instruction computing IR op ``kind`` on values of type ``operand`` (also for OpSpecConstantOp)."""
+    if kind in BOOL_OPS and T.elem_of(operand) == T.boolean:
+        return BOOL_OPS[kind]
+    if kind == "select":
+        return "OpSelect"
+    name = ARITH[kind][family(operand)]
+    if name is None:
+        raise ValueError(f"{kind} on {operand}")
+    return name
+
+
+def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
+    """The conversion instruction(s) from ``src`` to ``dst`` (one or two steps)."""
+    s, d = T.elem_of(src), T.elem_of(dst)
+    if s.kind == "float" and d.kind == "float":
+        return [("OpFConvert", dst)]
+    if s.kind == "float":
+        return [("OpConvertFToS" if d.signed else "OpConvertFToU", dst)]
+    if d.kind == "float":
+        return [("OpConvertSToF" if s.signed else "OpConvertUToF", dst)]
+    if s.width == d.width:
+        return [("OpBitcast", dst)]
+    if s.signed:
+        return [("OpSConvert", dst)]
+    # OpUConvert's result must be unsigned (SPIR-V 3.42.11); reinterpret afterwards.
+    mid = T.with_elem(dst, T.ScalarType("int", d.width, False))
+    return [("OpUConvert", mid)] + ([("OpBitcast", dst)] if d.signed else [])
+
+
+@lowering(*dict.fromkeys([*ARITH, *BOOL_OPS]))
+def _arith(w, op, ty, rid, args):
+    w.emit(arith_opcode(op.kind, op.operands[0].type), ty, rid, *args)
+
+
+@lowering(*SIMPLE)
+def _simple(w, op, ty, rid, args):
+    w.emit(SIMPLE[op.kind], ty, rid, *args)
+
+
+@lowering("convert")
+def _convert(w, op, ty, rid, args):
+    steps = convert_steps(op.operands[0].type, op.type)
+    src = args[0]
+    for i, (name, t) in enumerate(steps):
+        out = rid if i == len(steps) - 1 else w.b.new_id()
+        w.emit(name, w.b.type_id(t), out, src)
+        src = out
+
+
+@lowering("extract")
+def _extract(w, op, ty, rid, args):
+    w.emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
+
+
+@lowering("insert")
+def _insert(w, op, ty, rid, args):
+    w.emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
+
+
+@lowering("shuffle")
+def _shuffle(w, op, ty, rid, args):
+    w.emit("OpVectorShuffle", ty, rid, args[0], args[1], *op.attrs["components"])

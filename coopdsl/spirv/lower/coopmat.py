@@ -1,0 +1,40 @@
+"""Cooperative-matrix ops: SPV_KHR_cooperative_matrix instructions."""
+
+from __future__ import annotations
+
+from ...ir import types as T
+from ..grammar import enum_value
+from .registry import lowering, memory_operands
+
+LAYOUTS = {"RowMajor": "RowMajorKHR", "ColumnMajor": "ColumnMajorKHR"}
+SIGNED = (("a", "MatrixASignedComponentsKHR"), ("b", "MatrixBSignedComponentsKHR"),
+          ("c", "MatrixCSignedComponentsKHR"), ("result", "MatrixResultSignedComponentsKHR"))
+
+
+def _layout_id(w, op) -> int:
+    return w.b.const_id(T.u32, enum_value("CooperativeMatrixLayout", LAYOUTS[op.attrs["layout"].name]))
+
+
+@lowering("coop_load")
+def _load(w, op, ty, rid, args):
+    w.emit("OpCooperativeMatrixLoadKHR", ty, rid, args[0], _layout_id(w, op), *args[1:],
+           *memory_operands(w, op.attrs.get("memory")))
+
+
+@lowering("coop_store")
+def _store(w, op, ty, rid, args):
+    w.emit("OpCooperativeMatrixStoreKHR", args[0], args[1], _layout_id(w, op), *args[2:],
+           *memory_operands(w, op.attrs.get("memory")))
+
+
+@lowering("coop_muladd")
+def _muladd(w, op, ty, rid, args):
+    flags = tuple(name for operand, name in SIGNED if operand in op.attrs["signed"])
+    if op.attrs["saturate"]:
+        flags += ("SaturatingAccumulationKHR",)
+    w.emit("OpCooperativeMatrixMulAddKHR", ty, rid, *args, *((flags,) if flags else ()))
+
+
+@lowering("coop_length")
+def _length(w, op, ty, rid, args):
+    w.emit("OpCooperativeMatrixLengthKHR", ty, rid, w.b.type_id(op.attrs["mat_type"]))

@@ -1,0 +1,37 @@
+"""Math functions as GLSL.std.450 extended instructions (the F/S/U form chosen by type)."""
+
+from __future__ import annotations
+
+from ...ir import types as T
+from .._tables import GLSL_STD_450
+from .registry import family, lowering
+
+# fn -> (float, signed int, unsigned int) GLSL.std.450 instruction
+GLSL = {
+    "exp": ("Exp", None, None), "exp2": ("Exp2", None, None), "log": ("Log", None, None),
+    "log2": ("Log2", None, None), "sqrt": ("Sqrt", None, None), "inversesqrt": ("InverseSqrt", None, None),
+    "floor": ("Floor", None, None), "ceil": ("Ceil", None, None), "trunc": ("Trunc", None, None),
+    "round": ("Round", None, None), "round_even": ("RoundEven", None, None), "fract": ("Fract", None, None),
+    "sin": ("Sin", None, None), "cos": ("Cos", None, None), "tan": ("Tan", None, None),
+    "asin": ("Asin", None, None), "acos": ("Acos", None, None), "atan": ("Atan", None, None),
+    "sinh": ("Sinh", None, None), "cosh": ("Cosh", None, None), "tanh": ("Tanh", None, None),
+    "atan2": ("Atan2", None, None), "pow": ("Pow", None, None), "abs": ("FAbs", "SAbs", None),
+    "sign": ("FSign", "SSign", None), "min": ("FMin", "SMin", "UMin"), "max": ("FMax", "SMax", "UMax"),
+    "clamp": ("FClamp", "SClamp", "UClamp"), "mix": ("FMix", None, None), "step": ("Step", None, None),
+    "smoothstep": ("SmoothStep", None, None), "fma": ("Fma", None, None), "length": ("Length", None, None),
+    "distance": ("Distance", None, None), "normalize": ("Normalize", None, None), "cross": ("Cross", None, None),
+}
+
+
+def glsl_instruction(fn: str, t: T.Type) -> str:
+    """The GLSL.std.450 instruction name computing ``fn`` on values of type ``t``."""
+    name = GLSL[fn][family(t)]
+    if name is None:
+        raise ValueError(f"{fn} has no GLSL.std.450 form for {t}")
+    return name
+
+
+@lowering("math")
+def _math(w, op, ty, rid, args):
+    name = glsl_instruction(op.attrs["fn"], op.operands[0].type)
+    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)

@@ -1,0 +1,91 @@
+"""Subgroup operations (GroupNonUniform*) and atomics: the F/I/S/U instruction chosen by type."""
+
+from __future__ import annotations
+
+from ...ir import types as T
+from ...ir.attrs import Scope
+from .registry import family, lowering, scope_id, semantics_id
+
+# op -> (float, signed int, unsigned int)
+REDUCTIONS = {
+    "add": ("OpGroupNonUniformFAdd", "OpGroupNonUniformIAdd", "OpGroupNonUniformIAdd"),
+    "mul": ("OpGroupNonUniformFMul", "OpGroupNonUniformIMul", "OpGroupNonUniformIMul"),
+    "min": ("OpGroupNonUniformFMin", "OpGroupNonUniformSMin", "OpGroupNonUniformUMin"),
+    "max": ("OpGroupNonUniformFMax", "OpGroupNonUniformSMax", "OpGroupNonUniformUMax"),
+    "and": (None, "OpGroupNonUniformBitwiseAnd", "OpGroupNonUniformBitwiseAnd"),
+    "or": (None, "OpGroupNonUniformBitwiseOr", "OpGroupNonUniformBitwiseOr"),
+    "xor": (None, "OpGroupNonUniformBitwiseXor", "OpGroupNonUniformBitwiseXor"),
+}
+GROUP_OPERATIONS = {"reduce": "Reduce", "inclusive_scan": "InclusiveScan", "exclusive_scan": "ExclusiveScan"}
+SIMPLE = {"subgroup_elect": "OpGroupNonUniformElect", "subgroup_all": "OpGroupNonUniformAll",
+          "subgroup_any": "OpGroupNonUniformAny", "subgroup_all_equal": "OpGroupNonUniformAllEqual",
+          "subgroup_broadcast": "OpGroupNonUniformBroadcast",
+          "subgroup_broadcast_first": "OpGroupNonUniformBroadcastFirst",
+          "subgroup_ballot": "OpGroupNonUniformBallot"}
+SHUFFLES = {"index": "OpGroupNonUniformShuffle", "xor": "OpGroupNonUniformShuffleXor",
+            "up": "OpGroupNonUniformShuffleUp", "down": "OpGroupNonUniformShuffleDown"}
+
+
+@lowering("subgroup_reduce")
+def _reduce(w, op, ty, rid, args):
+    name = REDUCTIONS[op.attrs["op"]][family(op.type)]
+    w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), GROUP_OPERATIONS[op.attrs["mode"]], *args)
+
+
+@lowering(*SIMPLE)
+def _simple(w, op, ty, rid, args):
+    w.emit(SIMPLE[op.kind], ty, rid, scope_id(w, Scope.Subgroup), *args)
+
+
+@lowering("subgroup_shuffle")
+def _shuffle(w, op, ty, rid, args):
+    w.emit(SHUFFLES[op.attrs["mode"]], ty, rid, scope_id(w, Scope.Subgroup), *args)
+
+
+# -- atomics ------------------------------------------------------------------------------------
+ATOMIC_RMW = {  # op -> (float, signed int, unsigned int)
+    "add": ("OpAtomicFAddEXT", "OpAtomicIAdd", "OpAtomicIAdd"),
+    "sub": (None, "OpAtomicISub", "OpAtomicISub"),
+    "min": (None, "OpAtomicSMin", "OpAtomicUMin"), "max": (None, "OpAtomicSMax", "OpAtomicUMax"),
+    "and": (None, "OpAtomicAnd", "OpAtomicAnd"), "or": (None, "OpAtomicOr", "OpAtomicOr"),
+    "xor": (None, "OpAtomicXor", "OpAtomicXor"),
+    "exchange": ("OpAtomicExchange", "OpAtomicExchange", "OpAtomicExchange"),
+}
+
+
+def _atomic_caps(w, t: T.ScalarType, op: str) -> None:
+    if t.kind == "float" and op == "add":
+        w.b.require(f"AtomicFloat{t.width}AddEXT", f"atomic add on {t}")
+    if t.kind == "int" and t.width == 64:
+        w.b.require("Int64Atomics", f"atomics on {t}")
+
+
+def _scope_sem(w, op) -> tuple[int, int]:
+    sem = semantics_id(w, op.attrs["semantics"])  # (ids in this order keep output byte-identical)
+    return scope_id(w, op.attrs["scope"]), sem
+
+
+@lowering("atomic_rmw")
+def _rmw(w, op, ty, rid, args):
+    _atomic_caps(w, op.type, op.attrs["op"])
+    name = ATOMIC_RMW[op.attrs["op"]][family(op.type)]
+    w.emit(name, ty, rid, args[0], *_scope_sem(w, op), *args[1:])
+
+
+@lowering("atomic_cmpxchg")
+def _cmpxchg(w, op, ty, rid, args):
+    _atomic_caps(w, op.type, "cmpxchg")
+    scope, sem = _scope_sem(w, op)
+    w.emit("OpAtomicCompareExchange", ty, rid, args[0], scope, sem, sem, *args[1:])
+
+
+@lowering("atomic_load")
+def _load(w, op, ty, rid, args):
+    _atomic_caps(w, op.type, "load")
+    w.emit("OpAtomicLoad", ty, rid, args[0], *_scope_sem(w, op))
+
+
+@lowering("atomic_store")
+def _store(w, op, ty, rid, args):
+    _atomic_caps(w, op.operands[1].type, "store")
+    w.emit("OpAtomicStore", args[0], *_scope_sem(w, op), *args[1:])
