@@ -11,13 +11,14 @@ from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompiler
 from .kernel import Kernel, kernel
 from .lang.functions import DeviceFunction, func
 from .lang.structs import Ptr, Uniform, struct
-from .lang.builtins import BUILTIN_VARS, barrier, bitcast, load_element, muladd, static_range, store_element
-from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range with loop hints)
-from .lang.memory import control_barrier, local_array, memory_barrier, shared
-from .lang import math as _math  # registers the math builtins
-
-from .lang import subgroup as _subgroup  # registers the subgroup builtins
-from .lang import atomics as _atomics  # registers the atomic builtins
+from .lang import atomics as _atomics, math as _math, subgroup as _subgroup  # each registers its builtins
+from .lang.access import load_element, store_element
+from .lang.convert import bitcast
+from .lang.coopmat import muladd
+from .lang.inputs import BUILTIN_VARS
+from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
+from .lang.loops import static_range
+from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)
@@ -51,7 +52,8 @@ __all__ = [
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",
     # builtins
-    "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",  # cd.range: not star-exported "shared", "local_array", "control_barrier", "memory_barrier",
+    "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
+    "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
-from .ir.core import Module, SpecConst
+from .ir.core import Module
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
@@ -194,14 +194,14 @@ def _check_wg(fn, size) -> tuple:
 
 
 def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
-    from .frontend.codegen import CodeGen
+    from .frontend import compile_kernel
     from .frontend.source import parse_function
     from .passes import run_pipeline
     from .spirv.writer import write
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
-    CodeGen(k.fn, src, module).run(k.consts)
+    compile_kernel(k.fn, src, module, k.consts)
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)

@@ -20,7 +20,7 @@ from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
-from .values import BufferRef
+from ..lang.values import BufferRef
 
 
 @dataclass

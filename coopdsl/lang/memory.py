@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from ..frontend.values import BufferRef
+from .values import BufferRef
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
-from .builtins import bind_args, builtin
+from .registry import bind, builtin
 from .types import Enumerant
 
 
 
 def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
-    p = bind_args(cg, b, args, kwargs, ["elem", "length"], 2)
+    p = bind(cg, b, args, kwargs)
     elem, length = p["elem"], p["length"]
     if isinstance(elem, T.CoopMatType) and allow_matrices:
         pass
@@ -95,7 +95,7 @@ def control_barrier(cg, args, kwargs):
     ``cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))``
     is GLSL's ``barrier()``.
     """
-    p = bind_args(cg, control_barrier, args, kwargs, ["execution", "memory", "semantics"], 3)
+    p = bind(cg, control_barrier, args, kwargs)
     cg.em.op("control_barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
              mem_scope=_scope(cg, p["memory"], "memory"), semantics=_semantics(cg, p["semantics"]))
 
@@ -105,6 +105,18 @@ def control_barrier(cg, args, kwargs):
 @builtin("(memory, semantics)")
 def memory_barrier(cg, args, kwargs):
     """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))``."""
-    p = bind_args(cg, memory_barrier, args, kwargs, ["memory", "semantics"], 2)
+    p = bind(cg, memory_barrier, args, kwargs)
     cg.em.op("memory_barrier", T.void, [], mem_scope=_scope(cg, p["memory"], "memory"),
              semantics=_semantics(cg, p["semantics"]))
+
+
+@builtin("()")
+def barrier(cg, args, kwargs):
+    """Workgroup execution and shared-memory barrier (GLSL ``barrier()``).
+
+    OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory.
+    """
+    bind(cg, barrier, args, kwargs)
+    cg.em.op("control_barrier", T.void, [], exec_scope=Scope.Workgroup, mem_scope=Scope.Workgroup,
+             semantics=Semantics(("AcquireRelease", "WorkgroupMemory")))
+    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
-from .builtins import BUILTINS, Builtin
+from .registry import BUILTINS, Builtin, make_builtin
 
 ARITH = {  # name -> (takes floats, instruction family named in the docs)
     "add": (True, "OpGroupNonUniformFAdd/IAdd"), "mul": (True, "OpGroupNonUniformFMul/IMul"),
@@ -47,7 +47,7 @@ def _arith(op, prefix):
         return cg.em.op("subgroup_reduce", v.type, [v], op=op, mode=GROUP_OPS[prefix])
 
     what = {"": "reduction", "inclusive_": "inclusive scan", "exclusive_": "exclusive scan"}[prefix]
-    return Builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)")
+    return make_builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)")
 
 
 def _elect(cg, args, kwargs):
@@ -129,5 +129,5 @@ for _name, _impl, _doc, _sig in (
          "The value of invocation ``id - delta``.", "(v, delta)"),
         ("subgroup_shuffle_down", _shuffle("_down", "down"),
          "The value of invocation ``id + delta``.", "(v, delta)")):
-    SUBGROUP[_name] = Builtin(_name, _impl, _doc, _sig)
+    SUBGROUP[_name] = make_builtin(_name, _impl, _doc, _sig)
 BUILTINS.update(SUBGROUP)

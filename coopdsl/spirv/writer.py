@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
-from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecConst, SpecOp, Value
+from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
 from .grammar import opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode

@@ -1,4 +1,4 @@
-"""Where the front end builds IR: the current function, block and location.
+"""The IR builder: appends ops to the current block of a function, stamped with a location.
 
 The :class:`Emitter` appends ops to the current block and stamps each with the
 source location the code generator is visiting.  When the current block is
@@ -9,9 +9,9 @@ or ``continue``) and nothing is emitted.
 from __future__ import annotations
 
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
-from ..ir import types as T
-from ..ir.core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
-from ..ir.ops import OPS
+from . import types as T
+from .core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
+from .ops import OPS
 
 
 class Emitter:

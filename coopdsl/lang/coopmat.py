@@ -1,0 +1,133 @@
+"""Cooperative-matrix builtins: mul-add, loads, stores, splats and lengths.
+
+``cd.muladd`` is a function; ``MatA[...].load``/``.splat``/``.length`` are
+methods of cooperative-matrix *types* and ``m.store``/``m.length`` methods of
+matrix *values*, registered by IR type (:class:`~coopdsl.ir.types.CoopMatType`).
+"""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..ir import types as T
+from ..ir.attrs import MATRIX_OPERANDS, Layout
+from .access import bind_access, memory_operands, memory_pointer, psb_aligned
+from .coopcheck import check_muladd
+from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
+from .types import Enumerant, RowMajor
+from .values import BufferRef
+
+
+@builtin("(a, b, c, *, saturate=False, signed=None)")
+def muladd(cg, args, kwargs):
+    """A x B + C with cooperative matrices (OpCooperativeMatrixMulAddKHR).
+
+    ``a`` is MatA[T, M, K], ``b`` MatB[T, K, N], ``c`` Acc[R, M, N], all of one
+    scope; the result has ``c``'s type.  Float A/B need a float accumulator
+    (f16 x f16 -> f16/f32), integer A/B an integer one at least as wide
+    (i8 x i8 -> i32).  Signed integer components set the matching
+    MatrixASigned/MatrixBSigned/... operands.  ``saturate=True`` sets
+    SaturatingAccumulationKHR (integer accumulators only).  ``signed`` overrides
+    the inferred signedness: a tuple naming the operands to treat as signed
+    from ``"a"``, ``"b"``, ``"c"``, ``"result"`` (``()`` for none), e.g. u8
+    data holding signed values.
+    """
+    p = bind(cg, muladd, args, kwargs)
+    a, b, c = (cg.as_runtime(p[k]) for k in "abc")
+    signed = check_muladd(cg.em, a, b, c)
+    if p.get("signed") is not None:
+        signed = _signedness(cg, p["signed"], c.type)
+    saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
+    if saturate and c.type.elem.kind != "int":
+        raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
+    return cg.em.op("coop_muladd", c.type, [a, b, c], signed=signed, saturate=saturate)
+
+
+def _signedness(cg, value, acc_type) -> frozenset:
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, tuple) or any(n not in MATRIX_OPERANDS for n in names):
+        raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(MATRIX_OPERANDS)}, "
+                            f"got {value!r}", cg.em.loc)
+    if names and acc_type.elem.kind != "int":
+        raise TypeMismatchError("signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)",
+                                cg.em.loc)
+    return frozenset(names)
+
+
+def _layout(cg, value) -> Layout:
+    if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
+        raise ArgumentError(f"layout must be coopdsl.RowMajor or coopdsl.ColumnMajor, got {value!r}", cg.em.loc)
+    return Layout(value.value)
+
+
+def _stride(cg, p, b: Builtin):
+    if "stride" not in p:
+        raise ArgumentError(
+            f"{b.name}: missing argument 'stride' (elements between consecutive rows for RowMajor, "
+            f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
+    return cg.as_index(p["stride"], "stride")
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "visible=None)", method_of=T.CoopMatType)
+def load(cg, mat_type, args, kwargs):
+    """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
+
+    ``buffer`` is a buffer parameter, a shared array or a local array; its
+    element type may differ from the matrix component type (e.g. f16 data in a
+    ``vec4[u32]`` shared array), and ``offset``/``stride`` count its elements.
+    ``stride`` counts elements between rows (RowMajor) or columns
+    (ColumnMajor).  Memory operands: see ``memory_operands``.  Emits
+    OpCooperativeMatrixLoadKHR.
+    """
+    p = bind_access(cg, load, args, kwargs, is_store=False)
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = memory_pointer(cg, p["buffer"], p["offset"], "load")
+    stride = _stride(cg, p, load)
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
+
+
+@builtin("(value)", method_of=T.CoopMatType)
+def splat(cg, mat_type, args, kwargs):
+    """A matrix with every element equal to ``value`` (a constant or a runtime scalar)."""
+    p = bind(cg, splat, args, kwargs)
+    v = p["value"]
+    if isinstance(v, (bool, int, float)):
+        return cg.em.literal(v, mat_type)
+    v = cg.as_runtime(v)
+    if v.type != mat_type.elem:
+        raise TypeMismatchError(f"splat of {mat_type} needs a {mat_type.elem} value, got {v.type}", cg.em.loc)
+    return cg.em.op("splat", mat_type, [v])
+
+
+@builtin("()", method_of=T.CoopMatType)
+def length(cg, mat_type, args, kwargs):
+    """Number of elements each invocation holds (OpCooperativeMatrixLengthKHR), a u32."""
+    bind(cg, length, args, kwargs)
+    return cg.em.op("coop_length", T.u32, [], mat_type=mat_type)
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "available=None)", method_of=T.CoopMatType, on_values=True)
+def store(cg, mat, args, kwargs):
+    """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
+
+    ``stride`` counts buffer elements between rows (RowMajor) or columns
+    (ColumnMajor) and must not be 0.
+    """
+    p = bind_access(cg, store, args, kwargs, is_store=True)
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = memory_pointer(cg, p["buffer"], p["offset"], "store")
+    stride = _stride(cg, p, store)
+    if isinstance(p["stride"], int) and p["stride"] == 0:
+        raise ArgumentError("store: stride must be greater than 0 (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    if isinstance(p["buffer"], BufferRef):
+        cg.note_buffer_write(p["buffer"])
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
+    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout, **({"memory": mem} if mem else {}))
+    return None
+
+
+VALUE_METHODS[(T.CoopMatType, "length")] = make_builtin(
+    "length", lambda cg, mat, a, k: length.impl(cg, mat.type, a, k), length.doc, "()")
+
