@@ -9,6 +9,8 @@ pointing at the user's line; the traceback holds no compiler frame.
 
 from __future__ import annotations
 
+import re
+
 import functools
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -197,7 +199,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     from .frontend import compile_kernel
     from .frontend.source import parse_function
     from .passes import run_pipeline
-    from .spirv.writer import write
+    from .spirv.writer import write_with_locations
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
@@ -205,13 +207,20 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)
-    binary = to_bytes(write(module, tools.TARGET_ENVS[env]))
+    words, locations = write_with_locations(module, tools.TARGET_ENVS[env])
+    binary = to_bytes(words)
     message = tools.validation_message(binary, env)
     if message is not None:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
-            SourceLoc(src.file, src.tree.lineno, 1))
+            _rejected_at(message, locations) or SourceLoc(src.file, src.tree.lineno, 1))
     return module, binary
+
+
+def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
+    """The user line of the instruction spirv-val names ("line N" counts instructions)."""
+    m = re.search(r"\bline (\d+):", message)
+    return locations.get(int(m.group(1))) if m else None
 
 
 def _wg_entry(module: Module, s, src):
