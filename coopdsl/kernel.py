@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
 from .ir.core import Module
+from .ir.literals import LiteralError, fit
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
@@ -243,8 +244,7 @@ def _apply_spec_defaults(module: Module, spec: dict) -> None:
         if sc is None:
             raise ValueError(f"{module.name} has no specialization constant '{name}' "
                              f"(it has: {', '.join(by_name) or 'none'})")
-        kind = sc.type.kind
-        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)) or \
-                kind == "float" and not isinstance(value, (int, float)) or kind == "bool" and not isinstance(value, bool):
-            raise ValueError(f"specialization constant '{name}' is {sc.type}, got {value!r}")
-        sc.default = float(value) if kind == "float" else value
+        try:
+            sc.default = fit(value, sc.type)
+        except LiteralError as e:
+            raise ValueError(f"specialization constant '{name}': {e}") from None

@@ -78,7 +78,7 @@ def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
         if isinstance(t, T.StructType):
             out += _flatten(t, f"{prefix}{name}.", base + off)
         else:
-            size = 8 if isinstance(t, T.PointerType) else T.size_of(t)
+            size = T.size_of(t)
             out.append({"name": prefix + name, "offset": base + off, "type": _type_name(t), "size": size})
     return out
 

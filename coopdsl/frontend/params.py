@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
+from ..ir.literals import LiteralError, fit
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
@@ -101,7 +102,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             if any(s.spec_id == sid for s in params.specs):
                 raise TypeMismatchError(f"specialization constant id {sid} is used twice", loc)
             default = defaults.get(name, False if ann.type.kind == "bool" else 0)
-            _check_default(ann.type, default, name, loc)
+            default = _check_default(ann.type, default, name, loc)
             sc = SpecConst(ann.type, name, sid, default)
             module.spec_consts.append(sc)
             params.specs.append(sc)
@@ -125,9 +126,8 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     return params, bindings
 
 
-def _check_default(t: T.ScalarType, value, name: str, loc) -> None:
-    ok = isinstance(value, bool) if t.kind == "bool" else (
-        isinstance(value, int) and not isinstance(value, bool) if t.kind == "int"
-        else isinstance(value, (int, float)) and not isinstance(value, bool))
-    if not ok:
-        raise TypeMismatchError(f"default of specialization constant '{name}' must be a {t}, got {value!r}", loc)
+def _check_default(t: T.ScalarType, value, name: str, loc):
+    try:
+        return fit(value, t)
+    except LiteralError as e:
+        raise TypeMismatchError(f"default of specialization constant '{name}': {e}", loc) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
 from . import types as T
 from .core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
+from .literals import LiteralError, fit
 from .ops import OPS
 
 
@@ -71,27 +72,10 @@ class Emitter:
         elem = T.elem_of(type)
         if not isinstance(elem, T.ScalarType):
             raise TypeMismatchError(f"cannot use the number {value!r} as a {type}", self.loc)
-        if isinstance(value, bool):
-            if elem.kind != "bool":
-                raise TypeMismatchError(f"cannot use {value!r} as {elem}", self.loc)
-            return self.const(type, bool(value))
-        if elem.kind == "bool":
-            raise TypeMismatchError(f"cannot use the number {value!r} as a bool", self.loc)
-        if isinstance(value, float) and elem.kind == "int":
-            raise TypeMismatchError(
-                f"cannot use the float literal {value!r} as {elem}; convert explicitly", self.loc)
-        if elem.kind == "int":
-            lo, hi = _int_range(elem)
-            if not lo <= value <= hi:
-                raise TypeMismatchError(f"the literal {value} does not fit in {elem} ({lo}..{hi})", self.loc)
-            return self.const(type, int(value))
-        return self.const(type, float(value))
-
-
-def _int_range(t: T.ScalarType) -> tuple[int, int]:
-    if t.signed:
-        return -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
-    return 0, (1 << t.width) - 1
+        try:
+            return self.const(type, fit(value, elem))
+        except LiteralError as e:
+            raise TypeMismatchError(str(e), self.loc) from None
 
 
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",

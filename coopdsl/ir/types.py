@@ -222,8 +222,13 @@ def with_elem(t: Type, elem: ScalarType) -> Type:
     return elem
 
 
+POINTER_SIZE = 8  # PhysicalStorageBuffer64 addresses
+
+
 def size_of(t: Type) -> int:
-    """Byte size of ``t`` in std430/scalar layout (arrays of known length only)."""
+    """Byte size of ``t`` in std430/scalar layout (arrays of known length only; pointers are addresses)."""
+    if isinstance(t, PointerType):
+        return POINTER_SIZE
     if isinstance(t, ScalarType):
         return t.nbytes
     if isinstance(t, VectorType):
@@ -232,7 +237,7 @@ def size_of(t: Type) -> int:
         return (t.stride or size_of(t.elem)) * t.length
     if isinstance(t, StructType) and t.offsets:
         last = t.members[-1][1]
-        end = t.offsets[-1] + (8 if isinstance(last, PointerType) else size_of(last))
+        end = t.offsets[-1] + size_of(last)
         a = align_of(t)
         return (end + a - 1) // a * a  # an array of structs strides by the rounded size
     raise TypeError(f"type {t} has no fixed size")
@@ -254,4 +259,4 @@ def align_of(t: Type) -> int:
         return align_of(t.elem)
     if isinstance(t, StructType):
         return max((align_of(m) for _, m in t.members), default=1)
-    return 8  # pointers (PhysicalStorageBuffer addresses are 64-bit)
+    return POINTER_SIZE  # pointers are 64-bit addresses, naturally aligned

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.attrs import MemoryAccess, Scope
+from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
 from .pointers import ptr_element
 from .registry import bind, builtin
 from .structs import is_data_ptr
-from .types import Enumerant
+from .types import as_scope
 from .values import BufferRef
 
 
@@ -60,11 +60,7 @@ def memory_operands(cg, p: dict, is_store: bool):
             fields[flag] = True
     right = "available" if is_store else "visible"
     if p.get(right) is not None:
-        scope = p[right]
-        if not isinstance(scope, Enumerant) or scope.kind != "Scope":
-            raise ArgumentError(f"{right}= takes a scope (coopdsl.Device, Workgroup, Subgroup, QueueFamily), "
-                                f"got {cg.describe(scope)}", cg.em.loc)
-        fields[right] = Scope[scope.name]
+        fields[right] = as_scope(cg, p[right], f"{right}=")
     return MemoryAccess(**fields) if fields else None
 
 

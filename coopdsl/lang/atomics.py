@@ -15,7 +15,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
 from .registry import BUILTINS, Builtin, bind, make_builtin
-from .types import Enumerant
+from .types import as_scope
 
 ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
 
@@ -35,10 +35,8 @@ def _scope_and_semantics(cg, name, mem, p):
     scope = p.get("scope")
     if scope is None:
         scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
-    elif not isinstance(scope, Enumerant) or scope.kind != "Scope":
-        raise ArgumentError(f"{name}(): scope must be coopdsl.Device, Workgroup, Subgroup, ...", cg.em.loc)
     else:
-        scope = Scope[scope.name]
+        scope = as_scope(cg, scope, f"{name}(): scope")
     sem = p.get("semantics")
     names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
     if any(n not in ORDERINGS for n in names) or len(names) > 1:

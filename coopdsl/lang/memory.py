@@ -8,7 +8,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
 from .registry import bind, builtin
-from .types import Enumerant
+from .types import as_scope
 
 
 
@@ -71,10 +71,7 @@ SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "
 
 
 def _scope(cg, v, what: str) -> Scope:
-    if not isinstance(v, Enumerant) or v.kind != "Scope":
-        raise ArgumentError(f"{what} must be a scope (coopdsl.Device, Workgroup, Subgroup, Invocation, "
-                            f"QueueFamily), got {cg.describe(v)}", cg.em.loc)
-    return Scope[v.name]
+    return as_scope(cg, v, what)
 
 
 def _semantics(cg, v) -> Semantics:

@@ -53,7 +53,7 @@ Ptr = _PtrFamily()
 
 def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.PointerType):
-        return 8
+        return T.POINTER_SIZE
     if scalar:
         return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
             max((_align(m, True) for _, m in t.members), default=1)
@@ -61,7 +61,7 @@ def _align(t: T.Type, scalar: bool) -> int:
 
 
 def _size(t: T.Type) -> int:
-    return 8 if isinstance(t, T.PointerType) else T.size_of(t)
+    return T.size_of(t)
 
 
 def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False) -> T.StructType:

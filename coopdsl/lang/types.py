@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ArgumentError
 from ..ir import types as T
+from ..ir.attrs import Scope
 from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
     CoopMatType, ScalarType, VectorType, bf16, boolean, e4m3, e5m2,
     f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64,
@@ -40,6 +42,23 @@ QueueFamily = Enumerant("Scope", "QueueFamily", 5)
 UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0)
 UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1)
 UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2)
+
+
+VULKAN_SCOPES = ("Device", "Workgroup", "Subgroup", "Invocation", "QueueFamily")
+
+
+def as_scope(cg, value, what: str, allowed: tuple[str, ...] = VULKAN_SCOPES) -> Scope:
+    """``value`` as an IR scope: the one place that checks a scope argument.
+
+    Vulkan has no CrossDevice scope (VUID-StandaloneSpirv-None-04636..04638),
+    so it is refused unless ``allowed`` names it.
+    """
+    if not isinstance(value, Enumerant) or value.kind != "Scope":
+        raise ArgumentError(f"{what} must be a scope (coopdsl.{', '.join(allowed)}), got {cg.describe(value)}",
+                            cg.em.loc)
+    if value.name not in allowed:
+        raise ArgumentError(f"{what} cannot be {value.name} in Vulkan; use one of {', '.join(allowed)}", cg.em.loc)
+    return Scope[value.name]
 
 
 def _dim(value, what: str):
