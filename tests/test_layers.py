@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import coopdsl
+
 PKG = Path(__file__).resolve().parents[1] / "coopdsl"
 
 # layer -> the layers it may import (besides itself); "" is the package's top-level modules
@@ -118,3 +120,27 @@ def test_a_wrong_way_import_is_detected(tmp_path, monkeypatch):
     (fake / "bad.py").write_text("from ..frontend import codegen\n")
     monkeypatch.setattr(f"{__name__}.PKG", tmp_path / "coopdsl")
     assert "coopdsl.frontend.codegen" in _imports(fake / "bad.py", {"coopdsl.frontend.codegen"})
+
+
+def test_the_code_generator_implements_the_builder_builtins_receive():
+    import coopdsl
+    from coopdsl.frontend.context import Context
+    from coopdsl.lang.context import Builder
+
+    @coopdsl.kernel
+    def k(x: coopdsl.Buffer[coopdsl.f32]):
+        x[0] = 1.0
+
+    seen = []
+    original = Context.note_buffer_write
+
+    def spy(self, buf):
+        seen.append(isinstance(self, Builder))
+        return original(self, buf)
+
+    Context.note_buffer_write = spy
+    try:
+        k.compile()
+    finally:
+        Context.note_buffer_write = original
+    assert seen == [True]

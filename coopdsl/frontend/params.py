@@ -33,11 +33,35 @@ class KernelParams:
     uniforms: list = field(default_factory=list)  # (name, variable, struct type)
 
 
-def _annotations(fn) -> dict:
+def _annotations(fn, src) -> dict:
     try:
         return inspect.get_annotations(fn, eval_str=True)
-    except Exception as e:  # a string annotation that does not evaluate
-        raise UnsupportedSyntaxError(f"cannot evaluate the annotations of {fn.__name__}: {e}") from None
+    except Exception:  # a string annotation that does not evaluate: find which, and say where
+        pass
+    raw = inspect.get_annotations(fn)
+    scope = {**fn.__globals__, **_closure(fn)}
+    out = {}
+    for arg in src.tree.args.args:
+        text = raw.get(arg.arg)
+        try:
+            out[arg.arg] = eval(text, scope) if isinstance(text, str) else text  # noqa: S307 - the user's own annotation
+        except Exception as e:
+            loc = src.loc(arg.annotation) if arg.annotation is not None else src.loc(arg)
+            raise UnsupportedSyntaxError(f"cannot evaluate the annotation of '{arg.arg}': {type(e).__name__}: {e}",
+                                         loc) from None
+    return out
+
+
+def _closure(fn) -> dict:
+    names = fn.__code__.co_freevars
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(names, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
 
 
 def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[KernelParams, dict]:
@@ -47,7 +71,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
         bad = a.vararg or a.kwarg or (a.posonlyargs or a.kwonlyargs)[0]
         raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
-    annotations = _annotations(fn)
+    annotations = _annotations(fn, src)
     defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
     params = KernelParams()
     bindings: dict = {}
