@@ -183,16 +183,32 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     return Kernel(fn, workgroup_size, target_env)
 
 
+def _decorator_loc(fn, word: str) -> SourceLoc:
+    """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
+    code = fn.__code__
+    text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
+    col = text.find(word) + 1 if word in text else len(text) - len(text.lstrip()) + 1
+    return SourceLoc(code.co_filename, code.co_firstlineno, col)
+
+
+MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
+
+
 def _check_wg(fn, size) -> tuple:
-    if isinstance(size, (int, str)):
+    """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
+    where = _decorator_loc(fn, "workgroup_size")
+    if isinstance(size, (int, str, float)):
         size = (size,)
-    size = tuple(size)
+    try:
+        size = tuple(size)
+    except TypeError:
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where) from None
     if not 1 <= len(size) <= 3:
-        raise ValueError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}")
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where)
     for s in size:
-        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and s > 0)):
-            raise ValueError(f"{fn.__name__}: workgroup_size entries must be positive ints or Spec parameter names, "
-                             f"got {s!r}")
+        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and 0 < s <= MAX_WORKGROUP_DIM)):
+            raise CompileError(f"{fn.__name__}: workgroup_size entries must be ints from 1 to {MAX_WORKGROUP_DIM} "
+                               f"or Spec parameter names, got {s!r}", where)
     return size + (1,) * (3 - len(size))
 
 

@@ -145,9 +145,14 @@ class ControlFlow:
 
     def _range_for(self, node, start, stop, step, control=LoopHint()):
         em = self.em
-        step = self.as_operand(step)
-        if isinstance(step, bool) or isinstance(step, int) and step == 0 or \
-                not isinstance(step, (int, Value)):
+        start, stop, step = (self.as_operand(v) for v in (start, stop, step))
+        for what, v in (("start", start), ("stop", stop), ("step", step)):
+            is_int = isinstance(v, int) and not isinstance(v, bool)
+            is_int_value = isinstance(v, Value) and isinstance(v.type, T.ScalarType) and v.type.kind == "int"
+            if not (is_int or is_int_value):
+                raise TypeMismatchError(f"the {what} of range(...) must be an integer, got {self.describe(v)}",
+                                        self.src.loc(node.iter))
+        if isinstance(step, int) and step == 0:
             raise TypeMismatchError("the step of range(...) must be a non-zero integer", self.src.loc(node.iter))
         typed = [v for v in (start, stop, step) if isinstance(v, Value)]
         ty = typed[0].type if typed else T.i32

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.literals import LiteralError, fit
 from ..ir.core import GlobalVar, Module, SpecConst
@@ -47,6 +47,8 @@ def _annotations(fn, src) -> dict:
             out[arg.arg] = eval(text, scope) if isinstance(text, str) else text  # noqa: S307 - the user's own annotation
         except Exception as e:
             loc = src.loc(arg.annotation) if arg.annotation is not None else src.loc(arg)
+            if isinstance(e, CompileError):  # a declaration error: keep its words, point at the annotation
+                raise type(e)(e.message, loc) from None
             raise UnsupportedSyntaxError(f"cannot evaluate the annotation of '{arg.arg}': {type(e).__name__}: {e}",
                                          loc) from None
     return out

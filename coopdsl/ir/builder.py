@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
 from . import types as T
-from .core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
+from .core import Block, Const, Function, Module, Op, SelectionMerge, SpecConst, SpecOp, Value
 from .literals import LiteralError, fit
 from .ops import OPS
 
@@ -54,6 +54,8 @@ class Emitter:
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
         if kind not in OPS:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
+        if kind == "select" and isinstance(type, T.CoopMatType) and self.block is not None:
+            return self._select_by_branch(*operands)
         if _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
             # (OpSpecConstantOp), so it can size types and arrays.
@@ -63,6 +65,21 @@ class Emitter:
             op.block = self.block
             self.block.ops.append(op)
         return op
+
+    def _select_by_branch(self, cond: Value, a: Value, b: Value) -> Op:
+        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices): a selection and an OpPhi."""
+        header = self.block
+        then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
+        header.merge = SelectionMerge(merge)
+        self.terminate("cond_br", [cond], [then_b, else_b])
+        for blk in (then_b, else_b):
+            self.start(blk)
+            self.branch(merge)
+        self.start(merge)
+        phi = Op("phi", a.type, [a, b], self.loc, incoming=[then_b, else_b])
+        phi.block = merge
+        merge.phis.append(phi)
+        return phi
 
     def const(self, type: T.Type, value) -> Const:
         return self.module.const(type, value)

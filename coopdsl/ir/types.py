@@ -84,7 +84,7 @@ class VectorType(Type):
     count: int
 
     def __str__(self) -> str:
-        return f"vec{self.count}<{self.elem}>"
+        return f"vec{self.count}[{self.elem}]"  # as kernels write it
 
 
 @dataclass(frozen=True)

@@ -32,24 +32,43 @@ def describe_mismatch(ta, tb) -> str:
     return f"{ta} and {tb} differ in " + ", ".join(diffs)
 
 
+def describe_value(v) -> str:
+    """A value as users write it: "a runtime f32", "the number 0.0", "the type MatA[f16, 16, 16]"."""
+    t = getattr(v, "type", None)
+    if isinstance(t, T.Type):
+        return f"a runtime {t}"
+    if isinstance(v, (bool, int, float)):
+        return f"the number {v!r}"
+    if isinstance(v, T.Type):
+        return f"the type {v}"
+    return f"a {type(v).__name__}"
+
+
 def require_coopmat(em, v, what: str) -> T.CoopMatType:
     t = getattr(v, "type", None)
     if not isinstance(t, T.CoopMatType):
-        got = t if t is not None else type(v).__name__
-        raise TypeMismatchError(f"{what} must be a cooperative matrix, got {got}", em.loc)
+        raise TypeMismatchError(f"{what} must be a cooperative matrix, got {describe_value(v)}", em.loc)
     return t
 
 
-def check_muladd(em, a, b, c) -> list[str]:
-    """Check A*B+C; return the Cooperative Matrix Operands signedness names."""
+def check_muladd(em, a, b, c) -> frozenset:
+    """Check A*B+C; return the names of the operands with signed integer components."""
     ta = require_coopmat(em, a, "the first operand (A) of muladd")
     tb = require_coopmat(em, b, "the second operand (B) of muladd")
-    tc = require_coopmat(em, c, "the third operand (C) of muladd")
+    if not isinstance(getattr(c, "type", None), T.CoopMatType):
+        raise TypeMismatchError(
+            f"the third operand (C) of muladd must be an accumulator matrix (Acc[...]), got "
+            f"{describe_value(c)}; to start from zero, pass Acc[T, M, N].splat(0)", em.loc)
+    tc = c.type
     for t, want, pos in ((ta, 0, "first"), (tb, 1, "second"), (tc, 2, "third")):
-        if isinstance(t.use, int) and t.use != want:  # a spec-constant use is only known at pipeline creation
+        if not isinstance(t.use, int):
+            raise ShapeError(
+                f"the {pos} operand of muladd has a specialization-constant use ({t.use}); muladd needs "
+                f"matrices whose use is known when the kernel is compiled: {_use(want)}", em.loc)
+        if t.use != want:
             raise ShapeError(
                 f"the {pos} operand of muladd must have use {_use(want)}, but {t} has use {_use(t.use)}", em.loc)
-    if not (ta.scope == tb.scope == tc.scope) and all(isinstance(t.scope, int) for t in (ta, tb, tc)):
+    if not (ta.scope == tb.scope == tc.scope):  # symbolically: a spec-constant scope equals only itself
         raise ShapeError(f"muladd operands have different scopes: {ta}, {tb}, {tc}", em.loc)
     if ta.rows != tc.rows:
         raise ShapeError(f"muladd M mismatch: A has {ta.rows} rows but C has {tc.rows}", em.loc)

@@ -11,8 +11,10 @@ through it; every load/store through it carries ``Aligned``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
+from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 
 
@@ -64,19 +66,33 @@ def _size(t: T.Type) -> int:
     return T.size_of(t)
 
 
-def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False) -> T.StructType:
-    """A struct type with std430 (or scalar) member offsets."""
+def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
+           where=lambda member: caller_loc(member)) -> T.StructType:
+    """A struct type with std430 (or scalar) member offsets; ``where(member)`` locates a bad member."""
     offsets, off = [], 0
     for mname, mt in members:
         if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
-            raise TypeError(f"struct {name}: member '{mname}' has unsupported type {mt!r} "
-                            f"(use numeric scalars, vectors, Ptr[T] or structs)")
+            raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
+                                   f"(use numeric scalars, vectors, Ptr[T] or structs)", where(mname))
         a = _align(mt, scalar)
         off = (off + a - 1) // a * a
         offsets.append(off)
         off += _size(mt)
     return T.StructType(name, tuple(members), tuple(offsets), block=False)
+
+
+def _member_loc(cls, member: str) -> SourceLoc:
+    """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
+    try:
+        lines, first = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return caller_loc(member)
+    for i, text in enumerate(lines):
+        stripped = text.lstrip()
+        if stripped.startswith(f"{member}:") or stripped.startswith(f"{member} :"):
+            return SourceLoc(inspect.getsourcefile(cls) or "<unknown>", first + i, len(text) - len(stripped) + 1)
+    return caller_loc(member)
 
 
 def struct(cls=None, *, layout_rule: str = "std430"):
@@ -87,7 +103,7 @@ def struct(cls=None, *, layout_rule: str = "std430"):
         members = list(c.__dict__.get("__annotations__", {}).items())
         if not members:
             raise TypeError(f"struct {c.__name__} has no annotated members")
-        return layout(c.__name__, members, scalar=layout_rule == "scalar")
+        return layout(c.__name__, members, scalar=layout_rule == "scalar", where=lambda m: _member_loc(c, m))
     return make(cls) if cls is not None else make
 
 
@@ -101,7 +117,7 @@ class UniformParam:
 class _UniformFamily:
     def __getitem__(self, t) -> UniformParam:
         if not isinstance(t, T.StructType):
-            raise TypeError("Uniform[...] takes a @coopdsl.struct type")
+            raise DeclarationError(f"Uniform[...] takes a @coopdsl.struct type, got {t}", caller_loc("Uniform["))
         return UniformParam(t)
 
     def __repr__(self) -> str:

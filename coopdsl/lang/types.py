@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DeclarationError, caller_loc
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
@@ -149,6 +149,15 @@ class PushParam:
     type: T.Type
 
 
+def _named(x) -> str:
+    """A declaration argument as users write it."""
+    if isinstance(x, T.Type):
+        return str(x)
+    if isinstance(x, CoopMatFamily):
+        return x.name
+    return repr(x)
+
+
 class _ParamKind:
     def __init__(self, name: str, make):
         self.name = name
@@ -162,23 +171,31 @@ class _ParamKind:
         return self.name
 
 
+def _declaration_error(message: str, word: str) -> DeclarationError:
+    return DeclarationError(message, caller_loc(word))
+
+
 def _buffer(elem, *rest):
     if rest or not isinstance(elem, (ScalarType, VectorType, T.StructType)):
-        raise TypeError("Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]")
+        raise _declaration_error(f"Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]; "
+                                 f"got {_named(elem)}", "Buffer[")
     return BufferParam(elem)
 
 
 def _spec(t, spec_id=None):
     if not isinstance(t, ScalarType):
-        raise TypeError("Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]")
-    if spec_id is not None and (not isinstance(spec_id, int) or spec_id < 0):
-        raise TypeError("a specialization constant id must be a non-negative int")
+        raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
+                                 f"got {_named(t)}", "Spec[")
+    if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or spec_id < 0):
+        raise _declaration_error(f"a specialization constant id must be a non-negative int, got {spec_id!r}",
+                                 "Spec[")
     return SpecParam(t, spec_id)
 
 
 def _push(t, *rest):
     if rest or not isinstance(t, (ScalarType, VectorType, T.StructType, T.PointerType)):
-        raise TypeError("Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]")
+        raise _declaration_error(f"Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]; "
+                                 f"got {_named(t)}", "Push[")
     return PushParam(t)
 
 
@@ -196,7 +213,8 @@ class ConstParam:
 
 def _const(t=None, *rest):
     if rest or t not in (None, int, float, bool, T.Type) and not isinstance(t, type):
-        raise TypeError("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]")
+        raise _declaration_error("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]",
+                                 "Const[")
     return ConstParam(t)
 
 

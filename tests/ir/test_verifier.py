@@ -86,11 +86,17 @@ def test_operand_count():
         verify(m)
 
 
-def test_select_on_matrices_is_refused():
+def test_select_on_matrices_is_refused_and_the_builder_branches_instead():
     def build(m, em):
         a = em.op("splat", C, [em.const(T.f32, 0.0)])
-        em.op("select", C, [em.const(T.boolean, True), a, a])
+        op = Op("select", C, [em.const(T.boolean, True), a, a], LOC)
+        op.block = em.block
+        em.block.ops.append(op)
     _bad(build, "cannot select between cooperative matrices")
+    m, em = kernel_module()
+    a = em.op("splat", C, [em.const(T.f32, 0.0)])
+    chosen = em.op("select", C, [em.const(T.boolean, True), a, a])
+    assert chosen.kind == "phi" and len(m.functions[0].blocks) == 4
 
 
 def test_attribute_values_validate_themselves():
