@@ -18,6 +18,7 @@ from .lang import math as _math  # registers the math builtins
 
 from .lang import subgroup as _subgroup  # registers the subgroup builtins
 from .lang import atomics as _atomics  # registers the atomic builtins
+from . import devices  # noqa: F401  (cd.devices: device profiles and checks)
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..devices import check_launch
 from . import vk
 from .device import Buffer, Device
 
@@ -144,6 +145,7 @@ class _Prepared:
         if unknown:
             raise LaunchError(f"unknown argument(s) {sorted(unknown)}; the kernel takes {sorted(names)}")
         spec_data, entries = pack_spec(reflection, spec)
+        check_launch(reflection, dev.info, spec)  # cooperative matrices the device lacks: before the driver sees them
         self.pipeline, self.layout, set_layout = dev.pipeline(spirv, reflection, spec_data, entries)
         self.buffers: list[tuple[np.ndarray, Buffer, Buffer, bool]] = []  # array, device, staging, copy back
         self.infos = []
