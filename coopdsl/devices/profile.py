@@ -62,7 +62,7 @@ class DeviceProfile:
     workgroup_scope_max_invocations: int = 0   # cooperativeMatrixWorkgroupScopeMaxWorkgroupSize
     flexible_max_dimension: int = 0      # cooperativeMatrixFlexibleDimensionsMaxDimension
     driver: str = ""
-    source: Any = None
+    source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
     data: dict = field(default_factory=dict, repr=False, compare=False)
 
     def khr_only(self) -> "DeviceProfile":
