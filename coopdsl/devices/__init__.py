@@ -10,9 +10,9 @@ Profiles are ``coopdsl devices --json`` output; some ship with coopdsl
 device before it creates a pipeline.  See docs/devices.md.
 """
 
-from .check import DeviceMismatchError, Mismatch, check_launch, describe, mismatches, verify
+from .check import DeviceMismatchError, Mismatch, check_launch, mismatches, verify
 from .profile import Config, DeviceProfile, ProfileError, load_profile, shipped_profiles
 from .shapes import NoShapeError, best_shape, shapes
 
 __all__ = ["DeviceProfile", "Config", "load_profile", "shipped_profiles", "ProfileError", "mismatches", "verify",
-           "check_launch", "describe", "Mismatch", "DeviceMismatchError", "best_shape", "shapes", "NoShapeError"]
+           "check_launch", "Mismatch", "DeviceMismatchError", "best_shape", "shapes", "NoShapeError"]

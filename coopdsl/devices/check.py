@@ -28,7 +28,8 @@ from ..errors import UNKNOWN_LOC, CompileError, SourceLoc
 from .dims import matrix_text, resolve
 from .profile import Config, DeviceProfile, load_profile
 
-SCOPES = {2: "Workgroup", 3: "Subgroup"}
+SCOPES = {0: "CrossDevice", 1: "Device", 2: "Workgroup", 3: "Subgroup", 4: "Invocation", 5: "QueueFamily"}
+MATRIX_SCOPES = ("Subgroup", "Workgroup")  # the scopes cooperative matrices can have
 USES = {0: "A", 1: "B", 2: "Acc"}
 NEAREST = 3  # how many offered configurations an error lists
 
@@ -95,9 +96,10 @@ def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = N
 
 def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`DeviceMismatchError` at the first offending kernel line if ``device`` cannot run it."""
-    found = mismatches(reflection, device, spec)
+    profile = load_profile(device)
+    found = mismatches(reflection, profile, spec)
     if found:
-        raise DeviceMismatchError(found, load_profile(device).name)
+        raise DeviceMismatchError(found, profile.name)
 
 
 def check_launch(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
@@ -200,7 +202,7 @@ def _scope_problems(mats: list[_Matrix], env: _Env) -> list[Mismatch]:
         elif m.scope == "Subgroup" and env.workgroup[0] % max(p.subgroup_size, 1):
             what = (f"{m.name} has Subgroup scope, so the workgroup x size ({env.workgroup[0]}) must be a multiple "
                     f"of the subgroup size of {p.name} ({p.subgroup_size})")
-        elif m.scope not in SCOPES.values():
+        elif m.scope not in MATRIX_SCOPES:
             what = f"{m.name} has scope {m.scope}; only Subgroup and Workgroup scope matrices exist"
         if what:
             found.append(Mismatch(m.loc, what))
@@ -212,8 +214,11 @@ def _check_matrix(m: _Matrix, env: _Env) -> Mismatch | None:
         return None
     here = f" (here {m.rows} x {m.cols})" if m.symbolic else ""
     what = f"{env.profile.name} offers no cooperative-matrix type {m.name}{here} at {m.scope} scope"
-    offers = [(_matrix_key(m, c, comp, r, k, env), _offer_text(matrix_text(comp, r, k, m.use, c.scope), c, env))
-              for c in _all_configs(env.profile) for comp, r, k in [_matrix_offer(m, c, env)]]
+    offers = []
+    for c in _all_configs(env.profile):
+        comp, rows, cols = _matrix_offer(m, c, env)
+        offers.append((_matrix_key(m, c, comp, rows, cols, env),
+                       _offer_text(matrix_text(comp, rows, cols, m.use, c.scope), c, env)))
     return Mismatch(m.loc, what, _best(offers))
 
 
@@ -330,14 +335,4 @@ def _offer_text(base: str, c: Config, env: _Env) -> str:
     return f"{base}{at} (flexible: M/N/K multiples of {c.M}/{c.N}/{c.K}, at most {env.profile.flexible_max_dimension})"
 
 
-def describe(device: Any) -> str:
-    """A short human summary of what ``device`` offers (its KHR configurations and NV2 support)."""
-    p = load_profile(device)
-    lines = [f"{p.name} ({p.driver or 'driver unknown'}), subgroup size {p.subgroup_size}"]
-    lines += [f"  {_muladd_text(c.M, c.N, c.K, c.types, c.scope, c.saturating)}" for c in p.configs]
-    if p.flexible_dimensions:
-        lines.append(f"  + {len(p.flexible)} NV2 flexible-dimension configurations up to {p.flexible_max_dimension}")
-    return "\n".join(lines)
-
-
-__all__ = ["Mismatch", "DeviceMismatchError", "mismatches", "verify", "check_launch", "describe"]
+__all__ = ["Mismatch", "DeviceMismatchError", "mismatches", "verify", "check_launch"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Mapping, Union
 
+from ..errors import CoopDSLError
+
 Dim = Union[int, dict]
 
 
@@ -35,7 +37,7 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 
-class DimError(ValueError):
+class DimError(CoopDSLError, ValueError):
     """A reflection dimension that cannot be evaluated (unknown operator, division by zero)."""
 
 
@@ -82,7 +84,7 @@ FAMILY = {"A": "MatA", "B": "MatB", "Acc": "Acc"}
 def matrix_text(component: str, rows: Dim, cols: Dim, use: Any, scope: Any) -> str:
     """A matrix type as kernel code writes it: ``MatA[f16, TM, 16]``, ``Acc[f32, 64, 64, Workgroup]``."""
     dims = f"{component}, {text(rows)}, {text(cols)}"
-    if use in FAMILY:
+    if isinstance(use, str) and use in FAMILY:
         head = FAMILY[use]
     else:
         head, dims = "CoopMat", f"{dims}, {text(use)}"

@@ -59,6 +59,14 @@ def spec_tiles(a: cd.Buffer[f16], c: cd.Buffer[f32], TM: cd.Spec[u32] = 16, TK: 
     acc.store(c, 0, stride=TN)
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def spec_scope(a: cd.Buffer[f16], c: cd.Buffer[f32], S: cd.Spec[u32] = 3):
+    ta = MatA[f16, 16, 16, S].load(a, 0, stride=16)  # L:scope-a
+    tb = MatB[f16, 16, 16, S].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16, S].splat(0.0))
+    acc.store(c, 0, stride=16)
+
+
 def line(marker: str) -> int:
     """The line of this file that ends with ``# L:<marker>``."""
     from pathlib import Path

@@ -142,3 +142,13 @@ def test_spec_values_given_at_check_time():
 def test_compile_with_device_keeps_the_module_and_the_cache():
     gemm = runpy.run_path(str(ROOT / "examples" / "gemm_khr.py"))["gemm"]
     assert gemm.compile(device="nvidia-h100") == gemm.compile()
+
+
+def test_scope_from_a_specialization_constant():
+    r = K.spec_scope.reflect()
+    assert r["cooperative_matrices"][0]["scope"] == {"spec_id": 0, "name": "S", "value": 3}
+    assert mismatches(r, H100) == []
+    first = mismatches(r, H100, {"S": 1})[0]
+    assert first.loc.line == K.line("scope-a")
+    assert first.what == "MatA[f16, 16, 16, S] has scope Device; only Subgroup and Workgroup scope matrices exist"
+    assert "needs cooperativeMatrixWorkgroupScope" in mismatches(r, KHR_ONLY, {"S": 2})[0].what
