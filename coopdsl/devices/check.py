@@ -198,7 +198,8 @@ def _scope_problems(mats: list[_Matrix], env: _Env) -> list[Mismatch]:
                     f"(VK_NV_cooperative_matrix2); {p.name} does not offer it")
         elif m.scope == "Workgroup" and env.invocations > p.workgroup_scope_max_invocations:
             what = (f"{m.name} has Workgroup scope in a workgroup of {env.invocations} invocations; {p.name} "
-                    f"allows at most {p.workgroup_scope_max_invocations} (cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)")
+                    f"allows at most {p.workgroup_scope_max_invocations} "
+                    f"(cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)")
         elif m.scope == "Subgroup" and env.workgroup[0] % max(p.subgroup_size, 1):
             what = (f"{m.name} has Subgroup scope, so the workgroup x size ({env.workgroup[0]}) must be a multiple "
                     f"of the subgroup size of {p.name} ({p.subgroup_size})")

@@ -58,7 +58,8 @@ def best_shape(device: Any, *, a: Any, c: Any, b: Any = None, result: Any = None
     if fits:
         best = max(fits, key=lambda k: (k.M * k.N * k.K, -fits.index(k)))
         return best.M, best.N, best.K
-    flex = [k for k in p.flexible if p.flexible_dimensions and (k.types, k.scope, k.saturating) == (want, sc, saturating)
+    flex = [k for k in p.flexible
+            if p.flexible_dimensions and (k.types, k.scope, k.saturating) == (want, sc, saturating)
             and (invocations is None or k.scope != "Workgroup" or k.invocations == invocations)]
     if flex:
         return flex[0].M, flex[0].N, flex[0].K

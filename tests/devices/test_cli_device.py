@@ -15,7 +15,8 @@ PORTABLE = ROOT / "examples" / "gemm_portable.py"
 
 def test_emit_with_a_shipped_profile_name(tmp_path, capsys):
     out = tmp_path / "g.spv"
-    assert main(["emit", str(GEMM), "-o", str(out), "--device", "nvidia-h100", "--reflect", str(tmp_path / "r.json")]) == 0
+    assert main(["emit", str(GEMM), "-o", str(out), "--device", "nvidia-h100",
+                 "--reflect", str(tmp_path / "r.json")]) == 0
     assert out.is_file()
     r = json.loads((tmp_path / "r.json").read_text())
     assert r["muladds"][0]["A"] == "f16" and len(r["cooperative_matrices"]) == 3

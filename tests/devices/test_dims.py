@@ -14,7 +14,8 @@ def _op(op, *args):
 @pytest.mark.parametrize("dim,spec,want", [
     (16, {}, 16), (TM, {}, 16), (TM, {"TM": 32}, 32), (TM, {"TK": 8}, 16),
     (_op("mul", TM, 2), {"TM": 8}, 16), (_op("div", TM, 3), {}, 5), (_op("div", _op("neg", TM), 3), {}, -5),
-    (_op("rem", TM, 3), {"TM": -7}, -1), (_op("shl", TM, 1), {}, 32), (_op("select", _op("lt", TM, 20), TM, 64), {}, 16),
+    (_op("rem", TM, 3), {"TM": -7}, -1), (_op("shl", TM, 1), {}, 32),
+    (_op("select", _op("lt", TM, 20), TM, 64), {}, 16),
     (_op("select", _op("lt", TM, 20), TM, 64), {"TM": 32}, 64),
 ])
 def test_resolve(dim, spec, want):
