@@ -19,6 +19,7 @@ from .lang.inputs import BUILTIN_VARS
 from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
 from .lang.loops import static_range
 from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
+from . import devices  # noqa: F401  (cd.devices: device profiles and checks)
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)

@@ -30,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="default value of a specialization constant (repeatable)")
     e.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
                    help="value of a compile-time (Const) parameter (repeatable)")
+    e.add_argument("--device", metavar="PROFILE", help="check the kernel against a device profile "
+                   "(coopdsl devices --json file, or a shipped name such as nvidia-h100)")
     e.add_argument("--dis", metavar="PATH", help="also write the disassembly ('-' for stdout)")
     e.add_argument("--reflect", metavar="PATH", help="also write reflection JSON ('-' for stdout)")
     e.add_argument("--ir", metavar="PATH", help="also write the IR text ('-' for stdout)")
@@ -122,7 +124,7 @@ def cmd_emit(args) -> int:
         spec = _parse_spec(args.spec)
         if args.const:
             k = k.specialize(**_parse_spec(args.const))
-        binary = k.compile(args.target_env, spec)
+        binary = k.compile(args.target_env, spec, device=args.device)
     except ValueError as e:
         raise UsageError(str(e)) from None
     out = Path(args.output or f"{k.name}.spv")

@@ -77,13 +77,28 @@ class Kernel:
                 raise e.with_traceback(None) from None
         return self._cache[key]
 
-    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None) -> bytes:
+    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None,
+                device: Any = None) -> bytes:
         """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's).
 
         ``spec`` replaces the *default* values of specialization constants by
         name (the host can still override them at pipeline creation).
+        ``device`` (a shipped profile name such as ``"nvidia-h100"``, a
+        ``coopdsl devices --json`` file or dict, or a runtime Device) also
+        checks that the device offers every cooperative-matrix type and MulAdd
+        the kernel uses: ``coopdsl.devices.DeviceMismatchError`` (a
+        CompileError) at the offending line otherwise (docs/devices.md).
         """
-        return self._build(target_env, spec)[1]
+        module, binary = self._build(target_env, spec)
+        if device is not None:
+            from .devices import verify
+            from .reflect import reflect
+
+            try:
+                verify(reflect(module, binary), device)
+            except CoopDSLError as e:
+                raise e.with_traceback(None) from None
+        return binary
 
     def ir(self, target_env: str | None = None) -> Module:
         """The kernel's IR module (after passes)."""
