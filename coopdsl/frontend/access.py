@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import types as py_types
 
-from ..errors import (NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import (CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
@@ -97,6 +97,8 @@ def expr_subscript(cg, node: ast.Subscript):
         params = tuple(_type_param(cg, p) for p in params)
         try:
             return base[params if len(params) > 1 else params[0]]
+        except CompileError as e:  # a declaration error: here, at the kernel's line
+            raise TypeMismatchError(e.message, cg.em.loc) from None
         except TypeError as e:
             raise TypeMismatchError(str(e), cg.em.loc) from None
     raise TypeMismatchError(f"{cg.describe(base)} cannot be indexed", cg.em.loc)
@@ -108,10 +110,10 @@ def _is_type_family(obj) -> bool:
 
 def _type_param(cg, p):
     if isinstance(p, (SpecConst, SpecOp)):
-        if p.type.kind != "int":
+        if p.type.kind != "int" or p.type.width != 32:
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
-            raise TypeMismatchError(f"specialization constant '{name}' used as a dimension must be an integer",
-                                    cg.em.loc)
+            raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
+                                    f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
         return dim_of(p)
     if isinstance(p, Const) and isinstance(p.value, int):
         return p.value

@@ -23,7 +23,7 @@ from ..errors import (UNKNOWN_LOC, CompileError, CoopDSLError, InternalCompilerE
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
-from ..lang.types import CoopMatFamily
+from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .scan import assigned_names
 from .source import Source
@@ -166,6 +166,8 @@ class Context:
             return f"the string {v!r}"
         if isinstance(v, T.Type):
             return f"the type {v}"
+        if isinstance(v, Enumerant):
+            return f"coopdsl.{v!r}"
         if isinstance(v, CoopMatFamily):
             return f"the matrix type {v.name} (without [component, rows, cols])"
         if isinstance(v, tuple):

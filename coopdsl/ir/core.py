@@ -212,9 +212,9 @@ class Module:
 
     def spec_op(self, kind: str, type: Type, operands: list[Value]) -> SpecOp:
         """The (unique) OpSpecConstantOp computing ``kind`` over constant ``operands``."""
-        from .types import SymDim
+        from .types import symbolic
 
-        sym = SymDim(kind, tuple(dim_of(v) for v in operands))
+        sym = symbolic(kind, tuple(dim_of(v) for v in operands))
         for op in self.spec_ops:
             if op.sym == sym and op.type == type:
                 return op

@@ -101,7 +101,23 @@ class SymDim:
     def __str__(self) -> str:
         if self.op == "spec":
             return str(self.args[1])
-        return f"({f' {self.op} '.join(str(a) for a in self.args)})"
+        if len(self.args) == 1:
+            return f"{_SYMBOLS.get(self.op, self.op)}{self.args[0]}"
+        return f"({f' {_SYMBOLS.get(self.op, self.op)} '.join(str(a) for a in self.args)})"
+
+
+COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "eq", "ne", "land", "lor"})
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//", "rem": "%", "and": "&", "or": "|", "xor": "^",
+            "shl": "<<", "shr": ">>", "neg": "-", "not": "~", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "eq": "==", "ne": "!=", "land": "and", "lor": "or", "select": "?"}
+
+
+def symbolic(op: str, args: tuple) -> SymDim:
+    """The symbolic dimension ``op(args)`` in a normal form: operands of commutative ops in a fixed order,
+    so ``2 * TN`` and ``TN * 2`` are the same dimension."""
+    if op in COMMUTATIVE:
+        args = tuple(sorted(args, key=lambda a: (not isinstance(a, SymDim), repr(a))))
+    return SymDim(op, args)
 
 
 Dim = Union[int, SymDim]
