@@ -79,6 +79,12 @@ class DeclarationError(TypeMismatchError):
     """A type, parameter annotation or struct that cannot be declared (raised where it is written)."""
 
 
+def with_article(word: object) -> str:
+    """``word`` with its indefinite article: "an i32", "a u32", "an int", "a float"."""
+    text = str(word)
+    return f"{'an' if text[:1].lower() in 'aeio' else 'a'} {text}"
+
+
 def caller_loc(word: str = "") -> SourceLoc:
     """The location in the first frame outside coopdsl (the user's declaration), at ``word`` if it is there."""
     import os

@@ -11,7 +11,7 @@ from ..ir.attrs import LoopHint
 from ..ir.core import LoopMerge, SelectionMerge, Value
 from ..lang import arith
 from ..lang.registry import BUILTINS
-from .access import store_subscript
+from .access import store_attribute, store_subscript
 from .calls import call_parts
 from .context import describe_node
 from .expr import BINOPS
@@ -40,7 +40,7 @@ class ControlFlow:
         ty = self.visit(node.annotation)
         value = self.as_operand(self.visit(node.value))
         if not isinstance(ty, T.Type):
-            raise TypeMismatchError(f"annotation {ty!r} is not a type", self.src.loc(node.annotation))
+            raise TypeMismatchError(f"annotation {self.describe(ty)} is not a type", self.src.loc(node.annotation))
         if isinstance(value, (bool, int, float)):
             value = self.em.literal(value, ty)
         elif not isinstance(value, Value) or value.type != ty:
@@ -59,6 +59,8 @@ class ControlFlow:
                 self.assign_target(t, v)
         elif isinstance(target, ast.Subscript):
             store_subscript(self, target, value)
+        elif isinstance(target, ast.Attribute):
+            store_attribute(self, target, value)
         else:
             raise UnsupportedSyntaxError(f"cannot assign to {describe_node(target)}", self.src.loc(target))
 
@@ -275,4 +277,6 @@ def _as_load(target: ast.AST) -> ast.AST:
         return ast.Name(target.id, ast.Load())
     if isinstance(target, ast.Subscript):
         return ast.Subscript(target.value, target.slice, ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(target.value, target.attr, ast.Load())
     raise UnsupportedSyntaxError(f"cannot update {describe_node(target)} in place")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import with_article, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.literals import LiteralError, fit
 from ..ir.core import GlobalVar, Module, SpecConst
@@ -98,7 +98,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                                         f"use {fn.__name__}.specialize({name}=...)", loc)
             if ann.type is not None and not (isinstance(value, ann.type) and not (
                     ann.type is int and isinstance(value, bool))):
-                raise TypeMismatchError(f"compile-time parameter '{name}' must be a {ann.type.__name__}, "
+                raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
                                         f"got {value!r}", loc)
             bindings[name] = value
         elif isinstance(ann, UniformParam):

@@ -36,6 +36,9 @@ class Value:
     def is_compile_time(self) -> bool:
         return False
 
+    def __str__(self) -> str:  # how a message names a value: by its type, as kernels write it
+        return f"a runtime {self.type}"
+
 
 class Const(Value):
     """A constant (scalar, or a cooperative-matrix / vector splat of one)."""

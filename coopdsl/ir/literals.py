@@ -61,6 +61,8 @@ def fit(value, t: T.ScalarType) -> bool | int | float:
     except OverflowError:
         raise LiteralError(f"the literal {value} does not fit in {t}") from None
     largest, limit = _FLOAT_LIMITS[(t.width, t.encoding)]
+    if math.isinf(f) and t.encoding == "Float8E4M3EXT":
+        raise LiteralError(f"{t} has no infinity (largest finite value {largest:g})")
     if math.isfinite(f) and abs(f) >= limit:
         raise LiteralError(f"the literal {value!r} does not fit in {t} (largest finite value {largest:g})")
     return f

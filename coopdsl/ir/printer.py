@@ -81,6 +81,10 @@ def _attr(v) -> str:
         return f"@{v.name}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_attr(x) for x in v) + "]"
+    if isinstance(v, SpecConst):
+        return f"@{v.name}"
+    if isinstance(v, SpecOp):
+        return f"@({v.sym})"
     if isinstance(v, frozenset):
         return "{" + ", ".join(sorted(map(str, v))) + "}"
     return str(v)

@@ -131,9 +131,15 @@ def unify(em, op: str, a, b) -> tuple[Value, Value]:
 def _coopmat_binary(em, op: str, a, b):
     mat = a if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) else b
     t = mat.type
-    if op in COMPARE or op in BITWISE or op in ("rem", "floordiv"):
+    if op in COMPARE or op in BITWISE or op == "rem":
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on cooperative matrices ({t})", em.loc)
     _check_arith_elem(em, op, t.elem)
+    if op == "div" and t.elem.kind == "int":  # the scalar rules: '/' divides floats, '//' integers
+        raise TypeMismatchError(f"'/' divides floats; use '//' to divide {t} values", em.loc)
+    if op == "floordiv":
+        if t.elem.kind != "int":
+            raise TypeMismatchError(f"'//' divides integers; use '/' for {t}", em.loc)
+        op = "div"
     other = b if mat is a else a
     if is_number(other):
         other = em.literal(other, t.elem)

@@ -98,5 +98,6 @@ def check_conversion_shape(em, src: T.CoopMatType, dst: T.CoopMatType) -> None:
         raise ShapeError(f"cannot convert {src} to {dst}: rows, columns and scope must match", em.loc)
     if src.use != dst.use:
         raise ShapeError(
-            f"cannot convert {src} to {dst}: changing the use needs SPV_NV_cooperative_matrix2 "
-            f"(cd.convert_use) and is only allowed from an accumulator", em.loc)
+            f"cannot convert {src} to {dst}: SPV_KHR_cooperative_matrix conversions keep the use (changing it, "
+            f"from an accumulator only, needs SPV_NV_cooperative_matrix2, which coopdsl does not support yet)",
+            em.loc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MATRIX_OPERANDS, Layout
-from ..ir.core import Const
+from ..ir.core import Const, SpecConst, SpecOp
 from .access import bind_access, memory_operands, memory_pointer, psb_aligned
 from .coopcheck import check_muladd
 from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
@@ -54,9 +54,13 @@ def _signedness(cg, value, acc_type) -> frozenset:
     return frozenset(names)
 
 
-def _layout(cg, value) -> Layout:
+def _layout(cg, value):
+    """A Layout, or a 32-bit integer specialization constant holding one (0 RowMajor, 1 ColumnMajor)."""
+    if isinstance(value, (SpecConst, SpecOp)) and value.type in (T.u32, T.i32):
+        return value
     if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
-        raise ArgumentError(f"layout must be coopdsl.RowMajor or coopdsl.ColumnMajor, got {value!r}", cg.em.loc)
+        raise ArgumentError(f"layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "
+                            f"got {cg.describe(value)}", cg.em.loc)
     return Layout(value.value)
 
 

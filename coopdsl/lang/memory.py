@@ -22,7 +22,7 @@ def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
             f"{b.name}: cooperative matrices may only live in Function or Private memory "
             f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
     elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {elem!r}",
+        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {cg.describe(elem)}",
                                 cg.em.loc)
     if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
         length = dim_of(length)

@@ -43,7 +43,8 @@ class _PtrFamily:
     def __getitem__(self, elem) -> T.PointerType:
         if not isinstance(elem, (T.ScalarType, T.VectorType, T.StructType)) or \
                 isinstance(elem, T.ScalarType) and elem.is_bool:
-            raise TypeError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem!r}")
+            raise DeclarationError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem}",
+                                   caller_loc("Ptr["))
         return ptr_type(elem)
 
     def __repr__(self) -> str:

@@ -253,7 +253,7 @@ def k_layout(a: cd.Buffer[f16]):
 
 
 def test_bad_layout():
-    expect_error(k_layout, ArgumentError, "layout must be coopdsl.RowMajor or coopdsl.ColumnMajor", "# E:layout", 10)
+    expect_error(k_layout, ArgumentError, "layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one", "# E:layout", 10)
 
 
 @cd.kernel
@@ -332,4 +332,4 @@ def k_use_convert(c: cd.Buffer[f32]):
 
 
 def test_use_change_needs_nv2():
-    expect_error(k_use_convert, ShapeError, "changing the use needs SPV_NV_cooperative_matrix2", "# E:useconv", 9)
+    expect_error(k_use_convert, ShapeError, "conversions keep the use (changing it, from an accumulator only, needs SPV_NV_cooperative_matrix2", "# E:useconv", 9)
