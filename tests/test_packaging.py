@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import coopdsl
+from coopdsl.spirv import tools
 
 try:
     import tomllib
@@ -129,11 +130,12 @@ def test_declared_dependencies_are_the_ones_used():
 
 
 def test_installed_wheel_compiles_a_kernel_and_runs_the_command(wheel, tmp_path):
-    """Install the wheel alone into a fresh venv (numpy and the SPIR-V tools come from this Python)."""
+    """Install the wheel alone into a fresh venv; the SPIR-V tools are the ones this Python uses."""
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     py, bindir = env_dir / "bin" / "python", env_dir / "bin"
-    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path)}   # no PYTHONPATH to the source tree
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path),   # no PYTHONPATH to the source tree
+           "COOPDSL_SPIRV_TOOLS": str(tools.tool_path("spirv-val").parent)}
 
     def run(*cmd: str) -> subprocess.CompletedProcess:
         return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
