@@ -2,21 +2,27 @@
 
 docs/glsl-mapping.md also promises, row by row, which SPIR-V instruction each
 coopdsl spelling becomes: the page's kernels must contain every instruction
-named in a row that coopdsl supports.
+named in a row that coopdsl supports.  docs/errors.md shows one example per
+error class with its exact message: each example is run and its message
+compared, and every error class must have a section.
 """
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 import coopdsl
+from coopdsl import cli, errors, runtime
 from coopdsl.spirv import tools
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 MAPPING = ROOT / "docs" / "glsl-mapping.md"
+ERRORS = ROOT / "docs" / "errors.md"
+FENCE = re.compile(r"```([^\n]*)\n(.*?)```", re.S)
 
 
 def _blocks():
@@ -70,3 +76,91 @@ def test_mapping_page_names_the_instructions_its_kernels_emit(tmp_path):
         assert named, spelling
         missing = [op for op in named if not re.search(rf"\b{op}\b", dis)]
         assert not missing, f"{spelling}: the page's kernels do not emit {missing}"
+
+
+# -- docs/errors.md ---------------------------------------------------------------------------------
+ERROR_CLASSES = sorted({c.__name__ for c in vars(errors).values()
+                        if isinstance(c, type) and issubclass(c, errors.CoopDSLError) and c is not errors.CoopDSLError}
+                       | {"LaunchError", "DeviceFeatureError", "VulkanError"})
+# Classes no example can raise (a coopdsl bug, a failing driver): the page shows their format.
+CONSTRUCTED = {
+    "InternalCompilerError": lambda: errors.InternalCompilerError("no lowering for op kind 'frobnicate'",
+                                                                  errors.SourceLoc("example.py", 7, 11)),
+    "VulkanError": lambda: runtime.VulkanError("vkCreateDevice", -7),
+}
+USAGE = "Command-line usage errors"
+
+
+def _error_sections() -> dict[str, list[tuple[str, str]]]:
+    """Section heading (a class name without backquotes) -> its fenced blocks as (info string, text)."""
+    sections = {}
+    for part in ERRORS.read_text().split("\n## ")[1:]:
+        heading, _, body = part.partition("\n")
+        blocks = FENCE.findall(body)
+        if blocks:
+            sections[heading.strip("`")] = blocks
+    return sections
+
+
+def test_error_catalogue_has_a_section_per_error_class():
+    sections = _error_sections()
+    assert not [c for c in ERROR_CLASSES if c not in sections], sorted(sections)
+
+
+@pytest.fixture(scope="module")
+def device():
+    try:
+        return runtime.default_device()
+    except Exception as e:  # no loader, no ICD
+        pytest.skip(f"no Vulkan device: {e}")
+
+
+def _python_error(name: str, code: str, path: Path, request) -> str:
+    """Run a ```python error block; the message of the exception it raises (class checked)."""
+    if ".launch(" in code:
+        dev = request.getfixturevalue("device")
+        if name == "DeviceFeatureError" and (dev.info.has_coopmat or not dev.info.name.startswith("llvmpipe")):
+            pytest.skip(f"the example was recorded on lavapipe; this device is {dev.info.name}")
+    with pytest.raises(Exception) as caught:
+        for k in kernels_of(run_block(code, path)):
+            k.compile()
+    assert type(caught.value).__name__ == name, caught.value
+    message = str(caught.value).replace(str(path), "example.py")
+    if name == "DeviceFeatureError":
+        message = message.replace(request.getfixturevalue("device").info.name, "llvmpipe (LLVM 15.0.6, 256 bits)")
+    return message
+
+
+def _console(name: str, script: str, tmp_path: Path, monkeypatch, capsys) -> str:
+    """Run a ```console block's commands in tmp_path; stderr of the last one (which must fail)."""
+    monkeypatch.chdir(tmp_path)
+    lines = [line[2:] for line in script.splitlines() if line.startswith("$ ")]
+    for i, line in enumerate(lines):
+        words = shlex.split(line)
+        if words[0] == "printf":   # printf 'TEXT' > FILE
+            Path(words[3]).write_text(words[1])
+            continue
+        assert words[0] == "coopdsl", line
+        args = [str(ROOT / w) if (ROOT / w).is_file() else w for w in words[1:]]
+        capsys.readouterr()
+        rc = cli.main(args)
+        last = i == len(lines) - 1
+        assert rc == ((2 if name == USAGE else 1) if last else 0), (line, capsys.readouterr().err)
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", list(_error_sections()))
+def test_error_catalogue_example(name, tmp_path, monkeypatch, capsys, request):
+    blocks = _error_sections()[name]
+    expected = blocks[-1][1].strip()
+    assert blocks[-1][0] == "text", f"{name}: the message block comes last"
+    kind, code = blocks[0]
+    if name in CONSTRUCTED:
+        message = str(CONSTRUCTED[name]())
+    elif kind == "python error":
+        message = _python_error(name, code, tmp_path / "example.py", request)
+    elif kind == "console":
+        message = _console(name, code, tmp_path, monkeypatch, capsys)
+    else:
+        pytest.fail(f"{name}: no example block (python error / console) before the message")
+    assert message.strip() == expected
