@@ -62,7 +62,7 @@ def _spirv_rows(text: str):
         if "SPIR-V" not in header:
             continue
         for line in lines[2:]:
-            row = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
+            row = dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
             yield row["coopdsl"], row["SPIR-V"]
 
 
