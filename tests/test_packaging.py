@@ -62,9 +62,12 @@ def metadata(wheel) -> email.message.Message:
         return email.message_from_bytes(z.read(f"{DIST_INFO}/METADATA"))
 
 
-def test_wheel_holds_every_module_the_generated_tables_and_py_typed(names):
-    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "coopdsl").rglob("*.py")}
-    assert modules <= names, sorted(modules - names)
+def test_wheel_holds_every_file_of_the_package_but_the_grammar(names):
+    """Modules, the generated tables, py.typed, data files such as device profiles."""
+    files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "coopdsl").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+    wanted = {f for f in files if not f.startswith("coopdsl/spirv/grammar/")}
+    assert wanted <= names, sorted(wanted - names)
     assert {"coopdsl/spirv/_tables.py", "coopdsl/py.typed"} <= names
 
 
@@ -151,5 +154,7 @@ def test_installed_wheel_compiles_a_kernel_and_runs_the_command(wheel, tmp_path)
     r = run(str(bindir / "coopdsl"), "emit", str(ROOT / "examples" / "gemm_khr.py"), "-o", str(spv))
     assert r.returncode == 0, r.stderr
     assert spv.read_bytes()[:4] == b"\x03\x02\x23\x07"   # SPIR-V magic, little-endian
+    r = run(str(py), "-c", "import coopdsl as cd; print(cd.devices.best_shape('nvidia-h100', a=cd.f16, c=cd.f32))")
+    assert r.returncode == 0 and r.stdout.strip() == "(16, 16, 16)", r.stderr   # a shipped device profile
     r = run(str(py), "-m", "coopdsl.spirv.gen_tables", "--check")
     assert r.returncode == 2 and "not in the wheel" in r.stderr
