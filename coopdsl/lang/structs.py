@@ -2,7 +2,7 @@
 buffer device addresses (``Ptr[T]``: pointers to PhysicalStorageBuffer data).
 
 ``@cd.struct`` turns an annotated class into a struct type laid out with
-std430 rules (``layout="scalar"`` packs members at their scalar alignment,
+std430 rules (``layout_rule="scalar"`` packs members at their scalar alignment,
 VK_EXT_scalar_block_layout).  Members are scalars, vectors, ``Ptr[T]`` or
 other structs.  A ``Ptr[T]`` points at an array of ``T``: index it
 (``p[i]``, ``p[i] = v``), offset it (``p + n``), or load cooperative matrices
