@@ -9,11 +9,11 @@ pointing at the user's line; the traceback holds no compiler frame.
 
 from __future__ import annotations
 
-import re
-
 import functools
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
 from .ir.core import Module
@@ -48,7 +48,7 @@ class Kernel:
         extra = "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
 
-    def specialize(self, **consts: Any) -> "Kernel":
+    def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
         import inspect
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import UNKNOWN_LOC, CompileError, SourceLoc
 from .dims import matrix_text, resolve

@@ -11,11 +11,12 @@ the specialization values a launch passes.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Mapping, Union
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import CoopDSLError
 
-Dim = Union[int, dict]
+Dim = int | dict
 
 
 def _div(a: int, b: int) -> int:

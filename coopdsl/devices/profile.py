@@ -65,14 +65,14 @@ class DeviceProfile:
     source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
     data: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def khr_only(self) -> "DeviceProfile":
+    def khr_only(self) -> DeviceProfile:
         """This device without VK_NV_cooperative_matrix2: KHR configurations only (a portability check)."""
         return dataclasses.replace(self, name=f"{self.name} (KHR only)", flexible=(), workgroup_scope=False,
                                    flexible_dimensions=False, workgroup_scope_max_invocations=0,
                                    flexible_max_dimension=0)
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "profile") -> "DeviceProfile":
+    def from_dict(cls, d: dict, where: str = "profile") -> DeviceProfile:
         """A profile from one ``coopdsl devices --json`` device entry."""
         if not isinstance(d, dict):
             raise ProfileError(f"{where}: a device profile is a JSON object, got {type(d).__name__}")

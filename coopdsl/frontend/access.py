@@ -10,13 +10,13 @@ from __future__ import annotations
 import ast
 import types as py_types
 
-from ..errors import (with_article, CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..lang import arith
 from ..lang import registry as B
 from ..lang.pointers import ptr_element
-from ..lang import arith
 from ..lang.structs import is_data_ptr, ptr_elem
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
 

@@ -16,10 +16,18 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import types as py_types
-from typing import Callable, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
-from ..errors import (UNKNOWN_LOC, CompileError, CoopDSLError, InternalCompilerError, NameResolutionError,
-                      TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import (
+    UNKNOWN_LOC,
+    CompileError,
+    CoopDSLError,
+    InternalCompilerError,
+    NameResolutionError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+)
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import Const, Function, GlobalVar, Module, Op, Value

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import (TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
-from ..lang.pointers import ptr_offset
 from ..lang import arith
+from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from .access import expr_attribute, expr_subscript
 from .calls import expr_call, expr_list, expr_listcomp

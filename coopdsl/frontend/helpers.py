@@ -17,9 +17,9 @@ from ..errors import ArgumentError, CompileError, TypeMismatchError, Unsupported
 from ..ir import types as T
 from ..ir.core import Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
+from ..lang.values import BufferRef
 from .codegen import CodeGen
 from .source import parse_function
-from ..lang.values import BufferRef
 
 _compiling: list = []  # device functions being compiled (to catch recursion)
 

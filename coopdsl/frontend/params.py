@@ -15,10 +15,10 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import with_article, CompileError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
-from ..ir.literals import LiteralError, fit
 from ..ir.core import GlobalVar, Module, SpecConst
+from ..ir.literals import LiteralError, fit
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef

@@ -104,7 +104,7 @@ class FuncRef(Value):
     function's id, not to a call.
     """
 
-    def __init__(self, func: "Function"):
+    def __init__(self, func: Function):
         super().__init__(func.type)
         self.func = func
 
@@ -134,13 +134,13 @@ class Op(Value):
 
 @dataclass
 class SelectionMerge:
-    merge: "Block"
+    merge: Block
 
 
 @dataclass
 class LoopMerge:
-    merge: "Block"
-    cont: "Block"
+    merge: Block
+    cont: Block
     hint: LoopHint = LoopHint()
 
 
@@ -155,7 +155,7 @@ class Block:
         self.merge: SelectionMerge | LoopMerge | None = None
         self.preds: list[Block] = []
 
-    def successors(self) -> list["Block"]:
+    def successors(self) -> list[Block]:
         t = self.terminator
         if t is None:
             return []

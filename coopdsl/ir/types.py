@@ -13,7 +13,6 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 class Type:
@@ -120,7 +119,7 @@ def symbolic(op: str, args: tuple) -> SymDim:
     return SymDim(op, args)
 
 
-Dim = Union[int, SymDim]
+Dim = int | SymDim
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,8 @@ def _coopmat_binary(em, op: str, a, b):
         other = em.literal(other, t.elem)
     if isinstance(other.type, T.ScalarType):
         if other.type != t.elem:
-            raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}", em.loc)
+            raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}",
+                                    em.loc)
         if op == "mul" and t.elem.kind == "float":
             return em.op("mat_times_scalar", t, [mat, other])
         if op in ("div", "sub") and mat is b:
@@ -159,9 +160,10 @@ def _coopmat_binary(em, op: str, a, b):
     if other.type != t:
         from .coopcheck import describe_mismatch
 
+        ta = a.type if isinstance(a, Value) else None
+        tb = b.type if isinstance(b, Value) else None
         raise TypeMismatchError(
-            f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(a.type if isinstance(a, Value) else None, b.type if isinstance(b, Value) else None)}",
-            em.loc)
+            f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(ta, tb)}", em.loc)
     if op == "div" and t.elem.kind == "int":
         pass  # OpSDiv / OpUDiv on matrices
     return em.op(op, t, [a, b])

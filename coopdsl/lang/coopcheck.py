@@ -78,7 +78,8 @@ def check_muladd(em, a, b, c) -> frozenset:
         raise ShapeError(f"muladd K mismatch: A has {ta.cols} columns but B has {tb.rows} rows", em.loc)
     ka, kb, kc = ta.elem.kind, tb.elem.kind, tc.elem.kind
     if ka != kb:
-        raise TypeMismatchError(f"muladd A and B must both be float or both be integer, got {ta.elem} and {tb.elem}", em.loc)
+        raise TypeMismatchError(f"muladd A and B must both be float or both be integer, got {ta.elem} and {tb.elem}",
+                                em.loc)
     if ka != kc:
         raise TypeMismatchError(
             f"muladd of {ta.elem} x {tb.elem} products needs a {'float' if ka == 'float' else 'integer'} "

@@ -14,8 +14,24 @@ from ..errors import ArgumentError, DeclarationError, caller_loc
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
-    CoopMatType, ScalarType, VectorType, bf16, boolean, e4m3, e5m2,
-    f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64,
+    CoopMatType,
+    ScalarType,
+    VectorType,
+    bf16,
+    boolean,
+    e4m3,
+    e5m2,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 FORMATS = {  # encoding -> (exponent bits, mantissa bits, bias, has infinities)
     "Float8E4M3EXT": (4, 3, 7, False),
@@ -27,7 +27,7 @@ def fp8_value(encoding: str, code: int) -> float:
     return sign * (1 + man / (1 << m_bits)) * 2.0 ** (exp - bias)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _positive_codes(encoding: str) -> tuple[tuple[float, int], ...]:
     """The finite non-negative codes (sign bit clear) and their values."""
     return tuple(sorted((fp8_value(encoding, c), c) for c in range(0x80) if math.isfinite(fp8_value(encoding, c))))

@@ -17,6 +17,7 @@ from .lower import LOWERINGS
 from .lower.arith import arith_opcode
 from .module import ModuleBuilder, scalar_words
 
+
 class Writer:
     def __init__(self, module: Module, version: tuple[int, int]):
         self.m = module

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import coopdsl as cd
-from coopdsl.devices import DeviceMismatchError, load_profile, mismatches, shipped_profiles, verify
+from coopdsl.devices import DeviceMismatchError, load_profile, mismatches, shipped_profiles
 
 from . import kernels as K
 

@@ -17,7 +17,7 @@ a new file imported below.
 
 from __future__ import annotations
 
-from .base import OPS, OpDef, VerifyError, define, opdef
 from . import arith, atomics, composite, control, coopmat, math, memory, subgroup  # noqa: F401  (declare)
+from .base import OPS, OpDef, VerifyError, define, opdef
 
 __all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]
