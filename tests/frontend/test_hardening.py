@@ -7,8 +7,20 @@ import textwrap
 import pytest
 
 import coopdsl as cd
-from coopdsl import (Acc, ArgumentError, CoopMat, MatA, MatB, ShapeError, TypeMismatchError, UnsupportedSyntaxError,
-                     f16, f32, i32, u32)
+from coopdsl import (
+    Acc,
+    ArgumentError,
+    CoopMat,
+    MatA,
+    MatB,
+    ShapeError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+    f16,
+    f32,
+    i32,
+    u32,
+)
 from coopdsl.errors import CompileError, DeclarationError
 
 from ..conftest import compile_checked, expect_error
