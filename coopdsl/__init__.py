@@ -8,6 +8,7 @@ and docs/ for the language.
 from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompilerError,
                      NameResolutionError, ShapeError, SourceLoc, ToolError, TypeMismatchError,
                      UnsupportedSyntaxError, ValidationError)
+from .errors import UniformityError
 from .kernel import Kernel, kernel
 from .lang.functions import DeviceFunction, func
 from .lang.structs import Ptr, Uniform, struct
@@ -18,6 +19,7 @@ from .lang import math as _math  # registers the math builtins
 
 from .lang import subgroup as _subgroup  # registers the subgroup builtins
 from .lang import atomics as _atomics  # registers the atomic builtins
+from .lang.uniform import assume_uniform  # noqa: E402  (the uniformity check's escape hatch)
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)
@@ -63,3 +65,4 @@ __all__ = [
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
+__all__ += ["assume_uniform", "UniformityError"]

@@ -19,5 +19,6 @@ from __future__ import annotations
 
 from .base import OPS, OpDef, VerifyError, define, opdef
 from . import arith, atomics, composite, control, coopmat, math, memory, subgroup  # noqa: F401  (declare)
+from . import hints  # noqa: F401  (declare)
 
 __all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]

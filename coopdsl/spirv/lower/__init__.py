@@ -11,5 +11,6 @@ from __future__ import annotations
 
 from .registry import LOWERINGS, lowering
 from . import arith, control, coopmat, math, memory, subgroup  # noqa: F401  (register the lowerings)
+from . import hints  # noqa: F401  (register the lowerings)
 
 __all__ = ["LOWERINGS", "lowering"]
