@@ -3,6 +3,9 @@ non-uniform there, why that condition is not uniform, and how to fix it."""
 
 from __future__ import annotations
 
+import io
+import tokenize
+
 from ..errors import SourceLoc, UniformityError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
@@ -79,8 +82,19 @@ def cond_loc(branch: Block) -> SourceLoc:
 
 
 def _where(loc: SourceLoc) -> str:
-    text = loc.source_line().strip()
+    text = _without_comment(loc.source_line()).strip()
     return f"line {loc.line}, column {loc.col}" + (f" (`{text}`)" if text else "")
+
+
+def _without_comment(line: str) -> str:
+    """``line`` up to its ``#`` comment, if any (as Python's tokenizer sees it)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[:tok.start[1]]
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return line
 
 
 def _situation(fu, block: Block, x: Block, scope: str) -> str:
