@@ -21,11 +21,13 @@ def _assume_uniform(cg, args, kwargs):
     if kwargs or len(args) != 1:
         raise ArgumentError("assume_uniform(value) takes exactly one argument", cg.em.loc)
     v = cg.as_operand(args[0])
-    if isinstance(v, (bool, int, float, Const, SpecConst, SpecOp)):
-        return v  # compile-time values are uniform already
+    if isinstance(v, (bool, int, float)):
+        return v  # compile-time numbers are uniform already
     if not isinstance(v, Value) or not isinstance(v.type, (T.ScalarType, T.VectorType)):
         raise TypeMismatchError(f"assume_uniform() takes a runtime scalar or vector (a condition, an index ...), "
                                 f"got {cg.describe(v)}", cg.em.loc)
+    if isinstance(v, (Const, SpecConst, SpecOp)):
+        return v  # so are constants
     return cg.em.op("assume_uniform", v.type, [v])
 
 

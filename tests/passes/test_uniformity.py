@@ -1,5 +1,9 @@
 """Uniformity errors: each rule rejects a kernel at the instruction's line:column and names the condition's."""
 
+import re
+import runpy
+from pathlib import Path
+
 import pytest
 
 import coopdsl as cd
@@ -249,8 +253,6 @@ def k(c: cd.Buffer[f32], x: cd.Buffer[f32]):
     if {expr}:
         Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16)
 """)
-    import runpy
-
     k = runpy.run_path(str(src))["k"]
     with pytest.raises(UniformityError) as info:
         k.compile()
@@ -347,3 +349,18 @@ def test_divergent_argument_of_a_function_branching_on_it():
     err = expect_divergent(divergent_argument, "the matrix load (.load)", "# E:param", 25, "# C:param", 8)
     assert f"(in mma_if(), called at line {marker_line('# L:arg')})" in err.message
     assert "it depends on the argument 'n' of mma_if()" in err.message
+
+
+# -- the documentation's examples of mistakes ------------------------------------------------------------
+DOC = Path(__file__).resolve().parents[2] / "docs" / "uniformity.md"
+
+
+@pytest.mark.parametrize("code", re.findall(r"```py\n(.*?)```", DOC.read_text(), re.S))
+def test_documented_mistakes_are_rejected(code, tmp_path):
+    path = tmp_path / "doc_mistake.py"
+    path.write_text(code)
+    kernels = [v for v in runpy.run_path(str(path)).values() if isinstance(v, cd.Kernel)]
+    assert kernels
+    for k in kernels:
+        with pytest.raises(UniformityError, match="not uniform across the"):
+            k.compile()
