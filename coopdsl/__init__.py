@@ -19,7 +19,7 @@ from .lang import math as _math  # registers the math builtins
 
 from .lang import subgroup as _subgroup  # registers the subgroup builtins
 from .lang import atomics as _atomics  # registers the atomic builtins
-from .lang.uniform import assume_uniform  # noqa: E402  (the uniformity check's escape hatch)
+from .lang.uniform import assume_uniform  # the uniformity check's escape hatch
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)

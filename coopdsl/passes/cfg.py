@@ -9,7 +9,7 @@ to a virtual exit that every ``return`` and ``unreachable`` block branches to;
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..ir.core import Block, Function
 

@@ -36,7 +36,7 @@ import enum
 import math
 from dataclasses import dataclass
 
-from ..errors import SourceLoc, UniformityError
+from ..errors import SourceLoc
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
@@ -131,7 +131,7 @@ class FunctionUniformity:
     WORKGROUP); call sites combine them with their own control.
     """
 
-    def __init__(self, analysis: "Uniformity", func: Function, params: tuple):
+    def __init__(self, analysis: Uniformity, func: Function, params: tuple):
         self.analysis = analysis
         self.func = func
         self.params = params
@@ -437,7 +437,7 @@ class Uniformity:
 
     def level(self, value: Value) -> Level:
         """How uniform ``value`` is (in a device function: in the least uniform context it is called in)."""
-        func = value.block and _function_of(self.module, value.block) if isinstance(value, Op) else None
+        func = _function_of(self.module, value.block) if isinstance(value, Op) and value.block else None
         return min((fu.fact(value)[0] for fu in self._analyses(func)), default=WORKGROUP)
 
     def block_level(self, block: Block) -> Level:

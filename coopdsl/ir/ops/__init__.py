@@ -11,7 +11,7 @@ The verifier, the printer, the passes, the SPIR-V lowering and the CPU
 interpreter all look kinds up here.
 
 The ops live in one file per family (``arith``, ``composite``, ``memory``,
-``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``); a new family is
+``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``, ``hints``); a new family is
 a new file imported below.
 """
 
