@@ -16,6 +16,7 @@ from .errors import (
                      SourceLoc,
                      ToolError,
                      TypeMismatchError,
+                     UniformityError,
                      UnsupportedSyntaxError,
                      ValidationError,
 )
@@ -71,6 +72,7 @@ from .lang.types import (
                      vec3,
                      vec4,
 )
+from .lang.uniform import assume_uniform  # the uniformity check's escape hatch
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)
@@ -113,3 +115,4 @@ __all__ = [
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
+__all__ += ["assume_uniform", "UniformityError"]

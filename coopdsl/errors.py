@@ -106,6 +106,10 @@ class ArgumentError(CompileError):
     """A builtin called with missing, extra or ill-formed arguments."""
 
 
+class UniformityError(CompileError):
+    """A cooperative-matrix operation or control barrier in control flow that is not uniform across its scope."""
+
+
 class InternalCompilerError(CoopDSLError):
     """A bug in coopdsl: an invariant of the compiler was broken."""
 

@@ -15,6 +15,7 @@ from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op
 from .grammar import opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
+from .lower.hints import ALIASES
 from .module import ModuleBuilder, scalar_words
 
 
@@ -38,6 +39,8 @@ class Writer:
             return self.b.const_id(v.type, v.value)
         if isinstance(v, FuncRef):
             return self.function_id(v.func)
+        if isinstance(v, Op) and v.kind in ALIASES:
+            return self.id(v.operands[0])
         key = id(v)
         if key not in self.ids:
             if isinstance(v, GlobalVar):
@@ -141,7 +144,7 @@ class Writer:
         for blk in f.blocks:
             self.labels[id(blk)] = b.new_id()
             for op in blk.all_ops():
-                if op.has_result:
+                if op.has_result and op.kind not in ALIASES:
                     self.ids[id(op)] = b.new_id()
         words = b.sections["function"]
         b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
