@@ -21,7 +21,7 @@ from .expr import EXPRESSIONS
 from .params import build_params
 
 
-class CodeGen(Context, ControlFlow):
+class CodeGen(ControlFlow):
     """Code generation of a kernel's entry function."""
 
     EXPRESSIONS = EXPRESSIONS

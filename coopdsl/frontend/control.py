@@ -13,12 +13,12 @@ from ..lang import arith
 from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
 from .calls import call_parts
-from .context import describe_node
+from .context import Context, describe_node
 from .expr import BINOPS
 from .scan import assigned_names
 
 
-class ControlFlow:
+class ControlFlow(Context):
     """The statement handlers of the code generator (mixed into :class:`~.codegen.CodeGen`)."""
 
     def stmt_expr(self, node: ast.Expr):
