@@ -96,12 +96,30 @@ def _member_loc(cls, member: str) -> SourceLoc:
     return caller_loc(member)
 
 
+def _member_types(cls) -> dict:
+    """The class's member annotations, evaluated (``from __future__ import annotations`` leaves strings)."""
+    raw = dict(cls.__dict__.get("__annotations__", {}))
+    module = inspect.getmodule(cls)
+    scope = dict(vars(module)) if module is not None else {}
+    out = {}
+    for name, ann in raw.items():
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, scope, dict(vars(cls)))  # noqa: S307 - the user's own annotation
+            except Exception as e:
+                raise DeclarationError(f"struct {cls.__name__}: cannot evaluate the annotation of member '{name}' "
+                                       f"({type(e).__name__}: {e}); without `from __future__ import annotations` "
+                                       f"annotations may name local variables", _member_loc(cls, name)) from None
+        out[name] = ann
+    return out
+
+
 def struct(cls=None, *, layout_rule: str = "std430"):
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
     def make(c):
         if layout_rule not in ("std430", "scalar"):
             raise ValueError("layout_rule must be 'std430' or 'scalar'")
-        members = list(c.__dict__.get("__annotations__", {}).items())
+        members = list(_member_types(c).items())
         if not members:
             raise TypeError(f"struct {c.__name__} has no annotated members")
         return layout(c.__name__, members, scalar=layout_rule == "scalar", where=lambda m: _member_loc(c, m))
