@@ -8,7 +8,7 @@ import pytest
 
 from coopdsl.runtime import LaunchError, pack_push, pack_spec, vk
 from coopdsl.runtime.features import DeviceFeatureError, check_supported, requirements
-from coopdsl.runtime.launch import check_array
+from coopdsl.runtime.packing import check_array
 
 REFL = {
     "spec_constants": [{"id": 3, "name": "K", "type": "u32", "default": 16},
