@@ -224,7 +224,7 @@ class Batch:
         dev = self.device
         if self._cb is not None:
             dev.recording -= 1
-        for buf in self._temps:
+        for buf in reversed(self._temps):  # so that the same launch takes the same buffers (and sets) again
             dev.pool.give(buf)
         self._reset()
         if not dev.recording:
