@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import statistics
 import sys
@@ -104,6 +105,17 @@ def table(rows: list[tuple[str, float, float, float]]) -> list[str]:
     return lines
 
 
+def cpu_name() -> str:
+    """The host CPU's model name (from /proc/cpuinfo on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the table and write it to ``--out`` when given."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -120,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{info.name} ({info.device_type}), {args.launches} launches x {args.repeats} repeats")
     print("\n".join(lines))
     if args.out:
-        cpu = platform.processor() or platform.machine()
-        body = [f"Device: {info.name} ({info.device_type}), driver {info.driver_name} {info.driver_info}; "
-                f"host {platform.node()} ({cpu}, Python {platform.python_version()}); {datetime.date.today()}.", "",
+        cpu_note = " (Mesa's lavapipe: the device work runs on the host CPU too)" if info.device_type == "CPU" else ""
+        body = [f"Device: {info.name} ({info.device_type}){cpu_note}, driver {info.driver_name} {info.driver_info}; "
+                f"host {platform.node()}: {cpu_name()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+                f"{datetime.date.today()}.", "",
                 f"Command: `python benchmarks/launch_overhead.py --launches {args.launches} --repeats "
                 f"{args.repeats} --out {args.out}`", "",
                 f"Wall-clock time per launch of a {N}-element axpy ({GRID[0]} workgroups of 64) through "

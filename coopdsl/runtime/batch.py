@@ -76,7 +76,7 @@ class Batch:
         self._staged: dict[int, list] = {}       # id(ndarray) -> [ndarray, device buffer, write back?]
         self._downloads: list[tuple[Buffer, np.ndarray]] = []
         self._arrays: dict[int, Array] = {}      # resident arrays the recorded commands use
-        self._pipeline = self._set = None
+        self._pipeline = self._set = self._push = None
 
     # -- context manager ------------------------------------------------------------------------
     def __enter__(self) -> "Batch":
@@ -163,14 +163,15 @@ class Batch:
         cb = self.command_buffer
         v.vkCmdPipelineBarrier(cb, COMPUTE_AND_TRANSFER, COMPUTE_AND_TRANSFER, 0, 1, FULL_BARRIER_REF, 0, None, 0,
                                None)
-        if pipeline != self._pipeline:
+        if pipeline != self._pipeline:  # state already set in this command buffer is not set again
             v.vkCmdBindPipeline(cb, vk.PIPELINE_BIND_POINT_COMPUTE, pipeline)
-            self._pipeline, self._set = pipeline, None
+            self._pipeline, self._set, self._push = pipeline, None, None
         if ds is not self._set:
             v.vkCmdBindDescriptorSets(cb, vk.PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, ds.handles, 0, None)
             self._set = ds
-        if push:
+        if push and push != self._push:
             v.vkCmdPushConstants(cb, layout, vk.SHADER_STAGE_COMPUTE_BIT, 0, len(push), push)
+            self._push = push
         if query:
             v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_TOP_OF_PIPE, query[0], query[1])
         v.vkCmdDispatch(cb, grid[0], grid[1], grid[2])
