@@ -33,6 +33,9 @@ class Device:
             infos = [inst.info(i) for i in range(len(inst.physical))]
             with_coop = [i for i in infos if i.has_coopmat]
             index = (with_coop or infos)[0].index
+        if not isinstance(index, int) or not 0 <= index < len(inst.physical):
+            raise ValueError(f"device index must be an int from 0 to {len(inst.physical) - 1} "
+                             f"(see `coopdsl devices`), got {index!r}")
         self.index = index
         self.info: DeviceInfo = inst.info(index)
         self.physical = inst.physical[index]

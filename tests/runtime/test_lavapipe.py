@@ -174,3 +174,10 @@ def test_fp8_module_needs_vk_ext_shader_float8(device):
         return
     fp8_to_f32.launch((1,), src, dst, 4, device=device)  # a device with the extension gets it enabled
     np.testing.assert_array_equal(dst, [1.0, 2.0, -1.0, 0.0])
+
+
+def test_bad_device_index(device):
+    from coopdsl import runtime
+
+    with pytest.raises(ValueError, match="device index must be an int from 0 to .*coopdsl devices.*got 99"):
+        runtime.Device(99)
