@@ -186,7 +186,7 @@ class Batch:
         if cb is None:
             self._finish()
             return
-        downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back]
+        downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
         copies = self._record_downloads(cb, downloads) if downloads else []
         try:
             self._v.call("vkEndCommandBuffer", cb)

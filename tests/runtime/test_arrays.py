@@ -180,3 +180,11 @@ def test_half_arrays_launch(device):
     dst = runtime.empty(n, np.float32, device=device)
     halves.launch((2,), src, dst, n)
     np.testing.assert_array_equal(dst.numpy(), 2 * src.numpy().astype(np.float32))
+
+
+def test_empty_arrays_launch(device):
+    y = np.zeros(0, np.float32)
+    axpy.launch((1,), np.zeros(0, np.float32), y, 0, 1.0, device=device)
+    e = runtime.empty(0, np.float32, device=device)
+    axpy.launch((1,), e, e, 0, 1.0)
+    assert e.numpy().shape == (0,)
