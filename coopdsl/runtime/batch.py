@@ -20,6 +20,7 @@ from .errors import LaunchError
 
 if TYPE_CHECKING:
     from .array import Array
+    from .descriptors import DescriptorSet
     from .memory import Buffer
 
 _open = threading.local()  # .batches: {Device: Batch} opened with `with` in this thread
@@ -99,7 +100,7 @@ class Batch:
 
     # -- recording --------------------------------------------------------------------------------
     @property
-    def command_buffer(self):
+    def command_buffer(self) -> int:
         """The command buffer being recorded (begun on first use)."""
         if self._cb is None:
             cb = self.device.acquire_command_buffer()
@@ -156,7 +157,7 @@ class Batch:
         """Whether recorded, unsubmitted commands use ``array``."""
         return id(array) in self._arrays
 
-    def dispatch(self, pipeline: int, layout: int, ds, push: bytes, grid: tuple[int, int, int],
+    def dispatch(self, pipeline: int, layout: int, ds: "DescriptorSet", push: bytes, grid: tuple[int, int, int],
                  query: tuple[int, int] | None = None) -> None:
         """Record barrier, bind, push constants and dispatch; ``query`` (pool, index) adds timestamps around it."""
         v = self._v

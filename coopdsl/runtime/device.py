@@ -148,7 +148,7 @@ class Device:
         return self._layouts[sig]
 
     # -- command buffers and submission ------------------------------------------------------------
-    def acquire_command_buffer(self):
+    def acquire_command_buffer(self) -> int:
         """A primary command buffer in the initial or executable state (reused; begin resets it)."""
         if self._free_cbs:
             return self._free_cbs.pop()
@@ -158,11 +158,11 @@ class Device:
         self.vk.call("vkAllocateCommandBuffers", self.handle, ctypes.byref(alloc), ctypes.byref(cb))
         return cb.value
 
-    def release_command_buffer(self, cb) -> None:
+    def release_command_buffer(self, cb: int) -> None:
         """Give back a command buffer that is not pending (ended, or finished executing)."""
         self._free_cbs.append(cb)
 
-    def submit_and_wait(self, cb, timeout_ns: int = 600 * 10 ** 9) -> None:
+    def submit_and_wait(self, cb: int, timeout_ns: int = 600 * 10 ** 9) -> None:
         """Submit an ended command buffer and wait for it (one fence, reused)."""
         v = self.vk
         self._submit_cbs[0] = cb

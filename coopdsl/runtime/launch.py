@@ -9,6 +9,7 @@ import numpy as np
 
 from .array import Array, check_resident, resident_buffer
 from .batch import Batch, current_batch, open_batches
+from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
 from .packing import check_array, member_value, pack_members, set_member
@@ -63,7 +64,7 @@ def resolve_device(device: Device | None, args: dict) -> Device:
     return default_device()
 
 
-def bind(b: Batch, program: Program, args: dict) -> tuple[object, bytes]:
+def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
     """(descriptor set, push-constant bytes) for ``args``; numpy data is staged into ``b``.
 
     Buffer arguments are all checked before anything is staged.
