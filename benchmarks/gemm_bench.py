@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks.cases import load_example  # noqa: E402
 
 # name -> (example file, kernel name, A dtype, B dtype, C dtype, tile of C per workgroup, extra kwargs)
@@ -78,10 +79,8 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    from coopdsl import runtime
-
-    info = runtime.list_devices()[0]
-    device = runtime.Device()
+    device = require_gpu("gemm_bench.py")
+    info = device.info
     rows = []
     for n in args.sizes:
         results = {label: [] for label in KERNELS}

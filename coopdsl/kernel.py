@@ -127,55 +127,84 @@ class Kernel:
 
 
     # -- running ----------------------------------------------------------------------
-    def _bind(self, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-        """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
+    def _launch_info(self) -> tuple[bytes, dict, dict]:
+        """(SPIR-V, reflection, parameter plan) for launching, cached while the compiled module is unchanged."""
+        binary = self.compile()
+        info = self.__dict__.get("_launch_cache")
+        if info is None or info[0] is not binary:
+            info = self.__dict__["_launch_cache"] = (binary, self.reflect(), self._param_plan())
+        return info
+
+    def _param_plan(self) -> dict:
+        """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
         from .lang.types import ConstParam, SpecParam
 
         sig = inspect.signature(self.fn)
-        try:
-            bound = sig.bind_partial(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.name}.launch: {e}") from None
         annotations = inspect.get_annotations(self.fn, eval_str=True)
+        return {"signature": sig, "names": tuple(sig.parameters),
+                "simple": all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()),
+                "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
+                "const": {n for n, a in annotations.items() if isinstance(a, ConstParam)}}
+
+    def _bind(self, args: tuple, kwargs: dict, plan: dict) -> tuple[dict, dict]:
+        """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
+        names = plan["names"]
+        if plan["simple"] and len(args) <= len(names) and (
+                not kwargs or all(k in names[len(args):] for k in kwargs)):
+            bound = dict(zip(names, args))
+            bound.update(kwargs)
+        else:
+            try:
+                bound = plan["signature"].bind_partial(*args, **kwargs).arguments
+            except TypeError as e:
+                raise TypeError(f"{self.name}.launch: {e}") from None
+        if not plan["spec"] and not plan["const"]:
+            return bound, {}
         values, spec = {}, {}
-        for name, value in bound.arguments.items():
-            if isinstance(annotations.get(name), ConstParam):
+        for name, value in bound.items():
+            if name in plan["const"]:
                 raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
                                 f"use {self.name}.specialize({name}=...).launch(...)")
-            (spec if isinstance(annotations.get(name), SpecParam) else values)[name] = value
+            (spec if name in plan["spec"] else values)[name] = value
         return values, spec
 
     def launch(self, grid: Sequence[int], *args: Any, device: Any = None, **kwargs: Any) -> None:
         """Run the kernel once on a Vulkan GPU (see docs/runtime.md).
 
         Arguments follow the kernel's parameters, by position or name:
-        numpy arrays for buffers (written back in place unless read-only),
+        numpy arrays (written back in place unless read-only) or resident
+        ``coopdsl.runtime.Array`` objects (bound directly) for buffers,
         numbers for push constants and for specialization constants (those
         left out keep their defaults). ``grid`` is the number of workgroups
-        (1 to 3 ints).
+        (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
+        is recorded and runs when the block ends.
         """
         from . import runtime
 
-        values, spec = self._bind(args, kwargs)
-        binary = self.compile()
-        runtime.launch(binary, self.reflect(), _grid(grid), values, spec=spec, device=device)
+        binary, reflection, plan = self._launch_info()
+        values, spec = self._bind(args, kwargs, plan)
+        runtime.launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any):
         """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
         from . import runtime
 
-        values, spec = self._bind(args, kwargs)
-        return runtime.bench(self.compile(), self.reflect(), _grid(grid), values, spec=spec, warmup=warmup,
+        binary, reflection, plan = self._launch_info()
+        values, spec = self._bind(args, kwargs, plan)
+        return runtime.bench(binary, reflection, _grid(grid), values, spec=spec, warmup=warmup,
                              repeat=repeat, flops=flops, device=device)
 
 
 def _grid(grid) -> tuple[int, int, int]:
     g = (grid,) if isinstance(grid, int) else tuple(grid)
-    if not 1 <= len(g) <= 3 or not all(isinstance(x, int) and x > 0 for x in g):
-        raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
+    if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
+        if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
+            g = tuple(int(x) for x in g)  # int subclasses (numpy ints are not int)
+        else:
+            raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
     return g + (1,) * (3 - len(g))
 
 

@@ -38,7 +38,11 @@ def _imports(path: Path, modules: set[str] | None = None) -> set[str]:
     mod = _module_name(path)
     package = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):  # imports only the type checker runs are not dependencies at run time
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[:len(package) - (node.level - 1)]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 
 from ..ir import types as T
-from .context import Context
 from .control import ControlFlow
 from .expr import EXPRESSIONS
 from .params import build_params

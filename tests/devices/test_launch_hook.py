@@ -23,21 +23,43 @@ class PipelineReached(Exception):
     pass
 
 
-class StandInDevice:
-    """What runtime.launch touches before the driver: ``check``, ``info``; ``pipeline`` is the driver call."""
+class _NoVulkan:
+    """Any Vulkan call a discarded batch makes is a no-op (nothing was recorded)."""
 
-    def __init__(self):
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: 0
+
+
+class StandInDevice(runtime.Device):
+    """A Device with the H100's measured listing and no driver: creating a pipeline (the first driver call
+    a launch makes after its checks) is counted and stops the launch."""
+
+    def __init__(self):  # no Vulkan instance: only what a launch touches before the driver
         import json
 
         self.info = json.loads((profiles_dir() / "nvidia-h100.json").read_text())[0]
         self.pipelines = 0
+        self._programs = {}
+        self.vk = _NoVulkan()
+        self.recording = 0
+        self.pool = self.descriptors = _NoVulkan()
 
     def check(self, reflection):
         pass
 
-    def pipeline(self, *args):
-        self.pipelines += 1
+    def layouts(self, reflection):
+        return 0, 0
+
+
+@pytest.fixture(autouse=True)
+def _count_pipelines(monkeypatch):
+    from coopdsl.runtime.program import Program
+
+    def create(self, *args):
+        self.dev.pipelines += 1
         raise PipelineReached
+
+    monkeypatch.setattr(Program, "_create", create)
 
 
 def test_unsupported_kernel_fails_before_the_pipeline():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from coopdsl.devices import load_profile, mismatches
-from coopdsl.runtime.launch import DTYPES
+from coopdsl.runtime.packing import DTYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
