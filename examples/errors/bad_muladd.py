@@ -1,6 +1,8 @@
 """A deliberate mistake, for the error sample in README.md: B has 8 rows but A has 16 columns.
 
-    coopdsl emit examples/bad_muladd.py     # exit status 1, the error at the muladd line
+It lives under examples/errors/ so the example suites (which compile examples/*.py) skip it.
+
+    coopdsl emit examples/errors/bad_muladd.py     # exit status 1, the error at the muladd line
 """
 
 import coopdsl as cd
