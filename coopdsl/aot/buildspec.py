@@ -98,14 +98,14 @@ def _entry(number: int, table, spec_path: Path, default_env: str | None) -> Entr
     where = f"{spec_path}: kernel #{number}"
     if not isinstance(table, dict):
         raise InputError(f"{where}: must be a table")
+    name = _opt(table, "name", str, where)
+    where += f" '{name}'" if name else ""
     _keys(table, KERNEL_KEYS, where)
     source = _opt(table, "file", str, where)
     if source is None:
         raise InputError(f"{where}: missing 'file' (the Python file defining the kernel)")
-    name = _opt(table, "name", str, where)
     if name is None:
         raise InputError(f"{where}: missing 'name' (the kernel function in {source})")
-    where = f"{spec_path}: kernel #{number} '{name}'"
     output = _opt(table, "output", str, where) or name
     variants = table.get("variants", [{}])
     if not isinstance(variants, list) or not variants:

@@ -228,12 +228,13 @@ def _spec(p: str, P: str, consts: list[dict]) -> Section:
     lines.append("};")
     math_h = any(C.needs_math_h(s["type"], s["default"]) for s in consts)
     return Section(lines, [f"{p}_spec_constants", f"{p}_spec_map", f"{len(consts)}u", f"&{p}_spec_defaults",
-                           f"(uint32_t)sizeof({p}_spec)"], math_h)
+                           f"{at}u"], math_h)
 
 
 def _needs(p: str, r: dict) -> Section:
     need = requirements(r)
-    lines: list[str] = []
+    lines = [f"/* not mapped to a Vulkan feature; check by hand: {', '.join(need.unmapped_capabilities)} */"
+             ] if need.unmapped_capabilities else []
     fields: list[str] = []
     for what, names in (("device_extensions", need.extensions), ("features", need.features)):
         lines += _strings(f"{p}_{what}", names)
