@@ -145,7 +145,7 @@ def _read_manifest(out: Path) -> dict:
 
 
 def _write_manifest(out: Path, records: dict) -> None:
-    text = json.dumps({"format": MANIFEST_FORMAT, "outputs": records}, indent=1, sort_keys=True) + "\n"
+    text = json.dumps({"format": MANIFEST_FORMAT, "outputs": records}, indent=1) + "\n"
     (out / MANIFEST).write_text(text)
 
 
