@@ -128,7 +128,7 @@ def _write(path: str, data: str | bytes) -> None:
         Path(path).write_text(data)
 
 
-def cmd_emit(args) -> int:
+def cmd_emit(args: argparse.Namespace) -> int:
     """``coopdsl emit``: one kernel to SPIR-V, a C header or reflection JSON (plus optional extras)."""
     k = pick_kernel(load_kernels(args.file), args.kernel, args.file)
     spec = _parse_values(args.spec, "--spec")
@@ -157,7 +157,7 @@ def cmd_emit(args) -> int:
     return 0
 
 
-def _emit_command(args) -> str:
+def _emit_command(args: argparse.Namespace) -> str:
     """The emit command line that regenerates a header (recorded in it)."""
     parts = ["coopdsl emit", args.file, "--format c"]
     parts += [f"--kernel {args.kernel}"] if args.kernel else []
@@ -167,7 +167,7 @@ def _emit_command(args) -> str:
     return " ".join(parts)
 
 
-def cmd_build(args) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     """``coopdsl build``: compile a TOML build spec into a directory (incremental)."""
     from .aot.build import build
 
@@ -178,7 +178,7 @@ def cmd_build(args) -> int:
     return 0
 
 
-def cmd_val(args) -> int:
+def cmd_val(args: argparse.Namespace) -> int:
     """``coopdsl val``: run spirv-val on a file."""
     message = tools.validation_message(_read_spirv(args.file), args.target_env)
     if message is not None:
@@ -188,14 +188,14 @@ def cmd_val(args) -> int:
     return 0
 
 
-def cmd_dis(args) -> int:
+def cmd_dis(args: argparse.Namespace) -> int:
     """``coopdsl dis``: spirv-dis text of a file."""
     text = tools.disassemble(_read_spirv(args.file))
     _write(args.output or "-", text)
     return 0
 
 
-def cmd_devices(args) -> int:
+def cmd_devices(args: argparse.Namespace) -> int:
     """``coopdsl devices``: the Vulkan devices and their cooperative-matrix configurations."""
     from . import runtime
 

@@ -14,5 +14,5 @@ from .errors import BuildError, InputError, KernelFileError
 from .loading import load_kernels, pick_kernel
 from .requirements import Requirements, requirements
 
-__all__ = ["Artifact", "compile_artifact", "render_header", "BuildError", "InputError", "KernelFileError",
-           "load_kernels", "pick_kernel", "Requirements", "requirements"]
+__all__ = ["Artifact", "BuildError", "InputError", "KernelFileError", "Requirements", "compile_artifact",
+           "load_kernels", "pick_kernel", "render_header", "requirements"]

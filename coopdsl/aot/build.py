@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Callable
 
 from .. import __version__
 from ..errors import CoopDSLError
@@ -43,7 +43,7 @@ class BuildReport:
     header_changed: bool = False
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiler_fingerprint() -> str:
     """Hash of the coopdsl version and its Python sources: a changed compiler rebuilds everything."""
     h = hashlib.sha256(__version__.encode())
@@ -71,8 +71,7 @@ def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None]
     if out.exists() and not out.is_dir():
         raise InputError(f"{out_dir}: exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
-    old = _read_manifest(out)
-    records = {name: rec for name, rec in old.items()}
+    records = _read_manifest(out)
     report = BuildReport()
     loaded: dict[Path, dict] = {}
     try:
