@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="default value of a specialization constant (repeatable)")
     e.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
                    help="value of a compile-time (Const) parameter (repeatable)")
+    e.add_argument("--device", metavar="PROFILE", help="check the kernel against a device profile "
+                   "(coopdsl devices --json file, or a shipped name such as nvidia-h100)")
     e.add_argument("--dis", metavar="PATH", help="also write the disassembly ('-' for stdout)")
     e.add_argument("--reflect", metavar="PATH", help="also write reflection JSON ('-' for stdout)")
     e.add_argument("--ir", metavar="PATH", help="also write the IR text ('-' for stdout)")
@@ -63,12 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except CoopDSLError as e:
-        print(str(e), file=sys.stderr)
-        return 1
     except (UsageError, InputError) as e:
         print(f"coopdsl: error: {e}", file=sys.stderr)
         return 2
+    except CoopDSLError as e:
+        print(str(e), file=sys.stderr)
+        return 1
 
 
 class UsageError(Exception):
@@ -134,7 +136,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
     spec = _parse_values(args.spec, "--spec")
     consts = _parse_values(args.const, "--const")
     try:
-        artifact = compile_artifact(k, source=args.file, target_env=args.target_env, spec=spec, consts=consts)
+        artifact = compile_artifact(k, source=args.file, target_env=args.target_env, spec=spec, consts=consts,
+                                    device=args.device)
     except ValueError as e:
         raise UsageError(str(e)) from None
     out = args.output or f"{artifact.name}{FORMATS[args.format]}"

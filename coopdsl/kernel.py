@@ -10,11 +10,14 @@ pointing at the user's line; the traceback holds no compiler frame.
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
 from .ir.core import Module
+from .ir.literals import LiteralError, fit
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
@@ -45,7 +48,7 @@ class Kernel:
         extra = "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
 
-    def specialize(self, **consts: Any) -> "Kernel":
+    def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
         import inspect
 
@@ -74,13 +77,28 @@ class Kernel:
                 raise e.with_traceback(None) from None
         return self._cache[key]
 
-    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None) -> bytes:
+    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None,
+                device: Any = None) -> bytes:
         """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's).
 
         ``spec`` replaces the *default* values of specialization constants by
         name (the host can still override them at pipeline creation).
+        ``device`` (a shipped profile name such as ``"nvidia-h100"``, a
+        ``coopdsl devices --json`` file or dict, or a runtime Device) also
+        checks that the device offers every cooperative-matrix type and MulAdd
+        the kernel uses: ``coopdsl.devices.DeviceMismatchError`` (a
+        CompileError) at the offending line otherwise (docs/devices.md).
         """
-        return self._build(target_env, spec)[1]
+        module, binary = self._build(target_env, spec)
+        if device is not None:
+            from .devices import verify
+            from .reflect import reflect
+
+            try:
+                verify(reflect(module, binary), device)
+            except CoopDSLError as e:
+                raise e.with_traceback(None) from None
+        return binary
 
     def ir(self, target_env: str | None = None) -> Module:
         """The kernel's IR module (after passes)."""
@@ -180,16 +198,32 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     return Kernel(fn, workgroup_size, target_env)
 
 
+def _decorator_loc(fn, word: str) -> SourceLoc:
+    """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
+    code = fn.__code__
+    text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
+    col = text.find(word) + 1 if word in text else len(text) - len(text.lstrip()) + 1
+    return SourceLoc(code.co_filename, code.co_firstlineno, col)
+
+
+MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
+
+
 def _check_wg(fn, size) -> tuple:
-    if isinstance(size, (int, str)):
+    """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
+    where = _decorator_loc(fn, "workgroup_size")
+    if isinstance(size, (int, str, float)):
         size = (size,)
-    size = tuple(size)
+    try:
+        size = tuple(size)
+    except TypeError:
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where) from None
     if not 1 <= len(size) <= 3:
-        raise ValueError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}")
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where)
     for s in size:
-        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and s > 0)):
-            raise ValueError(f"{fn.__name__}: workgroup_size entries must be positive ints or Spec parameter names, "
-                             f"got {s!r}")
+        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and 0 < s <= MAX_WORKGROUP_DIM)):
+            raise CompileError(f"{fn.__name__}: workgroup_size entries must be ints from 1 to {MAX_WORKGROUP_DIM} "
+                               f"or Spec parameter names, got {s!r}", where)
     return size + (1,) * (3 - len(size))
 
 
@@ -197,7 +231,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     from .frontend import compile_kernel
     from .frontend.source import parse_function
     from .passes import run_pipeline
-    from .spirv.writer import write
+    from .spirv.writer import write_with_locations
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
@@ -205,13 +239,20 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)
-    binary = to_bytes(write(module, tools.TARGET_ENVS[env]))
+    words, locations = write_with_locations(module, tools.TARGET_ENVS[env])
+    binary = to_bytes(words)
     message = tools.validation_message(binary, env)
     if message is not None:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
-            SourceLoc(src.file, src.tree.lineno, 1))
+            _rejected_at(message, locations) or SourceLoc(src.file, src.tree.lineno, 1))
     return module, binary
+
+
+def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
+    """The user line of the instruction spirv-val names ("line N" counts instructions)."""
+    m = re.search(r"\bline (\d+):", message)
+    return locations.get(int(m.group(1))) if m else None
 
 
 def _wg_entry(module: Module, s, src):
@@ -234,8 +275,7 @@ def _apply_spec_defaults(module: Module, spec: dict) -> None:
         if sc is None:
             raise ValueError(f"{module.name} has no specialization constant '{name}' "
                              f"(it has: {', '.join(by_name) or 'none'})")
-        kind = sc.type.kind
-        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)) or \
-                kind == "float" and not isinstance(value, (int, float)) or kind == "bool" and not isinstance(value, bool):
-            raise ValueError(f"specialization constant '{name}' is {sc.type}, got {value!r}")
-        sc.default = float(value) if kind == "float" else value
+        try:
+            sc.default = fit(value, sc.type)
+        except LiteralError as e:
+            raise ValueError(f"specialization constant '{name}': {e}") from None

@@ -1,6 +1,7 @@
 """The package's layers import one way, and no module imports itself around a circle.
 
-frontend -> lang -> ir; spirv -> ir; passes -> ir; the runtime stands alone.
+frontend -> lang -> ir; spirv -> ir; passes -> ir; the runtime sees only the device checks, which see
+only reflection data.
 Function-level imports count: they are how cycles used to hide.
 """
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import coopdsl
 
 PKG = Path(__file__).resolve().parents[1] / "coopdsl"
 
@@ -20,8 +23,9 @@ ALLOWED = {
     "passes": {"ir", "errors"},
     "spirv": {"ir", "errors"},
     "interp": {"ir", "errors"},
-    "runtime": {"errors"},
-    "reflect": {"ir", "spirv", "errors"},
+    "devices": {"errors"},  # device profiles and checks work on reflection data only
+    "runtime": {"errors", "devices"},
+    "reflect": {"ir", "spirv", "devices", "errors"},
 }
 
 
@@ -118,3 +122,27 @@ def test_a_wrong_way_import_is_detected(tmp_path, monkeypatch):
     (fake / "bad.py").write_text("from ..frontend import codegen\n")
     monkeypatch.setattr(f"{__name__}.PKG", tmp_path / "coopdsl")
     assert "coopdsl.frontend.codegen" in _imports(fake / "bad.py", {"coopdsl.frontend.codegen"})
+
+
+def test_the_code_generator_implements_the_builder_builtins_receive():
+    import coopdsl
+    from coopdsl.frontend.context import Context
+    from coopdsl.lang.context import Builder
+
+    @coopdsl.kernel
+    def k(x: coopdsl.Buffer[coopdsl.f32]):
+        x[0] = 1.0
+
+    seen = []
+    original = Context.note_buffer_write
+
+    def spy(self, buf):
+        seen.append(isinstance(self, Builder))
+        return original(self, buf)
+
+    Context.note_buffer_write = spy
+    try:
+        k.compile()
+    finally:
+        Context.note_buffer_write = original
+    assert seen == [True]

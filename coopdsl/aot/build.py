@@ -4,8 +4,8 @@ Each variant writes ``OUTPUT.spv`` and ``OUTPUT.json`` (its reflection); the
 directory also gets one header with every variant (:mod:`.cheader`) and a
 manifest, ``.coopdsl-build.json``, recording for each output the hash of
 what it was built from: the coopdsl version and compiler sources, the kernel
-file's text, the kernel name and the options (target env, spec and Const
-values).  A variant whose hash is unchanged and whose files exist is not
+file's text, the kernel name and the options (target env, device profile
+name, spec and Const values).  A variant whose hash is unchanged and whose files exist is not
 recompiled (its file is not even run).  A kernel file's *imports* are not
 hashed: touch the kernel file, or delete the manifest, after changing a
 module it imports.
@@ -56,7 +56,8 @@ def compiler_fingerprint() -> str:
 def variant_key(entry: Entry, variant: Variant, source_text: str) -> str:
     """The content hash deciding whether ``variant`` of ``entry`` must be recompiled."""
     data = {"compiler": compiler_fingerprint(), "source": source_text, "kernel": entry.kernel,
-            "target_env": entry.target_env, "spec": variant.spec, "consts": variant.consts}
+            "target_env": entry.target_env, "device": entry.device, "spec": variant.spec,
+            "consts": variant.consts}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
@@ -115,7 +116,7 @@ def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict) -> A
             loaded[entry.file] = load_kernels(entry.file)
         kernel = pick_kernel(loaded[entry.file], entry.kernel, entry.source)
         return compile_artifact(kernel, variant.output, entry.source, entry.target_env, variant.spec,
-                                variant.consts)
+                                variant.consts, entry.device)
     except (CoopDSLError, ValueError) as e:
         raise BuildError(f"{where}: failed:\n{e}") from None
 

@@ -4,12 +4,14 @@
 
     header = "kernels.h"          # optional: the combined header (default: <spec name>.h)
     target_env = "vulkan1.3"      # optional: default for every kernel
+    device = "nvidia-h100"        # optional: check every kernel against a device profile (docs/devices.md)
 
     [[kernel]]
     file = "kernels.py"           # a Python file, relative to the spec file
     name = "saxpy"                # the kernel function
     output = "saxpy"              # optional: output name (default: the kernel name)
     target_env = "vulkan1.2"      # optional
+    device = "profile.json"       # optional (a profile name, or a file relative to the spec)
     variants = [                  # optional: one output per entry (default: one, no values)
         { spec = { WG = 64 } },                       # -> saxpy_WG64
         { suffix = "big", spec = { WG = 256 } },      # -> saxpy_big
@@ -35,8 +37,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-TOP_KEYS = {"header", "target_env", "kernel"}
-KERNEL_KEYS = {"file", "name", "output", "target_env", "variants"}
+TOP_KEYS = {"header", "target_env", "device", "kernel"}
+KERNEL_KEYS = {"file", "name", "output", "target_env", "device", "variants"}
 VARIANT_KEYS = {"suffix", "spec", "const"}
 
 
@@ -58,6 +60,7 @@ class Entry:
     source: str        # the file as the spec writes it
     kernel: str
     target_env: str | None
+    device: str | None  # device profile to check against: a shipped name or a resolved .json path
     variants: tuple[Variant, ...]
 
     def describe(self) -> str:
@@ -86,15 +89,16 @@ def read_spec(path: str | Path) -> BuildSpec:
     if Path(header).name != header or not header.endswith(".h"):
         raise InputError(f"{path}: header must be a file name ending in .h, got {header!r}")
     default_env = _env(data, f"{path}")
+    default_device = _device(data, f"{path}", p)
     tables = data.get("kernel")
     if not isinstance(tables, list) or not tables:
         raise InputError(f"{path}: no kernels: add [[kernel]] tables with file = \"...\"")
-    entries = tuple(_entry(i + 1, t, p, default_env) for i, t in enumerate(tables))
+    entries = tuple(_entry(i + 1, t, p, default_env, default_device) for i, t in enumerate(tables))
     _check_unique(entries, path)
     return BuildSpec(p, header, entries)
 
 
-def _entry(number: int, table, spec_path: Path, default_env: str | None) -> Entry:
+def _entry(number: int, table, spec_path: Path, default_env: str | None, default_device: str | None) -> Entry:
     where = f"{spec_path}: kernel #{number}"
     if not isinstance(table, dict):
         raise InputError(f"{where}: must be a table")
@@ -112,6 +116,7 @@ def _entry(number: int, table, spec_path: Path, default_env: str | None) -> Entr
         raise InputError(f"{where}: variants must be a non-empty list of tables")
     many = len(variants) > 1
     return Entry(number, spec_path.parent / source, source, name, _env(table, where) or default_env,
+                 _device(table, where, spec_path) or default_device,
                  tuple(_variant(v, output, many, f"{where} variant #{i + 1}") for i, v in enumerate(variants)))
 
 
@@ -150,6 +155,12 @@ def _env(table: dict, where: str) -> str | None:
     if env is not None and env not in TARGET_ENVS:
         raise InputError(f"{where}: target_env must be one of {', '.join(sorted(TARGET_ENVS))}, got {env!r}")
     return env
+
+
+def _device(table: dict, where: str, spec_path: Path) -> str | None:
+    """A device profile: a shipped name as written, a ``.json`` file resolved against the spec's folder."""
+    device = _opt(table, "device", str, where)
+    return str(spec_path.parent / device) if device and device.endswith(".json") else device
 
 
 def _opt(table: dict, key: str, kind: type, where: str):

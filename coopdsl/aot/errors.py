@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import CoopDSLError
 
 
-class InputError(ValueError):
+class InputError(CoopDSLError, ValueError):
     """A file or argument given to an ahead-of-time command is unusable."""
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import ast
 import types as py_types
 
-from ..errors import (NameResolutionError, TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..lang import arith
 from ..lang import registry as B
 from ..lang.pointers import ptr_element
-from ..lang import arith
 from ..lang.structs import is_data_ptr, ptr_elem
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
 
@@ -53,7 +53,7 @@ def expr_attribute(cg, node: ast.Attribute):
             return BoundMethod(m, obj)
         if B.method_names(obj):
             raise NameResolutionError(f"{t} has no attribute '{attr}' (it has: {_methods(obj)})", cg.em.loc)
-        raise NameResolutionError(f"a {t} value has no attribute '{attr}'", cg.em.loc)
+        raise NameResolutionError(f"{with_article(t)} value has no attribute '{attr}'", cg.em.loc)
     raise NameResolutionError(f"{cg.describe(obj)} has no attribute '{attr}'", cg.em.loc)
 
 
@@ -97,6 +97,8 @@ def expr_subscript(cg, node: ast.Subscript):
         params = tuple(_type_param(cg, p) for p in params)
         try:
             return base[params if len(params) > 1 else params[0]]
+        except CompileError as e:  # a declaration error: here, at the kernel's line
+            raise TypeMismatchError(e.message, cg.em.loc) from None
         except TypeError as e:
             raise TypeMismatchError(str(e), cg.em.loc) from None
     raise TypeMismatchError(f"{cg.describe(base)} cannot be indexed", cg.em.loc)
@@ -108,10 +110,10 @@ def _is_type_family(obj) -> bool:
 
 def _type_param(cg, p):
     if isinstance(p, (SpecConst, SpecOp)):
-        if p.type.kind != "int":
+        if p.type.kind != "int" or p.type.width != 32:
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
-            raise TypeMismatchError(f"specialization constant '{name}' used as a dimension must be an integer",
-                                    cg.em.loc)
+            raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
+                                    f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
         return dim_of(p)
     if isinstance(p, Const) and isinstance(p.value, int):
         return p.value
@@ -141,7 +143,7 @@ def _value_index(cg, base: Value, index):
             return cg.em.op("extract", t.elem, [base], index=index)
         ptr = _spill_element(cg, base, index)
         return cg.em.op("load", t.elem, [ptr])
-    raise TypeMismatchError(f"a {t} value cannot be indexed", cg.em.loc)
+    raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
 
 
 def _spill_element(cg, m: Value, index):
@@ -202,6 +204,51 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
         cg.assign(root, _set_path(cg.lookup(root, target), path, value))
         return
     raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
+
+
+def store_attribute(cg, target: ast.Attribute, value) -> None:
+    """``mem[i].member(.member...) = value``: a store into one member of a struct element in memory.
+
+    ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
+    """
+    path: list[str] = []
+    node = target
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Subscript):
+        raise UnsupportedSyntaxError(
+            "cannot assign to a member of a value; assign struct members of memory elements (buf[i].m = x) or "
+            "build a new struct", cg.src.loc(target))
+    base = cg.visit(node.value)
+    index = cg.visit(node.slice)
+    if isinstance(base, Value) and is_data_ptr(base.type):
+        ptr = ptr_element(cg, base, index)
+    elif isinstance(base, BufferRef):
+        ptr = cg.element_pointer(base, index)
+        cg.note_buffer_write(base)
+    else:
+        raise TypeMismatchError(f"cannot assign to a member of an element of {cg.describe(base)}", cg.src.loc(target))
+    t, indices = ptr.type.pointee, []
+    for name in path:
+        if not isinstance(t, T.StructType):
+            raise TypeMismatchError(f"{with_article(t)} has no member '{name}'", cg.src.loc(target))
+        try:
+            i = t.member_index(name)
+        except KeyError:
+            raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
+                                      f"{', '.join(n for n, _ in t.members)})", cg.src.loc(target)) from None
+        indices.append(cg.em.const(T.u32, i))
+        t = t.members[i][1]
+    value = cg.as_operand(value)
+    if arith.is_number(value):
+        value = cg.em.literal(value, t)
+    if not isinstance(value, Value) or value.type != t:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into member '{path[-1]}' of type {t}",
+                                cg.src.loc(target))
+    member = cg.em.op("access", T.PointerType(t, ptr.type.storage), [ptr, *indices])
+    psb = ptr.type.storage == "PhysicalStorageBuffer"
+    cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(T.align_of(t))} if psb else {}))
 
 
 def _container_path(cg, target: ast.Subscript):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 
-from ..errors import (ArgumentError, TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
+from ..lang import arith
 from ..lang import registry as B
 from ..lang.functions import DeviceFunction
-from ..lang import arith
 from ..lang.values import BoundMethod
 
 

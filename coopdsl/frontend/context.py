@@ -16,13 +16,22 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import types as py_types
-from typing import Callable, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
-from ..errors import (UNKNOWN_LOC, CompileError, CoopDSLError, InternalCompilerError, NameResolutionError,
-                      TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import (
+    UNKNOWN_LOC,
+    CompileError,
+    CoopDSLError,
+    InternalCompilerError,
+    NameResolutionError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+)
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Function, GlobalVar, Module, Op, Value
+from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
+from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .scan import assigned_names
 from .source import Source
@@ -150,10 +159,27 @@ class Context:
         return v
 
     def describe(self, v) -> str:
+        """How an error message names ``v``, in the words kernels are written in."""
         if isinstance(v, Value):
             return f"a runtime {v.type}"
         if isinstance(v, BufferRef):
             return f"{v.kind} '{v.name}'"
+        if isinstance(v, BuiltinVar):
+            return f"coopdsl.{v.name} ({v.type})"
+        if isinstance(v, bool):
+            return f"the bool {v}"
+        if isinstance(v, (int, float)):
+            return f"the number {v!r}"
+        if isinstance(v, str):
+            return f"the string {v!r}"
+        if isinstance(v, T.Type):
+            return f"the type {v}"
+        if isinstance(v, Enumerant):
+            return f"coopdsl.{v!r}"
+        if isinstance(v, CoopMatFamily):
+            return f"the matrix type {v.name} (without [component, rows, cols])"
+        if isinstance(v, tuple):
+            return f"a compile-time tuple of {len(v)}"
         return f"{type(v).__name__} {v!r}"
 
     def load_builtin(self, b: BuiltinVar) -> Value:
@@ -169,6 +195,14 @@ class Context:
         return g
 
     def element_pointer(self, buf: BufferRef, index) -> Value:
+        known = index.value if isinstance(index, Const) else index
+        if isinstance(known, int) and not isinstance(known, bool):
+            length = buf.length if isinstance(buf.length, int) else None
+            if known < 0 or length is not None and known >= length:
+                size = f" of {length} elements" if length is not None else ""
+                raise TypeMismatchError(f"index {known} is out of bounds for {buf.kind} '{buf.name}'{size} "
+                                        f"(indices count from 0; Python's negative indices are not supported)",
+                                        self.em.loc)
         idx = self.as_index(index, f"a {buf.kind} index")
         prefix = [self.em.const(T.u32, i) for i in buf.prefix]
         return self.em.op("access", T.PointerType(buf.elem, buf.storage), [buf.var, *prefix, idx])

@@ -11,7 +11,7 @@ from ..ir.attrs import LoopHint
 from ..ir.core import LoopMerge, SelectionMerge, Value
 from ..lang import arith
 from ..lang.registry import BUILTINS
-from .access import store_subscript
+from .access import store_attribute, store_subscript
 from .calls import call_parts
 from .context import describe_node
 from .expr import BINOPS
@@ -40,7 +40,7 @@ class ControlFlow:
         ty = self.visit(node.annotation)
         value = self.as_operand(self.visit(node.value))
         if not isinstance(ty, T.Type):
-            raise TypeMismatchError(f"annotation {ty!r} is not a type", self.src.loc(node.annotation))
+            raise TypeMismatchError(f"annotation {self.describe(ty)} is not a type", self.src.loc(node.annotation))
         if isinstance(value, (bool, int, float)):
             value = self.em.literal(value, ty)
         elif not isinstance(value, Value) or value.type != ty:
@@ -59,6 +59,8 @@ class ControlFlow:
                 self.assign_target(t, v)
         elif isinstance(target, ast.Subscript):
             store_subscript(self, target, value)
+        elif isinstance(target, ast.Attribute):
+            store_attribute(self, target, value)
         else:
             raise UnsupportedSyntaxError(f"cannot assign to {describe_node(target)}", self.src.loc(target))
 
@@ -145,9 +147,14 @@ class ControlFlow:
 
     def _range_for(self, node, start, stop, step, control=LoopHint()):
         em = self.em
-        step = self.as_operand(step)
-        if isinstance(step, bool) or isinstance(step, int) and step == 0 or \
-                not isinstance(step, (int, Value)):
+        start, stop, step = (self.as_operand(v) for v in (start, stop, step))
+        for what, v in (("start", start), ("stop", stop), ("step", step)):
+            is_int = isinstance(v, int) and not isinstance(v, bool)
+            is_int_value = isinstance(v, Value) and isinstance(v.type, T.ScalarType) and v.type.kind == "int"
+            if not (is_int or is_int_value):
+                raise TypeMismatchError(f"the {what} of range(...) must be an integer, got {self.describe(v)}",
+                                        self.src.loc(node.iter))
+        if isinstance(step, int) and step == 0:
             raise TypeMismatchError("the step of range(...) must be a non-zero integer", self.src.loc(node.iter))
         typed = [v for v in (start, stop, step) if isinstance(v, Value)]
         ty = typed[0].type if typed else T.i32
@@ -270,4 +277,6 @@ def _as_load(target: ast.AST) -> ast.AST:
         return ast.Name(target.id, ast.Load())
     if isinstance(target, ast.Subscript):
         return ast.Subscript(target.value, target.slice, ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(target.value, target.attr, ast.Load())
     raise UnsupportedSyntaxError(f"cannot update {describe_node(target)} in place")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import (TypeMismatchError, UnsupportedSyntaxError)
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
-from ..lang.pointers import ptr_offset
 from ..lang import arith
+from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from .access import expr_attribute, expr_subscript
 from .calls import expr_call, expr_list, expr_listcomp
@@ -38,6 +38,9 @@ def expr_tuple(cg, node):
 def expr_binop(cg, node: ast.BinOp):
     op = BINOPS.get(type(node.op))
     if op is None:
+        if isinstance(node.op, ast.MatMult):
+            raise UnsupportedSyntaxError("'@' is not supported; multiply cooperative matrices with "
+                                         "cd.muladd(a, b, c) (A x B + C)", cg.em.loc)
         raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", cg.em.loc)
     a = cg.as_operand(cg.visit(node.left))
     b = cg.as_operand(cg.visit(node.right))

@@ -15,11 +15,11 @@ import inspect
 
 from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
-from ..ir.core import Function, Module, Op, Param, Value
+from ..ir.core import Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
+from ..lang.values import BufferRef
 from .codegen import CodeGen
 from .source import parse_function
-from ..lang.values import BufferRef
 
 _compiling: list = []  # device functions being compiled (to catch recursion)
 
@@ -78,7 +78,15 @@ class HelperGen(CodeGen):
 
 
 
+def _is_runtime(v) -> bool:
+    """Runtime arguments become parameters; specialization constants stay module-level constants
+    (so a ``Spec`` passed to a device function can size its matrices there)."""
+    return isinstance(v, Value) and not isinstance(v, (SpecConst, SpecOp))
+
+
 def _signature_part(v):
+    if isinstance(v, (SpecConst, SpecOp)):
+        return ("spec", dim_of(v))
     if isinstance(v, Value):
         return ("value", v.type)
     if isinstance(v, BufferRef):
@@ -110,7 +118,7 @@ def call(cg, dfn, args: list, kwargs: dict):
     func = cg.module.helpers.get(key)
     if func is None:
         func = _compile(cg.module, dfn, values, key)
-    runtime_args = [v for v in values.values() if isinstance(v, Value)]
+    runtime_args = [v for v in values.values() if _is_runtime(v)]
     return_type = func.type.ret
     result = cg.em.op("call", return_type, runtime_args, func=func)
     return None if return_type is T.void else result
@@ -152,7 +160,7 @@ def _compile(module: Module, dfn, values: dict, key) -> Function:
     src = parse_function(dfn.fn)
     params, bindings = [], {}
     for name, v in values.items():
-        if isinstance(v, Value):
+        if _is_runtime(v):
             p = Param(v.type, name)
             params.append(p)
             bindings[name] = p

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.attrs import MemoryAccess, Scope
+from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
 from .pointers import ptr_element
 from .registry import bind, builtin
 from .structs import is_data_ptr
-from .types import Enumerant
+from .types import as_scope
 from .values import BufferRef
 
 
 def memory_pointer(cg, buf, offset, what: str):
+    """Pointer to element ``offset`` of a buffer, shared or local array, or ``Ptr[T]``."""
     if isinstance(buf, Value) and is_data_ptr(buf.type):
         return ptr_element(cg, buf, offset)
     if not isinstance(buf, BufferRef):
-        raise TypeMismatchError(f"{what} needs a buffer parameter, got {cg.describe(buf)}", cg.em.loc)
+        raise TypeMismatchError(f"{what} needs a buffer, a shared or local array or a Ptr[...], "
+                                f"got {cg.describe(buf)}", cg.em.loc)
     return cg.element_pointer(buf, offset)
 
 
@@ -60,36 +62,39 @@ def memory_operands(cg, p: dict, is_store: bool):
             fields[flag] = True
     right = "available" if is_store else "visible"
     if p.get(right) is not None:
-        scope = p[right]
-        if not isinstance(scope, Enumerant) or scope.kind != "Scope":
-            raise ArgumentError(f"{right}= takes a scope (coopdsl.Device, Workgroup, Subgroup, QueueFamily), "
-                                f"got {cg.describe(scope)}", cg.em.loc)
-        fields[right] = Scope[scope.name]
+        fields[right] = as_scope(cg, p[right], f"{right}=")
     return MemoryAccess(**fields) if fields else None
 
 
 @builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)")
 def load_element(cg, args, kwargs):
-    """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible)."""
+    """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible).
+
+    ``buffer`` is a buffer parameter, a shared or local array, or a ``Ptr[T]``
+    (whose accesses always carry ``Aligned``, natural alignment unless given).
+    """
     p = bind_access(cg, load_element, args, kwargs, is_store=False)
     ptr = memory_pointer(cg, p["buffer"], p["index"], "load_element")
-    mem = memory_operands(cg, p, is_store=False)
-    return cg.em.op("load", p["buffer"].elem, [ptr], **({"memory": mem} if mem else {}))
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    return cg.em.op("load", ptr.type.pointee, [ptr], **({"memory": mem} if mem else {}))
 
 
 @builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)")
 def store_element(cg, args, kwargs):
-    """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.)."""
+    """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.).
+
+    ``buffer`` is as for :func:`load_element`.
+    """
     p = bind_access(cg, store_element, args, kwargs, is_store=True)
     buf = p["buffer"]
     ptr = memory_pointer(cg, buf, p["index"], "store_element")
+    elem = ptr.type.pointee
     value = cg.as_operand(p["value"])
     if isinstance(value, (bool, int, float)):
-        value = cg.em.literal(value, buf.elem)
-    if not isinstance(value, Value) or value.type != buf.elem:
-        raise TypeMismatchError(f"cannot store {cg.describe(value)} into {buf.kind} '{buf.name}' of {buf.elem}",
-                                cg.em.loc)
-    cg.note_buffer_write(buf)
-    mem = memory_operands(cg, p, is_store=True)
+        value = cg.em.literal(value, elem)
+    if not isinstance(value, Value) or value.type != elem:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into {cg.describe(buf)} of {elem}", cg.em.loc)
+    if isinstance(buf, BufferRef):
+        cg.note_buffer_write(buf)
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
     cg.em.op("store", T.void, [ptr, value], **({"memory": mem} if mem else {}))
-

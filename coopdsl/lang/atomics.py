@@ -10,12 +10,12 @@ adds the storage-class bit (UniformMemory / WorkgroupMemory) automatically.
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from .values import BufferRef
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
 from .registry import BUILTINS, Builtin, bind, make_builtin
-from .types import Enumerant
+from .types import as_scope
+from .values import BufferRef
 
 ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
 
@@ -35,10 +35,8 @@ def _scope_and_semantics(cg, name, mem, p):
     scope = p.get("scope")
     if scope is None:
         scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
-    elif not isinstance(scope, Enumerant) or scope.kind != "Scope":
-        raise ArgumentError(f"{name}(): scope must be coopdsl.Device, Workgroup, Subgroup, ...", cg.em.loc)
     else:
-        scope = Scope[scope.name]
+        scope = as_scope(cg, scope, f"{name}(): scope")
     sem = p.get("semantics")
     names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
     if any(n not in ORDERINGS for n in names) or len(names) > 1:
@@ -111,7 +109,8 @@ for _op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
 ATOMICS["atomic_compare_exchange"] = make_builtin(
     "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value.",
     "(mem, index, comparator, value, *, scope=None, semantics=None)")
-ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index].", "(mem, index, *, scope, semantics)")
+ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index].",
+                                      "(mem, index, *, scope, semantics)")
 ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index].",
                                   "(mem, index, value, *, scope, semantics)")
 BUILTINS.update(ATOMICS)

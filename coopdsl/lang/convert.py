@@ -14,7 +14,7 @@ def bitcast(cg, args, kwargs):
     p = bind(cg, bitcast, args, kwargs)
     v, t = cg.as_runtime(p["value"]), p["type"]
     if not isinstance(t, T.ScalarType) and not isinstance(t, T.VectorType):
-        raise TypeMismatchError(f"bitcast target must be a scalar or vector type, got {t!r}", cg.em.loc)
+        raise TypeMismatchError(f"bitcast target must be a scalar or vector type, got {cg.describe(t)}", cg.em.loc)
     if isinstance(v.type, T.CoopMatType):
         src = v.type.elem
         if not isinstance(t, T.ScalarType) or src.kind != "int" or t.kind != "int" or src.width != t.width:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MATRIX_OPERANDS, Layout
+from ..ir.core import Const, SpecConst, SpecOp
 from .access import bind_access, memory_operands, memory_pointer, psb_aligned
 from .coopcheck import check_muladd
 from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
@@ -32,7 +33,7 @@ def muladd(cg, args, kwargs):
     data holding signed values.
     """
     p = bind(cg, muladd, args, kwargs)
-    a, b, c = (cg.as_runtime(p[k]) for k in "abc")
+    a, b, c = (cg.as_operand(p[k]) for k in "abc")
     signed = check_muladd(cg.em, a, b, c)
     if p.get("signed") is not None:
         signed = _signedness(cg, p["signed"], c.type)
@@ -53,18 +54,47 @@ def _signedness(cg, value, acc_type) -> frozenset:
     return frozenset(names)
 
 
-def _layout(cg, value) -> Layout:
+def _layout(cg, value):
+    """A Layout, or a 32-bit integer specialization constant holding one (0 RowMajor, 1 ColumnMajor)."""
+    if isinstance(value, (SpecConst, SpecOp)) and value.type in (T.u32, T.i32):
+        return value
     if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
-        raise ArgumentError(f"layout must be coopdsl.RowMajor or coopdsl.ColumnMajor, got {value!r}", cg.em.loc)
+        raise ArgumentError(f"layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "
+                            f"got {cg.describe(value)}", cg.em.loc)
     return Layout(value.value)
 
 
-def _stride(cg, p, b: Builtin):
+def _stride(cg, p, b: Builtin, is_store: bool):
     if "stride" not in p:
         raise ArgumentError(
             f"{b.name}: missing argument 'stride' (elements between consecutive rows for RowMajor, "
             f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
-    return cg.as_index(p["stride"], "stride")
+    stride = p["stride"]
+    known = stride.value if isinstance(stride, Const) else stride
+    if isinstance(known, int) and not isinstance(known, bool) and (known <= 0 if is_store else known < 0):
+        need = "greater than 0" if is_store else "0 or more"
+        raise ArgumentError(f"{b.name}: stride must be {need}, got {known} (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    return cg.as_index(stride, "stride")
+
+
+def _matrix_pointer(cg, buf, offset, what: str):
+    """Pointer to the first element of a matrix in a buffer, shared array or ``Ptr`` (not a local array)."""
+    if isinstance(buf, BufferRef) and buf.storage == "Function":
+        raise TypeMismatchError(
+            f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} local array "
+            f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "
+            f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
+            f"local_array of matrices instead", cg.em.loc)
+    ptr = memory_pointer(cg, buf, offset, what)
+    elem = ptr.type.pointee
+    if isinstance(elem, T.VectorType) and elem.count == 3:
+        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: their array "
+                                f"stride (16 bytes) differs from their size, so offsets and strides could not "
+                                f"count elements (use a vec4 or scalar buffer, as GLSL does)", cg.em.loc)
+    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.elem_of(elem).kind == "bool":
+        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: the memory must "
+                                f"hold numeric scalars or vectors (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    return ptr
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
@@ -81,8 +111,8 @@ def load(cg, mat_type, args, kwargs):
     """
     p = bind_access(cg, load, args, kwargs, is_store=False)
     layout = _layout(cg, p.get("layout", RowMajor))
-    ptr = memory_pointer(cg, p["buffer"], p["offset"], "load")
-    stride = _stride(cg, p, load)
+    ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "load")
+    stride = _stride(cg, p, load, is_store=False)
     mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
     return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
 
@@ -117,10 +147,8 @@ def store(cg, mat, args, kwargs):
     """
     p = bind_access(cg, store, args, kwargs, is_store=True)
     layout = _layout(cg, p.get("layout", RowMajor))
-    ptr = memory_pointer(cg, p["buffer"], p["offset"], "store")
-    stride = _stride(cg, p, store)
-    if isinstance(p["stride"], int) and p["stride"] == 0:
-        raise ArgumentError("store: stride must be greater than 0 (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "store")
+    stride = _stride(cg, p, store, is_store=True)
     if isinstance(p["buffer"], BufferRef):
         cg.note_buffer_write(p["buffer"])
     mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))

@@ -8,7 +8,8 @@ from .values import BuiltinVar
 _UVEC3 = T.VectorType(T.u32, 3)
 BUILTIN_VARS = {v.name: v for v in (
     BuiltinVar("workgroup_id", "WorkgroupId", _UVEC3, "Index of this workgroup in the dispatch (gl_WorkGroupID)."),
-    BuiltinVar("local_invocation_id", "LocalInvocationId", _UVEC3, "Index within the workgroup (gl_LocalInvocationID)."),
+    BuiltinVar("local_invocation_id", "LocalInvocationId", _UVEC3,
+               "Index within the workgroup (gl_LocalInvocationID)."),
     BuiltinVar("global_invocation_id", "GlobalInvocationId", _UVEC3, "gl_GlobalInvocationID."),
     BuiltinVar("num_workgroups", "NumWorkgroups", _UVEC3, "Workgroups in the dispatch (gl_NumWorkGroups)."),
     BuiltinVar("local_invocation_index", "LocalInvocationIndex", T.u32, "Flattened local index."),

@@ -9,9 +9,9 @@ type of the other arguments.  bf16/fp8 values must be converted first.
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from . import arith
 from ..ir import types as T
 from ..ir.core import Value
+from . import arith
 from .registry import BUILTINS, Builtin, make_builtin
 
 # name -> (float op, signed op, unsigned op, arity, 16/32-bit floats only, doc)

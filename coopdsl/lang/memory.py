@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from .values import BufferRef
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
 from .registry import bind, builtin
-from .types import Enumerant
-
+from .types import as_scope
+from .values import BufferRef
 
 
 def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
@@ -22,8 +21,8 @@ def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
             f"{b.name}: cooperative matrices may only live in Function or Private memory "
             f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
     elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {elem!r}",
-                                cg.em.loc)
+        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, "
+                                f"not {cg.describe(elem)}", cg.em.loc)
     if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
         length = dim_of(length)
     elif isinstance(length, bool) or not isinstance(length, int):
@@ -71,10 +70,7 @@ SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "
 
 
 def _scope(cg, v, what: str) -> Scope:
-    if not isinstance(v, Enumerant) or v.kind != "Scope":
-        raise ArgumentError(f"{what} must be a scope (coopdsl.Device, Workgroup, Subgroup, Invocation, "
-                            f"QueueFamily), got {cg.describe(v)}", cg.em.loc)
-    return Scope[v.name]
+    return as_scope(cg, v, what)
 
 
 def _semantics(cg, v) -> Semantics:

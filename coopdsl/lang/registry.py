@@ -16,8 +16,8 @@ keyed by (IR type class, name); subclasses inherit their bases' methods.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..errors import ArgumentError
 from ..ir import types as T

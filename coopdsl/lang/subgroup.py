@@ -25,7 +25,8 @@ GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclus
 def _numeric(cg, name, v) -> Value:
     v = cg.as_runtime(v)
     e = T.elem_of(v.type)
-    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or e.kind == "bool" or (e.kind == "float" and not e.is_ieee):
+    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or e.kind == "bool" or \
+            (e.kind == "float" and not e.is_ieee):
         raise TypeMismatchError(f"{name}() takes a numeric scalar or vector (not {v.type})", cg.em.loc)
     return v
 

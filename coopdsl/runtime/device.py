@@ -17,7 +17,7 @@ NO_ENABLE = {"robustBufferAccess", "cooperativeMatrixRobustBufferAccess", "robus
 class Buffer:
     """A VkBuffer with its own memory; host-visible ones stay mapped."""
 
-    def __init__(self, dev: "Device", size: int, usage: int, host_visible: bool, device_address: bool = False):
+    def __init__(self, dev: Device, size: int, usage: int, host_visible: bool, device_address: bool = False):
         self.dev, self.size = dev, max(int(size), 4)
         v, d = dev.vk, dev.handle
         if device_address:

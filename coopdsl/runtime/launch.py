@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..devices import DeviceMismatchError, verify
 from . import vk
 from .device import Buffer, Device
+from .features import DeviceFeatureError
 
 DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16, "e4m3": np.uint8,
           "e5m2": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
@@ -144,6 +146,7 @@ class _Prepared:
         if unknown:
             raise LaunchError(f"unknown argument(s) {sorted(unknown)}; the kernel takes {sorted(names)}")
         spec_data, entries = pack_spec(reflection, spec)
+        check_launch(reflection, dev.info, spec)  # cooperative matrices the device lacks: before the driver sees them
         self.pipeline, self.layout, set_layout = dev.pipeline(spirv, reflection, spec_data, entries)
         self.buffers: list[tuple[np.ndarray, Buffer, Buffer, bool]] = []  # array, device, staging, copy back
         self.infos = []
@@ -258,6 +261,21 @@ class _Prepared:
 
 
 _default: Device | None = None
+
+
+def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
+    """The device check before pipeline creation, reported as :class:`DeviceFeatureError`.
+
+    A kernel whose cooperative matrices the device does not offer never
+    reaches the driver; the error keeps the compile-time message (kernel line,
+    need, nearest offers) and carries ``mismatches`` and ``loc``.
+    """
+    try:
+        verify(reflection, device, spec)
+    except DeviceMismatchError as e:
+        err = DeviceFeatureError(str(e))
+        err.mismatches, err.loc = e.mismatches, e.loc
+        raise err from None
 
 
 def default_device() -> Device:

@@ -13,8 +13,19 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int32, c_size_t, c_uint8, c_uint32,
-                    c_uint64, c_void_p)
+from ctypes import (
+    POINTER,
+    Structure,
+    c_char,
+    c_char_p,
+    c_float,
+    c_int32,
+    c_size_t,
+    c_uint8,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 
 VkHandle = c_void_p       # dispatchable handles (instance, physical device, device, queue, command buffer)
 VkNonDispatchable = c_uint64

@@ -194,3 +194,30 @@ def test_missing_kernel_file_and_unknown_kernel(project):
     (project / "kernels.toml").write_text(SPEC.replace('name = "scale"', 'name = "scal"'))
     with pytest.raises(BuildError, match=r"scale.py has no kernel 'scal' \(it has: scale\)"):
         build(project / "kernels.toml", project / "out")
+
+
+F32_TILE = '''
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, f32
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def f32_tile(a: cd.Buffer[f32], c: cd.Buffer[f32]):
+    ta = MatA[f32, 16, 8].load(a, 0, stride=8)
+    tb = MatB[f32, 8, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16)
+'''
+
+
+def test_device_profile_checks_every_kernel(tmp_path):
+    (tmp_path / "tile.py").write_text(F32_TILE)
+    gemm = tmp_path.parent / "gemm_khr.py"
+    gemm.write_text((build_module.Path(__file__).resolve().parents[2] / "examples" / "gemm_khr.py").read_text())
+    (tmp_path / "k.toml").write_text('device = "nvidia-h100"\n[[kernel]]\nfile = "../gemm_khr.py"\nname = "gemm"\n'
+                                     '[[kernel]]\nfile = "tile.py"\nname = "f32_tile"\n')
+    with pytest.raises(BuildError) as info:
+        build(tmp_path / "k.toml", tmp_path / "out")
+    text = str(info.value)
+    assert "kernel #2 'f32_tile' (tile.py), output f32_tile: failed:\n" in text
+    assert f"{tmp_path / 'tile.py'}:9:11: error: NVIDIA H100" in text and "offers no MulAdd" in text
+    assert (tmp_path / "out" / "gemm.spv").is_file()  # the first kernel passed the same check
