@@ -40,13 +40,14 @@ def _zeros(kernel, n=16384):
 
 
 class _Spy:
-    def __init__(self, device):
-        self.device, self.calls = device, 0
-        self.real = device.pipeline
+    """Counts pipeline creations (the first driver call a launch makes after its checks)."""
 
-    def __call__(self, *args):
+    def __init__(self, real):
+        self.real, self.calls = real, 0
+
+    def __call__(self, program, *args):
         self.calls += 1
-        return self.real(*args)
+        return self.real(program, *args)
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=[k.name for k in KERNELS])
@@ -54,8 +55,10 @@ def test_verdict_on_the_live_device(device, kernel, monkeypatch):
     """Refused: DeviceFeatureError and no pipeline. Accepted: the driver builds and runs it."""
     from coopdsl import runtime
 
-    spy = _Spy(device)
-    monkeypatch.setattr(device, "pipeline", spy)
+    from coopdsl.runtime.program import Program
+
+    spy = _Spy(Program._create)
+    monkeypatch.setattr(Program, "_create", spy)
     refused = mismatches(kernel.reflect(), device)
     if refused:
         with pytest.raises(runtime.DeviceFeatureError) as e:
