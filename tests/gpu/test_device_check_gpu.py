@@ -45,9 +45,11 @@ class _Spy:
     def __init__(self, real):
         self.real, self.calls = real, 0
 
-    def __call__(self, program, *args):
-        self.calls += 1
-        return self.real(program, *args)
+    def method(self):
+        def create(program, *args):
+            self.calls += 1
+            return self.real(program, *args)
+        return create
 
 
 @pytest.mark.parametrize("kernel", KERNELS, ids=[k.name for k in KERNELS])
@@ -58,7 +60,7 @@ def test_verdict_on_the_live_device(device, kernel, monkeypatch):
     from coopdsl.runtime.program import Program
 
     spy = _Spy(Program._create)
-    monkeypatch.setattr(Program, "_create", spy)
+    monkeypatch.setattr(Program, "_create", spy.method())
     refused = mismatches(kernel.reflect(), device)
     if refused:
         with pytest.raises(runtime.DeviceFeatureError) as e:
