@@ -117,6 +117,7 @@ def main(argv=None) -> int:
     p.add_argument("--correctness", action="store_true", help="also run ours (and theirs) with --correctness")
     p.add_argument("--parallel-fill", action="store_true")
     p.add_argument("--out", type=Path)
+    p.add_argument("--ours-only", action="store_true", help="skip the original (for code-shape experiments)")
     args = p.parse_args(argv)
 
     from benchmarks.peer_gemm.shmem import emit_all
@@ -139,13 +140,18 @@ def main(argv=None) -> int:
     for rnd in range(args.rounds):
         for t in args.types:
             order = [("theirs", args.harness / "shaders" / f"shmem{t}.spv"), ("ours", ours_dir / f"shmem{t}.spv")]
+            if args.ours_only:
+                order = order[1:]
             for who, shader in (order if rnd % 2 == 0 else order[::-1]):
                 text = run(exe, folder_with(shader, args.work / who), args.dim, False)
                 for key, tf in parse(text).items():
                     results.setdefault((t, *key), {}).setdefault(who, []).append(tf)
                 print(f"round {rnd} {t} {who}: {len(parse(text))} configs", flush=True)
 
-    ceiling = torch_ceiling(args.dim)
+    import json
+
+    print("RAW", json.dumps({"|".join(map(str, k)): v for k, v in results.items()}), flush=True)
+    ceiling = torch_ceiling(args.dim) if not args.ours_only else {}
     table = report(results, checks, ceiling, args)
     print(table)
     if args.out:
@@ -177,16 +183,17 @@ def report(results: dict, checks: dict, ceiling: dict, args) -> str:
     for key in sorted(results):
         t, shape, tm, tn, tk, bcol = key
         r = results[key]
-        if "theirs" not in r or "ours" not in r:
+        if "ours" not in r:
             continue
+        r.setdefault("theirs", [float("nan")])
         th, ou = statistics.median(r["theirs"]), statistics.median(r["ours"])
-        best.setdefault(t, [0, 0])
-        best[t] = [max(best[t][0], th), max(best[t][1], ou)]
+        best.setdefault(t, [0.0, 0.0])
+        best[t] = [max(best[t][0], th if th == th else 0.0), max(best[t][1], ou)]
         lines.append(f"| {t} | {shape} | {tm}x{tn}x{tk} | {bcol} | {th:.1f} ({min(r['theirs']):.1f}..{max(r['theirs']):.1f}) "
                      f"| {ou:.1f} ({min(r['ours']):.1f}..{max(r['ours']):.1f}) | {ou / th:.2f} |")
     lines += ["", "Best configuration per type pair:", "", "| types | theirs | ours | ratio |", "|---|---|---|---|"]
     for t, (th, ou) in best.items():
-        lines.append(f"| {t} | {th:.1f} | {ou:.1f} | {ou / th:.2f} |")
+        lines.append(f"| {t} | {th:.1f} | {ou:.1f} | {ou / th if th else float('nan'):.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,15 @@ VARIANTS = {
 
 SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
 
+# Code shape matters to the driver's compiler (measured on the H100, docs/benchmarks.md): testing
+# "not last" inside each unrolled prefetch iteration, as the GLSL does, lets it interleave the global
+# loads with the math; one branch around the prefetch loops cost up to 25% (f16->f16 256x256 tiles,
+# int8 with column-major B).  Making shared-memory accesses available/visible at Workgroup scope, as
+# glslang also writes, made no difference; COOPDSL_PEER_OPTS="outer_if,visibility" rebuilds those forms.
+OPTS = set(filter(None, __import__("os").environ.get("COOPDSL_PEER_OPTS", "").split(",")))
+INNER_IF = "outer_if" not in OPTS
+VISIBILITY = "visibility" in OPTS
+
 
 def variant(a_type, c_type) -> cd.Kernel:
     """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``."""
@@ -101,16 +110,31 @@ def variant(a_type, c_type) -> cd.Kernel:
             last = chunk_k + TILE_K >= K
             cd.barrier()  # everyone finished reading shared memory in the last iteration
             for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
-                a_sh[(STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv] = temp_a[i // A_STEP]
+                if VISIBILITY:
+                    cd.store_element(a_sh, (STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv,
+                                     temp_a[i // A_STEP], available=cd.Workgroup)
+                else:
+                    a_sh[(STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv] = temp_a[i // A_STEP]
             for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
-                b_sh[(STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv] = temp_b[k // B_STEP]
+                if VISIBILITY:
+                    cd.store_element(b_sh, (STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv,
+                                     temp_b[k // B_STEP], available=cd.Workgroup)
+                else:
+                    b_sh[(STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv] = temp_b[k // B_STEP]
             cd.barrier()
 
             # prefetch the next slice while this one is multiplied
             gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
             gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
                 strideB * (chunk_k + TILE_K) + TILE_N * tile_x
-            if not last:
+            if INNER_IF:
+                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                    if not last:
+                        temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                    if not last:
+                        temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
+            elif not last:
                 for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
                     temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
                 for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
@@ -120,13 +144,21 @@ def variant(a_type, c_type) -> cd.Kernel:
                 sk = lK * kk
                 for i in cd.range(C_ROWS, unroll=True):
                     si = lM * (C_ROWS * warp_y + i)
-                    mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
-                                                          stride=STRIDE_A_SH // epv)
+                    if VISIBILITY:
+                        mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
+                                                              stride=STRIDE_A_SH // epv, visible=cd.Workgroup)
+                    else:
+                        mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
+                                                              stride=STRIDE_A_SH // epv)
                 for j in cd.range(C_COLS, unroll=True):
                     sj = lN * (C_COLS * warp_x + j)
                     b_off = STRIDE_B_SH * sj + sk if BColMajor else STRIDE_B_SH * sk + sj
-                    mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
-                                                       layout=b_layout)
+                    if VISIBILITY:
+                        mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
+                                                           layout=b_layout, visible=cd.Workgroup)
+                    else:
+                        mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
+                                                           layout=b_layout)
                     for i in cd.range(C_ROWS, unroll=True):
                         result[i * C_COLS + j] = cd.muladd(mat_a[i], mat_b, result[i * C_COLS + j])
 
