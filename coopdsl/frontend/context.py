@@ -33,7 +33,6 @@ from ..ir.builder import Emitter
 from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
-from .scan import assigned_names
 from .source import Source
 from .ssa import SSA, Undefined
 
@@ -57,7 +56,7 @@ class Context:
         self.loops: list[tuple] = []  # (continue block, merge block)
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
-        self.locals = assigned_names(src.tree.body)
+        self.locals = set(src.body_names())
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
 

