@@ -30,6 +30,7 @@ class Source:
     tree: ast.FunctionDef
     col_shift: int  # columns removed by dedent
     _body_names: frozenset[str] | None = field(default=None, repr=False)
+    _loop_names: dict[int, tuple[str, ...]] = field(default_factory=dict, repr=False)  # by id(loop)
 
     def loc(self, node: ast.AST) -> SourceLoc:
         line = getattr(node, "lineno", self.tree.lineno)
@@ -41,6 +42,14 @@ class Source:
         if self._body_names is None:
             self._body_names = frozenset(assigned_names(self.tree.body))
         return self._body_names
+
+    def loop_names(self, loop: ast.For | ast.While) -> tuple[str, ...]:
+        """The names ``loop``'s body binds that can carry a value around it, sorted (once per loop;
+        ids of nodes are stable because the Source holds the tree)."""
+        names = self._loop_names.get(id(loop))
+        if names is None:
+            names = self._loop_names[id(loop)] = tuple(sorted(assigned_names(loop.body, loop_carried=True)))
+        return names
 
 
 # id(code) -> (a weak reference to the code object, its Source).  By identity: code objects compare
