@@ -86,14 +86,21 @@ def _from_file(fn) -> Source | None:
     text = "".join(linecache.getlines(file, fn.__globals__))
     if not text:
         return None
+    try:
+        tree = parse_file(file, text)
+    except (SyntaxError, ValueError):
+        return None
+    func = _find_def(tree, code)
+    return None if func is None else Source(file, func, 0)
+
+
+def parse_file(file: str, text: str) -> ast.Module:
+    """The tree of ``file``, whose text is ``text`` (as ``linecache`` reads it), parsed once while the
+    text is unchanged; the kernels the file defines find their ``def`` in it.  Raises SyntaxError."""
     cached = _files.get(file)
     if cached is None or cached[0] != text:
-        try:
-            cached = _files[file] = (text, ast.parse(text))
-        except (SyntaxError, ValueError):
-            return None
-    func = _find_def(cached[1], code)
-    return None if func is None else Source(file, func, 0)
+        cached = _files[file] = (text, ast.parse(text, file))
+    return cached[1]
 
 
 def _find_def(module: ast.Module, code: CodeType) -> ast.FunctionDef | None:
