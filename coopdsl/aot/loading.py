@@ -10,7 +10,6 @@ from __future__ import annotations
 import linecache
 import runpy
 import sys
-import traceback
 import types
 from pathlib import Path
 
@@ -101,6 +100,8 @@ def _syntax_message(e: SyntaxError, path: str) -> str:
 
 
 def _exception_message(e: BaseException, path: str) -> str:
+    import traceback  # only for this message: it costs an import a successful run need not pay
+
     frames = traceback.extract_tb(e.__traceback__)
     target = str(Path(path).resolve())
     mine = [f for f in frames if f.filename and str(Path(f.filename).resolve()) == target]
