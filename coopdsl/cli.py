@@ -137,7 +137,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     consts = _parse_values(args.const, "--const")
     try:
         artifact = compile_artifact(k, source=args.file, target_env=args.target_env, spec=spec, consts=consts,
-                                    device=args.device)
+                                    device=args.device, reflect=args.format != "spv" or bool(args.reflect))
     except ValueError as e:
         raise UsageError(str(e)) from None
     out = args.output or f"{artifact.name}{FORMATS[args.format]}"
