@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from ._gcpause import paused
 from .aot import InputError, compile_artifact, load_kernels, pick_kernel
 from .aot.loading import check_file
 from .errors import CoopDSLError
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with paused():  # loading the kernel file and compiling: see coopdsl/_gcpause.py
+            return COMMANDS[args.command](args)
     except (UsageError, InputError) as e:
         print(f"coopdsl: error: {e}", file=sys.stderr)
         return 2
