@@ -129,18 +129,28 @@ class Kernel:
             (spec if isinstance(annotations.get(name), SpecParam) else values)[name] = value
         return values, spec
 
-    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, **kwargs: Any) -> None:
-        """Run the kernel once on a Vulkan GPU (see docs/runtime.md).
+    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, subgroup_size: int | None = None,
+               **kwargs: Any) -> None:
+        """Run the kernel once on a Vulkan GPU (see docs/runtime.md), or on the CPU interpreter.
 
         Arguments follow the kernel's parameters, by position or name:
         numpy arrays for buffers (written back in place unless read-only),
         numbers for push constants and for specialization constants (those
         left out keep their defaults). ``grid`` is the number of workgroups
-        (1 to 3 ints).
+        (1 to 3 ints). ``device="cpu"``, or ``COOPDSL_DEVICE=cpu`` in the
+        environment, runs it on the interpreter (docs/interpreter.md), with
+        ``subgroup_size`` invocations per subgroup (default 32).
         """
-        from . import runtime
+        from . import interp
 
         values, spec = self._bind(args, kwargs)
+        if interp.wants_cpu(device):
+            interp.launch(self, _grid(grid), values, spec, subgroup_size)
+            return
+        if subgroup_size is not None:
+            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
+        from . import runtime
+
         binary = self.compile()
         runtime.launch(binary, self.reflect(), _grid(grid), values, spec=spec, device=device)
 
