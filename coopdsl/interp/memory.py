@@ -62,15 +62,6 @@ class Region:
     tracker: Any = None  # a RaceTracker for shared memory
     allocations: list[Allocation] = field(default_factory=list)
 
-    def allocation_of(self, addr: np.ndarray, nbytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lo, hi, index) of the device allocation holding each address (-1: in none)."""
-        starts = np.array([a.start for a in self.allocations], np.int64)
-        ends = np.array([a.start + a.size for a in self.allocations], np.int64)
-        i = np.searchsorted(starts, addr, side="right") - 1
-        ok = (i >= 0) & (addr >= starts[np.maximum(i, 0)]) & (addr + nbytes <= ends[np.maximum(i, 0)])
-        i = np.where(ok, i, -1)
-        return starts[np.maximum(i, 0)], ends[np.maximum(i, 0)], i
-
 
 class DeviceMemory:
     """Builds the device region: buffers are copied in, and writable ones copied back after the launch."""
@@ -171,17 +162,18 @@ def check_range(p: Ptr, first: np.ndarray, end: np.ndarray, what: str, slots: np
     ``p`` holds the pointers of the accessing slots ``slots`` (compressed, shape (M,)).
     """
     if p.lo is None:
-        _, _, i = p.region.allocation_of(first, 0)
-        starts = np.array([a.start for a in p.region.allocations] + [0], np.int64)
-        ends = np.array([a.start + a.size for a in p.region.allocations] + [0], np.int64)
-        bad = (i < 0) | (end > ends[i])
+        allocs = p.region.allocations
+        starts = np.array([a.start for a in allocs], np.int64)
+        ends = np.array([a.start + a.size for a in allocs], np.int64)
+        i = np.searchsorted(starts, first, side="right") - 1
+        below = np.maximum(i, 0)
+        bad = (i < 0) | (end > ends[below])
         if bad.any():
             k = int(np.argmax(bad))
-            a = int(first[k]) + DEVICE_BASE
-            inside = f" ({p.region.allocations[i[k]].label} ends {int(ends[i[k]] - first[k])} bytes later)" \
-                if i[k] >= 0 else ""
-            raise Fault(f"{what} through device address 0x{a:x} ({int(end[k] - first[k])} bytes) "
-                        f"is outside every buffer{inside}", int(slots[k]))
+            where = "below every buffer" if i[k] < 0 else \
+                f"{int(end[k] - ends[i[k]])} bytes past the end of {allocs[i[k]].label}"
+            raise Fault(f"{what} of {int(end[k] - first[k])} bytes at device address "
+                        f"0x{int(first[k]) + DEVICE_BASE:x} reaches {where}", int(slots[k]))
         return
     lo = np.broadcast_to(p.lo, first.shape)
     hi = np.broadcast_to(p.hi, first.shape)
