@@ -105,7 +105,10 @@ class Machine:
             got = InputVar(g.info["builtin"], self.lanes.builtins[g.info["builtin"]])
         elif g.role == "shared":
             size = self.layout.size(g.type.pointee)
-            region = Region("shared", f"shared array '{g.name}'", np.zeros(self.lanes.W * size + 16, np.uint8), size)
+            t = g.type.pointee
+            element = self.layout.stride(t) if isinstance(t, T.ArrayType) else 0
+            region = Region("shared", f"shared array '{g.name}'", np.zeros(self.lanes.W * size + 16, np.uint8), size,
+                            element=element)
             if self.check_races:
                 region.tracker = RaceTracker(region, self.lanes)
             self.shared.append(region)

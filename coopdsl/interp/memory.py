@@ -60,6 +60,7 @@ class Region:
     data: np.ndarray
     instance_size: int = 0
     tracker: Any = None  # a RaceTracker for shared memory
+    element: int = 0  # bytes per element of an array region (for messages), 0 if not an array
     allocations: list[Allocation] = field(default_factory=list)
 
 

@@ -95,16 +95,18 @@ class RaceTracker:
         if dup.any():
             k = int(np.argmax(dup))
             writer_row = order[k + 1] // byte_addr.shape[1]
-            raise Race(f"data race on {self.region.label}: two invocations write different values to byte "
-                       f"{self._offset(sa[k])} in one instruction", int(slots[writer_row]))
+            raise Race(f"data race on {self.region.label}: two invocations write different values to "
+                       f"{self._where(sa[k])} in one instruction", int(slots[writer_row]))
 
-    def _offset(self, byte: int) -> int:
-        return int(byte) % self.region.instance_size
+    def _where(self, byte: int) -> str:
+        offset = int(byte) % self.region.instance_size
+        size = self.region.element
+        return f"element {offset // size} (byte {offset})" if size else f"byte {offset}"
 
     def _message(self, verb: str, byte: int, how: str, other: int) -> str:
         who = "a workgroup-scope matrix operation" if other == WORKGROUP else \
             "several subgroups" if other == MANY else f"subgroup {other}"
-        return (f"data race on {self.region.label}: this access {verb} byte {self._offset(byte)}, {how} {who} "
+        return (f"data race on {self.region.label}: this access {verb} {self._where(byte)}, {how} {who} "
                 f"since the last barrier (add cd.barrier() between them)")
 
 
