@@ -185,6 +185,18 @@ def check_range(p: Ptr, first: np.ndarray, end: np.ndarray, what: str, slots: np
                     f"but it holds {int(hi[k] - lo[k])} bytes", int(slots[k]))
 
 
+def check_alignment(p: Ptr, addr: np.ndarray, aligned: int | None, what: str, slots: np.ndarray) -> None:
+    """Raise Fault if a device address breaks the access's ``Aligned`` memory operand."""
+    if aligned is None or p.region.kind != "device":
+        return
+    bad = (np.asarray(addr) + DEVICE_BASE) % aligned != 0
+    if np.any(bad):
+        k = int(np.argmax(np.broadcast_to(bad, np.shape(slots))))
+        a = int(np.broadcast_to(addr, np.shape(slots))[k]) + DEVICE_BASE
+        raise Fault(f"{what} at device address 0x{a:x} is not {aligned}-byte aligned, as its Aligned memory operand "
+                    f"promises", int(slots[k]))
+
+
 # -- typed reads and writes -------------------------------------------------------------------------
 def read_scalars(region: Region, addr: np.ndarray, t: T.ScalarType) -> np.ndarray:
     """Values of scalar type ``t`` at byte offsets ``addr`` (any shape)."""

@@ -218,3 +218,27 @@ def test_errors_render_like_compile_errors():
         assert "error: control barrier reached by 40" in text and "cd.barrier()  # E:barrier" in text
     else:
         raise AssertionError("no error")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def misaligned(x: cd.Buffer[f32], a: cd.Buffer[f16], off: u32):
+    i = cd.local_invocation_index
+    v = cd.load_element(x, i * 4 + off, aligned=16)  # E:aligned
+    m = MatA[f16, 16, 16].load(a, off * 8, stride=16, aligned=16)
+    m.store(a, 0, stride=16)
+    x[i * 4] = v
+
+
+def test_accesses_breaking_their_aligned_operand():
+    x, a = np.zeros(128, np.float32), np.zeros(512, np.float16)
+    misaligned.launch((1,), x, a, 0, device="cpu")
+    expect_interp_error(lambda: misaligned.launch((1,), x, a, 1, device="cpu"),
+                        "read at device address 0x100004 is not 16-byte aligned", "# E:aligned")
+
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def matrix_only(a: cd.Buffer[f16], off: u32):
+        m = MatA[f16, 16, 16].load(a, off, stride=16, aligned=16)  # E:only
+        m.store(a, 0, stride=16)
+
+    expect_interp_error(lambda: matrix_only.launch((1,), a, 4, device="cpu"),
+                        "cooperative-matrix load at device address", "# E:only")

@@ -12,7 +12,7 @@ import numpy as np
 from ...ir import types as T
 from ...ir.attrs import Layout as MemLayout
 from ..floats import round_float
-from ..memory import check_range, encode, read_scalars, write_scalars
+from ..memory import check_alignment, check_range, encode, read_scalars, write_scalars
 from ..races import WORKGROUP
 from ..values import signed_of, unsigned_of, value_dtype
 from .registry import semantics
@@ -47,8 +47,10 @@ class _Access:
         self.isz = isz
         self.pointer = pointer.taken(self.slots)
         flat = self.addr.reshape(len(self.addr), -1)
-        check_range(self.pointer, flat.min(axis=1), flat.max(axis=1) + isz,
-                    "cooperative-matrix " + ("store" if store else "load"), self.slots)
+        what = "cooperative-matrix " + ("store" if store else "load")
+        check_range(self.pointer, flat.min(axis=1), flat.max(axis=1) + isz, what, self.slots)
+        mem = op.attrs.get("memory")
+        check_alignment(self.pointer, self.pointer.addr, None if mem is None else mem.aligned, what, self.slots)
         self.groups, self.rows, self.cols = groups, rows, cols
 
     def tracked_bytes(self, tracker):

@@ -10,7 +10,7 @@ from ...ir import types as T
 from ...ir.attrs import Scope
 from ..machine import InputVar
 from ..mapping import lanes_to_matrix, matrix_to_lanes
-from ..memory import Ptr, check_range, device_pointer, read, write
+from ..memory import Ptr, check_alignment, check_range, device_pointer, read, write
 from ..values import scatter, take_lanes
 from .registry import semantics
 
@@ -42,26 +42,31 @@ def _load(m, op, args):
     (p,) = args
     if isinstance(p, InputVar):
         return p.value
-    return load_value(m, p, op.type)
+    return load_value(m, p, op.type, _aligned(op))
 
 
 @semantics("store")
 def _store(m, op, args):
     p, value = args
-    store_value(m, p, op.operands[1].type, value)
+    store_value(m, p, op.operands[1].type, value, _aligned(op))
 
 
-def load_value(m, p: Ptr, t: T.Type) -> Any:
+def _aligned(op) -> int | None:
+    mem = op.attrs.get("memory")
+    return None if mem is None else mem.aligned
+
+
+def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
     """The value of type ``t`` each active invocation reads through ``p``."""
     layout = m.layout
     size = layout.size(t)
-    if np.ndim(p.addr) == 0 and p.region.kind == "device":  # the same address everywhere
-        one = p.taken(np.zeros(1, np.int64))
-        check_range(one, one.addr, one.addr + size, "read", m.active[:1])
-        return _first(t, read(p.region, one.addr, t, layout))
-    idx = m.active
-    cp = p.taken(idx)
+    uniform = np.ndim(p.addr) == 0 and p.region.kind == "device"  # the same address everywhere: read once
+    idx = m.active[:1] if uniform else m.active
+    cp = p.taken(np.zeros(1, np.int64) if uniform else idx)
     check_range(cp, cp.addr, cp.addr + size, "read", idx)
+    check_alignment(cp, cp.addr, aligned, "read", idx)
+    if uniform:
+        return _first(t, read(p.region, cp.addr, t, layout))
     if p.region.tracker is not None:
         tr = p.region.tracker
         tr.read(cp.addr[:, None] + np.arange(size), tr.agents(idx), idx)
@@ -73,13 +78,14 @@ def load_value(m, p: Ptr, t: T.Type) -> Any:
     return scatter(t, m.lanes.N, idx, values)
 
 
-def store_value(m, p: Ptr, t: T.Type, value: Any) -> None:
+def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) -> None:
     """Each active invocation writes its ``value`` of type ``t`` through ``p``."""
     layout = m.layout
     size = layout.size(t)
     idx = m.active
     cp = p.taken(idx)
     check_range(cp, cp.addr, cp.addr + size, "write", idx)
+    check_alignment(cp, cp.addr, aligned, "write", idx)
     values = matrix_to_lanes(m, t, value)[idx] if isinstance(t, T.CoopMatType) else take_lanes(t, value, idx)
     tr = p.region.tracker
     if tr is None:
