@@ -66,10 +66,6 @@ class Lanes:
         """Per instance of ``scope``: whether any of its invocations is in ``mask``."""
         return mask.reshape(self.groups(scope), -1).any(axis=1)
 
-    def group_of_slot(self, scope: Scope) -> np.ndarray:
-        """The instance of ``scope`` each slot belongs to."""
-        return np.arange(self.N) // self.group_size(scope)
-
     # -- built-in inputs --------------------------------------------------------------------------
     @cached_property
     def builtins(self) -> dict[str, np.ndarray]:

@@ -120,11 +120,6 @@ def take_lanes(t: T.Type, v: Any, idx: np.ndarray) -> Any:
     return np.broadcast_to(a, idx.shape + a.shape)
 
 
-def is_uniform(t: T.Type, v: Any) -> bool:
-    """Whether scalar/vector value ``v`` is held once for every invocation (0-d / 1-d)."""
-    return np.ndim(v) == base_ndim(t)
-
-
 def scatter(t: T.Type, n: int, idx: np.ndarray, values: Any) -> Any:
     """A per-invocation value of ``n`` slots holding ``values`` at slots ``idx`` (zeros elsewhere)."""
     if isinstance(t, T.StructType):

@@ -139,8 +139,9 @@ def test_integer_muladd_signedness_wrap_and_saturation():
 @cd.kernel(workgroup_size=(32, 1, 1))
 def saturating_product_overflow(a: cd.Buffer[i32], c: cd.Buffer[i32]):
     ta = MatA[i32, 16, 16].load(a, 0, stride=16)
-    cd.muladd(ta, MatB[i32, 16, 16].load(a, 0, stride=16), Acc[i32, 16, 16].splat(0)).store(c, 0, stride=16)
-    cd.muladd(ta, MatB[i32, 16, 16].load(a, 0, stride=16), Acc[i32, 16, 16].splat(0), saturate=True).store(c, 0, stride=16)  # E:sat
+    tb = MatB[i32, 16, 16].load(a, 0, stride=16)
+    cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0)).store(c, 0, stride=16)
+    cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), saturate=True).store(c, 0, stride=16)  # E:sat
 
 
 def test_32_bit_products_wrap_and_a_saturating_overflow_of_the_product_is_reported():

@@ -155,8 +155,8 @@ def missing_barrier(out: cd.Buffer[u32]):
 
 def test_reading_another_subgroups_write_without_a_barrier():
     expect_interp_error(lambda: missing_barrier.launch((1,), np.zeros(64, np.uint32), device="cpu"),
-                        "data race on shared array 'tile': this access reads element 63 (byte 252), written by subgroup 1 since "
-                        "the last barrier", "# E:raw")
+                        "data race on shared array 'tile': this access reads element 63 (byte 252), written by "
+                        "subgroup 1 since the last barrier", "# E:raw")
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -171,7 +171,8 @@ def overwrite_read(out: cd.Buffer[u32]):
 
 def test_overwriting_what_another_subgroup_read_without_a_barrier():
     expect_interp_error(lambda: overwrite_read.launch((1,), np.zeros(64, np.uint32), device="cpu"),
-                        "this access overwrites element 1 (byte 4), read by subgroup 1 since the last barrier", "# E:war")
+                        "this access overwrites element 1 (byte 4), read by subgroup 1 since the last barrier",
+                        "# E:war")
 
 
 def test_race_checks_can_be_turned_off():

@@ -48,7 +48,7 @@ def test_subgroup_operations_with_divergence(sgs):
         np.testing.assert_array_equal(rs[:, 5], v[np.arange(sgs) ^ 1])
         down = np.arange(sgs) + 2
         np.testing.assert_array_equal(rs[:, 6], np.where(down < sgs, v[np.minimum(down, sgs - 1)], v))
-        ballot = sum(1 << int(l) for l in np.nonzero(v % 2 == 1)[0] if l < 32)
+        ballot = sum(1 << int(lane) for lane in np.nonzero(v % 2 == 1)[0] if lane < 32)
         assert (rs[:, 7] == ballot).all()
         act = v % 3 != 0
         assert (rs[act, 8] == v[act].sum()).all()

@@ -115,7 +115,8 @@ def test_struct_buffers_uniforms_and_device_addresses(device):
         items["pos"][:, 1] = 0.25
         items["tag"] = 3
         src = np.linspace(0, 1, n + 1).astype(np.float32)
-        return [items, np.zeros(n, np.float32), {"factor": 10.0, "offset": 0.0, "src": np.arange(n + 1, dtype=np.float32)},
+        other = np.arange(n + 1, dtype=np.float32)
+        return [items, np.zeros(n, np.float32), {"factor": 10.0, "offset": 0.0, "src": other},
                 {"factor": 2.0, "offset": 1.0, "src": src}, n]
 
     gpu, cpu = both(device, test_memory.structs, (2,), make)

@@ -32,7 +32,8 @@ FLOAT = {
     "atan2": np.arctan2, "pow": np.power, "abs": np.abs, "sign": np.sign, "min": np.minimum, "max": np.maximum,
     "clamp": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), "mix": lambda x, y, a: x * (1.0 - a) + y * a,
     "step": lambda edge, x: np.where(x < edge, 0.0, 1.0), "smoothstep": _smoothstep,
-    "fma": lambda a, b, c: (np.asarray(a, np.float64) * b + c) if a.dtype != np.float64 else a * b + c, "length": lambda x: np.sqrt((x * x).sum(axis=-1)),
+    "fma": lambda a, b, c: np.asarray(a, np.float64) * b + c,  # rounded once, to the argument type
+    "length": lambda x: np.sqrt((x * x).sum(axis=-1)),
     "distance": lambda a, b: np.sqrt(((a - b) ** 2).sum(axis=-1)), "normalize": _normalize,
     "cross": lambda a, b: np.cross(a, b),
 }

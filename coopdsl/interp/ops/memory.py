@@ -20,7 +20,7 @@ def _access(m, op, args):
     p, *indices = args
     t = op.operands[0].type.pointee
     delta: Any = np.int64(0)
-    for v, i in zip(op.operands[1:], indices):
+    for i in indices:
         if isinstance(t, T.StructType):
             k = int(i)
             delta = delta + m.layout.member_offset(t, k)
