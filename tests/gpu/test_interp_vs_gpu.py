@@ -61,3 +61,23 @@ def test_interpreter_matches_the_gpu(device, monkeypatch, case, size):
             np.testing.assert_allclose(c, g, rtol=1e-3, atol=1e-3 * np.sqrt(k))
         else:
             np.testing.assert_array_equal(c, g)
+
+
+@pytest.mark.parametrize("family,seed", [(f, s) for f in ("scalar", "matrix") for s in range(20)])
+def test_generated_kernels_agree_on_the_gpu(device, tmp_path, family, seed):
+    from tests.interp import kernelgen as kg
+
+    ch = kg.RandomChooser(seed)
+    sgs = device.info.subgroup_size
+    case = kg.scalar_case(ch, subgroup_size=sgs) if family == "scalar" else kg.matrix_case(ch)
+    if family == "matrix" and case.extra["config"][5] == "Workgroup":
+        pytest.skip("workgroup-scope matrices need VK_NV_cooperative_matrix2 features")
+    k = kg.load_kernel(case, tmp_path / "generated.py")
+    args = case.fresh_args()
+    k.launch(case.grid, *args, device=device)
+    for i, want in zip(case.outputs, case.expected):
+        got = args[i]
+        if got.dtype.kind == "f":  # drivers may contract a*b+c into fma and divide to 2.5 ulp
+            np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3, equal_nan=True, err_msg=case.source)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=case.source)
