@@ -504,7 +504,8 @@ def matrix_case(ch: Chooser) -> Case:
     unit = "cd.subgroup_id" if scope == "Subgroup" else "u32(0)"
     tile_id = f"(cd.workgroup_id.x * {per_wg} + {unit})"
     L = lambda row: "cd.RowMajor" if row else "cd.ColumnMajor"  # noqa: E731
-    lines = ["import coopdsl as cd", f"from coopdsl import Acc, MatA, MatB, {ta}, {tc}, u32", "", "",
+    names = {ta, tc, "u32"} | ({"f16" if tc == "f32" else "f32"} if "convert" in posts else set())
+    lines = ["import coopdsl as cd", f"from coopdsl import Acc, MatA, MatB, {', '.join(sorted(names))}", "", "",
              f"@cd.kernel(workgroup_size=({wg}, 1, 1))",
              f"def k(a: cd.Buffer[{ta}], b: cd.Buffer[{ta}], c: cd.Buffer[{tc}], out: cd.Buffer[{tc}]):",
              f"    t = {tile_id}"]
@@ -530,7 +531,6 @@ def matrix_case(ch: Chooser) -> Case:
             lines.append(f"    acc[0] = acc[0] + {tc}(1)")
         elif p == "convert":
             other = "f16" if tc == "f32" else "f32"
-            lines[1] = lines[1].replace(" u32", f" u32, {other}") if other not in lines[1] else lines[1]
             lines.append(f"    acc = Acc[{tc}, {M}, {N}{sc}](Acc[{other}, {M}, {N}{sc}](acc))")
     lines.append(f"    acc.store(out, t * {o_tile}, stride={ldo}, layout={L(lo)})")
     source = "\n".join(lines) + "\n"

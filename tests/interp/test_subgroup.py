@@ -58,3 +58,19 @@ def test_subgroup_operations_with_divergence(sgs):
         np.testing.assert_array_equal(rs[act, 11], np.minimum.accumulate(v[act]))
         assert (rs[~act, 8:] == 0).all()
         np.testing.assert_allclose(fo[lanes], np.prod((x[lanes] % 4) * 0.5 + 1.0), rtol=1e-5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def wrapping(x: cd.Buffer[u32], out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    out[i] = cd.subgroup_add(x[i]) // 5
+    out[i + 32] = cd.subgroup_inclusive_add(x[i]) // 3
+
+
+def test_subgroup_sums_wrap_at_the_component_width():
+    # found by scripts/fuzz_interp.py: numpy widens uint32 sums to 64 bits unless told otherwise
+    x = np.full(32, 2**31 + 7, np.uint32)
+    out = np.zeros(64, np.uint32)
+    wrapping.launch((1,), x, out, device="cpu")
+    assert (out[:32] == (32 * (2**31 + 7)) % 2**32 // 5).all()
+    np.testing.assert_array_equal(out[32:], (np.arange(1, 33) * (2**31 + 7)) % 2**32 // 3)

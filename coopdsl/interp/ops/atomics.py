@@ -68,7 +68,7 @@ def _apply(m, p, t, kind: str, values, comparators=None):
 def _sequence(kind: str, first: np.ndarray, vals: np.ndarray, cmps, step) -> np.ndarray:
     """The successive contents of one address: its value, then after each operation."""
     if kind in _UFUNC:
-        return _UFUNC[kind].accumulate(np.concatenate([first, vals]).astype(vals.dtype))
+        return _UFUNC[kind].accumulate(np.concatenate([first, vals]).astype(vals.dtype), dtype=vals.dtype)
     if kind == "exchange":
         return np.concatenate([first, vals]).astype(vals.dtype)
     out = [first[0]]

@@ -59,9 +59,9 @@ def _reduce(m, op, args):
     ident = _identity(op.attrs["op"], value_dtype(T.elem_of(t)))
     x = np.where(_active(m, g), g, ident).astype(g.dtype)
     if mode == "reduce":
-        out = np.broadcast_to(fn.reduce(x, axis=1)[:, None], g.shape)
+        out = np.broadcast_to(fn.reduce(x, axis=1, dtype=x.dtype)[:, None], g.shape)  # no widening: wrap
     else:
-        out = fn.accumulate(x, axis=1)
+        out = fn.accumulate(x, axis=1, dtype=x.dtype)
         if mode == "exclusive_scan":
             out = np.concatenate([np.full_like(out[:, :1], ident), out[:, :-1]], axis=1)
     return _flat(m, np.ascontiguousarray(out))
