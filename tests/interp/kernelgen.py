@@ -411,7 +411,7 @@ def scalar_case(ch: Chooser, subgroup_size: int | None = None) -> Case:
              f"def k(x: cd.Buffer[{t}], y: cd.Buffer[{t}], out: cd.Buffer[{t}], acc: cd.Buffer[{t}]):",
              f"    sh = cd.shared({t}, {wg})",
              "    g = cd.global_invocation_id.x",
-             "    v0 = x[g]", "    v1 = y[g]", f"    v2 = {t}(cd.local_invocation_index)", f"    v3 = x[g] - y[g]"]
+             "    v0 = x[g]", "    v1 = y[g]", f"    v2 = {t}(cd.local_invocation_index)", "    v3 = x[g] - y[g]"]
     first = len(lines)
     for s in body:
         s.lines(t, 1, lines)
