@@ -33,6 +33,7 @@ class Format:
 
     @property
     def max_finite(self) -> float:
+        """The largest finite value of the format."""
         top = (1 << self.exp_bits) - 1 - (1 if self.has_inf else 0)
         man = (1 << self.man_bits) - 1 - (0 if self.has_inf else 1)  # E4M3: S.1111.111 is NaN
         return (1 + man / (1 << self.man_bits)) * 2.0 ** (top - self.bias)

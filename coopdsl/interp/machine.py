@@ -51,6 +51,7 @@ class Machine:
         self._consts: dict[int, Any] = {}
         self._regions: dict[int, Region] = {}
         self.shared: list[Region] = []
+        self.plans: dict[int, Any] = {}  # id(op) -> Plan (see coopdsl.interp.plans)
         self.mask = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None

@@ -21,6 +21,8 @@ from .ops import SEMANTICS
 
 @dataclass(frozen=True)
 class Plan:
+    """What executing an op needs: semantics, result, the scope that must reach it whole (and its name)."""
+
     fn: Callable | None
     has_result: bool
     scope: Scope | None
@@ -29,10 +31,9 @@ class Plan:
 
 def plan_of(op: Op, m) -> Plan:
     """The plan of ``op`` on machine ``m`` (cached on the machine)."""
-    plans = m.__dict__.setdefault("_plans", {})
-    got = plans.get(id(op))
+    got = m.plans.get(id(op))
     if got is None:
-        got = plans[id(op)] = _plan(op, m)
+        got = m.plans[id(op)] = _plan(op, m)
     return got
 
 
