@@ -50,11 +50,11 @@ class Kernel:
 
     def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
-        import inspect
-
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam
 
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         for name in consts:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
@@ -143,8 +143,11 @@ class Kernel:
 
         from .lang.types import ConstParam, SpecParam
 
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
+
         sig = inspect.signature(self.fn)
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         return {"signature": sig, "names": tuple(sig.parameters),
                 "simple": all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()),
                 "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
