@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks.cases import CASES  # noqa: E402
 
 
@@ -23,9 +24,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    from coopdsl import runtime
-
-    dev = runtime.Device()
+    dev = require_gpu("gpu_check.py")
     info = dev.info
     rows, failed = [], 0
     for name, (fn, sizes) in CASES.items():

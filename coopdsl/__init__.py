@@ -5,29 +5,80 @@ SPIR-V module, inspect it, and run it (``coopdsl.runtime``).  See README.md
 and docs/ for the language.
 """
 
-from .errors import (ArgumentError, CompileError, CoopDSLError, InternalCompilerError,
-                     NameResolutionError, ShapeError, SourceLoc, ToolError, TypeMismatchError,
-                     UnsupportedSyntaxError, ValidationError)
+from . import devices  # noqa: F401  (cd.devices: device profiles and checks)
+from .errors import (
+                     ArgumentError,
+                     CompileError,
+                     CoopDSLError,
+                     InternalCompilerError,
+                     NameResolutionError,
+                     ShapeError,
+                     SourceLoc,
+                     ToolError,
+                     TypeMismatchError,
+                     UniformityError,
+                     UnsupportedSyntaxError,
+                     ValidationError,
+)
 from .kernel import Kernel, kernel
+from .lang import atomics as _atomics  # each registers its builtins
+from .lang import math as _math
+from .lang import subgroup as _subgroup
+from .lang.access import load_element, store_element
+from .lang.convert import bitcast
+from .lang.coopmat import muladd
 from .lang.functions import DeviceFunction, func
+from .lang.inputs import BUILTIN_VARS
+from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
+from .lang.loops import static_range
+from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
 from .lang.structs import Ptr, Uniform, struct
-from .lang.builtins import BUILTIN_VARS, barrier, bitcast, load_element, muladd, static_range, store_element
-from .lang.builtins import range_ as range  # noqa: A001  (coopdsl.range: range with loop hints)
-from .lang.memory import control_barrier, local_array, memory_barrier, shared
-from .lang import math as _math  # registers the math builtins
-
-from .lang import subgroup as _subgroup  # registers the subgroup builtins
-from .lang import atomics as _atomics  # registers the atomic builtins
+from .lang.types import (
+                     Acc,
+                     Buffer,
+                     ColumnMajor,
+                     Const,
+                     CoopMat,
+                     CrossDevice,
+                     Device,
+                     Invocation,
+                     MatA,
+                     MatB,
+                     Push,
+                     QueueFamily,
+                     RowMajor,
+                     Spec,
+                     Subgroup,
+                     UseA,
+                     UseAcc,
+                     UseB,
+                     Workgroup,
+                     bf16,
+                     boolean,
+                     e4m3,
+                     e5m2,
+                     f16,
+                     f32,
+                     f64,
+                     i8,
+                     i16,
+                     i32,
+                     i64,
+                     u8,
+                     u16,
+                     u32,
+                     u64,
+                     vec2,
+                     vec3,
+                     vec4,
+)
+from .lang.uniform import assume_uniform  # the uniformity check's escape hatch
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)
 globals().update(_atomics.ATOMICS)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
-from .lang.types import (Acc, Buffer, ColumnMajor, Const, CoopMat, CrossDevice, Device, Invocation, MatA, MatB, Push,
-                         QueueFamily, RowMajor, Spec, Subgroup,
-                         UseA, UseAcc, UseB, Workgroup, bf16, boolean, e4m3, e5m2, f16, f32, f64, i8,
-                         i16, i32, i64, u8, u16, u32, u64, vec2, vec3, vec4)
 
 workgroup_id = BUILTIN_VARS["workgroup_id"]
 local_invocation_id = BUILTIN_VARS["local_invocation_id"]
@@ -51,7 +102,8 @@ __all__ = [
     "RowMajor", "ColumnMajor", "Subgroup", "Workgroup", "Device", "CrossDevice", "Invocation", "QueueFamily",
     "UseA", "UseB", "UseAcc",
     # builtins
-    "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",  # cd.range: not star-exported "shared", "local_array", "control_barrier", "memory_barrier",
+    "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
+    "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)
@@ -63,3 +115,4 @@ __all__ = [
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
+__all__ += ["assume_uniform", "UniformityError"]

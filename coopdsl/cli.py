@@ -1,28 +1,37 @@
-"""The ``coopdsl`` command: emit | val | dis | devices.
+"""The ``coopdsl`` command: emit | build | val | dis | devices.
 
 Exit status: 0 success, 1 the kernel or module is invalid (message on
-stderr), 2 bad usage or a missing file.
+stderr), 2 bad usage or a missing file.  Every output path accepts ``-`` for
+stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import runpy
 import sys
 from pathlib import Path
 
+from . import __version__
+from .aot import InputError, compile_artifact, load_kernels, pick_kernel, render_header
+from .aot.loading import check_file
 from .errors import CoopDSLError
-from .kernel import Kernel
 from .spirv import tools
+
+FORMATS = {"spv": ".spv", "c": ".h", "json": ".json"}
+SPIRV_MAGIC = 0x07230203
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coopdsl", description="Compile cooperative-matrix kernels to SPIR-V.")
+    p.add_argument("--version", action="version", version=f"coopdsl {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    e = sub.add_parser("emit", help="compile a kernel from a Python file to SPIR-V")
+    e = sub.add_parser("emit", help="compile a kernel from a Python file to SPIR-V, a C header or JSON")
     e.add_argument("file", help="Python file defining one or more @coopdsl.kernel functions")
-    e.add_argument("-o", "--output", help="SPIR-V output path (default: <kernel>.spv)")
+    e.add_argument("-o", "--output", help="output path, '-' for stdout (default: <kernel>.spv, .h or .json)")
+    e.add_argument("--format", choices=sorted(FORMATS), default="spv",
+                   help="spv: the SPIR-V binary; c: a C/C++ header with the words and the reflection; "
+                        "json: the reflection alone (default: %(default)s)")
     e.add_argument("--kernel", help="which kernel to emit when the file defines several")
     e.add_argument("--target-env", default=None, choices=sorted(tools.TARGET_ENVS),
                    help="Vulkan environment (default: the kernel's, normally vulkan1.3)")
@@ -30,12 +39,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="default value of a specialization constant (repeatable)")
     e.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
                    help="value of a compile-time (Const) parameter (repeatable)")
+    e.add_argument("--device", metavar="PROFILE", help="check the kernel against a device profile "
+                   "(coopdsl devices --json file, or a shipped name such as nvidia-h100)")
     e.add_argument("--dis", metavar="PATH", help="also write the disassembly ('-' for stdout)")
     e.add_argument("--reflect", metavar="PATH", help="also write reflection JSON ('-' for stdout)")
     e.add_argument("--ir", metavar="PATH", help="also write the IR text ('-' for stdout)")
+    b = sub.add_parser("build", help="compile the kernels and variants of a TOML build spec (docs/aot.md)")
+    b.add_argument("spec", help="TOML file listing kernels and their variants")
+    b.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="directory for the .spv, .json and header files")
     v = sub.add_parser("val", help="validate a SPIR-V binary with spirv-val")
     v.add_argument("file")
-    v.add_argument("--target-env", default=tools.DEFAULT_TARGET_ENV, choices=sorted(tools.TARGET_ENVS))
+    v.add_argument("--target-env", default=tools.DEFAULT_TARGET_ENV, choices=sorted(tools.TARGET_ENVS),
+                   help="Vulkan environment to validate for (default: %(default)s)")
     d = sub.add_parser("dis", help="disassemble a SPIR-V binary")
     d.add_argument("file")
     d.add_argument("-o", "--output", help="write to a file instead of stdout")
@@ -45,117 +61,145 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
+    except (UsageError, InputError) as e:
+        print(f"coopdsl: error: {e}", file=sys.stderr)
+        return 2
     except CoopDSLError as e:
         print(str(e), file=sys.stderr)
         return 1
-    except UsageError as e:
-        print(f"coopdsl: error: {e}", file=sys.stderr)
-        return 2
 
 
 class UsageError(Exception):
-    pass
+    """A command-line mistake (bad option value): exit status 2."""
 
 
-def _read(path: str) -> bytes:
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"no such file: {path}")
-    return p.read_bytes()
+def _read_spirv(path: str) -> bytes:
+    """The bytes of a SPIR-V file; a file that is not SPIR-V at all is named in the error."""
+    data = check_file(path, "SPIR-V file").read_bytes()
+    head = int.from_bytes(data[:4], "little") if len(data) >= 4 else None
+    if len(data) % 4 or head not in (SPIRV_MAGIC, int.from_bytes(SPIRV_MAGIC.to_bytes(4, "big"), "little")):
+        raise NotSpirvError(f"{path}: not a SPIR-V module (it does not start with the magic number "
+                            f"0x07230203 or its size is not a multiple of 4 bytes)")
+    return data
 
 
-def _kernels(path: str) -> dict[str, Kernel]:
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"no such file: {path}")
-    sys.path.insert(0, str(p.resolve().parent))
-    try:
-        namespace = runpy.run_path(str(p), run_name="__coopdsl_emit__")
-    finally:
-        sys.path.pop(0)
-    return {k.name: k for k in namespace.values() if isinstance(k, Kernel)}
+class NotSpirvError(CoopDSLError):
+    """A file given to ``val``/``dis`` is not a SPIR-V binary: exit status 1."""
 
 
-def _parse_spec(items: list[str]) -> dict:
+def _parse_values(items: list[str], option: str) -> dict:
+    """``NAME=VALUE`` items of ``option`` (--spec or --const) as numbers or booleans."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise UsageError(f"--spec takes NAME=VALUE, got {item!r}")
+            raise UsageError(f"{option} takes NAME=VALUE, got {item!r}")
         low = value.lower()
         if low in ("true", "false"):
             out[name] = low == "true"
-        else:
+            continue
+        try:
+            out[name] = int(value, 0)
+        except ValueError:
             try:
-                out[name] = int(value, 0)
+                out[name] = float(value)
             except ValueError:
-                try:
-                    out[name] = float(value)
-                except ValueError:
-                    raise UsageError(f"--spec {name}: {value!r} is not a number or true/false") from None
+                raise UsageError(f"{option} {name}: {value!r} is not a number or true/false") from None
     return out
 
 
-def _write_text(path: str, text: str) -> None:
+def _write(path: str, data: str | bytes) -> None:
+    """Write text or bytes to ``path``, or to stdout when it is '-'."""
     if path == "-":
-        sys.stdout.write(text)
+        if isinstance(data, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(data)
+        return
+    if Path(path).is_dir():
+        raise UsageError(f"{path}: is a directory; give a file name")
+    if isinstance(data, bytes):
+        Path(path).write_bytes(data)
     else:
-        Path(path).write_text(text)
+        Path(path).write_text(data)
 
 
-def cmd_emit(args) -> int:
-    kernels = _kernels(args.file)
-    if not kernels:
-        raise UsageError(f"{args.file} defines no @coopdsl.kernel function")
-    if args.kernel:
-        if args.kernel not in kernels:
-            raise UsageError(f"{args.file} has no kernel '{args.kernel}' (it has: {', '.join(sorted(kernels))})")
-        k = kernels[args.kernel]
-    elif len(kernels) > 1:
-        raise UsageError(f"{args.file} defines several kernels ({', '.join(sorted(kernels))}); pick one with --kernel")
-    else:
-        k = next(iter(kernels.values()))
+def cmd_emit(args: argparse.Namespace) -> int:
+    """``coopdsl emit``: one kernel to SPIR-V, a C header or reflection JSON (plus optional extras)."""
+    k = pick_kernel(load_kernels(args.file), args.kernel, args.file)
+    spec = _parse_values(args.spec, "--spec")
+    consts = _parse_values(args.const, "--const")
     try:
-        spec = _parse_spec(args.spec)
-        if args.const:
-            k = k.specialize(**_parse_spec(args.const))
-        binary = k.compile(args.target_env, spec)
+        artifact = compile_artifact(k, source=args.file, target_env=args.target_env, spec=spec, consts=consts,
+                                    device=args.device)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    out = Path(args.output or f"{k.name}.spv")
-    out.write_bytes(binary)
+    out = args.output or f"{artifact.name}{FORMATS[args.format]}"
+    if args.format == "spv":
+        _write(out, artifact.binary)
+    elif args.format == "json":
+        _write(out, artifact.reflection_json())
+    else:
+        _write(out, render_header([artifact], artifact.name, command=_emit_command(args)))
     if args.dis:
-        _write_text(args.dis, tools.disassemble(binary))
+        _write(args.dis, tools.disassemble(artifact.binary))
     if args.reflect:
-        _write_text(args.reflect, json.dumps(k.reflect(args.target_env, spec), indent=2) + "\n")
+        _write(args.reflect, artifact.reflection_json())
     if args.ir:
-        _write_text(args.ir, k.print_ir(args.target_env, spec))
-    print(f"wrote {out} ({len(binary)} bytes, kernel {k.name}, {args.target_env or k.target_env})", file=sys.stderr)
+        k = k.specialize(**consts) if consts else k
+        _write(args.ir, k.print_ir(artifact.target_env, spec))
+    shown = "<stdout>" if out == "-" else out
+    print(f"wrote {shown} ({args.format}, {len(artifact.binary)}-byte module, kernel {artifact.kernel}, "
+          f"{artifact.target_env})", file=sys.stderr)
     return 0
 
 
-def cmd_val(args) -> int:
-    message = tools.validation_message(_read(args.file), args.target_env)
+def _emit_command(args: argparse.Namespace) -> str:
+    """The emit command line that regenerates a header (recorded in it)."""
+    parts = ["coopdsl emit", args.file, "--format c"]
+    parts += [f"--kernel {args.kernel}"] if args.kernel else []
+    parts += [f"--target-env {args.target_env}"] if args.target_env else []
+    parts += [f"--spec {s}" for s in args.spec] + [f"--const {c}" for c in args.const]
+    parts += [f"-o {args.output}"] if args.output else []
+    return " ".join(parts)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """``coopdsl build``: compile a TOML build spec into a directory (incremental)."""
+    from .aot.build import build
+
+    report = build(args.spec, args.output, log=lambda line: print(line, file=sys.stderr))
+    print(f"{args.output}: {len(report.compiled)} compiled, {len(report.up_to_date)} up to date"
+          + (f", {len(report.removed)} stale files removed" if report.removed else "")
+          + f"; header {report.header}", file=sys.stderr)
+    return 0
+
+
+def cmd_val(args: argparse.Namespace) -> int:
+    """``coopdsl val``: run spirv-val on a file."""
+    message = tools.validation_message(_read_spirv(args.file), args.target_env)
     if message is not None:
-        print(message, file=sys.stderr)
+        print(f"{args.file}: " + message.replace("file '-'", f"file '{args.file}'"), file=sys.stderr)
         return 1
     print(f"{args.file}: valid ({args.target_env})", file=sys.stderr)
     return 0
 
 
-def cmd_dis(args) -> int:
-    text = tools.disassemble(_read(args.file))
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
+def cmd_dis(args: argparse.Namespace) -> int:
+    """``coopdsl dis``: spirv-dis text of a file."""
+    text = tools.disassemble(_read_spirv(args.file))
+    _write(args.output or "-", text)
     return 0
 
 
-def cmd_devices(args) -> int:
+def cmd_devices(args: argparse.Namespace) -> int:
+    """``coopdsl devices``: the Vulkan devices and their cooperative-matrix configurations."""
     from . import runtime
 
     try:
@@ -170,7 +214,7 @@ def cmd_devices(args) -> int:
     return 0
 
 
-COMMANDS = {"emit": cmd_emit, "val": cmd_val, "dis": cmd_dis, "devices": cmd_devices}
+COMMANDS = {"emit": cmd_emit, "build": cmd_build, "val": cmd_val, "dis": cmd_dis, "devices": cmd_devices}
 
 if __name__ == "__main__":
     raise SystemExit(main())

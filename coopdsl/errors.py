@@ -75,8 +75,39 @@ class ShapeError(TypeMismatchError):
     """Cooperative-matrix shapes, uses or scopes that do not fit together."""
 
 
+class DeclarationError(TypeMismatchError):
+    """A type, parameter annotation or struct that cannot be declared (raised where it is written)."""
+
+
+def with_article(word: object) -> str:
+    """``word`` with its indefinite article: "an i32", "a u32", "an int", "a float"."""
+    text = str(word)
+    return f"{'an' if text[:1].lower() in 'aeio' else 'a'} {text}"
+
+
+def caller_loc(word: str = "") -> SourceLoc:
+    """The location in the first frame outside coopdsl (the user's declaration), at ``word`` if it is there."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN_LOC
+    loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, 1)
+    text = loc.source_line()
+    col = text.find(word) + 1 if word and word in text else len(text) - len(text.lstrip()) + 1
+    return SourceLoc(loc.file, loc.line, col)
+
+
 class ArgumentError(CompileError):
     """A builtin called with missing, extra or ill-formed arguments."""
+
+
+class UniformityError(CompileError):
+    """A cooperative-matrix operation or control barrier in control flow that is not uniform across its scope."""
 
 
 class InternalCompilerError(CoopDSLError):

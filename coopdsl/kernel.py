@@ -10,11 +10,14 @@ pointing at the user's line; the traceback holds no compiler frame.
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
-from .ir.core import Module, SpecConst
+from .ir.core import Module
+from .ir.literals import LiteralError, fit
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
@@ -45,13 +48,13 @@ class Kernel:
         extra = "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
 
-    def specialize(self, **consts: Any) -> "Kernel":
+    def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
-        import inspect
-
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam
 
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         for name in consts:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
@@ -74,13 +77,28 @@ class Kernel:
                 raise e.with_traceback(None) from None
         return self._cache[key]
 
-    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None) -> bytes:
+    def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None,
+                device: Any = None) -> bytes:
         """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's).
 
         ``spec`` replaces the *default* values of specialization constants by
         name (the host can still override them at pipeline creation).
+        ``device`` (a shipped profile name such as ``"nvidia-h100"``, a
+        ``coopdsl devices --json`` file or dict, or a runtime Device) also
+        checks that the device offers every cooperative-matrix type and MulAdd
+        the kernel uses: ``coopdsl.devices.DeviceMismatchError`` (a
+        CompileError) at the offending line otherwise (docs/devices.md).
         """
-        return self._build(target_env, spec)[1]
+        module, binary = self._build(target_env, spec)
+        if device is not None:
+            from .devices import verify
+            from .reflect import reflect
+
+            try:
+                verify(reflect(module, binary), device)
+            except CoopDSLError as e:
+                raise e.with_traceback(None) from None
+        return binary
 
     def ir(self, target_env: str | None = None) -> Module:
         """The kernel's IR module (after passes)."""
@@ -109,24 +127,52 @@ class Kernel:
 
 
     # -- running ----------------------------------------------------------------------
-    def _bind(self, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-        """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
+    def _launch_info(self) -> tuple[bytes, dict, dict]:
+        """(SPIR-V, reflection, parameter plan) for launching, cached while the compiled module is unchanged."""
+        info = self.__dict__.get("_launch_cache")
+        if info is not None:  # the hot path of repeated launches: the kernel's default module never changes
+            return info
+        binary = self.compile()
+        if info is None or info[0] is not binary:
+            info = self.__dict__["_launch_cache"] = (binary, self.reflect(), self._param_plan())
+        return info
+
+    def _param_plan(self) -> dict:
+        """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
         from .lang.types import ConstParam, SpecParam
 
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
+
         sig = inspect.signature(self.fn)
-        try:
-            bound = sig.bind_partial(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.name}.launch: {e}") from None
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
+        return {"signature": sig, "names": tuple(sig.parameters),
+                "simple": all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()),
+                "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
+                "const": {n for n, a in annotations.items() if isinstance(a, ConstParam)}}
+
+    def _bind(self, args: tuple, kwargs: dict, plan: dict) -> tuple[dict, dict]:
+        """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
+        names = plan["names"]
+        if plan["simple"] and len(args) <= len(names) and (
+                not kwargs or all(k in names[len(args):] for k in kwargs)):
+            bound = dict(zip(names, args))
+            bound.update(kwargs)
+        else:
+            try:
+                bound = plan["signature"].bind_partial(*args, **kwargs).arguments
+            except TypeError as e:
+                raise TypeError(f"{self.name}.launch: {e}") from None
+        if not plan["spec"] and not plan["const"]:
+            return bound, {}
         values, spec = {}, {}
-        for name, value in bound.arguments.items():
-            if isinstance(annotations.get(name), ConstParam):
+        for name, value in bound.items():
+            if name in plan["const"]:
                 raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
                                 f"use {self.name}.specialize({name}=...).launch(...)")
-            (spec if isinstance(annotations.get(name), SpecParam) else values)[name] = value
+            (spec if name in plan["spec"] else values)[name] = value
         return values, spec
 
     def launch(self, grid: Sequence[int], *args: Any, device: Any = None, subgroup_size: int | None = None,
@@ -134,40 +180,56 @@ class Kernel:
         """Run the kernel once on a Vulkan GPU (see docs/runtime.md), or on the CPU interpreter.
 
         Arguments follow the kernel's parameters, by position or name:
-        numpy arrays for buffers (written back in place unless read-only),
+        numpy arrays (written back in place unless read-only) or resident
+        ``coopdsl.runtime.Array`` objects (bound directly) for buffers,
         numbers for push constants and for specialization constants (those
         left out keep their defaults). ``grid`` is the number of workgroups
-        (1 to 3 ints). ``device="cpu"``, or ``COOPDSL_DEVICE=cpu`` in the
-        environment, runs it on the interpreter (docs/interpreter.md), with
-        ``subgroup_size`` invocations per subgroup (default 32).
+        (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
+        is recorded and runs when the block ends. ``device="cpu"``, or
+        ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
+        interpreter instead (docs/interpreter.md), with ``subgroup_size``
+        invocations per subgroup (default 32).
         """
         from . import interp
 
-        values, spec = self._bind(args, kwargs)
+        binary, reflection, plan = self._launch_info()
+        values, spec = self._bind(args, kwargs, plan)
         if interp.wants_cpu(device):
             interp.launch(self, _grid(grid), values, spec, subgroup_size)
             return
         if subgroup_size is not None:
             raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
-        from . import runtime
-
-        binary = self.compile()
-        runtime.launch(binary, self.reflect(), _grid(grid), values, spec=spec, device=device)
+        _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any):
         """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
         from . import runtime
 
-        values, spec = self._bind(args, kwargs)
-        return runtime.bench(self.compile(), self.reflect(), _grid(grid), values, spec=spec, warmup=warmup,
+        binary, reflection, plan = self._launch_info()
+        values, spec = self._bind(args, kwargs, plan)
+        return runtime.bench(binary, reflection, _grid(grid), values, spec=spec, warmup=warmup,
                              repeat=repeat, flops=flops, device=device)
 
 
+@functools.cache
+def _runtime():
+    """coopdsl.runtime, imported on first use (compiling needs no Vulkan)."""
+    from . import runtime
+
+    return runtime
+
+
 def _grid(grid) -> tuple[int, int, int]:
+    if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
+            and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
+        return grid  # the common case, checked without building anything
     g = (grid,) if isinstance(grid, int) else tuple(grid)
-    if not 1 <= len(g) <= 3 or not all(isinstance(x, int) and x > 0 for x in g):
-        raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
+    if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
+        if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
+            g = tuple(int(x) for x in g)  # int subclasses (numpy ints are not int)
+        else:
+            raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
     return g + (1,) * (3 - len(g))
 
 
@@ -190,38 +252,61 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     return Kernel(fn, workgroup_size, target_env)
 
 
+def _decorator_loc(fn, word: str) -> SourceLoc:
+    """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
+    code = fn.__code__
+    text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
+    col = text.find(word) + 1 if word in text else len(text) - len(text.lstrip()) + 1
+    return SourceLoc(code.co_filename, code.co_firstlineno, col)
+
+
+MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
+
+
 def _check_wg(fn, size) -> tuple:
-    if isinstance(size, (int, str)):
+    """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
+    where = _decorator_loc(fn, "workgroup_size")
+    if isinstance(size, (int, str, float)):
         size = (size,)
-    size = tuple(size)
+    try:
+        size = tuple(size)
+    except TypeError:
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where) from None
     if not 1 <= len(size) <= 3:
-        raise ValueError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}")
+        raise CompileError(f"{fn.__name__}: workgroup_size takes 1 to 3 entries, got {size!r}", where)
     for s in size:
-        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and s > 0)):
-            raise ValueError(f"{fn.__name__}: workgroup_size entries must be positive ints or Spec parameter names, "
-                             f"got {s!r}")
+        if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and 0 < s <= MAX_WORKGROUP_DIM)):
+            raise CompileError(f"{fn.__name__}: workgroup_size entries must be ints from 1 to {MAX_WORKGROUP_DIM} "
+                               f"or Spec parameter names, got {s!r}", where)
     return size + (1,) * (3 - len(size))
 
 
 def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
-    from .frontend.codegen import CodeGen
+    from .frontend import compile_kernel
     from .frontend.source import parse_function
     from .passes import run_pipeline
-    from .spirv.writer import write
+    from .spirv.writer import write_with_locations
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
-    CodeGen(k.fn, src, module).run(k.consts)
+    compile_kernel(k.fn, src, module, k.consts)
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)
-    binary = to_bytes(write(module, tools.TARGET_ENVS[env]))
+    words, locations = write_with_locations(module, tools.TARGET_ENVS[env])
+    binary = to_bytes(words)
     message = tools.validation_message(binary, env)
     if message is not None:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
-            SourceLoc(src.file, src.tree.lineno, 1))
+            _rejected_at(message, locations) or SourceLoc(src.file, src.tree.lineno, 1))
     return module, binary
+
+
+def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
+    """The user line of the instruction spirv-val names ("line N" counts instructions)."""
+    m = re.search(r"\bline (\d+):", message)
+    return locations.get(int(m.group(1))) if m else None
 
 
 def _wg_entry(module: Module, s, src):
@@ -244,8 +329,7 @@ def _apply_spec_defaults(module: Module, spec: dict) -> None:
         if sc is None:
             raise ValueError(f"{module.name} has no specialization constant '{name}' "
                              f"(it has: {', '.join(by_name) or 'none'})")
-        kind = sc.type.kind
-        if kind == "int" and not (isinstance(value, int) and not isinstance(value, bool)) or \
-                kind == "float" and not isinstance(value, (int, float)) or kind == "bool" and not isinstance(value, bool):
-            raise ValueError(f"specialization constant '{name}' is {sc.type}, got {value!r}")
-        sc.default = float(value) if kind == "float" else value
+        try:
+            sc.default = fit(value, sc.type)
+        except LiteralError as e:
+            raise ValueError(f"specialization constant '{name}': {e}") from None

@@ -8,6 +8,7 @@ specialization constants), and the module's capabilities and extensions.
 
 from __future__ import annotations
 
+from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
 from .ir.core import Module, SpecConst
 from .spirv.grammar import enum_name
@@ -68,7 +69,80 @@ def reflect(module: Module, binary: bytes) -> dict:
                            for s in module.spec_consts],
         "capabilities": caps,
         "extensions": exts,
+        "cooperative_matrices": cooperative_matrices(module),
+        "muladds": muladds(module),
     }
+
+
+# -- cooperative matrices ------------------------------------------------------------------
+MULADD_OP = "coop_muladd"  # IR op kind of a cooperative-matrix multiply-add (the one place that names it)
+SIGNED_OPERAND = {"A": "a", "B": "b", "C": "c", "Result": "result"}  # reflection key -> op's ``signed`` names
+
+
+def cooperative_matrices(module: Module) -> list[dict]:
+    """Every distinct cooperative-matrix type the module uses, with the first user line that uses it."""
+    seen: dict[T.CoopMatType, dict] = {}
+    for f in module.functions:
+        for op in f.ops():
+            for t in _coop_types(op):
+                if t not in seen:
+                    entry = {"component": t.elem.name, "rows": _dim(t.rows, module), "cols": _dim(t.cols, module),
+                             "use": _named(t.use, T.USE_NAMES, module),
+                             "scope": _named(t.scope, T.SCOPE_NAMES, module)}
+                    seen[t] = {"type": matrix_text(**entry), **entry, "loc": str(op.loc)}
+    return list(seen.values())
+
+
+def muladds(module: Module) -> list[dict]:
+    """Every distinct MulAdd combination (M, N, K, A/B/C/Result types, scope, saturating), first line each.
+
+    Integer component types carry the signedness the MulAdd gives them (its
+    ``signed`` operands: MatrixASignedComponentsKHR ... in SPIR-V), which is
+    what a device's configurations are matched against.
+    """
+    out: dict[tuple, dict] = {}
+    for f in module.functions:
+        for op in f.ops():
+            if op.kind != MULADD_OP:
+                continue
+            ta, tb, tc = (v.type for v in op.operands)
+            signed = op.attrs["signed"]
+            entry = {"M": _dim(ta.rows, module), "N": _dim(tb.cols, module), "K": _dim(ta.cols, module),
+                     **{k: _signed_as(t.elem, SIGNED_OPERAND[k] in signed)
+                        for k, t in (("A", ta), ("B", tb), ("C", tc), ("Result", op.type))},
+                     "scope": _named(tc.scope, T.SCOPE_NAMES, module), "saturating": op.attrs["saturate"]}
+            key = repr(sorted(entry.items()))
+            out.setdefault(key, {**entry, "loc": str(op.loc)})
+    return list(out.values())
+
+
+def _coop_types(op):
+    for t in [op.type, op.attrs.get("mat_type"), *(getattr(v, "type", None) for v in op.operands)]:
+        while isinstance(t, (T.PointerType, T.ArrayType, T.RuntimeArrayType)):
+            t = t.pointee if isinstance(t, T.PointerType) else t.elem
+        if isinstance(t, T.CoopMatType):
+            yield t
+
+
+def _signed_as(elem: T.ScalarType, signed: bool) -> str:
+    return T.ScalarType("int", elem.width, signed).name if elem.kind == "int" else elem.name
+
+
+def _named(d, names: dict, module: Module):
+    return names.get(d, str(d)) if isinstance(d, int) else _dim(d, module)
+
+
+def _dim(d, module: Module):
+    """A type parameter as reflection data (see coopdsl/devices/dims.py)."""
+    if isinstance(d, int):
+        return d
+    if d.op == "spec":
+        sc = next(s for s in module.spec_consts if s.spec_id == d.args[0])
+        return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default}
+    args = [_dim(a, module) for a in d.args]
+    node = {"op": d.op, "args": args, "expr": expression(d.op, args)}
+    node["value"] = resolve(node)
+    return node
 
 
 def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
@@ -78,7 +152,7 @@ def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
         if isinstance(t, T.StructType):
             out += _flatten(t, f"{prefix}{name}.", base + off)
         else:
-            size = 8 if isinstance(t, T.PointerType) else T.size_of(t)
+            size = T.size_of(t)
             out.append({"name": prefix + name, "offset": base + off, "type": _type_name(t), "size": size})
     return out
 

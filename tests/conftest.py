@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from coopdsl.errors import InternalCompilerError
 from coopdsl.spirv import tools
 
 
@@ -36,6 +37,7 @@ def expect_error(k, cls, message: str, marker: str, col: int):
     with pytest.raises(cls) as info:
         k.compile()
     err = info.value
+    assert not isinstance(err, InternalCompilerError), f"a user mistake reached an internal error: {err}"
     frame = inspect.stack()[1]
     lines = open(frame.filename).read().splitlines()
     hits = [i + 1 for i, line in enumerate(lines) if line.rstrip().endswith(marker)]

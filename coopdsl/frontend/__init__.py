@@ -1,0 +1,21 @@
+"""The front end: Python source -> typed SSA IR.
+
+:func:`compile_kernel` builds the entry function of a kernel into a module;
+device functions it calls are compiled on demand (one per signature) by
+:mod:`.helpers`, which the code generator receives as its ``device_call``.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Function, Module
+from .codegen import CodeGen
+from .helpers import call, compile_function
+from .source import Source
+
+
+def compile_kernel(fn, src: Source, module: Module, consts: dict | None = None) -> Function:
+    """Compile kernel ``fn`` (parsed as ``src``) into ``module``; returns its entry function."""
+    return CodeGen(fn, src, module, device_call=call).run(consts)
+
+
+__all__ = ["compile_kernel", "compile_function"]

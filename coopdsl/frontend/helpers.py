@@ -15,11 +15,11 @@ import inspect
 
 from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
-from ..ir.core import Function, Op, Param, Value
-from . import arith
+from ..ir.core import Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
+from ..lang import arith
+from ..lang.values import BufferRef
 from .codegen import CodeGen
 from .source import parse_function
-from .values import BufferRef
 
 _compiling: list = []  # device functions being compiled (to catch recursion)
 
@@ -28,7 +28,7 @@ class HelperGen(CodeGen):
     """Code generation of one specialisation of a device function."""
 
     def __init__(self, dfn, src, module, func, bindings):
-        super().__init__(dfn.fn, src, module, func)
+        super().__init__(dfn.fn, src, module, func, device_call=call)
         self.bindings = bindings
         self.returns: list[tuple[Op, object]] = []
 
@@ -78,7 +78,15 @@ class HelperGen(CodeGen):
 
 
 
+def _is_runtime(v) -> bool:
+    """Runtime arguments become parameters; specialization constants stay module-level constants
+    (so a ``Spec`` passed to a device function can size its matrices there)."""
+    return isinstance(v, Value) and not isinstance(v, (SpecConst, SpecOp))
+
+
 def _signature_part(v):
+    if isinstance(v, (SpecConst, SpecOp)):
+        return ("spec", dim_of(v))
     if isinstance(v, Value):
         return ("value", v.type)
     if isinstance(v, BufferRef):
@@ -109,8 +117,8 @@ def call(cg, dfn, args: list, kwargs: dict):
     key = (dfn, tuple((k, _signature_part(v)) for k, v in values.items()))
     func = cg.module.helpers.get(key)
     if func is None:
-        func = _compile(cg, dfn, values, key)
-    runtime_args = [v for v in values.values() if isinstance(v, Value)]
+        func = _compile(cg.module, dfn, values, key)
+    runtime_args = [v for v in values.values() if _is_runtime(v)]
     return_type = func.type.ret
     result = cg.em.op("call", return_type, runtime_args, func=func)
     return None if return_type is T.void else result
@@ -124,23 +132,47 @@ def _flat(t):
             yield x
 
 
-def _compile(cg, dfn, values: dict, key) -> Function:
+def compile_function(module: Module, dfn, param_types: dict[str, T.Type], consts: dict | None = None) -> Function:
+    """Compile device function ``dfn`` for runtime parameters of ``param_types`` (by name) without a call site.
+
+    ``consts`` binds its compile-time parameters.  This is how a function
+    becomes an operand (the callback of a reduction, a per-element operation
+    or a decoder): the caller refers to the returned function with a
+    :class:`~coopdsl.ir.core.FuncRef`.  The same signature gives the same function.
+    """
+    sig = inspect.signature(dfn.fn)
+    values: dict = {}
+    for name, p in sig.parameters.items():
+        if name in param_types:
+            values[name] = Param(param_types[name], name)
+        elif consts is not None and name in consts:
+            values[name] = consts[name]
+        elif p.default is not inspect.Parameter.empty:
+            values[name] = p.default
+        else:
+            raise ArgumentError(f"{dfn.fn.__name__}: no type or value for parameter '{name}'")
+    key = (dfn, tuple((k, _signature_part(v)) for k, v in values.items()))
+    func = module.helpers.get(key)
+    return func if func is not None else _compile(module, dfn, values, key)
+
+
+def _compile(module: Module, dfn, values: dict, key) -> Function:
     src = parse_function(dfn.fn)
     params, bindings = [], {}
     for name, v in values.items():
-        if isinstance(v, Value):
+        if _is_runtime(v):
             p = Param(v.type, name)
             params.append(p)
             bindings[name] = p
         else:
             bindings[name] = v
-    n = sum(1 for k in cg.module.helpers if k[0] is dfn)
+    n = sum(1 for k in module.helpers if k[0] is dfn)
     func = Function(dfn.fn.__name__ if n == 0 else f"{dfn.fn.__name__}_{n}", T.FunctionType(T.void, ()), params,
                     loc=src.loc(src.tree))
-    cg.module.helpers[key] = func
+    module.helpers[key] = func
     _compiling.append(dfn)
     try:
-        gen = HelperGen(dfn, src, cg.module, func, bindings)
+        gen = HelperGen(dfn, src, module, func, bindings)
         gen.run_helper()
     finally:
         _compiling.pop()

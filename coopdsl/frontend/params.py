@@ -15,12 +15,13 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
+from ..ir.literals import LiteralError, fit
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
-from .values import BufferRef
+from ..lang.values import BufferRef
 
 
 @dataclass
@@ -32,11 +33,39 @@ class KernelParams:
     uniforms: list = field(default_factory=list)  # (name, variable, struct type)
 
 
-def _annotations(fn) -> dict:
+def parameter_annotations(fn, src) -> dict:
+    """The evaluated annotations of ``fn``'s parameters (string annotations too, with closure variables in
+    scope); a located error naming the one that does not evaluate."""
     try:
         return inspect.get_annotations(fn, eval_str=True)
-    except Exception as e:  # a string annotation that does not evaluate
-        raise UnsupportedSyntaxError(f"cannot evaluate the annotations of {fn.__name__}: {e}") from None
+    except Exception:  # a string annotation that does not evaluate: find which, and say where
+        pass
+    raw = inspect.get_annotations(fn)
+    scope = {**fn.__globals__, **_closure(fn)}
+    out = {}
+    for arg in src.tree.args.args:
+        text = raw.get(arg.arg)
+        try:
+            out[arg.arg] = eval(text, scope) if isinstance(text, str) else text  # noqa: S307 - the user's own annotation
+        except Exception as e:
+            loc = src.loc(arg.annotation) if arg.annotation is not None else src.loc(arg)
+            if isinstance(e, CompileError):  # a declaration error: keep its words, point at the annotation
+                raise type(e)(e.message, loc) from None
+            raise UnsupportedSyntaxError(f"cannot evaluate the annotation of '{arg.arg}': {type(e).__name__}: {e}",
+                                         loc) from None
+    return out
+
+
+def _closure(fn) -> dict:
+    names = fn.__code__.co_freevars
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(names, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out
 
 
 def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[KernelParams, dict]:
@@ -46,7 +75,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
         bad = a.vararg or a.kwarg or (a.posonlyargs or a.kwonlyargs)[0]
         raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
-    annotations = _annotations(fn)
+    annotations = parameter_annotations(fn, src)
     defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
     params = KernelParams()
     bindings: dict = {}
@@ -71,7 +100,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                                         f"use {fn.__name__}.specialize({name}=...)", loc)
             if ann.type is not None and not (isinstance(value, ann.type) and not (
                     ann.type is int and isinstance(value, bool))):
-                raise TypeMismatchError(f"compile-time parameter '{name}' must be a {ann.type.__name__}, "
+                raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
                                         f"got {value!r}", loc)
             bindings[name] = value
         elif isinstance(ann, UniformParam):
@@ -101,7 +130,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             if any(s.spec_id == sid for s in params.specs):
                 raise TypeMismatchError(f"specialization constant id {sid} is used twice", loc)
             default = defaults.get(name, False if ann.type.kind == "bool" else 0)
-            _check_default(ann.type, default, name, loc)
+            default = _check_default(ann.type, default, name, loc)
             sc = SpecConst(ann.type, name, sid, default)
             module.spec_consts.append(sc)
             params.specs.append(sc)
@@ -125,9 +154,8 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     return params, bindings
 
 
-def _check_default(t: T.ScalarType, value, name: str, loc) -> None:
-    ok = isinstance(value, bool) if t.kind == "bool" else (
-        isinstance(value, int) and not isinstance(value, bool) if t.kind == "int"
-        else isinstance(value, (int, float)) and not isinstance(value, bool))
-    if not ok:
-        raise TypeMismatchError(f"default of specialization constant '{name}' must be a {t}, got {value!r}", loc)
+def _check_default(t: T.ScalarType, value, name: str, loc):
+    try:
+        return fit(value, t)
+    except LiteralError as e:
+        raise TypeMismatchError(f"default of specialization constant '{name}': {e}", loc) from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Block, Const, Op, Value
-from .arith import default_type
+from ..lang.arith import default_type
 
 
 class Undefined:

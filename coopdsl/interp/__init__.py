@@ -8,8 +8,8 @@ cooperative-matrix element mapping, and the errors it reports.
 
 from __future__ import annotations
 
-from .errors import InterpreterError, InterpreterLimitError, LaunchArgumentError
+from .errors import InterpreterError, LaunchArgumentError
 from .launch import DEFAULT_SUBGROUP_SIZE, launch, run, subgroup_size_from, wants_cpu
 
-__all__ = ["launch", "run", "wants_cpu", "subgroup_size_from", "InterpreterError", "InterpreterLimitError",
-           "LaunchArgumentError", "DEFAULT_SUBGROUP_SIZE"]
+__all__ = ["launch", "run", "wants_cpu", "subgroup_size_from", "InterpreterError", "LaunchArgumentError",
+           "DEFAULT_SUBGROUP_SIZE"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module
+from ..ir.literals import int_range
 from .errors import LaunchArgumentError
 from .layout import Layout
 from .memory import DEVICE_BASE, DeviceMemory, Ptr, Region
@@ -117,14 +118,14 @@ def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, 
         return np.array(v, np.uint64).tobytes()
     elem = T.elem_of(t)
     count = t.count if isinstance(t, T.VectorType) else 1
-    try:
-        arr = np.asarray(v)
-        if arr.size != count or arr.dtype.kind not in "biuf":
-            raise ValueError(f"give {count} number{'s' if count > 1 else ''}")
-        if elem.kind == "int" and np.any((arr != np.trunc(arr)) if arr.dtype.kind == "f" else False):
-            raise ValueError("not an integer")
-        data = arr.reshape(-1).astype(storage_dtype(elem)) if arr.dtype.kind == "f" or elem.kind == "float" \
-            else np.array([int(x) for x in arr.reshape(-1)], dtype=storage_dtype(elem))
-    except (ValueError, OverflowError, TypeError) as e:
-        raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: {e}") from None
-    return data.tobytes()
+    arr = np.asarray(v)
+    if arr.size != count or arr.dtype.kind not in "biuf":
+        raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: give {count} number"
+                                  f"{'s' if count > 1 else ''}")
+    flat = arr.reshape(-1)
+    if elem.kind == "int":
+        lo, hi = int_range(elem)
+        if arr.dtype.kind == "f" and np.any(flat != np.trunc(flat)) or np.any((flat < lo) | (flat > hi)):
+            raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: not an integer in {lo}..{hi}")
+        return np.array([int(x) for x in flat], storage_dtype(elem)).tobytes()
+    return flat.astype(storage_dtype(elem)).tobytes()

@@ -70,7 +70,8 @@ def execute(m: Machine, op: Op) -> None:
     if plan.scope is not None:
         m.check_whole_scope(op, plan.scope, plan.what)
     try:
-        result = plan.fn(m, op, [m.value(v) for v in op.operands])
+        args = [m.value(v) for v in op.operands]
+        result = run_function(m, op.attrs["func"], args, m.mask) if plan.fn is None else plan.fn(m, op, args)
     except (Fault, Race) as f:
         raise m.error(op, f.message, f.slot) from None
     if plan.has_result:

@@ -22,7 +22,3 @@ class InterpreterError(CompileError):
 
 class LaunchArgumentError(CoopDSLError, ValueError):
     """Launch arguments that do not fit the kernel (missing, wrong dtype, wrong size, unknown name)."""
-
-
-class InterpreterLimitError(CoopDSLError):
-    """The kernel needs something the interpreter does not implement."""

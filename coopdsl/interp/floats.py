@@ -7,8 +7,8 @@ representable values for bf16 (SPV_KHR_bfloat16) and the fp8 formats
 even, as the formats define.  Out-of-range values become infinity where the
 format has one (f16, bf16, E5M2) and NaN for E4M3, which has none (no
 ``SaturatedToLargestFloat8NormalConversionEXT`` decoration is ever emitted).
-Constants follow the compiler's encoder (:mod:`coopdsl.spirv.fp8`), which
-saturates, so a constant means the same here as in the SPIR-V module.
+Constants are rounded the same way (the compiler rejects literals beyond a
+format's range, see :mod:`coopdsl.ir.literals`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir import types as T
-from ..spirv.fp8 import fp8_bits, fp8_value
 
 
 @dataclass(frozen=True)
@@ -76,11 +75,21 @@ def round_float(x: np.ndarray, t: T.ScalarType) -> np.ndarray:
 @lru_cache(maxsize=None)
 def _fp8_table(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(value of each of the 256 codes, the non-negative finite values sorted with their codes)."""
-    enc = T.SCALARS[name].encoding
-    values = np.array([fp8_value(enc, c) for c in range(256)], np.float64)
-    codes = np.arange(128)
+    fmt = FORMATS[name]
+    codes = np.arange(256)
+    exp = (codes >> fmt.man_bits) & ((1 << fmt.exp_bits) - 1)
+    man = codes & ((1 << fmt.man_bits) - 1)
+    with np.errstate(all="ignore"):
+        normal = np.ldexp(1.0 + man / (1 << fmt.man_bits), exp - fmt.bias)
+        values = np.where(exp == 0, np.ldexp(man.astype(np.float64), 1 - fmt.bias - fmt.man_bits), normal)
+    top = exp == (1 << fmt.exp_bits) - 1
+    if fmt.has_inf:  # E5M2: IEEE-like
+        values = np.where(top, np.where(man == 0, np.inf, np.nan), values)
+    else:  # E4M3: only S.1111.111 is NaN
+        values = np.where(top & (man == (1 << fmt.man_bits) - 1), np.nan, values)
+    values = np.where(codes & 0x80, -values, values)
     finite = np.isfinite(values[:128])
-    return values.astype(np.float32), np.stack([values[:128][finite], codes[finite]])
+    return values.astype(np.float32), np.stack([values[:128][finite], codes[:128][finite]])
 
 
 def to_bits(values: np.ndarray, t: T.ScalarType) -> np.ndarray:
@@ -110,7 +119,5 @@ def from_bits(bits: np.ndarray, t: T.ScalarType) -> np.ndarray:
 
 
 def constant_float(value: float, t: T.ScalarType) -> np.generic:
-    """A float constant as the compiler encodes it (fp8 constants saturate, like coopdsl.spirv.fp8)."""
-    if t.encoding in ("Float8E4M3EXT", "Float8E5M2EXT"):
-        return np.float32(fp8_value(t.encoding, fp8_bits(t.encoding, float(value))))
+    """A float constant of type ``t``, rounded to nearest even like every conversion."""
     return round_float(np.float64(value), t)[()]

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import CoopDSLError
 from ..ir.core import Module, SpecConst
 from .bind import allocate_arguments, pointers_of
 from .control import run_function
@@ -89,5 +90,11 @@ def _workgroup_ids(grid: tuple[int, int, int]) -> np.ndarray:
 
 def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],
            subgroup_size: int | None = None) -> None:
-    """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU."""
-    run(kernel.ir(), grid, values, spec, subgroup_size)
+    """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU.
+
+    Errors are raised without the interpreter's frames in their traceback (like compile errors).
+    """
+    try:
+        run(kernel.ir(), grid, values, spec, subgroup_size)
+    except CoopDSLError as e:
+        raise e.with_traceback(None) from None

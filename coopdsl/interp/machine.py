@@ -18,7 +18,8 @@ import numpy as np
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Const, FuncRef, GlobalVar, Module, Op, SpecConst, SpecOp, Value
-from .errors import InterpreterError, InterpreterLimitError
+from ..errors import InternalCompilerError
+from .errors import InterpreterError
 from .lanes import Lanes
 from .layout import Layout
 from .memory import Fault, Ptr, Region
@@ -85,7 +86,7 @@ class Machine:
             return self._global(v)
         if isinstance(v, FuncRef):
             return v.func
-        raise InterpreterLimitError(f"value {v!r} used before it is defined")
+        raise InternalCompilerError(f"interpreter: value {v!r} used before it is defined")
 
     def _const(self, c: Const) -> Any:
         got = self._consts.get(id(c))
@@ -116,7 +117,7 @@ class Machine:
             base = (self.lanes.wg * size).astype(np.int64)
             got = Ptr(region, base, base, base + size, region.label)
         else:
-            raise InterpreterLimitError(f"global '{g.name}' ({g.role}) has no value")
+            raise InternalCompilerError(f"interpreter: global '{g.name}' ({g.role}) has no value")
         self._globals[id(g)] = got
         return got
 

@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import types as T
-from .floats import from_bits, to_bits
 from .layout import Layout
-from .values import storage_dtype, value_dtype
+from .values import PerLane, decode, encode, storage_dtype
 
 DEVICE_BASE = 1 << 20  # device address of the first byte of the device region
 GUARD = 256  # bytes between device allocations (an overrun lands in no allocation)
@@ -106,7 +105,7 @@ def _round_up(n: int, a: int) -> int:
 
 
 @dataclass
-class Ptr:
+class Ptr(PerLane):
     """Per-invocation pointers into one region: byte offsets ``addr`` and bounds [lo, hi).
 
     ``addr``/``lo``/``hi`` are 0-d (the same for every invocation) or per slot;
@@ -210,24 +209,6 @@ def write_scalars(region: Region, addr: np.ndarray, t: T.ScalarType, values: np.
     sd = storage_dtype(t)
     raw = encode(t, np.broadcast_to(values, np.shape(addr)))
     _scatter(region.data, addr, sd, raw)
-
-
-def decode(t: T.ScalarType, raw: np.ndarray) -> np.ndarray:
-    """Values of ``t`` from their storage bits."""
-    if t.kind == "bool":
-        return raw != 0
-    if t.kind == "float" and t.encoding is not None:
-        return from_bits(raw, t)
-    return raw
-
-
-def encode(t: T.ScalarType, values: np.ndarray) -> np.ndarray:
-    """Storage bits of ``t`` values."""
-    if t.kind == "bool":
-        return np.asarray(values).astype(np.uint32)
-    if t.kind == "float" and t.encoding is not None:
-        return to_bits(values, t)
-    return np.asarray(values).astype(value_dtype(t), copy=False)
 
 
 def _gather(data: np.ndarray, addr: np.ndarray, sd: np.dtype) -> np.ndarray:

@@ -15,13 +15,14 @@ from typing import Callable
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Op
-from .errors import InterpreterLimitError
+from ..errors import InternalCompilerError
 from .ops import SEMANTICS
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What executing an op needs: semantics, result, the scope that must reach it whole (and its name)."""
+    """What executing an op needs: semantics (None for the scheduler's own), result, the scope that must
+    reach it whole (and its name)."""
 
     fn: Callable | None
     has_result: bool
@@ -38,9 +39,9 @@ def plan_of(op: Op, m) -> Plan:
 
 
 def _plan(op: Op, m) -> Plan:
-    fn = SEMANTICS.get(op.kind)
-    if fn is None and op.kind != "phi":
-        raise InterpreterLimitError(f"the interpreter cannot execute IR op '{op.kind}'")
+    fn = SEMANTICS.get(op.kind)  # None: carried out by the scheduler (phi, call)
+    if fn is None and op.kind not in ("phi", "call"):
+        raise InternalCompilerError(f"the interpreter has no semantics for IR op '{op.kind}'", op.loc)
     mat = _matrix_type([op.type] + [v.type for v in op.operands])
     if mat is not None:
         scope = m.layout.scope(mat)

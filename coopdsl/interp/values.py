@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import types as T
-from .floats import constant_float
+from .floats import constant_float, from_bits, to_bits
 
 _INT = {(8, True): np.int8, (16, True): np.int16, (32, True): np.int32, (64, True): np.int64,
         (8, False): np.uint8, (16, False): np.uint16, (32, False): np.uint32, (64, False): np.uint64}
@@ -81,18 +81,50 @@ def matrix_splat(t: T.CoopMatType, scalar: Any, rows: int, cols: int) -> np.ndar
     return np.full((1, rows, cols), scalar, value_dtype(t.elem))
 
 
+def decode(t: T.ScalarType, raw: np.ndarray) -> np.ndarray:
+    """Values of ``t`` from their storage bits."""
+    if t.kind == "bool":
+        return raw != 0
+    if t.kind == "float" and t.encoding is not None:
+        return from_bits(raw, t)
+    return raw
+
+
+def encode(t: T.ScalarType, values: np.ndarray) -> np.ndarray:
+    """Storage bits of ``t`` values."""
+    if t.kind == "bool":
+        return np.asarray(values).astype(np.uint32)
+    if t.kind == "float" and t.encoding is not None:
+        return to_bits(values, t)
+    return np.asarray(values).astype(value_dtype(t), copy=False)
+
+
+class PerLane:
+    """A value with its own per-invocation layout (pointers): it merges, takes and scatters itself."""
+
+    def merged(self, mask: np.ndarray, old: "PerLane") -> "PerLane":  # pragma: no cover - interface
+        """``self`` where ``mask``, ``old`` elsewhere."""
+        raise NotImplementedError
+
+    def taken(self, idx: np.ndarray) -> "PerLane":  # pragma: no cover - interface
+        """The entries of slots ``idx``."""
+        raise NotImplementedError
+
+    def scattered(self, n: int, idx: np.ndarray) -> "PerLane":  # pragma: no cover - interface
+        """``n`` slots holding these (compressed) entries at ``idx``."""
+        raise NotImplementedError
+
+
 def where(mask: np.ndarray, new: Any, old: Any) -> Any:
     """Per-invocation choice between two values of one type (``mask`` over invocation slots).
 
     Matrices are merged per scope instance: ``mask`` is then a per-instance mask.
     """
-    from .memory import Ptr
-
     if isinstance(new, tuple):
         return tuple(where(mask, a, b) for a, b in zip(new, old))
     if isinstance(new, list):
         return [where(mask, a, b) for a, b in zip(new, old)]
-    if isinstance(new, Ptr):
+    if isinstance(new, PerLane):
         return new.merged(mask, old)
     new, old = np.asarray(new), np.asarray(old)
     m = mask.reshape(mask.shape + (1,) * (max(new.ndim, old.ndim) - 1))
@@ -110,9 +142,7 @@ def take_lanes(t: T.Type, v: Any, idx: np.ndarray) -> Any:
         return tuple(take_lanes(m, x, idx) for (_, m), x in zip(t.members, v))
     if isinstance(t, T.ArrayType):
         return [take_lanes(t.elem, x, idx) for x in v]
-    from .memory import Ptr
-
-    if isinstance(v, Ptr):
+    if isinstance(v, PerLane):
         return v.taken(idx)
     a = np.asarray(v)
     if a.ndim > base_ndim(t):
@@ -126,9 +156,7 @@ def scatter(t: T.Type, n: int, idx: np.ndarray, values: Any) -> Any:
         return tuple(scatter(m, n, idx, v) for (_, m), v in zip(t.members, values))
     if isinstance(t, T.ArrayType):
         return [scatter(t.elem, n, idx, v) for v in values]
-    from .memory import Ptr
-
-    if isinstance(values, Ptr):
+    if isinstance(values, PerLane):
         return values.scattered(n, idx)
     values = np.asarray(values)
     out = np.zeros((n,) + values.shape[1:], values.dtype)

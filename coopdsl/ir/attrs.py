@@ -77,7 +77,7 @@ class MemoryAccess:
         if self.available is not None and self.visible is not None:
             raise ValueError("one access is either made available or visible")
 
-    def with_alignment(self, aligned: int) -> "MemoryAccess":
+    def with_alignment(self, aligned: int) -> MemoryAccess:
         """The same access with ``aligned`` bytes, unless an alignment is already given."""
         if self.aligned is not None:
             return self

@@ -36,6 +36,9 @@ class Value:
     def is_compile_time(self) -> bool:
         return False
 
+    def __str__(self) -> str:  # how a message names a value: by its type, as kernels write it
+        return f"a runtime {self.type}"
+
 
 class Const(Value):
     """A constant (scalar, or a cooperative-matrix / vector splat of one)."""
@@ -101,7 +104,7 @@ class FuncRef(Value):
     function's id, not to a call.
     """
 
-    def __init__(self, func: "Function"):
+    def __init__(self, func: Function):
         super().__init__(func.type)
         self.func = func
 
@@ -131,13 +134,13 @@ class Op(Value):
 
 @dataclass
 class SelectionMerge:
-    merge: "Block"
+    merge: Block
 
 
 @dataclass
 class LoopMerge:
-    merge: "Block"
-    cont: "Block"
+    merge: Block
+    cont: Block
     hint: LoopHint = LoopHint()
 
 
@@ -152,7 +155,7 @@ class Block:
         self.merge: SelectionMerge | LoopMerge | None = None
         self.preds: list[Block] = []
 
-    def successors(self) -> list["Block"]:
+    def successors(self) -> list[Block]:
         t = self.terminator
         if t is None:
             return []
@@ -212,9 +215,9 @@ class Module:
 
     def spec_op(self, kind: str, type: Type, operands: list[Value]) -> SpecOp:
         """The (unique) OpSpecConstantOp computing ``kind`` over constant ``operands``."""
-        from .types import SymDim
+        from .types import symbolic
 
-        sym = SymDim(kind, tuple(dim_of(v) for v in operands))
+        sym = symbolic(kind, tuple(dim_of(v) for v in operands))
         for op in self.spec_ops:
             if op.sym == sym and op.type == type:
                 return op

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .core import Block, Const, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp, Value
+from .core import Block, Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp, Value
 
 
 class _Names:
@@ -16,8 +16,8 @@ class _Names:
             return f"@{v.name}"
         if isinstance(v, SpecOp):
             return f"@({v.sym})"
-        if False:
-            return f"@{v.name}"
+        if isinstance(v, FuncRef):
+            return f"@{v.func.name}"
         key = id(v)
         if key not in self.names:
             self.names[key] = f"%{len(self.names)}"
@@ -68,13 +68,23 @@ def _block(b: Block, names: _Names) -> str:
 
 def _op(op: Op, names: _Names) -> str:
     args = ", ".join(names(v) for v in op.operands)
-    attrs = dict(op.attrs)
-    if "targets" in attrs:
-        attrs["targets"] = [f"^{t.name}" for t in attrs["targets"]]
-    if "incoming" in attrs:
-        attrs["incoming"] = [f"^{t.name}" for t in attrs["incoming"]]
-    if "func" in attrs:
-        attrs["func"] = attrs["func"].name
-    attr_text = " ".join(f"{k}={v}" for k, v in sorted(attrs.items()))
+    attr_text = " ".join(f"{k}={_attr(v)}" for k, v in sorted(op.attrs.items()))
     lhs = f"{names(op)}: {op.type} = " if op.has_result else ""
     return f"{lhs}{op.kind}({args}) {attr_text}".rstrip() + f"  // {op.loc.line}:{op.loc.col}"
+
+
+def _attr(v) -> str:
+    """An attribute value as text: blocks as ^name, functions by name, sets sorted, typed values by str."""
+    if isinstance(v, Block):
+        return f"^{v.name}"
+    if isinstance(v, Function):
+        return f"@{v.name}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_attr(x) for x in v) + "]"
+    if isinstance(v, SpecConst):
+        return f"@{v.name}"
+    if isinstance(v, SpecOp):
+        return f"@({v.sym})"
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(sorted(map(str, v))) + "}"
+    return str(v)

@@ -13,7 +13,6 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 class Type:
@@ -84,7 +83,7 @@ class VectorType(Type):
     count: int
 
     def __str__(self) -> str:
-        return f"vec{self.count}<{self.elem}>"
+        return f"vec{self.count}[{self.elem}]"  # as kernels write it
 
 
 @dataclass(frozen=True)
@@ -101,10 +100,26 @@ class SymDim:
     def __str__(self) -> str:
         if self.op == "spec":
             return str(self.args[1])
-        return f"({f' {self.op} '.join(str(a) for a in self.args)})"
+        if len(self.args) == 1:
+            return f"{_SYMBOLS.get(self.op, self.op)}{self.args[0]}"
+        return f"({f' {_SYMBOLS.get(self.op, self.op)} '.join(str(a) for a in self.args)})"
 
 
-Dim = Union[int, SymDim]
+COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "eq", "ne", "land", "lor"})
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//", "rem": "%", "and": "&", "or": "|", "xor": "^",
+            "shl": "<<", "shr": ">>", "neg": "-", "not": "~", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "eq": "==", "ne": "!=", "land": "and", "lor": "or", "select": "?"}
+
+
+def symbolic(op: str, args: tuple) -> SymDim:
+    """The symbolic dimension ``op(args)`` in a normal form: operands of commutative ops in a fixed order,
+    so ``2 * TN`` and ``TN * 2`` are the same dimension."""
+    if op in COMMUTATIVE:
+        args = tuple(sorted(args, key=lambda a: (not isinstance(a, SymDim), repr(a))))
+    return SymDim(op, args)
+
+
+Dim = int | SymDim
 
 
 @dataclass(frozen=True)
@@ -222,8 +237,13 @@ def with_elem(t: Type, elem: ScalarType) -> Type:
     return elem
 
 
+POINTER_SIZE = 8  # PhysicalStorageBuffer64 addresses
+
+
 def size_of(t: Type) -> int:
-    """Byte size of ``t`` in std430/scalar layout (arrays of known length only)."""
+    """Byte size of ``t`` in std430/scalar layout (arrays of known length only; pointers are addresses)."""
+    if isinstance(t, PointerType):
+        return POINTER_SIZE
     if isinstance(t, ScalarType):
         return t.nbytes
     if isinstance(t, VectorType):
@@ -232,7 +252,7 @@ def size_of(t: Type) -> int:
         return (t.stride or size_of(t.elem)) * t.length
     if isinstance(t, StructType) and t.offsets:
         last = t.members[-1][1]
-        end = t.offsets[-1] + (8 if isinstance(last, PointerType) else size_of(last))
+        end = t.offsets[-1] + size_of(last)
         a = align_of(t)
         return (end + a - 1) // a * a  # an array of structs strides by the rounded size
     raise TypeError(f"type {t} has no fixed size")
@@ -254,4 +274,4 @@ def align_of(t: Type) -> int:
         return align_of(t.elem)
     if isinstance(t, StructType):
         return max((align_of(m) for _, m in t.members), default=1)
-    return 8  # pointers (PhysicalStorageBuffer addresses are 64-bit)
+    return POINTER_SIZE  # pointers are 64-bit addresses, naturally aligned

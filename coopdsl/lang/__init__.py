@@ -1,0 +1,9 @@
+"""What kernels see: types, parameter kinds, and the builtins, each family in its own module.
+
+Importing this package registers every builtin family in
+:mod:`coopdsl.lang.registry`.  ``lang`` imports only ``coopdsl.ir`` (and
+``coopdsl.errors``); builtins build IR through the narrow
+:class:`~coopdsl.lang.context.Builder` interface they are handed.
+"""
+
+from . import access, atomics, convert, coopmat, inputs, loops, math, memory, subgroup  # noqa: F401  (register)

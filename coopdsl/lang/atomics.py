@@ -10,12 +10,12 @@ adds the storage-class bit (UniformMemory / WorkgroupMemory) automatically.
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from ..frontend.values import BufferRef
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
-from .builtins import BUILTINS, Builtin, bind_args
-from .types import Enumerant
+from .registry import BUILTINS, Builtin, bind, make_builtin
+from .types import as_scope
+from .values import BufferRef
 
 ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
 
@@ -35,10 +35,8 @@ def _scope_and_semantics(cg, name, mem, p):
     scope = p.get("scope")
     if scope is None:
         scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
-    elif not isinstance(scope, Enumerant) or scope.kind != "Scope":
-        raise ArgumentError(f"{name}(): scope must be coopdsl.Device, Workgroup, Subgroup, ...", cg.em.loc)
     else:
-        scope = Scope[scope.name]
+        scope = as_scope(cg, scope, f"{name}(): scope")
     sem = p.get("semantics")
     names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
     if any(n not in ORDERINGS for n in names) or len(names) > 1:
@@ -61,8 +59,7 @@ def _rmw(op):
     name = f"atomic_{op}"
 
     def impl(cg, args, kwargs):
-        p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "value", "scope", "semantics"], 3,
-                      ("scope", "semantics"))
+        p = bind(cg, BUILTINS[name], args, kwargs)
         ptr, elem = _target(cg, name, p["mem"], p["index"])
         if elem.kind == "float" and op not in ("add", "exchange"):
             raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
@@ -72,14 +69,18 @@ def _rmw(op):
         return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, p["value"], elem, name)], op=op, scope=scope,
                         semantics=sem)
 
-    return Builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value.",
+    instruction = {"add": "OpAtomicIAdd, OpAtomicFAddEXT for floats", "sub": "OpAtomicISub",
+                   "min": "OpAtomicSMin/UMin", "max": "OpAtomicSMax/UMax", "and": "OpAtomicAnd", "or": "OpAtomicOr",
+                   "xor": "OpAtomicXor", "exchange": "OpAtomicExchange"}[op]
+    return make_builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value ({instruction}). "
+                        f"``mem`` is a buffer or shared array of 32- or 64-bit scalars; ``scope`` defaults to "
+                        f"Device for buffers and Workgroup for shared arrays; ``semantics`` is an ordering name.",
                    "(mem, index, value, *, scope=None, semantics=None)")
 
 
 def _cmpxchg(cg, args, kwargs):
     name = "atomic_compare_exchange"
-    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "comparator", "value", "scope", "semantics"], 4,
-                  ("scope", "semantics"))
+    p = bind(cg, BUILTINS[name], args, kwargs)
     ptr, elem = _target(cg, name, p["mem"], p["index"])
     if elem.kind != "int":
         raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
@@ -92,7 +93,7 @@ def _cmpxchg(cg, args, kwargs):
 
 def _load(cg, args, kwargs):
     name = "atomic_load"
-    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "scope", "semantics"], 2, ("scope", "semantics"))
+    p = bind(cg, BUILTINS[name], args, kwargs)
     ptr, elem = _target(cg, name, p["mem"], p["index"])
     scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
     return cg.em.op("atomic_load", elem, [ptr], scope=scope, semantics=sem)
@@ -100,8 +101,7 @@ def _load(cg, args, kwargs):
 
 def _store(cg, args, kwargs):
     name = "atomic_store"
-    p = bind_args(cg, BUILTINS[name], args, kwargs, ["mem", "index", "value", "scope", "semantics"], 3,
-                  ("scope", "semantics"))
+    p = bind(cg, BUILTINS[name], args, kwargs)
     ptr, elem = _target(cg, name, p["mem"], p["index"])
     scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
     cg.note_buffer_write(p["mem"])
@@ -111,10 +111,12 @@ def _store(cg, args, kwargs):
 ATOMICS: dict[str, Builtin] = {}
 for _op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
     ATOMICS[f"atomic_{_op}"] = _rmw(_op)
-ATOMICS["atomic_compare_exchange"] = Builtin(
-    "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value.",
+ATOMICS["atomic_compare_exchange"] = make_builtin(
+    "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value "
+    "(OpAtomicCompareExchange, integers).",
     "(mem, index, comparator, value, *, scope=None, semantics=None)")
-ATOMICS["atomic_load"] = Builtin("atomic_load", _load, "Atomic read of mem[index].", "(mem, index, *, scope, semantics)")
-ATOMICS["atomic_store"] = Builtin("atomic_store", _store, "Atomic write of mem[index].",
+ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index] (OpAtomicLoad).",
+                                      "(mem, index, *, scope, semantics)")
+ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index] (OpAtomicStore).",
                                   "(mem, index, value, *, scope, semantics)")
 BUILTINS.update(ATOMICS)

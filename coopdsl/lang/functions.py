@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 
 class DeviceFunction:

@@ -9,10 +9,10 @@ type of the other arguments.  bf16/fp8 values must be converted first.
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from ..frontend import arith
 from ..ir import types as T
 from ..ir.core import Value
-from .builtins import BUILTINS, Builtin
+from . import arith
+from .registry import BUILTINS, Builtin, make_builtin
 
 # name -> (float op, signed op, unsigned op, arity, 16/32-bit floats only, doc)
 TABLE = {
@@ -114,7 +114,7 @@ def _make(name: str, row) -> Builtin:
 
     impl.__name__ = name
     sig = "(" + ", ".join("xyz"[:arity]) + ")"
-    return Builtin(name, impl, f"{doc} (GLSL.std.450 {fop}; takes {kinds})", sig)
+    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop}; takes {kinds})", sig)
 
 
 def _splat(cg, v, t, name):
@@ -190,4 +190,4 @@ for _name, _impl, _doc, _sig in (
         ("any", _anyall("any"), "true if any component of a bool vector is (OpAny)", "(v)"),
         ("all", _anyall("all"), "true if every component of a bool vector is (OpAll)", "(v)"),
         ("select", _select_impl, "cond ? a : b per component, both evaluated (OpSelect)", "(cond, a, b)")):
-    BUILTINS[_name] = Builtin(_name, _impl, _doc, _sig)
+    BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig)

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from ..errors import ArgumentError, TypeMismatchError
-from ..frontend.values import BufferRef
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
-from .builtins import bind_args, builtin
-from .types import Enumerant
-
+from .registry import bind, builtin
+from .types import as_scope
+from .values import BufferRef
 
 
 def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
-    p = bind_args(cg, b, args, kwargs, ["elem", "length"], 2)
+    p = bind(cg, b, args, kwargs)
     elem, length = p["elem"], p["length"]
     if isinstance(elem, T.CoopMatType) and allow_matrices:
         pass
@@ -22,8 +21,8 @@ def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
             f"{b.name}: cooperative matrices may only live in Function or Private memory "
             f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
     elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, not {elem!r}",
-                                cg.em.loc)
+        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, "
+                                f"not {cg.describe(elem)}", cg.em.loc)
     if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
         length = dim_of(length)
     elif isinstance(length, bool) or not isinstance(length, int):
@@ -71,10 +70,7 @@ SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "
 
 
 def _scope(cg, v, what: str) -> Scope:
-    if not isinstance(v, Enumerant) or v.kind != "Scope":
-        raise ArgumentError(f"{what} must be a scope (coopdsl.Device, Workgroup, Subgroup, Invocation, "
-                            f"QueueFamily), got {cg.describe(v)}", cg.em.loc)
-    return Scope[v.name]
+    return as_scope(cg, v, what)
 
 
 def _semantics(cg, v) -> Semantics:
@@ -95,7 +91,7 @@ def control_barrier(cg, args, kwargs):
     ``cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))``
     is GLSL's ``barrier()``.
     """
-    p = bind_args(cg, control_barrier, args, kwargs, ["execution", "memory", "semantics"], 3)
+    p = bind(cg, control_barrier, args, kwargs)
     cg.em.op("control_barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
              mem_scope=_scope(cg, p["memory"], "memory"), semantics=_semantics(cg, p["semantics"]))
 
@@ -105,6 +101,18 @@ def control_barrier(cg, args, kwargs):
 @builtin("(memory, semantics)")
 def memory_barrier(cg, args, kwargs):
     """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))``."""
-    p = bind_args(cg, memory_barrier, args, kwargs, ["memory", "semantics"], 2)
+    p = bind(cg, memory_barrier, args, kwargs)
     cg.em.op("memory_barrier", T.void, [], mem_scope=_scope(cg, p["memory"], "memory"),
              semantics=_semantics(cg, p["semantics"]))
+
+
+@builtin("()")
+def barrier(cg, args, kwargs):
+    """Workgroup execution and shared-memory barrier (GLSL ``barrier()``).
+
+    OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory.
+    """
+    bind(cg, barrier, args, kwargs)
+    cg.em.op("control_barrier", T.void, [], exec_scope=Scope.Workgroup, mem_scope=Scope.Workgroup,
+             semantics=Semantics(("AcquireRelease", "WorkgroupMemory")))
+    return None

@@ -2,7 +2,7 @@
 buffer device addresses (``Ptr[T]``: pointers to PhysicalStorageBuffer data).
 
 ``@cd.struct`` turns an annotated class into a struct type laid out with
-std430 rules (``layout="scalar"`` packs members at their scalar alignment,
+std430 rules (``layout_rule="scalar"`` packs members at their scalar alignment,
 VK_EXT_scalar_block_layout).  Members are scalars, vectors, ``Ptr[T]`` or
 other structs.  A ``Ptr[T]`` points at an array of ``T``: index it
 (``p[i]``, ``p[i] = v``), offset it (``p + n``), or load cooperative matrices
@@ -11,8 +11,10 @@ through it; every load/store through it carries ``Aligned``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
+from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 
 
@@ -41,7 +43,8 @@ class _PtrFamily:
     def __getitem__(self, elem) -> T.PointerType:
         if not isinstance(elem, (T.ScalarType, T.VectorType, T.StructType)) or \
                 isinstance(elem, T.ScalarType) and elem.is_bool:
-            raise TypeError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem!r}")
+            raise DeclarationError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem}",
+                                   caller_loc("Ptr["))
         return ptr_type(elem)
 
     def __repr__(self) -> str:
@@ -53,7 +56,7 @@ Ptr = _PtrFamily()
 
 def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.PointerType):
-        return 8
+        return T.POINTER_SIZE
     if scalar:
         return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
             max((_align(m, True) for _, m in t.members), default=1)
@@ -61,17 +64,18 @@ def _align(t: T.Type, scalar: bool) -> int:
 
 
 def _size(t: T.Type) -> int:
-    return 8 if isinstance(t, T.PointerType) else T.size_of(t)
+    return T.size_of(t)
 
 
-def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False) -> T.StructType:
-    """A struct type with std430 (or scalar) member offsets."""
+def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
+           where=lambda member: caller_loc(member)) -> T.StructType:
+    """A struct type with std430 (or scalar) member offsets; ``where(member)`` locates a bad member."""
     offsets, off = [], 0
     for mname, mt in members:
         if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
-            raise TypeError(f"struct {name}: member '{mname}' has unsupported type {mt!r} "
-                            f"(use numeric scalars, vectors, Ptr[T] or structs)")
+            raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
+                                   f"(use numeric scalars, vectors, Ptr[T] or structs)", where(mname))
         a = _align(mt, scalar)
         off = (off + a - 1) // a * a
         offsets.append(off)
@@ -79,15 +83,46 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False) -
     return T.StructType(name, tuple(members), tuple(offsets), block=False)
 
 
+def _member_loc(cls, member: str) -> SourceLoc:
+    """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
+    try:
+        lines, first = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return caller_loc(member)
+    for i, text in enumerate(lines):
+        stripped = text.lstrip()
+        if stripped.startswith(f"{member}:") or stripped.startswith(f"{member} :"):
+            return SourceLoc(inspect.getsourcefile(cls) or "<unknown>", first + i, len(text) - len(stripped) + 1)
+    return caller_loc(member)
+
+
+def _member_types(cls) -> dict:
+    """The class's member annotations, evaluated (``from __future__ import annotations`` leaves strings)."""
+    raw = dict(cls.__dict__.get("__annotations__", {}))
+    module = inspect.getmodule(cls)
+    scope = dict(vars(module)) if module is not None else {}
+    out = {}
+    for name, ann in raw.items():
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, scope, dict(vars(cls)))  # noqa: S307 - the user's own annotation
+            except Exception as e:
+                raise DeclarationError(f"struct {cls.__name__}: cannot evaluate the annotation of member '{name}' "
+                                       f"({type(e).__name__}: {e}); without `from __future__ import annotations` "
+                                       f"annotations may name local variables", _member_loc(cls, name)) from None
+        out[name] = ann
+    return out
+
+
 def struct(cls=None, *, layout_rule: str = "std430"):
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
     def make(c):
         if layout_rule not in ("std430", "scalar"):
             raise ValueError("layout_rule must be 'std430' or 'scalar'")
-        members = list(c.__dict__.get("__annotations__", {}).items())
+        members = list(_member_types(c).items())
         if not members:
             raise TypeError(f"struct {c.__name__} has no annotated members")
-        return layout(c.__name__, members, scalar=layout_rule == "scalar")
+        return layout(c.__name__, members, scalar=layout_rule == "scalar", where=lambda m: _member_loc(c, m))
     return make(cls) if cls is not None else make
 
 
@@ -101,7 +136,7 @@ class UniformParam:
 class _UniformFamily:
     def __getitem__(self, t) -> UniformParam:
         if not isinstance(t, T.StructType):
-            raise TypeError("Uniform[...] takes a @coopdsl.struct type")
+            raise DeclarationError(f"Uniform[...] takes a @coopdsl.struct type, got {t}", caller_loc("Uniform["))
         return UniformParam(t)
 
     def __repr__(self) -> str:

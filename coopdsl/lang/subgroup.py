@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
-from .builtins import BUILTINS, Builtin
+from .registry import BUILTINS, Builtin, make_builtin
 
 ARITH = {  # name -> (takes floats, instruction family named in the docs)
     "add": (True, "OpGroupNonUniformFAdd/IAdd"), "mul": (True, "OpGroupNonUniformFMul/IMul"),
@@ -25,7 +25,8 @@ GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclus
 def _numeric(cg, name, v) -> Value:
     v = cg.as_runtime(v)
     e = T.elem_of(v.type)
-    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or e.kind == "bool" or (e.kind == "float" and not e.is_ieee):
+    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or e.kind == "bool" or \
+            (e.kind == "float" and not e.is_ieee):
         raise TypeMismatchError(f"{name}() takes a numeric scalar or vector (not {v.type})", cg.em.loc)
     return v
 
@@ -47,7 +48,7 @@ def _arith(op, prefix):
         return cg.em.op("subgroup_reduce", v.type, [v], op=op, mode=GROUP_OPS[prefix])
 
     what = {"": "reduction", "inclusive_": "inclusive scan", "exclusive_": "exclusive scan"}[prefix]
-    return Builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)")
+    return make_builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)")
 
 
 def _elect(cg, args, kwargs):
@@ -129,5 +130,5 @@ for _name, _impl, _doc, _sig in (
          "The value of invocation ``id - delta``.", "(v, delta)"),
         ("subgroup_shuffle_down", _shuffle("_down", "down"),
          "The value of invocation ``id + delta``.", "(v, delta)")):
-    SUBGROUP[_name] = Builtin(_name, _impl, _doc, _sig)
+    SUBGROUP[_name] = make_builtin(_name, _impl, _doc, _sig)
 BUILTINS.update(SUBGROUP)

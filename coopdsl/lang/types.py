@@ -10,10 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ArgumentError, DeclarationError, caller_loc
 from ..ir import types as T
+from ..ir.attrs import Scope
 from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
-    CoopMatType, ScalarType, VectorType, bf16, boolean, e4m3, e5m2,
-    f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64,
+    CoopMatType,
+    ScalarType,
+    VectorType,
+    bf16,
+    boolean,
+    e4m3,
+    e5m2,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
 )
 
 
@@ -24,31 +42,60 @@ class Enumerant:
     kind: str
     name: str
     value: int
+    label: str = ""  # how kernels name it (coopdsl.<label>), when it differs from the SPIR-V name
 
     def __repr__(self) -> str:
-        return self.name
+        return self.label or self.name
 
 
-RowMajor = Enumerant("CooperativeMatrixLayout", "RowMajorKHR", 0)
-ColumnMajor = Enumerant("CooperativeMatrixLayout", "ColumnMajorKHR", 1)
+RowMajor = Enumerant("CooperativeMatrixLayout", "RowMajorKHR", 0, "RowMajor")
+ColumnMajor = Enumerant("CooperativeMatrixLayout", "ColumnMajorKHR", 1, "ColumnMajor")
 CrossDevice = Enumerant("Scope", "CrossDevice", 0)
 Device = Enumerant("Scope", "Device", 1)
 Workgroup = Enumerant("Scope", "Workgroup", 2)
 Subgroup = Enumerant("Scope", "Subgroup", 3)
 Invocation = Enumerant("Scope", "Invocation", 4)
 QueueFamily = Enumerant("Scope", "QueueFamily", 5)
-UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0)
-UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1)
-UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2)
+UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0, "UseA")
+UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1, "UseB")
+UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2, "UseAcc")
+
+
+VULKAN_SCOPES = ("Device", "Workgroup", "Subgroup", "Invocation", "QueueFamily")
+
+
+def as_scope(cg, value, what: str, allowed: tuple[str, ...] = VULKAN_SCOPES) -> Scope:
+    """``value`` as an IR scope: the one place that checks a scope argument.
+
+    Vulkan has no CrossDevice scope (VUID-StandaloneSpirv-None-04636..04638),
+    so it is refused unless ``allowed`` names it.
+    """
+    if not isinstance(value, Enumerant) or value.kind != "Scope":
+        raise ArgumentError(f"{what} must be a scope (coopdsl.{', '.join(allowed)}), got {cg.describe(value)}",
+                            cg.em.loc)
+    if value.name not in allowed:
+        raise ArgumentError(f"{what} cannot be {value.name} in Vulkan; use one of {', '.join(allowed)}", cg.em.loc)
+    return Scope[value.name]
+
+
+ENUM_DIMS = {"use": ("CooperativeMatrixUse", "UseA, UseB or UseAcc"), "scope": ("Scope", "Subgroup or Workgroup")}
 
 
 def _dim(value, what: str):
+    """A matrix type parameter: a positive 32-bit int or a symbolic (spec-constant) one; enumerants only
+    where they belong (a use for ``use``, a scope for ``scope``)."""
+    kind, names = ENUM_DIMS.get(what, (None, None))
     if isinstance(value, Enumerant):
+        if value.kind != kind:
+            expected = f"{names}" if kind else "a number"
+            raise _declaration_error(f"{what} must be {expected}, not coopdsl.{value!r}", "[")
         return value.value
     if isinstance(value, bool) or not isinstance(value, (int, T.SymDim)):
-        raise TypeError(f"{what} must be an int, a compile-time constant or a specialization constant, not {value!r}")
-    if isinstance(value, int) and value <= 0:
-        raise TypeError(f"{what} must be positive, got {value}")
+        expected = f"{names} (or a specialization constant)" if kind else \
+            "an int, a compile-time constant or a specialization constant"
+        raise _declaration_error(f"{what} must be {expected}, not {_named(value)}", "[")
+    if isinstance(value, int) and not 0 < value <= 0xFFFFFFFF and kind is None:
+        raise _declaration_error(f"{what} must be from 1 to 4294967295 (a 32-bit constant), got {value}", "[")
     return value
 
 
@@ -67,18 +114,20 @@ class CoopMatFamily:
         need = 3 if self.use is not None else 4
         if len(params) not in (need, need + 1):
             shape = "component, rows, cols" + ("" if self.use is not None else ", use")
-            raise TypeError(f"{self.name}[...] takes [{shape}] and an optional scope, got {len(params)} parameters")
+            raise _declaration_error(f"{self.name}[...] takes [{shape}] and an optional scope, got {len(params)} "
+                                     f"parameters", f"{self.name}[")
         elem = params[0]
         if not isinstance(elem, ScalarType) or elem.kind == "bool":
-            raise TypeError(f"{self.name} component type must be a numeric scalar type, not {elem!r}")
+            raise _declaration_error(f"{self.name} component type must be a numeric scalar type, not "
+                                     f"{_named(elem)}", f"{self.name}[")
         rows = _dim(params[1], "rows")
         cols = _dim(params[2], "cols")
         use = self.use if self.use is not None else _dim(params[3], "use")
         scope = _dim(params[need], "scope") if len(params) > need else Subgroup.value
         if isinstance(scope, int) and scope not in (Workgroup.value, Subgroup.value):
-            raise TypeError("scope must be Subgroup or Workgroup")
+            raise _declaration_error(f"scope must be Subgroup or Workgroup, got {scope}", f"{self.name}[")
         if isinstance(use, int) and use not in (0, 1, 2):
-            raise TypeError("use must be UseA, UseB or UseAcc")
+            raise _declaration_error(f"use must be UseA, UseB or UseAcc, got {use}", f"{self.name}[")
         return CoopMatType(elem, scope, rows, cols, use)
 
     def __repr__(self) -> str:
@@ -97,7 +146,7 @@ class _VecFamily:
 
     def __getitem__(self, elem) -> VectorType:
         if not isinstance(elem, ScalarType):
-            raise TypeError(f"vec{self.n}[...] takes a scalar type, not {elem!r}")
+            raise _declaration_error(f"vec{self.n}[...] takes a scalar type, not {_named(elem)}", f"vec{self.n}[")
         return VectorType(elem, self.n)
 
     def __repr__(self) -> str:
@@ -130,6 +179,15 @@ class PushParam:
     type: T.Type
 
 
+def _named(x) -> str:
+    """A declaration argument as users write it."""
+    if isinstance(x, T.Type):
+        return str(x)
+    if isinstance(x, CoopMatFamily):
+        return x.name
+    return repr(x)
+
+
 class _ParamKind:
     def __init__(self, name: str, make):
         self.name = name
@@ -143,23 +201,31 @@ class _ParamKind:
         return self.name
 
 
+def _declaration_error(message: str, word: str) -> DeclarationError:
+    return DeclarationError(message, caller_loc(word))
+
+
 def _buffer(elem, *rest):
     if rest or not isinstance(elem, (ScalarType, VectorType, T.StructType)):
-        raise TypeError("Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]")
+        raise _declaration_error(f"Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]; "
+                                 f"got {_named(elem)}", "Buffer[")
     return BufferParam(elem)
 
 
 def _spec(t, spec_id=None):
     if not isinstance(t, ScalarType):
-        raise TypeError("Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]")
-    if spec_id is not None and (not isinstance(spec_id, int) or spec_id < 0):
-        raise TypeError("a specialization constant id must be a non-negative int")
+        raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
+                                 f"got {_named(t)}", "Spec[")
+    if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or spec_id < 0):
+        raise _declaration_error(f"a specialization constant id must be a non-negative int, got {spec_id!r}",
+                                 "Spec[")
     return SpecParam(t, spec_id)
 
 
 def _push(t, *rest):
     if rest or not isinstance(t, (ScalarType, VectorType, T.StructType, T.PointerType)):
-        raise TypeError("Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]")
+        raise _declaration_error(f"Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]; "
+                                 f"got {_named(t)}", "Push[")
     return PushParam(t)
 
 
@@ -177,7 +243,8 @@ class ConstParam:
 
 def _const(t=None, *rest):
     if rest or t not in (None, int, float, bool, T.Type) and not isinstance(t, type):
-        raise TypeError("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]")
+        raise _declaration_error("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]",
+                                 "Const[")
     return ConstParam(t)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..ir.core import Module
 from ..ir.verifier import verify
-from . import dce
+from . import dce, uniformity
 
-PIPELINE = [("dce", dce.run)]
+PIPELINE = [("dce", dce.run), ("uniformity", uniformity.run)]
 
 
 def run_pipeline(module: Module) -> None:

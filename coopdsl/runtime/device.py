@@ -1,86 +1,52 @@
-"""A logical Vulkan device: queue, memory, buffers, pipelines (cached), submission."""
+"""A logical Vulkan device: queue, memory, cached programs and layouts, command buffers, submission."""
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 
 from . import vk
+from .descriptors import DescriptorCache
+from .errors import VulkanUnavailableError, no_vulkan_message
 from .features import DeviceFeatureError, check_supported
-from .instance import DeviceInfo, instance
+from .instance import EXTENSION_FEATURES, DeviceInfo, instance
+from .memory import Buffer, BufferPool
+from .program import Program, descriptor_type
 
-OPTIONAL_EXTENSIONS = ("VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2", "VK_KHR_shader_bfloat16",
-                       "VK_EXT_shader_atomic_float")
+OPTIONAL_EXTENSIONS = tuple(EXTENSION_FEATURES)
 NO_ENABLE = {"robustBufferAccess", "cooperativeMatrixRobustBufferAccess", "robustImageAccess"}  # cost speed
 
 
-class Buffer:
-    """A VkBuffer with its own memory; host-visible ones stay mapped."""
-
-    def __init__(self, dev: "Device", size: int, usage: int, host_visible: bool, device_address: bool = False):
-        self.dev, self.size = dev, max(int(size), 4)
-        v, d = dev.vk, dev.handle
-        if device_address:
-            usage |= vk.BUFFER_USAGE_SHADER_DEVICE_ADDRESS
-        info = vk.BufferCreateInfo(sType=vk.ST_BUFFER_CREATE_INFO, size=self.size, usage=usage,
-                                   sharingMode=vk.SHARING_MODE_EXCLUSIVE)
-        self.handle = vk.VkNonDispatchable()
-        v.call("vkCreateBuffer", d, ctypes.byref(info), None, ctypes.byref(self.handle))
-        req = vk.MemoryRequirements()
-        v.vkGetBufferMemoryRequirements(d, self.handle, ctypes.byref(req))
-        want = (vk.MEMORY_PROPERTY_HOST_VISIBLE | vk.MEMORY_PROPERTY_HOST_COHERENT) if host_visible \
-            else vk.MEMORY_PROPERTY_DEVICE_LOCAL
-        alloc = vk.MemoryAllocateInfo(sType=vk.ST_MEMORY_ALLOCATE_INFO, allocationSize=req.size,
-                                      memoryTypeIndex=dev.memory_type(req.memoryTypeBits, want))
-        flags = vk.MemoryAllocateFlagsInfo(sType=vk.ST_MEMORY_ALLOCATE_FLAGS_INFO,
-                                           flags=vk.MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT)
-        if device_address:
-            alloc.pNext = ctypes.cast(ctypes.pointer(flags), ctypes.c_void_p)
-        self.memory = vk.VkNonDispatchable()
-        v.call("vkAllocateMemory", d, ctypes.byref(alloc), None, ctypes.byref(self.memory))
-        v.call("vkBindBufferMemory", d, self.handle, self.memory, 0)
-        self.ptr = None
-        if host_visible:
-            p = ctypes.c_void_p()
-            v.call("vkMapMemory", d, self.memory, 0, self.size, 0, ctypes.byref(p))
-            self.ptr = p.value
-
-    def address(self) -> int:
-        info = vk.BufferDeviceAddressInfo(sType=vk.ST_BUFFER_DEVICE_ADDRESS_INFO, buffer=self.handle)
-        return int(self.dev.vk.vkGetBufferDeviceAddress(self.dev.handle, ctypes.byref(info)))
-
-    def write(self, data: bytes | memoryview) -> None:
-        ctypes.memmove(self.ptr, bytes(data), len(data))
-
-    def read(self, nbytes: int) -> bytes:
-        return ctypes.string_at(self.ptr, nbytes)
-
-    def destroy(self) -> None:
-        v, d = self.dev.vk, self.dev.handle
-        if self.ptr is not None:
-            v.vkUnmapMemory(d, self.memory)
-        v.vkDestroyBuffer(d, self.handle, None)
-        v.vkFreeMemory(d, self.memory, None)
-
-
 class Device:
-    """A logical device on physical device ``index`` (default: the first with cooperative matrices)."""
+    """A logical device on physical device ``index`` (default: the first with cooperative matrices).
+
+    It caches what launches reuse: programs (pipelines per specialization values), descriptor set and
+    pipeline layouts, descriptor sets (``descriptors``), idle buffers (``pool``) and command buffers.
+    Use it from one thread at a time.
+    """
 
     def __init__(self, index: int | None = None):
         inst = instance()
         self.instance, self.vk = inst, inst.vk
         if not inst.physical:
-            raise DeviceFeatureError("no Vulkan physical devices")
+            raise VulkanUnavailableError(no_vulkan_message("the Vulkan loader found no devices"))
         if index is None:
             infos = [inst.info(i) for i in range(len(inst.physical))]
             with_coop = [i for i in infos if i.has_coopmat]
             index = (with_coop or infos)[0].index
+        if not isinstance(index, int) or not 0 <= index < len(inst.physical):
+            raise ValueError(f"device index must be an int from 0 to {len(inst.physical) - 1} "
+                             f"(see `coopdsl devices`), got {index!r}")
         self.index = index
         self.info: DeviceInfo = inst.info(index)
         self.physical = inst.physical[index]
         self._create()
-        self._pipelines: dict = {}
+        self.has_device_address = bool(self.info.features.get("bufferDeviceAddress"))
+        self._programs: dict[bytes, Program] = {}
         self._layouts: dict = {}
+        self._free_cbs: list = []
+        self.recording = 0  # batches with a command buffer being recorded (descriptor sets must stay alive)
+        self.pool = BufferPool(self)
+        self.descriptors = DescriptorCache(self)
 
     def _create(self) -> None:
         v, pd = self.vk, self.physical
@@ -118,9 +84,13 @@ class Device:
         fence = vk.FenceCreateInfo(sType=vk.ST_FENCE_CREATE_INFO)
         self.fence = vk.VkNonDispatchable()
         v.call("vkCreateFence", self.handle, ctypes.byref(fence), None, ctypes.byref(self.fence))
+        self._fence_ref = ctypes.byref(self.fence)
+        self._submit_cbs = (vk.VkHandle * 1)()
+        self._submit = vk.SubmitInfo(sType=vk.ST_SUBMIT_INFO, commandBufferCount=1, pCommandBuffers=self._submit_cbs)
+        self._submit_ref = ctypes.byref(self._submit)
 
     def __repr__(self) -> str:
-        return f"<coopdsl.runtime.Device {self.info.name}>"
+        return f"<coopdsl.runtime.Device {self.index}: {self.info.name}>"
 
     # -- support checks -------------------------------------------------------------
     def check(self, reflection: dict) -> None:
@@ -130,6 +100,7 @@ class Device:
 
     # -- memory -----------------------------------------------------------------------
     def memory_type(self, type_bits: int, want: int) -> int:
+        """Index of a memory type allowed by ``type_bits`` with the property flags ``want``."""
         mp = self.memory_props
         for i in range(mp.memoryTypeCount):
             if type_bits & (1 << i) and (mp.memoryTypes[i].propertyFlags & want) == want:
@@ -139,41 +110,19 @@ class Device:
         raise DeviceFeatureError(f"no memory type with flags 0x{want:x}")
 
     def buffer(self, size: int, usage: int, host_visible: bool, device_address: bool = False) -> Buffer:
+        """A new buffer with its own memory (launches take theirs from ``pool`` instead)."""
         return Buffer(self, size, usage, host_visible, device_address)
 
-    # -- pipelines -------------------------------------------------------------------------
-    def pipeline(self, spirv: bytes, reflection: dict, spec_data: bytes, spec_entries: list) -> tuple:
-        """(pipeline, pipeline layout, descriptor set layout), cached per module and spec values."""
-        key = (hashlib.sha256(spirv).hexdigest(), spec_data)
-        if key in self._pipelines:
-            return self._pipelines[key]
-        v, d = self.vk, self.handle
-        set_layout, layout = self._layout(reflection)
-        code = (ctypes.c_uint32 * (len(spirv) // 4)).from_buffer_copy(spirv)
-        sm_info = vk.ShaderModuleCreateInfo(sType=vk.ST_SHADER_MODULE_CREATE_INFO, codeSize=len(spirv),
-                                            pCode=ctypes.cast(code, ctypes.c_void_p))
-        module = vk.VkNonDispatchable()
-        v.call("vkCreateShaderModule", d, ctypes.byref(sm_info), None, ctypes.byref(module))
-        entries = (vk.SpecializationMapEntry * max(len(spec_entries), 1))(
-            *[vk.SpecializationMapEntry(i, o, s) for i, o, s in spec_entries])
-        data = ctypes.create_string_buffer(spec_data, max(len(spec_data), 1))
-        spec = vk.SpecializationInfo(mapEntryCount=len(spec_entries), pMapEntries=entries,
-                                     dataSize=len(spec_data), pData=ctypes.cast(data, ctypes.c_void_p))
-        stage = vk.PipelineShaderStageCreateInfo(
-            sType=vk.ST_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.SHADER_STAGE_COMPUTE_BIT, module=module,
-            pName=reflection["entry_point"].encode(),
-            pSpecializationInfo=ctypes.pointer(spec) if spec_entries else None)
-        info = vk.ComputePipelineCreateInfo(sType=vk.ST_COMPUTE_PIPELINE_CREATE_INFO, stage=stage, layout=layout,
-                                            basePipelineIndex=-1)
-        pipe = vk.VkNonDispatchable()
-        try:
-            v.call("vkCreateComputePipelines", d, 0, 1, ctypes.byref(info), None, ctypes.byref(pipe))
-        finally:
-            v.vkDestroyShaderModule(d, module, None)
-        self._pipelines[key] = (pipe, layout, set_layout)
-        return self._pipelines[key]
+    # -- programs and layouts --------------------------------------------------------------
+    def program(self, spirv: bytes, reflection: dict) -> Program:
+        """The cached :class:`Program` for a module (feature support is checked when it is first made)."""
+        prog = self._programs.get(spirv)
+        if prog is None or (prog.reflection is not reflection and prog.reflection != reflection):
+            prog = self._programs[spirv] = Program(self, spirv, reflection)
+        return prog
 
-    def _layout(self, reflection: dict):
+    def layouts(self, reflection: dict) -> tuple[int, int]:
+        """(descriptor set layout, pipeline layout) for the module's bindings and push block, cached."""
         sig = (tuple((b["binding"], b["kind"]) for b in reflection["bindings"]),
                reflection["push_constants"]["size"])
         if sig in self._layouts:
@@ -181,7 +130,7 @@ class Device:
         v, d = self.vk, self.handle
         binds = reflection["bindings"]
         arr = (vk.DescriptorSetLayoutBinding * max(len(binds), 1))(*[
-            vk.DescriptorSetLayoutBinding(b["binding"], _descriptor_type(b), 1, vk.SHADER_STAGE_COMPUTE_BIT, None)
+            vk.DescriptorSetLayoutBinding(b["binding"], descriptor_type(b), 1, vk.SHADER_STAGE_COMPUTE_BIT, None)
             for b in binds])
         dsl_info = vk.DescriptorSetLayoutCreateInfo(sType=vk.ST_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                                     bindingCount=len(binds), pBindings=arr)
@@ -195,36 +144,45 @@ class Device:
                                               pPushConstantRanges=ctypes.pointer(rng) if size else None)
         layout = vk.VkNonDispatchable()
         v.call("vkCreatePipelineLayout", d, ctypes.byref(pl_info), None, ctypes.byref(layout))
-        self._layouts[sig] = (set_layout, layout)
+        self._layouts[sig] = (set_layout.value, layout.value)
         return self._layouts[sig]
 
-    # -- submission ----------------------------------------------------------------------
-    def begin(self):
-        v = self.vk
+    # -- command buffers and submission ------------------------------------------------------------
+    def acquire_command_buffer(self) -> int:
+        """A primary command buffer in the initial or executable state (reused; begin resets it)."""
+        if self._free_cbs:
+            return self._free_cbs.pop()
         alloc = vk.CommandBufferAllocateInfo(sType=vk.ST_COMMAND_BUFFER_ALLOCATE_INFO, commandPool=self.command_pool,
                                              level=vk.COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
         cb = vk.VkHandle()
-        v.call("vkAllocateCommandBuffers", self.handle, ctypes.byref(alloc), ctypes.byref(cb))
-        begin = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO,
-                                          flags=vk.COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT)
-        v.call("vkBeginCommandBuffer", cb, ctypes.byref(begin))
-        return cb
+        self.vk.call("vkAllocateCommandBuffers", self.handle, ctypes.byref(alloc), ctypes.byref(cb))
+        return cb.value
 
-    def submit_and_wait(self, cb, timeout_ns: int = 600 * 10 ** 9) -> None:
+    def release_command_buffer(self, cb: int) -> None:
+        """Give back a command buffer that is not pending (ended, or finished executing)."""
+        self._free_cbs.append(cb)
+
+    def submit_and_wait(self, cb: int, timeout_ns: int = 600 * 10 ** 9) -> None:
+        """Submit an ended command buffer and wait for it (one fence, reused)."""
         v = self.vk
-        v.call("vkEndCommandBuffer", cb)
-        cbs = (vk.VkHandle * 1)(cb)
-        submit = vk.SubmitInfo(sType=vk.ST_SUBMIT_INFO, commandBufferCount=1, pCommandBuffers=cbs)
-        v.call("vkResetFences", self.handle, 1, ctypes.byref(self.fence))
-        v.call("vkQueueSubmit", self.queue, 1, ctypes.byref(submit), self.fence)
-        v.call("vkWaitForFences", self.handle, 1, ctypes.byref(self.fence), 1, timeout_ns)
-        v.vkFreeCommandBuffers(self.handle, self.command_pool, 1, cbs)
+        self._submit_cbs[0] = cb
+        v.call("vkResetFences", self.handle, 1, self._fence_ref)
+        v.call("vkQueueSubmit", self.queue, 1, self._submit_ref, self.fence)
+        v.call("vkWaitForFences", self.handle, 1, self._fence_ref, 1, timeout_ns)
 
     def barrier(self, cb, src_stage: int, dst_stage: int, src_access: int, dst_access: int) -> None:
+        """Record a global memory barrier."""
         mb = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=src_access, dstAccessMask=dst_access)
         self.vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, ctypes.byref(mb), 0, None, 0, None)
 
 
-def _descriptor_type(binding: dict) -> int:
-    return vk.DESCRIPTOR_TYPE_UNIFORM_BUFFER if binding["kind"] == "uniform_buffer" \
-        else vk.DESCRIPTOR_TYPE_STORAGE_BUFFER
+
+_default: Device | None = None
+
+
+def default_device() -> Device:
+    """A process-wide Device (the first GPU with cooperative matrices, else the first device)."""
+    global _default
+    if _default is None:
+        _default = Device()
+    return _default

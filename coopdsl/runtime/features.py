@@ -46,6 +46,8 @@ CAPABILITIES: dict[str, Need] = {
     "CooperativeMatrixKHR": Need("VK_KHR_cooperative_matrix", "cooperativeMatrix"),
     "BFloat16TypeKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16Type"),
     "BFloat16CooperativeMatrixKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16CooperativeMatrix"),
+    "Float8EXT": Need("VK_EXT_shader_float8", "shaderFloat8"),
+    "Float8CooperativeMatrixEXT": Need("VK_EXT_shader_float8", "shaderFloat8CooperativeMatrix"),
     "CooperativeMatrixReductionsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixReductions"),
     "CooperativeMatrixConversionsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixConversions"),
     "CooperativeMatrixPerElementOperationsNV": Need("VK_NV_cooperative_matrix2",
@@ -58,6 +60,7 @@ CAPABILITIES: dict[str, Need] = {
 EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implied by a capability above)
     "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
     "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
+    "SPV_EXT_float8": "VK_EXT_shader_float8",
 }
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from . import vk
+from .errors import VulkanUnavailableError, no_vulkan_message, vulkan_result_reason
 
 
 @dataclass
@@ -41,6 +42,20 @@ class DeviceInfo:
         return bool(self.coopmat_configs)
 
 
+EXTENSION_FEATURES = {  # device extension -> its feature struct (queried, and enabled when the device has it)
+    "VK_KHR_cooperative_matrix": vk.CoopMatFeaturesKHR,
+    "VK_NV_cooperative_matrix2": vk.CoopMat2FeaturesNV,
+    "VK_KHR_shader_bfloat16": vk.Bfloat16FeaturesKHR,
+    "VK_EXT_shader_atomic_float": vk.AtomicFloatFeaturesEXT,
+    "VK_EXT_shader_float8": vk.Float8FeaturesEXT,
+}
+
+
+def extension_feature_structs(exts: list[str]) -> list[type]:
+    """The feature struct classes to chain for the device extensions ``exts`` (in a fixed order)."""
+    return [cls for ext, cls in EXTENSION_FEATURES.items() if ext in exts]
+
+
 class Instance:
     """The process's VkInstance and its physical devices."""
 
@@ -50,7 +65,13 @@ class Instance:
                                  pEngineName=b"coopdsl", apiVersion=vk.API_VERSION_1_3)
         info = vk.InstanceCreateInfo(sType=vk.ST_INSTANCE_CREATE_INFO, pApplicationInfo=ctypes.pointer(app))
         handle = vk.VkHandle()
-        self.vk.call("vkCreateInstance", ctypes.byref(info), None, ctypes.byref(handle))
+        try:
+            self.vk.call("vkCreateInstance", ctypes.byref(info), None, ctypes.byref(handle))
+        except vk.VulkanError as e:
+            reason = vulkan_result_reason("vkCreateInstance", e.result)
+            if reason is None:
+                raise
+            raise VulkanUnavailableError(no_vulkan_message(reason)) from None
         self.handle = handle
         count = ctypes.c_uint32()
         self.vk.call("vkEnumeratePhysicalDevices", handle, ctypes.byref(count), None)
@@ -69,14 +90,7 @@ class Instance:
         """The feature chain this device can report (and coopdsl can enable), filled in."""
         structs = [vk.make(vk.Features2), vk.make(vk.Vulkan11Features), vk.make(vk.Vulkan12Features),
                    vk.make(vk.Vulkan13Features)]
-        if "VK_KHR_cooperative_matrix" in exts:
-            structs.append(vk.make(vk.CoopMatFeaturesKHR))
-        if "VK_NV_cooperative_matrix2" in exts:
-            structs.append(vk.make(vk.CoopMat2FeaturesNV))
-        if "VK_KHR_shader_bfloat16" in exts:
-            structs.append(vk.make(vk.Bfloat16FeaturesKHR))
-        if "VK_EXT_shader_atomic_float" in exts:
-            structs.append(vk.make(vk.AtomicFloatFeaturesEXT))
+        structs += [vk.make(cls) for cls in extension_feature_structs(exts)]
         vk.chain(*structs)
         self.vk.vkGetPhysicalDeviceFeatures2(pd, ctypes.cast(ctypes.pointer(structs[0]), ctypes.c_void_p))
         return structs

@@ -2,7 +2,7 @@
 
 Struct layouts, enum values and structure-type numbers follow the Vulkan
 registry (vk.xml / vulkan_core.h, Vulkan 1.3 plus VK_KHR_cooperative_matrix,
-VK_NV_cooperative_matrix2 and VK_KHR_shader_bfloat16).  Feature structs that
+VK_NV_cooperative_matrix2, VK_KHR_shader_bfloat16 and VK_EXT_shader_float8).  Feature structs that
 the driver fills are declared as their named booleans plus spare padding, so
 a miscount could never let the driver write past them.
 
@@ -13,8 +13,21 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_float, c_int32, c_size_t, c_uint8, c_uint32,
-                    c_uint64, c_void_p)
+from ctypes import (
+    POINTER,
+    Structure,
+    c_char,
+    c_char_p,
+    c_float,
+    c_int32,
+    c_size_t,
+    c_uint8,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
+
+from .errors import VulkanUnavailableError, no_vulkan_message
 
 VkHandle = c_void_p       # dispatchable handles (instance, physical device, device, queue, command buffer)
 VkNonDispatchable = c_uint64
@@ -35,7 +48,12 @@ RESULTS = {0: "VK_SUCCESS", 1: "VK_NOT_READY", 2: "VK_TIMEOUT", 5: "VK_INCOMPLET
            -3: "VK_ERROR_INITIALIZATION_FAILED", -4: "VK_ERROR_DEVICE_LOST", -5: "VK_ERROR_MEMORY_MAP_FAILED",
            -6: "VK_ERROR_LAYER_NOT_PRESENT", -7: "VK_ERROR_EXTENSION_NOT_PRESENT",
            -8: "VK_ERROR_FEATURE_NOT_PRESENT", -9: "VK_ERROR_INCOMPATIBLE_DRIVER",
-           -13: "VK_ERROR_UNKNOWN", -1000012000: "VK_ERROR_INVALID_SHADER_NV"}
+           -12: "VK_ERROR_FRAGMENTED_POOL", -13: "VK_ERROR_UNKNOWN", -1000069000: "VK_ERROR_OUT_OF_POOL_MEMORY",
+           -1000012000: "VK_ERROR_INVALID_SHADER_NV"}
+ERROR_INCOMPATIBLE_DRIVER = -9
+ERROR_INITIALIZATION_FAILED = -3
+ERROR_FRAGMENTED_POOL = -12
+ERROR_OUT_OF_POOL_MEMORY = -1000069000
 
 # -- structure types (VkStructureType) -----------------------------------------------------
 ST_APPLICATION_INFO = 0
@@ -72,6 +90,7 @@ ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
 ST_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR = 1000506000
 ST_COOPERATIVE_MATRIX_PROPERTIES_KHR = 1000506001
+ST_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT = 1000567000
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV = 1000593000
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV = 1000593002
 ST_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV = 1000593001
@@ -79,6 +98,7 @@ ST_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV = 1000593001
 # -- other enums and flags --------------------------------------------------------------------
 API_VERSION_1_3 = (1 << 22) | (3 << 12)
 QUEUE_COMPUTE_BIT = 0x2
+DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET = 0x1
 DESCRIPTOR_TYPE_UNIFORM_BUFFER = 6
 DESCRIPTOR_TYPE_STORAGE_BUFFER = 7
 SHADER_STAGE_COMPUTE_BIT = 0x20
@@ -109,6 +129,7 @@ ACCESS_HOST_WRITE = 0x4000
 COMMAND_POOL_RESET_COMMAND_BUFFER = 0x2
 COMMAND_BUFFER_LEVEL_PRIMARY = 0
 COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT = 0x1
+WHOLE_SIZE = (1 << 64) - 1
 SHARING_MODE_EXCLUSIVE = 0
 
 COMPONENT_TYPES = {  # VkComponentTypeKHR -> coopdsl scalar name
@@ -260,6 +281,8 @@ Bfloat16FeaturesKHR = chained("VkPhysicalDeviceShaderBfloat16FeaturesKHR",
                               ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                               ("shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"))
 
+Float8FeaturesEXT = chained("VkPhysicalDeviceShaderFloat8FeaturesEXT", ST_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT,
+                            ("shaderFloat8", "shaderFloat8CooperativeMatrix"))
 AtomicFloatFeaturesEXT = chained("VkPhysicalDeviceShaderAtomicFloatFeaturesEXT",
                                  ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT, (
                                      "shaderBufferFloat32Atomics", "shaderBufferFloat32AtomicAdd",
@@ -394,17 +417,20 @@ PROTOTYPES = {
     "vkDestroyDescriptorPool": (_H, _N, c_void_p),
     "vkAllocateDescriptorSets": (_H, _P(DescriptorSetAllocateInfo), _P(_N)),
     "vkUpdateDescriptorSets": (_H, _u, _P(WriteDescriptorSet), _u, c_void_p),
+    "vkFreeDescriptorSets": (_H, _N, _u, _P(_N)),
     "vkCreateCommandPool": (_H, _P(CommandPoolCreateInfo), c_void_p, _P(_N)),
     "vkDestroyCommandPool": (_H, _N, c_void_p),
     "vkAllocateCommandBuffers": (_H, _P(CommandBufferAllocateInfo), _P(_H)),
     "vkFreeCommandBuffers": (_H, _N, _u, _P(_H)),
     "vkBeginCommandBuffer": (_H, _P(CommandBufferBeginInfo)),
     "vkEndCommandBuffer": (_H,),
+    "vkResetCommandBuffer": (_H, _u),
     "vkCmdBindPipeline": (_H, _u, _N),
     "vkCmdBindDescriptorSets": (_H, _u, _N, _u, _u, _P(_N), _u, c_void_p),
     "vkCmdPushConstants": (_H, _N, _u, _u, _u, c_void_p),
     "vkCmdDispatch": (_H, _u, _u, _u),
     "vkCmdCopyBuffer": (_H, _N, _N, _u, _P(BufferCopy)),
+    "vkCmdFillBuffer": (_H, _N, VkDeviceSize, VkDeviceSize, _u),
     "vkCmdPipelineBarrier": (_H, _u, _u, _u, _u, _P(MemoryBarrier), _u, c_void_p, _u, c_void_p),
     "vkCmdWriteTimestamp": (_H, _u, _N, _u),
     "vkCmdResetQueryPool": (_H, _N, _u, _u),
@@ -425,7 +451,7 @@ VOID = {"vkDestroyInstance", "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDev
         "vkDestroyDescriptorSetLayout", "vkDestroyPipelineLayout", "vkDestroyShaderModule", "vkDestroyPipeline",
         "vkDestroyDescriptorPool", "vkUpdateDescriptorSets", "vkDestroyCommandPool", "vkFreeCommandBuffers",
         "vkCmdBindPipeline", "vkCmdBindDescriptorSets", "vkCmdPushConstants", "vkCmdDispatch", "vkCmdCopyBuffer",
-        "vkCmdPipelineBarrier", "vkCmdWriteTimestamp", "vkCmdResetQueryPool", "vkDestroyFence",
+        "vkCmdFillBuffer", "vkCmdPipelineBarrier", "vkCmdWriteTimestamp", "vkCmdResetQueryPool", "vkDestroyFence",
         "vkDestroyQueryPool"}
 RETURNS_U64 = {"vkGetBufferDeviceAddress"}
 INSTANCE_EXTENSION_FUNCTIONS = {
@@ -438,14 +464,13 @@ class Loader:
     """libvulkan.so.1 with typed entry points; ``call`` checks VkResult."""
 
     def __init__(self, path: str | None = None):
-        name = path or "libvulkan.so.1"
         try:
-            self.lib = ctypes.CDLL(name)
+            self.lib = ctypes.CDLL(path or "libvulkan.so.1")
         except OSError:
-            found = ctypes.util.find_library("vulkan")
+            found = None if path else ctypes.util.find_library("vulkan")
             if not found:
-                raise OSError("the Vulkan loader libvulkan.so.1 was not found "
-                              "(install your distribution's libvulkan1 package)") from None
+                raise VulkanUnavailableError(no_vulkan_message(
+                    f"the Vulkan loader {path or 'libvulkan.so.1'} was not found")) from None
             self.lib = ctypes.CDLL(found)
         self.fns = {}
         for fname, argtypes in PROTOTYPES.items():
@@ -453,6 +478,7 @@ class Loader:
             fn.argtypes = list(argtypes)
             fn.restype = None if fname in VOID else (c_uint64 if fname in RETURNS_U64 else c_int32)
             self.fns[fname] = fn
+            setattr(self, fname, fn)  # plain attribute lookup on the hot path
         self.lib.vkGetInstanceProcAddr.argtypes = [VkHandle, c_char_p]
         self.lib.vkGetInstanceProcAddr.restype = c_void_p
 

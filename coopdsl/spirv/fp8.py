@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 FORMATS = {  # encoding -> (exponent bits, mantissa bits, bias, has infinities)
     "Float8E4M3EXT": (4, 3, 7, False),
@@ -27,20 +27,26 @@ def fp8_value(encoding: str, code: int) -> float:
     return sign * (1 + man / (1 << m_bits)) * 2.0 ** (exp - bias)
 
 
-@lru_cache(maxsize=None)
-def _finite_codes(encoding: str) -> tuple[tuple[float, int], ...]:
-    return tuple(sorted((fp8_value(encoding, c), c) for c in range(256)
-                        if math.isfinite(fp8_value(encoding, c)) and not (c == 0x80)))
+@cache
+def _positive_codes(encoding: str) -> tuple[tuple[float, int], ...]:
+    """The finite non-negative codes (sign bit clear) and their values."""
+    return tuple(sorted((fp8_value(encoding, c), c) for c in range(0x80) if math.isfinite(fp8_value(encoding, c))))
 
 
 def fp8_bits(encoding: str, value: float) -> int:
-    """Nearest code to ``value`` (ties to even mantissa; saturates to the largest finite)."""
+    """Nearest code to ``value``: round to nearest, ties to an even mantissa, the sign in bit 7.
+
+    Infinities encode as E5M2's infinity; E4M3 has none and saturates to its
+    largest finite value (ir.literals.fit refuses an infinite E4M3 literal first).
+    """
     if math.isnan(value):
         return 0x7F if encoding == "Float8E4M3EXT" else 0x7E
-    best = min(_finite_codes(encoding), key=lambda vc: (abs(vc[0] - value), vc[1] & 1))
-    code = best[1]
-    if value < 0 or (value == 0 and math.copysign(1, value) < 0):
-        code |= 0x80
-        if fp8_value(encoding, code) == 0:
-            code = 0x80
-    return code
+    sign = 0x80 if math.copysign(1.0, value) < 0 else 0
+    magnitude = abs(value)
+    if math.isinf(magnitude) and encoding == "Float8E5M2EXT":
+        return sign | 0x7C
+    codes = _positive_codes(encoding)
+    if math.isinf(magnitude):
+        return sign | codes[-1][1]
+    best = min(codes, key=lambda vc: (abs(vc[0] - magnitude), vc[1] & 1))
+    return sign | best[1]

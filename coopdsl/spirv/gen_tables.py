@@ -5,6 +5,8 @@ capability inference use are data derived from ``grammar/spirv.core.grammar.json
 and ``grammar/extinst.glsl.std.450.grammar.json`` (SPIRV-Headers), never typed
 by hand.  Run ``python -m coopdsl.spirv.gen_tables`` after updating the grammar;
 ``tests/spirv/test_tables.py`` fails when the committed output is stale.
+The grammar JSON is in the source tree (and sdist) only: the wheel ships the
+generated tables, so this module runs from a source checkout.
 """
 
 from __future__ import annotations
@@ -130,6 +132,10 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Write the tables (or with ``--check``, exit 1 if they are stale)."""
     argv = sys.argv[1:] if argv is None else argv
+    if not GRAMMAR.exists():
+        print(f"gen_tables: {GRAMMAR} not found; the grammar ships in the source tree, "
+              "not in the wheel: run this from a coopdsl checkout", file=sys.stderr)
+        return 2
     text = render()
     if "--check" in argv:
         return 0 if OUTPUT.read_text() == text else 1

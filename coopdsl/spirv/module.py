@@ -56,6 +56,8 @@ class ModuleBuilder:
         self.req = Requirements()
         self._caps: list[str] = []
         self.reasons: dict[str, str] = {}
+        self.counts: dict[str, int] = {s: 0 for s in SECTIONS}  # instructions per section
+        self.function_base = 0  # instructions before the function section (set by finish)
         self._exts: list[str] = []
         self._types: dict = {}
         self._consts: dict = {}
@@ -69,6 +71,7 @@ class ModuleBuilder:
     def emit(self, section: str, opname: str, *operands) -> None:
         """Encode ``opname`` (grammar-checked) into ``section``."""
         self.sections[section].extend(encode(opname, *operands, req=self.req))
+        self.counts[section] += 1
 
     def require(self, capability: str, reason: str) -> None:
         """Declare ``capability`` because of ``reason`` (kept in :attr:`reasons` for diagnostics).
@@ -249,6 +252,7 @@ class ModuleBuilder:
             words += encode("OpCapability", c, req=head_req)
         for e in exts:
             words += encode("OpExtension", e, req=head_req)
+        self.function_base = len(caps) + len(exts) + sum(self.counts[s] for s in SECTIONS[2:-1])
         for s in SECTIONS[2:]:
             words += self.sections[s]
         return header(self.version, self.bound) + words

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sysconfig
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import ToolError, ValidationError
@@ -36,7 +36,7 @@ def _candidate_dirs() -> list[Path]:
     return dirs
 
 
-@lru_cache(maxsize=None)
+@cache
 def tool_path(name: str) -> Path:
     """Path of SPIRV-Tools executable ``name`` (ToolError naming it if missing)."""
     for d in _candidate_dirs():

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
-from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecConst, SpecOp, Value
+from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
 from .grammar import opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
+from .lower.hints import ALIASES
 from .module import ModuleBuilder, scalar_words
+
 
 class Writer:
     def __init__(self, module: Module, version: tuple[int, int]):
@@ -25,7 +27,7 @@ class Writer:
         self.ids: dict[int, int] = {}
         self.labels: dict[int, int] = {}
         self.used_globals: list[GlobalVar] = []
-        self.locations: dict = {}  # result id -> SourceLoc of the op that defined it
+        self.op_locations: dict = {}  # index in the function section -> SourceLoc of the op lowered there
 
     def function_id(self, f: Function) -> int:
         """The id of function ``f`` (functions may be named before they are written)."""
@@ -37,6 +39,8 @@ class Writer:
             return self.b.const_id(v.type, v.value)
         if isinstance(v, FuncRef):
             return self.function_id(v.func)
+        if isinstance(v, Op) and v.kind in ALIASES:
+            return self.id(v.operands[0])
         key = id(v)
         if key not in self.ids:
             if isinstance(v, GlobalVar):
@@ -140,7 +144,7 @@ class Writer:
         for blk in f.blocks:
             self.labels[id(blk)] = b.new_id()
             for op in blk.all_ops():
-                if op.has_result:
+                if op.has_result and op.kind not in ALIASES:
                     self.ids[id(op)] = b.new_id()
         words = b.sections["function"]
         b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
@@ -192,6 +196,7 @@ class Writer:
             raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc)
         b = self.b
         rid = self.ids.get(id(op))
+        first = b.counts["function"]
         try:
             ty = b.type_id(op.type) if op.has_result else None
             lower(self, op, ty, rid, [self.id(v) for v in op.operands])
@@ -199,8 +204,8 @@ class Writer:
             raise InternalCompilerError(e.message, e.loc if e.loc is not None else op.loc) from None
         except (KeyError, ValueError, TypeError) as e:
             raise InternalCompilerError(f"cannot lower {op.kind}: {type(e).__name__}: {e}", op.loc) from None
-        if rid is not None:
-            self.locations[rid] = op.loc
+        for i in range(first, b.counts["function"]):
+            self.op_locations[i] = op.loc
 
     def emit(self, opname: str, *operands) -> None:
         """Emit one instruction into the function section."""
@@ -222,9 +227,12 @@ def write(module: Module, version: tuple[int, int]) -> list[int]:
 
 
 def write_with_locations(module: Module, version: tuple[int, int]) -> tuple[list[int], dict]:
-    """The words and a map from result id to the source location of the op that defined it."""
+    """The words, and a map from each instruction's 1-based position in the module (how spirv-val's
+    "line N" counts) to the source location of the op it was lowered from."""
     w = Writer(module, version)
-    return w.write(), w.locations
+    words = w.write()
+    base = w.b.function_base
+    return words, {base + i + 1: loc for i, loc in w.op_locations.items()}
 
 
 __all__ = ["write"]

@@ -3,8 +3,21 @@
 import pytest
 
 import coopdsl as cd
-from coopdsl import (Acc, ArgumentError, MatA, MatB, NameResolutionError, ShapeError, TypeMismatchError,
-                     UnsupportedSyntaxError, bf16, f16, f32, i32, u32)
+from coopdsl import (
+    Acc,
+    ArgumentError,
+    MatA,
+    MatB,
+    NameResolutionError,
+    ShapeError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+    bf16,
+    f16,
+    f32,
+    i32,
+    u32,
+)
 from coopdsl.errors import CompileError
 
 from ..conftest import expect_error
@@ -253,7 +266,8 @@ def k_layout(a: cd.Buffer[f16]):
 
 
 def test_bad_layout():
-    expect_error(k_layout, ArgumentError, "layout must be coopdsl.RowMajor or coopdsl.ColumnMajor", "# E:layout", 10)
+    expect_error(k_layout, ArgumentError, "layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32]",
+                 "# E:layout", 10)
 
 
 @cd.kernel
@@ -332,4 +346,5 @@ def k_use_convert(c: cd.Buffer[f32]):
 
 
 def test_use_change_needs_nv2():
-    expect_error(k_use_convert, ShapeError, "changing the use needs SPV_NV_cooperative_matrix2", "# E:useconv", 9)
+    expect_error(k_use_convert, ShapeError, "conversions keep the use (changing it, from an accumulator only, needs "
+                 "SPV_NV_cooperative_matrix2", "# E:useconv", 9)

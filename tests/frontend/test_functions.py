@@ -120,7 +120,7 @@ def test_const_parameter_errors():
 
     with pytest.raises(ValueError, match="no Const parameter 'X'"):
         tiled.specialize(X=1)
-    with pytest.raises(CompileError, match="'TILES' must be a int"):
+    with pytest.raises(CompileError, match="'TILES' must be an int"):
         tiled.specialize(TILES=2.5).compile()
     with pytest.raises(TypeError, match="compile-time parameter"):
         tiled.launch((1,), None, None, TILES=2)

@@ -1,6 +1,5 @@
 """GLSL.std.450 math and vector builtins."""
 
-import pytest
 
 import coopdsl as cd
 from coopdsl import TypeMismatchError, f16, f32, f64, i32, u32, vec3, vec4

@@ -48,8 +48,10 @@ def test_structs_uniforms_and_pointers():
     assert [(b["name"], b["kind"], b["binding"]) for b in r["bindings"]] == [
         ("items", "storage_buffer", 0), ("out", "storage_buffer", 1), ("cfg", "uniform_buffer", 2)]
     assert r["push_constants"]["members"] == [
-        {"name": "p.M", "offset": 0, "type": "u32", "size": 4}, {"name": "p.alpha", "offset": 4, "type": "f32", "size": 4},
-        {"name": "p.src", "offset": 8, "type": "ptr", "size": 8}, {"name": "p.a", "offset": 16, "type": "ptr", "size": 8},
+        {"name": "p.M", "offset": 0, "type": "u32", "size": 4},
+        {"name": "p.alpha", "offset": 4, "type": "f32", "size": 4},
+        {"name": "p.src", "offset": 8, "type": "ptr", "size": 8},
+        {"name": "p.a", "offset": 16, "type": "ptr", "size": 8},
         {"name": "dst", "offset": 24, "type": "ptr", "size": 8}]
 
 

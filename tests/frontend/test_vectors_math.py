@@ -14,7 +14,7 @@ def vector_language(v: cd.Buffer[vec4[f32]], u: cd.Buffer[vec4[u32]], s: cd.Buff
     c = vec4[f32](a.xy, a.zw)        # two vectors
     d = vec4[f32](2.0)               # splat of a constant
     e = a.wzyx                       # swizzle
-    m = a < b                        # vec4<bool>
+    m = a < b                        # vec4[bool]
     u[i] = vec4[u32](1, 2, 3, 4) + u[i] * 3
     s[i] = -s[i] // vec2[i32](2, 2)
     if cd.any(m) and cd.all(a == c) and not cd.any(s[i] != s[i + 1]):
@@ -53,7 +53,7 @@ def k_vec_size_math(v: cd.Buffer[vec4[f32]], w: cd.Buffer[vec3[f32]]):
 
 
 def test_vector_size_mismatch_in_math():
-    expect_error(k_vec_size_math, TypeMismatchError, "max() arguments must have one type, got vec4<f32> and vec3<f32>",
+    expect_error(k_vec_size_math, TypeMismatchError, "max() arguments must have one type, got vec4[f32] and vec3[f32]",
                  "# E:vsize-math", 12)
 
 
@@ -63,7 +63,7 @@ def k_vec_size_arith(v: cd.Buffer[vec4[f32]], w: cd.Buffer[vec3[f32]]):
 
 
 def test_vector_size_mismatch_in_arithmetic():
-    expect_error(k_vec_size_arith, TypeMismatchError, "operands of '+' have different types: vec4<f32> and vec3<f32>",
+    expect_error(k_vec_size_arith, TypeMismatchError, "operands of '+' have different types: vec4[f32] and vec3[f32]",
                  "# E:vsize-arith", 12)
 
 
@@ -73,7 +73,7 @@ def k_ctor_count(v: cd.Buffer[vec4[f32]], w: cd.Buffer[vec2[f32]]):
 
 
 def test_vector_constructor_needs_every_component():
-    expect_error(k_ctor_count, ArgumentError, "vec4<f32>(...) needs 4 components, got 3", "# E:ctor", 12)
+    expect_error(k_ctor_count, ArgumentError, "vec4[f32](...) needs 4 components, got 3", "# E:ctor", 12)
 
 
 @cd.kernel
@@ -82,7 +82,7 @@ def k_scalar_bound_type(v: cd.Buffer[vec4[f32]], x: cd.Buffer[i32]):
 
 
 def test_scalar_bounds_must_be_the_component_type():
-    expect_error(k_scalar_bound_type, TypeMismatchError, "clamp() arguments must have one type, got vec4<f32> and i32",
+    expect_error(k_scalar_bound_type, TypeMismatchError, "clamp() arguments must have one type, got vec4[f32] and i32",
                  "# E:clampty", 12)
 
 
@@ -92,7 +92,7 @@ def k_mix_bool_size(v: cd.Buffer[vec4[f32]], x: cd.Buffer[f32]):
 
 
 def test_mix_bool_selector_matches_the_values():
-    expect_error(k_mix_bool_size, TypeMismatchError, "mix() with a bool selector needs vec4<bool> for vec4<f32>",
+    expect_error(k_mix_bool_size, TypeMismatchError, "mix() with a bool selector needs vec4[bool] for vec4[f32]",
                  "# E:mixbool", 12)
 
 
@@ -102,7 +102,7 @@ def k_cross4(v: cd.Buffer[vec4[f32]]):
 
 
 def test_cross_takes_3_vectors():
-    expect_error(k_cross4, TypeMismatchError, "cross() takes 3-component vectors, got vec4<f32>", "# E:cross", 12)
+    expect_error(k_cross4, TypeMismatchError, "cross() takes 3-component vectors, got vec4[f32]", "# E:cross", 12)
 
 
 @cd.kernel

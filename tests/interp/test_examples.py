@@ -20,6 +20,7 @@ SMALL = {  # sizes kept small so the default test run stays fast
     "gemm_edges": [(1, 1, 1), (17, 33, 5), (100, 75, 50)],
     "bf16_gemm": [(16, 16, 16), (128, 64, 96)],
     "int8_gemm": [(16, 16, 32), (64, 48, 96)],
+    "gemm_portable": [(16, 16, 16), (64, 48, 32)],
 }
 
 

@@ -1,7 +1,7 @@
 """Launch, buffers, spec constants, push constants and timing for real on any Vulkan device.
 
 CI installs Mesa's CPU driver (lavapipe) so these run without a GPU; with no
-Vulkan device at all they skip with the reason.
+Vulkan device at all they skip with the reason (the ``device`` fixture is in conftest.py).
 """
 
 import numpy as np
@@ -10,15 +10,7 @@ import pytest
 import coopdsl as cd
 from coopdsl import f16, f32, i32, u32
 
-
-@pytest.fixture(scope="module")
-def device():
-    from coopdsl import runtime
-
-    try:
-        return runtime.Device()
-    except Exception as e:  # no loader, no ICD
-        pytest.skip(f"no Vulkan device: {e}")
+pytestmark = pytest.mark.vulkan
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -160,3 +152,31 @@ def test_short_circuit_semantics(device):
     out = np.zeros(2, np.uint32)
     count_positive.launch((2,), x, out, n, device=device)
     assert out[0] == int((x > 0).sum()) and out[1] == 3
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def fp8_to_f32(src: cd.Buffer[cd.e4m3], dst: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        dst[i] = f32(src[i])
+
+
+def test_fp8_module_needs_vk_ext_shader_float8(device):
+    from coopdsl.runtime import DeviceFeatureError
+
+    src = np.array([0x38, 0x40, 0xB8, 0x00], np.uint8)  # e4m3 bits of 1, 2, -1, 0
+    dst = np.zeros(4, np.float32)
+    if not device.info.features.get("shaderFloat8"):
+        assert "Float8EXT" in fp8_to_f32.reflect()["capabilities"]
+        with pytest.raises(DeviceFeatureError, match="missing: extension VK_EXT_shader_float8, feature shaderFloat8"):
+            fp8_to_f32.launch((1,), src, dst, 4, device=device)
+        return
+    fp8_to_f32.launch((1,), src, dst, 4, device=device)  # a device with the extension gets it enabled
+    np.testing.assert_array_equal(dst, [1.0, 2.0, -1.0, 0.0])
+
+
+def test_bad_device_index(device):
+    from coopdsl import runtime
+
+    with pytest.raises(ValueError, match="device index must be an int from 0 to .*coopdsl devices.*got 99"):
+        runtime.Device(99)

@@ -8,7 +8,7 @@ import pytest
 
 from coopdsl.runtime import LaunchError, pack_push, pack_spec, vk
 from coopdsl.runtime.features import DeviceFeatureError, check_supported, requirements
-from coopdsl.runtime.launch import check_array
+from coopdsl.runtime.packing import check_array
 
 REFL = {
     "spec_constants": [{"id": 3, "name": "K", "type": "u32", "default": 16},
@@ -94,3 +94,50 @@ def test_vec3_buffers_stride_like_vec4():
     assert check_array(vec3, np.zeros((4, 4), np.float32)).nbytes == 64
     with pytest.raises(LaunchError, match="16-byte elements"):
         check_array(vec3, np.zeros(12, np.float32)[:9].copy())
+
+
+def test_fp8_capabilities_map_to_vk_ext_shader_float8():
+    from coopdsl.runtime.device import OPTIONAL_EXTENSIONS
+    from coopdsl.runtime.instance import extension_feature_structs
+
+    exts, feats, _ = requirements(["Shader", "Float8EXT", "Float8CooperativeMatrixEXT", "CooperativeMatrixKHR"],
+                                  ["SPV_EXT_float8", "SPV_KHR_cooperative_matrix"])
+    assert exts == {"VK_EXT_shader_float8", "VK_KHR_cooperative_matrix"}
+    assert feats == {"shaderFloat8", "shaderFloat8CooperativeMatrix", "cooperativeMatrix"}
+    with pytest.raises(DeviceFeatureError, match="missing: extension VK_EXT_shader_float8, feature shaderFloat8$"):
+        check_supported("llvmpipe", [], {}, 0, ["Shader", "Float8EXT"])
+    # a device that has the extension gets its feature struct queried and chained into vkCreateDevice
+    assert "VK_EXT_shader_float8" in OPTIONAL_EXTENSIONS
+    assert vk.Float8FeaturesEXT in extension_feature_structs(["VK_KHR_cooperative_matrix", "VK_EXT_shader_float8"])
+    assert vk.Float8FeaturesEXT not in extension_feature_structs(["VK_KHR_cooperative_matrix"])
+    assert vk.Float8FeaturesEXT.STYPE == 1000567000  # VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT
+    assert vk.Float8FeaturesEXT.BOOLS == ("shaderFloat8", "shaderFloat8CooperativeMatrix")
+    assert vk.Float8FeaturesEXT.shaderFloat8.offset == 16
+
+
+def test_read_only_output_and_uniform_size_checks():
+    out = {"name": "c", "element_type": "f32", "components": 1, "readonly": False}
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(LaunchError, match="buffer 'c' is written by the kernel, but the numpy array given for it "
+                                          "is read-only"):
+        check_array(out, frozen)
+    assert check_array({**out, "readonly": True}, frozen) is frozen
+    uniform = {"name": "u", "kind": "uniform_buffer", "element_type": "u8", "components": 12, "size": 12}
+    with pytest.raises(LaunchError, match="buffer 'u' is a uniform block of 12 bytes; only 8 bytes given"):
+        check_array(uniform, np.zeros(8, np.uint8))
+
+
+def test_scalar_push_blocks_pack_through_one_precompiled_struct():
+    from coopdsl.runtime.program import flat_struct
+
+    block = {"size": 14, "members": [{"name": "n", "offset": 0, "type": "u32", "size": 4},
+                                     {"name": "alpha", "offset": 4, "type": "f32", "size": 4},
+                                     {"name": "d", "offset": 8, "type": "f16", "size": 2},
+                                     {"name": "k", "offset": 12, "type": "i16", "size": 2}]}
+    st, names = flat_struct(block, 16)
+    assert names == ("n", "alpha", "d", "k") and st.size == 16
+    values = {"n": 7, "alpha": 0.5, "d": 2.0, "k": -3}
+    assert st.pack(*[values[n] for n in names]) == pack_push({"push_constants": block}, values) + b"\0\0"
+    assert flat_struct(REFL["push_constants"], 24) == (None, ())  # a pointer member: the general path
+    assert flat_struct({"size": 8, "members": [{"name": "p.M", "offset": 0, "type": "u32", "size": 4}]}, 8)[0] is None

@@ -29,3 +29,10 @@ def test_enumerants_and_their_requirements():
     assert ENUMS["MemoryAccess"]["Aligned"][1] == ("LiteralInteger",)
     assert ENUMS["TensorClampMode"]["RepeatMirrored"][0] == 4
     assert OPERAND_KINDS["IdRef"] == "Id"
+
+
+def test_generator_without_the_grammar_says_it_needs_a_checkout(monkeypatch, tmp_path, capsys):
+    """The wheel leaves the grammar JSON out; the generator then explains instead of a traceback."""
+    monkeypatch.setattr(gen_tables, "GRAMMAR", tmp_path / "spirv.core.grammar.json")
+    assert gen_tables.main(["--check"]) == 2
+    assert "not in the wheel: run this from a coopdsl checkout" in capsys.readouterr().err

@@ -15,8 +15,7 @@ import numpy as np
 
 from ...ir import types as T
 from ..floats import round_float
-from ..memory import decode, encode
-from ..values import storage_dtype, value_dtype
+from ..values import decode, encode, storage_dtype, value_dtype
 from .registry import semantics
 
 _BINARY = {

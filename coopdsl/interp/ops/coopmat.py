@@ -12,9 +12,9 @@ import numpy as np
 from ...ir import types as T
 from ...ir.attrs import Layout as MemLayout
 from ..floats import round_float
-from ..memory import check_alignment, check_range, encode, read_scalars, write_scalars
+from ..memory import check_alignment, check_range, read_scalars, write_scalars
 from ..races import WORKGROUP
-from ..values import signed_of, unsigned_of, value_dtype
+from ..values import encode, signed_of, unsigned_of, value_dtype
 from .registry import semantics
 
 

@@ -7,17 +7,17 @@ with unused results are removed by the ``dce`` pass), whether it ends a block,
 whether it is *tangled* (must be reached by every invocation of a scope
 together: cooperative-matrix instructions, control barriers, subgroup
 operations), and a ``verify`` hook that checks operand and result types.
-The verifier, the printer, the passes, the SPIR-V lowering and the CPU
-interpreter all look kinds up here.
+The IR builder (:mod:`coopdsl.ir.builder`), the verifier and the ``dce`` pass
+look kinds up here; the SPIR-V lowering has its own registry by kind.
 
 The ops live in one file per family (``arith``, ``composite``, ``memory``,
-``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``); a new family is
+``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``, ``hints``); a new family is
 a new file imported below.
 """
 
 from __future__ import annotations
 
+from . import arith, atomics, composite, control, coopmat, hints, math, memory, subgroup  # noqa: F401  (declare)
 from .base import OPS, OpDef, VerifyError, define, opdef
-from . import arith, atomics, composite, control, coopmat, math, memory, subgroup  # noqa: F401  (declare)
 
 __all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from .. import types as T
-from .base import bool_like, define, fail, is_bool, is_float, is_int, is_numeric, matrix, operands_equal, \
-    result_is, same_shape, types_of
+from .base import (
+    bool_like,
+    define,
+    fail,
+    is_bool,
+    is_float,
+    is_int,
+    is_numeric,
+    matrix,
+    operands_equal,
+    result_is,
+    same_shape,
+    types_of,
+)
 
 ARITHMETIC = ("add", "sub", "mul", "div", "rem")
 BITWISE = ("and", "or", "xor")

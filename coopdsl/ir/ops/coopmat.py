@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..attrs import MATRIX_OPERANDS, Layout, MemoryAccess
+from ..core import SpecConst, SpecOp
 from .base import define, fail, integer, matrix, pointer, result_is
 
 USE_A, USE_B, USE_ACC = 0, 1, 2
@@ -45,7 +46,8 @@ def _length(op) -> None:
     result_is(op, T.u32)
 
 
-_MEMORY = {"layout": (Layout, True), "memory": (MemoryAccess, False)}
+# the layout is a Layout, or a 32-bit integer specialization constant (SPIR-V allows any constant instruction)
+_MEMORY = {"layout": ((Layout, SpecConst, SpecOp), True), "memory": (MemoryAccess, False)}
 define("coop_load", 2, attrs=_MEMORY, verify=_load, pure=False, tangled="matrix",
        doc="(pointer to the first element, stride): load a cooperative matrix")
 define("coop_store", 3, attrs=_MEMORY, verify=_store, pure=False, tangled="matrix",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ir import types as T
+from ...ir.attrs import Layout
 from ..grammar import enum_value
 from .registry import lowering, memory_operands
 
@@ -12,7 +13,10 @@ SIGNED = (("a", "MatrixASignedComponentsKHR"), ("b", "MatrixBSignedComponentsKHR
 
 
 def _layout_id(w, op) -> int:
-    return w.b.const_id(T.u32, enum_value("CooperativeMatrixLayout", LAYOUTS[op.attrs["layout"].name]))
+    layout = op.attrs["layout"]
+    if not isinstance(layout, Layout):  # a specialization constant
+        return w.id(layout)
+    return w.b.const_id(T.u32, enum_value("CooperativeMatrixLayout", LAYOUTS[layout.name]))
 
 
 @lowering("coop_load")

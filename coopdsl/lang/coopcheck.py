@@ -32,24 +32,43 @@ def describe_mismatch(ta, tb) -> str:
     return f"{ta} and {tb} differ in " + ", ".join(diffs)
 
 
+def describe_value(v) -> str:
+    """A value as users write it: "a runtime f32", "the number 0.0", "the type MatA[f16, 16, 16]"."""
+    t = getattr(v, "type", None)
+    if isinstance(t, T.Type):
+        return f"a runtime {t}"
+    if isinstance(v, (bool, int, float)):
+        return f"the number {v!r}"
+    if isinstance(v, T.Type):
+        return f"the type {v}"
+    return f"a {type(v).__name__}"
+
+
 def require_coopmat(em, v, what: str) -> T.CoopMatType:
     t = getattr(v, "type", None)
     if not isinstance(t, T.CoopMatType):
-        got = t if t is not None else type(v).__name__
-        raise TypeMismatchError(f"{what} must be a cooperative matrix, got {got}", em.loc)
+        raise TypeMismatchError(f"{what} must be a cooperative matrix, got {describe_value(v)}", em.loc)
     return t
 
 
-def check_muladd(em, a, b, c) -> list[str]:
-    """Check A*B+C; return the Cooperative Matrix Operands signedness names."""
+def check_muladd(em, a, b, c) -> frozenset:
+    """Check A*B+C; return the names of the operands with signed integer components."""
     ta = require_coopmat(em, a, "the first operand (A) of muladd")
     tb = require_coopmat(em, b, "the second operand (B) of muladd")
-    tc = require_coopmat(em, c, "the third operand (C) of muladd")
+    if not isinstance(getattr(c, "type", None), T.CoopMatType):
+        raise TypeMismatchError(
+            f"the third operand (C) of muladd must be an accumulator matrix (Acc[...]), got "
+            f"{describe_value(c)}; to start from zero, pass Acc[T, M, N].splat(0)", em.loc)
+    tc = c.type
     for t, want, pos in ((ta, 0, "first"), (tb, 1, "second"), (tc, 2, "third")):
-        if isinstance(t.use, int) and t.use != want:  # a spec-constant use is only known at pipeline creation
+        if not isinstance(t.use, int):
+            raise ShapeError(
+                f"the {pos} operand of muladd has a specialization-constant use ({t.use}); muladd needs "
+                f"matrices whose use is known when the kernel is compiled: {_use(want)}", em.loc)
+        if t.use != want:
             raise ShapeError(
                 f"the {pos} operand of muladd must have use {_use(want)}, but {t} has use {_use(t.use)}", em.loc)
-    if not (ta.scope == tb.scope == tc.scope) and all(isinstance(t.scope, int) for t in (ta, tb, tc)):
+    if not (ta.scope == tb.scope == tc.scope):  # symbolically: a spec-constant scope equals only itself
         raise ShapeError(f"muladd operands have different scopes: {ta}, {tb}, {tc}", em.loc)
     if ta.rows != tc.rows:
         raise ShapeError(f"muladd M mismatch: A has {ta.rows} rows but C has {tc.rows}", em.loc)
@@ -59,7 +78,8 @@ def check_muladd(em, a, b, c) -> list[str]:
         raise ShapeError(f"muladd K mismatch: A has {ta.cols} columns but B has {tb.rows} rows", em.loc)
     ka, kb, kc = ta.elem.kind, tb.elem.kind, tc.elem.kind
     if ka != kb:
-        raise TypeMismatchError(f"muladd A and B must both be float or both be integer, got {ta.elem} and {tb.elem}", em.loc)
+        raise TypeMismatchError(f"muladd A and B must both be float or both be integer, got {ta.elem} and {tb.elem}",
+                                em.loc)
     if ka != kc:
         raise TypeMismatchError(
             f"muladd of {ta.elem} x {tb.elem} products needs a {'float' if ka == 'float' else 'integer'} "
@@ -79,5 +99,6 @@ def check_conversion_shape(em, src: T.CoopMatType, dst: T.CoopMatType) -> None:
         raise ShapeError(f"cannot convert {src} to {dst}: rows, columns and scope must match", em.loc)
     if src.use != dst.use:
         raise ShapeError(
-            f"cannot convert {src} to {dst}: changing the use needs SPV_NV_cooperative_matrix2 "
-            f"(cd.convert_use) and is only allowed from an accumulator", em.loc)
+            f"cannot convert {src} to {dst}: SPV_KHR_cooperative_matrix conversions keep the use (changing it, "
+            f"from an accumulator only, needs SPV_NV_cooperative_matrix2, which coopdsl does not support yet)",
+            em.loc)

@@ -131,15 +131,22 @@ def unify(em, op: str, a, b) -> tuple[Value, Value]:
 def _coopmat_binary(em, op: str, a, b):
     mat = a if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) else b
     t = mat.type
-    if op in COMPARE or op in BITWISE or op in ("rem", "floordiv"):
+    if op in COMPARE or op in BITWISE or op == "rem":
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on cooperative matrices ({t})", em.loc)
     _check_arith_elem(em, op, t.elem)
+    if op == "div" and t.elem.kind == "int":  # the scalar rules: '/' divides floats, '//' integers
+        raise TypeMismatchError(f"'/' divides floats; use '//' to divide {t} values", em.loc)
+    if op == "floordiv":
+        if t.elem.kind != "int":
+            raise TypeMismatchError(f"'//' divides integers; use '/' for {t}", em.loc)
+        op = "div"
     other = b if mat is a else a
     if is_number(other):
         other = em.literal(other, t.elem)
     if isinstance(other.type, T.ScalarType):
         if other.type != t.elem:
-            raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}", em.loc)
+            raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}",
+                                    em.loc)
         if op == "mul" and t.elem.kind == "float":
             return em.op("mat_times_scalar", t, [mat, other])
         if op in ("div", "sub") and mat is b:
@@ -153,9 +160,10 @@ def _coopmat_binary(em, op: str, a, b):
     if other.type != t:
         from .coopcheck import describe_mismatch
 
+        ta = a.type if isinstance(a, Value) else None
+        tb = b.type if isinstance(b, Value) else None
         raise TypeMismatchError(
-            f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(a.type if isinstance(a, Value) else None, b.type if isinstance(b, Value) else None)}",
-            em.loc)
+            f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(ta, tb)}", em.loc)
     if op == "div" and t.elem.kind == "int":
         pass  # OpSDiv / OpUDiv on matrices
     return em.op(op, t, [a, b])

@@ -1,4 +1,4 @@
-"""Where the front end builds IR: the current function, block and location.
+"""The IR builder: appends ops to the current block of a function, stamped with a location.
 
 The :class:`Emitter` appends ops to the current block and stamps each with the
 source location the code generator is visiting.  When the current block is
@@ -9,9 +9,10 @@ or ``continue``) and nothing is emitted.
 from __future__ import annotations
 
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
-from ..ir import types as T
-from ..ir.core import Block, Const, Function, Module, Op, SpecConst, SpecOp, Value
-from ..ir.ops import OPS
+from . import types as T
+from .core import Block, Const, Function, Module, Op, SelectionMerge, SpecConst, SpecOp, Value
+from .literals import LiteralError, fit
+from .ops import OPS
 
 
 class Emitter:
@@ -53,6 +54,8 @@ class Emitter:
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
         if kind not in OPS:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
+        if kind == "select" and isinstance(type, T.CoopMatType) and self.block is not None:
+            return self._select_by_branch(*operands)
         if _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
             # (OpSpecConstantOp), so it can size types and arrays.
@@ -63,6 +66,21 @@ class Emitter:
             self.block.ops.append(op)
         return op
 
+    def _select_by_branch(self, cond: Value, a: Value, b: Value) -> Op:
+        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices): a selection and an OpPhi."""
+        header = self.block
+        then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
+        header.merge = SelectionMerge(merge)
+        self.terminate("cond_br", [cond], [then_b, else_b])
+        for blk in (then_b, else_b):
+            self.start(blk)
+            self.branch(merge)
+        self.start(merge)
+        phi = Op("phi", a.type, [a, b], self.loc, incoming=[then_b, else_b])
+        phi.block = merge
+        merge.phis.append(phi)
+        return phi
+
     def const(self, type: T.Type, value) -> Const:
         return self.module.const(type, value)
 
@@ -71,27 +89,10 @@ class Emitter:
         elem = T.elem_of(type)
         if not isinstance(elem, T.ScalarType):
             raise TypeMismatchError(f"cannot use the number {value!r} as a {type}", self.loc)
-        if isinstance(value, bool):
-            if elem.kind != "bool":
-                raise TypeMismatchError(f"cannot use {value!r} as {elem}", self.loc)
-            return self.const(type, bool(value))
-        if elem.kind == "bool":
-            raise TypeMismatchError(f"cannot use the number {value!r} as a bool", self.loc)
-        if isinstance(value, float) and elem.kind == "int":
-            raise TypeMismatchError(
-                f"cannot use the float literal {value!r} as {elem}; convert explicitly", self.loc)
-        if elem.kind == "int":
-            lo, hi = _int_range(elem)
-            if not lo <= value <= hi:
-                raise TypeMismatchError(f"the literal {value} does not fit in {elem} ({lo}..{hi})", self.loc)
-            return self.const(type, int(value))
-        return self.const(type, float(value))
-
-
-def _int_range(t: T.ScalarType) -> tuple[int, int]:
-    if t.signed:
-        return -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
-    return 0, (1 << t.width) - 1
+        try:
+            return self.const(type, fit(value, elem))
+        except LiteralError as e:
+            raise TypeMismatchError(str(e), self.loc) from None
 
 
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import types as T
-from ..ir.core import GlobalVar
 
 
 @dataclass

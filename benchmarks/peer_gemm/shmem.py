@@ -1,0 +1,195 @@
+"""A coopdsl port of vk_cooperative_matrix_perf's ``shmem.comp``, keeping its interface exactly.
+
+The peer harness (jeffbolznv/vk_cooperative_matrix_perf, run with ``--shmem``)
+loads ``shaders/shmem<A>_<C>.spv`` and drives it with:
+
+* descriptor set 0, binding 0: a uniform block of four buffer device addresses
+  (A and B read as ``uvec4`` arrays, C and the output D as arrays of C's type);
+* specialization constants 0..21 with the same ids and meanings (lM, lN, lK,
+  TILE_M, TILE_N, TILE_K, K, the four strides, alpha, beta, BColMajor, the A/B
+  tile row lengths and row counts, the workgroup size (``local_size_x_id = 18``),
+  M, N, and the subgroup size);
+* entry point ``main``; dispatch (N / TILE_N, M / TILE_M, 1).
+
+The algorithm is the peer's: each workgroup of 8 subgroups (4 wide, 2 high)
+computes a TILE_M x TILE_N block of D = alpha * A x B + beta * C, staging
+TILE_K slices of A and B through padded shared memory with 128-bit copies and
+register prefetch of the next slice, and each subgroup accumulating
+(TILE_M / 2 / lM) x (TILE_N / 4 / lN) accumulator tiles.  ``variant(a, c)``
+builds the kernel for one (A/B, C/D) component-type pair.
+"""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32, vec4
+
+# harness file-name tokens -> (A/B component type, C/D component type)
+VARIANTS = {
+    ("fp16", "fp16"): (f16, f16),
+    ("fp16", "fp32"): (f16, f32),
+    ("bf16", "fp32"): (bf16, f32),
+    ("s8", "s32"): (i8, i32),
+    ("u8", "u32"): (u8, u32),
+}
+
+SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
+
+# Code shape matters to the driver's compiler (measured on the H100, docs/benchmarks.md): testing
+# "not last" inside each unrolled prefetch iteration, as the GLSL does, lets it interleave the global
+# loads with the math; one branch around the prefetch loops cost up to 25% (f16->f16 256x256 tiles,
+# int8 with column-major B).  Making shared-memory accesses available/visible at Workgroup scope, as
+# glslang also writes, made no difference; COOPDSL_PEER_OPTS="outer_if,visibility" rebuilds those forms.
+OPTS = set(filter(None, __import__("os").environ.get("COOPDSL_PEER_OPTS", "").split(",")))
+INNER_IF = "outer_if" not in OPTS
+VISIBILITY = "visibility" in OPTS
+
+
+def variant(a_type, c_type) -> cd.Kernel:
+    """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``."""
+    epv = 16 // a_type.nbytes  # A/B elements per 128-bit vector
+
+    @cd.struct
+    class Params:
+        inputAV4: cd.Ptr[vec4[u32]]
+        inputBV4: cd.Ptr[vec4[u32]]
+        inputC: cd.Ptr[c_type]
+        outputO: cd.Ptr[c_type]
+
+    @cd.kernel(workgroup_size=("WG", 1, 1))
+    def main(params: cd.Uniform[Params],
+             lM: cd.Spec[u32, 0] = 1, lN: cd.Spec[u32, 1] = 1, lK: cd.Spec[u32, 2] = 1,
+             TILE_M: cd.Spec[u32, 3] = 1, TILE_N: cd.Spec[u32, 4] = 1, TILE_K: cd.Spec[u32, 5] = 1,
+             K: cd.Spec[u32, 6] = 1, strideA: cd.Spec[u32, 7] = 1, strideB: cd.Spec[u32, 8] = 1,
+             strideC: cd.Spec[u32, 9] = 1, strideD: cd.Spec[u32, 10] = 1,
+             alpha: cd.Spec[f32, 11] = 1.0, beta: cd.Spec[f32, 12] = 1.0, BColMajor: cd.Spec[cd.boolean, 13] = False,
+             A_ROW_LEN: cd.Spec[u32, 14] = 1, A_NUM_ROWS: cd.Spec[u32, 15] = 1,
+             B_ROW_LEN: cd.Spec[u32, 16] = 1, B_NUM_ROWS: cd.Spec[u32, 17] = 1,
+             WG: cd.Spec[u32, 18] = 256, M: cd.Spec[u32, 19] = 1, N: cd.Spec[u32, 20] = 1,
+             SUBGROUP_SIZE: cd.Spec[u32, 21] = 32):
+        INVOCATIONS = SUBGROUP_SIZE * (SG_WIDE * SG_HIGH)
+        C_ROWS = TILE_M // SG_HIGH // lM
+        C_COLS = TILE_N // SG_WIDE // lN
+        STRIDE_A_SH = A_ROW_LEN + epv  # rows padded by one vector against bank conflicts
+        STRIDE_B_SH = B_ROW_LEN + epv
+        INVS_PER_ROW_A = A_ROW_LEN // epv
+        INVS_PER_ROW_B = B_ROW_LEN // epv
+        A_STEP = INVOCATIONS // INVS_PER_ROW_A  # rows one pass of the workgroup copies
+        B_STEP = INVOCATIONS // INVS_PER_ROW_B
+        b_layout = u32(1) if BColMajor else u32(0)  # a specialization-constant layout
+
+        a_sh = cd.shared(vec4[u32], A_NUM_ROWS * STRIDE_A_SH // epv)
+        b_sh = cd.shared(vec4[u32], B_NUM_ROWS * STRIDE_B_SH // epv)
+        temp_a = cd.local_array(vec4[u32], A_NUM_ROWS // A_STEP)
+        temp_b = cd.local_array(vec4[u32], B_NUM_ROWS // B_STEP)
+        result = cd.local_array(Acc[c_type, lM, lN], C_ROWS * C_COLS)
+        mat_a = cd.local_array(MatA[a_type, lM, lK], C_ROWS)
+        mat_c = cd.local_array(Acc[c_type, lM, lN], C_COLS)
+
+        a_ptr = params.inputAV4
+        b_ptr = params.inputBV4
+        c_ptr = params.inputC
+        d_ptr = params.outputO
+        tid = cd.local_invocation_id.x
+        tile_x = cd.workgroup_id.x
+        tile_y = cd.workgroup_id.y
+        warp_x = cd.subgroup_id % SG_WIDE
+        warp_y = cd.subgroup_id // SG_WIDE
+
+        for t in cd.range(C_ROWS * C_COLS, unroll=True):
+            result[t] = Acc[c_type, lM, lN].splat(0)
+
+        atilek = epv * (tid % INVS_PER_ROW_A)
+        btilej = epv * (tid % INVS_PER_ROW_B)
+        gabase = strideA * (TILE_M * tile_y)
+        gbbase = strideB * (TILE_N * tile_x) if BColMajor else TILE_N * tile_x
+        for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+            temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+        for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+            temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
+
+        for chunk_k in range(0, K, TILE_K):
+            last = chunk_k + TILE_K >= K
+            cd.barrier()  # everyone finished reading shared memory in the last iteration
+            for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                if VISIBILITY:
+                    cd.store_element(a_sh, (STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv,
+                                     temp_a[i // A_STEP], available=cd.Workgroup)
+                else:
+                    a_sh[(STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv] = temp_a[i // A_STEP]
+            for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                if VISIBILITY:
+                    cd.store_element(b_sh, (STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv,
+                                     temp_b[k // B_STEP], available=cd.Workgroup)
+                else:
+                    b_sh[(STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv] = temp_b[k // B_STEP]
+            cd.barrier()
+
+            # prefetch the next slice while this one is multiplied
+            gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
+            gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
+                strideB * (chunk_k + TILE_K) + TILE_N * tile_x
+            if INNER_IF:
+                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                    if not last:
+                        temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                    if not last:
+                        temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
+            elif not last:
+                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                    temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                    temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
+
+            for kk in cd.range(TILE_K // lK, unroll=True):
+                sk = lK * kk
+                for i in cd.range(C_ROWS, unroll=True):
+                    si = lM * (C_ROWS * warp_y + i)
+                    if VISIBILITY:
+                        mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
+                                                              stride=STRIDE_A_SH // epv, visible=cd.Workgroup)
+                    else:
+                        mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
+                                                              stride=STRIDE_A_SH // epv)
+                for j in cd.range(C_COLS, unroll=True):
+                    sj = lN * (C_COLS * warp_x + j)
+                    b_off = STRIDE_B_SH * sj + sk if BColMajor else STRIDE_B_SH * sk + sj
+                    if VISIBILITY:
+                        mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
+                                                           layout=b_layout, visible=cd.Workgroup)
+                    else:
+                        mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
+                                                           layout=b_layout)
+                    for i in cd.range(C_ROWS, unroll=True):
+                        result[i * C_COLS + j] = cd.muladd(mat_a[i], mat_b, result[i * C_COLS + j])
+
+        for i in cd.range(C_ROWS, unroll=True):
+            gi = TILE_M * tile_y + lM * (C_ROWS * warp_y + i)
+            for j in cd.range(C_COLS, unroll=True):
+                gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
+                mat_c[j] = Acc[c_type, lM, lN].load(c_ptr, strideC * gi + gj, stride=strideC)
+            for j in cd.range(C_COLS, unroll=True):
+                gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
+                out = result[i * C_COLS + j] * c_type(alpha) + mat_c[j] * c_type(beta)
+                out.store(d_ptr, strideD * gi + gj, stride=strideD)
+
+    return main
+
+
+def emit_all(folder) -> list[str]:
+    """Write ``shmem<A>_<C>.spv`` for every variant into ``folder``; returns the file names."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    names = []
+    for (a_tok, c_tok), (a_type, c_type) in VARIANTS.items():
+        name = f"shmem{a_tok}_{c_tok}.spv"
+        variant(a_type, c_type).save(out / name)
+        names.append(name)
+    return names
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("\n".join(emit_all(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/peer_gemm/shaders")))

@@ -1,0 +1,59 @@
+"""A compiled kernel variant: the SPIR-V words and reflection that outputs are written from."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..kernel import Kernel
+from ..spirv.words import from_bytes
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One kernel compiled with one set of spec-constant defaults and Const values.
+
+    ``name`` is the output name: the stem of its files and the prefix of its
+    C identifiers.  ``spec``/``consts`` record the values it was built with.
+    """
+
+    name: str
+    kernel: str
+    source: str
+    target_env: str
+    binary: bytes
+    reflection: dict
+    spec: dict = field(default_factory=dict)
+    consts: dict = field(default_factory=dict)
+
+    @property
+    def words(self) -> list[int]:
+        """The module as 32-bit words."""
+        return from_bytes(self.binary)
+
+    def reflection_json(self) -> str:
+        """The reflection as indented JSON text (what ``--format json`` writes)."""
+        return json.dumps(self.reflection, indent=2) + "\n"
+
+    def provenance(self) -> dict[str, Any]:
+        """Everything but the module and reflection, as JSON-ready data (kept in build manifests)."""
+        return {"name": self.name, "kernel": self.kernel, "source": self.source, "target_env": self.target_env,
+                "spec": self.spec, "consts": self.consts}
+
+
+def compile_artifact(kernel: Kernel, name: str | None = None, source: str = "", target_env: str | None = None,
+                     spec: dict | None = None, consts: dict | None = None, device: Any = None) -> Artifact:
+    """Compile ``kernel`` (specialized with ``consts``, spec defaults ``spec``) into an :class:`Artifact`.
+
+    ``device`` (a profile name or file, see docs/devices.md) also checks the
+    kernel against what that device offers.  Raises CompileError for a wrong
+    kernel (DeviceMismatchError for one the device cannot run) and ValueError
+    for an unknown Const or spec-constant name, a bad value or target
+    environment.
+    """
+    k = kernel.specialize(**consts) if consts else kernel
+    env = target_env or k.target_env
+    binary = k.compile(env, spec or None, device=device)
+    return Artifact(name or k.name, k.name, source, env, binary, k.reflect(env, spec or None),
+                    dict(spec or {}), dict(consts or {}))

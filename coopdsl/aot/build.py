@@ -1,0 +1,167 @@
+"""``coopdsl build``: compile every kernel variant of a build spec into a directory, incrementally.
+
+Each variant writes ``OUTPUT.spv`` and ``OUTPUT.json`` (its reflection); the
+directory also gets one header with every variant (:mod:`.cheader`) and a
+manifest, ``.coopdsl-build.json``, recording for each output the hash of
+what it was built from: the coopdsl version and compiler sources, the kernel
+file's text, the kernel name and the options (target env, device profile
+name, spec and Const values).  A variant whose hash is unchanged and whose files exist is not
+recompiled (its file is not even run).  A kernel file's *imports* are not
+hashed: touch the kernel file, or delete the manifest, after changing a
+module it imports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from .. import __version__
+from ..errors import CoopDSLError
+from .artifact import Artifact, compile_artifact
+from .buildspec import BuildSpec, Entry, Variant, read_spec
+from .cheader import render_header
+from .errors import BuildError, InputError
+from .loading import load_kernels, pick_kernel
+
+MANIFEST = ".coopdsl-build.json"
+MANIFEST_FORMAT = 1
+
+
+@dataclass
+class BuildReport:
+    """What a build did: outputs compiled, outputs found up to date, stale files removed, the header."""
+
+    compiled: list[str] = field(default_factory=list)
+    up_to_date: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    header: Path | None = None
+    header_changed: bool = False
+
+
+@cache
+def compiler_fingerprint() -> str:
+    """Hash of the coopdsl version and its Python sources: a changed compiler rebuilds everything."""
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for f in sorted(root.rglob("*.py")):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def variant_key(entry: Entry, variant: Variant, source_text: str) -> str:
+    """The content hash deciding whether ``variant`` of ``entry`` must be recompiled."""
+    data = {"compiler": compiler_fingerprint(), "source": source_text, "kernel": entry.kernel,
+            "target_env": entry.target_env, "device": entry.device, "spec": variant.spec,
+            "consts": variant.consts}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None] | None = None) -> BuildReport:
+    """Build the spec at ``spec_path`` into ``out_dir``; ``log`` receives one line per output.
+
+    Raises InputError for a bad spec or output directory and BuildError when
+    a kernel fails (outputs finished before it are kept and recorded).
+    """
+    spec = read_spec(spec_path)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out_dir}: exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    records = _read_manifest(out)
+    report = BuildReport()
+    loaded: dict[Path, dict] = {}
+    try:
+        for entry in spec.entries:
+            _build_entry(spec, entry, out, records, loaded, report, log or (lambda line: None))
+    finally:
+        _write_manifest(out, records)
+    wanted = {v.output for e in spec.entries for v in e.variants}
+    for name in sorted(set(records) - wanted):
+        report.removed += _remove(out, name)
+        del records[name]
+    _write_manifest(out, records)
+    report.header = out / spec.header
+    report.header_changed = _write_header(spec, out, records)
+    return report
+
+
+def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict, loaded: dict, report: BuildReport,
+                 log: Callable[[str], None]) -> None:
+    if not entry.file.is_file():
+        raise InputError(f"{spec.path}: {entry.describe()}: no such file: {entry.file}")
+    text = entry.file.read_text()
+    for variant in entry.variants:
+        key = variant_key(entry, variant, text)
+        rec = records.get(variant.output)
+        if rec and rec.get("key") == key and all((out / f).is_file() for f in _files(variant.output)):
+            report.up_to_date.append(variant.output)
+            continue
+        artifact = _compile(spec, entry, variant, loaded)
+        (out / f"{variant.output}.spv").write_bytes(artifact.binary)
+        (out / f"{variant.output}.json").write_text(artifact.reflection_json())
+        records[variant.output] = {"key": key, **artifact.provenance()}
+        report.compiled.append(variant.output)
+        log(f"compiled {variant.output} ({entry.kernel} from {entry.source})")
+
+
+def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict) -> Artifact:
+    where = f"{spec.path}: {entry.describe()}, output {variant.output}"
+    try:
+        if entry.file not in loaded:
+            loaded[entry.file] = load_kernels(entry.file)
+        kernel = pick_kernel(loaded[entry.file], entry.kernel, entry.source)
+        return compile_artifact(kernel, variant.output, entry.source, entry.target_env, variant.spec,
+                                variant.consts, entry.device)
+    except (CoopDSLError, ValueError) as e:
+        raise BuildError(f"{where}: failed:\n{e}") from None
+
+
+def _files(output: str) -> tuple[str, str]:
+    return f"{output}.spv", f"{output}.json"
+
+
+def _remove(out: Path, output: str) -> list[str]:
+    gone = []
+    for f in _files(output):
+        if (out / f).is_file():
+            (out / f).unlink()
+            gone.append(f)
+    return gone
+
+
+def _read_manifest(out: Path) -> dict:
+    try:
+        data = json.loads((out / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return {}
+    return dict(data.get("outputs", {}))
+
+
+def _write_manifest(out: Path, records: dict) -> None:
+    text = json.dumps({"format": MANIFEST_FORMAT, "outputs": records}, indent=1) + "\n"
+    (out / MANIFEST).write_text(text)
+
+
+def _write_header(spec: BuildSpec, out: Path, records: dict) -> bool:
+    """Write the combined header from the files on disk; only when its text changes (keeps its mtime)."""
+    order = [v.output for e in spec.entries for v in e.variants]
+    artifacts = [_artifact_on_disk(out, name, records[name]) for name in order]
+    stem = Path(spec.header).stem
+    text = render_header(artifacts, stem, index=stem, command=f"coopdsl build {spec.path.name} -o <dir>")
+    path = out / spec.header
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
+def _artifact_on_disk(out: Path, name: str, rec: dict) -> Artifact:
+    return Artifact(name, rec["kernel"], rec["source"], rec["target_env"], (out / f"{name}.spv").read_bytes(),
+                    json.loads((out / f"{name}.json").read_text()), rec.get("spec", {}), rec.get("consts", {}))

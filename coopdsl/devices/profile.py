@@ -1,0 +1,166 @@
+"""Device profiles: what a GPU offers for cooperative matrices, as data.
+
+A profile is one device entry of ``coopdsl devices --json`` (a list of them is
+accepted too: the first device with cooperative matrices is taken, as
+``runtime.Device()`` does).  Shipped profiles live in ``profiles/*.json`` next
+to this file and are named by their file stem (``"nvidia-h100"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import CoopDSLError
+
+TYPES = ("A", "B", "C", "Result")
+
+
+class ProfileError(CoopDSLError, ValueError):
+    """A device profile that cannot be read (missing file, bad JSON, missing fields)."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One VkCooperativeMatrixPropertiesKHR entry (``flexible`` False) or one NV2
+    VkCooperativeMatrixFlexibleDimensionsPropertiesNV entry (``flexible`` True:
+    M, N, K are then granularities and ``invocations`` the workgroup size it needs
+    at Workgroup scope, 0 at Subgroup scope)."""
+
+    M: int
+    N: int
+    K: int
+    A: str
+    B: str
+    C: str
+    Result: str
+    scope: str
+    saturating: bool = False
+    flexible: bool = False
+    invocations: int = 0
+
+    @property
+    def types(self) -> tuple[str, str, str, str]:
+        return self.A, self.B, self.C, self.Result
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """The cooperative-matrix facts about one device that kernels are checked against."""
+
+    name: str
+    subgroup_size: int
+    max_workgroup_invocations: int
+    configs: tuple[Config, ...]
+    flexible: tuple[Config, ...] = ()
+    workgroup_scope: bool = False        # cooperativeMatrixWorkgroupScope
+    flexible_dimensions: bool = False    # cooperativeMatrixFlexibleDimensions
+    workgroup_scope_max_invocations: int = 0   # cooperativeMatrixWorkgroupScopeMaxWorkgroupSize
+    flexible_max_dimension: int = 0      # cooperativeMatrixFlexibleDimensionsMaxDimension
+    driver: str = ""
+    source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
+    data: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def khr_only(self) -> DeviceProfile:
+        """This device without VK_NV_cooperative_matrix2: KHR configurations only (a portability check)."""
+        return dataclasses.replace(self, name=f"{self.name} (KHR only)", flexible=(), workgroup_scope=False,
+                                   flexible_dimensions=False, workgroup_scope_max_invocations=0,
+                                   flexible_max_dimension=0)
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "profile") -> DeviceProfile:
+        """A profile from one ``coopdsl devices --json`` device entry."""
+        if not isinstance(d, dict):
+            raise ProfileError(f"{where}: a device profile is a JSON object, got {type(d).__name__}")
+        try:
+            nv2 = d.get("coopmat2") or {}
+            return cls(
+                name=str(d["name"]), subgroup_size=int(d["subgroup_size"]),
+                max_workgroup_invocations=int(d.get("max_workgroup_invocations", 0)),
+                configs=tuple(_config(c, False) for c in d.get("coopmat_configs", [])),
+                flexible=tuple(_config(c, True) for c in d.get("flexible_configs", [])),
+                workgroup_scope=bool(nv2.get("cooperativeMatrixWorkgroupScope")),
+                flexible_dimensions=bool(nv2.get("cooperativeMatrixFlexibleDimensions")),
+                workgroup_scope_max_invocations=int(nv2.get("max_workgroup_size", 0)),
+                flexible_max_dimension=int(nv2.get("flexible_max_dimension", 0)),
+                driver=f"{d.get('driver_name', '')} {d.get('driver_info', '')}".strip(),
+                source=d.get("source"), data=d)
+        except KeyError as e:
+            raise ProfileError(f"{where}: missing field {e.args[0]!r} (expected the output of "
+                               f"'coopdsl devices --json')") from None
+        except (TypeError, ValueError) as e:
+            raise ProfileError(f"{where}: malformed field: {e}") from None
+
+
+def _config(c: dict, flexible: bool) -> Config:
+    if flexible:
+        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], *(c[t] for t in TYPES),
+                      scope=c["scope"], saturating=bool(c.get("saturating")), flexible=True,
+                      invocations=int(c.get("workgroup_invocations", 0)))
+    return Config(c["M"], c["N"], c["K"], *(c[t] for t in TYPES), scope=c["scope"],
+                  saturating=bool(c.get("saturating")))
+
+
+# -- finding profiles ----------------------------------------------------------------------
+def profiles_dir():
+    """The folder of shipped profiles (a Traversable inside the installed package)."""
+    return resources.files(__package__) / "profiles"
+
+
+def shipped_profiles() -> list[str]:
+    """Names of the profiles that ship with coopdsl (``load_profile(name)`` reads one)."""
+    return sorted(p.name[:-5] for p in profiles_dir().iterdir() if p.name.endswith(".json"))
+
+
+def load_profile(device: Any) -> DeviceProfile:
+    """A :class:`DeviceProfile` from whatever names a device.
+
+    ``device`` is a DeviceProfile; the name of a shipped profile
+    (``"nvidia-h100"``); a path to a ``coopdsl devices --json`` file; one
+    device dict (or a list of them) from that output; a
+    ``runtime.DeviceInfo``; or a ``runtime.Device``.
+    """
+    if isinstance(device, DeviceProfile):
+        return device
+    if hasattr(device, "info") and not isinstance(device, (dict, list, str, Path)):
+        device = device.info  # a runtime.Device
+    if dataclasses.is_dataclass(device) and not isinstance(device, type):
+        return DeviceProfile.from_dict(dataclasses.asdict(device), getattr(device, "name", "device"))
+    if isinstance(device, (str, Path)):
+        return _load_named(device)
+    if isinstance(device, list):
+        return _pick(device, "profile list")
+    if isinstance(device, dict):
+        return DeviceProfile.from_dict(device)
+    raise ProfileError(f"cannot use {type(device).__name__} as a device profile: give a shipped profile name "
+                       f"({', '.join(shipped_profiles())}), a JSON path, a dict from 'coopdsl devices --json', "
+                       f"or a runtime Device")
+
+
+def _load_named(device: str | Path) -> DeviceProfile:
+    name = str(device)
+    shipped = profiles_dir() / f"{name}.json"
+    if "/" not in name and not name.endswith(".json") and shipped.is_file():
+        return _pick(json.loads(shipped.read_text()), name)
+    path = Path(name)
+    if not path.is_file():
+        raise ProfileError(f"no device profile '{name}': not a shipped profile "
+                           f"({', '.join(shipped_profiles())}) nor a file")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ProfileError(f"{path}: not valid JSON ({e})") from None
+    return _pick(data, str(path))
+
+
+def _pick(data: Any, where: str) -> DeviceProfile:
+    if isinstance(data, list):
+        if not data:
+            raise ProfileError(f"{where}: the device list is empty")
+        with_coop = [d for d in data if isinstance(d, dict) and d.get("coopmat_configs")]
+        data = (with_coop or data)[0]
+    return DeviceProfile.from_dict(data, where)

@@ -1,0 +1,275 @@
+"""Attributes and subscripts: struct members, swizzles, methods, element reads and writes.
+
+Reading ``x.attr`` / ``x[i]`` and assigning ``x[i] = v`` for buffers, shared
+and local arrays, device pointers, vectors, structs, matrices and
+compile-time containers.
+"""
+
+from __future__ import annotations
+
+import ast
+import types as py_types
+
+from ..errors import CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError, with_article
+from ..ir import types as T
+from ..ir.attrs import MemoryAccess
+from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..lang import arith
+from ..lang import registry as B
+from ..lang.pointers import ptr_element
+from ..lang.structs import is_data_ptr, ptr_elem
+from ..lang.values import BoundMethod, BufferRef, BuiltinVar
+
+SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
+
+
+def expr_attribute(cg, node: ast.Attribute):
+    obj = cg.visit(node.value)
+    attr = node.attr
+    if isinstance(obj, py_types.ModuleType):
+        if not hasattr(obj, attr):
+            raise NameResolutionError(f"module '{obj.__name__}' has no attribute '{attr}'", cg.em.loc)
+        return cg.classify_global(f"{obj.__name__}.{attr}", getattr(obj, attr))
+    if isinstance(obj, BuiltinVar):
+        obj = cg.load_builtin(obj)
+    if isinstance(obj, T.Type) and B.method_names(obj):
+        m = B.method(obj, attr)
+        if m is None:
+            raise NameResolutionError(f"{obj} has no method '{attr}' (it has: {_methods(obj)})", cg.em.loc)
+        return BoundMethod(m, obj)
+    if isinstance(obj, Value):
+        t = obj.type
+        if isinstance(t, T.VectorType) and all(c in SWIZZLE for c in attr):
+            return swizzle(cg, obj, attr)
+        if isinstance(t, T.StructType):
+            try:
+                index = t.member_index(attr)
+            except KeyError:
+                raise NameResolutionError(f"struct {t.name} has no member '{attr}' (it has: "
+                                          f"{', '.join(n for n, _ in t.members)})", cg.em.loc) from None
+            return cg.em.op("extract", t.members[index][1], [obj], index=index)
+        m = B.method(obj, attr)
+        if m is not None:
+            return BoundMethod(m, obj)
+        if B.method_names(obj):
+            raise NameResolutionError(f"{t} has no attribute '{attr}' (it has: {_methods(obj)})", cg.em.loc)
+        raise NameResolutionError(f"{with_article(t)} value has no attribute '{attr}'", cg.em.loc)
+    raise NameResolutionError(f"{cg.describe(obj)} has no attribute '{attr}'", cg.em.loc)
+
+
+def _methods(receiver) -> str:
+    return ", ".join(B.method_names(receiver))
+
+
+def swizzle(cg, v: Value, attr: str):
+    t = v.type
+    idx = [SWIZZLE[c] for c in attr]
+    if any(i >= t.count for i in idx):
+        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", cg.em.loc)
+    if len(idx) == 1:
+        return cg.em.op("extract", t.elem, [v], index=idx[0])
+    if len(idx) > 4:
+        raise TypeMismatchError(f"swizzle '.{attr}' has more than 4 components", cg.em.loc)
+    return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
+
+
+def expr_subscript(cg, node: ast.Subscript):
+    base = cg.visit(node.value)
+    if isinstance(node.slice, ast.Slice):
+        raise UnsupportedSyntaxError("slices are not supported", cg.src.loc(node.slice))
+    index = cg.visit(node.slice)
+    if isinstance(base, BuiltinVar):
+        base = cg.load_builtin(base)
+    if isinstance(base, BufferRef):
+        ptr = cg.element_pointer(base, index)
+        return cg.em.op("load", base.elem, [ptr])
+    if isinstance(base, Value):
+        return _value_index(cg, base, index)
+    if isinstance(base, (tuple, list)):
+        if not isinstance(index, int):
+            raise TypeMismatchError("a compile-time tuple is indexed with a compile-time int", cg.em.loc)
+        try:
+            return base[index]
+        except IndexError:
+            raise TypeMismatchError(f"index {index} out of range for a tuple of {len(base)}", cg.em.loc) from None
+    if hasattr(base, "__getitem__") and _is_type_family(base):
+        params = index if isinstance(index, tuple) else (index,)
+        params = tuple(_type_param(cg, p) for p in params)
+        try:
+            return base[params if len(params) > 1 else params[0]]
+        except CompileError as e:  # a declaration error: here, at the kernel's line
+            raise TypeMismatchError(e.message, cg.em.loc) from None
+        except TypeError as e:
+            raise TypeMismatchError(str(e), cg.em.loc) from None
+    raise TypeMismatchError(f"{cg.describe(base)} cannot be indexed", cg.em.loc)
+
+
+def _is_type_family(obj) -> bool:
+    return type(obj).__module__.startswith("coopdsl.lang")
+
+
+def _type_param(cg, p):
+    if isinstance(p, (SpecConst, SpecOp)):
+        if p.type.kind != "int" or p.type.width != 32:
+            name = p.name if isinstance(p, SpecConst) else str(p.sym)
+            raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
+                                    f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
+        return dim_of(p)
+    if isinstance(p, Const) and isinstance(p.value, int):
+        return p.value
+    if isinstance(p, Value):
+        raise TypeMismatchError(
+            "type parameters must be compile-time constants or specialization constants, not runtime values",
+            cg.em.loc)
+    return p
+
+
+def _value_index(cg, base: Value, index):
+    t = base.type
+    index = cg.as_operand(index)
+    if is_data_ptr(t):
+        elem = ptr_elem(t)
+        return cg.em.op("load", elem, [ptr_element(cg, base, index)], memory=MemoryAccess(T.align_of(elem)))
+    if isinstance(t, T.VectorType):
+        if isinstance(index, int) and not isinstance(index, bool):
+            if not 0 <= index < t.count:
+                raise TypeMismatchError(f"index {index} out of range for {t}", cg.em.loc)
+            return cg.em.op("extract", t.elem, [base], index=index)
+        return cg.em.op("extract_dyn", t.elem, [base, cg.as_index(index, "a vector index")])
+    if isinstance(t, T.CoopMatType):
+        if isinstance(index, int) and not isinstance(index, bool):
+            if index < 0:
+                raise TypeMismatchError("a matrix element index must not be negative", cg.em.loc)
+            return cg.em.op("extract", t.elem, [base], index=index)
+        ptr = _spill_element(cg, base, index)
+        return cg.em.op("load", t.elem, [ptr])
+    raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
+
+
+def _spill_element(cg, m: Value, index):
+    """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
+    var = cg.function_variable(T.PointerType(m.type, "Function"))
+    cg.em.op("store", T.void, [var, m])
+    idx = cg.as_index(index, "a matrix element index")
+    return cg.em.op("access", T.PointerType(m.type.elem, "Function"), [var, idx])
+
+
+def store_subscript(cg, target: ast.Subscript, value) -> None:
+    base = cg.visit(target.value)
+    index = cg.visit(target.slice)
+    value = cg.as_operand(value)
+    if isinstance(base, Value) and is_data_ptr(base.type):
+        elem = ptr_elem(base.type)
+        if arith.is_number(value):
+            value = cg.em.literal(value, elem)
+        if not isinstance(value, Value) or value.type != elem:
+            raise TypeMismatchError(f"cannot store {cg.describe(value)} through a Ptr[{elem}]", cg.src.loc(target))
+        cg.em.op("store", T.void, [ptr_element(cg, base, index), value], memory=MemoryAccess(T.align_of(elem)))
+        return
+    if isinstance(base, BufferRef):
+        if arith.is_number(value):
+            value = cg.em.literal(value, base.elem)
+        if not isinstance(value, Value) or value.type != base.elem:
+            raise TypeMismatchError(
+                f"cannot store {cg.describe(value)} into {base.kind} '{base.name}' of {base.elem}; convert it first",
+                cg.src.loc(target))
+        ptr = cg.element_pointer(base, index)
+        cg.note_buffer_write(base)
+        cg.em.op("store", T.void, [ptr, value])
+        return
+    if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
+            isinstance(base.type, (T.VectorType, T.CoopMatType)):
+        elem = base.type.elem
+        if arith.is_number(value):
+            value = cg.em.literal(value, elem)
+        if not isinstance(value, Value) or value.type != elem:
+            raise TypeMismatchError(f"cannot store {cg.describe(value)} into an element of {base.type}", cg.em.loc)
+        index = cg.as_operand(index)
+        if isinstance(index, int) and not isinstance(index, bool):
+            if index < 0 or isinstance(base.type, T.VectorType) and index >= base.type.count:
+                raise TypeMismatchError(f"element index {index} is out of range for {base.type}", cg.em.loc)
+            cg.assign(target.value.id, cg.em.op("insert", base.type, [value, base], index=index))
+            return
+        if isinstance(base.type, T.VectorType):
+            idx = cg.as_index(index, "a vector index")
+            cg.assign(target.value.id, cg.em.op("insert_dyn", base.type, [base, value, idx]))
+            return
+        # runtime index into a matrix: through a Function variable, as glslang does
+        ptr = _spill_element(cg, base, index)
+        cg.em.op("store", T.void, [ptr, value])
+        cg.assign(target.value.id, cg.em.op("load", base.type, [ptr.operands[0]]))
+        return
+    if isinstance(base, tuple):
+        root, path = _container_path(cg, target)
+        cg.assign(root, _set_path(cg.lookup(root, target), path, value))
+        return
+    raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
+
+
+def store_attribute(cg, target: ast.Attribute, value) -> None:
+    """``mem[i].member(.member...) = value``: a store into one member of a struct element in memory.
+
+    ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
+    """
+    path: list[str] = []
+    node = target
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Subscript):
+        raise UnsupportedSyntaxError(
+            "cannot assign to a member of a value; assign struct members of memory elements (buf[i].m = x) or "
+            "build a new struct", cg.src.loc(target))
+    base = cg.visit(node.value)
+    index = cg.visit(node.slice)
+    if isinstance(base, Value) and is_data_ptr(base.type):
+        ptr = ptr_element(cg, base, index)
+    elif isinstance(base, BufferRef):
+        ptr = cg.element_pointer(base, index)
+        cg.note_buffer_write(base)
+    else:
+        raise TypeMismatchError(f"cannot assign to a member of an element of {cg.describe(base)}", cg.src.loc(target))
+    t, indices = ptr.type.pointee, []
+    for name in path:
+        if not isinstance(t, T.StructType):
+            raise TypeMismatchError(f"{with_article(t)} has no member '{name}'", cg.src.loc(target))
+        try:
+            i = t.member_index(name)
+        except KeyError:
+            raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
+                                      f"{', '.join(n for n, _ in t.members)})", cg.src.loc(target)) from None
+        indices.append(cg.em.const(T.u32, i))
+        t = t.members[i][1]
+    value = cg.as_operand(value)
+    if arith.is_number(value):
+        value = cg.em.literal(value, t)
+    if not isinstance(value, Value) or value.type != t:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into member '{path[-1]}' of type {t}",
+                                cg.src.loc(target))
+    member = cg.em.op("access", T.PointerType(t, ptr.type.storage), [ptr, *indices])
+    psb = ptr.type.storage == "PhysicalStorageBuffer"
+    cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(T.align_of(t))} if psb else {}))
+
+
+def _container_path(cg, target: ast.Subscript):
+    """For ``acc[i][j] = v``: the root name and the compile-time index path (i, j)."""
+    path = []
+    node = target
+    while isinstance(node, ast.Subscript):
+        idx = cg.as_operand(cg.visit(node.slice))
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise TypeMismatchError("elements of a compile-time list are chosen with compile-time integers "
+                                    "(use static_range)", cg.src.loc(node.slice))
+        path.append(idx)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise UnsupportedSyntaxError("only lists held by a name can be updated element-wise", cg.src.loc(target))
+    return node.id, tuple(reversed(path))
+
+
+def _set_path(container, path, value):
+    i = path[0]
+    if not isinstance(container, tuple) or not -len(container) <= i < len(container):
+        raise IndexError(i)
+    item = value if len(path) == 1 else _set_path(container[i], path[1:], value)
+    return container[:i] + (item,) + container[i + 1:]

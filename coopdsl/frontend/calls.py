@@ -1,0 +1,142 @@
+"""Calls: builtins, methods, device functions, type constructors, Python's min/max/abs,
+and compile-time lists."""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.core import Value
+from ..lang import arith
+from ..lang import registry as B
+from ..lang.functions import DeviceFunction
+from ..lang.values import BoundMethod
+
+
+def call_parts(cg, node: ast.Call):
+    args = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            raise UnsupportedSyntaxError("'*args' in calls is not supported", cg.src.loc(a))
+        args.append(cg.visit(a))
+    kwargs = {}
+    for k in node.keywords:
+        if k.arg is None:
+            raise UnsupportedSyntaxError("'**kwargs' in calls is not supported", cg.src.loc(k))
+        kwargs[k.arg] = cg.visit(k.value)
+    return args, kwargs
+
+
+def expr_call(cg, node: ast.Call):
+    func = cg.visit(node.func)
+    args, kwargs = call_parts(cg, node)
+    if isinstance(func, B.Builtin):
+        return func.impl(cg, args, kwargs)
+    if isinstance(func, DeviceFunction):
+        return cg.device_call(cg, func, args, kwargs)
+    if isinstance(func, BoundMethod):
+        return func.builtin.impl(cg, func.receiver, args, kwargs)
+    if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType)):
+        return construct(cg, func, args, kwargs)
+    if func in (py_builtins.min, py_builtins.max):
+        return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
+    if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
+        return B.BUILTINS["abs"].impl(cg, args, kwargs)  # FAbs / SAbs
+    if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
+        if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
+            raise TypeMismatchError(
+                f"{func.__name__}() works on compile-time values only; for runtime values use "
+                f"coopdsl types (e.g. i32(x), f32(x))", cg.em.loc)
+        return func(*args)
+    if func is range:
+        raise UnsupportedSyntaxError("range(...) can only be iterated by a for loop", cg.em.loc)
+    raise TypeMismatchError(f"{cg.describe(func)} cannot be called in a kernel", cg.em.loc)
+
+
+def construct(cg, t, args, kwargs):
+    if kwargs:
+        raise ArgumentError(f"{t}(...) takes no keyword arguments", cg.em.loc)
+    args = [cg.as_operand(a) for a in args]
+    if isinstance(t, T.ScalarType):
+        if len(args) != 1:
+            raise ArgumentError(f"{t}(x) converts exactly one value, got {len(args)}", cg.em.loc)
+        return arith.convert(cg.em, args[0], t)
+    if isinstance(t, T.CoopMatType):
+        if len(args) != 1:
+            raise ArgumentError(f"{t}(x) takes one matrix (to convert) or one scalar (to splat)", cg.em.loc)
+        a = args[0]
+        if arith.is_number(a):
+            return cg.em.literal(a, t)
+        if isinstance(a, Value) and isinstance(a.type, T.ScalarType):
+            return B.TYPE_METHODS[(T.CoopMatType, "splat")].impl(cg, t, [a], {})
+        if not isinstance(a, Value) or not isinstance(a.type, T.CoopMatType):
+            raise TypeMismatchError(f"{t}(x) needs a cooperative matrix or a scalar, got {cg.describe(a)}",
+                                    cg.em.loc)
+        return arith.convert(cg.em, a, t)
+    # vectors: one scalar (splat), or components/vectors adding up to the size
+    if len(args) == 1 and isinstance(args[0], Value) and isinstance(args[0].type, T.VectorType):
+        return arith.convert(cg.em, args[0], t)
+    parts = []
+    for a in args:
+        if isinstance(a, Value) and isinstance(a.type, T.VectorType):
+            parts += [cg.em.op("extract", a.type.elem, [a], index=i) for i in range(a.type.count)]
+        else:
+            parts.append(a)
+    if len(parts) == 1:
+        parts = parts * t.count
+    if len(parts) != t.count:
+        raise ArgumentError(f"{t}(...) needs {t.count} components, got {len(parts)}", cg.em.loc)
+    values = [arith.convert(cg.em, p, t.elem) if arith.is_number(p) or p.type != t.elem else p for p in parts]
+    if all(isinstance(p, (bool, int, float)) for p in parts) and len(set(parts)) == 1:
+        return cg.em.literal(parts[0], t)
+    return cg.em.op("construct", t, values)
+
+
+def _minmax(cg, kind, args, kwargs):
+    """Python's min/max: folded for numbers, else the GLSL.std.450 builtin applied pairwise."""
+    if kwargs or len(args) < 2:
+        raise ArgumentError(f"{kind}(a, b, ...) takes two or more values", cg.em.loc)
+    args = [cg.as_operand(a) for a in args]
+    if all(arith.is_number(a) for a in args):
+        return (min if kind == "min" else max)(args)
+    builtin = B.BUILTINS[kind]
+    out = args[0]
+    for a in args[1:]:
+        if not (arith.is_number(out) and arith.is_number(a)):
+            out, a = arith.unify(cg.em, kind, out, a)  # e.g. i32 with u32, as for operators
+        out = builtin.impl(cg, [out, a], {})
+    return out
+
+
+def expr_list(cg, node: ast.List):
+    # compile-time containers are immutable tuples: element assignment rebinds the name
+    return tuple(cg.visit(e) for e in node.elts)
+
+
+def expr_listcomp(cg, node: ast.ListComp):
+    """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
+    if len(node.generators) != 1 or node.generators[0].ifs or not isinstance(node.generators[0].target, ast.Name):
+        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
+    gen = node.generators[0]
+    it = gen.iter
+    if isinstance(it, ast.Call):
+        func = cg.visit(it.func)
+        args, kwargs = call_parts(cg, it)
+        if (func is range or func is B.BUILTINS["static_range"]) and not kwargs and \
+                all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            items = range(*args)
+        else:
+            raise UnsupportedSyntaxError("a list comprehension must iterate over static_range(...) or range(...) "
+                                         "with compile-time integers", cg.src.loc(it))
+    else:
+        items = cg.visit(it)
+        if not isinstance(items, tuple):
+            raise UnsupportedSyntaxError("a list comprehension must iterate over a compile-time sequence",
+                                         cg.src.loc(it))
+    out = []
+    for v in items:
+        cg.assign(gen.target.id, v)
+        out.append(cg.visit(node.elt))
+    return tuple(out)

@@ -1,0 +1,265 @@
+"""The code generator's state and the services every construct uses.
+
+:class:`Context` holds the kernel being compiled (function, emitter, SSA
+builder, loop stack, names in scope) and the choke point :meth:`Context.visit`:
+it stamps the location of the node being compiled on everything emitted
+beneath it, dispatches through the ``STATEMENTS`` / ``EXPRESSIONS`` tables of
+the concrete code generator (the supported Python subset is exactly their
+keys), gives a location-less user error the node's location, and turns any
+unexpected exception into an :class:`InternalCompilerError` naming the
+user's line.  Its public helper methods are the narrow interface builtins in
+``coopdsl.lang`` receive (:class:`coopdsl.lang.context.Builder`).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+import types as py_types
+from collections.abc import Callable
+from typing import ClassVar
+
+from ..errors import (
+    UNKNOWN_LOC,
+    CompileError,
+    CoopDSLError,
+    InternalCompilerError,
+    NameResolutionError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+)
+from ..ir import types as T
+from ..ir.builder import Emitter
+from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
+from ..lang.types import CoopMatFamily, Enumerant
+from ..lang.values import BufferRef, BuiltinVar
+from .scan import assigned_names
+from .source import Source
+from .ssa import SSA, Undefined
+
+
+class Context:
+    """State and services of one function's code generation (see the module docstring)."""
+
+    STATEMENTS: ClassVar[dict] = {}
+    EXPRESSIONS: ClassVar[dict] = {}
+
+    def __init__(self, fn, src: Source, module: Module, func: Function | None = None,
+                 device_call: Callable | None = None):
+        self.fn = fn
+        self.src = src
+        self.module = module
+        if func is None:
+            func = Function(src.tree.name, T.FunctionType(T.void, ()), [], is_entry=True, loc=src.loc(src.tree))
+        module.functions.append(func)
+        self.em = Emitter(module, func, src.loc(src.tree))
+        self.ssa = SSA(self.em)
+        self.loops: list[tuple] = []  # (continue block, merge block)
+        self.written = module.written_buffers
+        self.scope = _closure_vars(fn)
+        self.locals = assigned_names(src.tree.body)
+        self._iv = 0
+        self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
+
+
+    # -- the choke point --------------------------------------------------------------
+    def visit(self, node: ast.AST):
+        stmt = self.STATEMENTS.get(type(node))
+        handler = getattr(self, stmt.__name__) if stmt else self.EXPRESSIONS.get(type(node))
+        loc = self.src.loc(node)
+        if handler is None:
+            raise UnsupportedSyntaxError(f"{describe_node(node)} is not supported in coopdsl kernels", loc)
+        prev, self.em.loc = self.em.loc, loc
+        try:
+            return handler(node) if stmt else handler(self, node)
+        except CompileError as e:
+            if e.loc == UNKNOWN_LOC:  # raised where no location was known: this node is the best one
+                e.loc = loc
+            raise
+        except CoopDSLError:
+            raise
+        except RecursionError:
+            raise UnsupportedSyntaxError("expression nested too deeply", loc) from None
+        except Exception as e:  # a bug in coopdsl, reported with the user's line
+            raise InternalCompilerError(f"{type(e).__name__}: {e}", loc) from e
+        finally:
+            self.em.loc = prev
+
+    def body(self, stmts) -> None:
+        for s in stmts:
+            if self.em.block is None:
+                return  # the rest is unreachable (after return/break/continue)
+            self.visit(s)
+
+    # -- names ------------------------------------------------------------------------
+    def lookup(self, name: str, node: ast.AST):
+        if name in self.locals:
+            if self.em.block is None:
+                raise InternalCompilerError("reading a variable in unreachable code", self.em.loc)
+            value = self.ssa.read(name, self.em.block)
+            if isinstance(value, Undefined):
+                raise NameResolutionError(f"'{name}' may be used before it is assigned", self.em.loc)
+            return value
+        if name in self.scope:
+            return self.classify_global(name, self.scope[name])
+        if name in self.fn.__globals__:
+            return self.classify_global(name, self.fn.__globals__[name])
+        if name in PY_BUILTINS:
+            return PY_BUILTINS[name]
+        raise NameResolutionError(f"name '{name}' is not defined", self.em.loc)
+
+    def classify_global(self, name: str, value):
+        if isinstance(value, (bool, int, float, str, type(None), py_types.ModuleType)):
+            return value
+        if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float)) for v in value):
+            return tuple(value)
+        if _is_coopdsl_object(value):
+            return value
+        raise NameResolutionError(
+            f"global '{name}' is a {type(value).__name__}, which kernels cannot use "
+            f"(use numbers, tuples of numbers, coopdsl types and builtins)", self.em.loc)
+
+    def assign(self, name: str, value) -> None:
+        if isinstance(value, BuiltinVar):
+            value = self.as_runtime(value)
+        if isinstance(value, BufferRef) and value.storage == "Workgroup" and value.name.startswith("shared"):
+            value.name = value.var.name = name  # name shared arrays after their variable
+        elif isinstance(value, BufferRef) and value.storage == "Function" and value.name == "local":
+            value.name = name
+        self.ssa.write(name, self.em.block, value)
+
+    # -- helpers builtins use -------------------------------------------------------------
+    def as_runtime(self, v) -> Value:
+        if isinstance(v, BuiltinVar):
+            return self.load_builtin(v)
+        if isinstance(v, Value):
+            return v
+        raise TypeMismatchError(f"expected a runtime value, got {self.describe(v)}", self.em.loc)
+
+    def as_operand(self, v):
+        """A value usable in arithmetic: IR values and Python numbers."""
+        if isinstance(v, BuiltinVar):
+            return self.load_builtin(v)
+        return v
+
+    def as_index(self, v, what: str) -> Value:
+        v = self.as_operand(v)
+        if isinstance(v, bool) or isinstance(v, float):
+            raise TypeMismatchError(f"{what} must be an integer, got {v!r}", self.em.loc)
+        if isinstance(v, int):
+            return self.em.literal(v, T.u32 if v >= 0 else T.i32)
+        if not isinstance(v, Value) or not (isinstance(v.type, T.ScalarType) and v.type.kind == "int"):
+            raise TypeMismatchError(f"{what} must be an integer, got {self.describe(v)}", self.em.loc)
+        return v
+
+    def compile_time(self, v, what: str, kind):
+        if not isinstance(v, kind):
+            raise TypeMismatchError(f"{what} must be a compile-time {kind.__name__}, got {self.describe(v)}",
+                                    self.em.loc)
+        return v
+
+    def describe(self, v) -> str:
+        """How an error message names ``v``, in the words kernels are written in."""
+        if isinstance(v, Value):
+            return f"a runtime {v.type}"
+        if isinstance(v, BufferRef):
+            return f"{v.kind} '{v.name}'"
+        if isinstance(v, BuiltinVar):
+            return f"coopdsl.{v.name} ({v.type})"
+        if isinstance(v, bool):
+            return f"the bool {v}"
+        if isinstance(v, (int, float)):
+            return f"the number {v!r}"
+        if isinstance(v, str):
+            return f"the string {v!r}"
+        if isinstance(v, T.Type):
+            return f"the type {v}"
+        if isinstance(v, Enumerant):
+            return f"coopdsl.{v!r}"
+        if isinstance(v, CoopMatFamily):
+            return f"the matrix type {v.name} (without [component, rows, cols])"
+        if isinstance(v, tuple):
+            return f"a compile-time tuple of {len(v)}"
+        return f"{type(v).__name__} {v!r}"
+
+    def load_builtin(self, b: BuiltinVar) -> Value:
+        var = self.module_builtin(b)
+        return self.em.op("load", b.type, [var])
+
+    def module_builtin(self, b: BuiltinVar):
+        for g in self.module.globals:
+            if g.role == "builtin" and g.info["builtin"] == b.spirv:
+                return g
+        g = GlobalVar(T.PointerType(b.type, "Input"), b.name, "builtin", builtin=b.spirv)
+        self.module.globals.append(g)
+        return g
+
+    def element_pointer(self, buf: BufferRef, index) -> Value:
+        known = index.value if isinstance(index, Const) else index
+        if isinstance(known, int) and not isinstance(known, bool):
+            length = buf.length if isinstance(buf.length, int) else None
+            if known < 0 or length is not None and known >= length:
+                size = f" of {length} elements" if length is not None else ""
+                raise TypeMismatchError(f"index {known} is out of bounds for {buf.kind} '{buf.name}'{size} "
+                                        f"(indices count from 0; Python's negative indices are not supported)",
+                                        self.em.loc)
+        idx = self.as_index(index, f"a {buf.kind} index")
+        prefix = [self.em.const(T.u32, i) for i in buf.prefix]
+        return self.em.op("access", T.PointerType(buf.elem, buf.storage), [buf.var, *prefix, idx])
+
+    def function_variable(self, ptr: T.PointerType):
+        """An OpVariable in Function storage; SPIR-V wants these first in the entry block."""
+        entry = self.em.func.entry
+        op = Op("variable", ptr, [], self.em.loc)
+        op.block = entry
+        at = sum(1 for o in entry.ops if o.kind == "variable")
+        entry.ops.insert(at, op)
+        return op
+
+    def note_buffer_write(self, buf: BufferRef) -> None:
+        self.written.add(buf.name)
+
+    def condition(self, node: ast.AST):
+        c = self.as_operand(self.visit(node))
+        if isinstance(c, (bool, int, float)):
+            return bool(c)
+        if not isinstance(c, Value) or c.type != T.boolean:
+            raise TypeMismatchError(
+                f"a condition must be a bool, got {self.describe(c)}; compare explicitly (e.g. x != 0)",
+                self.src.loc(node))
+        return c
+
+
+def describe_node(node: ast.AST) -> str:
+    names = {
+        ast.Lambda: "lambda", ast.ListComp: "a list comprehension", ast.DictComp: "a dict comprehension",
+        ast.SetComp: "a set comprehension", ast.GeneratorExp: "a generator expression",
+        ast.With: "'with'", ast.Try: "'try'", ast.Raise: "'raise'", ast.Global: "'global'",
+        ast.Nonlocal: "'nonlocal'", ast.Import: "'import'", ast.ImportFrom: "'import'",
+        ast.FunctionDef: "a nested function", ast.ClassDef: "a class definition", ast.Yield: "'yield'",
+        ast.Await: "'await'", ast.Dict: "a dict", ast.Set: "a set", ast.JoinedStr: "an f-string",
+        ast.Starred: "'*' unpacking", ast.Delete: "'del'", ast.Assert: "'assert'", ast.NamedExpr: "':='",
+        ast.Match: "'match'", ast.AsyncFunctionDef: "an async function", ast.Slice: "a slice",
+    }
+    return names.get(type(node), f"'{type(node).__name__}'")
+
+
+def _closure_vars(fn) -> dict:
+    out = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                out[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return out
+
+
+def _is_coopdsl_object(value) -> bool:
+    mod = getattr(type(value), "__module__", "") or ""
+    return mod.startswith("coopdsl.") or mod == "coopdsl"
+
+
+PY_BUILTINS = {name: getattr(py_builtins, name) for name in
+               ("range", "min", "max", "abs", "int", "float", "bool", "len", "True", "False", "None")
+               if hasattr(py_builtins, name)}

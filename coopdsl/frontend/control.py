@@ -1,0 +1,282 @@
+"""Statements and structured control flow: assignments, if/elif/else, for and while loops,
+break/continue and return, written as structured SSA (merge blocks, loop headers, phis)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.attrs import LoopHint
+from ..ir.core import LoopMerge, SelectionMerge, Value
+from ..lang import arith
+from ..lang.registry import BUILTINS
+from .access import store_attribute, store_subscript
+from .calls import call_parts
+from .context import Context, describe_node
+from .expr import BINOPS
+from .scan import assigned_names
+
+
+class ControlFlow(Context):
+    """The statement handlers of the code generator (mixed into :class:`~.codegen.CodeGen`)."""
+
+    def stmt_expr(self, node: ast.Expr):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.visit(node.value)
+
+    def stmt_pass(self, node):
+        return
+
+    def stmt_assign(self, node: ast.Assign):
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign_target(target, value)
+
+    def stmt_annassign(self, node: ast.AnnAssign):
+        if node.value is None or not isinstance(node.target, ast.Name):
+            raise UnsupportedSyntaxError("annotated assignments need a simple name and a value", self.em.loc)
+        ty = self.visit(node.annotation)
+        value = self.as_operand(self.visit(node.value))
+        if not isinstance(ty, T.Type):
+            raise TypeMismatchError(f"annotation {self.describe(ty)} is not a type", self.src.loc(node.annotation))
+        if isinstance(value, (bool, int, float)):
+            value = self.em.literal(value, ty)
+        elif not isinstance(value, Value) or value.type != ty:
+            raise TypeMismatchError(f"'{node.target.id}' is declared {ty} but the value is {self.describe(value)}",
+                                    self.src.loc(node.value))
+        self.assign(node.target.id, value)
+
+    def assign_target(self, target: ast.AST, value) -> None:
+        if isinstance(target, ast.Name):
+            self.assign(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                raise TypeMismatchError(
+                    f"cannot unpack {self.describe(value)} into {len(target.elts)} names", self.src.loc(target))
+            for t, v in zip(target.elts, value):
+                self.assign_target(t, v)
+        elif isinstance(target, ast.Subscript):
+            store_subscript(self, target, value)
+        elif isinstance(target, ast.Attribute):
+            store_attribute(self, target, value)
+        else:
+            raise UnsupportedSyntaxError(f"cannot assign to {describe_node(target)}", self.src.loc(target))
+
+    def stmt_augassign(self, node: ast.AugAssign):
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", self.em.loc)
+        load = ast.copy_location(ast.fix_missing_locations(_as_load(node.target)), node.target)
+        current = self.as_operand(self.visit(load))
+        rhs = self.as_operand(self.visit(node.value))
+        self.assign_target(node.target, arith.binary(self.em, op, current, rhs))
+
+    def stmt_if(self, node: ast.If):
+        cond = self.condition(node.test)
+        if isinstance(cond, bool):  # compile-time if: only the taken branch exists
+            self.body(node.body if cond else node.orelse)
+            return
+        em = self.em
+        then_b = em.new_block("then")
+        else_b = em.new_block("else") if node.orelse else None
+        merge = em.new_block("endif")
+        em.block.merge = SelectionMerge(merge)
+        em.terminate("cond_br", [cond], [then_b, else_b or merge])
+        em.start(then_b)
+        self.body(node.body)
+        em.branch(merge)
+        if else_b is not None:
+            em.start(else_b)
+            self.body(node.orelse)
+            em.branch(merge)
+        self._start_merge(merge)
+
+    def _start_merge(self, merge) -> None:
+        self.em.start(merge)
+        if not merge.preds:
+            self.em.terminate("unreachable")
+
+    def stmt_for(self, node: ast.For):
+        if node.orelse:
+            raise UnsupportedSyntaxError("'for ... else' is not supported", self.em.loc)
+        if not isinstance(node.target, ast.Name):
+            raise UnsupportedSyntaxError("a for loop needs a single name as its target", self.src.loc(node.target))
+        it = node.iter
+        func = self.visit(it.func) if isinstance(it, ast.Call) else None
+        if func is BUILTINS.get("static_range"):
+            args, kwargs = call_parts(self, it)
+            return self._static_for(node, args, kwargs)
+        if func is not range and func is not BUILTINS.get("range"):
+            raise UnsupportedSyntaxError(
+                "for loops iterate over range(...), coopdsl.range(...) or coopdsl.static_range(...)",
+                self.src.loc(it))
+        args, kwargs = call_parts(self, it)
+        control = self._loop_control(kwargs, func is range, it)
+        if not 1 <= len(args) <= 3:
+            raise UnsupportedSyntaxError("range takes 1 to 3 positional arguments", self.src.loc(it))
+        self._range_for(node, *_range_args(args), control=control)
+
+    def _loop_control(self, kwargs, plain: bool, it) -> LoopHint:
+        if plain and kwargs or set(kwargs) - {"unroll"}:
+            raise UnsupportedSyntaxError("range takes no keyword arguments (coopdsl.range takes unroll=)",
+                                         self.src.loc(it))
+        u = kwargs.get("unroll")
+        if u is None or isinstance(u, bool):
+            return LoopHint(unroll=u)
+        if isinstance(u, int) and u > 0:
+            if self.module.target_version < (1, 4):
+                raise UnsupportedSyntaxError("unroll=<count> (PartialCount) needs SPIR-V 1.4 (vulkan1.2 or newer)",
+                                             self.src.loc(it))
+            return LoopHint(partial=u)
+        raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
+
+    def _static_for(self, node, args, kwargs):
+        if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            raise TypeMismatchError("static_range needs compile-time integer arguments", self.src.loc(node.iter))
+        for v in range(*args):
+            if self.em.block is None:
+                return
+            self.assign(node.target.id, v)
+            self.loops.append(None)
+            try:
+                self.body(node.body)
+            finally:
+                self.loops.pop()
+
+    def _range_for(self, node, start, stop, step, control=LoopHint()):
+        em = self.em
+        start, stop, step = (self.as_operand(v) for v in (start, stop, step))
+        for what, v in (("start", start), ("stop", stop), ("step", step)):
+            is_int = isinstance(v, int) and not isinstance(v, bool)
+            is_int_value = isinstance(v, Value) and isinstance(v.type, T.ScalarType) and v.type.kind == "int"
+            if not (is_int or is_int_value):
+                raise TypeMismatchError(f"the {what} of range(...) must be an integer, got {self.describe(v)}",
+                                        self.src.loc(node.iter))
+        if isinstance(step, int) and step == 0:
+            raise TypeMismatchError("the step of range(...) must be a non-zero integer", self.src.loc(node.iter))
+        typed = [v for v in (start, stop, step) if isinstance(v, Value)]
+        ty = typed[0].type if typed else T.i32
+        if not isinstance(ty, T.ScalarType) or ty.kind != "int":
+            raise TypeMismatchError(f"range(...) bounds must be integers, got {ty}", self.src.loc(node.iter))
+        if isinstance(step, Value):
+            if step.type.kind != "int" or step.type.signed:
+                raise TypeMismatchError(
+                    "a runtime step of range(...) must be unsigned (its sign decides the loop test); "
+                    "use a literal or an unsigned value", self.src.loc(node.iter))
+            step = self._as_type(step, ty, "range step")
+        start, stop = (self._as_type(v, ty, "range bound") for v in (start, stop))
+        iv = f"$iv{self._iv}"
+        self._iv += 1
+        self.ssa.write(iv, em.block, start)
+        self._loop(node, node.body, iv=(iv, stop, step, ty, node.target.id), control=control)
+
+    def _as_type(self, v, ty, what):
+        v = self.as_operand(v)
+        if isinstance(v, (int, float, bool)):
+            return em_literal(self.em, v, ty)
+        if v.type != ty:
+            a, b = arith.unify(self.em, "lt", v, self.em.literal(0, ty))
+            if a.type != ty:
+                raise TypeMismatchError(f"{what} is {v.type} but the loop counts in {ty}", self.em.loc)
+            return a
+        return v
+
+    def stmt_while(self, node: ast.While):
+        if node.orelse:
+            raise UnsupportedSyntaxError("'while ... else' is not supported", self.em.loc)
+        self._loop(node, node.body, test=node.test)
+
+    def _loop(self, node, body, iv=None, test=None, control=LoopHint()):
+        em = self.em
+        pre = em.block
+        header, body_b = em.new_block("loop"), em.new_block("body")
+        cont, merge = em.new_block("continue"), em.new_block("endloop")
+        em.branch(header)
+        em.start(header)
+        self.ssa.read_through[header] = pre
+        names = sorted(assigned_names(body, loop_carried=True))
+        if iv is not None:
+            names = [iv[0]] + names
+        for name in names:
+            if name in self.locals or name.startswith("$"):
+                self.ssa.loop_phi(name, header, pre, em.loc)
+        header.merge = LoopMerge(merge, cont, control)
+        if iv is not None:
+            iv_name, stop, step, ty, target = iv
+            counter = self.ssa.read(iv_name, header)
+            down = isinstance(step, int) and step < 0
+            cond = em.op("gt" if down else "lt", T.boolean, [counter, stop])
+        else:
+            # the header holds only the phis and OpLoopMerge; the test gets its own block,
+            # since a short-circuit 'and'/'or' in it is a selection construct of its own
+            check = em.new_block("while")
+            em.branch(check)
+            em.start(check)
+            cond = self.condition(test)
+            if cond is False:
+                cond = em.const(T.boolean, False)
+            elif cond is True:
+                cond = em.const(T.boolean, True)
+        em.terminate("cond_br", [cond], [body_b, merge])
+        em.start(body_b)
+        if iv is not None:
+            self.assign(target, counter)
+        self.loops.append((cont, merge))
+        try:
+            self.body(body)
+        finally:
+            self.loops.pop()
+        em.branch(cont)
+        em.start(cont)
+        if iv is not None and cont.preds:
+            nxt = arith.binary(em, "add", self.ssa.read(iv_name, cont), step)
+            self.ssa.write(iv_name, cont, nxt)
+        em.branch(header)
+        self.ssa.close_loop(header, [cont])
+        em.start(merge)
+
+    def stmt_break(self, node):
+        loop = self._innermost("break")
+        self.em.branch(loop[1])
+
+    def stmt_continue(self, node):
+        loop = self._innermost("continue")
+        self.em.branch(loop[0])
+
+    def _innermost(self, what: str):
+        if not self.loops:
+            raise UnsupportedSyntaxError(f"'{what}' outside a loop", self.em.loc)
+        if self.loops[-1] is None:
+            raise UnsupportedSyntaxError(
+                f"'{what}' inside static_range is not supported (the loop is unrolled at compile time)",
+                self.em.loc)
+        return self.loops[-1]
+
+    def stmt_return(self, node: ast.Return):
+        if node.value is not None:
+            raise TypeMismatchError("a kernel returns nothing; write results to a buffer", self.em.loc)
+        self.em.terminate("return")
+
+
+def em_literal(em, v, ty):
+    return em.literal(v, ty)
+
+
+def _range_args(args):
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    return tuple(args)
+
+
+def _as_load(target: ast.AST) -> ast.AST:
+    if isinstance(target, ast.Name):
+        return ast.Name(target.id, ast.Load())
+    if isinstance(target, ast.Subscript):
+        return ast.Subscript(target.value, target.slice, ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(target.value, target.attr, ast.Load())
+    raise UnsupportedSyntaxError(f"cannot update {describe_node(target)} in place")

@@ -1,0 +1,100 @@
+"""Element access with explicit memory operands, and the memory-operand keywords loads and stores share."""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..ir import types as T
+from ..ir.attrs import MemoryAccess
+from ..ir.core import Value
+from .pointers import ptr_element
+from .registry import bind, builtin
+from .structs import is_data_ptr
+from .types import as_scope
+from .values import BufferRef
+
+
+def memory_pointer(cg, buf, offset, what: str):
+    """Pointer to element ``offset`` of a buffer, shared or local array, or ``Ptr[T]``."""
+    if isinstance(buf, Value) and is_data_ptr(buf.type):
+        return ptr_element(cg, buf, offset)
+    if not isinstance(buf, BufferRef):
+        raise TypeMismatchError(f"{what} needs a buffer, a shared or local array or a Ptr[...], "
+                                f"got {cg.describe(buf)}", cg.em.loc)
+    return cg.element_pointer(buf, offset)
+
+
+def psb_aligned(ptr, mem: MemoryAccess | None) -> MemoryAccess | None:
+    """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
+    if ptr.type.storage != "PhysicalStorageBuffer":
+        return mem
+    return (mem or MemoryAccess()).with_alignment(T.align_of(ptr.type.pointee))
+
+
+def bind_access(cg, b, args: list, kwargs: dict, is_store: bool) -> dict:
+    """Bind the arguments of a load or store, explaining a visibility keyword on the wrong side."""
+    wrong, right = ("visible", "available") if is_store else ("available", "visible")
+    if kwargs.get(wrong) is not None:
+        raise ArgumentError(f"{wrong}= applies to {'loads' if is_store else 'stores'}; a "
+                            f"{'store' if is_store else 'load'} takes {right}=", cg.em.loc)
+    kwargs = {k: v for k, v in kwargs.items() if k != wrong}
+    return bind(cg, b, args, kwargs)
+
+
+MEMORY_KW = ("aligned", "nontemporal", "volatile", "available", "visible")
+
+
+def memory_operands(cg, p: dict, is_store: bool):
+    """The Memory Operands of a load/store from keyword arguments (None when there are none).
+
+    ``aligned=N`` (a power of two, bytes) -> Aligned N; ``nontemporal=True``;
+    ``volatile=True``; ``available=scope`` (stores) / ``visible=scope`` (loads)
+    -> MakePointerAvailable/MakePointerVisible + NonPrivatePointer with the
+    scope (Vulkan memory model).
+    """
+    fields: dict = {}
+    aligned = p.get("aligned")
+    if aligned is not None:
+        if isinstance(aligned, bool) or not isinstance(aligned, int) or aligned <= 0 or aligned & (aligned - 1):
+            raise ArgumentError(f"aligned must be a power-of-two number of bytes, got {aligned!r}", cg.em.loc)
+        fields["aligned"] = aligned
+    for flag in ("nontemporal", "volatile"):
+        if p.get(flag) is not None and cg.compile_time(p[flag], flag, bool):
+            fields[flag] = True
+    right = "available" if is_store else "visible"
+    if p.get(right) is not None:
+        fields[right] = as_scope(cg, p[right], f"{right}=")
+    return MemoryAccess(**fields) if fields else None
+
+
+@builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)")
+def load_element(cg, args, kwargs):
+    """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible).
+
+    ``buffer`` is a buffer parameter, a shared or local array, or a ``Ptr[T]``
+    (whose accesses always carry ``Aligned``, natural alignment unless given).
+    """
+    p = bind_access(cg, load_element, args, kwargs, is_store=False)
+    ptr = memory_pointer(cg, p["buffer"], p["index"], "load_element")
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    return cg.em.op("load", ptr.type.pointee, [ptr], **({"memory": mem} if mem else {}))
+
+
+@builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)")
+def store_element(cg, args, kwargs):
+    """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.).
+
+    ``buffer`` is as for :func:`load_element`.
+    """
+    p = bind_access(cg, store_element, args, kwargs, is_store=True)
+    buf = p["buffer"]
+    ptr = memory_pointer(cg, buf, p["index"], "store_element")
+    elem = ptr.type.pointee
+    value = cg.as_operand(p["value"])
+    if isinstance(value, (bool, int, float)):
+        value = cg.em.literal(value, elem)
+    if not isinstance(value, Value) or value.type != elem:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into {cg.describe(buf)} of {elem}", cg.em.loc)
+    if isinstance(buf, BufferRef):
+        cg.note_buffer_write(buf)
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
+    cg.em.op("store", T.void, [ptr, value], **({"memory": mem} if mem else {}))

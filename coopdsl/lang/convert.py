@@ -1,0 +1,28 @@
+"""``cd.bitcast``: reinterpret the bits of a scalar, vector or integer matrix."""
+
+from __future__ import annotations
+
+from ..errors import TypeMismatchError
+from ..ir import types as T
+from .registry import bind, builtin
+
+
+@builtin("(value, type)")
+def bitcast(cg, args, kwargs):
+    """Reinterpret bits as ``type`` (OpBitcast): a scalar/vector type of the same total width, or, for a
+    cooperative matrix, an integer component type of the same width (e.g. i32 -> u32)."""
+    p = bind(cg, bitcast, args, kwargs)
+    v, t = cg.as_runtime(p["value"]), p["type"]
+    if not isinstance(t, T.ScalarType) and not isinstance(t, T.VectorType):
+        raise TypeMismatchError(f"bitcast target must be a scalar or vector type, got {cg.describe(t)}", cg.em.loc)
+    if isinstance(v.type, T.CoopMatType):
+        src = v.type.elem
+        if not isinstance(t, T.ScalarType) or src.kind != "int" or t.kind != "int" or src.width != t.width:
+            raise TypeMismatchError(f"a cooperative matrix bitcasts between integer component types of one width; "
+                                    f"{src} -> {t} is not allowed", cg.em.loc)
+        return cg.em.op("bitcast", T.with_elem(v.type, t), [v])
+    if T.size_of(v.type) != T.size_of(t) or T.elem_of(v.type).is_bool or T.elem_of(t).is_bool:
+        raise TypeMismatchError(f"cannot bitcast {v.type} ({T.size_of(v.type)} bytes) to {t} ({T.size_of(t)} bytes)",
+                                cg.em.loc)
+    return cg.em.op("bitcast", t, [v])
+

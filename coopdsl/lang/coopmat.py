@@ -1,0 +1,161 @@
+"""Cooperative-matrix builtins: mul-add, loads, stores, splats and lengths.
+
+``cd.muladd`` is a function; ``MatA[...].load``/``.splat``/``.length`` are
+methods of cooperative-matrix *types* and ``m.store``/``m.length`` methods of
+matrix *values*, registered by IR type (:class:`~coopdsl.ir.types.CoopMatType`).
+"""
+
+from __future__ import annotations
+
+from ..errors import ArgumentError, TypeMismatchError
+from ..ir import types as T
+from ..ir.attrs import MATRIX_OPERANDS, Layout
+from ..ir.core import Const, SpecConst, SpecOp
+from .access import bind_access, memory_operands, memory_pointer, psb_aligned
+from .coopcheck import check_muladd
+from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
+from .types import Enumerant, RowMajor
+from .values import BufferRef
+
+
+@builtin("(a, b, c, *, saturate=False, signed=None)")
+def muladd(cg, args, kwargs):
+    """A x B + C with cooperative matrices (OpCooperativeMatrixMulAddKHR).
+
+    ``a`` is MatA[T, M, K], ``b`` MatB[T, K, N], ``c`` Acc[R, M, N], all of one
+    scope; the result has ``c``'s type.  Float A/B need a float accumulator
+    (f16 x f16 -> f16/f32), integer A/B an integer one at least as wide
+    (i8 x i8 -> i32).  Signed integer components set the matching
+    MatrixASigned/MatrixBSigned/... operands.  ``saturate=True`` sets
+    SaturatingAccumulationKHR (integer accumulators only).  ``signed`` overrides
+    the inferred signedness: a tuple naming the operands to treat as signed
+    from ``"a"``, ``"b"``, ``"c"``, ``"result"`` (``()`` for none), e.g. u8
+    data holding signed values.
+    """
+    p = bind(cg, muladd, args, kwargs)
+    a, b, c = (cg.as_operand(p[k]) for k in "abc")
+    signed = check_muladd(cg.em, a, b, c)
+    if p.get("signed") is not None:
+        signed = _signedness(cg, p["signed"], c.type)
+    saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
+    if saturate and c.type.elem.kind != "int":
+        raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
+    return cg.em.op("coop_muladd", c.type, [a, b, c], signed=signed, saturate=saturate)
+
+
+def _signedness(cg, value, acc_type) -> frozenset:
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, tuple) or any(n not in MATRIX_OPERANDS for n in names):
+        raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(MATRIX_OPERANDS)}, "
+                            f"got {value!r}", cg.em.loc)
+    if names and acc_type.elem.kind != "int":
+        raise TypeMismatchError("signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)",
+                                cg.em.loc)
+    return frozenset(names)
+
+
+def _layout(cg, value):
+    """A Layout, or a 32-bit integer specialization constant holding one (0 RowMajor, 1 ColumnMajor)."""
+    if isinstance(value, (SpecConst, SpecOp)) and value.type in (T.u32, T.i32):
+        return value
+    if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
+        raise ArgumentError(f"layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "
+                            f"got {cg.describe(value)}", cg.em.loc)
+    return Layout(value.value)
+
+
+def _stride(cg, p, b: Builtin, is_store: bool):
+    if "stride" not in p:
+        raise ArgumentError(
+            f"{b.name}: missing argument 'stride' (elements between consecutive rows for RowMajor, "
+            f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
+    stride = p["stride"]
+    known = stride.value if isinstance(stride, Const) else stride
+    if isinstance(known, int) and not isinstance(known, bool) and (known <= 0 if is_store else known < 0):
+        need = "greater than 0" if is_store else "0 or more"
+        raise ArgumentError(f"{b.name}: stride must be {need}, got {known} (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    return cg.as_index(stride, "stride")
+
+
+def _matrix_pointer(cg, buf, offset, what: str):
+    """Pointer to the first element of a matrix in a buffer, shared array or ``Ptr`` (not a local array)."""
+    if isinstance(buf, BufferRef) and buf.storage == "Function":
+        raise TypeMismatchError(
+            f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} local array "
+            f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "
+            f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
+            f"local_array of matrices instead", cg.em.loc)
+    ptr = memory_pointer(cg, buf, offset, what)
+    elem = ptr.type.pointee
+    if isinstance(elem, T.VectorType) and elem.count == 3:
+        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: their array "
+                                f"stride (16 bytes) differs from their size, so offsets and strides could not "
+                                f"count elements (use a vec4 or scalar buffer, as GLSL does)", cg.em.loc)
+    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.elem_of(elem).kind == "bool":
+        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: the memory must "
+                                f"hold numeric scalars or vectors (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    return ptr
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "visible=None)", method_of=T.CoopMatType)
+def load(cg, mat_type, args, kwargs):
+    """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
+
+    ``buffer`` is a buffer parameter, a shared array or a local array; its
+    element type may differ from the matrix component type (e.g. f16 data in a
+    ``vec4[u32]`` shared array), and ``offset``/``stride`` count its elements.
+    ``stride`` counts elements between rows (RowMajor) or columns
+    (ColumnMajor).  Memory operands: see ``memory_operands``.  Emits
+    OpCooperativeMatrixLoadKHR.
+    """
+    p = bind_access(cg, load, args, kwargs, is_store=False)
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "load")
+    stride = _stride(cg, p, load, is_store=False)
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
+
+
+@builtin("(value)", method_of=T.CoopMatType)
+def splat(cg, mat_type, args, kwargs):
+    """A matrix with every element equal to ``value`` (a constant or a runtime scalar)."""
+    p = bind(cg, splat, args, kwargs)
+    v = p["value"]
+    if isinstance(v, (bool, int, float)):
+        return cg.em.literal(v, mat_type)
+    v = cg.as_runtime(v)
+    if v.type != mat_type.elem:
+        raise TypeMismatchError(f"splat of {mat_type} needs a {mat_type.elem} value, got {v.type}", cg.em.loc)
+    return cg.em.op("splat", mat_type, [v])
+
+
+@builtin("()", method_of=T.CoopMatType)
+def length(cg, mat_type, args, kwargs):
+    """Number of elements each invocation holds (OpCooperativeMatrixLengthKHR), a u32."""
+    bind(cg, length, args, kwargs)
+    return cg.em.op("coop_length", T.u32, [], mat_type=mat_type)
+
+
+@builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
+         "available=None)", method_of=T.CoopMatType, on_values=True)
+def store(cg, mat, args, kwargs):
+    """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
+
+    ``stride`` counts buffer elements between rows (RowMajor) or columns
+    (ColumnMajor) and must not be 0.
+    """
+    p = bind_access(cg, store, args, kwargs, is_store=True)
+    layout = _layout(cg, p.get("layout", RowMajor))
+    ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "store")
+    stride = _stride(cg, p, store, is_store=True)
+    if isinstance(p["buffer"], BufferRef):
+        cg.note_buffer_write(p["buffer"])
+    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
+    cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout, **({"memory": mem} if mem else {}))
+    return None
+
+
+VALUE_METHODS[(T.CoopMatType, "length")] = make_builtin(
+    "length", lambda cg, mat, a, k: length.impl(cg, mat.type, a, k), length.doc, "()")
+

@@ -1,0 +1,27 @@
+"""Device pointers (``Ptr[T]``): element addresses and pointer arithmetic in elements."""
+
+from __future__ import annotations
+
+from ..ir import types as T
+from ..ir.core import Value
+from . import arith
+from .structs import ptr_elem
+
+
+def ptr_offset(cg, p: Value, n, op: str):
+    """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
+    size = T.size_of(ptr_elem(p.type))
+    n = cg.as_index(n, "a pointer offset")
+    addr = cg.em.op("ptr_to_u64", T.u64, [p])
+    n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)
+    if n64.type != T.u64:
+        n64 = cg.em.op("bitcast", T.u64, [n64])
+    delta = cg.em.op("mul", T.u64, [n64, cg.em.literal(size, T.u64)])
+    return cg.em.op("u64_to_ptr", p.type, [cg.em.op(op, T.u64, [addr, delta])])
+
+
+def ptr_element(cg, p: Value, index):
+    """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
+    elem = ptr_elem(p.type)
+    idx = cg.as_index(index, "a pointer index")
+    return cg.em.op("access", T.PointerType(elem, "PhysicalStorageBuffer"), [p, cg.em.const(T.u32, 0), idx])

@@ -1,0 +1,132 @@
+"""The builtin registry: each builtin kernels call is declared once, with its signature and doc.
+
+A :class:`Builtin` is what ``coopdsl.muladd`` (or ``MatA[...].load``) *is*:
+calling it from ordinary Python raises, and the front end dispatches calls in
+kernels to its ``impl(cg, args, kwargs)`` (methods: ``impl(cg, receiver, args,
+kwargs)``).  ``cg`` is the narrow :class:`~coopdsl.lang.context.Builder`
+interface, never the code generator itself.  The signature string is parsed
+once into the parameter list :func:`bind` matches arguments against.
+
+Methods are looked up by the IR type of their receiver: :data:`TYPE_METHODS`
+for methods of a type object (``Acc[f32, 16, 16].splat``) and
+:data:`VALUE_METHODS` for methods of a runtime value (``acc.store``), each
+keyed by (IR type class, name); subclasses inherit their bases' methods.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import ArgumentError
+from ..ir import types as T
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a builtin's signature."""
+
+    name: str
+    keyword_only: bool
+    required: bool
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A kernel builtin: its name, implementation, documentation and signature."""
+
+    name: str
+    impl: Callable
+    doc: str
+    signature: str
+    params: tuple[Param, ...] | None = field(default=None, compare=False)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
+
+    def __repr__(self) -> str:
+        return f"<coopdsl builtin {self.name}{self.signature}>"
+
+
+BUILTINS: dict[str, Builtin] = {}
+TYPE_METHODS: dict[tuple[type, str], Builtin] = {}
+VALUE_METHODS: dict[tuple[type, str], Builtin] = {}
+
+
+def parse_signature(signature: str) -> tuple[Param, ...] | None:
+    """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
+    try:
+        args = ast.parse(f"def f{signature}: pass").body[0].args
+    except SyntaxError:
+        return None
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    out = [Param(a.arg, False, i < first_default) for i, a in enumerate(positional)]
+    out += [Param(a.arg, True, False) for a in args.kwonlyargs]
+    return tuple(out)
+
+
+def make_builtin(name: str, impl: Callable, doc: str, signature: str) -> Builtin:
+    """A :class:`Builtin` whose parameters are parsed from ``signature``."""
+    return Builtin(name, impl, doc, signature, parse_signature(signature))
+
+
+def builtin(signature: str, method_of: type | None = None, on_values: bool = False):
+    """Register the decorated ``fn`` (named after it) as a builtin; doc = its docstring.
+
+    ``method_of`` is an IR type class: the builtin becomes a method of type
+    objects of that class, or of runtime values of it with ``on_values=True``.
+    """
+    def deco(fn):
+        name = fn.__name__.rstrip("_")
+        b = make_builtin(name, fn, (fn.__doc__ or "").strip(), signature)
+        if method_of is None:
+            BUILTINS[name] = b
+        else:
+            (VALUE_METHODS if on_values else TYPE_METHODS)[(method_of, name)] = b
+        return b
+    return deco
+
+
+def method(receiver, name: str) -> Builtin | None:
+    """The method ``name`` of ``receiver``: an IR type object, or a runtime value (by its IR type)."""
+    table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
+    for cls in type(t).__mro__:
+        b = table.get((cls, name))
+        if b is not None:
+            return b
+    return None
+
+
+def method_names(receiver) -> list[str]:
+    """The method names ``receiver`` has (for "it has: ..." messages)."""
+    table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
+    classes = type(t).__mro__
+    return sorted(n for cls, n in table if cls in classes)
+
+
+def bind(cg, b: Builtin, args: list, kwargs: dict) -> dict:
+    """Match positional/keyword arguments to ``b``'s parameters; ArgumentError otherwise.
+
+    Positional parameters without a default are required; keyword-only ones
+    are checked by the builtin itself (so it can explain what they mean).
+    """
+    params = b.params or ()
+    names = [p.name for p in params]
+    positional = [p.name for p in params if not p.keyword_only]
+    out: dict = {}
+    if len(args) > len(positional):
+        raise ArgumentError(f"{b.name}{b.signature} takes at most {len(positional)} positional "
+                            f"arguments, got {len(args)}", cg.em.loc)
+    out.update(zip(positional, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise ArgumentError(f"{b.name}{b.signature} has no argument '{k}'", cg.em.loc)
+        if k in out:
+            raise ArgumentError(f"{b.name}: argument '{k}' given twice", cg.em.loc)
+        out[k] = v
+    for p in params:
+        if p.required and p.name not in out:
+            raise ArgumentError(f"{b.name}{b.signature}: missing argument '{p.name}'", cg.em.loc)
+    return out

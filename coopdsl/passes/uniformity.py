@@ -1,0 +1,464 @@
+"""uniformity: which values and blocks are uniform, and tangled ops in non-uniform control flow.
+
+For every value the analysis knows whether it is the same in every invocation
+of the workgroup (``WORKGROUP``), only within each subgroup (``SUBGROUP``), or
+neither (``DIVERGENT``); for every block, with which of these uniformities
+control reaches it.  Cooperative-matrix operations must be executed by every
+invocation of the matrix's scope together and control barriers by every
+invocation of their execution scope, so one of them in a block that control
+reaches less uniformly is a :class:`~coopdsl.errors.UniformityError` (see
+docs/uniformity.md for the rules and the ``cd.assume_uniform`` escape hatch).
+
+The analysis is optimistic and monotone (in the style of WGSL's uniformity
+analysis and of SSA divergence analyses): every level starts at WORKGROUP and
+only goes down, until nothing changes.
+
+* Values: constants, specialization constants, push constants and uniform
+  blocks are uniform; builtins by their meaning (:data:`BUILTIN_LEVELS`);
+  loads are as uniform as their address when the memory is read-only in the
+  kernel (Function variables: as uniform as everything stored to them and the
+  control under which it was stored); atomics are divergent; subgroup
+  reductions, broadcasts, votes and ballots are subgroup-uniform; other ops are
+  as uniform as their least uniform operand.  A phi is also only as uniform as
+  the branches whose two sides meet at it, and a value leaving a loop only as
+  uniform as the loop's exits (invocations may leave at different iterations).
+* Control: a block is reached as uniformly as the least uniform condition of
+  the branches it is control dependent on (which covers ``if``, loop
+  conditions, ``break``, ``continue`` and early ``return``).
+* Device functions are analysed once per combination of argument
+  uniformities, relative to their entry; a call is as demanding as the most
+  demanding tangled op its callee runs in the callee's uniform control flow.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from ..errors import SourceLoc
+from ..ir import types as T
+from ..ir.attrs import Scope
+from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
+from ..ir.ops import OPS
+from .cfg import CFG
+from .uniformity_report import cond_loc, error
+
+
+class Level(enum.IntEnum):
+    """How uniform a value or the control reaching a block is (ordered: more is more uniform)."""
+
+    DIVERGENT = 0
+    SUBGROUP = 1
+    WORKGROUP = 2
+
+
+DIVERGENT, SUBGROUP, WORKGROUP = Level.DIVERGENT, Level.SUBGROUP, Level.WORKGROUP
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Why a value is not workgroup-uniform: what it comes from, and where."""
+
+    what: str
+    loc: SourceLoc | None = None
+
+
+Fact = tuple  # (Level, Origin | None)
+UNIFORM: Fact = (WORKGROUP, None)
+
+# SPIR-V BuiltIn -> uniformity; builtins not listed (invocation ids, subgroup masks) are divergent.
+BUILTIN_LEVELS = {"WorkgroupId": WORKGROUP, "NumWorkgroups": WORKGROUP, "WorkgroupSize": WORKGROUP,
+                  "SubgroupSize": WORKGROUP, "NumSubgroups": WORKGROUP, "SubgroupId": SUBGROUP}
+# builtins whose component i is the workgroup id's when the workgroup is 1 wide along i
+PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
+WRITES = ("store", "coop_store", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
+ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
+ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
+DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
+UNKNOWN_MEMORY = "unknown memory"
+
+
+def worst(facts) -> Fact:
+    """The least uniform of ``facts`` (the first one on a tie)."""
+    out = UNIFORM
+    for f in facts:
+        if f[0] < out[0]:
+            out = f
+    return out
+
+
+def memory_root(ptr: Value):
+    """The variable a pointer points into: a GlobalVar, a ``variable`` op, DEVICE_MEMORY or UNKNOWN_MEMORY."""
+    if isinstance(ptr.type, T.PointerType) and ptr.type.storage == "PhysicalStorageBuffer":
+        return DEVICE_MEMORY
+    while isinstance(ptr, Op) and ptr.kind == "access":
+        ptr = ptr.operands[0]
+    if isinstance(ptr, GlobalVar) or isinstance(ptr, Op) and ptr.kind == "variable":
+        return ptr
+    return UNKNOWN_MEMORY
+
+
+def scope_level(scope) -> Level:
+    """The control uniformity an op of ``scope`` needs (a symbolic scope may be Workgroup: WORKGROUP)."""
+    value = scope.value if isinstance(scope, Scope) else scope
+    if not isinstance(value, int):
+        return WORKGROUP
+    return {Scope.Subgroup.value: SUBGROUP, Scope.Invocation.value: DIVERGENT}.get(value, WORKGROUP)
+
+
+def matrix_scope_level(op: Op) -> Level:
+    """The uniformity needed by an op that takes or makes cooperative matrices (DIVERGENT: none)."""
+    if op.kind == "phi" or op.kind in ELEMENT_ACCESS:
+        return DIVERGENT
+    types = [op.type] + [v.type for v in op.operands]
+    return max((scope_level(t.scope) for t in types if isinstance(t, T.CoopMatType)), default=DIVERGENT)
+
+
+@dataclass(frozen=True)
+class Need:
+    """What a tangled op (or a call of a function running one) requires: a control uniformity and why."""
+
+    level: Level
+    op: Op  # the tangled op itself (inside the callee for calls)
+    via: tuple = ()  # the calls leading to it, outermost first
+
+
+class FunctionUniformity:
+    """The uniformity of one function's values and blocks, for given uniformities of its parameters.
+
+    Levels of blocks are relative to the function's entry (the entry block is
+    WORKGROUP); call sites combine them with their own control.
+    """
+
+    def __init__(self, analysis: Uniformity, func: Function, params: tuple):
+        self.analysis = analysis
+        self.func = func
+        self.params = params
+        self.cfg = CFG(func)
+        self.facts: dict[int, Fact] = {}
+        for p, level in zip(func.params, params):
+            self.facts[id(p)] = (level, Origin(f"the argument '{p.name}' of {func.name}()", func.loc))
+        self.ctl: dict[Block, Level] = {b: WORKGROUP for b in self.cfg.blocks}
+        self.var_facts: dict[int, Fact] = {}  # Function variables: what was stored to them
+        self.result: Fact = UNIFORM
+        self.need: Need | None = None
+
+    # -- queries -----------------------------------------------------------------------------
+    def fact(self, v: Value) -> Fact:
+        """(level, origin) of ``v`` where it is defined."""
+        if isinstance(v, (Op, Param)):
+            return self.facts.get(id(v), UNIFORM)
+        return UNIFORM  # constants, spec constants, globals (pointers), function references
+
+    def fact_at(self, v: Value, block: Block) -> Fact:
+        """(level, origin) of ``v`` used in ``block``: a value used outside a loop it was computed in is
+        only as uniform as that loop's exits (invocations may leave it at different iterations)."""
+        f = self.fact(v)
+        home = v.block if isinstance(v, Op) else None
+        if home is None or home not in self.cfg.loops_of:
+            return f
+        for h in self.cfg.loops_of[home] - self.cfg.loops_of.get(block, set()):
+            level, _ = self.exit_fact(h)
+            if level < f[0]:
+                f = (level, Origin(f"a value computed in the loop at line {_loop_line(h)}, which invocations "
+                                   f"leave at different iterations", v.loc))
+        return f
+
+    def cond_fact(self, branch: Block) -> Fact:
+        """(level, origin) of the condition ``branch`` ends with."""
+        return self.fact_at(branch.terminator.operands[0], branch)
+
+    def exit_fact(self, header: Block) -> Fact:
+        """How uniformly invocations leave the loop headed by ``header``: the least uniform condition of
+        the branches in the loop that decide whether it goes round again."""
+        body = self.cfg.loops[header]
+        return worst(self.cond_fact(x) for x in self.cfg.control_deps[header] if x in body)
+
+    # -- solving -----------------------------------------------------------------------------
+    def solve(self) -> None:
+        """Lower levels until nothing changes, then summarise the result and the requirement."""
+        changed = True
+        while changed:
+            changed = False
+            for b in self.cfg.blocks:
+                for op in b.all_ops():
+                    if op.has_result:
+                        changed |= self._lower(self.facts, id(op), self._transfer(op))
+                    if op.kind in WRITES:
+                        changed |= self._record_write(op)
+            changed |= self._update_control()
+        self.result = self._result()
+        self.need = self._need()
+
+    @staticmethod
+    def _lower(table: dict, key: int, fact: Fact) -> bool:
+        old = table.get(key, UNIFORM)
+        if fact[0] < old[0]:
+            table[key] = fact
+            return True
+        return False
+
+    def _update_control(self) -> bool:
+        changed = False
+        for b in self.cfg.blocks:
+            level = min((min(self.ctl[x], self.cond_fact(x)[0]) for x in self.cfg.control_deps[b]),
+                        default=WORKGROUP)
+            if level < self.ctl[b]:
+                self.ctl[b] = level
+                changed = True
+        return changed
+
+    def _record_write(self, op: Op) -> bool:
+        root = memory_root(op.operands[0])
+        if not (isinstance(root, Op) and root.kind == "variable"):
+            return False
+        block = op.block
+        value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if op.kind in ATOMICS \
+            else self.fact_at(op.operands[1], block)
+        control = (self.ctl[block], Origin("a value stored under non-uniform control flow", op.loc))
+        return self._lower(self.var_facts, id(root), worst([value, self.fact_at(op.operands[0], block), control]))
+
+    # -- transfer functions ------------------------------------------------------------------
+    def _transfer(self, op: Op) -> Fact:
+        k = op.kind
+        special = _TRANSFER.get(k) or (_subgroup if k.startswith("subgroup_") else None)
+        if special is not None:
+            return special(self, op)
+        if k in ATOMICS:
+            return DIVERGENT, Origin("the result of an atomic operation", op.loc)
+        return self._operands(op)
+
+    def _operands(self, op: Op) -> Fact:
+        return worst(self.fact_at(v, op.block) for v in op.operands)
+
+    def _phi(self, op: Op) -> Fact:
+        block = op.block
+        facts = [self.fact_at(v, block) for v in op.operands]
+        for x in self.cfg.sync_deps.get(block, ()):
+            level, _ = self.cond_fact(x)
+            loc = cond_loc(x)
+            facts.append((level, Origin(f"a value that depends on which way the branch at line {loc.line} went", loc)))
+        for h in self.cfg.exits_into.get(block, ()):
+            level, _ = self.exit_fact(h)
+            facts.append((level, Origin(f"a value that depends on when invocations left the loop at line "
+                                        f"{_loop_line(h)}", op.loc)))
+        return worst(facts)
+
+    def _load(self, op: Op) -> Fact:
+        ptr = op.operands[0]
+        address = self.fact_at(ptr, op.block)
+        root = memory_root(ptr)
+        if isinstance(root, GlobalVar) and root.role == "builtin":
+            level = BUILTIN_LEVELS.get(root.info.get("builtin"), DIVERGENT)
+            return level, (Origin(f"cd.{root.name}", op.loc) if level < WORKGROUP else None)
+        if isinstance(root, GlobalVar) and root.role in ("push", "uniform"):
+            return address
+        if isinstance(root, Op):  # a Function variable
+            return worst([address, self.var_facts.get(id(root), UNIFORM)])
+        if self.analysis.read_only(root):
+            return address
+        return DIVERGENT, Origin(f"a load from {_memory_name(root)}, which the kernel also writes", op.loc)
+
+    def _extract(self, op: Op) -> Fact:
+        src = op.operands[0]
+        if isinstance(src.type, T.CoopMatType):
+            return DIVERGENT, Origin("an element of a cooperative matrix (each invocation holds different ones)",
+                                     op.loc)
+        if op.kind == "extract" and self._one_wide_axis(src, op.attrs["index"]):
+            return UNIFORM
+        return self._operands(op)
+
+    def _one_wide_axis(self, v: Value, index: int) -> bool:
+        """Whether ``v`` is a load of an invocation-id builtin and the workgroup is 1 wide along ``index``."""
+        return _builtin_of(v) in PER_AXIS and self.analysis.extent(index) == 1
+
+    def _divide(self, op: Op) -> Fact:
+        """``id // d`` (or ``id >> s``) of an invocation id is the same in the whole workgroup when ``d`` is
+        a multiple of the workgroup's extent (local ids: at least the extent; the result is 0)."""
+        x, d = op.operands
+        if isinstance(d, Const) and isinstance(d.value, int) and d.value >= 0 and _is_unsigned(op.type):
+            divisor = 1 << d.value if op.kind == "shr" else d.value
+            builtin, extent = self._invocation_axis(x)
+            if divisor > 0 and extent is not None and (
+                    builtin == "GlobalInvocationId" and divisor % extent == 0 or
+                    builtin in ("LocalInvocationId", "LocalInvocationIndex") and divisor >= extent):
+                return UNIFORM
+        return self._operands(op)
+
+    def _invocation_axis(self, v: Value) -> tuple:
+        """(builtin, extent of the workgroup along it) when ``v`` is an invocation-id component, else (None, None)."""
+        if isinstance(v, Op) and v.kind == "extract" and _builtin_of(v.operands[0]) in PER_AXIS:
+            return _builtin_of(v.operands[0]), self.analysis.extent(v.attrs["index"])
+        if _builtin_of(v) == "LocalInvocationIndex":
+            return "LocalInvocationIndex", self.analysis.extent(None)
+        return None, None
+
+    def _call(self, op: Op) -> Fact:
+        callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
+        return callee.result
+
+    def argument_levels(self, call: Op) -> tuple:
+        """The uniformity of a call's arguments: the context its callee is analysed in."""
+        return tuple(self.fact_at(v, call.block)[0] for v in call.operands)
+
+    # -- summaries ---------------------------------------------------------------------------
+    def _result(self) -> Fact:
+        facts = []
+        for b in self.cfg.blocks:
+            t = b.terminator
+            if t.kind == "return" and t.operands:
+                facts.append(self.fact_at(t.operands[0], b))
+                facts.append((self.ctl[b], Origin(f"the return at line {t.loc.line}, reached under non-uniform "
+                                                  f"control flow", t.loc)))
+        return worst(facts)
+
+    def requirement(self, op: Op) -> Need | None:
+        """What ``op`` needs of the control flow reaching it (None: nothing)."""
+        if op.kind == "call":
+            callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
+            n = callee.need
+            return None if n is None else Need(n.level, n.op, (op,) + n.via)
+        if OPS[op.kind].tangled == "execution":
+            level = scope_level(op.attrs["exec_scope"])
+        else:
+            level = matrix_scope_level(op)
+        return Need(level, op) if level > DIVERGENT else None
+
+    def _need(self) -> Need | None:
+        best = None
+        for b in self.cfg.blocks:
+            for op in b.all_ops():
+                n = self.requirement(op)
+                if n is not None and (best is None or n.level > best.level):
+                    best = n
+        return best
+
+    def errors(self, calls: tuple = ()):
+        """UniformityErrors of this function's ops, in program order (callees' before their calls);
+        ``calls`` are the call ops that lead here from the kernel."""
+        reachable = set(self.cfg.blocks)
+        for b in self.func.blocks:
+            if b not in reachable:
+                continue
+            for op in b.all_ops():
+                if op.kind == "call":
+                    callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
+                    yield from callee.errors(calls + (op,))
+                n = self.requirement(op)
+                if n is not None and self.ctl[b] < n.level:
+                    yield error(self, b, n, calls)
+
+
+_TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
+             "extract": FunctionUniformity._extract, "extract_dyn": FunctionUniformity._extract,
+             "div": FunctionUniformity._divide, "shr": FunctionUniformity._divide,
+             "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
+             "variable": lambda self, op: UNIFORM}
+
+
+def _subgroup(self: FunctionUniformity, op: Op) -> Fact:
+    """Subgroup ops: the same in every active invocation of the subgroup, unless per-invocation by nature."""
+    k, loc, name = op.kind, op.loc, _SUBGROUP_NAMES.get(op.kind, op.kind)
+    if k == "subgroup_reduce" and op.attrs["mode"] != "reduce":
+        return DIVERGENT, Origin("a subgroup scan, which differs between invocations", loc)
+    if k == "subgroup_elect" or k == "subgroup_shuffle" and (
+            op.attrs["mode"] != "index" or self.fact_at(op.operands[1], op.block)[0] < SUBGROUP):
+        return DIVERGENT, Origin(f"{name}, which differs between invocations", loc)
+    value = self.fact_at(op.operands[0], op.block)
+    if value[0] == WORKGROUP and k not in ("subgroup_reduce", "subgroup_ballot"):
+        return UNIFORM  # broadcasting or voting on a workgroup-uniform value gives it back
+    return SUBGROUP, Origin(name, loc)
+
+
+_SUBGROUP_NAMES = {"subgroup_elect": "cd.subgroup_elect()", "subgroup_reduce": "a subgroup reduction",
+                   "subgroup_shuffle": "a subgroup shuffle", "subgroup_ballot": "cd.subgroup_ballot()",
+                   "subgroup_all": "cd.subgroup_all()", "subgroup_any": "cd.subgroup_any()",
+                   "subgroup_all_equal": "cd.subgroup_all_equal()", "subgroup_broadcast": "cd.subgroup_broadcast()",
+                   "subgroup_broadcast_first": "cd.subgroup_broadcast_first()"}
+
+
+def _builtin_of(v: Value) -> str | None:
+    """The SPIR-V BuiltIn ``v`` is a load of (None if it is not)."""
+    if isinstance(v, Op) and v.kind == "load" and isinstance(v.operands[0], GlobalVar) \
+            and v.operands[0].role == "builtin":
+        return v.operands[0].info.get("builtin")
+    return None
+
+
+def _is_unsigned(t: T.Type) -> bool:
+    return isinstance(t, T.ScalarType) and t.kind == "int" and not t.signed
+
+
+def _memory_name(root) -> str:
+    if isinstance(root, GlobalVar):
+        return {"buffer": f"buffer '{root.name}'", "shared": f"shared array '{root.name}'"}.get(
+            root.role, f"'{root.name}'")
+    return "device memory through a pointer" if root == DEVICE_MEMORY else "memory through a pointer"
+
+
+def _loop_line(header: Block) -> int:
+    return header.terminator.loc.line
+
+
+class Uniformity:
+    """The uniformity analysis of a module: its kernel, and each device function in every context it is called in."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.written = {memory_root(op.operands[0]) for f in module.functions for op in f.ops()
+                        if op.kind in WRITES}
+        self.contexts: dict[tuple, FunctionUniformity] = {}
+        self.kernel = self.function(module.entry, ())
+
+    def function(self, func: Function, params: tuple) -> FunctionUniformity:
+        """The (memoised) analysis of ``func`` with parameters of uniformity ``params``."""
+        key = (id(func), params)
+        fu = self.contexts.get(key)
+        if fu is None:
+            fu = self.contexts[key] = FunctionUniformity(self, func, params)
+            fu.solve()
+        return fu
+
+    def extent(self, axis: int | None) -> int | None:
+        """The workgroup size along ``axis`` (None: the whole workgroup), when it is a compile-time number."""
+        size = self.module.workgroup_size
+        sizes = size if axis is None else size[axis:axis + 1]
+        if not sizes or not all(isinstance(s, int) for s in sizes):
+            return None
+        return math.prod(sizes)
+
+    def read_only(self, root) -> bool:
+        """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow)."""
+        return root not in self.written and UNKNOWN_MEMORY not in self.written and root != UNKNOWN_MEMORY
+
+    def _analyses(self, func: Function | None):
+        return [fu for fu in self.contexts.values() if func is None or fu.func is func]
+
+    def level(self, value: Value) -> Level:
+        """How uniform ``value`` is (in a device function: in the least uniform context it is called in)."""
+        func = _function_of(self.module, value.block) if isinstance(value, Op) and value.block else None
+        return min((fu.fact(value)[0] for fu in self._analyses(func)), default=WORKGROUP)
+
+    def block_level(self, block: Block) -> Level:
+        """How uniformly control reaches ``block``, relative to its function's entry."""
+        return min((fu.ctl[block] for fu in self.contexts.values() if block in fu.ctl), default=WORKGROUP)
+
+    def check(self) -> None:
+        """Raise the first UniformityError of the kernel (in program order), if any."""
+        for e in self.kernel.errors():
+            raise e
+
+
+def _function_of(module: Module, block: Block) -> Function | None:
+    return next((f for f in module.functions if block in f.blocks), None)
+
+
+def analyze(module: Module) -> Uniformity:
+    """The uniformity of every value and block of ``module``."""
+    return Uniformity(module)
+
+
+def run(module: Module) -> None:
+    """The pass: reject cooperative-matrix ops and control barriers in non-uniform control flow."""
+    analyze(module).check()

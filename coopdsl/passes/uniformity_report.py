@@ -1,0 +1,167 @@
+"""The messages of uniformity errors: what the op is in the user's terms, which condition makes control
+non-uniform there, why that condition is not uniform, and how to fix it."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+
+from ..errors import SourceLoc, UniformityError
+from ..ir import types as T
+from ..ir.attrs import Scope, Semantics
+from ..ir.core import Block, LoopMerge, Op, SelectionMerge
+
+_BARRIER = (Scope.Workgroup, Scope.Workgroup, Semantics(("AcquireRelease", "WorkgroupMemory")))
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "unary -"}
+_NAMES = {"coop_muladd": "cd.muladd", "coop_load": "the matrix load (.load)", "coop_store": "the matrix store (.store)",
+          "splat": "the matrix .splat", "mat_times_scalar": "matrix * scalar",
+          "convert": "the matrix conversion", "bitcast": "cd.bitcast of a matrix",
+          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array"}
+
+
+def op_name(op: Op) -> str:
+    """How the user wrote ``op`` (``cd.muladd``, ``the matrix load (.load)``, ``cd.barrier()`` ...)."""
+    if op.kind == "control_barrier":
+        a = op.attrs
+        if (a["exec_scope"], a["mem_scope"], a["semantics"]) == _BARRIER:
+            return "cd.barrier()"
+        return f"cd.control_barrier(cd.{a['exec_scope']}, ...)"
+    if op.kind in _SYMBOLS:
+        return f"matrix arithmetic ({_SYMBOLS[op.kind]})"
+    return _NAMES.get(op.kind, f"the cooperative-matrix operation {op.kind}")
+
+
+def error(fu, block: Block, need, calls: tuple = ()) -> UniformityError:
+    """The UniformityError for ``need`` (an op in ``block`` of the analysed function ``fu``, which the kernel
+    reaches through the call ops ``calls``)."""
+    scope = need.level.name.lower()  # "subgroup" or "workgroup"
+    what = op_name(need.op)
+    if need.via:
+        callee = need.via[0].attrs["func"].name
+        head = f"this call of {callee}() runs {what} (line {need.op.loc.line}), which"
+    else:
+        head = what
+    head += f" must be executed by every invocation of the {scope} together{_symbolic_note(need.op)}, " \
+            f"but here control flow is not uniform across the {scope}"
+    cause = _cause(fu, block, need.level)
+    detail = "" if cause is None else ": " + _situation(fu, block, cause, scope) + _why(fu, cause, need.level)
+    if calls:
+        head += f" (in {fu.func.name}(), called at line {calls[-1].loc.line})"
+    loc = need.via[0].loc if need.via else need.op.loc
+    return UniformityError(f"{head}{detail}. {_ADVICE[scope]}", loc)
+
+
+def _symbolic_note(op: Op) -> str:
+    types = [op.type] + [v.type for v in op.operands]
+    if any(isinstance(t, T.CoopMatType) and not isinstance(t.scope, int) for t in types):
+        return " (its scope is a specialization constant, which may be Workgroup)"
+    return ""
+
+
+def _cause(fu, block: Block, need) -> Block | None:
+    """The branch whose non-uniform condition keeps control from reaching ``block`` uniformly enough
+    (the nearest one first), following control dependences back from ``block``."""
+    seen, work = {block}, [block]
+    while work:
+        b = work.pop(0)
+        deps = list(reversed(fu.cfg.control_deps[b]))
+        for x in deps:
+            if fu.cond_fact(x)[0] < need:
+                return x
+        for x in deps:
+            if fu.ctl[x] < need and x not in seen:
+                seen.add(x)
+                work.append(x)
+    return None
+
+
+def cond_loc(branch: Block) -> SourceLoc:
+    """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
+    cond = branch.terminator.operands[0]
+    return cond.loc if isinstance(cond, Op) else branch.terminator.loc
+
+
+def _where(loc: SourceLoc) -> str:
+    text = _without_comment(loc.source_line()).strip()
+    return f"line {loc.line}, column {loc.col}" + (f" (`{text}`)" if text else "")
+
+
+def _without_comment(line: str) -> str:
+    """``line`` up to its ``#`` comment, if any (as Python's tokenizer sees it)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return line[:tok.start[1]]
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return line
+
+
+def _situation(fu, block: Block, x: Block, scope: str) -> str:
+    cfg = fu.cfg
+    where = _where(cond_loc(x))
+    uniform = f"not uniform across the {scope}"
+    if _is_loop_test(cfg, x):
+        return f"it is inside a loop whose condition at {where} is {uniform}, so invocations leave it " \
+               f"at different iterations"
+    merge = x.merge.merge if isinstance(x.merge, SelectionMerge) else None
+    if merge is None or block is not x and cfg.dominates(x, block) and not cfg.dominates(merge, block):
+        return f"it is inside the branch on the condition at {where}, which is {uniform}"
+    exit_kind = _exit_kind(cfg, x, merge)
+    if cfg.loops_of[x] & cfg.loops_of[block] and not cfg.dominates(merge, block):
+        return f"it is inside a loop that invocations leave at different iterations (`{exit_kind}` under the " \
+               f"condition at {where}, which is {uniform})"
+    return f"some invocations left early (`{exit_kind}`) under the condition at {where}, which is {uniform}"
+
+
+def _is_loop_test(cfg, x: Block) -> bool:
+    """Whether ``x`` is the test of a loop (a branch straight to the merge of a loop holding ``x``)."""
+    if isinstance(x.merge, LoopMerge):
+        return True
+    if x.merge is not None:
+        return False
+    return any(isinstance(h.merge, LoopMerge) and h.merge.merge in cfg.succs[x] for h in cfg.loops_of[x])
+
+
+def _exit_kind(cfg, x: Block, merge: Block) -> str:
+    """``return``, ``break`` or ``continue``: how control leaves the selection headed by ``x`` early."""
+    headers = [h for h in cfg.loops_of[x] if isinstance(h.merge, LoopMerge)]
+    stack, seen = list(cfg.succs[x]), set()
+    while stack:
+        b = stack.pop()
+        if b in seen or b is merge:
+            continue
+        seen.add(b)
+        if b.terminator.kind == "return":
+            return "return"
+        for t in cfg.succs[b]:
+            if any(t is h.merge.merge for h in headers):
+                return "break"
+            if any(t is h.merge.cont for h in headers) and t is not merge:
+                return "continue"
+            if (b, t) not in cfg.back_edges:
+                stack.append(t)
+    return "return"
+
+
+def _why(fu, x: Block, need) -> str:
+    level, origin = fu.cond_fact(x)
+    text = ""
+    if origin is not None:
+        at = f" (line {origin.loc.line})" if origin.loc is not None and origin.loc.line != cond_loc(x).line else ""
+        text = f"; it depends on {origin.what}{at}"
+    if 0 < level < need:  # subgroup-uniform where workgroup uniformity is needed
+        text += ", which is uniform within each subgroup only: not enough for an operation of workgroup scope"
+    return text
+
+
+_ADVICE = {
+    "subgroup": "Move the operation out of the branch, make the condition uniform across the subgroup (build it "
+                "from cd.workgroup_id, cd.subgroup_id, push or spec constants, or vote with cd.subgroup_all(...) / "
+                "cd.subgroup_any(...)), or, if you know every invocation of the subgroup takes the same path, wrap "
+                "the condition in cd.assume_uniform(...)",
+    "workgroup": "Move the operation out of the branch, make the condition uniform across the workgroup (build it "
+                 "from cd.workgroup_id, push or spec constants, or loads of read-only buffers at such addresses; "
+                 "subgroup votes such as cd.subgroup_all(...) are not enough), or, if you know every invocation of "
+                 "the workgroup takes the same path, wrap the condition in cd.assume_uniform(...)",
+}

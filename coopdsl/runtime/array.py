@@ -1,0 +1,198 @@
+"""Resident device arrays: data that stays in device memory between launches.
+
+    x = runtime.array(np.arange(1024, dtype=np.float32))   # upload once
+    y = runtime.zeros(1024, np.float32)
+    kernel.launch((16,), x, y, 1024)                        # binds the buffers directly, no copies
+    print(y.numpy())                                        # read back
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .device import Device, default_device
+from .errors import ArrayError
+from .memory import Buffer
+from .packing import DTYPES, dtype_problem, size_problem
+
+
+class Array:
+    """A C-ordered array of ``shape`` and numpy ``dtype`` in device memory of ``device``.
+
+    Create one with :func:`array`, :func:`empty` or :func:`zeros`. Passing it to ``Kernel.launch`` binds
+    its buffer directly; ``numpy()`` reads it back, ``write()`` replaces its contents, ``free()`` returns
+    its memory (it is also returned when the object is garbage-collected). bf16 and fp8 data use
+    ``uint16`` / ``uint8`` bit patterns (or ml_dtypes' ``bfloat16``), as for numpy launch arguments.
+    """
+
+    def __init__(self, device: Device, shape: tuple[int, ...], dtype: np.dtype):
+        self.device, self.shape, self.dtype = device, shape, dtype
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.nbytes = self.size * dtype.itemsize
+        self._buffer: Buffer | None = device.pool.take(self.nbytes, host_visible=False)
+
+    def __repr__(self) -> str:
+        state = "freed" if self._buffer is None else f"on {self.device!r}"
+        return f"<coopdsl.runtime.Array shape={self.shape} dtype={self.dtype} {state}>"
+
+    @property
+    def freed(self) -> bool:
+        """Whether ``free()`` was called."""
+        return self._buffer is None
+
+    @property
+    def address(self) -> int:
+        """The device address of the data, for a ``Ptr`` argument (needs bufferDeviceAddress)."""
+        if not self.device.has_device_address:
+            raise ArrayError(f"{self.device!r} has no bufferDeviceAddress feature: arrays have no device address")
+        return self.buffer().address()
+
+    def buffer(self, what: str = "the array") -> Buffer:
+        """The backing buffer; raises ArrayError naming ``what`` when the array was freed."""
+        if self._buffer is None:
+            raise ArrayError(f"{what}: the device array {self.shape} {self.dtype} was freed")
+        return self._buffer
+
+    def numpy(self) -> np.ndarray:
+        """A new numpy array with the contents (waits for nothing: call it after the work that writes it)."""
+        from .batch import Batch
+
+        self._not_pending("read")
+        out = np.empty(self.shape, self.dtype)
+        b = Batch(self.device)
+        b.download(self.buffer(), out)
+        b.submit()
+        return out
+
+    def write(self, data: Any) -> None:
+        """Replace the contents with ``data`` (same shape and dtype). Inside a batch it is recorded in order."""
+        from .batch import Batch, current_batch
+
+        src = np.ascontiguousarray(as_numpy(data))
+        if src.dtype != self.dtype or src.shape != self.shape:
+            raise ArrayError(f"cannot write a {src.dtype} array of shape {src.shape} into a device array of "
+                             f"{self.dtype} and shape {self.shape}")
+        buf = self.buffer()
+        b = current_batch(self.device)
+        if b is not None:
+            b.upload(buf, src)
+            b.use(self)
+            return
+        b = Batch(self.device)
+        b.upload(buf, src)
+        b.submit()
+
+    def free(self) -> None:
+        """Give the memory back (to the device's buffer pool); using the array afterwards is an ArrayError."""
+        if self._buffer is None:
+            return
+        self._not_pending("free")
+        buf, self._buffer = self._buffer, None
+        self.device.pool.give(buf)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __del__(self) -> None:
+        try:
+            if self._buffer is not None:
+                self.device.pool.give(self._buffer)
+                self._buffer = None
+        except Exception:  # interpreter shutdown: the device may already be gone
+            pass
+
+    def _not_pending(self, action: str) -> None:
+        from .batch import current_batch
+
+        b = current_batch(self.device)
+        if b is not None and b.uses(self):
+            raise ArrayError(f"cannot {action} a device array that launches recorded in the open batch use; "
+                             f"leave the `with` block (or call batch.submit()) first")
+
+
+def as_numpy(data: Any) -> np.ndarray:
+    """``data`` as a numpy array: ndarrays, objects with ``__array__``, or the buffer protocol."""
+    if isinstance(data, np.ndarray):
+        return data
+    if hasattr(data, "__array__"):
+        return np.asarray(data)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise ArrayError(f"cannot make a device array from {type(data).__name__}: it has neither the buffer "
+                         f"protocol nor __array__ (for a list, use np.array(values, dtype=...))") from None
+    return np.asarray(view)
+
+
+def numpy_dtype(dtype: Any) -> np.dtype:
+    """The numpy dtype for a numpy dtype-like, a coopdsl scalar type (``cd.f16``) or its name (``"bf16"``)."""
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None) if _is_coopdsl_type(dtype) else None
+    if name in DTYPES and not (isinstance(dtype, str) and name == "bool"):
+        return np.dtype(DTYPES[name])
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise ArrayError(f"{dtype!r} is not a dtype (use a numpy dtype or a coopdsl scalar type such as cd.f16)") \
+            from None
+
+
+def _is_coopdsl_type(obj: Any) -> bool:
+    return type(obj).__module__.startswith("coopdsl.")
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise ArrayError(f"shape must be non-negative ints, got {shape!r}")
+    return tuple(int(d) for d in dims)
+
+
+def empty(shape: Any, dtype: Any, device: Device | None = None) -> Array:
+    """An uninitialised device array (its memory may hold earlier data)."""
+    return Array(device if device is not None else default_device(), _shape(shape), numpy_dtype(dtype))
+
+
+def zeros(shape: Any, dtype: Any, device: Device | None = None) -> Array:
+    """A device array filled with zero bytes."""
+    from .batch import Batch, current_batch
+
+    arr = empty(shape, dtype, device)
+    b = current_batch(arr.device)
+    if b is not None:
+        b.fill(arr.buffer())
+        b.use(arr)
+        return arr
+    b = Batch(arr.device)
+    b.fill(arr.buffer())
+    b.submit()
+    return arr
+
+
+def array(data: Any, device: Device | None = None) -> Array:
+    """A device array holding a copy of ``data`` (numpy, ``__array__`` or buffer protocol), same shape and dtype."""
+    src = np.ascontiguousarray(as_numpy(data))
+    arr = Array(device if device is not None else default_device(), src.shape, src.dtype)
+    arr.write(src)
+    return arr
+
+
+def resident_buffer(arr: Array, dev: Device, what: str) -> Buffer:
+    """The buffer of ``arr`` for use on ``dev``; ArrayError naming ``what`` when freed or on another device."""
+    buf = arr.buffer(what)
+    if arr.device is not dev:
+        raise ArrayError(f"{what}: the array lives on {arr.device!r}, a different Device object than the "
+                         f"launch's {dev!r}; arrays do not move between devices (create it with device=...)")
+    return buf
+
+
+def check_resident(binding: dict, arr: Array, dev: Device) -> Buffer:
+    """The buffer of ``arr`` for ``binding``; ArrayError when freed, on another device, or of the wrong
+    dtype or size."""
+    buf = resident_buffer(arr, dev, f"buffer '{binding['name']}'")
+    problem = dtype_problem(binding, arr.dtype) or size_problem(binding, arr.nbytes)
+    if problem:
+        raise ArrayError(problem)
+    return buf

@@ -1,0 +1,233 @@
+"""Recording launches into one command buffer and submitting them with one wait.
+
+Every launch goes through a :class:`Batch`: an immediate ``launch`` is a batch of one, submitted at once;
+``with runtime.batch(device):`` keeps one open so that every launch on that device in the block (and every
+``Array.write``) is recorded, in order, and the whole block is submitted once when it ends. A full memory
+barrier precedes each dispatch, so each launch sees the results of the ones before it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import vk
+from .device import Device, default_device
+from .errors import LaunchError
+
+if TYPE_CHECKING:
+    from .array import Array
+    from .descriptors import DescriptorSet
+    from .memory import Buffer
+
+_open = threading.local()  # .batches: {Device: Batch} opened with `with` in this thread
+
+ALL_RW = (vk.ACCESS_SHADER_READ | vk.ACCESS_SHADER_WRITE | vk.ACCESS_TRANSFER_READ | vk.ACCESS_TRANSFER_WRITE)
+COMPUTE_AND_TRANSFER = vk.PIPELINE_STAGE_COMPUTE_SHADER | vk.PIPELINE_STAGE_TRANSFER
+FULL_BARRIER = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=ALL_RW, dstAccessMask=ALL_RW)
+HOST_BARRIER = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=vk.ACCESS_TRANSFER_WRITE,
+                                dstAccessMask=vk.ACCESS_HOST_READ)
+FULL_BARRIER_REF = ctypes.byref(FULL_BARRIER)
+BEGIN_INFO = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO,
+                                       flags=vk.COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT)
+
+
+def open_batches() -> dict[Device, Batch]:
+    """The batches opened with ``with`` in this thread, by device."""
+    batches = getattr(_open, "batches", None)
+    if batches is None:
+        batches = _open.batches = {}
+    return batches
+
+
+def current_batch(dev: Device) -> Batch | None:
+    """The batch open on ``dev`` in this thread, if any."""
+    return open_batches().get(dev)
+
+
+def batch(device: Device | None = None) -> Batch:
+    """A batch for ``device`` (default: the default device); use it as ``with runtime.batch(dev) as b:``."""
+    return Batch(device)
+
+
+class Batch:
+    """Launches, uploads and downloads recorded into one command buffer and submitted with one wait.
+
+    As a context manager it captures every launch on its device in this thread; the block's end submits
+    them (or, if the block raised, discards them). ``submit()`` may also be called inside the block to run
+    what is recorded so far. Numpy arrays passed to launches in a batch are uploaded at their first use and
+    written back at submission.
+    """
+
+    def __init__(self, device: Device | None = None):
+        self.device = device if device is not None else default_device()
+        if not isinstance(self.device, Device):
+            raise TypeError(f"batch() takes a coopdsl.runtime.Device, got {type(self.device).__name__}")
+        self._v = self.device.vk
+        self.launches = 0  # dispatches recorded over the batch's life
+        self._cb = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._cb = None
+        self._temps: list[Buffer] = []          # pooled buffers to give back after submission
+        self._staged: dict[int, list] = {}       # id(ndarray) -> [ndarray, device buffer, write back?]
+        self._downloads: list[tuple[Buffer, np.ndarray]] = []
+        self._arrays: dict[int, Array] = {}      # resident arrays the recorded commands use
+        self._pipeline = self._set = self._push = None
+
+    # -- context manager ------------------------------------------------------------------------
+    def __enter__(self) -> Batch:
+        batches = open_batches()
+        if self.device in batches:
+            raise LaunchError(f"a batch is already open for {self.device!r} in this thread; batches do not nest")
+        batches[self.device] = self
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        open_batches().pop(self.device, None)
+        if exc_type is None:
+            self.submit()
+        else:
+            self.discard()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<coopdsl.runtime.Batch on {self.device!r}: {self.launches} launches recorded>"
+
+    # -- recording --------------------------------------------------------------------------------
+    @property
+    def command_buffer(self) -> int:
+        """The command buffer being recorded (begun on first use)."""
+        if self._cb is None:
+            cb = self.device.acquire_command_buffer()
+            self._v.call("vkBeginCommandBuffer", cb, ctypes.byref(BEGIN_INFO))
+            self._cb = cb
+            self.device.recording += 1
+        return self._cb
+
+    def barrier(self) -> None:
+        """Record a full compute/transfer memory barrier (earlier writes visible to later commands)."""
+        self._v.vkCmdPipelineBarrier(self.command_buffer, COMPUTE_AND_TRANSFER, COMPUTE_AND_TRANSFER, 0, 1,
+                                     FULL_BARRIER_REF, 0, None, 0, None)
+
+    def upload(self, buf: Buffer, data: np.ndarray) -> None:
+        """Record a copy of ``data`` (C-contiguous; copied to staging now) into ``buf``."""
+        if data.nbytes == 0:
+            return
+        staging = self.device.pool.take(data.nbytes, host_visible=True)
+        self._temps.append(staging)
+        staging.write_from(data.ctypes.data, data.nbytes)
+        cb = self.command_buffer
+        self.barrier()
+        self._v.vkCmdCopyBuffer(cb, staging.handle, buf.handle, 1, ctypes.byref(vk.BufferCopy(0, 0, data.nbytes)))
+
+    def fill(self, buf: Buffer, word: int = 0) -> None:
+        """Record filling all of ``buf`` with the 32-bit ``word``."""
+        cb = self.command_buffer
+        self.barrier()
+        self._v.vkCmdFillBuffer(cb, buf.handle, 0, vk.WHOLE_SIZE, word)
+
+    def download(self, buf: Buffer, out: np.ndarray) -> None:
+        """Copy ``buf`` into ``out`` (C-contiguous, writable) when the batch is submitted."""
+        if out.nbytes:
+            self.command_buffer  # noqa: B018  (the submission must happen even with nothing else recorded)
+            self._downloads.append((buf, out))
+
+    def stage(self, arr: np.ndarray, write_back: bool) -> Buffer:
+        """A device buffer holding numpy ``arr`` (uploaded at its first use in this batch; written back into
+        ``arr`` at submission when ``write_back``)."""
+        entry = self._staged.get(id(arr))
+        if entry is None:
+            buf = self.device.pool.take(arr.nbytes, host_visible=False)
+            self._temps.append(buf)
+            self.upload(buf, arr)
+            entry = self._staged[id(arr)] = [arr, buf, write_back]
+        entry[2] = entry[2] or write_back
+        return entry[1]
+
+    def use(self, array: Array) -> None:
+        """Note that recorded commands use resident ``array`` (it cannot be freed or read until submission)."""
+        self._arrays[id(array)] = array
+
+    def uses(self, array: Array) -> bool:
+        """Whether recorded, unsubmitted commands use ``array``."""
+        return id(array) in self._arrays
+
+    def dispatch(self, pipeline: int, layout: int, ds: DescriptorSet, push: bytes, grid: tuple[int, int, int],
+                 query: tuple[int, int] | None = None) -> None:
+        """Record barrier, bind, push constants and dispatch; ``query`` (pool, index) adds timestamps around it."""
+        v = self._v
+        cb = self.command_buffer
+        v.vkCmdPipelineBarrier(cb, COMPUTE_AND_TRANSFER, COMPUTE_AND_TRANSFER, 0, 1, FULL_BARRIER_REF, 0, None, 0,
+                               None)
+        if pipeline != self._pipeline:  # state already set in this command buffer is not set again
+            v.vkCmdBindPipeline(cb, vk.PIPELINE_BIND_POINT_COMPUTE, pipeline)
+            self._pipeline, self._set, self._push = pipeline, None, None
+        if ds is not self._set:
+            v.vkCmdBindDescriptorSets(cb, vk.PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, ds.handles, 0, None)
+            self._set = ds
+        if push and push != self._push:
+            v.vkCmdPushConstants(cb, layout, vk.SHADER_STAGE_COMPUTE_BIT, 0, len(push), push)
+            self._push = push
+        if query:
+            v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_TOP_OF_PIPE, query[0], query[1])
+        v.vkCmdDispatch(cb, grid[0], grid[1], grid[2])
+        if query:
+            v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_BOTTOM_OF_PIPE, query[0], query[1] + 1)
+        self.launches += 1
+
+    # -- submission -------------------------------------------------------------------------------
+    def submit(self) -> None:
+        """Run everything recorded so far and wait for it; write numpy outputs back. The batch stays usable."""
+        cb = self._cb
+        if cb is None:
+            self._finish()
+            return
+        downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
+        copies = self._record_downloads(cb, downloads) if downloads else []
+        try:
+            self._v.call("vkEndCommandBuffer", cb)
+            self.device.submit_and_wait(cb)
+        except BaseException:  # the command buffer and its buffers may still be in use: never reuse them
+            self._temps.clear()
+            self._finish()
+            raise
+        self.device.release_command_buffer(cb)
+        for staging, out in copies:
+            staging.read_into(out.ctypes.data, out.nbytes)
+        self._finish()
+
+    def discard(self) -> None:
+        """Drop everything recorded and not yet submitted (nothing runs)."""
+        if self._cb is not None:
+            self._v.vkEndCommandBuffer(self._cb)
+            self.device.release_command_buffer(self._cb)
+        self._finish()
+
+    def _record_downloads(self, cb, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
+        """Record device-to-staging copies for ``downloads``; returns (staging buffer, target array) pairs."""
+        v, pool = self._v, self.device.pool
+        self.barrier()
+        copies = []
+        for buf, out in downloads:
+            staging = pool.take(out.nbytes, host_visible=True)
+            self._temps.append(staging)
+            copies.append((staging, out))
+            v.vkCmdCopyBuffer(cb, buf.handle, staging.handle, 1, ctypes.byref(vk.BufferCopy(0, 0, out.nbytes)))
+        v.vkCmdPipelineBarrier(cb, vk.PIPELINE_STAGE_TRANSFER, vk.PIPELINE_STAGE_HOST, 0, 1,
+                               ctypes.byref(HOST_BARRIER), 0, None, 0, None)
+        return copies
+
+    def _finish(self) -> None:
+        dev = self.device
+        if self._cb is not None:
+            dev.recording -= 1
+        for buf in reversed(self._temps):  # so that the same launch takes the same buffers (and sets) again
+            dev.pool.give(buf)
+        self._reset()
+        if not dev.recording:
+            dev.descriptors.trim()

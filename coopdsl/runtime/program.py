@@ -1,0 +1,124 @@
+"""A compiled module made ready to dispatch on one device: its layouts, its pipelines (one per set of
+specialization values) and what launches need to know about its arguments."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..devices import DeviceMismatchError, verify
+from . import vk
+from .features import DeviceFeatureError
+from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
+
+if TYPE_CHECKING:
+    from .device import Device
+
+
+def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
+    """The device check before pipeline creation, reported as :class:`DeviceFeatureError`.
+
+    A kernel whose cooperative matrices the device does not offer never
+    reaches the driver; the error keeps the compile-time message (kernel line,
+    need, nearest offers) and carries ``mismatches`` and ``loc``.
+    """
+    try:
+        verify(reflection, device, spec)
+    except DeviceMismatchError as e:
+        err = DeviceFeatureError(str(e))
+        err.mismatches, err.loc = e.mismatches, e.loc
+        raise err from None
+
+
+class Program:
+    """Pipelines of one module on one device, cached by specialization data (see ``Device.program``)."""
+
+    def __init__(self, dev: Device, spirv: bytes, reflection: dict):
+        dev.check(reflection)
+        self.dev, self.spirv, self.reflection = dev, spirv, reflection
+        self.bindings: list[dict] = reflection["bindings"]
+        self.descriptor_types = tuple(descriptor_type(b) for b in self.bindings)
+        self.push_block: dict = reflection["push_constants"]
+        self.push_size = (self.push_block["size"] + 3) // 4 * 4
+        self.pointer_members = [m for m in self.push_block["members"] if m["type"] == "ptr"]
+        self.names = {b["name"] for b in self.bindings} | {m["name"].split(".")[0] for m in self.push_block["members"]}
+        # per binding: (reflection entry, exact numpy dtype for scalar elements else None, element bytes,
+        # minimum bytes): what a resident array is checked against on the fast path
+        self.slots = [(b, np.dtype(DTYPES[b["element_type"]]) if b.get("components", 1) == 1 else None,
+                       element_bytes(b), b.get("size", 0) if b["kind"] == "uniform_buffer" else 0)
+                      for b in self.bindings]
+        self.push_struct, self.push_names = flat_struct(self.push_block, self.push_size)
+        self.set_layout, self.layout = dev.layouts(reflection)
+        self._pipelines: dict[bytes, int] = {}
+        self._default: int | None = None
+
+    def pipeline(self, spec: dict | None) -> int:
+        """The compute pipeline for these specialization values (left-out constants keep their defaults).
+
+        Before a pipeline is created, the module's cooperative matrices are checked against what the
+        device offers (``check_launch``), so an unsupported kernel never reaches the driver.
+        """
+        if not spec:
+            if self._default is None:
+                check_launch(self.reflection, self.dev.info, None)
+                self._default = self._pipeline(*pack_spec(self.reflection, None))
+            return self._default
+        data, entries = pack_spec(self.reflection, spec)
+        if data not in self._pipelines:
+            check_launch(self.reflection, self.dev.info, spec)
+        return self._pipeline(data, entries)
+
+    def _pipeline(self, spec_data: bytes, spec_entries: list[tuple[int, int, int]]) -> int:
+        pipe = self._pipelines.get(spec_data)
+        if pipe is None:
+            pipe = self._pipelines[spec_data] = self._create(spec_data, spec_entries)
+        return pipe
+
+    def _create(self, spec_data: bytes, spec_entries: list[tuple[int, int, int]]) -> int:
+        v, d, spirv = self.dev.vk, self.dev.handle, self.spirv
+        code = (ctypes.c_uint32 * (len(spirv) // 4)).from_buffer_copy(spirv)
+        sm_info = vk.ShaderModuleCreateInfo(sType=vk.ST_SHADER_MODULE_CREATE_INFO, codeSize=len(spirv),
+                                            pCode=ctypes.cast(code, ctypes.c_void_p))
+        module = vk.VkNonDispatchable()
+        v.call("vkCreateShaderModule", d, ctypes.byref(sm_info), None, ctypes.byref(module))
+        entries = (vk.SpecializationMapEntry * max(len(spec_entries), 1))(
+            *[vk.SpecializationMapEntry(i, o, s) for i, o, s in spec_entries])
+        data = ctypes.create_string_buffer(spec_data, max(len(spec_data), 1))
+        spec = vk.SpecializationInfo(mapEntryCount=len(spec_entries), pMapEntries=entries,
+                                     dataSize=len(spec_data), pData=ctypes.cast(data, ctypes.c_void_p))
+        stage = vk.PipelineShaderStageCreateInfo(
+            sType=vk.ST_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.SHADER_STAGE_COMPUTE_BIT, module=module,
+            pName=self.reflection["entry_point"].encode(),
+            pSpecializationInfo=ctypes.pointer(spec) if spec_entries else None)
+        info = vk.ComputePipelineCreateInfo(sType=vk.ST_COMPUTE_PIPELINE_CREATE_INFO, stage=stage, layout=self.layout,
+                                            basePipelineIndex=-1)
+        pipe = vk.VkNonDispatchable()
+        try:
+            v.call("vkCreateComputePipelines", d, 0, 1, ctypes.byref(info), None, ctypes.byref(pipe))
+        finally:
+            v.vkDestroyShaderModule(d, module, None)
+        return pipe.value
+
+
+def descriptor_type(binding: dict) -> int:
+    """The VkDescriptorType of a reflection binding."""
+    return vk.DESCRIPTOR_TYPE_UNIFORM_BUFFER if binding["kind"] == "uniform_buffer" \
+        else vk.DESCRIPTOR_TYPE_STORAGE_BUFFER
+
+
+def flat_struct(block: dict, size: int) -> tuple[struct.Struct | None, tuple[str, ...]]:
+    """A precompiled ``struct.Struct`` packing a block of plain scalar members (no struct, vector or pointer
+    members) to ``size`` bytes, with the member names in order; (None, ()) for other blocks."""
+    members = sorted(block["members"], key=lambda m: m["offset"])
+    if not members or any("." in m["name"] or m["type"] not in STRUCT_CODE or m["type"] == "ptr"
+                          for m in members):
+        return None, ()
+    fmt, pos = "<", 0
+    for m in members:
+        fmt += "x" * (m["offset"] - pos) + STRUCT_CODE[m["type"]]
+        pos = m["offset"] + struct.calcsize("<" + STRUCT_CODE[m["type"]])
+    fmt += "x" * (size - pos)
+    return struct.Struct(fmt), tuple(m["name"] for m in members)

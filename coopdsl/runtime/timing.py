@@ -1,0 +1,72 @@
+"""Timing dispatches with GPU timestamps (``Kernel.bench``)."""
+
+from __future__ import annotations
+
+import ctypes
+import statistics
+from dataclasses import dataclass, field
+
+from . import vk
+from .batch import Batch, current_batch
+from .device import Device
+from .errors import LaunchError
+from .launch import bind, resolve_device
+
+
+@dataclass
+class BenchResult:
+    """GPU-timestamp timing of repeated dispatches (milliseconds)."""
+
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    stdev_ms: float
+    times_ms: list = field(repr=False, default_factory=list)
+    flops: float | None = None
+
+    @property
+    def tflops(self) -> float | None:
+        """TFLOP/s at the median time, when the flop count was given."""
+        return None if self.flops is None else self.flops / (self.median_ms * 1e-3) / 1e12
+
+
+def bench(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict, spec: dict | None = None,
+          warmup: int = 5, repeat: int = 20, flops: float | None = None, device: Device | None = None) -> BenchResult:
+    """Time ``repeat`` dispatches (after ``warmup`` untimed ones) with GPU timestamps around each.
+
+    All dispatches go into one submission, separated by barriers so each timing covers one whole kernel;
+    numpy outputs hold the result of the last dispatch afterwards.
+    """
+    if repeat < 1 or warmup < 0:
+        raise ValueError("repeat must be >= 1 and warmup >= 0")
+    dev = resolve_device(device, args)
+    if current_batch(dev) is not None:
+        raise LaunchError("bench times its own submission: call it outside a `with runtime.batch(...)` block")
+    v, d = dev.vk, dev.handle
+    qinfo = vk.QueryPoolCreateInfo(sType=vk.ST_QUERY_POOL_CREATE_INFO, queryType=vk.QUERY_TYPE_TIMESTAMP,
+                                   queryCount=2 * repeat)
+    pool = vk.VkNonDispatchable()
+    v.call("vkCreateQueryPool", d, ctypes.byref(qinfo), None, ctypes.byref(pool))
+    b = Batch(dev)
+    try:
+        program = dev.program(spirv, reflection)
+        pipeline = program.pipeline(spec)
+        ds, push = bind(b, program, args)
+        v.vkCmdResetQueryPool(b.command_buffer, pool, 0, 2 * repeat)
+        for i in range(warmup + repeat):
+            query = (pool.value, 2 * (i - warmup)) if i >= warmup else None
+            b.dispatch(pipeline, program.layout, ds, push, grid, query=query)
+        b.submit()
+        stamps = (ctypes.c_uint64 * (2 * repeat))()
+        v.call("vkGetQueryPoolResults", d, pool, 0, 2 * repeat, ctypes.sizeof(stamps), stamps, 8,
+               vk.QUERY_RESULT_64 | vk.QUERY_RESULT_WAIT)
+    except BaseException:
+        b.discard()
+        raise
+    finally:
+        v.vkDestroyQueryPool(d, pool, None)
+    mask = (1 << dev.timestamp_bits) - 1 if 0 < dev.timestamp_bits < 64 else (1 << 64) - 1
+    period = dev.info.timestamp_period_ns
+    times = [(((stamps[2 * i + 1] - stamps[2 * i]) & mask) * period) / 1e6 for i in range(repeat)]
+    return BenchResult(median_ms=statistics.median(times), min_ms=min(times), max_ms=max(times),
+                       stdev_ms=statistics.pstdev(times), times_ms=times, flops=flops)

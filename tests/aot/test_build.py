@@ -1,0 +1,223 @@
+"""``coopdsl build``: every variant compiled once, incremental rebuilds, clear failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from coopdsl.aot import BuildError, InputError
+from coopdsl.aot import build as build_module
+from coopdsl.aot.build import MANIFEST, build
+from coopdsl.cli import main
+
+from .ctools import syntax_check
+
+SAXPY = '''
+import coopdsl as cd
+from coopdsl import f32, u32
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def saxpy(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32, WG: cd.Spec[u32] = 64):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = alpha * x[i] + y[i]
+'''
+
+SCALE = '''
+import coopdsl as cd
+from coopdsl import f32
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def scale(x: cd.Buffer[f32], F: cd.Const[float] = 2.0):
+    i = cd.global_invocation_id.x
+    x[i] = x[i] * F
+'''
+
+SPEC = '''
+header = "kernels.h"
+
+[[kernel]]
+file = "saxpy.py"
+name = "saxpy"
+variants = [{ spec = { WG = 64 } }, { suffix = "wide", spec = { WG = 256 } }]
+
+[[kernel]]
+file = "scale.py"
+name = "scale"
+output = "scale3"
+target_env = "vulkan1.2"
+variants = [{ const = { F = 3.0 } }]
+'''
+
+OUTPUTS = ["saxpy_WG64", "saxpy_wide", "scale3"]
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "saxpy.py").write_text(SAXPY)
+    (tmp_path / "scale.py").write_text(SCALE)
+    (tmp_path / "kernels.toml").write_text(SPEC)
+    return tmp_path
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The outputs compiled, in order (counts the real compiler calls)."""
+    seen = []
+    real = build_module.compile_artifact
+
+    def counting(kernel, name=None, *args, **kwargs):
+        seen.append(name)
+        return real(kernel, name, *args, **kwargs)
+
+    monkeypatch.setattr(build_module, "compile_artifact", counting)
+    return seen
+
+
+def _mtimes(out):
+    return {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+
+
+def test_build_writes_every_variant_and_one_header(project, compiles):
+    out = project / "out"
+    report = build(project / "kernels.toml", out)
+    assert report.compiled == OUTPUTS == compiles
+    for name in OUTPUTS:
+        assert (out / f"{name}.spv").read_bytes()[:4] == b"\x03\x02\x23\x07"
+        assert json.loads((out / f"{name}.json").read_text())["entry_point"] in ("saxpy", "scale")
+    wide = json.loads((out / "saxpy_wide.json").read_text())
+    assert wide["workgroup_size"] == [256, 1, 1] and wide["spec_constants"][0]["default"] == 256
+    header = (out / "kernels.h").read_text()
+    assert "static const coopdsl_kernel_info *const kernels_kernels[KERNELS_KERNEL_COUNT] = " \
+           "{&saxpy_WG64_info, &saxpy_wide_info, &scale3_info};" in header
+    assert '"vulkan1.2"' in header and "const F=3.0" in header
+    syntax_check(out / "kernels.h", "c99")
+    syntax_check(out / "kernels.h", "c++17")
+
+
+def test_unchanged_build_compiles_nothing_and_touches_nothing(project, compiles):
+    out = project / "out"
+    build(project / "kernels.toml", out)
+    before = _mtimes(out)
+    compiles.clear()
+    report = build(project / "kernels.toml", out)
+    assert compiles == [] and report.compiled == []
+    assert report.up_to_date == OUTPUTS and not report.header_changed
+    after = _mtimes(out)
+    assert {k: v for k, v in after.items() if k != MANIFEST} == {k: v for k, v in before.items() if k != MANIFEST}
+
+
+def test_only_changed_entries_recompile(project, compiles):
+    out = project / "out"
+    build(project / "kernels.toml", out)
+    compiles.clear()
+    (project / "scale.py").write_text(SCALE.replace("x[i] * F", "x[i] * F + 1.0"))
+    assert build(project / "kernels.toml", out).compiled == ["scale3"] == compiles
+    compiles.clear()
+    (project / "kernels.toml").write_text(SPEC.replace("WG = 256", "WG = 128"))
+    report = build(project / "kernels.toml", out)
+    assert report.compiled == ["saxpy_wide"] == compiles and report.header_changed
+    assert "{128u}" in (out / "kernels.h").read_text()
+
+
+def test_deleted_output_is_rebuilt_and_dropped_entries_are_removed(project, compiles):
+    out = project / "out"
+    build(project / "kernels.toml", out)
+    compiles.clear()
+    os.remove(out / "scale3.spv")
+    assert build(project / "kernels.toml", out).compiled == ["scale3"]
+    (project / "kernels.toml").write_text(SPEC.split("[[kernel]]\nfile = \"scale.py\"")[0])
+    report = build(project / "kernels.toml", out)
+    assert report.removed == ["scale3.spv", "scale3.json"]
+    assert not (out / "scale3.spv").exists() and "scale3" not in (out / "kernels.h").read_text()
+
+
+def test_compile_error_names_the_kernel_and_line(project, compiles):
+    out = project / "out"
+    (project / "scale.py").write_text(SCALE.replace("x[i] = x[i] * F", "x[i] = x[i] * F + undefined_name"))
+    with pytest.raises(BuildError) as info:
+        build(project / "kernels.toml", out)
+    text = str(info.value)
+    assert text.startswith(f"{project / 'kernels.toml'}: kernel #2 'scale' (scale.py), output scale3: failed:\n")
+    assert f"{project / 'scale.py'}:8:" in text and "undefined_name" in text
+    assert compiles == ["saxpy_WG64", "saxpy_wide", "scale3"]
+    compiles.clear()
+    (project / "scale.py").write_text(SCALE)
+    assert build(project / "kernels.toml", out).compiled == ["scale3"] == compiles  # earlier outputs were kept
+
+
+def test_cli_build_exit_codes(project, capsys):
+    out = project / "out"
+    assert main(["build", str(project / "kernels.toml"), "-o", str(out)]) == 0
+    assert "3 compiled, 0 up to date" in capsys.readouterr().err
+    assert main(["build", str(project / "kernels.toml"), "-o", str(out)]) == 0
+    assert "0 compiled, 3 up to date" in capsys.readouterr().err
+    (project / "saxpy.py").write_text(SAXPY.replace("def saxpy(", "def saxpy(:"))
+    assert main(["build", str(project / "kernels.toml"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"kernel #1 'saxpy' (saxpy.py), output saxpy_WG64: failed:\n{project / 'saxpy.py'}:6:" in err
+    assert "SyntaxError" in err and "Traceback" not in err
+    assert main(["build", str(project / "missing.toml"), "-o", str(out)]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("nonsense = [", "not valid TOML"),
+    ("header = \"k.hpp\"\n[[kernel]]\nfile = \"a.py\"\nname = \"a\"", "header must be a file name ending in .h"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\nvariant = []", "kernel #1 'a': unknown key 'variant'"),
+    ("[[kernel]]\nname = \"a\"", "kernel #1 'a': missing 'file'"),
+    ("[[kernel]]\nfile = \"a.py\"", "kernel #1: missing 'name' (the kernel function in a.py)"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\ntarget_env = \"vulkan9\"", "target_env must be one of"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\nvariants = [{ spec = { N = \"x\" } }]",
+     "variant #1: spec N must be a number or true/false"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\nvariants = [{}, {}]", "give several variants different values"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\noutput = \"a-b\"", "output name 'a-b' must be a C identifier"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\n[[kernel]]\nfile = \"b.py\"\nname = \"a\"",
+     "kernel #2 'a' (b.py) and kernel #1 'a' (a.py) both write output 'a'"),
+    ("target_env = \"vulkan1.3\"", "no kernels"),
+])
+def test_bad_specs(tmp_path, spec, message):
+    (tmp_path / "k.toml").write_text(textwrap.dedent(spec))
+    with pytest.raises(InputError) as info:
+        build(tmp_path / "k.toml", tmp_path / "out")
+    assert message in str(info.value)
+    assert str(info.value).startswith(str(tmp_path / "k.toml"))
+
+
+def test_missing_kernel_file_and_unknown_kernel(project):
+    (project / "kernels.toml").write_text(SPEC.replace('file = "scale.py"', 'file = "nope.py"'))
+    with pytest.raises(InputError, match=r"kernel #2 'scale' \(nope.py\): no such file"):
+        build(project / "kernels.toml", project / "out")
+    (project / "kernels.toml").write_text(SPEC.replace('name = "scale"', 'name = "scal"'))
+    with pytest.raises(BuildError, match=r"scale.py has no kernel 'scal' \(it has: scale\)"):
+        build(project / "kernels.toml", project / "out")
+
+
+F32_TILE = '''
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, f32
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def f32_tile(a: cd.Buffer[f32], c: cd.Buffer[f32]):
+    ta = MatA[f32, 16, 8].load(a, 0, stride=8)
+    tb = MatB[f32, 8, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16)
+'''
+
+
+def test_device_profile_checks_every_kernel(tmp_path):
+    (tmp_path / "tile.py").write_text(F32_TILE)
+    gemm = tmp_path.parent / "gemm_khr.py"
+    gemm.write_text((build_module.Path(__file__).resolve().parents[2] / "examples" / "gemm_khr.py").read_text())
+    (tmp_path / "k.toml").write_text('device = "nvidia-h100"\n[[kernel]]\nfile = "../gemm_khr.py"\nname = "gemm"\n'
+                                     '[[kernel]]\nfile = "tile.py"\nname = "f32_tile"\n')
+    with pytest.raises(BuildError) as info:
+        build(tmp_path / "k.toml", tmp_path / "out")
+    text = str(info.value)
+    assert "kernel #2 'f32_tile' (tile.py), output f32_tile: failed:\n" in text
+    assert f"{tmp_path / 'tile.py'}:9:11: error: NVIDIA H100" in text and "offers no MulAdd" in text
+    assert (tmp_path / "out" / "gemm.spv").is_file()  # the first kernel passed the same check

@@ -1,0 +1,76 @@
+"""Kernels the device tests check against profiles; the '# L:' comments mark lines tests look up."""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, f16, f32, i8, i32, u8, u32
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def f32_16x16x8(a: cd.Buffer[f32], c: cd.Buffer[f32]):
+    ta = MatA[f32, 16, 8].load(a, 0, stride=8)  # L:f32-a
+    tb = MatB[f32, 8, 16].load(a, 0, stride=16)  # L:f32-b
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # L:f32-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def f16_32x32x16(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 32, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 32].load(a, 0, stride=32)
+    acc = cd.muladd(ta, tb, Acc[f32, 32, 32].splat(0.0))  # L:big-muladd
+    acc.store(c, 0, stride=32)
+
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def workgroup_64x64x16(a: cd.Buffer[f16], c: cd.Buffer[f32], WG: cd.Spec[u32] = 128):
+    ta = MatA[f16, 64, 16, cd.Workgroup].load(a, 0, stride=16)  # L:wg-a
+    tb = MatB[f16, 16, 64, cd.Workgroup].load(a, 0, stride=64)
+    acc = cd.muladd(ta, tb, Acc[f32, 64, 64, cd.Workgroup].splat(0.0))  # L:wg-muladd
+    acc.store(c, 0, stride=64)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def odd_matrix(a: cd.Buffer[f16]):
+    t = MatA[f16, 8, 16].load(a, 0, stride=16)  # L:odd-a
+    t.store(a, 256, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def int8_saturating(a: cd.Buffer[i8], c: cd.Buffer[i32]):
+    ta = MatA[i8, 16, 32].load(a, 0, stride=32)
+    tb = MatB[i8, 32, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), saturate=True)  # L:sat-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def u8_as_signed(a: cd.Buffer[u8], c: cd.Buffer[i32]):
+    ta = MatA[u8, 16, 32].load(a, 0, stride=32)
+    tb = MatB[u8, 32, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), signed=("a", "c", "result"))  # L:mixed-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def spec_tiles(a: cd.Buffer[f16], c: cd.Buffer[f32], TM: cd.Spec[u32] = 16, TK: cd.Spec[u32] = 16):
+    TN = TM * 2
+    ta = MatA[f16, TM, TK].load(a, 0, stride=TK)  # L:spec-a
+    tb = MatB[f16, TK, TN].load(a, 0, stride=TN)
+    acc = cd.muladd(ta, tb, Acc[f32, TM, TN].splat(0.0))  # L:spec-muladd
+    acc.store(c, 0, stride=TN)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def spec_scope(a: cd.Buffer[f16], c: cd.Buffer[f32], S: cd.Spec[u32] = 3):
+    ta = MatA[f16, 16, 16, S].load(a, 0, stride=16)  # L:scope-a
+    tb = MatB[f16, 16, 16, S].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16, S].splat(0.0))
+    acc.store(c, 0, stride=16)
+
+
+def line(marker: str) -> int:
+    """The line of this file that ends with ``# L:<marker>``."""
+    from pathlib import Path
+
+    hits = [i + 1 for i, t in enumerate(Path(__file__).read_text().splitlines()) if t.endswith(f"# L:{marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]

@@ -1,0 +1,104 @@
+"""Device profiles: the shipped ones, every accepted form, and the errors for bad ones."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from coopdsl.devices import DeviceProfile, ProfileError, load_profile, shipped_profiles
+from coopdsl.devices.profile import profiles_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+MEASURED = ROOT / "docs" / "h100-devices.json"
+
+
+def _raw(name: str) -> list:
+    return json.loads((profiles_dir() / f"{name}.json").read_text())
+
+
+def test_the_h100_profile_is_the_measured_listing():
+    assert "nvidia-h100" in shipped_profiles()
+    (entry,) = _raw("nvidia-h100")
+    source = entry.pop("source")
+    assert entry == json.loads(MEASURED.read_text())[0]  # every other field is `coopdsl devices --json` output
+    assert source["kind"] == "measured" and source["command"] == "coopdsl devices --json"
+    assert source["driver"] == f"{entry['driver_name']} {entry['driver_info']}"
+
+
+@pytest.mark.parametrize("name", shipped_profiles())
+def test_every_shipped_profile_loads_and_cites_its_source(name):
+    p = load_profile(name)
+    assert p.configs and p.name and p.subgroup_size > 0
+    assert p.source and p.source.get("kind") in ("measured", "public report")
+    assert p.source.get("driver")
+
+
+def test_h100_profile_contents():
+    p = load_profile("nvidia-h100")
+    assert p.name == "NVIDIA H100 80GB HBM3" and p.driver == "NVIDIA 580.159.04" and p.subgroup_size == 32
+    assert len(p.configs) == 11 and len(p.flexible) == 25
+    assert p.workgroup_scope and p.flexible_dimensions
+    assert (p.workgroup_scope_max_invocations, p.flexible_max_dimension) == (256, 1024)
+    first = p.configs[0]
+    assert (first.M, first.N, first.K, first.types, first.scope, first.saturating) == \
+        (16, 16, 16, ("f16", "f16", "f16", "f16"), "Subgroup", False)
+    wg = [c for c in p.flexible if c.scope == "Workgroup"]
+    assert {c.invocations for c in wg} == {32, 64, 128, 256}
+
+
+def test_every_form_of_naming_a_device(tmp_path):
+    from coopdsl.runtime import DeviceInfo
+
+    h = load_profile("nvidia-h100")
+    raw = _raw("nvidia-h100")
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(raw))
+    fields = {f.name for f in dataclasses.fields(DeviceInfo)}
+    info = DeviceInfo(**{k: v for k, v in raw[0].items() if k in fields})
+
+    class FakeDevice:
+        pass
+
+    dev = FakeDevice()
+    dev.info = info
+    for form in (h, str(path), path, raw, raw[0], info, dev):
+        p = load_profile(form)
+        assert (p.name, p.configs, p.flexible, p.subgroup_size) == (h.name, h.configs, h.flexible, h.subgroup_size)
+
+
+def test_a_list_picks_the_first_device_with_cooperative_matrices():
+    raw = _raw("nvidia-h100")[0]
+    cpu = {"name": "llvmpipe", "subgroup_size": 8, "coopmat_configs": []}
+    assert load_profile([cpu, raw]).name == raw["name"]
+    assert load_profile([cpu]).name == "llvmpipe"
+
+
+def test_khr_only_drops_nv2():
+    p = load_profile("nvidia-h100").khr_only()
+    assert p.name.endswith("(KHR only)") and p.flexible == () and not p.workgroup_scope
+    assert p.configs == load_profile("nvidia-h100").configs
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{not json", "not valid JSON"),
+    ("[]", "the device list is empty"),
+    ('{"subgroup_size": 32}', "missing field 'name'"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16}]}', "missing field 'N'"),
+    ('{"name": "x", "subgroup_size": "many"}', "malformed field"),
+    ('"a string"', "a device profile is a JSON object"),
+])
+def test_bad_profile_files(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ProfileError) as e:
+        load_profile(str(path))
+    assert message in str(e.value) and str(path) in str(e.value)
+
+
+def test_unknown_names_and_objects():
+    with pytest.raises(ProfileError, match="no device profile 'amd-imaginary': not a shipped profile"):
+        load_profile("amd-imaginary")
+    with pytest.raises(ProfileError, match="cannot use int as a device profile"):
+        load_profile(3)
+    assert isinstance(load_profile("nvidia-h100"), DeviceProfile)

@@ -1,0 +1,397 @@
+"""Each class of defect held-out code found (issue 15): located errors, never an internal error or a
+foreign exception, no silent acceptance, and the valid kernels that used to be rejected."""
+
+import re
+import textwrap
+
+import pytest
+
+import coopdsl as cd
+from coopdsl import (
+    Acc,
+    ArgumentError,
+    CoopMat,
+    MatA,
+    MatB,
+    ShapeError,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+    f16,
+    f32,
+    i32,
+    u32,
+)
+from coopdsl.errors import CompileError, DeclarationError
+
+from ..conftest import compile_checked, expect_error
+
+# -- A. once internal errors -------------------------------------------------------------------
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_select_matrices(c: cd.Buffer[f32], n: cd.Push[u32]):
+    x = Acc[f32, 16, 16].splat(0.0)
+    y = Acc[f32, 16, 16].splat(1.0)
+    z = x if n > 3 else y
+    w = cd.select(n > 5, z, x)
+    w.store(c, 0, stride=16)
+
+
+def test_choosing_between_matrices_is_a_selection_with_a_phi():
+    text = compile_checked(k_select_matrices, r"OpPhi %\w+", r"OpSelectionMerge")
+    assert "OpSelect " not in text
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec_use(a: cd.Buffer[f16], c: cd.Buffer[f32], U: cd.Spec[u32] = 0):
+    ta = CoopMat[f16, 16, 16, U].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # E:specuse
+    acc.store(c, 0, stride=16)
+
+
+def test_muladd_needs_uses_known_at_compile_time():
+    expect_error(k_spec_use, ShapeError, "has a specialization-constant use (U)", "# E:specuse", 11)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_local_load(c: cd.Buffer[f32]):
+    loc = cd.local_array(f16, 256)
+    ta = MatA[f16, 16, 16].load(loc, 0, stride=16)  # E:local
+
+
+def test_no_matrix_loads_from_local_arrays():
+    expect_error(k_local_load, TypeMismatchError, "cannot load a cooperative matrix from local array 'loc'",
+                 "# E:local", 10)
+
+
+@cd.struct
+class Pair:
+    x: f16
+    y: f16
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_struct_load(a: cd.Buffer[Pair]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)  # E:structload
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_vec3_load(a: cd.Buffer[cd.vec3[f32]]):
+    ta = Acc[f32, 16, 16].load(a, 0, stride=16)  # E:vec3
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_crossdevice(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16, visible=cd.CrossDevice)  # E:cross
+
+
+def test_matrix_memory_must_hold_numbers_and_scopes_must_exist_in_vulkan():
+    expect_error(k_struct_load, TypeMismatchError, "through Pair elements: the memory must hold numeric",
+                 "# E:structload", 10)
+    expect_error(k_vec3_load, TypeMismatchError, "through vec3[f32] elements", "# E:vec3", 10)
+    expect_error(k_crossdevice, ArgumentError, "visible= cannot be CrossDevice in Vulkan", "# E:cross", 10)
+
+
+@cd.kernel
+def k_neg_index(c: cd.Buffer[f32]):
+    h = cd.shared(f32, 64)
+    c[0] = h[-1]  # E:neg
+
+
+@cd.kernel
+def k_past_end(c: cd.Buffer[f32]):
+    h = cd.shared(f32, 64)
+    c[0] = h[64]  # E:past
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_neg_offset(c: cd.Buffer[f32]):
+    sa = cd.shared(f16, 256)
+    ta = MatA[f16, 16, 16].load(sa, -16, stride=16)  # E:negoff
+
+
+def test_constant_indices_are_checked():
+    expect_error(k_neg_index, TypeMismatchError, "index -1 is out of bounds for shared array 'h' of 64", "# E:neg", 12)
+    expect_error(k_past_end, TypeMismatchError, "index 64 is out of bounds", "# E:past", 12)
+    expect_error(k_neg_offset, TypeMismatchError, "index -16 is out of bounds for shared array 'sa'", "# E:negoff",
+                 10)
+
+
+@cd.kernel
+def k_matrix_as_bound(c: cd.Buffer[f32]):
+    for i in range(0, MatB, 32):  # E:bound
+        c[i] = 1.0
+
+
+def test_a_type_where_a_number_belongs():
+    expect_error(k_matrix_as_bound, TypeMismatchError, "the stop of range(...) must be an integer, got the matrix "
+                 "type MatB", "# E:bound", 14)
+
+
+@cd.kernel
+def k_load_element_ptr(p: cd.Push[cd.Ptr[f32]]):
+    v = cd.load_element(p, 3, nontemporal=True)
+    cd.store_element(p, 4, v, volatile=True)
+
+
+def test_element_access_with_memory_operands_through_a_pointer():
+    compile_checked(k_load_element_ptr, r"OpLoad %float %\w+ Aligned\|Nontemporal 4",
+                    r"OpStore %\w+ %\w+ Volatile\|Aligned 4")
+
+
+# -- B. foreign exceptions ---------------------------------------------------------------------
+
+
+@cd.kernel
+def k_f16_overflow(c: cd.Buffer[f16]):
+    c[0] = f16(70000.0)  # E:f16
+
+
+@cd.kernel
+def k_f32_overflow(c: cd.Buffer[f32]):
+    c[0] = -1e300  # E:f32
+
+
+def test_float_literals_that_overflow_their_type():
+    expect_error(k_f16_overflow, TypeMismatchError, "the literal 70000.0 does not fit in f16", "# E:f16", 12)
+    expect_error(k_f32_overflow, TypeMismatchError, "the literal -1e+300 does not fit in f32", "# E:f32", 5)
+
+
+def _declare(tmp_path, source: str, name: str = "decl.py"):
+    """Run ``source`` as a user module; returns the CompileError it raises at declaration time."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    import runpy
+
+    with pytest.raises(CompileError) as info:
+        ns = runpy.run_path(str(path))
+        for v in ns.values():
+            if isinstance(v, cd.Kernel):
+                v.compile()
+    return path, info.value
+
+
+@pytest.mark.parametrize("size, shown", [("(0, 1, 1)", "got 0"), ("(0.5, 1, 1)", "got 0.5"),
+                                         ("(-2.0, 1, 1)", "got -2.0"), ("(2**33, 1, 1)", "got 8589934592")])
+def test_workgroup_sizes_are_checked_at_the_decorator(tmp_path, size, shown):
+    path, err = _declare(tmp_path, f"""\
+        import coopdsl as cd
+        @cd.kernel(workgroup_size={size})
+        def k(c: cd.Buffer[cd.f32]):
+            c[0] = 1.0
+        """)
+    assert shown in err.message and "workgroup_size entries must be ints from 1 to 4294967295" in err.message
+    assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 2, 12)
+
+
+@pytest.mark.parametrize("future", ["", "from __future__ import annotations\n"])
+@pytest.mark.parametrize("annotation, message, col", [
+    ("cd.Buffer[cd.Acc[cd.f32, 16, 16]]", "Buffer[...] takes one scalar, vector or struct element type", 13),
+    ("cd.Spec[cd.Acc[cd.f32, 16, 16]]", "Spec[...] takes a scalar type", 13),
+    ("cd.Uniform[cd.f32]", "Uniform[...] takes a @coopdsl.struct type, got f32", 13),
+])
+def test_bad_parameter_declarations_are_located(tmp_path, future, annotation, message, col):
+    path, err = _declare(tmp_path, future + textwrap.dedent(f"""\
+        import coopdsl as cd
+        @cd.kernel
+        def k(c: {annotation}):
+            pass
+        """))
+    assert isinstance(err, TypeMismatchError) and message in err.message
+    line = 3 + bool(future)
+    assert (err.loc.file, err.loc.line) == (str(path), line)
+    assert err.loc.col == (col if not future else 10)  # evaluated late: at the annotation
+
+
+def test_a_bad_struct_member_is_located(tmp_path):
+    path, err = _declare(tmp_path, """\
+        import coopdsl as cd
+        @cd.struct
+        class S:
+            n: cd.u32
+            m: cd.Acc[cd.f32, 16, 16]
+        """)
+    assert isinstance(err, DeclarationError)
+    assert "struct S: member 'm' has unsupported type Acc[f32, 16, 16]" in err.message
+    assert (err.loc.line, err.loc.col) == (5, 5)
+
+
+# -- C. silently accepted ------------------------------------------------------------------------
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec64(a: cd.Buffer[f16], R: cd.Spec[cd.u64] = 16):
+    ta = MatA[f16, R, 16].load(a, 0, stride=16)  # E:spec64
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_wrap(a: cd.Buffer[f16]):
+    ta = MatA[f16, 4294967312, 16].load(a, 0, stride=16)  # E:wrap
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_neg_stride(a: cd.Buffer[f16], c: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=-16)  # E:negstride
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_neg_store_stride(c: cd.Buffer[f32]):
+    Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=-1)  # E:negstore
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec_scope(a: cd.Buffer[f16], c: cd.Buffer[f32], S: cd.Spec[u32] = 2):
+    ta = MatA[f16, 16, 16, S].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # E:specscope
+    acc.store(c, 0, stride=16)
+
+
+def test_matrix_parameters_strides_and_scopes():
+    expect_error(k_spec64, TypeMismatchError, "'R' used as a type parameter must be a 32-bit integer", "# E:spec64",
+                 10)
+    expect_error(k_wrap, TypeMismatchError, "rows must be from 1 to 4294967295", "# E:wrap", 10)
+    expect_error(k_neg_stride, ArgumentError, "load: stride must be 0 or more, got -16", "# E:negstride", 10)
+    expect_error(k_neg_store_stride, ArgumentError, "store: stride must be greater than 0, got -1", "# E:negstore", 5)
+    expect_error(k_spec_scope, ShapeError, "muladd operands have different scopes: MatA[f16, 16, 16, S]",
+                 "# E:specscope", 11)
+
+
+@cd.kernel
+def k_spec_default(c: cd.Buffer[f32], K: cd.Spec[u32] = -64):  # E:default
+    c[0] = 1.0
+
+
+@cd.kernel
+def k_spec_ok(c: cd.Buffer[f32], K: cd.Spec[u32] = 64):
+    c[0] = 1.0
+
+
+def test_spec_constant_values_must_fit_their_type():
+    expect_error(k_spec_default, TypeMismatchError, "default of specialization constant 'K': the literal -64 does "
+                 "not fit in u32", "# E:default", 39)
+    for bad in (-16, 99999999999, 1.5):
+        with pytest.raises(ValueError, match="specialization constant 'K'"):
+            k_spec_ok.compile(spec={"K": bad})
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_enum_rows(a: cd.Buffer[f16]):
+    ta = MatA[f16, cd.RowMajor, 16].load(a, 0, stride=16)  # E:enumrows
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_scope_as_use(a: cd.Buffer[f16]):
+    ta = CoopMat[f16, 16, 16, cd.Workgroup].load(a, 0, stride=16)  # E:scopeuse
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_use_as_scope(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16, cd.UseAcc].load(a, 0, stride=16)  # E:usescope
+
+
+def test_enumerants_only_where_they_belong():
+    expect_error(k_enum_rows, TypeMismatchError, "rows must be a number, not coopdsl.RowMajor", "# E:enumrows", 10)
+    expect_error(k_scope_as_use, TypeMismatchError, "use must be UseA, UseB or UseAcc, not coopdsl.Workgroup",
+                 "# E:scopeuse", 10)
+    expect_error(k_use_as_scope, TypeMismatchError, "scope must be Subgroup or Workgroup, not coopdsl.UseAcc",
+                 "# E:usescope", 10)
+
+
+# -- D. valid kernels that were rejected ---------------------------------------------------------
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_commutative(a: cd.Buffer[f16], c: cd.Buffer[f32], TN: cd.Spec[u32] = 8):
+    ta = MatA[f16, 16, TN * 2].load(a, 0, stride=16)
+    tb = MatB[f16, 2 * TN, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16)
+
+
+@cd.func
+def tile(a, K):
+    return MatA[f16, 16, K].load(a, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec_into_func(a: cd.Buffer[f16], c: cd.Buffer[f32], K: cd.Spec[u32] = 16):
+    ta = tile(a, K)
+    tb = MatB[f16, K, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))
+    acc.store(c, 0, stride=16)
+
+
+def test_spec_constant_shapes_compare_symbolically_and_pass_into_functions():
+    compile_checked(k_commutative, r"= OpSpecConstantOp %uint IMul %TN %uint_2", "OpCooperativeMatrixMulAddKHR")
+    text = compile_checked(k_spec_into_func, "OpFunctionCall", "OpCooperativeMatrixMulAddKHR")
+    assert len(re.findall(r"OpFunctionParameter", text)) == 0  # K stays a constant, `a` a compile-time buffer
+
+
+@cd.struct
+class Item:
+    m: f32
+    count: u32
+
+
+@cd.kernel
+def k_member_store(out: cd.Buffer[Item], p: cd.Push[cd.Ptr[Item]]):
+    out[1].m = 2.0
+    out[2].count += 1
+    p[3].m = 4.0
+
+
+def test_struct_members_of_memory_elements_can_be_assigned():
+    compile_checked(k_member_store, r"OpAccessChain %_ptr_StorageBuffer_float %\w+ %uint_0\n",
+                    r"OpIAdd %uint", r"OpStore %\w+ %float_4 Aligned 4")
+
+
+@cd.kernel
+def k_range_builtin(out: cd.Buffer[f32]):
+    for i in range(cd.subgroup_invocation_id):
+        out[i] = 1.0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec_layout(a: cd.Buffer[f16], c: cd.Buffer[f16], L: cd.Spec[u32] = 1):
+    MatA[f16, 16, 16].load(a, 0, stride=16, layout=L).store(c, 0, stride=16, layout=L)
+
+
+def test_range_over_a_builtin_and_spec_constant_layouts():
+    compile_checked(k_range_builtin, r"OpULessThan %bool")
+    compile_checked(k_spec_layout, r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %L %uint_16",
+                    r"OpCooperativeMatrixStoreKHR %\w+ %\w+ %L %uint_16")
+
+
+# -- F. messages -------------------------------------------------------------------------------------
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_muladd_number(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, 0.0)  # E:number
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_matmul_operator(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = ta @ tb  # E:matmul
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_int_matrix_div(c: cd.Buffer[i32]):
+    acc = Acc[i32, 16, 16].splat(4)
+    q = acc // acc
+    r = acc / acc  # E:intdiv
+
+
+def test_messages_point_to_the_fix():
+    expect_error(k_muladd_number, TypeMismatchError, "must be an accumulator matrix (Acc[...]), got the number 0.0; "
+                 "to start from zero, pass Acc[T, M, N].splat(0)", "# E:number", 11)
+    expect_error(k_matmul_operator, UnsupportedSyntaxError, "'@' is not supported; multiply cooperative matrices with "
+                 "cd.muladd(a, b, c)", "# E:matmul", 11)
+    expect_error(k_int_matrix_div, TypeMismatchError, "'/' divides floats; use '//' to divide Acc[i32, 16, 16]",
+                 "# E:intdiv", 9)

@@ -1,0 +1,190 @@
+"""Resident device arrays: creation, read-back, launches that bind them directly, and every bad use."""
+
+import array as pyarray
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f16, f32, runtime, u32
+from coopdsl.runtime import ArrayError, LaunchError
+
+pytestmark = pytest.mark.vulkan
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def axpy(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = alpha * x[i] + y[i]
+
+
+@cd.struct
+class Params:
+    scale: f32
+    shift: f32
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def affine(x: cd.Buffer[f32], p: cd.Uniform[Params], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        x[i] = x[i] * p.scale + p.shift
+
+
+def test_array_round_trip_and_properties(device):
+    data = np.arange(12, dtype=np.float16).reshape(3, 4)
+    a = runtime.array(data, device=device)
+    assert (a.shape, a.dtype, a.nbytes, a.size, a.device) == ((3, 4), np.float16, 24, 12, device)
+    np.testing.assert_array_equal(a.numpy(), data)
+    np.testing.assert_array_equal(np.asarray(a), data)  # __array__
+    assert "shape=(3, 4) dtype=float16" in repr(a)
+    a.write(data * 2)
+    np.testing.assert_array_equal(a.numpy(), data * 2)
+
+
+def test_arrays_from_the_buffer_protocol_and_array_interface(device):
+    a = runtime.array(pyarray.array("f", [1.0, 2.0, 3.0]), device=device)
+    assert a.dtype == np.float32 and a.numpy().tolist() == [1.0, 2.0, 3.0]
+    b = runtime.array(bytearray(b"\x01\x02\x03\x04"), device=device)
+    assert b.dtype == np.uint8 and b.numpy().tolist() == [1, 2, 3, 4]
+
+    class Tensorish:  # e.g. a CPU tensor of another library
+        def __array__(self, dtype=None, copy=None):
+            return np.full((2, 2), 7, np.int32)
+
+    assert runtime.array(Tensorish(), device=device).numpy().tolist() == [[7, 7], [7, 7]]
+    with pytest.raises(ArrayError, match="neither the buffer protocol nor __array__.*np.array"):
+        runtime.array([1, 2, 3], device=device)
+
+
+def test_empty_and_zeros_take_numpy_or_coopdsl_dtypes(device):
+    z = runtime.zeros((4, 8), cd.f16, device=device)
+    assert z.dtype == np.float16 and not z.numpy().any()
+    assert runtime.empty(5, "bf16", device=device).dtype == np.uint16  # bf16 travels as bit patterns
+    assert runtime.empty([2, 3], np.int8, device=device).shape == (2, 3)
+    with pytest.raises(ArrayError, match="not a dtype"):
+        runtime.empty(4, "float13", device=device)
+    with pytest.raises(ArrayError, match="shape must be non-negative ints"):
+        runtime.empty((2, -1), np.float32, device=device)
+
+
+def test_launch_binds_resident_arrays_without_copies(device, monkeypatch):
+    n = 1000
+    x = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+
+    def no_copies(*args, **kwargs):
+        raise AssertionError("a resident-array launch copied data")
+
+    monkeypatch.setattr(runtime.Batch, "upload", no_copies)
+    monkeypatch.setattr(runtime.Batch, "download", no_copies)
+    for _ in range(3):
+        axpy.launch(((n + 63) // 64,), x, y, n, 2.0)  # the device comes from the arrays
+    monkeypatch.undo()
+    np.testing.assert_array_equal(y.numpy(), 6 * np.arange(n, dtype=np.float32))
+
+
+def test_resident_arrays_mix_with_numpy_arrays_and_uniform_dicts(device):
+    n = 256
+    x = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    affine.launch((4,), x, {"scale": 2.0, "shift": 1.0}, n)
+    y = np.zeros(n, np.float32)
+    axpy.launch((4,), x, y, n, 1.0)  # resident input, numpy output
+    np.testing.assert_array_equal(y, 2 * np.arange(n) + 1)
+
+
+def test_wrong_dtype_is_an_array_error_before_dispatch(device):
+    x = runtime.array(np.ones(64, np.float16), device=device)
+    y = runtime.zeros(64, np.float32, device=device)
+    with pytest.raises(ArrayError, match=r"buffer 'x' holds f32; got a float16 array \(pass float32\)"):
+        axpy.launch((1,), x, y, 64, 1.0)
+    assert not y.numpy().any()
+
+
+def test_too_small_arrays_are_array_errors(device):
+    x = runtime.zeros(64, np.float32, device=device)
+    small = runtime.zeros(1, np.float32, device=device)  # 4 bytes for an 8-byte uniform block
+    with pytest.raises(ArrayError, match="buffer 'p' is a uniform block of 8 bytes; only 4 bytes given"):
+        affine.launch((1,), x, small, 64)
+    with pytest.raises(LaunchError, match="buffer 'p' is a uniform block of 8 bytes; only 4 bytes given"):
+        affine.launch((1,), x, np.zeros(1, np.float32), 64, device=device)  # numpy too
+
+
+def test_freed_array_is_an_array_error(device):
+    x = runtime.zeros(64, np.float32, device=device)
+    y = runtime.zeros(64, np.float32, device=device)
+    x.free()
+    assert x.freed and "freed" in repr(x)
+    with pytest.raises(ArrayError, match=r"buffer 'x': the device array \(64,\) float32 was freed"):
+        axpy.launch((1,), x, y, 64, 1.0)
+    with pytest.raises(ArrayError, match="was freed"):
+        x.numpy()
+    x.free()  # freeing twice is harmless
+
+
+def test_array_from_another_device_is_an_array_error(device):
+    other = runtime.Device(device.index)
+    x = runtime.zeros(64, np.float32, device=other)
+    y = runtime.zeros(64, np.float32, device=device)
+    with pytest.raises(ArrayError, match="buffer 'x': the array lives on .* a different Device object"):
+        axpy.launch((1,), x, y, 64, 1.0, device=device)
+    with pytest.raises(ArrayError, match="buffer 'y': .* different Device object"):
+        axpy.launch((1,), x, y, 64, 1.0)  # the launch follows the first array, x: now y is the stranger
+
+
+def test_write_checks_shape_and_dtype(device):
+    a = runtime.zeros((2, 2), np.float32, device=device)
+    with pytest.raises(ArrayError, match="cannot write a float64 array of shape \\(2, 2\\) into a device array "
+                                         "of float32 and shape \\(2, 2\\)"):
+        a.write(np.zeros((2, 2)))
+
+
+def test_read_only_numpy_output_fails_before_dispatch(device):
+    x = np.ones(64, np.float32)
+    y = np.zeros(64, np.float32)
+    y.flags.writeable = False
+    with pytest.raises(LaunchError, match="buffer 'y' is written by the kernel, but the numpy array given for it "
+                                          "is read-only"):
+        axpy.launch((1,), x, y, 64, 1.0, device=device)
+    x.flags.writeable = False  # a read-only *input* is fine
+    z = np.zeros(64, np.float32)
+    axpy.launch((1,), x, z, 64, 1.0, device=device)
+    assert z.sum() == 64
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def halves(src: cd.Buffer[f16], dst: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        dst[i] = f32(src[i]) * 2.0
+
+
+def test_arrays_work_with_ptr_members(device):
+    if not device.has_device_address:
+        pytest.skip("no bufferDeviceAddress")
+    from tests.runtime.test_lavapipe import through_pointers
+
+    n = 128
+    src = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    out = runtime.zeros(n, np.float32, device=device)
+    through_pointers.launch((2,), out, {"factor": 0.0, "offset": 0.0, "src": src},
+                            {"factor": 3.0, "offset": 0.0, "src": src}, n)
+    np.testing.assert_array_equal(out.numpy(), 3 * np.arange(n))
+    assert src.address == src.address != out.address
+
+
+def test_half_arrays_launch(device):
+    n = 100
+    src = runtime.array(np.linspace(-1, 1, n).astype(np.float16), device=device)
+    dst = runtime.empty(n, np.float32, device=device)
+    halves.launch((2,), src, dst, n)
+    np.testing.assert_array_equal(dst.numpy(), 2 * src.numpy().astype(np.float32))
+
+
+def test_empty_arrays_launch(device):
+    y = np.zeros(0, np.float32)
+    axpy.launch((1,), np.zeros(0, np.float32), y, 0, 1.0, device=device)
+    e = runtime.empty(0, np.float32, device=device)
+    axpy.launch((1,), e, e, 0, 1.0)
+    assert e.numpy().shape == (0,)

@@ -1,0 +1,206 @@
+"""Batches (many launches, one submission, one wait) and the caches that make launches cheap."""
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, runtime, u32
+from coopdsl.runtime import ArrayError, LaunchError, descriptors, memory
+from coopdsl.runtime.program import Program
+
+pytestmark = pytest.mark.vulkan
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def axpy(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = alpha * x[i] + y[i]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def square(x: cd.Buffer[f32], n: u32, OFFSET: cd.Spec[u32] = 0):
+    i = cd.global_invocation_id.x
+    if i < n:
+        x[i] = x[i] * x[i] + f32(OFFSET)
+
+
+@pytest.fixture
+def submissions(device, monkeypatch):
+    """Counts the device's queue submissions."""
+    count = [0]
+    real = device.submit_and_wait
+
+    def counting(cb, *args):
+        count[0] += 1
+        real(cb, *args)
+
+    monkeypatch.setattr(device, "submit_and_wait", counting)
+    return count
+
+
+def test_a_batch_runs_dependent_launches_in_order_with_one_submission(device, submissions):
+    n = 500
+    x = runtime.array(np.full(n, 1.5, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    submissions[0] = 0
+    with runtime.batch(device) as b:
+        for _ in range(100):
+            axpy.launch((8,), x, y, n, 1.0)      # y += x: each reads the previous one's result
+        square.launch((8,), y, n)                # a different pipeline reading y
+        axpy.launch((8,), y, x, n, 1.0, device=device)  # and back into x
+        assert submissions[0] == 0               # recorded, not run
+    assert submissions[0] == 1 and b.launches == 102
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 150.0 ** 2))
+    np.testing.assert_array_equal(x.numpy(), np.full(n, 150.0 ** 2 + 1.5))
+
+
+def test_writes_inside_a_batch_are_recorded_in_order(device):
+    n = 64
+    x = runtime.zeros(n, np.float32, device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    with runtime.batch(device):
+        x.write(np.ones(n, np.float32))
+        axpy.launch((1,), x, y, n, 1.0)
+        x.write(np.full(n, 10.0, np.float32))   # after the first launch has read x
+        axpy.launch((1,), x, y, n, 1.0)
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 11.0))
+
+
+def test_numpy_arrays_in_a_batch_are_uploaded_once_and_written_back_at_the_end(device, submissions):
+    n = 64
+    x = np.ones(n, np.float32)
+    y = np.zeros(n, np.float32)
+    with runtime.batch(device):
+        for _ in range(5):
+            axpy.launch((1,), x, y, n, 2.0, device=device)
+        assert not y.any()                        # not yet: written back at submission
+    assert submissions[0] == 1
+    np.testing.assert_array_equal(y, np.full(n, 10.0))
+
+
+def test_submit_inside_the_block_runs_what_is_recorded(device):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    with runtime.batch(device) as b:
+        axpy.launch((1,), x, y, n, 1.0)
+        with pytest.raises(ArrayError, match="cannot read a device array that launches recorded in the open "
+                                             "batch use"):
+            y.numpy()
+        with pytest.raises(ArrayError, match="cannot free"):
+            y.free()
+        b.submit()
+        assert y.numpy()[0] == 1.0
+        axpy.launch((1,), x, y, n, 1.0)
+    assert y.numpy()[0] == 2.0
+
+
+def test_an_exception_in_the_block_discards_the_batch(device, submissions):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    submissions[0] = 0
+    with pytest.raises(LaunchError, match="holds f32; got a float64 array"):
+        with runtime.batch(device):
+            axpy.launch((1,), x, y, n, 1.0)
+            axpy.launch((1,), x, np.zeros(n), n, 1.0)
+    assert submissions[0] == 0 and not y.numpy().any()
+    assert device.recording == 0
+    axpy.launch((1,), x, y, n, 1.0)  # the device is usable afterwards
+    assert y.numpy()[0] == 1.0
+
+
+def test_batches_do_not_nest_and_bench_refuses_to_run_in_one(device):
+    x = np.ones(64, np.float32)
+    with runtime.batch(device):
+        with pytest.raises(LaunchError, match="a batch is already open for .* batches do not nest"):
+            with runtime.batch(device):
+                pass
+        with pytest.raises(LaunchError, match="bench times its own submission"):
+            axpy.bench((1,), x, x.copy(), 64, 1.0, device=device)
+    with pytest.raises(TypeError, match="batch\\(\\) takes a coopdsl.runtime.Device, got str"):
+        runtime.batch("gpu0")
+
+
+def test_launches_without_a_device_follow_the_open_batch(device, submissions):
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    with runtime.batch(device):
+        axpy.launch((1,), x, y, 64, 3.0)  # numpy only, no device=: the open batch's device
+    assert submissions[0] == 1 and y[0] == 3.0
+
+
+def test_pipelines_descriptor_sets_buffers_and_command_buffers_are_reused(device, monkeypatch):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    square.launch((1,), y, n)
+    square.launch((1,), y, n, OFFSET=1)
+    axpy.launch((1,), x, y, n, 1.0)
+    axpy.launch((1,), np.ones(n, np.float32), np.zeros(n, np.float32), n, 1.0, device=device)
+    made = {"pipelines": 0, "sets": 0, "buffers": 0, "command buffers": 0}
+    real_create, real_alloc = Program._create, descriptors.DescriptorCache._allocate
+    real_buffer, real_cb = memory.Buffer.__init__, device.acquire_command_buffer
+
+    def counted(key, real):
+        def wrapper(*args, **kwargs):
+            made[key] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(Program, "_create", counted("pipelines", real_create))
+    monkeypatch.setattr(descriptors.DescriptorCache, "_allocate", counted("sets", real_alloc))
+    monkeypatch.setattr(memory.Buffer, "__init__", counted("buffers", real_buffer))
+    cbs = []
+    monkeypatch.setattr(device, "acquire_command_buffer", lambda: cbs.append(real_cb()) or cbs[-1])
+    for _ in range(20):
+        square.launch((1,), y, n)
+        square.launch((1,), y, n, OFFSET=1)
+        axpy.launch((1,), x, y, n, 1.0)
+        axpy.launch((1,), np.ones(n, np.float32), np.zeros(n, np.float32), n, 1.0, device=device)
+    assert made == {"pipelines": 0, "sets": 0, "buffers": 0, "command buffers": 0}
+    assert len(set(cbs)) == 1  # one command buffer, reused
+
+
+def test_destroying_a_buffer_drops_its_descriptor_sets(device, monkeypatch):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    axpy.launch((1,), x, y, n, 1.0)
+    uid = x.buffer().uid
+    naming = len(device.descriptors._by_buffer[uid])
+    before = len(device.descriptors)
+    monkeypatch.setattr(device.pool, "limit", 0)  # a full pool destroys what it is given
+    x.free()
+    assert len(device.descriptors) == before - naming and uid not in device.descriptors._by_buffer
+    axpy.launch((1,), runtime.array(np.ones(n, np.float32), device=device), y, n, 1.0)
+    assert y.numpy()[0] == 2.0
+
+
+def test_descriptor_cache_is_trimmed_to_its_limit(device, monkeypatch):
+    monkeypatch.setattr(device.descriptors, "limit", 3)
+    x = runtime.array(np.ones(64, np.float32), device=device)
+    ys = [runtime.zeros(64, np.float32, device=device) for _ in range(6)]
+    with runtime.batch(device):
+        for y in ys:
+            axpy.launch((1,), x, y, 64, 1.0)
+        assert len(device.descriptors) >= 6  # never freed while a batch records
+    assert len(device.descriptors) == 3
+    for y in ys:  # evicted sets are re-made on demand
+        axpy.launch((1,), x, y, 64, 1.0)
+        assert y.numpy()[0] == 2.0
+
+
+def test_buffer_pool_reuses_by_size_class_and_caps_idle_memory(device, monkeypatch):
+    from coopdsl.runtime.memory import size_class
+
+    assert [size_class(n) for n in (1, 256, 257, 4096, (1 << 20) + 1)] == [256, 256, 512, 4096, 2 << 20]
+    pool = device.pool
+    a = pool.take(1000, host_visible=False)
+    pool.give(a)
+    assert pool.take(700, host_visible=False) is a  # same size class
+    monkeypatch.setattr(pool, "limit", 0)
+    destroyed = []
+    monkeypatch.setattr(a, "destroy", lambda: destroyed.append(a))
+    pool.give(a)
+    assert destroyed == [a]
