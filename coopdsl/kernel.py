@@ -141,10 +141,9 @@ class Kernel:
         """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
-        from .lang.types import ConstParam, SpecParam
-
         from .frontend.params import parameter_annotations
         from .frontend.source import parse_function
+        from .lang.types import ConstParam, SpecParam
 
         sig = inspect.signature(self.fn)
         annotations = parameter_annotations(self.fn, parse_function(self.fn))

@@ -64,7 +64,5 @@ def render() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-if __name__ == "__main__":
-    import coopdsl  # noqa: F401  (registers every builtin family)
-
+if __name__ == "__main__":  # importing coopdsl.lang registered every builtin family
     sys.stdout.write(render())
