@@ -174,6 +174,8 @@ def _setter(kind: str, name: str, signature: str, doc: str):
         else:
             if kwargs:
                 raise ArgumentError(f"{name}{signature} takes no keyword arguments", cg.em.loc)
+            if len(args) == 1 and isinstance(args[0], tuple):  # the values as one compile-time tuple
+                args = list(args[0])
             want = s.count(t.dim)
             if len(args) != want:
                 raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
