@@ -25,7 +25,7 @@ from .lang import atomics as _atomics  # each registers its builtins
 from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
-from .lang.blocks import array
+from .lang.blocks import array  # noqa: F401  (cd.array: fixed struct arrays; not star-exported)
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
 from .lang.functions import DeviceFunction, func
