@@ -215,7 +215,8 @@ _setter("tensor_view_stride", "stride", "(*strides)",
         "A copy with the view's strides set, outermost first (OpTensorViewSetStrideNV).")
 _setter("tensor_view_clip", "clip", "(row_offset, row_span, col_offset, col_span)",
         "A copy that loads or stores only the matrix rows row_offset .. +row_span and columns col_offset .. "
-        "+col_span (OpTensorViewSetClipNV); clipped elements keep the load's fill value and are not stored.")
+        "+col_span (OpTensorViewSetClipNV); clipped elements keep the load's fill value and are not stored. The "
+        "elements inside are numbered row by row within the clip, so slice the layout to the clip's size.")
 
 
 # -- loads and stores --------------------------------------------------------------------------------
