@@ -21,7 +21,7 @@ def test_workgroup_gemm_tiles_are_spec_constants_and_b_may_be_column_major(gemm,
     row = compile_checked(gemm[name], r"OpExecutionModeId %\w+ LocalSizeId %WG %uint_1 %uint_1",
                           r"OpTypeCooperativeMatrixKHR %half %uint_2 %BM %BK %uint_0",
                           r"OpTypeCooperativeMatrixKHR %float %uint_2 %BM %BN %uint_2",
-                          rf"OpCooperativeMatrixStoreTensorNV %\w+ %\w+ %\w+ None None",
+                          r"OpCooperativeMatrixStoreTensorNV %\w+ %\w+ %\w+ None None",
                           r"OpTypeTensorLayoutNV %uint_2 %uint_1", absent=(r"TensorView %",))
     col = compile_checked(gemm[name].specialize(B_COLMAJOR=True),
                           r"OpTypeTensorViewNV %uint_2 %false %uint_1 %uint_0",

@@ -149,7 +149,7 @@ def k_store_blocks(a: cd.Buffer[f32], n: u32):
 @cd.kernel(workgroup_size=(32, 1, 1))
 def k_store_blocks_phi(a: cd.Buffer[f32], n: u32):
     L = cd.tensor_layout(2).block_size(1, 32).dimension(n, n)
-    for i in range(n):
+    for _ in range(n):
         L = L.slice(0, 16, 0, 16)
     Acc[f32, 16, 16].splat(0.0).store_tensor(a, 0, L)  # E:storeblockphi
 
@@ -326,3 +326,32 @@ def out_of_range(bl, bc, cib):
 def test_constant_array_indices_are_checked():
     expect_error(_decode_kernel(out_of_range), TypeMismatchError, "index 2 is out of range for u32[2]",
                  "# E:arrayindex", 16)
+
+
+@cd.func
+def no_member(bl, bc, cib):
+    return bl.scale  # E:member
+
+
+def test_block_members_are_checked():
+    expect_error(_decode_kernel(no_member), TypeMismatchError, "struct Blk has no member 'scale' (it has: d, qs)",
+                 "# E:member", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_divergent(a: cd.Buffer[f32]):
+    if cd.local_invocation_index < 5:
+        m = Acc[f32, 16, 16].load_tensor(a, 0, cd.tensor_layout(2).dimension(16, 16))  # E:divergent
+
+
+def test_tensor_loads_are_tangled():
+    expect_error(k_divergent, UniformityError, "", "# E:divergent", 13)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bad_float(a: cd.Buffer[f32]):
+    x = float("infinity!")  # E:badfloat
+
+
+def test_float_of_a_string_is_a_compile_time_constant():
+    expect_error(k_bad_float, TypeMismatchError, "float('infinity!') is not a number", "# E:badfloat", 9)

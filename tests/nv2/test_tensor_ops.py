@@ -67,7 +67,8 @@ def test_every_dimension_count(dim):
         Acc[f32, 16, 16].load_tensor(a, 0, L, view=V).store_tensor(a, 0, L)
 
     ids = " ".join(f"%uint_{p}" for p in perm)
-    compile_checked(k, rf"OpTypeTensorLayoutNV %uint_{dim} %uint_0\n", rf"OpTypeTensorViewNV %uint_{dim} %false {ids}\n",
+    compile_checked(k, rf"OpTypeTensorLayoutNV %uint_{dim} %uint_0\n",
+                    rf"OpTypeTensorViewNV %uint_{dim} %false {ids}\n",
                     rf"OpTensorLayoutSliceNV(?: %\w+){{{2 + 2 * dim}}}\n")
 
 
@@ -122,7 +123,7 @@ def k_layouts_flow(a: cd.Buffer[f32], n: u32, flip: u32):
     V = cd.tensor_view(2, perm=(1, 0))
     W = V.clip(0, 8, 0, 16) if flip > 0 else V
     acc = Acc[f32, 16, 16].splat(0.0)
-    for k0 in range(0, n, 16):
+    for _ in range(0, n, 16):
         L = L.slice(0, 16, 16, 16)  # moves 16 columns each iteration: the layout is a loop-carried value
         acc = acc + Acc[f32, 16, 16].load_tensor(a, 0, L, view=W)
     if flip > 1:
