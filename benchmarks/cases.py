@@ -9,9 +9,9 @@ Used by ``tests/gpu/test_examples_gpu.py`` (pytest -m gpu) and by
 from __future__ import annotations
 
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -144,6 +144,64 @@ def gemm_portable(size, rng, device=None) -> Result:
     return Result("gemm_portable.py", label, size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
+def gemm_workgroup(size, rng, device=None, c_type=np.float32, b_colmajor=False) -> Result:
+    """examples/gemm_workgroup.py: alpha * A x B + beta * C with workgroup-scope matrices and tensor layouts."""
+    M, N, K = size
+    ns = load_example("gemm_workgroup.py")
+    k = ns["gemm_wg" if c_type == np.float32 else "gemm_wg_f16"]
+    if b_colmajor:
+        k = k.specialize(B_COLMAJOR=True)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = rng.uniform(-1, 1, (M, N)).astype(c_type)
+    alpha, beta = 1.5, -0.5
+    ref = alpha * (a.astype(np.float64) @ b.astype(np.float64)) + beta * c.astype(np.float64)
+    b_arg = np.ascontiguousarray(b.T) if b_colmajor else b
+    k.launch(((N + 127) // 128, (M + 127) // 128, 1), a, b_arg, c, M, N, K, alpha, beta, device=device)
+    abs_err, rel_err = _rel(c, ref)
+    label = "gemm_wg" + ("_f16" if c_type != np.float32 else "") + (" B col-major" if b_colmajor else "")
+    if c_type == np.float32:
+        tol = 1.5e-3 * np.sqrt(K)
+        return Result("gemm_workgroup.py", label, size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+    tol = 4e-3  # f16 output: half an ulp of f16 plus the f32 accumulation
+    return Result("gemm_workgroup.py", label, size, abs_err, rel_err, f"rel <= {tol:.3g}", rel_err <= tol)
+
+
+def gemm_workgroup_colmajor(size, rng, device=None) -> Result:
+    return gemm_workgroup(size, rng, device, b_colmajor=True)
+
+
+def gemm_workgroup_f16(size, rng, device=None) -> Result:
+    return gemm_workgroup(size, rng, device, c_type=np.float16)
+
+
+Q4_0 = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # one q4_0 block: 18 bytes
+
+
+def q4_0_dequantize(blocks: np.ndarray) -> np.ndarray:
+    """The weights of q4_0 ``blocks`` (shape (rows, K / 32)) as f16, computed as the decode function does."""
+    lo, hi = blocks["qs"] & 0x0F, blocks["qs"] >> 4
+    nibbles = np.concatenate([lo, hi], axis=-1).astype(np.int32)           # (rows, K/32, 32)
+    w = (nibbles - 8).astype(np.float16) * blocks["d"][..., None]          # f16 products, like the kernel
+    return w.reshape(blocks.shape[0], -1)
+
+
+def q4_matmul(size, rng, device=None) -> Result:
+    """examples/q4_matmul.py: y = dequant(W) x with W in q4_0 blocks read through a device address."""
+    M, N, K = size
+    k = load_example("q4_matmul.py")["q4_matmul"]
+    blocks = np.zeros((M, K // 32), Q4_0)
+    blocks["d"] = rng.uniform(0.005, 0.02, blocks.shape).astype(np.float16)
+    blocks["qs"] = rng.integers(0, 256, blocks.shape + (16,), dtype=np.uint8)
+    x = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    y = np.full((M, N), np.nan, np.float32)  # every element must be written
+    k.launch(((N + 63) // 64, (M + 63) // 64, 1), blocks.view(np.uint8).reshape(-1), x, y, M, N, K, device=device)
+    ref = q4_0_dequantize(blocks).astype(np.float64) @ x.astype(np.float64)
+    abs_err, rel_err = _rel(np.nan_to_num(y, nan=1e9), ref)
+    tol = 1e-3 * np.sqrt(K)
+    return Result("q4_matmul.py", "q4_matmul", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
 CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
     "gemm_shared": (gemm_shared, [(128, 128, 32), (256, 384, 160), (1024, 1024, 1024), (2048, 1024, 512)]),
@@ -152,4 +210,10 @@ CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "bf16_gemm": (bf16_gemm, [(16, 16, 16), (128, 64, 96), (512, 512, 512), (1024, 768, 1024)]),
     "int8_gemm": (int8_gemm, [(16, 16, 32), (64, 48, 96), (512, 512, 512), (1024, 1024, 2048)]),
     "gemm_portable": (gemm_portable, [(16, 16, 16), (64, 48, 32), (512, 512, 512), (1024, 768, 1024)]),
+    "gemm_workgroup": (gemm_workgroup, [(128, 128, 32), (1, 1, 1), (100, 75, 50), (1000, 333, 129),
+                                        (1024, 1024, 1024), (2048, 1536, 512)]),
+    "gemm_workgroup_colmajor": (gemm_workgroup_colmajor, [(128, 128, 32), (100, 75, 50), (1000, 333, 129),
+                                                          (1024, 1024, 1024)]),
+    "gemm_workgroup_f16": (gemm_workgroup_f16, [(128, 128, 32), (100, 75, 50), (1024, 1024, 1024)]),
+    "q4_matmul": (q4_matmul, [(64, 64, 32), (100, 37, 96), (1000, 200, 1024), (4096, 1, 4096), (512, 512, 4096)]),
 }

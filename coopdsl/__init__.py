@@ -25,6 +25,7 @@ from .lang import atomics as _atomics  # each registers its builtins
 from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
+from .lang.blocks import array  # noqa: F401  (cd.array: fixed struct arrays; not star-exported)
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
 from .lang.functions import DeviceFunction, func
@@ -33,9 +34,15 @@ from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: ran
 from .lang.loops import static_range
 from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
 from .lang.structs import Ptr, Uniform, struct
+from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
 from .lang.types import (
                      Acc,
                      Buffer,
+                     ClampConstant,
+                     ClampRepeat,
+                     ClampRepeatMirrored,
+                     ClampToEdge,
+                     ClampUndefined,
                      ColumnMajor,
                      Const,
                      CoopMat,
@@ -116,3 +123,5 @@ __all__ = [
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
 __all__ += ["assume_uniform", "UniformityError"]
+__all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",
+            "ClampRepeatMirrored"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV
+from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, matrix_needs
 
 # Vulkan API version (VK_MAKE_API_VERSION(0, 1, minor, 0)) each target environment needs.
 API_VERSIONS = {"vulkan1.1": (1 << 22) | (1 << 12), "vulkan1.2": (1 << 22) | (2 << 12),
@@ -42,5 +42,8 @@ def requirements(reflection: dict) -> Requirements:
         exts.update([need.extension] if need.extension else [])
         feats.update([need.feature] if need.feature else [])
         ops |= need.subgroup_op
+    for need in matrix_needs(reflection.get("cooperative_matrices", [])):
+        exts.add(need.extension)
+        feats.add(need.feature)
     exts.update(EXTENSION_FOR_SPIRV[e] for e in reflection.get("extensions", []) if e in EXTENSION_FOR_SPIRV)
     return Requirements(tuple(sorted(exts)), tuple(sorted(feats)), ops, tuple(unmapped))

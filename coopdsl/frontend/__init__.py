@@ -15,7 +15,7 @@ from .source import Source
 
 def compile_kernel(fn, src: Source, module: Module, consts: dict | None = None) -> Function:
     """Compile kernel ``fn`` (parsed as ``src``) into ``module``; returns its entry function."""
-    return CodeGen(fn, src, module, device_call=call).run(consts)
+    return CodeGen(fn, src, module, device_call=call, device_compile=compile_function).run(consts)
 
 
 __all__ = ["compile_kernel", "compile_function"]

@@ -45,7 +45,7 @@ class Context:
     EXPRESSIONS: ClassVar[dict] = {}
 
     def __init__(self, fn, src: Source, module: Module, func: Function | None = None,
-                 device_call: Callable | None = None):
+                 device_call: Callable | None = None, device_compile: Callable | None = None):
         self.fn = fn
         self.src = src
         self.module = module
@@ -60,6 +60,7 @@ class Context:
         self.locals = assigned_names(src.tree.body)
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
+        self.device_compile = device_compile  # compiles a @cd.func from parameter types (injected likewise)
 
 
     # -- the choke point --------------------------------------------------------------
@@ -218,6 +219,11 @@ class Context:
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)
+
+    def function_operand(self, dfn, param_types: dict[str, T.Type]) -> Function:
+        """Device function ``dfn`` compiled for runtime parameters of ``param_types`` (by name), without a call:
+        the function a callback operand (a decode function) refers to."""
+        return self.device_compile(self.module, dfn, param_types)
 
     def condition(self, node: ast.AST):
         c = self.as_operand(self.visit(node))

@@ -28,7 +28,7 @@ class HelperGen(CodeGen):
     """Code generation of one specialisation of a device function."""
 
     def __init__(self, dfn, src, module, func, bindings):
-        super().__init__(dfn.fn, src, module, func, device_call=call)
+        super().__init__(dfn.fn, src, module, func, device_call=call, device_compile=compile_function)
         self.bindings = bindings
         self.returns: list[tuple[Op, object]] = []
 

@@ -39,6 +39,10 @@ class InputVar:
 class Machine:
     """Runs a module's entry point for one batch of workgroups (see :mod:`coopdsl.interp.lanes`)."""
 
+    # run_function(machine, func, args, mask): the block scheduler (set by coopdsl.interp.control, which imports
+    # the op semantics), for semantics that run a function themselves (a tensor load's decode function)
+    run_function = None
+
     def __init__(self, module: Module, spec: SpecValues, lanes: Lanes, device: Region,
                  device_globals: dict[int, Ptr], check_races: bool = True):
         self.module = module
@@ -120,6 +124,10 @@ class Machine:
             raise InternalCompilerError(f"interpreter: global '{g.name}' ({g.role}) has no value")
         self._globals[id(g)] = got
         return got
+
+    def device_pointers(self) -> dict[int, Ptr]:
+        """The globals that point into device memory (buffers, uniform and push-constant blocks), by id."""
+        return {k: v for k, v in self._globals.items() if isinstance(v, Ptr) and v.region is self.device}
 
     def local_variable(self, op: Op) -> Ptr:
         """The pointers (one per slot) to the local variable ``op`` declares."""

@@ -12,7 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Module, Op, Value
+from ..ir.core import Function, Module, Op, Value
 from .values import BufferRef, BuiltinVar
 
 
@@ -49,3 +49,7 @@ class Builder(Protocol):
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         """Record that the kernel writes ``buf`` (buffers never written are NonWritable)."""
+
+    def function_operand(self, dfn: Any, param_types: dict[str, T.Type]) -> Function:
+        """Device function ``dfn`` compiled for runtime parameters of ``param_types`` (by name) without a call
+        site: the function a callback operand refers to (wrap it in a ``FuncRef``)."""

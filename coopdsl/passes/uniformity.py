@@ -72,7 +72,7 @@ BUILTIN_LEVELS = {"WorkgroupId": WORKGROUP, "NumWorkgroups": WORKGROUP, "Workgro
                   "SubgroupSize": WORKGROUP, "NumSubgroups": WORKGROUP, "SubgroupId": SUBGROUP}
 # builtins whose component i is the workgroup id's when the workgroup is 1 wide along i
 PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
-WRITES = ("store", "coop_store", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
+WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
 ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
 ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer

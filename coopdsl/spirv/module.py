@@ -136,6 +136,11 @@ class ModuleBuilder:
                 self.emit("global", "OpTypePointer", tid, t.storage, pointee)
                 return tid
             return self._simple("OpTypePointer", t.storage, self.type_id(t.pointee))
+        if isinstance(t, T.TensorLayoutType):
+            return self._simple("OpTypeTensorLayoutNV", self.dim_id(t.dim), self.dim_id(t.clamp))
+        if isinstance(t, T.TensorViewType):
+            return self._simple("OpTypeTensorViewNV", self.dim_id(t.dim), self.const_id(T.boolean, t.has_dims),
+                                *[self.dim_id(p) for p in t.perm])
         if isinstance(t, T.FunctionType):
             return self._simple("OpTypeFunction", self.type_id(t.ret),
                                 *[self.type_id(p) for p in t.params])
