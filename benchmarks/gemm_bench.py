@@ -98,8 +98,7 @@ def main(argv=None):
             rows.append(("torch.matmul f16 (cuBLAS, reference)", n, t[0], None, None, t[1]))
             print(f"{'torch.matmul f16':62s} {n:6d} median {t[0]:9.3f} ms  {t[1]:7.1f} TFLOP/s", flush=True)
     if args.out:
-        lines = [f"## GEMM throughput ({datetime.date.today()})", "",
-                 f"Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
+        lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
                  "Command: `python benchmarks/gemm_bench.py --sizes " + " ".join(map(str, args.sizes))
                  + f" --rounds {args.rounds} --warmup {args.warmup} --repeat {args.repeat}`", "",
                  f"Each kernel: {args.rounds} interleaved rounds of {args.warmup} warm-up + {args.repeat} timed "
@@ -109,7 +108,9 @@ def main(argv=None):
         for label, n, med, lo, hi, tf in rows:
             lines.append(f"| {label} | {n} | {med:.3f} | {'' if lo is None else f'{lo:.3f}'} | "
                          f"{'' if hi is None else f'{hi:.3f}'} | {tf:.1f} |")
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        from benchmarks._report import replace_section
+
+        replace_section(args.out, "## GEMM throughput: coopdsl's example kernels", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

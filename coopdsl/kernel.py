@@ -50,11 +50,11 @@ class Kernel:
 
     def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
-        import inspect
-
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam
 
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         for name in consts:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
@@ -129,8 +129,10 @@ class Kernel:
     # -- running ----------------------------------------------------------------------
     def _launch_info(self) -> tuple[bytes, dict, dict]:
         """(SPIR-V, reflection, parameter plan) for launching, cached while the compiled module is unchanged."""
-        binary = self.compile()
         info = self.__dict__.get("_launch_cache")
+        if info is not None:  # the hot path of repeated launches: the kernel's default module never changes
+            return info
+        binary = self.compile()
         if info is None or info[0] is not binary:
             info = self.__dict__["_launch_cache"] = (binary, self.reflect(), self._param_plan())
         return info
@@ -139,10 +141,12 @@ class Kernel:
         """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam, SpecParam
 
         sig = inspect.signature(self.fn)
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         return {"signature": sig, "names": tuple(sig.parameters),
                 "simple": all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()),
                 "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
@@ -181,11 +185,9 @@ class Kernel:
         (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
         is recorded and runs when the block ends.
         """
-        from . import runtime
-
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
-        runtime.launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
+        _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any):
@@ -198,7 +200,18 @@ class Kernel:
                              repeat=repeat, flops=flops, device=device)
 
 
+@functools.cache
+def _runtime():
+    """coopdsl.runtime, imported on first use (compiling needs no Vulkan)."""
+    from . import runtime
+
+    return runtime
+
+
 def _grid(grid) -> tuple[int, int, int]:
+    if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
+            and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
+        return grid  # the common case, checked without building anything
     g = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
         if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
