@@ -76,7 +76,7 @@ def flash_attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], o: 
     kv_base = head * kv_rows * D
     Q = MatA[f16, BR, D, W].load(q, q_base, stride=D)
     ones = MatB[f16, BC, BC, W](1.0)
-    O = Acc[f32, BR, D, W](0.0)
+    O_acc = Acc[f32, BR, D, W](0.0)
     M = Acc[f32, BR, BC, W](NEG_INF)
     L = Acc[f32, BR, BC, W](0.0)
     for j0 in range(0, n_kv, BC):
@@ -92,6 +92,6 @@ def flash_attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], o: 
         L = eM * L + cd.muladd(P_A, ones, Acc[f32, BR, BC, W](0.0))
         V = MatB[f16, BC, D, W].load(v, kv_base + j0 * D, stride=D)
         eM_wide = eM.reduce(cd.Row, keep_first, into=Acc[f32, BR, D, W])
-        O = eM_wide * O + cd.muladd(P_A, V, Acc[f32, BR, D, W](0.0))
-    O = O / L.reduce(cd.Row, keep_first, into=Acc[f32, BR, D, W])
-    O.store(o, q_base, stride=D)
+        O_acc = eM_wide * O_acc + cd.muladd(P_A, V, Acc[f32, BR, D, W](0.0))
+    O_acc = O_acc / L.reduce(cd.Row, keep_first, into=Acc[f32, BR, D, W])
+    O_acc.store(o, q_base, stride=D)
