@@ -55,7 +55,8 @@ def partial(cg, args, kwargs):
     ``cd.partial(store_row, out=c, ld=N)`` binds the buffer ``c`` and the push
     constant ``N``: the callback reads them itself (like ``functools.partial``,
     by keyword only).  Bound values are compile-time values, buffers, shared
-    arrays, push constants and specialization constants.
+    arrays, push constants and specialization constants.  Called directly,
+    ``cd.partial(f, x=1)(a)`` is ``f(a, x=1)``.
     """
     if len(args) != 1:
         raise ArgumentError(f"partial(fn, **bound) takes the function and keyword arguments only, got {len(args)} "

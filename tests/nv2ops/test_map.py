@@ -315,3 +315,27 @@ CASES = [
 @pytest.mark.parametrize("k,cls,message,marker,col", CASES, ids=[c[3][4:] for c in CASES])
 def test_map_rules(k, cls, message, marker, col):
     expect_error(k, cls, message, marker, col)
+
+
+@cd.func
+def axpy(x, y, a):
+    return a * x + y
+
+
+@cd.func
+def apply_inside(m, n):
+    """map (and a partial) used inside a device function, which is itself called by the kernel."""
+    return m.map(cd.partial(scaled, factor=3.0)).map(mask_keys, n)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def partial_calls(a: cd.Buffer[f32], o: cd.Buffer[f32], n: u32):
+    f = cd.partial(axpy, a=f32(2.0))
+    o[0] = f(a[0], a[1])                                   # an ordinary call with the bound argument added
+    apply_inside(Acc[f32, 16, 16].load(a, 0, stride=16), n).store(o, 0, stride=16)
+
+
+def test_a_partial_can_be_called_and_map_works_inside_device_functions():
+    compile_checked(partial_calls, r"OpFunctionCall %float %axpy %\w+ %\w+ %float_2\n",
+                    r"%apply_inside = OpFunction(.*\n)*?.*OpCooperativeMatrixPerElementOpNV %\w+ %\w+ %scaled",
+                    r"OpCooperativeMatrixPerElementOpNV %\w+ %\w+ %mask_keys %\w+\n")
