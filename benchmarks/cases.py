@@ -121,6 +121,29 @@ def gemm_edges(size, rng, device=None) -> Result:
     return Result("gemm_edges.py", "gemm_any", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
+def gemm_portable(size, rng, device=None) -> Result:
+    """examples/gemm_portable.py with the tile the device offers (the H100 profile's on the CPU interpreter)."""
+    from coopdsl import interp
+
+    M, N, K = size
+    ns = load_example("gemm_portable.py")
+    if device == "cpu" or device is None and interp.wants_cpu(None):
+        target = "nvidia-h100"
+    else:
+        from coopdsl import runtime
+
+        target = device or runtime.default_device()
+    spec = ns["tile_spec"](target)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    ns["gemm"].launch((N // spec["TN"], M // spec["TM"], 1), a, b, c, M=M, N=N, K=K, device=device, **spec)
+    abs_err, rel_err = _rel(c, a.astype(np.float32) @ b.astype(np.float32))
+    tol = 1e-3 * np.sqrt(K)
+    label = "gemm (tile " + "x".join(str(spec[k]) for k in ("TM", "TN", "TK")) + ")"
+    return Result("gemm_portable.py", label, size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
 def _padded(rng, heads: int, n: int, rows: int, D: int) -> np.ndarray:
     """(heads, rows, D) f16: n rows uniform in [-1, 1], the padding rows finite garbage in [-4, 4]."""
     x = rng.uniform(-4, 4, (heads, rows, D))
@@ -158,6 +181,7 @@ CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_edges": (gemm_edges, [(1, 1, 1), (17, 33, 5), (100, 75, 50), (1000, 333, 129), (512, 512, 512)]),
     "bf16_gemm": (bf16_gemm, [(16, 16, 16), (128, 64, 96), (512, 512, 512), (1024, 768, 1024)]),
     "int8_gemm": (int8_gemm, [(16, 16, 32), (64, 48, 96), (512, 512, 512), (1024, 1024, 2048)]),
+    "gemm_portable": (gemm_portable, [(16, 16, 16), (64, 48, 32), (512, 512, 512), (1024, 768, 1024)]),
     # (heads, n_q, n_kv, D); NV2 (VK_NV_cooperative_matrix2) devices only
     "flash_attention": (flash_attention, [(1, 64, 64, 64), (2, 100, 200, 64), (1, 64, 77, 128), (4, 256, 1000, 128),
                                           (8, 512, 512, 64), (2, 1024, 4096, 128)]),

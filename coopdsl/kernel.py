@@ -174,8 +174,9 @@ class Kernel:
             (spec if name in plan["spec"] else values)[name] = value
         return values, spec
 
-    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, **kwargs: Any) -> None:
-        """Run the kernel once on a Vulkan GPU (see docs/runtime.md).
+    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, subgroup_size: int | None = None,
+               **kwargs: Any) -> None:
+        """Run the kernel once on a Vulkan GPU (see docs/runtime.md), or on the CPU interpreter.
 
         Arguments follow the kernel's parameters, by position or name:
         numpy arrays (written back in place unless read-only) or resident
@@ -183,10 +184,20 @@ class Kernel:
         numbers for push constants and for specialization constants (those
         left out keep their defaults). ``grid`` is the number of workgroups
         (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
-        is recorded and runs when the block ends.
+        is recorded and runs when the block ends. ``device="cpu"``, or
+        ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
+        interpreter instead (docs/interpreter.md), with ``subgroup_size``
+        invocations per subgroup (default 32).
         """
+        from . import interp
+
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
+        if interp.wants_cpu(device):
+            interp.launch(self, _grid(grid), values, spec, subgroup_size)
+            return
+        if subgroup_size is not None:
+            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
         _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
