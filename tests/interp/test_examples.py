@@ -21,6 +21,7 @@ SMALL = {  # sizes kept small so the default test run stays fast
     "bf16_gemm": [(16, 16, 16), (128, 64, 96)],
     "int8_gemm": [(16, 16, 32), (64, 48, 96)],
     "gemm_portable": [(16, 16, 16), (64, 48, 32)],
+    "flash_attention": [(1, 64, 77, 64), (2, 100, 130, 128)],  # (heads, n_q, n_kv, D)
 }
 
 
