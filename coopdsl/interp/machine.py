@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Const, FuncRef, GlobalVar, Module, Op, SpecConst, SpecOp, Value
-from ..errors import InternalCompilerError
 from .errors import InterpreterError
 from .lanes import Lanes
 from .layout import Layout
