@@ -24,7 +24,6 @@ FAMILIES = {  # declaring module -> section title, in page order
     "math": "Math (GLSL.std.450 and friends)",
     "loops": "Loops",
     "tensor": "NV2: tensor layouts, views and tensor loads/stores",
-    "coopmat2": "NV2: reductions, per-element operations, use changes, transposes",
     "arrays": "Array values",
     "qcom": "QCOM: matrices from and to per-invocation arrays",
     "uniform": "Uniformity",
