@@ -23,7 +23,6 @@ FAMILIES = {  # declaring module -> section title, in page order
     "subgroup": "Subgroup operations",
     "math": "Math (GLSL.std.450 and friends)",
     "loops": "Loops",
-    "tensor": "NV2: tensor layouts, views and tensor loads/stores",
     "arrays": "Array values",
     "qcom": "QCOM: matrices from and to per-invocation arrays",
     "uniform": "Uniformity",
