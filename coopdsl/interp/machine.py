@@ -10,15 +10,16 @@ their whole scope, and turns memory faults into located
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Const, FuncRef, GlobalVar, Module, Op, SpecConst, SpecOp, Value
-from ..errors import InternalCompilerError
 from .errors import InterpreterError
 from .lanes import Lanes
 from .layout import Layout
@@ -39,10 +40,6 @@ class InputVar:
 class Machine:
     """Runs a module's entry point for one batch of workgroups (see :mod:`coopdsl.interp.lanes`)."""
 
-    # run_function(machine, func, args, mask): the block scheduler (set by coopdsl.interp.control, which imports
-    # the op semantics), for semantics that run a function themselves (a tensor load's decode function)
-    run_function = None
-
     def __init__(self, module: Module, spec: SpecValues, lanes: Lanes, device: Region,
                  device_globals: dict[int, Ptr], check_races: bool = True):
         self.module = module
@@ -60,6 +57,9 @@ class Machine:
         self.mask = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None
+        # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
+        # operand (reductions, per-element operations) run it through this
+        self.call_function: Callable | None = None
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:

@@ -14,6 +14,8 @@ from . import registry as R
 
 FAMILIES = {  # declaring module -> section title, in page order
     "coopmat": "Cooperative matrices",
+    "coopmat2": "Cooperative matrices: SPV_NV_cooperative_matrix2 operations (docs/lang/nv2-ops.md)",
+    "callbacks": "Callbacks (functions as instruction operands)",
     "convert": "Conversions",
     "access": "Memory access with memory operands",
     "memory": "Shared and local memory, barriers",

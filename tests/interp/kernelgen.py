@@ -22,8 +22,9 @@ by Hypothesis in the tests and by ``random`` in ``scripts/fuzz_interp.py``.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

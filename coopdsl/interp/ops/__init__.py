@@ -8,8 +8,19 @@ Control flow and calls (``br``, ``cond_br``, ``return``, ``unreachable``,
 
 from __future__ import annotations
 
+from . import (  # noqa: F401  (register)
+    arith,
+    atomics,
+    composite,
+    coopmat,
+    coopmat2,
+    hints,
+    math,
+    memory,
+    subgroup,
+    tensor,
+)
 from .registry import SEMANTICS, semantics
-from . import arith, atomics, composite, coopmat, hints, math, memory, subgroup, tensor  # noqa: F401  (register)
 
 SCHEDULER_KINDS = ("br", "cond_br", "return", "unreachable", "phi", "call")
 
