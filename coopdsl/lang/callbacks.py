@@ -153,3 +153,4 @@ def _walk(func: Function, what: str, calls: tuple, seen: set) -> None:
                 f"functions they call", op.loc)
         if op.kind == "call":
             _walk(op.attrs["func"], what, calls + (op,), seen)
+

@@ -23,6 +23,8 @@ FAMILIES = {  # declaring module -> section title, in page order
     "subgroup": "Subgroup operations",
     "math": "Math (GLSL.std.450 and friends)",
     "loops": "Loops",
+    "arrays": "Array values",
+    "qcom": "QCOM: matrices from and to per-invocation arrays",
     "uniform": "Uniformity",
     "tensor": "Tensor layouts and views (SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix2)",
 }

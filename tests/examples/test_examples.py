@@ -15,6 +15,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"
 MATRIX_GEMM = ("OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreKHR")
 TENSOR_GEMM = ("OpCooperativeMatrixLoadTensorNV", "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreTensorNV")
 EXPECTED: dict[str, tuple[str, ...]] = {
+    "gemm_workgroup.py": TENSOR_GEMM, "q4_matmul.py": TENSOR_GEMM + ("DecodeFunc",),
     "flash_attention.py": MATRIX_GEMM + ("OpCooperativeMatrixReduceNV", "OpCooperativeMatrixPerElementOpNV",
                                          "OpFConvert", "OpLoopMerge"),
     "gemm_workgroup.py": TENSOR_GEMM,
