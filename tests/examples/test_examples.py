@@ -18,8 +18,6 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "gemm_workgroup.py": TENSOR_GEMM, "q4_matmul.py": TENSOR_GEMM + ("DecodeFunc",),
     "flash_attention.py": MATRIX_GEMM + ("OpCooperativeMatrixReduceNV", "OpCooperativeMatrixPerElementOpNV",
                                          "OpFConvert", "OpLoopMerge"),
-    "gemm_workgroup.py": TENSOR_GEMM,
-    "q4_matmul.py": TENSOR_GEMM + ("DecodeFunc",),
 }
 
 
