@@ -15,12 +15,13 @@ and live in the :class:`Module`, not in blocks.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceLoc
 from .attrs import LoopHint
-from .types import FunctionType, Type, void
+from .types import Dim, FunctionType, SymDim, Type, scalar_of, void
 
 _ids = itertools.count()
 
@@ -68,7 +69,7 @@ class SpecOp(Value):
     symbolic dimension it stands for when used as a type parameter.
     """
 
-    def __init__(self, kind: str, type: Type, operands: list[Value], sym):
+    def __init__(self, kind: str, type: Type, operands: list[Value], sym: SymDim):
         super().__init__(type)
         self.kind = kind
         self.operands = list(operands)
@@ -161,7 +162,7 @@ class Block:
             return []
         return list(t.attrs.get("targets", ()))
 
-    def all_ops(self):
+    def all_ops(self) -> Iterator[Op]:
         yield from self.phis
         yield from self.ops
         if self.terminator is not None:
@@ -184,7 +185,7 @@ class Function:
     def entry(self) -> Block:
         return self.blocks[0]
 
-    def ops(self):
+    def ops(self) -> Iterator[Op]:
         for b in self.blocks:
             yield from b.all_ops()
 
@@ -225,7 +226,7 @@ class Module:
         self.spec_ops.append(op)
         return op
 
-    def symbolic_value(self, sym) -> Value:
+    def symbolic_value(self, sym: SymDim) -> Value:
         """The module value a symbolic dimension stands for."""
         if sym.op == "spec":
             return next(s for s in self.spec_consts if s.spec_id == sym.args[0])
@@ -235,7 +236,7 @@ class Module:
         """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
         from .types import PointerType, StructType
 
-        def has_psb(t, depth=0) -> bool:
+        def has_psb(t: Type, depth: int = 0) -> bool:
             if depth > 6:
                 return False
             if isinstance(t, PointerType):
@@ -260,14 +261,12 @@ def const_key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def dim_of(v: Value):
+def dim_of(v: Value) -> Dim:
     """A constant-like value as a Dim: an int, or a SymDim for spec constants and spec ops."""
-    from .types import SymDim
-
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SpecConst):
-        return SymDim("spec", (v.spec_id, v.name, v.type.name, v.default))
+        return SymDim("spec", (v.spec_id, v.name, scalar_of(v.type).name, v.default))
     if isinstance(v, SpecOp):
         return v.sym
     raise TypeError(f"{v!r} is not a constant")

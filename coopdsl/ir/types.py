@@ -13,6 +13,7 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 
 class Type:
@@ -73,7 +74,7 @@ class ScalarType(Type):
     def __repr__(self) -> str:
         return self.name
 
-    def __call__(self, *args, **kwargs):  # pragma: no cover - kernel-only
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:  # pragma: no cover - kernel-only
         raise TypeError(f"{self.name}(...) converts values inside a coopdsl kernel only")
 
 
@@ -253,6 +254,19 @@ def elem_of(t: Type) -> Type:
     if isinstance(t, (VectorType, CoopMatType)):
         return t.elem
     return t
+
+
+def scalar_of(t: Type) -> ScalarType:
+    """The scalar ``t`` is made of: ``t`` itself, or the component of a vector or cooperative matrix.
+
+    For code that already knows ``t`` is scalar-based; any other type is a
+    compiler bug (``TypeError``).
+    """
+    if isinstance(t, ScalarType):
+        return t
+    if isinstance(t, (VectorType, CoopMatType)):
+        return t.elem
+    raise TypeError(f"{t} is not a scalar, vector or cooperative matrix")
 
 
 def with_elem(t: Type, elem: ScalarType) -> Type:
