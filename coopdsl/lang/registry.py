@@ -57,9 +57,11 @@ VALUE_METHODS: dict[tuple[type, str], Builtin] = {}
 def parse_signature(signature: str) -> tuple[Param, ...] | None:
     """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
     try:
-        args = ast.parse(f"def f{signature}: pass").body[0].args
+        fn = ast.parse(f"def f{signature}: pass").body[0]
     except SyntaxError:
         return None
+    assert isinstance(fn, ast.FunctionDef)  # the source parsed is one def
+    args = fn.args
     positional = args.posonlyargs + args.args
     first_default = len(positional) - len(args.defaults)
     out = [Param(a.arg, False, i < first_default) for i, a in enumerate(positional)]

@@ -36,8 +36,12 @@ def is_data_ptr(t) -> bool:
         isinstance(t.pointee, T.StructType) and t.pointee.name.startswith("ptr_")
 
 
-def ptr_elem(t: T.PointerType) -> T.Type:
-    return t.pointee.members[0][1].elem
+def ptr_elem(t: T.Type) -> T.Type:
+    """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``): its pointee holds one runtime array of it."""
+    pointee = t.pointee if isinstance(t, T.PointerType) else None
+    if not isinstance(pointee, T.StructType) or not isinstance(data := pointee.members[0][1], T.RuntimeArrayType):
+        raise TypeError(f"{t} is not a Ptr type")
+    return data.elem
 
 
 class _PtrFamily:
@@ -61,8 +65,9 @@ def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.ArrayType):
         return _align(t.elem, scalar)
     if scalar:
-        return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
-            max((_align(m, True) for _, m in t.members), default=1)
+        if isinstance(t, T.StructType):
+            return max((_align(m, True) for _, m in t.members), default=1)
+        return T.scalar_of(t).nbytes
     return T.align_of(t)
 
 

@@ -5,7 +5,7 @@ they used to surface as internal compiler errors (AttributeError).
 """
 
 import coopdsl as cd
-from coopdsl import TypeMismatchError, f32
+from coopdsl import TypeMismatchError, f32, u32
 
 from ..conftest import expect_error
 
@@ -52,6 +52,28 @@ def k_vector_of_struct(a: cd.Buffer[Point]):
     v = cd.vec2[f32](p)  # E:vec
 
 
+@cd.struct
+class Word:
+    bits: u32
+
+
+@cd.kernel
+def k_bitcast_struct(a: cd.Buffer[Word], b: cd.Buffer[u32]):
+    b[0] = cd.bitcast(a[0], u32)  # E:bitcast
+
+
+@cd.kernel
+def k_mod_structs(a: cd.Buffer[Point], b: cd.Buffer[f32]):
+    p = a[0]
+    q = cd.mod(p, p)  # E:mod
+
+
+@cd.kernel
+def k_isnan_struct(a: cd.Buffer[Point], b: cd.Buffer[f32]):
+    p = a[0]
+    q = cd.isnan(p)  # E:isnan
+
+
 def test_binary_operators_on_structs():
     expect_error(k_add_structs, TypeMismatchError, "'+' is not defined on Point values", "# E:add", 9)
     expect_error(k_compare_structs, TypeMismatchError, "'<' is not defined on Point values", "# E:lt", 9)
@@ -65,3 +87,11 @@ def test_unary_operators_on_structs():
 def test_conversions_of_structs():
     expect_error(k_convert_struct, TypeMismatchError, "cannot convert Point to f32", "# E:conv", 12)
     expect_error(k_vector_of_struct, TypeMismatchError, "cannot convert Point to f32", "# E:vec", 9)
+
+
+def test_builtins_on_structs():
+    expect_error(k_bitcast_struct, TypeMismatchError, "bitcast takes a scalar, vector or cooperative-matrix value, "
+                 "got Word", "# E:bitcast", 12)
+    expect_error(k_mod_structs, TypeMismatchError, "mod() takes floats (GLSL mod); use % for integers, got Point",
+                 "# E:mod", 9)
+    expect_error(k_isnan_struct, TypeMismatchError, "isnan() takes floats, got Point", "# E:isnan", 9)
