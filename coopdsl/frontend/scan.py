@@ -35,8 +35,8 @@ def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
                 out.add(node.id)
             elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                    if isinstance(t, ast.Subscript) and _root_name(t):
-                        out.add(_root_name(t))
+                    if isinstance(t, ast.Subscript) and (root := _root_name(t)):
+                        out.add(root)
             if isinstance(node, ast.For) and _is_static_range(node.iter) and isinstance(node.target, ast.Name):
                 compile_time.add(node.target.id)
             elif isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
@@ -50,10 +50,10 @@ def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
                         for n in ast.walk(t):
                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                                 others.add(n.id)
-                        if isinstance(t, ast.Subscript) and _root_name(t):
-                            others.add(_root_name(t))
-                elif isinstance(node, (ast.For, ast.While)) and isinstance(getattr(node, "target", None), ast.Name) \
-                        and not _is_static_range(node.iter):
+                        if isinstance(t, ast.Subscript) and (root := _root_name(t)):
+                            others.add(root)
+                elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and \
+                        not _is_static_range(node.iter):
                     others.add(node.target.id)
         out -= compile_time - others
     return out

@@ -33,6 +33,13 @@ class Emitter:
         self._names[hint] = n + 1
         return Block(hint if n == 0 else f"{hint}{n}")
 
+    @property
+    def current(self) -> Block:
+        """The current block, where reachable code is being emitted (an internal error in unreachable code)."""
+        if self.block is None:
+            raise InternalCompilerError("no current block: the code is unreachable", self.loc)
+        return self.block
+
     def start(self, block: Block | None) -> None:
         """Make ``block`` current (placing it in the function's block order)."""
         if block is not None and block not in self.func.blocks:
