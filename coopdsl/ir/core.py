@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import SourceLoc
 from .attrs import LoopHint
-from .types import Dim, FunctionType, SymDim, Type, scalar_of, void
+from .types import Dim, FunctionType, PointerType, ScalarType, SymDim, Type, void
 
 _ids = itertools.count()
 
@@ -55,7 +55,9 @@ class Const(Value):
 class SpecConst(Value):
     """A specialization constant (OpSpecConstant*, decorated with SpecId)."""
 
-    def __init__(self, type: Type, name: str, spec_id: int, default: Any):
+    type: ScalarType
+
+    def __init__(self, type: ScalarType, name: str, spec_id: int, default: Any):
         super().__init__(type)
         self.name = name
         self.spec_id = spec_id
@@ -83,7 +85,9 @@ class GlobalVar(Value):
     role's details (binding/set, builtin name, ...).
     """
 
-    def __init__(self, type: Type, name: str, role: str, **info: Any):
+    type: PointerType
+
+    def __init__(self, type: PointerType, name: str, role: str, **info: Any):
         super().__init__(type)
         self.name = name
         self.role = role
@@ -234,7 +238,7 @@ class Module:
 
     def uses_device_addresses(self) -> bool:
         """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
-        from .types import PointerType, StructType
+        from .types import StructType
 
         def has_psb(t: Type, depth: int = 0) -> bool:
             if depth > 6:
@@ -266,7 +270,7 @@ def dim_of(v: Value) -> Dim:
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SpecConst):
-        return SymDim("spec", (v.spec_id, v.name, scalar_of(v.type).name, v.default))
+        return SymDim("spec", (v.spec_id, v.name, v.type.name, v.default))
     if isinstance(v, SpecOp):
         return v.sym
     raise TypeError(f"{v!r} is not a constant")

@@ -15,7 +15,7 @@ GLSL_STD_450: instruction name -> (number, operand count)
 MAGIC = 0x07230203
 GRAMMAR_VERSION = (1, 6)
 
-INSTRUCTIONS = {
+INSTRUCTIONS: dict[str, tuple[int, tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], str | None]] = {
     'OpAbsISubINTEL': (5587, (('IdResultType', '', ''), ('IdResult', '', ''), ('IdRef', '', 'Operand 1'), ('IdRef', '', 'Operand 2')), ('IntegerFunctions2INTEL',), (), None),
     'OpAbsUSubINTEL': (5588, (('IdResultType', '', ''), ('IdResult', '', ''), ('IdRef', '', 'Operand 1'), ('IdRef', '', 'Operand 2')), ('IntegerFunctions2INTEL',), (), None),
     'OpAccessChain': (65, (('IdResultType', '', ''), ('IdResult', '', ''), ('IdRef', '', 'Base'), ('IdRef', '*', 'Indexes')), (), (), '1.0'),
@@ -927,7 +927,7 @@ INSTRUCTIONS = {
     'OpWritePipeBlockingINTEL': (5947, (('IdResultType', '', ''), ('IdResult', '', ''), ('IdRef', '', 'Packet Size'), ('IdRef', '', 'Packet Alignment')), ('BlockingPipesALTERA',), (), None),
 }
 
-ENUMS = {
+ENUMS: dict[str, dict[str, tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]]] = {
     'AccessQualifier': {
         'ReadOnly': (0, (), ('Kernel',), (), '1.0'),
         'ReadWrite': (2, (), ('Kernel',), (), '1.0'),
@@ -2274,7 +2274,7 @@ ENUMS = {
     },
 }
 
-OPERAND_KINDS = {
+OPERAND_KINDS: dict[str, str] = {
     'AccessQualifier': 'ValueEnum',
     'AddressingModel': 'ValueEnum',
     'BuiltIn': 'ValueEnum',
@@ -2348,7 +2348,7 @@ OPERAND_KINDS = {
     'TensorOperands': 'BitEnum',
 }
 
-GLSL_STD_450 = {
+GLSL_STD_450: dict[str, tuple[int, int]] = {
     'Acos': (17, 1),
     'Acosh': (23, 1),
     'Asin': (16, 1),

@@ -86,9 +86,14 @@ def _enums(grammar: dict) -> dict:
     return dict(sorted(table.items()))
 
 
-def _dict_literal(name: str, table: dict, nested: bool = False) -> str:
+# the declared types of the tables (for type checkers: mypy infers `object` from the mixed rows)
+ROW_TYPE = "tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]"
+INSTRUCTION_TYPE = "tuple[int, tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], str | None]"
+
+
+def _dict_literal(name: str, table: dict, type_: str, nested: bool = False) -> str:
     """One entry a line (nested: one enumerant a line), so diffs stay readable."""
-    lines = [f"{name} = {{"]
+    lines = [f"{name}: {type_} = {{"]
     for key, value in table.items():
         if nested:
             lines.append(f"    {key!r}: {{")
@@ -117,13 +122,13 @@ def render() -> str:
         f"MAGIC = {core['magic_number']}",
         f"GRAMMAR_VERSION = ({core['major_version']}, {core['minor_version']})",
         "",
-        _dict_literal("INSTRUCTIONS", _instructions(core)),
+        _dict_literal("INSTRUCTIONS", _instructions(core), f"dict[str, {INSTRUCTION_TYPE}]"),
         "",
-        _dict_literal("ENUMS", _enums(core), nested=True),
+        _dict_literal("ENUMS", _enums(core), f"dict[str, dict[str, {ROW_TYPE}]]", nested=True),
         "",
-        _dict_literal("OPERAND_KINDS", dict(sorted(kinds.items()))),
+        _dict_literal("OPERAND_KINDS", dict(sorted(kinds.items())), "dict[str, str]"),
         "",
-        _dict_literal("GLSL_STD_450", dict(sorted(glsl_table.items()))),
+        _dict_literal("GLSL_STD_450", dict(sorted(glsl_table.items())), "dict[str, tuple[int, int]]"),
         "",
     ]
     return "\n".join(parts)
