@@ -53,8 +53,7 @@ class HelperGen(CodeGen):
                                     self.em.loc)
         block = self.em.current
         self.em.terminate("return")
-        assert block.terminator is not None  # just set
-        self.returns.append((block.terminator, value))
+        self.returns.append((block.last_op, value))
 
     def _finish_returns(self) -> None:
         typed = [v for _, v in self.returns if isinstance(v, Value)]

@@ -160,6 +160,13 @@ class Block:
         self.merge: SelectionMerge | LoopMerge | None = None
         self.preds: list[Block] = []
 
+    @property
+    def last_op(self) -> Op:
+        """The terminator of a finished block (every block of a built function has one)."""
+        if self.terminator is None:
+            raise ValueError(f"{self!r} has no terminator")
+        return self.terminator
+
     def successors(self) -> list[Block]:
         t = self.terminator
         if t is None:

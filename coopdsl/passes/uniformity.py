@@ -153,14 +153,14 @@ class FunctionUniformity:
             return self.facts.get(id(v), UNIFORM)
         return UNIFORM  # constants, spec constants, globals (pointers), function references
 
-    def fact_at(self, v: Value, block: Block) -> Fact:
+    def fact_at(self, v: Value, block: Block | None) -> Fact:
         """(level, origin) of ``v`` used in ``block``: a value used outside a loop it was computed in is
         only as uniform as that loop's exits (invocations may leave it at different iterations)."""
         f = self.fact(v)
-        home = v.block if isinstance(v, Op) else None
-        if home is None or home not in self.cfg.loops_of:
+        if not isinstance(v, Op) or v.block is None or v.block not in self.cfg.loops_of:
             return f
-        for h in self.cfg.loops_of[home] - self.cfg.loops_of.get(block, set()):
+        around_use = self.cfg.loops_of.get(block, set()) if block is not None else set()
+        for h in self.cfg.loops_of[v.block] - around_use:
             level, _ = self.exit_fact(h)
             if level < f[0]:
                 f = (level, Origin(f"a value computed in the loop at line {_loop_line(h)}, which invocations "
@@ -169,7 +169,7 @@ class FunctionUniformity:
 
     def cond_fact(self, branch: Block) -> Fact:
         """(level, origin) of the condition ``branch`` ends with."""
-        return self.fact_at(branch.terminator.operands[0], branch)
+        return self.fact_at(branch.last_op.operands[0], branch)
 
     def exit_fact(self, header: Block) -> Fact:
         """How uniformly invocations leave the loop headed by ``header``: the least uniform condition of
@@ -216,6 +216,7 @@ class FunctionUniformity:
         if not (isinstance(root, Op) and root.kind == "variable"):
             return False
         block = op.block
+        assert block is not None  # the ops analysed are in blocks
         value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if op.kind in ATOMICS \
             else self.fact_at(op.operands[1], block)
         control = (self.ctl[block], Origin("a value stored under non-uniform control flow", op.loc))
@@ -236,6 +237,7 @@ class FunctionUniformity:
 
     def _phi(self, op: Op) -> Fact:
         block = op.block
+        assert block is not None  # the ops analysed are in blocks
         facts = [self.fact_at(v, block) for v in op.operands]
         for x in self.cfg.sync_deps.get(block, ()):
             level, _ = self.cond_fact(x)
@@ -252,7 +254,7 @@ class FunctionUniformity:
         address = self.fact_at(ptr, op.block)
         root = memory_root(ptr)
         if isinstance(root, GlobalVar) and root.role == "builtin":
-            level = BUILTIN_LEVELS.get(root.info.get("builtin"), DIVERGENT)
+            level = BUILTIN_LEVELS.get(root.info.get("builtin", ""), DIVERGENT)
             return level, (Origin(f"cd.{root.name}", op.loc) if level < WORKGROUP else None)
         if isinstance(root, GlobalVar) and root.role in ("push", "uniform"):
             return address
@@ -404,7 +406,7 @@ def _memory_name(root) -> str:
 
 
 def _loop_line(header: Block) -> int:
-    return header.terminator.loc.line
+    return header.last_op.loc.line
 
 
 class Uniformity:
