@@ -166,7 +166,8 @@ class Kernel:
                 raise TypeError(f"{self.name}.launch: {e}") from None
         if not plan["spec"] and not plan["const"]:
             return bound, {}
-        values, spec = {}, {}
+        values: dict[str, Any] = {}
+        spec: dict[str, Any] = {}
         for name, value in bound.items():
             if name in plan["const"]:
                 raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "

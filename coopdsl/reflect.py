@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
-from .ir.core import Module, SpecConst
+from .ir.core import GlobalVar, Module, SpecConst
+from .ir.ops.base import matrix
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
 
@@ -38,8 +39,8 @@ def reflect(module: Module, binary: bytes) -> dict:
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
-            elem = g.type.pointee.members[0][1].elem
-            scalar = T.elem_of(elem) if not isinstance(elem, T.StructType) else T.u8
+            elem = T.block_elem(g.type)
+            scalar = T.scalar_of(elem) if not isinstance(elem, T.StructType) else T.u8
             bindings.append({
                 "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
                 "kind": "storage_buffer", "element_type": scalar.name,
@@ -52,9 +53,9 @@ def reflect(module: Module, binary: bytes) -> dict:
                              "kind": "uniform_buffer", "element_type": "u8",
                              "components": T.size_of(g.type.pointee), "readonly": True,
                              "size": T.size_of(g.type.pointee),
-                             "members": _flatten(g.type.pointee, "", 0)})
+                             "members": _flatten(_block(g), "", 0)})
         elif g.role == "push":
-            st = g.type.pointee
+            st = _block(g)
             push["members"] = _flatten(st, "", 0)
             push["size"] = T.size_of(st)
     caps, exts = module_capabilities(binary)
@@ -100,15 +101,15 @@ def muladds(module: Module) -> list[dict]:
     ``signed`` operands: MatrixASignedComponentsKHR ... in SPIR-V), which is
     what a device's configurations are matched against.
     """
-    out: dict[tuple, dict] = {}
+    out: dict[str, dict] = {}
     for f in module.functions:
         for op in f.ops():
             if op.kind != MULADD_OP:
                 continue
-            ta, tb, tc = (v.type for v in op.operands)
+            ta, tb, tc = (matrix(op, i) for i in range(3))
             signed = op.attrs["signed"]
             entry = {"M": _dim(ta.rows, module), "N": _dim(tb.cols, module), "K": _dim(ta.cols, module),
-                     **{k: _signed_as(t.elem, SIGNED_OPERAND[k] in signed)
+                     **{k: _signed_as(T.scalar_of(t), SIGNED_OPERAND[k] in signed)
                         for k, t in (("A", ta), ("B", tb), ("C", tc), ("Result", op.type))},
                      "scope": _named(tc.scope, T.SCOPE_NAMES, module), "saturating": op.attrs["saturate"]}
             key = repr(sorted(entry.items()))
@@ -143,6 +144,13 @@ def _dim(d, module: Module):
     node = {"op": d.op, "args": args, "expr": expression(d.op, args)}
     node["value"] = resolve(node)
     return node
+
+
+def _block(g: GlobalVar) -> T.StructType:
+    """The struct a uniform or push-constant variable points at."""
+    if not isinstance(g.type.pointee, T.StructType):
+        raise TypeError(f"{g.name} does not point at a struct")
+    return g.type.pointee
 
 
 def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:

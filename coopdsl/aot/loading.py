@@ -72,7 +72,8 @@ def _exception_message(e: BaseException, path: str) -> str:
     frames = traceback.extract_tb(e.__traceback__)
     target = str(Path(path).resolve())
     mine = [f for f in frames if f.filename and str(Path(f.filename).resolve()) == target]
-    frame = (mine or frames or [None])[-1]
+    candidates = mine or frames
+    frame = candidates[-1] if candidates else None
     where = f"{frame.filename}:{frame.lineno}: " if frame is not None else f"{path}: "
     detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     text = f"{where}error: running {path} failed: {detail}"

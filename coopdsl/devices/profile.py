@@ -98,10 +98,10 @@ class DeviceProfile:
 
 def _config(c: dict, flexible: bool) -> Config:
     if flexible:
-        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], *(c[t] for t in TYPES),
+        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], **{t: c[t] for t in TYPES},
                       scope=c["scope"], saturating=bool(c.get("saturating")), flexible=True,
                       invocations=int(c.get("workgroup_invocations", 0)))
-    return Config(c["M"], c["N"], c["K"], *(c[t] for t in TYPES), scope=c["scope"],
+    return Config(c["M"], c["N"], c["K"], **{t: c[t] for t in TYPES}, scope=c["scope"],
                   saturating=bool(c.get("saturating")))
 
 

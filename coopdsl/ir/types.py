@@ -269,6 +269,15 @@ def scalar_of(t: Type) -> ScalarType:
     raise TypeError(f"{t} is not a scalar, vector or cooperative matrix")
 
 
+def block_elem(t: Type) -> Type:
+    """The element type of a pointer to a ``{ elem data[]; }`` block (storage buffers and ``Ptr[elem]``)."""
+    pointee = t.pointee if isinstance(t, PointerType) else None
+    if not isinstance(pointee, StructType) or not pointee.members or \
+            not isinstance(data := pointee.members[0][1], RuntimeArrayType):
+        raise TypeError(f"{t} does not point at a block holding a runtime array")
+    return data.elem
+
+
 def with_elem(t: Type, elem: ScalarType) -> Type:
     """``t`` with its scalar component replaced (shape kept)."""
     if isinstance(t, VectorType):

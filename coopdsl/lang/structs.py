@@ -37,11 +37,8 @@ def is_data_ptr(t) -> bool:
 
 
 def ptr_elem(t: T.Type) -> T.Type:
-    """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``): its pointee holds one runtime array of it."""
-    pointee = t.pointee if isinstance(t, T.PointerType) else None
-    if not isinstance(pointee, T.StructType) or not isinstance(data := pointee.members[0][1], T.RuntimeArrayType):
-        raise TypeError(f"{t} is not a Ptr type")
-    return data.elem
+    """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``)."""
+    return T.block_elem(t)
 
 
 class _PtrFamily:
