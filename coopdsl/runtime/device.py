@@ -157,6 +157,7 @@ class Device:
                                              level=vk.COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
         cb = vk.VkHandle()
         self.vk.call("vkAllocateCommandBuffers", self.handle, ctypes.byref(alloc), ctypes.byref(cb))
+        assert cb.value is not None  # the call succeeded
         return cb.value
 
     def release_command_buffer(self, cb: int) -> None:

@@ -28,9 +28,7 @@ def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
     try:
         verify(reflection, device, spec)
     except DeviceMismatchError as e:
-        err = DeviceFeatureError(str(e))
-        err.mismatches, err.loc = e.mismatches, e.loc
-        raise err from None
+        raise DeviceFeatureError(str(e), e.mismatches, e.loc) from None
 
 
 class Program:

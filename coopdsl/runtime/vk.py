@@ -503,8 +503,8 @@ class Loader:
         return proto(addr)
 
 
-def chain(*structs) -> c_void_p:
-    """Link ``structs`` through pNext in order; returns a pointer to the first."""
+def chain(*structs: ctypes.Structure) -> c_void_p | None:
+    """Link ``structs`` through pNext in order; returns a pointer to the first (None for no structs)."""
     for a, b in zip(structs, structs[1:]):
         a.pNext = ctypes.cast(ctypes.pointer(b), c_void_p)
     if structs:
