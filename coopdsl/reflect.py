@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
-from .ir.core import GlobalVar, Module, SpecConst
+from .ir.core import Module, SpecConst
 from .ir.ops.base import matrix
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
@@ -39,7 +39,7 @@ def reflect(module: Module, binary: bytes) -> dict:
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
-            elem = T.block_elem(g.type)
+            elem = T.block_array(g.type).elem
             scalar = T.scalar_of(elem) if not isinstance(elem, T.StructType) else T.u8
             bindings.append({
                 "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
@@ -53,9 +53,9 @@ def reflect(module: Module, binary: bytes) -> dict:
                              "kind": "uniform_buffer", "element_type": "u8",
                              "components": T.size_of(g.type.pointee), "readonly": True,
                              "size": T.size_of(g.type.pointee),
-                             "members": _flatten(_block(g), "", 0)})
+                             "members": _flatten(T.pointee_struct(g.type), "", 0)})
         elif g.role == "push":
-            st = _block(g)
+            st = T.pointee_struct(g.type)
             push["members"] = _flatten(st, "", 0)
             push["size"] = T.size_of(st)
     caps, exts = module_capabilities(binary)
@@ -144,13 +144,6 @@ def _dim(d, module: Module):
     node = {"op": d.op, "args": args, "expr": expression(d.op, args)}
     node["value"] = resolve(node)
     return node
-
-
-def _block(g: GlobalVar) -> T.StructType:
-    """The struct a uniform or push-constant variable points at."""
-    if not isinstance(g.type.pointee, T.StructType):
-        raise TypeError(f"{g.name} does not point at a struct")
-    return g.type.pointee
 
 
 def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 import numpy as np
 
@@ -120,4 +121,4 @@ def from_bits(bits: np.ndarray, t: T.ScalarType) -> np.ndarray:
 
 def constant_float(value: float, t: T.ScalarType) -> np.generic:
     """A float constant of type ``t``, rounded to nearest even like every conversion."""
-    return round_float(np.float64(value), t)[()]
+    return cast(np.generic, round_float(np.float64(value), t)[()])  # [()] of a 0-d array: numpy's stubs say ndarray

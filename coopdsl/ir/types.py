@@ -269,13 +269,19 @@ def scalar_of(t: Type) -> ScalarType:
     raise TypeError(f"{t} is not a scalar, vector or cooperative matrix")
 
 
-def block_elem(t: Type) -> Type:
-    """The element type of a pointer to a ``{ elem data[]; }`` block (storage buffers and ``Ptr[elem]``)."""
-    pointee = t.pointee if isinstance(t, PointerType) else None
-    if not isinstance(pointee, StructType) or not pointee.members or \
-            not isinstance(data := pointee.members[0][1], RuntimeArrayType):
+def pointee_struct(t: Type) -> StructType:
+    """The struct ``t`` points at (buffer, uniform and push-constant blocks, ``Ptr`` data)."""
+    if not (isinstance(t, PointerType) and isinstance(t.pointee, StructType)):
+        raise TypeError(f"{t} does not point at a struct")
+    return t.pointee
+
+
+def block_array(t: Type) -> RuntimeArrayType:
+    """The runtime array of a pointer to a ``{ elem data[]; }`` block (storage buffers and ``Ptr[elem]``)."""
+    members = pointee_struct(t).members
+    if not members or not isinstance(members[0][1], RuntimeArrayType):
         raise TypeError(f"{t} does not point at a block holding a runtime array")
-    return data.elem
+    return members[0][1]
 
 
 def with_elem(t: Type, elem: ScalarType) -> Type:

@@ -38,7 +38,7 @@ def is_data_ptr(t) -> bool:
 
 def ptr_elem(t: T.Type) -> T.Type:
     """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``)."""
-    return T.block_elem(t)
+    return T.block_array(t).elem
 
 
 class _PtrFamily:
