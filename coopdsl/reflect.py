@@ -8,9 +8,12 @@ specialization constants), and the module's capabilities and extensions.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
-from .ir.core import Module, SpecConst
+from .ir.core import Module, Op, SpecConst
 from .ir.ops.base import matrix
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
@@ -117,7 +120,7 @@ def muladds(module: Module) -> list[dict]:
     return list(out.values())
 
 
-def _coop_types(op):
+def _coop_types(op: Op) -> Iterator[T.CoopMatType]:
     for t in [op.type, op.attrs.get("mat_type"), *(getattr(v, "type", None) for v in op.operands)]:
         while isinstance(t, (T.PointerType, T.ArrayType, T.RuntimeArrayType)):
             t = t.pointee if isinstance(t, T.PointerType) else t.elem
@@ -129,11 +132,11 @@ def _signed_as(elem: T.ScalarType, signed: bool) -> str:
     return T.ScalarType("int", elem.width, signed).name if elem.kind == "int" else elem.name
 
 
-def _named(d, names: dict, module: Module):
+def _named(d: T.Dim, names: dict, module: Module) -> Any:
     return names.get(d, str(d)) if isinstance(d, int) else _dim(d, module)
 
 
-def _dim(d, module: Module):
+def _dim(d: T.Dim, module: Module) -> Any:
     """A type parameter as reflection data (see coopdsl/devices/dims.py)."""
     if isinstance(d, int):
         return d
@@ -141,7 +144,7 @@ def _dim(d, module: Module):
         sc = next(s for s in module.spec_consts if s.spec_id == d.args[0])
         return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default}
     args = [_dim(a, module) for a in d.args]
-    node = {"op": d.op, "args": args, "expr": expression(d.op, args)}
+    node: dict[str, Any] = {"op": d.op, "args": args, "expr": expression(d.op, args)}
     node["value"] = resolve(node)
     return node
 

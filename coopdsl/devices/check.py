@@ -154,7 +154,7 @@ def _muladd(m: dict, env: _Env) -> _MulAdd:
                    (m["A"], m["B"], m["C"], m["Result"]), _named(m["scope"], SCOPES, env), bool(m["saturating"]))
 
 
-def _named(value, names: dict, env: _Env) -> str:
+def _named(value: Any, names: dict, env: _Env) -> str:
     if isinstance(value, str):
         return value
     v = resolve(value, env.spec)

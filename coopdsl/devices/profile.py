@@ -12,6 +12,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def _config(c: dict, flexible: bool) -> Config:
 
 
 # -- finding profiles ----------------------------------------------------------------------
-def profiles_dir():
+def profiles_dir() -> Traversable:
     """The folder of shipped profiles (a Traversable inside the installed package)."""
     return resources.files(__package__) / "profiles"
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ..errors import ArgumentError
 from ..ir import types as T
@@ -42,7 +43,7 @@ class Builtin:
     signature: str
     params: tuple[Param, ...] | None = field(default=None, compare=False)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
 
     def __repr__(self) -> str:

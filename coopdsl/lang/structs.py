@@ -13,7 +13,9 @@ load/store through it carries ``Aligned``.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
@@ -123,9 +125,17 @@ def _member_types(cls) -> dict:
     return out
 
 
-def struct(cls=None, *, layout_rule: str = "std430"):
+@overload
+def struct(cls: type, *, layout_rule: str = ...) -> T.StructType: ...
+
+
+@overload
+def struct(cls: None = None, *, layout_rule: str = ...) -> Callable[[type], T.StructType]: ...
+
+
+def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructType | Callable[[type], T.StructType]:
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
-    def make(c):
+    def make(c: type) -> T.StructType:
         if layout_rule not in ("std430", "scalar"):
             raise ValueError("layout_rule must be 'std430' or 'scalar'")
         members = list(_member_types(c).items())

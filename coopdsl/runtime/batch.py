@@ -212,7 +212,7 @@ class Batch:
             self.device.release_command_buffer(self._cb)
         self._finish()
 
-    def _record_downloads(self, cb, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
+    def _record_downloads(self, cb: int, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
         """Record device-to-staging copies for ``downloads``; returns (staging buffer, target array) pairs."""
         v, pool = self._v, self.device.pool
         self.barrier()

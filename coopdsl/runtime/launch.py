@@ -103,7 +103,7 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
 _MISSING = object()
 
 
-def _host_data(b: Batch, binding: dict, value) -> np.ndarray:
+def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
     """The checked numpy data for a binding given a numpy array or a uniform-block dict."""
     if value is _MISSING:
         raise LaunchError(f"missing buffer '{binding['name']}'")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .device import Device
 
 
-def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
+def check_launch(reflection: dict, device: Any, spec: dict | None = None) -> None:
     """The device check before pipeline creation, reported as :class:`DeviceFeatureError`.
 
     A kernel whose cooperative matrices the device does not offer never
