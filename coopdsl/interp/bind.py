@@ -52,8 +52,8 @@ def pointers_of(placed: dict[int, Any], region: Region) -> dict[int, Ptr]:
     """Base pointers of the allocated globals in the finished device region."""
     out = {}
     for key, a in placed.items():
-        lo = np.int64(a.start)
-        out[key] = Ptr(region, lo, lo, np.int64(a.start + a.size), a.label)
+        lo = np.asarray(a.start, np.int64)
+        out[key] = Ptr(region, lo, lo, np.asarray(a.start + a.size, np.int64), a.label)
     return out
 
 

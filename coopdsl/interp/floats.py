@@ -18,6 +18,7 @@ from functools import cache
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..ir import types as T
 
@@ -66,7 +67,7 @@ def round_to_format(x: np.ndarray, fmt: Format) -> np.ndarray:
         return np.copysign(r, x)
 
 
-def round_float(x: np.ndarray, t: T.ScalarType) -> np.ndarray:
+def round_float(x: npt.ArrayLike, t: T.ScalarType) -> np.ndarray:
     """``x`` converted to float type ``t`` (round to nearest even), in ``t``'s value dtype."""
     if t.encoding is None:
         return np.asarray(x).astype({16: np.float16, 32: np.float32, 64: np.float64}[t.width])

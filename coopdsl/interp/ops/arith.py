@@ -129,7 +129,7 @@ def _select(m, op, args):
 @semantics("dot")
 def _dot(m, op, args):
     t = op.type
-    wide = np.float64 if t.width == 64 else np.float32
+    wide: type[np.floating[Any]] = np.float64 if t.width == 64 else np.float32
     a, b = (np.asarray(v, wide) for v in args)
     return round_float((a * b).sum(axis=-1), t)
 

@@ -53,7 +53,7 @@ def _math(m, op, args):
     e = T.scalar_of(op.operands[0].type)
     if e.kind == "int":
         return INTEGER[fn](*args)
-    wide = np.float64 if e.width == 64 else np.float32
+    wide: type[np.floating[Any]] = np.float64 if e.width == 64 else np.float32
     if fn == "round_even" and e.width == 16:
         wide = np.float16  # exact: rint of an f16 is an f16
     out = FLOAT[fn](*(np.asarray(a, wide) for a in args))
