@@ -224,6 +224,8 @@ class Context:
 
     def function_operand(self, dfn, param_types, consts: dict | None = None) -> FuncRef:
         """``dfn`` compiled for leading parameters of ``param_types``, the others bound to ``consts``."""
+        if self.operand_compiler is None:
+            raise InternalCompilerError("functions as operands need the front end's operand compiler", self.em.loc)
         return self.operand_compiler(self, dfn, param_types, consts)
 
     def condition(self, node: ast.AST) -> Value | bool:

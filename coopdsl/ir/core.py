@@ -109,6 +109,8 @@ class FuncRef(Value):
     function's id, not to a call.
     """
 
+    type: FunctionType
+
     def __init__(self, func: Function):
         super().__init__(func.type)
         self.func = func

@@ -96,10 +96,14 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
     needs a feature no capability names).  Raises DeviceFeatureError for a
     capability coopdsl's runtime does not know how to enable.
     """
-    exts, feats, ops = set(), set(), 0
-    for need in matrix_needs(matrices):
-        exts.add(need.extension)
-        feats.add(need.feature)
+    exts: set[str] = set()
+    feats: set[str] = set()
+    ops = 0
+    for extra in matrix_needs(matrices):
+        if extra.extension:
+            exts.add(extra.extension)
+        if extra.feature:
+            feats.add(extra.feature)
     for cap in capabilities:
         if cap in ALWAYS:
             continue
@@ -119,7 +123,8 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
 
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
-                    capabilities: list[str], spirv_extensions: Sequence[str] = (), matrices: Sequence[dict] = ()) -> None:
+                    capabilities: list[str], spirv_extensions: Sequence[str] = (),
+                    matrices: Sequence[dict] = ()) -> None:
     """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices)."""
     exts, feats, ops = requirements(capabilities, spirv_extensions, matrices)
     missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]
