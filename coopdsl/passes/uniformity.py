@@ -266,7 +266,8 @@ class FunctionUniformity:
 
     def _extract(self, op: Op) -> Fact:
         src = op.operands[0]
-        if isinstance(src, Op) and src.kind == "coop_reduce" and src.attrs["mode"] == WHOLE_MATRIX:
+        if isinstance(src, Op) and src.kind == "coop_reduce" and src.attrs["mode"] == WHOLE_MATRIX and \
+                isinstance(src.type, T.CoopMatType):
             level = scope_level(src.type.scope)  # every element holds the one combined value
             return level, (None if level == WORKGROUP else Origin("an element of a subgroup-scope matrix "
                                                                   "reduced with cd.Row | cd.Column", op.loc))
