@@ -13,14 +13,19 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
-from .ir.core import Module
+from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
+
+if TYPE_CHECKING:
+    from .frontend.source import Source
+    from .runtime.timing import BenchResult
 
 WorkgroupSize = Sequence["int | str"]
 
@@ -41,7 +46,7 @@ class Kernel:
         self._cache: dict[tuple, tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
 
     def __repr__(self) -> str:
@@ -91,7 +96,7 @@ class Kernel:
         """
         module, binary = self._build(target_env, spec)
         if device is not None:
-            from .devices import verify
+            from .devices.check import verify
             from .reflect import reflect
 
             try:
@@ -166,7 +171,8 @@ class Kernel:
                 raise TypeError(f"{self.name}.launch: {e}") from None
         if not plan["spec"] and not plan["const"]:
             return bound, {}
-        values, spec = {}, {}
+        values: dict[str, Any] = {}
+        spec: dict[str, Any] = {}
         for name, value in bound.items():
             if name in plan["const"]:
                 raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
@@ -201,7 +207,7 @@ class Kernel:
         _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
-              flops: float | None = None, **kwargs: Any):
+              flops: float | None = None, **kwargs: Any) -> BenchResult:
         """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
         from . import runtime
 
@@ -212,14 +218,14 @@ class Kernel:
 
 
 @functools.cache
-def _runtime():
+def _runtime() -> ModuleType:
     """coopdsl.runtime, imported on first use (compiling needs no Vulkan)."""
     from . import runtime
 
     return runtime
 
 
-def _grid(grid) -> tuple[int, int, int]:
+def _grid(grid: Any) -> tuple[int, int, int]:
     if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
             and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
         return grid  # the common case, checked without building anything
@@ -232,8 +238,17 @@ def _grid(grid) -> tuple[int, int, int]:
     return g + (1,) * (3 - len(g))
 
 
+@overload
+def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...) -> Kernel: ...
+
+
+@overload
+def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ...,
+           target_env: str = ...) -> Callable[[Callable], Kernel]: ...
+
+
 def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
-           target_env: str = tools.DEFAULT_TARGET_ENV):
+           target_env: str = tools.DEFAULT_TARGET_ENV) -> Kernel | Callable[[Callable], Kernel]:
     """Decorate a function as a coopdsl compute kernel.
 
     ``workgroup_size`` is up to three positive ints (missing ones are 1); an
@@ -251,7 +266,7 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     return Kernel(fn, workgroup_size, target_env)
 
 
-def _decorator_loc(fn, word: str) -> SourceLoc:
+def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
     """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
     code = fn.__code__
     text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
@@ -262,7 +277,7 @@ def _decorator_loc(fn, word: str) -> SourceLoc:
 MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
 
 
-def _check_wg(fn, size) -> tuple:
+def _check_wg(fn: Callable, size: Any) -> tuple:
     """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
     where = _decorator_loc(fn, "workgroup_size")
     if isinstance(size, (int, str, float)):
@@ -308,7 +323,7 @@ def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
     return locations.get(int(m.group(1))) if m else None
 
 
-def _wg_entry(module: Module, s, src):
+def _wg_entry(module: Module, s: int | str, src: Source) -> int | SpecConst:
     if isinstance(s, int):
         return s
     for sc in module.spec_consts:

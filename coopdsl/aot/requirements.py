@@ -43,8 +43,8 @@ def requirements(reflection: dict) -> Requirements:
         exts.update([need.extension] if need.extension else [])
         feats.update([need.feature] if need.feature else [])
         ops |= need.subgroup_op
-    for need in matrix_needs(reflection.get("cooperative_matrices", [])):
-        exts.add(need.extension)
-        feats.add(need.feature)
+    for extra in matrix_needs(reflection.get("cooperative_matrices", [])):
+        exts.update([extra.extension] if extra.extension else [])
+        feats.update([extra.feature] if extra.feature else [])
     exts.update(EXTENSION_FOR_SPIRV[e] for e in reflection.get("extensions", []) if e in EXTENSION_FOR_SPIRV)
     return Requirements(tuple(sorted(exts)), tuple(sorted(feats)), ops, tuple(unmapped))

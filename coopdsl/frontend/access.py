@@ -66,6 +66,7 @@ def _methods(receiver) -> str:
 
 def swizzle(cg, v: Value, attr: str):
     t = v.type
+    assert isinstance(t, T.VectorType)  # the caller checked
     idx = [SWIZZLE[c] for c in attr]
     if any(i >= t.count for i in idx):
         raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", cg.em.loc)
@@ -113,7 +114,7 @@ def _is_type_family(obj) -> bool:
 
 def _type_param(cg, p):
     if isinstance(p, (SpecConst, SpecOp)):
-        if p.type.kind != "int" or p.type.width != 32:
+        if not (isinstance(p.type, T.ScalarType) and p.type.kind == "int" and p.type.width == 32):
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
             raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
                                     f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
@@ -157,7 +158,9 @@ def _spill_element(cg, m: Value, index, what: str = "a matrix element index"):
     var = cg.function_variable(T.PointerType(m.type, "Function"))
     cg.em.op("store", T.void, [var, m])
     idx = cg.as_index(index, what)
-    return cg.em.op("access", T.PointerType(m.type.elem, "Function"), [var, idx])
+    t = m.type
+    assert isinstance(t, (T.CoopMatType, T.ArrayType))  # the callers index matrices and arrays
+    return cg.em.op("access", T.PointerType(t.elem, "Function"), [var, idx])
 
 
 def store_subscript(cg, target: ast.Subscript, value) -> None:
@@ -218,7 +221,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
     ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
     """
     path: list[str] = []
-    node = target
+    node: ast.expr = target
     while isinstance(node, ast.Attribute):
         path.insert(0, node.attr)
         node = node.value
@@ -260,7 +263,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
 def _container_path(cg, target: ast.Subscript):
     """For ``acc[i][j] = v``: the root name and the compile-time index path (i, j)."""
     path = []
-    node = target
+    node: ast.expr = target
     while isinstance(node, ast.Subscript):
         idx = cg.as_operand(cg.visit(node.slice))
         if not isinstance(idx, int) or isinstance(idx, bool):

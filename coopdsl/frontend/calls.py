@@ -125,9 +125,10 @@ def expr_list(cg, node: ast.List):
 
 def expr_listcomp(cg, node: ast.ListComp):
     """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
-    if len(node.generators) != 1 or node.generators[0].ifs or not isinstance(node.generators[0].target, ast.Name):
-        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
     gen = node.generators[0]
+    if len(node.generators) != 1 or gen.ifs or not isinstance(gen.target, ast.Name):
+        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
+    name = gen.target.id
     it = gen.iter
     if isinstance(it, ast.Call):
         func = cg.visit(it.func)
@@ -145,6 +146,6 @@ def expr_listcomp(cg, node: ast.ListComp):
                                          cg.src.loc(it))
     out = []
     for v in items:
-        cg.assign(gen.target.id, v)
+        cg.assign(name, v)
         out.append(cg.visit(node.elt))
     return tuple(out)

@@ -37,7 +37,9 @@ class Captured:
         """The value inside the function ``em`` builds (a push constant is loaded again)."""
         if isinstance(self.value, Const):
             return self.value
-        access = self.value.operands[0]
+        load = self.value
+        access = load.operands[0] if isinstance(load, Op) else None
+        assert isinstance(access, Op)  # load(access(push constants, member)): push_constant_member found it
         ptr = em.op("access", access.type, list(access.operands))
         return em.op("load", self.value.type, [ptr])
 

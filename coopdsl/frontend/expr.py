@@ -51,7 +51,9 @@ def expr_binop(cg, node: ast.BinOp):
         return a + b
     if op == "or" and isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
         return a | b  # cd.Row | cd.Column
-    if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(b, tuple) and isinstance(a, int)):
+    if op == "mul" and isinstance(a, tuple) and isinstance(b, int):
+        return a * b
+    if op == "mul" and isinstance(a, int) and isinstance(b, tuple):
         return a * b
     return arith.binary(cg.em, op, a, b)
 
@@ -107,7 +109,7 @@ def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Valu
     from ..ir.core import Op, SelectionMerge
 
     em = cg.em
-    header = em.block
+    header = em.current
     rhs, merge = em.new_block(word), em.new_block(f"end{word}")
     header.merge = SelectionMerge(merge)
     em.terminate("cond_br", [left], [rhs, merge] if kind == "land" else [merge, rhs])

@@ -51,9 +51,9 @@ class HelperGen(CodeGen):
         if value is not None and not isinstance(value, (Value, bool, int, float)):
             raise TypeMismatchError(f"a device function returns runtime values or numbers, not {self.describe(value)}",
                                     self.em.loc)
-        block = self.em.block
+        block = self.em.current
         self.em.terminate("return")
-        self.returns.append((block.terminator, value))
+        self.returns.append((block.last_op, value))
 
     def _finish_returns(self) -> None:
         typed = [v for _, v in self.returns if isinstance(v, Value)]
@@ -61,6 +61,7 @@ class HelperGen(CodeGen):
         if nones and len(nones) != len(self.returns):
             raise CompileError(f"{self.fn.__name__} returns a value on some paths and nothing on others",
                                nones[0].loc)
+        ret: T.Type
         if nones:
             ret = T.void
         else:

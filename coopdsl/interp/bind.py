@@ -32,7 +32,7 @@ def allocate_arguments(module: Module, layout: Layout, values: dict[str, Any],
     names = {g.name for g in module.globals if g.role in ("buffer", "uniform")}
     push = next((g for g in module.globals if g.role == "push"), None)
     if push is not None:
-        names |= {n for n, _ in push.type.pointee.members}
+        names |= {n for n, _ in T.pointee_struct(push.type).members}
     unknown = sorted(set(values) - names)
     if unknown:
         raise LaunchArgumentError(f"unknown argument(s) {unknown}; the kernel takes {sorted(names)}")
@@ -43,7 +43,7 @@ def allocate_arguments(module: Module, layout: Layout, values: dict[str, Any],
         elif g.role == "uniform":
             placed[id(g)] = _uniform(g, values, layout, device)
         elif g.role == "push":
-            data = _pack(g.type.pointee, values, layout, device, "push constant", "")
+            data = _pack(T.pointee_struct(g.type), values, layout, device, "push constant", "")
             placed[id(g)] = device.allocate("push constants", data)
     return placed
 
@@ -52,8 +52,8 @@ def pointers_of(placed: dict[int, Any], region: Region) -> dict[int, Ptr]:
     """Base pointers of the allocated globals in the finished device region."""
     out = {}
     for key, a in placed.items():
-        lo = np.int64(a.start)
-        out[key] = Ptr(region, lo, lo, np.int64(a.start + a.size), a.label)
+        lo = np.asarray(a.start, np.int64)
+        out[key] = Ptr(region, lo, lo, np.asarray(a.start + a.size, np.int64), a.label)
     return out
 
 
@@ -61,7 +61,7 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
     if g.name not in values:
         raise LaunchArgumentError(f"missing buffer '{g.name}'")
     arr = values[g.name]
-    elem = g.type.pointee.members[0][1].elem
+    elem = T.block_array(g.type).elem
     if not isinstance(arr, np.ndarray):
         raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}")
     if isinstance(elem, T.ScalarType):
@@ -70,7 +70,7 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
             bits = " bits" if elem.kind == "float" and elem.encoding else ""
             raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got a {arr.dtype} array "
                                       f"(pass {want.name}{bits})")
-    size = g.type.pointee.members[0][1].stride
+    size = T.block_array(g.type).stride
     if arr.nbytes % size:
         raise LaunchArgumentError(f"buffer '{g.name}' has {size}-byte elements; {arr.nbytes} bytes given")
     if not arr.flags.c_contiguous:
@@ -84,7 +84,7 @@ def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory):
     v = values[g.name]
     size = layout.size(g.type.pointee)
     if isinstance(v, dict):
-        data = _pack(g.type.pointee, v, layout, device, "uniform member", f"{g.name}.")
+        data = _pack(T.pointee_struct(g.type), v, layout, device, "uniform member", f"{g.name}.")
     elif isinstance(v, np.ndarray) and v.nbytes >= size:
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
@@ -116,7 +116,7 @@ def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, 
         if not isinstance(v, (int, np.integer)):
             raise LaunchArgumentError(f"{what} '{name}' is a pointer: give a numpy array or an int address")
         return np.array(v, np.uint64).tobytes()
-    elem = T.elem_of(t)
+    elem = T.scalar_of(t)
     count = t.count if isinstance(t, T.VectorType) else 1
     arr = np.asarray(v)
     if arr.size != count or arr.dtype.kind not in "biuf":

@@ -44,7 +44,7 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
         _phis(m, block, came_from, index)
         for op in block.ops:
             execute(m, op)
-        t = block.terminator
+        t = block.last_op
         kind = t.kind
         if kind == "br":
             _goto(pending, queue, index[id(t.attrs["targets"][0])], here)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..ir import types as T
 
@@ -65,7 +67,7 @@ def round_to_format(x: np.ndarray, fmt: Format) -> np.ndarray:
         return np.copysign(r, x)
 
 
-def round_float(x: np.ndarray, t: T.ScalarType) -> np.ndarray:
+def round_float(x: npt.ArrayLike, t: T.ScalarType) -> np.ndarray:
     """``x`` converted to float type ``t`` (round to nearest even), in ``t``'s value dtype."""
     if t.encoding is None:
         return np.asarray(x).astype({16: np.float16, 32: np.float32, 64: np.float64}[t.width])
@@ -120,4 +122,4 @@ def from_bits(bits: np.ndarray, t: T.ScalarType) -> np.ndarray:
 
 def constant_float(value: float, t: T.ScalarType) -> np.generic:
     """A float constant of type ``t``, rounded to nearest even like every conversion."""
-    return round_float(np.float64(value), t)[()]
+    return cast(np.generic, round_float(np.float64(value), t)[()])  # [()] of a 0-d array: numpy's stubs say ndarray

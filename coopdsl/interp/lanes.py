@@ -64,7 +64,7 @@ class Lanes:
 
     def group_mask(self, scope: Scope, mask: np.ndarray) -> np.ndarray:
         """Per instance of ``scope``: whether any of its invocations is in ``mask``."""
-        return mask.reshape(self.groups(scope), -1).any(axis=1)
+        return np.asarray(mask.reshape(self.groups(scope), -1).any(axis=1))
 
     # -- built-in inputs --------------------------------------------------------------------------
     @cached_property

@@ -48,12 +48,13 @@ def wants_cpu(device: Any) -> bool:
 
 def subgroup_size_from(value: int | None) -> int:
     """The subgroup size to emulate: ``value``, else ``COOPDSL_SUBGROUP_SIZE``, else 32."""
-    if value is None:
+    chosen: int | str | None = value
+    if chosen is None:
         env = os.environ.get(SUBGROUP_ENV)
-        value = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
-    if isinstance(value, bool) or value not in SUBGROUP_SIZES:
-        raise ValueError(f"subgroup size must be one of {SUBGROUP_SIZES}, got {value!r}")
-    return value
+        chosen = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen not in SUBGROUP_SIZES:
+        raise ValueError(f"subgroup size must be one of {SUBGROUP_SIZES}, got {chosen!r}")
+    return chosen
 
 
 def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any] | None = None,
@@ -64,7 +65,8 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
     """
     sgs = subgroup_size_from(subgroup_size)
     specs = SpecValues(module, dict(spec or {}))
-    wg_size = tuple(int(specs.value(s)) if isinstance(s, SpecConst) else int(s) for s in module.workgroup_size)
+    x, y, z = (int(specs.value(s)) if isinstance(s, SpecConst) else int(s) for s in module.workgroup_size)
+    wg_size = (x, y, z)
     if min(wg_size) < 1:
         raise LaunchArgumentError(f"workgroup size {wg_size} must be positive")
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)

@@ -132,6 +132,7 @@ class Machine:
     def local_variable(self, op: Op) -> Ptr:
         """The pointers (one per slot) to the local variable ``op`` declares."""
         region = self._regions.get(id(op))
+        assert isinstance(op.type, T.PointerType)  # a 'variable' op gives a pointer
         size = self.layout.size(op.type.pointee)
         if region is None:
             region = Region("function", f"local variable (line {op.loc.line})",

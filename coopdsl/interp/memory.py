@@ -68,7 +68,7 @@ class DeviceMemory:
 
     def __init__(self):
         self.allocations: list[Allocation] = []
-        self._chunks: list[np.ndarray] = []
+        self._chunks: list[tuple[int, np.ndarray]] = []  # (start, bytes)
         self._end = 0
         self.region: Region | None = None
 
@@ -94,6 +94,7 @@ class DeviceMemory:
 
     def write_back(self) -> None:
         """Copy writable allocations back into the user's arrays."""
+        assert self.region is not None, "finish() first"
         for a in self.allocations:
             if a.writable and a.array is not None:
                 flat = a.array.reshape(-1).view(np.uint8)
@@ -124,14 +125,19 @@ class Ptr(PerLane):
 
     def merged(self, mask: np.ndarray, old: Ptr) -> Ptr:
         """``self`` where ``mask``, ``old`` elsewhere (same region)."""
-        pick = lambda a, b: None if a is None else np.where(mask, a, b)  # noqa: E731
+        def pick(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None or b is None else np.where(mask, a, b)
+
         return Ptr(self.region, np.where(mask, self.addr, old.addr), pick(self.lo, old.lo), pick(self.hi, old.hi),
                    self.label)
 
     def taken(self, idx: np.ndarray) -> Ptr:
         """The pointers of slots ``idx``."""
-        take = lambda a: None if a is None else (a[idx] if np.ndim(a) else np.broadcast_to(a, idx.shape))  # noqa
-        return Ptr(self.region, take(self.addr), take(self.lo), take(self.hi), self.label)
+        def take(a: np.ndarray) -> np.ndarray:
+            return a[idx] if np.ndim(a) else np.broadcast_to(a, idx.shape)
+
+        return Ptr(self.region, take(self.addr), None if self.lo is None else take(self.lo),
+                   None if self.hi is None else take(self.hi), self.label)
 
     def scattered(self, n: int, idx: np.ndarray) -> Ptr:
         """Pointers of ``n`` slots with these (compressed) pointers at ``idx``."""
@@ -175,6 +181,7 @@ def check_range(p: Ptr, first: np.ndarray, end: np.ndarray, what: str, slots: np
             raise Fault(f"{what} of {int(end[k] - first[k])} bytes at device address "
                         f"0x{int(first[k]) + DEVICE_BASE:x} reaches {where}", int(slots[k]))
         return
+    assert p.hi is not None  # bounds come in pairs
     lo = np.broadcast_to(p.lo, first.shape)
     hi = np.broadcast_to(p.hi, first.shape)
     bad = (first < lo) | (end > hi)

@@ -33,7 +33,7 @@ class SpecValues:
         key = id(v)
         if key not in self._values:
             if isinstance(v, Const):
-                return scalar_constant(v.type, v.value)
+                return scalar_constant(T.scalar_of(v.type), v.value)
             if not isinstance(v, SpecOp):
                 raise KeyError(v)
             from .ops.arith import apply_arith

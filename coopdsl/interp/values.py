@@ -15,7 +15,7 @@ values (see :mod:`coopdsl.interp.floats`); bools in ``np.bool_`` arrays.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -99,10 +99,13 @@ def encode(t: T.ScalarType, values: np.ndarray) -> np.ndarray:
     return np.asarray(values).astype(value_dtype(t), copy=False)
 
 
+_Lanes = TypeVar("_Lanes", bound="PerLane")  # a PerLane merges with its own kind
+
+
 class PerLane:
     """A value with its own per-invocation layout (pointers): it merges, takes and scatters itself."""
 
-    def merged(self, mask: np.ndarray, old: PerLane) -> PerLane:  # pragma: no cover - interface
+    def merged(self: _Lanes, mask: np.ndarray, old: _Lanes) -> _Lanes:  # pragma: no cover - interface
         """``self`` where ``mask``, ``old`` elsewhere."""
         raise NotImplementedError
 

@@ -36,7 +36,7 @@ class _ArrayFamily:
             raise DeclarationError(f"array[...] takes an element type and a length, e.g. array[u8, 16]; "
                                    f"got {len(params)} parameters", where)
         elem, n = params
-        if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.elem_of(elem).kind == "bool":
+        if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool":
             raise DeclarationError(f"array elements are numeric scalars or vectors, not {elem}", where)
         if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= MAX_ARRAY_LENGTH:
             raise DeclarationError(f"an array length is an int from 1 to {MAX_ARRAY_LENGTH}, got {n!r}", where)
@@ -54,7 +54,7 @@ def safe_alignment(t: T.Type) -> int:
     if isinstance(t, T.PointerType):
         return T.POINTER_SIZE
     if isinstance(t, (T.ScalarType, T.VectorType)):
-        return T.elem_of(t).nbytes
+        return T.scalar_of(t).nbytes
     if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
         return safe_alignment(t.elem)
     if isinstance(t, T.StructType):
@@ -76,7 +76,7 @@ def is_block_ptr(t: T.Type) -> bool:
 def block_member(cg, ptr: Value, name: str):
     """``ptr.name`` for a pointer to one struct: the member's value, or for an array member the memory
     its elements are indexed in (``ptr.qs[i]``)."""
-    st = ptr.type.pointee
+    st = T.pointee_struct(ptr.type)
     try:
         index = st.member_index(name)
     except KeyError:

@@ -13,7 +13,9 @@ load/store through it carries ``Aligned``.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
@@ -36,8 +38,9 @@ def is_data_ptr(t) -> bool:
         isinstance(t.pointee, T.StructType) and t.pointee.name.startswith("ptr_")
 
 
-def ptr_elem(t: T.PointerType) -> T.Type:
-    return t.pointee.members[0][1].elem
+def ptr_elem(t: T.Type) -> T.Type:
+    """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``)."""
+    return T.block_array(t).elem
 
 
 class _PtrFamily:
@@ -61,8 +64,9 @@ def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.ArrayType):
         return _align(t.elem, scalar)
     if scalar:
-        return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
-            max((_align(m, True) for _, m in t.members), default=1)
+        if isinstance(t, T.StructType):
+            return max((_align(m, True) for _, m in t.members), default=1)
+        return T.scalar_of(t).nbytes
     return T.align_of(t)
 
 
@@ -121,9 +125,17 @@ def _member_types(cls) -> dict:
     return out
 
 
-def struct(cls=None, *, layout_rule: str = "std430"):
+@overload
+def struct(cls: type, *, layout_rule: str = ...) -> T.StructType: ...
+
+
+@overload
+def struct(cls: None = None, *, layout_rule: str = ...) -> Callable[[type], T.StructType]: ...
+
+
+def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructType | Callable[[type], T.StructType]:
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
-    def make(c):
+    def make(c: type) -> T.StructType:
         if layout_rule not in ("std430", "scalar"):
             raise ValueError("layout_rule must be 'std430' or 'scalar'")
         members = list(_member_types(c).items())

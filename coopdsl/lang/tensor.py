@@ -201,7 +201,7 @@ def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:
     return _value32(cg, v, f"{name}'s value {i}")
 
 
-def _describe(t: T.Type) -> str:
+def _describe(t: T.TensorLayoutType | T.TensorViewType) -> str:
     return f"a {t.dim}-dimensional {'layout' if isinstance(t, T.TensorLayoutType) else 'view'} ({t})"
 
 
@@ -262,7 +262,7 @@ def _tensor_pointer(cg, p: dict, b, decode: bool):
     if decode and not isinstance(elem, T.StructType):
         raise TypeMismatchError(f"{b.name}: a decode function reads one block at a time, so the memory must hold "
                                 f"block structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}", cg.em.loc)
-    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.elem_of(elem).kind == "bool"):
+    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool"):
         raise TypeMismatchError(f"{b.name}: the memory must hold numeric scalars or vectors, not {elem} (memory of "
                                 f"structs needs a decode function)", cg.em.loc)
     known = offset.value if isinstance(offset, Const) else offset
@@ -296,6 +296,7 @@ def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
 def _decoder(cg, fn, ptr, layout: Value, mat_type: T.CoopMatType) -> Value:
     """The decode function as an operand: (device pointer to one block, block_coords, coord_in_block) -> the
     matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
+    assert isinstance(layout.type, T.TensorLayoutType)  # the addressing starts with the layout
     coords = T.ArrayType(T.u32, layout.type.dim)
     block = T.PointerType(ptr.type.pointee, "PhysicalStorageBuffer")
     passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]

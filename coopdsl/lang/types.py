@@ -243,7 +243,7 @@ Push = _ParamKind("Push", _push)
 class ConstParam:
     """A compile-time kernel parameter: its value is part of the compiled kernel."""
 
-    type: object = None  # int, float, bool, or None for any compile-time value
+    type: type | None = None  # int, float, bool, or None for any compile-time value
 
 
 def _const(t=None, *rest):

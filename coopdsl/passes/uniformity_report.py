@@ -77,8 +77,8 @@ def _cause(fu, block: Block, need) -> Block | None:
 
 def cond_loc(branch: Block) -> SourceLoc:
     """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
-    cond = branch.terminator.operands[0]
-    return cond.loc if isinstance(cond, Op) else branch.terminator.loc
+    cond = branch.last_op.operands[0]
+    return cond.loc if isinstance(cond, Op) else branch.last_op.loc
 
 
 def _where(loc: SourceLoc) -> str:

@@ -7,11 +7,27 @@ name (with the Vulkan feature it maps to) before anything is dispatched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..devices.check import Mismatch
+    from ..errors import SourceLoc
 
 
 class DeviceFeatureError(RuntimeError):
-    """The device cannot run the module: a feature or extension it needs is missing."""
+    """The device cannot run the module: a feature or extension it needs is missing.
+
+    When the launch-time check finds cooperative-matrix configurations the device
+    does not offer, ``mismatches`` lists them and ``loc`` is the kernel line of
+    the first; otherwise ``mismatches`` is empty and ``loc`` is None.
+    """
+
+    def __init__(self, message: str, mismatches: Sequence[Mismatch] = (), loc: SourceLoc | None = None):
+        super().__init__(message)
+        self.mismatches = list(mismatches)
+        self.loc = loc
 
 
 @dataclass(frozen=True)
@@ -67,23 +83,27 @@ EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implie
 }
 
 
-def matrix_needs(matrices: list[dict]) -> list[Need]:
+def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
     """What a module's cooperative-matrix types (reflection ``cooperative_matrices``) need beyond its capabilities."""
     return [WORKGROUP_SCOPE] if any(m.get("scope") == "Workgroup" for m in matrices) else []
 
 
-def requirements(capabilities: list[str], spirv_extensions: list[str] = (),
-                 matrices: list[dict] = ()) -> tuple[set[str], set[str], int]:
+def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
+                 matrices: Sequence[dict] = ()) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
 
     ``matrices`` is the reflection's ``cooperative_matrices`` (workgroup scope
     needs a feature no capability names).  Raises DeviceFeatureError for a
     capability coopdsl's runtime does not know how to enable.
     """
-    exts, feats, ops = set(), set(), 0
-    for need in matrix_needs(matrices):
-        exts.add(need.extension)
-        feats.add(need.feature)
+    exts: set[str] = set()
+    feats: set[str] = set()
+    ops = 0
+    for extra in matrix_needs(matrices):
+        if extra.extension:
+            exts.add(extra.extension)
+        if extra.feature:
+            feats.add(extra.feature)
     for cap in capabilities:
         if cap in ALWAYS:
             continue
@@ -103,7 +123,8 @@ def requirements(capabilities: list[str], spirv_extensions: list[str] = (),
 
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
-                    capabilities: list[str], spirv_extensions: list[str] = (), matrices: list[dict] = ()) -> None:
+                    capabilities: list[str], spirv_extensions: Sequence[str] = (),
+                    matrices: Sequence[dict] = ()) -> None:
     """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices)."""
     exts, feats, ops = requirements(capabilities, spirv_extensions, matrices)
     missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]

@@ -10,6 +10,7 @@ encoded (from the grammar tables) and written first in :meth:`finish`.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
@@ -51,6 +52,7 @@ class ModuleBuilder:
 
     def __init__(self, version: tuple[int, int]):
         self.version = version
+        self.resolve_symbolic: Callable[[T.SymDim], int] | None = None  # set by the writer
         self.bound = 1
         self.sections: dict[str, list[int]] = {s: [] for s in SECTIONS}
         self.req = Requirements()
@@ -193,7 +195,7 @@ class ModuleBuilder:
         """Id of a type operand that is an int literal (as u32) or a symbolic Dim."""
         if isinstance(d, int):
             return self.const_id(T.u32, d)
-        resolver = getattr(self, "resolve_symbolic", None)
+        resolver = self.resolve_symbolic
         if resolver is None:
             raise InternalCompilerError(f"symbolic dimension {d} with no resolver")
         return resolver(d)

@@ -30,11 +30,10 @@ def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
 
     Shared by the op semantics and the evaluation of OpSpecConstantOp.
     """
-    e = T.elem_of(operand)
     if kind in _BINARY:
         return _BINARY[kind](args[0], args[1])
     if kind in ("div", "rem"):
-        return _divide(kind, e, args[0], args[1])
+        return _divide(kind, T.scalar_of(operand), args[0], args[1])
     if kind in ("shl", "shr"):
         a = np.asarray(args[0])
         amount = np.asarray(args[1]).astype(a.dtype)
@@ -42,11 +41,11 @@ def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
     if kind == "neg":
         return np.negative(args[0])
     if kind == "not":
-        return np.logical_not(args[0]) if e.kind == "bool" else np.invert(args[0])
+        return np.logical_not(args[0]) if T.scalar_of(operand).kind == "bool" else np.invert(args[0])
     if kind == "select":
         return np.where(_align_condition(args[0], args[1]), args[1], args[2])
     if kind == "convert":
-        return convert(args[0], e, T.elem_of(result))
+        return convert(args[0], T.scalar_of(operand), T.scalar_of(result))
     if kind == "bitcast":
         return bitcast(args[0], operand, result)
     if kind == "fmod":
@@ -100,7 +99,7 @@ def _float_to_int(x: np.ndarray, dst: T.ScalarType) -> np.ndarray:
 
 def bitcast(x: Any, src: T.Type, dst: T.Type) -> np.ndarray:
     """The bits of ``x`` (type ``src``) reinterpreted as ``dst`` (same total size)."""
-    se, de = T.elem_of(src), T.elem_of(dst)
+    se, de = T.scalar_of(src), T.scalar_of(dst)
     raw = np.ascontiguousarray(encode(se, x))
     lead = raw.shape[:-1] if isinstance(src, T.VectorType) else raw.shape
     if isinstance(src, T.CoopMatType):
@@ -130,7 +129,7 @@ def _select(m, op, args):
 @semantics("dot")
 def _dot(m, op, args):
     t = op.type
-    wide = np.float64 if t.width == 64 else np.float32
+    wide: type[np.floating[Any]] = np.float64 if t.width == 64 else np.float32
     a, b = (np.asarray(v, wide) for v in args)
     return round_float((a * b).sum(axis=-1), t)
 

@@ -104,7 +104,7 @@ def _combine(m, func: Function, scope, a: np.ndarray, b: np.ndarray) -> np.ndarr
     size, members = lanes.group_size(scope), lanes.members(scope)
     a2, b2 = a.reshape(groups, -1), b.reshape(groups, -1)
     count = a2.shape[1]
-    out = np.zeros((groups, count), value_dtype(func.type.ret))
+    out = np.zeros((groups, count), value_dtype(T.scalar_of(func.type.ret)))
     saved = m.mask
     running = lanes.group_mask(scope, saved)
     try:

@@ -7,6 +7,9 @@ direction to the implementation); ``round_even`` to even.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
@@ -23,7 +26,7 @@ def _normalize(x):
     return x / np.sqrt((x * x).sum(axis=-1, keepdims=True))
 
 
-FLOAT = {
+FLOAT: dict[str, Callable[..., Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "inversesqrt": lambda x: 1.0 / np.sqrt(x), "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
     "round": lambda x: np.trunc(x + np.copysign(0.5, x)), "round_even": np.rint,
@@ -38,7 +41,7 @@ FLOAT = {
     "cross": lambda a, b: np.cross(a, b),
 }
 
-INTEGER = {
+INTEGER: dict[str, Callable[..., Any]] = {
     "abs": np.abs, "sign": np.sign, "min": np.minimum, "max": np.maximum,
     "clamp": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
 }
@@ -47,10 +50,10 @@ INTEGER = {
 @semantics("math")
 def _math(m, op, args):
     fn = op.attrs["fn"]
-    e = T.elem_of(op.operands[0].type)
+    e = T.scalar_of(op.operands[0].type)
     if e.kind == "int":
         return INTEGER[fn](*args)
-    wide = np.float64 if e.width == 64 else np.float32
+    wide: type[np.floating[Any]] = np.float64 if e.width == 64 else np.float32
     if fn == "round_even" and e.width == 16:
         wide = np.float16  # exact: rint of an f16 is an f16
     out = FLOAT[fn](*(np.asarray(a, wide) for a in args))

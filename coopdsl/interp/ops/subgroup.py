@@ -56,7 +56,7 @@ def _reduce(m, op, args):
     t = op.type
     g = _grid(m, t, args[0])
     fn, mode = _UFUNC[op.attrs["op"]], op.attrs["mode"]
-    ident = _identity(op.attrs["op"], value_dtype(T.elem_of(t)))
+    ident = _identity(op.attrs["op"], value_dtype(T.scalar_of(t)))
     x = np.where(_active(m, g), g, ident).astype(g.dtype)
     if mode == "reduce":
         out = np.broadcast_to(fn.reduce(x, axis=1, dtype=x.dtype)[:, None], g.shape)  # no widening: wrap

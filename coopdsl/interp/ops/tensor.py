@@ -153,6 +153,7 @@ class _Tensor:
         if view_op is None:
             index = np.broadcast_to(r * cols + c, shape).astype(np.int64)
         else:
+            assert isinstance(view_op.type, T.TensorViewType)  # view_of() finds the operand of this type
             index = self._view_index(m.value(view_op), view_op.type, L, r, c, cols, shape)
         self.index, outside = self._layout_index(L, layout_op.type, index, store, shape)
         self.clamped = self.inside & outside  # loads read the clamp value there

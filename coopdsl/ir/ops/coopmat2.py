@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 
 from .. import types as T
-from ..core import FuncRef
+from ..core import FuncRef, Op
 from .base import define, fail, matrix, result_is
 from .coopmat import USE_A, USE_ACC, USE_B
 
@@ -22,25 +22,25 @@ class ReduceMode(enum.Flag):
     Quad2x2 = 4  # "2x2": each aligned 2x2 neighbourhood
 
     def __str__(self) -> str:
-        return "|".join(m.name for m in ReduceMode if m in self)
+        return "|".join(m.name or "" for m in ReduceMode if m in self)  # single-bit members all have names
 
 
 VALID_MODES = (ReduceMode.Row, ReduceMode.Column, ReduceMode.Row | ReduceMode.Column, ReduceMode.Quad2x2)
 
 
-def _function(op, index: int) -> T.FunctionType:
+def _function(op: Op, index: int) -> T.FunctionType:
     v = op.operands[index]
     if not isinstance(v, FuncRef):
         fail(op, f"operand {index} must name a function, got {v!r}")
     return v.type
 
 
-def _accumulator(op, t: T.CoopMatType, what: str) -> None:
+def _accumulator(op: Op, t: T.CoopMatType, what: str) -> None:
     if t.use != USE_ACC:
         fail(op, f"{what} must be an accumulator, got {t}")
 
 
-def _reduce(op) -> None:
+def _reduce(op: Op) -> None:
     m = matrix(op, 0)
     _accumulator(op, m, "the matrix")
     r = op.type
@@ -56,7 +56,7 @@ def _reduce(op) -> None:
         fail(op, f"combine function must be fn({m.elem}, {m.elem}) -> {m.elem}, got {f}")
 
 
-def _per_element(op) -> None:
+def _per_element(op: Op) -> None:
     m = matrix(op, 0)
     result_is(op, m)
     f = _function(op, 1)
@@ -68,7 +68,7 @@ def _per_element(op) -> None:
         fail(op, f"row and column parameters must be 32-bit integers, got {f}")
 
 
-def _convert_use(op) -> None:
+def _convert_use(op: Op) -> None:
     m = matrix(op, 0)
     r = op.type
     _accumulator(op, m, "the matrix")
@@ -78,7 +78,7 @@ def _convert_use(op) -> None:
         fail(op, f"{m} -> {r} changes the shape or scope")
 
 
-def _transpose(op) -> None:
+def _transpose(op: Op) -> None:
     m = matrix(op, 0)
     _accumulator(op, m, "the matrix")
     result_is(op, T.CoopMatType(m.elem, m.scope, m.cols, m.rows, USE_B))

@@ -27,7 +27,7 @@ class Setter:
     """A layout/view setter: the type it works on, how many values it takes for ``dim`` dimensions,
     and what the values are (for messages)."""
 
-    on: type
+    on: type[T.TensorLayoutType] | type[T.TensorViewType]
     count: Callable[[int], int]
     values: str
 
@@ -49,14 +49,14 @@ def is_int32(t: T.Type) -> bool:
     return isinstance(t, T.ScalarType) and t.kind == "int" and t.width == 32
 
 
-def _create(op) -> None:
+def _create(op: Op) -> None:
     if not isinstance(op.type, (T.TensorLayoutType, T.TensorViewType)):
         fail(op, f"creates a tensor layout or view, result is {op.type}")
     if not 1 <= op.type.dim <= 5:
         fail(op, f"tensors have 1 to 5 dimensions, got {op.type.dim}")
 
 
-def _set(op) -> None:
+def _set(op: Op) -> None:
     s = SETTERS[op.kind]
     base = op.operands[0].type
     if not isinstance(base, s.on):
@@ -70,7 +70,7 @@ def _set(op) -> None:
             fail(op, f"operand {i} must be a 32-bit integer, got {v.type}")
 
 
-def _addressing(op, first: int) -> None:
+def _addressing(op: Op, first: int) -> None:
     """Operands from ``first`` on: the layout, then an optional view, then (loads) an optional decoder."""
     rest = op.operands[first:]
     if not isinstance(rest[0].type, T.TensorLayoutType):
@@ -82,13 +82,13 @@ def _addressing(op, first: int) -> None:
         fail(op, "the decode function must be a function reference")
 
 
-def _memory(op) -> None:
+def _memory(op: Op) -> None:
     p = pointer(op, 0)
     if p.storage not in TENSOR_STORAGE:
         fail(op, f"cannot address a matrix in {p.storage} memory")
 
 
-def _load(op) -> None:
+def _load(op: Op) -> None:
     _memory(op)
     if not isinstance(op.type, T.CoopMatType):
         fail(op, f"loads a cooperative matrix, result is {op.type}")
@@ -97,7 +97,7 @@ def _load(op) -> None:
     _addressing(op, 2)
 
 
-def _store(op) -> None:
+def _store(op: Op) -> None:
     _memory(op)
     matrix(op, 1)
     _addressing(op, 2)
@@ -145,16 +145,17 @@ class LayoutState:
         return cls((None,) * dim, (None,) * dim, (None,) * dim)
 
 
-_PENDING = object()  # a loop phi being evaluated: contributes nothing on its back edge
+_PENDING = LayoutState((), (), ())  # a loop phi being evaluated (compared by identity): nothing on its back edge
 
 
-def _known(v: Value):
+def _known(v: Value) -> int | None:
     return v.value if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool) else None
 
 
 def _packed_strides(dims: tuple, block: tuple) -> tuple:
     """SetDimension's implicit strides: stride[i] = product over j > i of ceil(dim[j] / block[j])."""
-    out, acc = [], 1
+    out: list[int | None] = []
+    acc: int | None = 1
     for d, b in zip(reversed(dims), reversed(block)):
         out.append(acc)
         acc = None if acc is None or d is None or not b else acc * -(-d // b)
@@ -162,13 +163,15 @@ def _packed_strides(dims: tuple, block: tuple) -> tuple:
 
 
 def _meet(a: LayoutState, b: LayoutState) -> LayoutState:
-    def pick(x, y):
+    def pick(x: tuple, y: tuple) -> tuple:
         return tuple(p if p == q else None for p, q in zip(x, y))
     return LayoutState(pick(a.block, b.block), pick(a.dims, b.dims), pick(a.stride, b.stride))
 
 
 def layout_state(v: Value, _active: frozenset = frozenset()) -> LayoutState:
     """What is known at compile time of the state of layout ``v`` (on every path reaching it)."""
+    if not isinstance(v.type, T.TensorLayoutType):
+        raise TypeError(f"{v} is not a tensor layout")
     dim = v.type.dim
     if not isinstance(v, Op):
         return LayoutState.unknown(dim)

@@ -44,7 +44,7 @@ def arith_opcode(kind: str, operand: T.Type) -> str:
 
 def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
     """The conversion instruction(s) from ``src`` to ``dst`` (one or two steps)."""
-    s, d = T.elem_of(src), T.elem_of(dst)
+    s, d = T.scalar_of(src), T.scalar_of(dst)
     if s.kind == "float" and d.kind == "float":
         return [("OpFConvert", dst)]
     if s.kind == "float":
