@@ -5,7 +5,7 @@ SPIR-V module, inspect it, and run it (``coopdsl.runtime``).  See README.md
 and docs/ for the language.
 """
 
-from . import devices  # noqa: F401  (cd.devices: device profiles and checks)
+from ._lazy import lazy_exports
 from .errors import (
                      ArgumentError,
                      CompileError,
@@ -25,17 +25,26 @@ from .lang import atomics as _atomics  # each registers its builtins
 from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
+from .lang.blocks import array  # noqa: F401  (cd.array: fixed struct arrays; not star-exported)
+from .lang.callbacks import partial
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
+from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
 from .lang.functions import DeviceFunction, func
 from .lang.inputs import BUILTIN_VARS
 from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
 from .lang.loops import static_range
 from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
 from .lang.structs import Ptr, Uniform, struct
+from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
 from .lang.types import (
                      Acc,
                      Buffer,
+                     ClampConstant,
+                     ClampRepeat,
+                     ClampRepeatMirrored,
+                     ClampToEdge,
+                     ClampUndefined,
                      ColumnMajor,
                      Const,
                      CoopMat,
@@ -116,3 +125,10 @@ __all__ = [
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
 __all__ += ["assume_uniform", "UniformityError"]
+__all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",
+            "ClampRepeatMirrored"]
+__all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md
+
+# cd.devices (device profiles and checks) and cd.runtime load on first use, so that `import coopdsl`
+# and `coopdsl emit` do not pay for them (the runtime brings numpy and ctypes)
+__getattr__ = lazy_exports(__name__, submodules=("devices", "runtime"))

@@ -135,7 +135,8 @@ def example_mutation(seed: int, work: Path) -> str:
     r = random.Random(seed)
     case = r.choice(sorted(example_cases.CASES))
     fn, sizes = example_cases.CASES[case]
-    file = {"gemm_shared_64": "gemm_shared.py"}.get(case, f"{case}.py")
+    file = {"gemm_shared_64": "gemm_shared.py", "gemm_workgroup_colmajor": "gemm_workgroup.py",
+            "gemm_workgroup_f16": "gemm_workgroup.py"}.get(case, f"{case}.py")
     path = work / f"mut_{seed}_{file}"
     types = "from coopdsl import bf16, f16, f32, i8, i32, u32  # for type mutations\n"
     path.write_text(types + mutate((ROOT / "examples" / file).read_text(), r))

@@ -16,6 +16,7 @@ from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
 from ..lang import registry as B
+from ..lang.blocks import block_member, device_access, is_block_ptr
 from ..lang.pointers import ptr_element
 from ..lang.structs import is_data_ptr, ptr_elem
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
@@ -41,6 +42,8 @@ def expr_attribute(cg, node: ast.Attribute):
         t = obj.type
         if isinstance(t, T.VectorType) and all(c in SWIZZLE for c in attr):
             return swizzle(cg, obj, attr)
+        if is_block_ptr(t):
+            return block_member(cg, obj, attr)
         if isinstance(t, T.StructType):
             try:
                 index = t.member_index(attr)
@@ -82,7 +85,7 @@ def expr_subscript(cg, node: ast.Subscript):
         base = cg.load_builtin(base)
     if isinstance(base, BufferRef):
         ptr = cg.element_pointer(base, index)
-        return cg.em.op("load", base.elem, [ptr])
+        return cg.em.op("load", base.elem, [ptr], **device_access(base.storage, base.elem))
     if isinstance(base, Value):
         return _value_index(cg, base, index)
     if isinstance(base, (tuple, list)):
@@ -136,21 +139,24 @@ def _value_index(cg, base: Value, index):
                 raise TypeMismatchError(f"index {index} out of range for {t}", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
         return cg.em.op("extract_dyn", t.elem, [base, cg.as_index(index, "a vector index")])
-    if isinstance(t, T.CoopMatType):
+    if isinstance(t, (T.CoopMatType, T.ArrayType)):
+        what = "a matrix element index" if isinstance(t, T.CoopMatType) else "an array index"
         if isinstance(index, int) and not isinstance(index, bool):
             if index < 0:
-                raise TypeMismatchError("a matrix element index must not be negative", cg.em.loc)
+                raise TypeMismatchError(f"{what} must not be negative", cg.em.loc)
+            if isinstance(t, T.ArrayType) and isinstance(t.length, int) and index >= t.length:
+                raise TypeMismatchError(f"index {index} is out of range for {t}", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
-        ptr = _spill_element(cg, base, index)
+        ptr = _spill_element(cg, base, index, what)
         return cg.em.op("load", t.elem, [ptr])
     raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
 
 
-def _spill_element(cg, m: Value, index):
-    """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
+def _spill_element(cg, m: Value, index, what: str = "a matrix element index"):
+    """Pointer to element ``index`` of matrix (or array) ``m`` stored in a fresh Function variable."""
     var = cg.function_variable(T.PointerType(m.type, "Function"))
     cg.em.op("store", T.void, [var, m])
-    idx = cg.as_index(index, "a matrix element index")
+    idx = cg.as_index(index, what)
     return cg.em.op("access", T.PointerType(m.type.elem, "Function"), [var, idx])
 
 
@@ -175,7 +181,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
                 cg.src.loc(target))
         ptr = cg.element_pointer(base, index)
         cg.note_buffer_write(base)
-        cg.em.op("store", T.void, [ptr, value])
+        cg.em.op("store", T.void, [ptr, value], **device_access(base.storage, base.elem))
         return
     if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
             isinstance(base.type, (T.VectorType, T.CoopMatType)):

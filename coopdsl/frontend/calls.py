@@ -11,6 +11,7 @@ from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
+from ..lang.callbacks import Partial
 from ..lang.functions import DeviceFunction
 from ..lang.values import BoundMethod
 
@@ -36,6 +37,8 @@ def expr_call(cg, node: ast.Call):
         return func.impl(cg, args, kwargs)
     if isinstance(func, DeviceFunction):
         return cg.device_call(cg, func, args, kwargs)
+    if isinstance(func, Partial):  # cd.partial(f, x=...)(...) is f(..., x=...)
+        return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
         return func.builtin.impl(cg, func.receiver, args, kwargs)
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType)):
@@ -44,6 +47,11 @@ def expr_call(cg, node: ast.Call):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
     if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
         return B.BUILTINS["abs"].impl(cg, args, kwargs)  # FAbs / SAbs
+    if func is py_builtins.float and len(args) == 1 and isinstance(args[0], str) and not kwargs:
+        try:  # float("inf"), float("-inf"), float("nan"): compile-time constants
+            return float(args[0])
+        except ValueError:
+            raise TypeMismatchError(f"float({args[0]!r}) is not a number", cg.em.loc) from None
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
         if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
             raise TypeMismatchError(

@@ -14,7 +14,7 @@ format's range, see :mod:`coopdsl.ir.literals`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -72,7 +72,7 @@ def round_float(x: np.ndarray, t: T.ScalarType) -> np.ndarray:
     return round_to_format(np.asarray(x, np.float64), FORMATS[t.name]).astype(np.float32)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fp8_table(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(value of each of the 256 codes, the non-negative finite values sorted with their codes)."""
     fmt = FORMATS[name]

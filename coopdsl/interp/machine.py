@@ -10,15 +10,16 @@ their whole scope, and turns memory faults into located
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Const, FuncRef, GlobalVar, Module, Op, SpecConst, SpecOp, Value
-from ..errors import InternalCompilerError
 from .errors import InterpreterError
 from .lanes import Lanes
 from .layout import Layout
@@ -56,6 +57,9 @@ class Machine:
         self.mask = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None
+        # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
+        # operand (reductions, per-element operations) run it through this
+        self.call_function: Callable | None = None
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:
@@ -120,6 +124,10 @@ class Machine:
             raise InternalCompilerError(f"interpreter: global '{g.name}' ({g.role}) has no value")
         self._globals[id(g)] = got
         return got
+
+    def device_pointers(self) -> dict[int, Ptr]:
+        """The globals that point into device memory (buffers, uniform and push-constant blocks), by id."""
+        return {k: v for k, v in self._globals.items() if isinstance(v, Ptr) and v.region is self.device}
 
     def local_variable(self, op: Op) -> Ptr:
         """The pointers (one per slot) to the local variable ``op`` declares."""

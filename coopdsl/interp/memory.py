@@ -118,22 +118,22 @@ class Ptr(PerLane):
     hi: np.ndarray | None
     label: str
 
-    def offset(self, delta: np.ndarray) -> "Ptr":
+    def offset(self, delta: np.ndarray) -> Ptr:
         """The pointers ``delta`` bytes further."""
         return Ptr(self.region, self.addr + delta, self.lo, self.hi, self.label)
 
-    def merged(self, mask: np.ndarray, old: "Ptr") -> "Ptr":
+    def merged(self, mask: np.ndarray, old: Ptr) -> Ptr:
         """``self`` where ``mask``, ``old`` elsewhere (same region)."""
         pick = lambda a, b: None if a is None else np.where(mask, a, b)  # noqa: E731
         return Ptr(self.region, np.where(mask, self.addr, old.addr), pick(self.lo, old.lo), pick(self.hi, old.hi),
                    self.label)
 
-    def taken(self, idx: np.ndarray) -> "Ptr":
+    def taken(self, idx: np.ndarray) -> Ptr:
         """The pointers of slots ``idx``."""
         take = lambda a: None if a is None else (a[idx] if np.ndim(a) else np.broadcast_to(a, idx.shape))  # noqa
         return Ptr(self.region, take(self.addr), take(self.lo), take(self.hi), self.label)
 
-    def scattered(self, n: int, idx: np.ndarray) -> "Ptr":
+    def scattered(self, n: int, idx: np.ndarray) -> Ptr:
         """Pointers of ``n`` slots with these (compressed) pointers at ``idx``."""
         def put(a):
             if a is None:

@@ -9,13 +9,13 @@ execution scope.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
+from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Op
-from ..errors import InternalCompilerError
 from .ops import SEMANTICS
 
 

@@ -102,15 +102,15 @@ def encode(t: T.ScalarType, values: np.ndarray) -> np.ndarray:
 class PerLane:
     """A value with its own per-invocation layout (pointers): it merges, takes and scatters itself."""
 
-    def merged(self, mask: np.ndarray, old: "PerLane") -> "PerLane":  # pragma: no cover - interface
+    def merged(self, mask: np.ndarray, old: PerLane) -> PerLane:  # pragma: no cover - interface
         """``self`` where ``mask``, ``old`` elsewhere."""
         raise NotImplementedError
 
-    def taken(self, idx: np.ndarray) -> "PerLane":  # pragma: no cover - interface
+    def taken(self, idx: np.ndarray) -> PerLane:  # pragma: no cover - interface
         """The entries of slots ``idx``."""
         raise NotImplementedError
 
-    def scattered(self, n: int, idx: np.ndarray) -> "PerLane":  # pragma: no cover - interface
+    def scattered(self, n: int, idx: np.ndarray) -> PerLane:  # pragma: no cover - interface
         """``n`` slots holding these (compressed) entries at ``idx``."""
         raise NotImplementedError
 

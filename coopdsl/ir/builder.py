@@ -54,7 +54,7 @@ class Emitter:
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
         if kind not in OPS:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
-        if kind == "select" and isinstance(type, T.CoopMatType) and self.block is not None:
+        if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
             return self._select_by_branch(*operands)
         if _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
@@ -67,7 +67,8 @@ class Emitter:
         return op
 
     def _select_by_branch(self, cond: Value, a: Value, b: Value) -> Op:
-        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices): a selection and an OpPhi."""
+        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices, tensor layouts and views):
+        a selection and an OpPhi."""
         header = self.block
         then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
         header.merge = SelectionMerge(merge)
@@ -95,6 +96,7 @@ class Emitter:
             raise TypeMismatchError(str(e), self.loc) from None
 
 
+BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType)  # spirv-val rejects OpSelect on these
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",
                  "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "select"}
 

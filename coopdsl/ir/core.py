@@ -245,7 +245,8 @@ class Module:
             return False
 
         return any(has_psb(g.type) for g in self.globals) or \
-            any(has_psb(op.type) for f in self.functions for op in f.ops())
+            any(has_psb(op.type) for f in self.functions for op in f.ops()) or \
+            any(has_psb(p.type) for f in self.functions for p in f.params)
 
     @property
     def entry(self) -> Function:

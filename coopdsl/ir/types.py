@@ -191,6 +191,33 @@ class CoopMatType(Type):
         return f"{name}[{self.elem}, {self.rows}, {self.cols}{suffix}]"
 
 
+CLAMP_NAMES = {0: "Undefined", 1: "Constant", 2: "ClampToEdge", 3: "Repeat", 4: "RepeatMirrored"}
+
+
+@dataclass(frozen=True)
+class TensorLayoutType(Type):
+    """OpTypeTensorLayoutNV: ``dim`` dimensions (1 to 5) and a TensorClampMode (0 to 4, or a spec constant)."""
+
+    dim: int
+    clamp: Dim
+
+    def __str__(self) -> str:
+        clamp = CLAMP_NAMES.get(self.clamp, str(self.clamp)) if isinstance(self.clamp, int) else str(self.clamp)
+        return f"TensorLayout[{self.dim}, {clamp}]"
+
+
+@dataclass(frozen=True)
+class TensorViewType(Type):
+    """OpTypeTensorViewNV: ``dim`` dimensions, whether the view has its own dimensions, a permutation."""
+
+    dim: int
+    has_dims: bool
+    perm: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"TensorView[{self.dim}, {self.has_dims}, {', '.join(map(str, self.perm))}]"
+
+
 @dataclass(frozen=True)
 class FunctionType(Type):
     ret: Type

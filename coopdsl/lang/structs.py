@@ -3,10 +3,11 @@ buffer device addresses (``Ptr[T]``: pointers to PhysicalStorageBuffer data).
 
 ``@cd.struct`` turns an annotated class into a struct type laid out with
 std430 rules (``layout_rule="scalar"`` packs members at their scalar alignment,
-VK_EXT_scalar_block_layout).  Members are scalars, vectors, ``Ptr[T]`` or
-other structs.  A ``Ptr[T]`` points at an array of ``T``: index it
-(``p[i]``, ``p[i] = v``), offset it (``p + n``), or load cooperative matrices
-through it; every load/store through it carries ``Aligned``.
+VK_EXT_scalar_block_layout).  Members are scalars, vectors, fixed arrays
+(``cd.array[T, N]``, see :mod:`.blocks`), ``Ptr[T]`` or other structs.  A
+``Ptr[T]`` points at an array of ``T``: index it (``p[i]``, ``p[i] = v``),
+offset it (``p + n``), or load cooperative matrices through it; every
+load/store through it carries ``Aligned``.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ Ptr = _PtrFamily()
 def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.PointerType):
         return T.POINTER_SIZE
+    if isinstance(t, T.ArrayType):
+        return _align(t.elem, scalar)
     if scalar:
         return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
             max((_align(m, True) for _, m in t.members), default=1)
@@ -70,17 +73,21 @@ def _size(t: T.Type) -> int:
 def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
            where=lambda member: caller_loc(member)) -> T.StructType:
     """A struct type with std430 (or scalar) member offsets; ``where(member)`` locates a bad member."""
-    offsets, off = [], 0
+    offsets, off, typed = [], 0, []
     for mname, mt in members:
-        if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType)) or \
+        if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType, T.ArrayType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
             raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
-                                   f"(use numeric scalars, vectors, Ptr[T] or structs)", where(mname))
+                                   f"(use numeric scalars, vectors, cd.array[T, N], Ptr[T] or structs)",
+                                   where(mname))
+        if isinstance(mt, T.ArrayType):  # a fixed array's stride: its element's size, or the std430 stride
+            mt = T.ArrayType(mt.elem, mt.length, T.size_of(mt.elem) if scalar else T.array_stride(mt.elem))
+        typed.append((mname, mt))
         a = _align(mt, scalar)
         off = (off + a - 1) // a * a
         offsets.append(off)
         off += _size(mt)
-    return T.StructType(name, tuple(members), tuple(offsets), block=False)
+    return T.StructType(name, tuple(typed), tuple(offsets), block=False)
 
 
 def _member_loc(cls, member: str) -> SourceLoc:

@@ -96,7 +96,8 @@ class Device:
     def check(self, reflection: dict) -> None:
         """Raise DeviceFeatureError if the module needs something this device lacks."""
         check_supported(self.info.name, self.info.extensions, self.info.features, self.info.subgroup_operations,
-                        reflection.get("capabilities", []), reflection.get("extensions", []))
+                        reflection.get("capabilities", []), reflection.get("extensions", []),
+                        reflection.get("cooperative_matrices", []))
 
     # -- memory -----------------------------------------------------------------------
     def memory_type(self, type_bits: int, want: int) -> int:

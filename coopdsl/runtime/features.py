@@ -57,6 +57,9 @@ CAPABILITIES: dict[str, Need] = {
     "CooperativeMatrixBlockLoadsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixBlockLoads"),
     **{cap: Need(subgroup_op=bit) for cap, bit in SUBGROUP.items()},
 }
+# Workgroup-scope matrices need VK_NV_cooperative_matrix2's feature, yet no capability says so (spirv-val accepts
+# them with no NV2 capability or extension): the reflection's matrix list does.
+WORKGROUP_SCOPE = Need("VK_NV_cooperative_matrix2", "cooperativeMatrixWorkgroupScope")
 EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implied by a capability above)
     "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
     "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
@@ -64,13 +67,23 @@ EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implie
 }
 
 
-def requirements(capabilities: list[str], spirv_extensions: list[str] = ()) -> tuple[set[str], set[str], int]:
+def matrix_needs(matrices: list[dict]) -> list[Need]:
+    """What a module's cooperative-matrix types (reflection ``cooperative_matrices``) need beyond its capabilities."""
+    return [WORKGROUP_SCOPE] if any(m.get("scope") == "Workgroup" for m in matrices) else []
+
+
+def requirements(capabilities: list[str], spirv_extensions: list[str] = (),
+                 matrices: list[dict] = ()) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
 
-    Raises DeviceFeatureError for a capability coopdsl's runtime does not know
-    how to enable.
+    ``matrices`` is the reflection's ``cooperative_matrices`` (workgroup scope
+    needs a feature no capability names).  Raises DeviceFeatureError for a
+    capability coopdsl's runtime does not know how to enable.
     """
     exts, feats, ops = set(), set(), 0
+    for need in matrix_needs(matrices):
+        exts.add(need.extension)
+        feats.add(need.feature)
     for cap in capabilities:
         if cap in ALWAYS:
             continue
@@ -90,9 +103,9 @@ def requirements(capabilities: list[str], spirv_extensions: list[str] = ()) -> t
 
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
-                    capabilities: list[str], spirv_extensions: list[str] = ()) -> None:
-    """Raise DeviceFeatureError naming everything the device lacks for these capabilities."""
-    exts, feats, ops = requirements(capabilities, spirv_extensions)
+                    capabilities: list[str], spirv_extensions: list[str] = (), matrices: list[dict] = ()) -> None:
+    """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices)."""
+    exts, feats, ops = requirements(capabilities, spirv_extensions, matrices)
     missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]
     missing += [f"feature {f}" for f in sorted(feats) if not features.get(f)]
     if ops & ~subgroup_ops:

@@ -21,6 +21,11 @@ SMALL = {  # sizes kept small so the default test run stays fast
     "bf16_gemm": [(16, 16, 16), (128, 64, 96)],
     "int8_gemm": [(16, 16, 32), (64, 48, 96)],
     "gemm_portable": [(16, 16, 16), (64, 48, 32)],
+    "gemm_workgroup": [(128, 128, 32), (1, 1, 1), (100, 75, 50)],
+    "gemm_workgroup_colmajor": [(100, 75, 50), (130, 129, 40)],
+    "gemm_workgroup_f16": [(100, 75, 50)],
+    "q4_matmul": [(64, 64, 32), (100, 37, 96)],
+    "flash_attention": [(1, 64, 77, 64), (2, 100, 130, 128)],  # (heads, n_q, n_kv, D)
 }
 
 

@@ -8,8 +8,8 @@ Control flow and calls (``br``, ``cond_br``, ``return``, ``unreachable``,
 
 from __future__ import annotations
 
+from . import arith, atomics, composite, coopmat, coopmat2, hints, math, memory, subgroup, tensor  # noqa: F401  (register)
 from .registry import SEMANTICS, semantics
-from . import arith, atomics, composite, coopmat, hints, math, memory, subgroup  # noqa: F401  (register)
 
 SCHEDULER_KINDS = ("br", "cond_br", "return", "unreachable", "phi", "call")
 

@@ -8,7 +8,7 @@ the active slots only (``machine.active``).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 SEMANTICS: dict[str, Callable] = {}
 
