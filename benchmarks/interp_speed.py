@@ -98,9 +98,10 @@ def main(argv=None) -> int:
               f"{'ok' if ok else 'WRONG'}  {'' if target is None else f'target {target:g} s: {met}'}", flush=True)
     if args.out:
         cpu = cpu_name()
+        load = f", load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs" if hasattr(os, "getloadavg") else ""
         lines = [HEADING, "",
                  f"Measured {datetime.date.today()} on {platform.node()} ({cpu}, Python {platform.python_version()}, "
-                 f"numpy {np.__version__}), one core and one BLAS thread.", "",
+                 f"numpy {np.__version__}{load}), one core and one BLAS thread.", "",
                  f"Command: `python benchmarks/interp_speed.py --repeat {args.repeat} --out docs/benchmarks.md`", "",
                  "Wall-clock seconds per `launch(..., device=\"cpu\")` (inputs, launch and numpy check; compile "
                  f"excluded), median and min of {args.repeat} runs; subgroup size 32.", "",

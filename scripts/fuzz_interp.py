@@ -99,7 +99,7 @@ MUTATIONS = [
 
 
 def mutate(source: str, r: random.Random) -> str:
-    """A random mutation of an example's kernel body that is still valid Python."""
+    """A random mutation of the body of an example's (first) kernel that is still valid Python."""
     for _ in range(20):
         text = _mutate_once(source, r)
         try:
@@ -112,8 +112,9 @@ def mutate(source: str, r: random.Random) -> str:
 
 def _mutate_once(source: str, r: random.Random) -> str:
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("def ")) + 1
-    body = [i for i in range(start, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("#")]
+    start = next(i for i, line in enumerate(lines) if line.startswith("def ") and "@cd.kernel" in lines[i - 1]) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    body = [i for i in range(start, end) if lines[i].strip() and not lines[i].strip().startswith("#")]
     how = r.randint(0, 6)
     if how == 5 and len(body) > 2:  # delete a line
         del lines[r.choice(body)]
