@@ -6,4 +6,6 @@ Importing this package registers every builtin family in
 :class:`~coopdsl.lang.context.Builder` interface they are handed.
 """
 
-from . import access, atomics, convert, coopmat, inputs, loops, math, memory, subgroup, uniform  # noqa: F401
+from . import (  # noqa: F401  (register)
+    access, arrays, atomics, convert, coopmat, inputs, loops, math, memory, qcom, subgroup, uniform,
+)
