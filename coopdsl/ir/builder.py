@@ -67,8 +67,8 @@ class Emitter:
         return op
 
     def _select_by_branch(self, cond: Value, a: Value, b: Value) -> Op:
-        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices, tensor layouts and views):
-        a selection and an OpPhi."""
+        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices, tensor layouts and views;
+        arrays before SPIR-V 1.4): a selection and an OpPhi."""
         header = self.block
         then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
         header.merge = SelectionMerge(merge)
@@ -96,7 +96,8 @@ class Emitter:
             raise TypeMismatchError(str(e), self.loc) from None
 
 
-BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType)  # spirv-val rejects OpSelect on these
+# spirv-val rejects OpSelect on these (on arrays before SPIR-V 1.4)
+BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType, T.ArrayType)
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",
                  "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "select"}
 

@@ -80,14 +80,14 @@ BUILTINS["array"] = array
 
 def filled(cg, t: T.ArrayType, fill) -> Value:
     """``t`` with every element ``fill`` (a number or a runtime value)."""
+    if not isinstance(t.length, int) and not (arith.is_number(fill) and fill == 0 and str(fill)[:1] != "-"):
+        raise TypeMismatchError(f"an array of {t.length} elements (a specialization constant) starts as zeros; "
+                                f"fill it element by element", cg.em.loc)
     if arith.is_number(fill):
         try:
             return cg.em.const(t, fit(fill, _scalar_of(t)))
         except LiteralError as e:
             raise TypeMismatchError(str(e), cg.em.loc) from None
-    if not isinstance(t.length, int):
-        raise TypeMismatchError(f"an array of {t.length} elements (a specialization constant) starts as zeros; "
-                                f"fill it element by element", cg.em.loc)
     return construct_array(cg, t, [fill] * t.length)
 
 

@@ -237,7 +237,7 @@ def sub_array_problem(src: T.Type, dst: T.Type, start: int | None) -> Problem | 
 
 
 def _name(t: T.Type) -> str:
-    return f"a {t} value" if isinstance(t, T.Type) else str(t)
+    return f"a runtime {t}" if isinstance(t, T.Type) else str(t)
 
 
 def _list(ts) -> str:
