@@ -69,11 +69,11 @@ def reference(x: np.ndarray, w: np.ndarray, stride: int, dilation: int, oh: int,
     return y
 
 
-def run(size=(16, 16, 16, 32), stride=1, dilation=1, filt=3, seed=0, device="cpu"):
+def run(size=(16, 16, 16, 32), stride=1, dilation=1, filt=3, rng=None, device="cpu"):
     """Convolve a random H x W x C image with F random filt x filt filters; (y, numpy reference)."""
     h, wd, c, f = size
     oh, ow = (h + stride - 1) // stride, (wd + stride - 1) // stride
-    rng = np.random.default_rng(seed)
+    rng = rng or np.random.default_rng(0)
     x = rng.uniform(-1, 1, (h, wd, c)).astype(np.float32)
     w = rng.uniform(-1, 1, (f, filt, filt, c)).astype(np.float32)
     y = np.zeros((oh, ow, f), np.float32)

@@ -86,10 +86,10 @@ def reference(words: np.ndarray, x: np.ndarray, m: int, k: int) -> np.ndarray:
     return w @ x.astype(np.float16).astype(np.float64).T
 
 
-def run(size=(64, 64, 64), seed=0, device="cpu"):
+def run(size=(64, 64, 64), rng=None, device="cpu"):
     """(M, N, K): y = W x^T for random W (quantized to q4_0) and x; (y, numpy reference)."""
     m, n, k = size
-    rng = np.random.default_rng(seed)
+    rng = rng or np.random.default_rng(0)
     words = quantize_q4_0(rng.uniform(-1, 1, (m, k)).astype(np.float32))
     x = rng.uniform(-1, 1, (n, k)).astype(np.float32)
     y = np.zeros((m, n), np.float32)

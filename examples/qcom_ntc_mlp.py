@@ -54,9 +54,9 @@ def reference(latent: np.ndarray, w0: np.ndarray, w1: np.ndarray) -> np.ndarray:
     return (h.astype(np.float32) @ w1.astype(np.float32)).astype(np.float16)
 
 
-def run(texels=64, seed=0, device="cpu"):
+def run(texels=64, rng=None, device="cpu"):
     """Decode ``texels`` random latent vectors; (output features, numpy reference), both texels x 16 f16."""
-    rng = np.random.default_rng(seed)
+    rng = rng or np.random.default_rng(0)
     latent = rng.uniform(-1, 1, (texels, FEATURES)).astype(np.float16)
     w0 = rng.uniform(-0.5, 0.5, (FEATURES, FEATURES)).astype(np.float16)
     w1 = rng.uniform(-0.5, 0.5, (FEATURES, FEATURES)).astype(np.float16)
