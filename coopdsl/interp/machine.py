@@ -98,6 +98,8 @@ class Machine:
             if isinstance(c.type, T.CoopMatType):
                 rows, cols = self.layout.shape(c.type)
                 got = matrix_splat(c.type, constant(c.type.elem, c.value), rows, cols)
+            elif isinstance(c.type, T.ArrayType):  # every element the constant (cd.array's zeros and fills)
+                got = [self._const(self.module.const(c.type.elem, c.value))] * self.layout.length(c.type)
             else:
                 got = constant(c.type, c.value)
             self._consts[id(c)] = got

@@ -1,7 +1,6 @@
 """The proposal's four workloads (examples/qcom_*.py): emitted, validated, and run on the CPU interpreter against
 numpy (benchmarks/cases.py QCOM_CASES).  No GPU at hand offers VK_QCOM_cooperative_matrix_conversion."""
 
-import importlib.util
 import runpy
 import sys
 from pathlib import Path
@@ -15,9 +14,6 @@ from coopdsl.spirv import tools
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.cases import QCOM_CASES  # noqa: E402
-
-HAS_INTERP = importlib.util.find_spec("coopdsl.interp") is not None
-needs_interp = pytest.mark.skipif(not HAS_INTERP, reason="the CPU interpreter (coopdsl.interp) is not here yet")
 
 # example -> the QCOM instructions its kernel must contain (at least once each)
 INSTRUCTIONS = {
@@ -48,12 +44,21 @@ def test_example_emits_valid_spirv_with_its_instructions(name):
     assert "Workgroup" not in text.split("OpFunction ", 1)[1], "nothing is staged through shared memory"
 
 
-@needs_interp
 @pytest.mark.parametrize("case,size", [(c, s) for c, (_, sizes) in QCOM_CASES.items() for s in sizes])
 def test_example_on_the_interpreter_matches_numpy(case, size):
     fn, _ = QCOM_CASES[case]
     r = fn(size, np.random.default_rng(7), device="cpu")
     assert r.passed, r
+
+
+def test_the_h100_profile_refuses_the_f32_tiles():
+    # the examples target VK_QCOM_cooperative_matrix_conversion devices (f32 A rows are 8 wide), not the H100
+    from coopdsl.devices import DeviceMismatchError
+
+    (k,) = [v for v in runpy.run_path(str(ROOT / "examples" / "qcom_conv_im2col.py")).values()
+            if isinstance(v, coopdsl.Kernel)]
+    with pytest.raises(DeviceMismatchError, match="offers no MulAdd"):
+        k.compile(device="nvidia-h100")
 
 
 def test_the_conv_reference_is_the_direct_definition():
