@@ -25,7 +25,7 @@ from .lang import atomics as _atomics  # each registers its builtins
 from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
-from .lang.arrays import array  # cd.array: array values and types (struct members too)
+from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
 from .lang.functions import DeviceFunction, func
@@ -112,7 +112,7 @@ __all__ = [
     # builtins
     "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
     "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
-    "array", "bitcast_array", "sub_array",
+    "bitcast_array", "sub_array",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)

@@ -7,13 +7,13 @@ rows; invocation i owns query i.  For every tile of 32 keys:
 1. S = Q K^T for the tile (``Acc[f32, 32, 32]``, four 32 x 8 by 8 x 32 multiply-adds).
 2. ``s = S.to_rows()``: each invocation gets its query's 32 scores as an f32[32] (OpCompositeExtractCoopMatQCOM).
 3. Online softmax on that per-invocation vector: the row max and row sum are loops over the array, and the
-   running max m and sum l live in registers.  When any query's max grew (``cd.subgroup_any``, a
+   running max m and sum live in registers.  When any query's max grew (``cd.subgroup_any``, a
    subgroup reduction that keeps the branch uniform across the subgroup) the output accumulator's rows
    are rescaled by exp(m_old - m_new): extract, scale, construct again.
 4. The probabilities are fed back as A, 8 keys at a time: ``cd.sub_array(p, 8 * j, 8)`` is the 8-wide
    slice (OpExtractSubArrayQCOM) and ``MatA[f32, 32, 8].from_rows(...)`` the matrix; O += P_j V_j.
 
-At the end each invocation divides its row of O by l and stores it.  Nq and Nk multiples of 32; 32-wide
+At the end each invocation divides its row of O by the running sum and stores it.  Nq and Nk multiples of 32; 32-wide
 subgroups.  Dispatch (Nq / 32, 1, 1).  ``python examples/qcom_flash_attention.py`` runs it on the CPU
 interpreter against numpy.
 """
@@ -34,7 +34,7 @@ def attention(q: cd.Buffer[f32], k: cd.Buffer[f32], v: cd.Buffer[f32], o: cd.Buf
     lane = cd.subgroup_invocation_id
     scale = f32(1.0 / D ** 0.5)
     m = f32(-1.0e30)                           # running max of this query's scores
-    l = f32(0.0)                               # running sum of exp(score - m)
+    denom = f32(0.0)                           # running sum of exp(score - m)
     acc = Acc[f32, TQ, D].splat(0.0)           # unnormalised output rows
     for k0 in range(0, NK, TK):
         s_tile = Acc[f32, TQ, TK].splat(0.0)
@@ -57,7 +57,7 @@ def attention(q: cd.Buffer[f32], k: cd.Buffer[f32], v: cd.Buffer[f32], o: cd.Buf
             for j in cd.static_range(D):
                 rows[j] = rows[j] * alpha
             acc = Acc[f32, TQ, D].from_rows(rows)
-        l = l * alpha + total
+        denom = denom * alpha + total
         m = m_new
         for j in cd.static_range(TK // DK):
             pa = MatA[f32, TQ, DK].from_rows(cd.sub_array(p, j * DK, DK))   # keys 8j..8j+7 as A
@@ -65,7 +65,7 @@ def attention(q: cd.Buffer[f32], k: cd.Buffer[f32], v: cd.Buffer[f32], o: cd.Buf
             acc = cd.muladd(pa, vb, acc)
     out = acc.to_rows()
     for j in cd.static_range(D):
-        o[(q0 + lane) * D + j] = out[j] / l
+        o[(q0 + lane) * D + j] = out[j] / denom
 
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:

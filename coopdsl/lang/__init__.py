@@ -7,5 +7,16 @@ Importing this package registers every builtin family in
 """
 
 from . import (  # noqa: F401  (register)
-    access, arrays, atomics, convert, coopmat, inputs, loops, math, memory, qcom, subgroup, uniform,
+    access,
+    arrays,
+    atomics,
+    convert,
+    coopmat,
+    inputs,
+    loops,
+    math,
+    memory,
+    qcom,
+    subgroup,
+    uniform,
 )

@@ -21,7 +21,6 @@ from ..ir.literals import LiteralError, fit
 from . import arith
 from .registry import BUILTINS, Builtin, bind, parse_signature
 
-
 MAX_LENGTH = 1 << 16  # elements of one array (registers, or a struct member)
 
 
@@ -39,7 +38,8 @@ def array_type(elem, length) -> T.ArrayType | str:
             length.type.kind == "int":
         length = dim_of(length)
     if isinstance(length, bool) or not isinstance(length, (int, T.SymDim)):
-        return f"an array length is an int from 1 to {MAX_LENGTH} or an integer Spec constant, got {length!r}"
+        got = f"a runtime {length.type}" if isinstance(length, Value) else repr(length)
+        return f"an array length is an int from 1 to {MAX_LENGTH} or an integer Spec constant, got {got}"
     if isinstance(length, int) and not 0 < length <= MAX_LENGTH:
         return f"an array length is an int from 1 to {MAX_LENGTH}, got {length}"
     return T.ArrayType(elem, length)

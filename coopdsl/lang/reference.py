@@ -17,8 +17,6 @@ FAMILIES = {  # declaring module -> section title, in page order
     "convert": "Conversions",
     "access": "Memory access with memory operands",
     "memory": "Shared and local memory, barriers",
-    "arrays": "Per-invocation arrays",
-    "qcom": "Arrays and matrices (SPV_QCOM_cooperative_matrix_conversion)",
     "atomics": "Atomics",
     "subgroup": "Subgroup operations",
     "math": "Math (GLSL.std.450 and friends)",

@@ -302,9 +302,9 @@ RULES = [
     (sa_too_long, SHAPE, "a sub-array of 16 elements does not fit in f32[8]", "# E:sa_long"),
     (sa_negative, SHAPE, "the start of a sub-array must not be negative, got -1", "# E:sa_neg"),
     (sa_float_start, TYPE, "the start of a sub-array must be an integer, got a runtime f32", "# E:sa_fstart"),
-    (sa_runtime_length, TYPE, "sub_array: an array's length is a compile-time int or an integer Spec constant",
+    (sa_runtime_length, TYPE, "sub_array: an array length is an int from 1 to 65536 or an integer Spec constant",
      "# E:sa_rtlen"),
-    (sa_zero_length, TYPE, "sub_array: an array's length must be from 1 to 4294967295, got 0", "# E:sa_zero"),
+    (sa_zero_length, TYPE, "sub_array: an array length is an int from 1 to 65536, got 0", "# E:sa_zero"),
 ]
 
 
