@@ -204,6 +204,36 @@ def q4_matmul(size, rng, device=None) -> Result:
     return Result("q4_matmul.py", "q4_matmul", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
+def _padded(rng, heads: int, n: int, rows: int, D: int) -> np.ndarray:
+    """(heads, rows, D) f16: n rows uniform in [-1, 1], the padding rows finite garbage in [-4, 4]."""
+    x = rng.uniform(-4, 4, (heads, rows, D))
+    x[:, :n] = rng.uniform(-1, 1, (heads, n, D))
+    return x.astype(np.float16)
+
+
+def attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
+    """softmax(q k^T * scale) v per head, in float64."""
+    s = np.einsum("hqd,hkd->hqk", q.astype(np.float64), k.astype(np.float64)) * scale
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("hqk,hkd->hqd", p / p.sum(axis=-1, keepdims=True), v.astype(np.float64))
+
+
+def flash_attention(size, rng, device=None) -> Result:
+    """size = (heads, n_q, n_kv, D): buffers padded to 64-row tiles, keys past n_kv masked by the kernel."""
+    H, n_q, n_kv, D = size
+    kern = load_example("flash_attention.py")["flash_attention"].specialize(D=D)
+    q_rows, kv_rows = -(-n_q // 64) * 64, -(-n_kv // 64) * 64
+    q, k, v = _padded(rng, H, n_q, q_rows, D), _padded(rng, H, n_kv, kv_rows, D), _padded(rng, H, n_kv, kv_rows, D)
+    o = np.full((H, q_rows, D), np.nan, np.float32)
+    scale = 1.0 / np.sqrt(D)
+    kern.launch((q_rows // 64, H, 1), q, k, v, o, n_kv, q_rows, kv_rows, scale, device=device)
+    ref = attention_reference(q[:, :n_q], k[:, :n_kv], v[:, :n_kv], scale)
+    abs_err, rel_err = _rel(np.nan_to_num(o[:, :n_q], nan=1e9), ref)
+    tol = 4e-3  # P is rounded to f16 before P x V and its row sums, as in llama.cpp
+    return Result("flash_attention.py", f"flash_attention D={D}", size, abs_err, rel_err, f"abs <= {tol:g}",
+                  abs_err <= tol)
+
+
 CASES: dict[str, tuple[Callable, list[tuple]]] = {
     "gemm_khr": (gemm_khr, [(16, 16, 16), (64, 48, 32), (256, 256, 256), (512, 1024, 768), (1024, 1024, 1024)]),
     "gemm_shared": (gemm_shared, [(128, 128, 32), (256, 384, 160), (1024, 1024, 1024), (2048, 1024, 512)]),
@@ -218,6 +248,11 @@ CASES: dict[str, tuple[Callable, list[tuple]]] = {
                                                           (1024, 1024, 1024)]),
     "gemm_workgroup_f16": (gemm_workgroup_f16, [(128, 128, 32), (100, 75, 50), (1024, 1024, 1024)]),
     "q4_matmul": (q4_matmul, [(64, 64, 32), (100, 37, 96), (1000, 200, 1024), (4096, 1, 4096), (512, 512, 4096)]),
+
+
+    # (heads, n_q, n_kv, D); NV2 (VK_NV_cooperative_matrix2) devices only
+    "flash_attention": (flash_attention, [(1, 64, 64, 64), (2, 100, 200, 64), (1, 64, 77, 128), (4, 256, 1000, 128),
+                                          (8, 512, 512, 64), (2, 1024, 4096, 128)]),
 }
 
 

@@ -26,8 +26,10 @@ from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
 from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
+from .lang.callbacks import partial
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
+from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
 from .lang.functions import DeviceFunction, func
 from .lang.inputs import BUILTIN_VARS
 from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
@@ -127,3 +129,4 @@ __all__ = [
 __all__ += ["assume_uniform", "UniformityError"]
 __all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",
             "ClampRepeatMirrored"]
+__all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md

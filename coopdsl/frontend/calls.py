@@ -12,6 +12,7 @@ from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
 from ..lang.arrays import construct_array, length_of
+from ..lang.callbacks import Partial
 from ..lang.functions import DeviceFunction
 from ..lang.values import BoundMethod
 
@@ -37,6 +38,8 @@ def expr_call(cg, node: ast.Call):
         return func.impl(cg, args, kwargs)
     if isinstance(func, DeviceFunction):
         return cg.device_call(cg, func, args, kwargs)
+    if isinstance(func, Partial):  # cd.partial(f, x=...)(...) is f(..., x=...)
+        return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
         return func.builtin.impl(cg, func.receiver, args, kwargs)
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):

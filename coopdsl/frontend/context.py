@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
+from ..ir.core import Const, FuncRef, Function, GlobalVar, Module, Op, Value
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .scan import assigned_names
@@ -45,7 +45,7 @@ class Context:
     EXPRESSIONS: ClassVar[dict] = {}
 
     def __init__(self, fn, src: Source, module: Module, func: Function | None = None,
-                 device_call: Callable | None = None, device_compile: Callable | None = None):
+                 device_call: Callable | None = None, operand_compiler: Callable | None = None):
         self.fn = fn
         self.src = src
         self.module = module
@@ -60,7 +60,7 @@ class Context:
         self.locals = assigned_names(src.tree.body)
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
-        self.device_compile = device_compile  # compiles a @cd.func from parameter types (injected likewise)
+        self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
 
 
     # -- the choke point --------------------------------------------------------------
@@ -220,10 +220,9 @@ class Context:
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)
 
-    def function_operand(self, dfn, param_types: dict[str, T.Type]) -> Function:
-        """Device function ``dfn`` compiled for runtime parameters of ``param_types`` (by name), without a call:
-        the function a callback operand (a decode function) refers to."""
-        return self.device_compile(self.module, dfn, param_types)
+    def function_operand(self, dfn, param_types, consts: dict | None = None) -> FuncRef:
+        """``dfn`` compiled for leading parameters of ``param_types``, the others bound to ``consts``."""
+        return self.operand_compiler(self, dfn, param_types, consts)
 
     def condition(self, node: ast.AST):
         c = self.as_operand(self.visit(node))

@@ -8,6 +8,7 @@ from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
+from ..lang.coopmat2 import ReduceEnumerant
 from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from .access import expr_attribute, expr_subscript
@@ -48,6 +49,8 @@ def expr_binop(cg, node: ast.BinOp):
         return ptr_offset(cg, a, b, op)
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b
+    if op == "or" and isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
+        return a | b  # cd.Row | cd.Column
     if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(b, tuple) and isinstance(a, int)):
         return a * b
     return arith.binary(cg.em, op, a, b)

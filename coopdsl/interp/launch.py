@@ -78,6 +78,7 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
         for start in range(0, len(ids), per_batch):
             lanes = Lanes(wg_size, sgs, ids[start:start + per_batch], grid)
             m = Machine(module, specs, lanes, region, globals_, check_races)
+            m.call_function = run_function
             run_function(m, module.entry, [], lanes.valid.copy())
     device.write_back()
 

@@ -10,6 +10,7 @@ their whole scope, and turns memory faults into located
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,9 @@ class Machine:
         self.mask = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None
+        # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
+        # operand (reductions, per-element operations) run it through this
+        self.call_function: Callable | None = None
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:

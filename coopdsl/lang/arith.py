@@ -224,6 +224,10 @@ def convert(em, v, target: T.Type):
             from .coopcheck import check_conversion_shape
 
             check_conversion_shape(em, src, target)
+            if src.use != target.use:
+                from .coopmat2 import convert_use
+
+                return convert_use(em, v, target)
         else:
             raise TypeMismatchError(f"cannot convert {src} to {target}: shapes differ", em.loc)
     if te.kind == "bool":

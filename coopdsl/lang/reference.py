@@ -14,6 +14,8 @@ from . import registry as R
 
 FAMILIES = {  # declaring module -> section title, in page order
     "coopmat": "Cooperative matrices",
+    "coopmat2": "Cooperative matrices: SPV_NV_cooperative_matrix2 operations (docs/lang/nv2-ops.md)",
+    "callbacks": "Callbacks (functions as instruction operands)",
     "convert": "Conversions",
     "access": "Memory access with memory operands",
     "memory": "Shared and local memory, barriers",
@@ -22,7 +24,6 @@ FAMILIES = {  # declaring module -> section title, in page order
     "math": "Math (GLSL.std.450 and friends)",
     "loops": "Loops",
     "tensor": "NV2: tensor layouts, views and tensor loads/stores",
-    "coopmat2": "NV2: reductions, per-element operations, use changes, transposes",
     "arrays": "Array values",
     "qcom": "QCOM: matrices from and to per-invocation arrays",
     "uniform": "Uniformity",

@@ -25,6 +25,7 @@ SMALL = {  # sizes kept small so the default test run stays fast
     "gemm_workgroup_colmajor": [(100, 75, 50), (130, 129, 40)],
     "gemm_workgroup_f16": [(100, 75, 50)],
     "q4_matmul": [(64, 64, 32), (100, 37, 96)],
+    "flash_attention": [(1, 64, 77, 64), (2, 100, 130, 128)],  # (heads, n_q, n_kv, D)
 }
 
 
