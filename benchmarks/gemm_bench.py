@@ -33,6 +33,13 @@ KERNELS = {
     "gemm_shared (f16->f32, 128x128x32 tile, 8 subgroups of 32x64)": (
         "gemm_shared.py", "gemm_shared", np.float16, np.float32, (128, 128),
         {"alpha": 1.0, "beta": 0.0, "SG_M": 32, "WG": 256}),
+    "gemm_workgroup (f16->f32, workgroup scope, 128x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg", np.float16, np.float32, (128, 128), {"alpha": 1.0, "beta": 0.0}),
+    "gemm_workgroup (f16->f16, workgroup scope, 128x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg_f16", np.float16, np.float16, (128, 128), {"alpha": 1.0, "beta": 0.0}),
+    "gemm_workgroup (f16->f32, workgroup scope, 256x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg", np.float16, np.float32, (256, 128),
+        {"alpha": 1.0, "beta": 0.0, "BM": 256}),
 }
 
 

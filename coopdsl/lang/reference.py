@@ -23,11 +23,13 @@ FAMILIES = {  # declaring module -> section title, in page order
     "subgroup": "Subgroup operations",
     "math": "Math (GLSL.std.450 and friends)",
     "loops": "Loops",
-    "tensor": "NV2: tensor layouts, views and tensor loads/stores",
     "arrays": "Array values",
     "qcom": "QCOM: matrices from and to per-invocation arrays",
     "uniform": "Uniformity",
+    "tensor": "Tensor layouts and views (SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix2)",
 }
+VALUES = {"CoopMatType": "`m.{}` (a cooperative-matrix value)", "TensorLayoutType": "`L.{}` (a tensor layout)",
+          "TensorViewType": "`V.{}` (a tensor view)"}  # receiver class -> how a value method is written
 
 
 def _family(b: R.Builtin) -> str:
@@ -46,7 +48,8 @@ def _title(spelling: str) -> str:
     if "-type." in spelling:
         return "`MatA[...]." + spelling.split(".", 1)[1] + "` (and MatB, Acc, CoopMat types)"
     if "-value." in spelling:
-        return "`m." + spelling.split(".", 1)[1] + "` (a cooperative-matrix value)"
+        cls, name = spelling.split("-value.")
+        return VALUES[cls].format(name)
     return f"`{spelling}`"
 
 

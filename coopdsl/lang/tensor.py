@@ -180,12 +180,26 @@ def _setter(kind: str, name: str, signature: str, doc: str):
             if len(args) != want:
                 raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
                                     cg.em.loc)
-            values = [_value32(cg, a, f"{name}'s value {i}") for i, a in enumerate(args)]
+            values = [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)]
         if kind == "tensor_layout_stride":
             _check_strides(cg, receiver, values)
         return cg.em.op(kind, t, [receiver, *values])
 
     VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
+
+
+def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:
+    """Value ``i`` of a setter: 32 bits; negative only as a slice's offset, and no block size of 0."""
+    v = cg.as_operand(v)
+    known = v.value if isinstance(v, Const) else v
+    if isinstance(known, int) and not isinstance(known, bool):
+        offset = kind == "tensor_layout_slice" and i % 2 == 0
+        if known < 0 and not offset:
+            raise ArgumentError(f"{name}'s value {i} must not be negative, got {known} (only slice offsets may be)",
+                                cg.em.loc)
+        if known == 0 and kind == "tensor_layout_block_size":
+            raise ArgumentError(f"block sizes are at least 1, got 0 for dimension {i}", cg.em.loc)
+    return _value32(cg, v, f"{name}'s value {i}")
 
 
 def _describe(t: T.Type) -> str:

@@ -93,6 +93,16 @@ def k_stride_min(a: cd.Buffer[f32]):
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
+def k_negative(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).dimension(16, 16).slice(-2, 4, 0, -4)  # E:negative
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_block0(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).block_size(1, 0)  # E:block0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
 def k_clamp_float(a: cd.Buffer[f32]):
     L = cd.tensor_layout(2).clamp_value(0.5)  # E:clampfloat
 
@@ -122,6 +132,9 @@ def k_clamp_type(a: cd.Buffer[f32]):
     (k_float, TypeMismatchError, "stride's value 0 must be an integer, got 1.5", "# E:float", 9),
     (k_stride_min, ArgumentError, "stride 0 of this layout must be at least stride 1 x ceil(dimension 1 / block "
      "size 1) = 1 x ceil(256 / 32) = 8, got 7", "# E:stride", 9),
+    (k_negative, ArgumentError, "slice's value 3 must not be negative, got -4 (only slice offsets may be)",
+     "# E:negative", 9),
+    (k_block0, ArgumentError, "block sizes are at least 1, got 0 for dimension 1", "# E:block0", 9),
     (k_clamp_float, ArgumentError, "clamp_value takes a bit pattern; for the number 0.5 say which type it is",
      "# E:clampfloat", 9),
     (k_clamp_type, ArgumentError, "1000000.0 does not fit in f16", "# E:clamptype", 9),
