@@ -219,3 +219,17 @@ def test_arrays_updated_at_runtime_indices():
         for k in range(20):
             want[lane, (k + lane) % 8] += k
     np.testing.assert_array_equal(out, want)
+
+
+def test_array_values_on_the_interpreter():
+    from .test_arrays import build_and_update, nested_and_vectors, spec_length
+
+    src = np.arange(40, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    build_and_update.launch((1,), src, out, device="cpu")
+    np.testing.assert_array_equal(out, 3 * src[:32] + src[1:33] + 4)
+    out = np.zeros(4, np.float32)
+    nested_and_vectors.launch((1,), out, device="cpu")           # constants of arrays of arrays and vectors
+    assert out[0] == 2.0
+    spec_length.launch((1,), out, K=6, device="cpu")               # zeros of a specialized length
+    assert out[0] == 2.0 + 0.0 + 6 + 3
