@@ -64,9 +64,6 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
     return result
 
 
-Machine.run_function = staticmethod(run_function)
-
-
 def execute(m: Machine, op: Op) -> None:
     """Execute one non-terminator op for the active invocations."""
     plan = plan_of(op, m)

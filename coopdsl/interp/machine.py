@@ -40,10 +40,6 @@ class InputVar:
 class Machine:
     """Runs a module's entry point for one batch of workgroups (see :mod:`coopdsl.interp.lanes`)."""
 
-    # run_function(machine, func, args, mask): the block scheduler (set by coopdsl.interp.control, which imports
-    # the op semantics), for semantics that run a function themselves (a tensor load's decode function)
-    run_function = None
-
     def __init__(self, module: Module, spec: SpecValues, lanes: Lanes, device: Region,
                  device_globals: dict[int, Ptr], check_races: bool = True):
         self.module = module

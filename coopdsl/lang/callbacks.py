@@ -154,18 +154,3 @@ def _walk(func: Function, what: str, calls: tuple, seen: set) -> None:
         if op.kind == "call":
             _walk(op.attrs["func"], what, calls + (op,), seen)
 
-
-def callback(cg, fn: Any, param_types: Sequence[T.Type], role: str, shape: str) -> FuncRef:
-    """``fn`` compiled as the ``role`` of an instruction that passes exactly ``param_types`` (written ``shape`` in
-    messages) and binds nothing else: a tensor load's decode function."""
-    if not isinstance(fn, DeviceFunction):
-        raise TypeMismatchError(f"the {role} must be a @cd.func device function {shape}, got {cg.describe(fn)}",
-                                cg.em.loc)
-    params = list(inspect.signature(fn.fn).parameters.values())
-    plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-    if not plain or len(params) != len(param_types):
-        raise ArgumentError(f"the {role} '{fn.fn.__name__}' must take exactly {len(param_types)} parameters "
-                            f"{shape}; it takes ({', '.join(map(str, params))})", cg.em.loc)
-    ref = cg.function_operand(fn, list(param_types), {})
-    check_untangled(ref.func, f"{fn.fn.__name__}(), which is used as a {role}")
-    return ref

@@ -112,6 +112,10 @@ def reduce(cg, mat, args, kwargs):
     check_reduce(cg.em, t, into, mode)
     combine = p["combine"]
     if isinstance(combine, BuiltinCombine):
+        if not t.elem.is_ieee:
+            raise TypeMismatchError(f"cd.{combine!r} cannot combine {t.elem} values (SPV_KHR_bfloat16 and "
+                                    f"SPV_EXT_float8 allow no arithmetic on them): convert the matrix to f16 or f32 "
+                                    f"first", cg.em.loc)
         ref = combine.operand(cg, t.elem)
     else:
         ref = callback_operand(cg, combine, "the combine function of m.reduce", [("a", t.elem), ("b", t.elem)],

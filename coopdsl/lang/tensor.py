@@ -26,7 +26,7 @@ from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..ir.ops.tensor import SETTERS, is_int32, layout_state
 from .access import bind_access, memory_operands, memory_pointer
-from .callbacks import callback
+from .callbacks import callback_operand
 from .registry import VALUE_METHODS, bind, builtin, make_builtin
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
@@ -35,7 +35,6 @@ NV2_SPIRV = (1, 6)  # SPV_NV_cooperative_matrix2 requires SPIR-V 1.6 (spirv-val 
 ENVS = {(1, 3): "vulkan1.1", (1, 5): "vulkan1.2"}
 MAX_DIM = 5
 TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
-DECODE_SHAPE = "(block pointer, block_coords, coord_in_block)"
 
 
 def require_spirv_16(cg, what: str) -> None:
@@ -295,13 +294,12 @@ def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
 
 
 def _decoder(cg, fn, ptr, layout: Value, mat_type: T.CoopMatType) -> Value:
+    """The decode function as an operand: (device pointer to one block, block_coords, coord_in_block) -> the
+    matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
     coords = T.ArrayType(T.u32, layout.type.dim)
     block = T.PointerType(ptr.type.pointee, "PhysicalStorageBuffer")
-    ref = callback(cg, fn, [block, coords, coords], "decode function", DECODE_SHAPE)
-    if ref.func.type.ret != mat_type.elem:
-        raise TypeMismatchError(f"decode function '{fn.fn.__name__}' returns {ref.func.type.ret}, but the matrix "
-                                f"{mat_type} holds {mat_type.elem}", cg.em.loc)
-    return ref
+    passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]
+    return callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
 
 
 @builtin("(buffer, offset, layout, *, view=None, decode=None, fill=None, aligned=None, nontemporal=None, "
@@ -314,7 +312,8 @@ def load_tensor(cg, mat_type, args, kwargs):
     (and ``view``) then address matrix elements in units of the matrix
     component.  Elements the view clips keep ``fill`` (a number or a matrix of
     this type; 0 by default).  ``decode=fn`` makes every element the result of
-    ``fn(block, block_coords, coord_in_block)`` (a ``@cd.func``): the memory holds
+    ``fn(block, block_coords, coord_in_block)`` (a ``@cd.func``, or a
+    ``cd.partial`` of one binding its further parameters): the memory holds
     block structs, ``block`` points at the one holding the element and the
     coordinates are ``cd.u32`` arrays of the layout's dimension count.  Memory
     operands as for ``load``; through a ``Ptr`` the load carries ``Aligned 16``.

@@ -41,6 +41,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
 from ..ir.ops import OPS
+from ..ir.ops.coopmat2 import ReduceMode
 from .cfg import CFG
 from .uniformity_report import cond_loc, error
 
@@ -75,6 +76,7 @@ PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
 WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
 ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
 ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
+WHOLE_MATRIX = ReduceMode.Row | ReduceMode.Column  # a reduction whose every element is the same
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
 
@@ -262,6 +264,10 @@ class FunctionUniformity:
 
     def _extract(self, op: Op) -> Fact:
         src = op.operands[0]
+        if isinstance(src, Op) and src.kind == "coop_reduce" and src.attrs["mode"] == WHOLE_MATRIX:
+            level = scope_level(src.type.scope)  # every element holds the one combined value
+            return level, (None if level == WORKGROUP else Origin("an element of a subgroup-scope matrix "
+                                                                  "reduced with cd.Row | cd.Column", op.loc))
         if isinstance(src.type, T.CoopMatType):
             return DIVERGENT, Origin("an element of a cooperative matrix (each invocation holds different ones)",
                                      op.loc)

@@ -134,3 +134,30 @@ def test_layouts_as_values_in_loops_branches_and_device_functions(through_functi
     padded = np.zeros((48, 16), np.float32)
     padded[:40] = a[:40]  # rows 40.. read as the clamp value 0
     np.testing.assert_array_equal(o, padded[0:16] + padded[16:32] + padded[32:48])
+
+
+@cd.struct
+class Codes:
+    code: cd.array[cd.u8, 4]
+
+
+@cd.func
+def from_table(block, block_coords, coord_in_block, table, bias):
+    return table[u32(block.code[coord_in_block[1]])] + bias
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_table(w: cd.Buffer[Codes], table: cd.Buffer[f32], dst: cd.Buffer[f32], bias: f32):
+    L = cd.tensor_layout(2).block_size(1, 4).dimension(16, 16).slice(0, 16, 0, 16)
+    decode = cd.partial(from_table, table=table, bias=bias)  # the decoder reads a kernel buffer and a push constant
+    Acc[f32, 16, 16].load_tensor(w, 0, L, decode=decode).store_tensor(dst, 0, cd.tensor_layout(2).dimension(16, 16))
+
+
+def test_a_decode_function_reads_buffers_and_push_constants_bound_with_partial():
+    rng = np.random.default_rng(3)
+    codes = rng.integers(0, 8, (16, 4, 4), dtype=np.uint8)
+    table = rng.uniform(-1, 1, 8).astype(np.float32)
+    dst = np.zeros((16, 16), np.float32)
+    k_table.launch((1,), codes.reshape(-1), table, dst, 0.25, device="cpu")
+    np.testing.assert_array_equal(dst, table[codes.reshape(16, 16)] + np.float32(0.25))
+    assert "OpFunctionParameter" in k_table.disassemble()

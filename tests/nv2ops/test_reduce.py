@@ -203,6 +203,12 @@ def k_not_function(a: cd.Buffer[f16]):
     r = m.reduce(cd.Row, cd.exp)  # E:notfn
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bf16(a: cd.Buffer[f32]):
+    m = Acc[cd.bf16, 16, 16](1.0)
+    r = m.reduce(cd.Row, cd.reduce_max)  # E:bf16
+
+
 @cd.kernel(workgroup_size=(32, 1, 1), target_env="vulkan1.2")
 def k_old_target(a: cd.Buffer[f16]):
     m = Acc[f16, 16, 16].load(a, 0, stride=16)
@@ -243,6 +249,8 @@ CASES = [
      "# E:ret", 9),
     (k_not_function, TypeMismatchError, "the combine function of m.reduce must be a @cd.func device function (or "
                                         "cd.partial(...) of one), got", "# E:notfn", 9),
+    (k_bf16, TypeMismatchError, "cd.reduce_max cannot combine bf16 values (SPV_KHR_bfloat16 and SPV_EXT_float8 "
+                                "allow no arithmetic on them)", "# E:bf16", 9),
     (k_old_target, UnsupportedSyntaxError, "m.reduce needs SPV_NV_cooperative_matrix2, which requires SPIR-V 1.6: "
                                            "compile for vulkan1.3 or vulkan1.4 (this kernel targets SPIR-V 1.5, "
                                            "vulkan1.2)", "# E:target", 9),

@@ -308,11 +308,12 @@ def _decode(m, op, func, acc: _Tensor) -> np.ndarray:
         return np.zeros(0, value_dtype(op.type.elem))
     lanes = Lanes((n, 1, 1), 1, np.zeros((1, 3), np.int64), (1, 1, 1))
     sub = Machine(m.module, m.spec, lanes, m.device, m.device_pointers(), check_races=False)
+    sub.call_function = m.call_function
     bounds = acc.element_pointers()
     lo = None if bounds.lo is None else np.broadcast_to(bounds.lo, (n,))
     hi = None if bounds.hi is None else np.broadcast_to(bounds.hi, (n,))
     ptr = Ptr(bounds.region, addr, lo, hi, "the decode function's block")
     coords = [np.asarray(c[acc.accessed], np.uint32) for c in acc.block_coord]
     within = [np.asarray(c[acc.accessed], np.uint32) for c in acc.coord_in_block]
-    result = Machine.run_function(sub, func, [ptr, coords, within], lanes.valid.copy())
+    result = m.call_function(sub, func, [ptr, coords, within], lanes.valid.copy())
     return np.broadcast_to(result, (n,))
