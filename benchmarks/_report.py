@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 
@@ -19,3 +20,14 @@ def replace_section(path: str | Path, heading: str, body: str) -> None:
         end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
         out = lines[:start] + new + ([""] + lines[end:] if end < len(lines) else [])
     p.write_text("\n".join(out) + "\n")
+
+
+def cpu_name() -> str:
+    """The host CPU's model name (from /proc/cpuinfo on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

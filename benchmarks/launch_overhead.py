@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_vulkan  # noqa: E402
-from benchmarks._report import replace_section  # noqa: E402
+from benchmarks._report import cpu_name, replace_section  # noqa: E402
 from coopdsl import f32, runtime, u32  # noqa: E402
 
 N = 1024
@@ -103,17 +103,6 @@ def table(rows: list[tuple[str, float, float, float]]) -> list[str]:
     for label, med, lo, rec in rows:
         lines.append(f"| {label} | {med:.1f} | {lo:.1f} | {rec:.1f} |")
     return lines
-
-
-def cpu_name() -> str:
-    """The host CPU's model name (from /proc/cpuinfo on Linux)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> int:

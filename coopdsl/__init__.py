@@ -5,7 +5,7 @@ SPIR-V module, inspect it, and run it (``coopdsl.runtime``).  See README.md
 and docs/ for the language.
 """
 
-from . import devices  # noqa: F401  (cd.devices: device profiles and checks)
+from ._lazy import lazy_exports
 from .errors import (
                      ArgumentError,
                      CompileError,
@@ -130,3 +130,7 @@ __all__ += ["assume_uniform", "UniformityError"]
 __all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",
             "ClampRepeatMirrored"]
 __all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md
+
+# cd.devices (device profiles and checks) and cd.runtime load on first use, so that `import coopdsl`
+# and `coopdsl emit` do not pay for them (the runtime brings numpy and ctypes)
+__getattr__ = lazy_exports(__name__, submodules=("devices", "runtime"))

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .aot import InputError, compile_artifact, load_kernels, pick_kernel, render_header
+from .aot import InputError, compile_artifact, load_kernels, pick_kernel
 from .aot.loading import check_file
 from .errors import CoopDSLError
 from .spirv import tools
@@ -146,6 +146,8 @@ def cmd_emit(args: argparse.Namespace) -> int:
     elif args.format == "json":
         _write(out, artifact.reflection_json())
     else:
+        from .aot.cheader import render_header
+
         _write(out, render_header([artifact], artifact.name, command=_emit_command(args)))
     if args.dis:
         _write(args.dis, tools.disassemble(artifact.binary))

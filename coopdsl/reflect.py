@@ -101,12 +101,17 @@ def muladds(module: Module) -> list[dict]:
     what a device's configurations are matched against.
     """
     out: dict[tuple, dict] = {}
+    seen: set[tuple] = set()  # (types, signed, saturate) already described: the same entry again
     for f in module.functions:
         for op in f.ops():
             if op.kind != MULADD_OP:
                 continue
             ta, tb, tc = (v.type for v in op.operands)
             signed = op.attrs["signed"]
+            raw = (ta, tb, tc, op.type, signed, op.attrs["saturate"])
+            if raw in seen:
+                continue
+            seen.add(raw)
             entry = {"M": _dim(ta.rows, module), "N": _dim(tb.cols, module), "K": _dim(ta.cols, module),
                      **{k: _signed_as(t.elem, SIGNED_OPERAND[k] in signed)
                         for k, t in (("A", ta), ("B", tb), ("C", tc), ("Result", op.type))},

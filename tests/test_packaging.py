@@ -68,7 +68,7 @@ def test_wheel_holds_every_file_of_the_package_but_the_grammar(names):
              if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
     wanted = {f for f in files if not f.startswith("coopdsl/spirv/grammar/")}
     assert wanted <= names, sorted(wanted - names)
-    assert {"coopdsl/spirv/_tables.py", "coopdsl/py.typed"} <= names
+    assert {"coopdsl/spirv/_tables.py", "coopdsl/spirv/_tables.json", "coopdsl/py.typed"} <= names
 
 
 def test_wheel_leaves_out_the_grammar_json(names):

@@ -8,11 +8,13 @@ front ends over this package (see docs/aot.md):
 * :func:`build` compiles a TOML build spec incrementally into a directory.
 """
 
+from .._lazy import lazy_exports
 from .artifact import Artifact, compile_artifact
-from .cheader import render_header
 from .errors import BuildError, InputError, KernelFileError
 from .loading import load_kernels, pick_kernel
 from .requirements import Requirements, requirements
+
+__getattr__ = lazy_exports(__name__, {"render_header": ".cheader"})  # `coopdsl emit` to SPIR-V needs no header
 
 __all__ = ["Artifact", "BuildError", "InputError", "KernelFileError", "Requirements", "compile_artifact",
            "load_kernels", "pick_kernel", "render_header", "requirements"]

@@ -7,14 +7,18 @@ through ``runpy``); a missing file or a directory is an :class:`InputError`.
 
 from __future__ import annotations
 
+import linecache
 import runpy
 import sys
-import traceback
+import types
 from pathlib import Path
 
 from ..errors import CoopDSLError, SourceLoc
+from ..frontend.source import parse_file
 from ..kernel import Kernel
 from .errors import InputError, KernelFileError
+
+RUN_NAME = "__coopdsl_emit__"  # __name__ of a kernel file while it runs (not "__main__": no script code runs)
 
 
 def check_file(path: str | Path, what: str = "file") -> Path:
@@ -32,7 +36,7 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
     p = check_file(path, "Python file")
     sys.path.insert(0, str(p.resolve().parent))
     try:
-        namespace = runpy.run_path(str(p), run_name="__coopdsl_emit__")
+        namespace = _run_file(str(p))
     except CoopDSLError as e:  # a coopdsl error raised while the file runs already names its line
         raise e.with_traceback(None) from None
     except SyntaxError as e:
@@ -42,6 +46,33 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
     finally:
         sys.path.pop(0)
     return {k.name: k for k in namespace.values() if isinstance(k, Kernel)}
+
+
+def _run_file(path: str) -> dict:
+    """Run the file as ``runpy.run_path(path, run_name="__coopdsl_emit__")`` does, parsing it only once:
+    the code runs from the tree the front end then finds the kernels' source in (a large file took as
+    long to parse as to compile the rest).  Files ``linecache`` cannot read go through ``runpy``."""
+    linecache.checkcache(path)
+    text = "".join(linecache.getlines(path))
+    if not text:
+        return runpy.run_path(path, run_name=RUN_NAME)
+    code = compile(parse_file(path, text), path, "exec")
+    module = types.ModuleType(RUN_NAME)
+    module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__="", __spec__=None)
+    saved = sys.modules.get(RUN_NAME), sys.argv[0] if sys.argv else None
+    sys.modules[RUN_NAME] = module  # as runpy does: the module exists while it runs (dataclasses need it)
+    if sys.argv:
+        sys.argv[0] = path
+    try:
+        exec(code, module.__dict__)
+    finally:
+        if saved[0] is None:
+            sys.modules.pop(RUN_NAME, None)
+        else:
+            sys.modules[RUN_NAME] = saved[0]
+        if sys.argv:
+            sys.argv[0] = saved[1]
+    return dict(module.__dict__)
 
 
 def pick_kernel(kernels: dict[str, Kernel], name: str | None, path: str | Path) -> Kernel:
@@ -69,6 +100,8 @@ def _syntax_message(e: SyntaxError, path: str) -> str:
 
 
 def _exception_message(e: BaseException, path: str) -> str:
+    import traceback  # only for this message: it costs an import a successful run need not pay
+
     frames = traceback.extract_tb(e.__traceback__)
     target = str(Path(path).resolve())
     mine = [f for f in frames if f.filename and str(Path(f.filename).resolve()) == target]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, matrix_needs
-
 # Vulkan API version (VK_MAKE_API_VERSION(0, 1, minor, 0)) each target environment needs.
 API_VERSIONS = {"vulkan1.1": (1 << 22) | (1 << 12), "vulkan1.2": (1 << 22) | (2 << 12),
                 "vulkan1.3": (1 << 22) | (3 << 12), "vulkan1.4": (1 << 22) | (4 << 12)}
@@ -29,6 +27,9 @@ class Requirements:
 
 def requirements(reflection: dict) -> Requirements:
     """The :class:`Requirements` of a module described by ``reflection`` (see docs/runtime.md)."""
+    # imported here: loading coopdsl.runtime brings numpy and ctypes, which `coopdsl emit` should not pay for
+    from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, matrix_needs
+
     exts: set[str] = set()
     feats: set[str] = set()
     ops, unmapped = 0, []

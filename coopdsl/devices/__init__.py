@@ -7,12 +7,17 @@
 
 Profiles are ``coopdsl devices --json`` output; some ship with coopdsl
 (:func:`shipped_profiles`).  The runtime runs the same check against the live
-device before it creates a pipeline.  See docs/devices.md.
+device before it creates a pipeline.  See docs/devices.md.  The checks
+(``verify``, ``mismatches``) load on first use: compiling a kernel without a
+device (reflection needs only ``devices.dims``) does not pay for them.
 """
 
-from .check import DeviceMismatchError, Mismatch, mismatches, verify
+from .._lazy import lazy_exports
 from .profile import Config, DeviceProfile, ProfileError, load_profile, shipped_profiles
 from .shapes import NoShapeError, best_shape, shapes
+
+__getattr__ = lazy_exports(__name__, {name: ".check" for name in
+                                      ("DeviceMismatchError", "Mismatch", "mismatches", "verify")})
 
 __all__ = ["DeviceProfile", "Config", "load_profile", "shipped_profiles", "ProfileError", "mismatches", "verify",
            "Mismatch", "DeviceMismatchError", "best_shape", "shapes", "NoShapeError"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +107,8 @@ def _config(c: dict, flexible: bool) -> Config:
 # -- finding profiles ----------------------------------------------------------------------
 def profiles_dir():
     """The folder of shipped profiles (a Traversable inside the installed package)."""
+    from importlib import resources  # here: it costs ~8 ms to import, which compiling a kernel need not pay
+
     return resources.files(__package__) / "profiles"
 
 

@@ -25,6 +25,7 @@ from ..errors import (
     CoopDSLError,
     InternalCompilerError,
     NameResolutionError,
+    SourceLoc,
     TypeMismatchError,
     UnsupportedSyntaxError,
 )
@@ -33,7 +34,6 @@ from ..ir.builder import Emitter
 from ..ir.core import Const, FuncRef, Function, GlobalVar, Module, Op, Value
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
-from .scan import assigned_names
 from .source import Source
 from .ssa import SSA, Undefined
 
@@ -52,12 +52,12 @@ class Context:
         if func is None:
             func = Function(src.tree.name, T.FunctionType(T.void, ()), [], is_entry=True, loc=src.loc(src.tree))
         module.functions.append(func)
-        self.em = Emitter(module, func, src.loc(src.tree))
+        self.em = NodeLocEmitter(module, func, src)
         self.ssa = SSA(self.em)
         self.loops: list[tuple] = []  # (continue block, merge block)
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
-        self.locals = assigned_names(src.tree.body)
+        self.locals = set(src.body_names())
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
         self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
@@ -65,26 +65,38 @@ class Context:
 
     # -- the choke point --------------------------------------------------------------
     def visit(self, node: ast.AST):
-        stmt = self.STATEMENTS.get(type(node))
-        handler = getattr(self, stmt.__name__) if stmt else self.EXPRESSIONS.get(type(node))
-        loc = self.src.loc(node)
+        handler = self._handlers().get(type(node))
         if handler is None:
-            raise UnsupportedSyntaxError(f"{describe_node(node)} is not supported in coopdsl kernels", loc)
-        prev, self.em.loc = self.em.loc, loc
+            raise UnsupportedSyntaxError(f"{describe_node(node)} is not supported in coopdsl kernels",
+                                         self.src.loc(node))
+        em = self.em
+        prev = em.node, em.known_loc
+        em.node, em.known_loc = node, None  # the node's location is made when something reads em.loc
         try:
-            return handler(node) if stmt else handler(self, node)
+            return handler(self, node)
         except CompileError as e:
             if e.loc == UNKNOWN_LOC:  # raised where no location was known: this node is the best one
-                e.loc = loc
+                e.loc = em.loc
             raise
         except CoopDSLError:
             raise
         except RecursionError:
-            raise UnsupportedSyntaxError("expression nested too deeply", loc) from None
+            raise UnsupportedSyntaxError("expression nested too deeply", em.loc) from None
         except Exception as e:  # a bug in coopdsl, reported with the user's line
-            raise InternalCompilerError(f"{type(e).__name__}: {e}", loc) from e
+            raise InternalCompilerError(f"{type(e).__name__}: {e}", em.loc) from e
         finally:
-            self.em.loc = prev
+            em.node, em.known_loc = prev
+
+    @classmethod
+    def _handlers(cls) -> dict[type, Callable]:
+        """Node type -> handler(self, node): the statement methods (as this class defines them) and the
+        expression functions; built once per class."""
+        table = cls.__dict__.get("_handler_table")
+        if table is None:
+            table = dict(cls.EXPRESSIONS)
+            table.update({t: getattr(cls, fn.__name__) for t, fn in cls.STATEMENTS.items()})
+            cls._handler_table = table
+        return table
 
     def body(self, stmts) -> None:
         for s in stmts:
@@ -233,6 +245,28 @@ class Context:
                 f"a condition must be a bool, got {self.describe(c)}; compare explicitly (e.g. x != 0)",
                 self.src.loc(node))
         return c
+
+
+class NodeLocEmitter(Emitter):
+    """The front end's Emitter: ``loc``, stamped on every op, is the location of the AST node being
+    compiled (``node``), made only when read; most nodes emit no op, and making a location for every
+    node visited cost a fifth of the front end.  Assigning ``loc`` sets it outright."""
+
+    def __init__(self, module: Module, func: Function, src: Source):
+        self.src = src
+        self.node: ast.AST = src.tree
+        self.known_loc: SourceLoc | None = None
+        super().__init__(module, func, src.loc(src.tree))
+
+    @property
+    def loc(self) -> SourceLoc:
+        if self.known_loc is None:
+            self.known_loc = self.src.loc(self.node)
+        return self.known_loc
+
+    @loc.setter
+    def loc(self, value: SourceLoc) -> None:
+        self.known_loc = value
 
 
 def describe_node(node: ast.AST) -> str:

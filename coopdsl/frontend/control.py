@@ -15,7 +15,6 @@ from .access import store_attribute, store_subscript
 from .calls import call_parts
 from .context import Context, describe_node
 from .expr import BINOPS
-from .scan import assigned_names
 
 
 class ControlFlow(Context):
@@ -196,7 +195,7 @@ class ControlFlow(Context):
         em.branch(header)
         em.start(header)
         self.ssa.read_through[header] = pre
-        names = sorted(assigned_names(body, loop_carried=True))
+        names = list(self.src.loop_names(node))
         if iv is not None:
             names = [iv[0]] + names
         for name in names:

@@ -48,9 +48,10 @@ class CFG:
             for b in body:
                 self.loops_of[b].add(h)
         self.sync_deps = self._sync_dependence()
-        self.exits_into: dict[Block, list[Block]] = {
-            b: [h for h, body in self.loops.items() if b not in body and any(p in body for p in self.preds[b])]
-            for b in self.blocks}
+        self.exits_into: dict[Block, list[Block]] = {b: [] for b in self.blocks}
+        for h, body in self.loops.items():  # per loop (each list keeps the loops' order), not per block and loop
+            for b in {s for x in body for s in self.succs[x] if s not in body}:
+                self.exits_into[b].append(h)
 
     @staticmethod
     def _successors(b: Block) -> list[Block]:

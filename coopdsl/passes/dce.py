@@ -6,7 +6,9 @@ from ..ir.core import Module
 from ..ir.ops import OPS
 
 
-def run(module: Module) -> None:
+def run(module: Module) -> bool:
+    """Remove unused pure ops from every function; returns whether anything was removed."""
+    removed = False
     for func in module.functions:
         changed = True
         while changed:
@@ -17,4 +19,5 @@ def run(module: Module) -> None:
                     keep = [op for op in seq if not OPS[op.kind].pure or id(op) in used]
                     if len(keep) != len(seq):
                         seq[:] = keep
-                        changed = True
+                        changed = removed = True
+    return removed

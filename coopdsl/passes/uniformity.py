@@ -101,20 +101,26 @@ def memory_root(ptr: Value):
     return UNKNOWN_MEMORY
 
 
+_SCOPE_LEVELS = {Scope.Subgroup.value: SUBGROUP, Scope.Invocation.value: DIVERGENT}  # others: WORKGROUP
+
+
 def scope_level(scope) -> Level:
     """The control uniformity an op of ``scope`` needs (a symbolic scope may be Workgroup: WORKGROUP)."""
     value = scope.value if isinstance(scope, Scope) else scope
     if not isinstance(value, int):
         return WORKGROUP
-    return {Scope.Subgroup.value: SUBGROUP, Scope.Invocation.value: DIVERGENT}.get(value, WORKGROUP)
+    return _SCOPE_LEVELS.get(value, WORKGROUP)
 
 
 def matrix_scope_level(op: Op) -> Level:
     """The uniformity needed by an op that takes or makes cooperative matrices (DIVERGENT: none)."""
     if op.kind == "phi" or op.kind in ELEMENT_ACCESS:
         return DIVERGENT
-    types = [op.type] + [v.type for v in op.operands]
-    return max((scope_level(t.scope) for t in types if isinstance(t, T.CoopMatType)), default=DIVERGENT)
+    level = DIVERGENT  # the most demanding scope among the result and operand types (a loop: runs per op)
+    for t in (op.type, *[v.type for v in op.operands]):
+        if isinstance(t, T.CoopMatType):
+            level = max(level, scope_level(t.scope))
+    return level
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,7 @@ class FunctionUniformity:
         self.var_facts: dict[int, Fact] = {}  # Function variables: what was stored to them
         self.result: Fact = UNIFORM
         self.need: Need | None = None
+        self._requirements: dict[int, Need | None] = {}  # by id(op), once solved
 
     # -- queries -----------------------------------------------------------------------------
     def fact(self, v: Value) -> Fact:
@@ -158,7 +165,7 @@ class FunctionUniformity:
         only as uniform as that loop's exits (invocations may leave it at different iterations)."""
         f = self.fact(v)
         home = v.block if isinstance(v, Op) else None
-        if home is None or home not in self.cfg.loops_of:
+        if home is None or not self.cfg.loops_of.get(home):  # not computed in a loop
             return f
         for h in self.cfg.loops_of[home] - self.cfg.loops_of.get(block, set()):
             level, _ = self.exit_fact(h)
@@ -232,7 +239,12 @@ class FunctionUniformity:
         return self._operands(op)
 
     def _operands(self, op: Op) -> Fact:
-        return worst(self.fact_at(v, op.block) for v in op.operands)
+        out = UNIFORM  # worst() of the operands' facts, unrolled: this runs for most ops on every sweep
+        for v in op.operands:
+            f = self.fact_at(v, op.block)
+            if f[0] < out[0]:
+                out = f
+        return out
 
     def _phi(self, op: Op) -> Fact:
         block = op.block
@@ -320,7 +332,13 @@ class FunctionUniformity:
         return worst(facts)
 
     def requirement(self, op: Op) -> Need | None:
-        """What ``op`` needs of the control flow reaching it (None: nothing)."""
+        """What ``op`` needs of the control flow reaching it (None: nothing); computed once per op."""
+        key = id(op)
+        if key not in self._requirements:
+            self._requirements[key] = self._requirement(op)
+        return self._requirements[key]
+
+    def _requirement(self, op: Op) -> Need | None:
         if op.kind == "call":
             callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
             n = callee.need

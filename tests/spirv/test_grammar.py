@@ -34,3 +34,38 @@ def test_missing_and_extra_operands_are_internal_errors():
         encode("OpName", 1, 2)
     with pytest.raises(InternalCompilerError, match="no enumerant"):
         encode("OpCapability", "NotACapability")
+
+
+def test_the_ids_only_shortcut_encodes_as_the_grammar_walk_does():
+    """Every instruction, with every operand count the shortcut takes, gives the walk's words and requirements."""
+    from coopdsl.spirv import grammar
+    from coopdsl.spirv._tables import INSTRUCTIONS
+
+    checked = 0
+    for opname in INSTRUCTIONS:
+        plan = grammar._id_plan(opname)
+        if plan is None:
+            continue
+        _, fewest, most, *_ = plan
+        for n in sorted({fewest, min(most, fewest + 1), min(most, fewest + 3)}):
+            ids = tuple(range(7, 7 + n))
+            fast, walked = Requirements(), Requirements()
+            assert encode(opname, *ids, req=fast) == grammar.encode_walking(opname, *ids, req=walked), opname
+            assert (fast.capabilities, fast.extensions) == (walked.capabilities, walked.extensions), opname
+            checked += 1
+    assert checked > 500
+
+
+def test_the_shortcut_leaves_wrong_operands_to_the_grammar_walk():
+    with pytest.raises(InternalCompilerError, match="missing operand"):
+        encode("OpLoad", 1, 2)  # too few Ids
+    with pytest.raises(InternalCompilerError, match="cannot be"):
+        encode("OpLoad", 1, 2, 0)  # 0 is no Id
+    assert encode("OpLoad", 1, 2, 3, "Volatile")[4] == 1  # a memory operand: the walk
+
+
+def test_requirements_keep_each_group_once_in_first_seen_order():
+    req = Requirements()
+    for caps in [("A",), ("B", "C"), ("A",), ("B", "C")]:
+        req.need(caps, ("SPV_X",), None)
+    assert req.capabilities == [("A",), ("B", "C")] and req.extensions == [(("SPV_X",), None)]

@@ -1,14 +1,28 @@
+import json
+
 from coopdsl.spirv import gen_tables
-from coopdsl.spirv._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
+from coopdsl.spirv._tables import ENUMS, GLSL_STD_450, GRAMMAR_VERSION, INSTRUCTIONS, MAGIC, OPERAND_KINDS
 
 
 def test_generated_tables_are_current():
     assert gen_tables.OUTPUT.read_text() == gen_tables.render(), \
-        "coopdsl/spirv/_tables.py is stale: run python -m coopdsl.spirv.gen_tables"
+        "coopdsl/spirv/_tables.json is stale: run python -m coopdsl.spirv.gen_tables"
 
 
-def test_banner_says_do_not_edit():
-    assert gen_tables.OUTPUT.read_text().startswith("# DO NOT EDIT.")
+def test_the_generated_file_says_do_not_edit_and_holds_one_row_a_line():
+    text = gen_tables.OUTPUT.read_text()
+    assert json.loads(text)["comment"].startswith("DO NOT EDIT.")
+    assert '\n"OpCooperativeMatrixMulAddKHR":[4459,' in text
+
+
+def test_rows_load_as_tuples():
+    """The loader gives the rows the shape the generator describes (tuples, as the tables always had)."""
+    assert MAGIC == 0x07230203 and GRAMMAR_VERSION == (1, 6)
+    opcode, operands, caps, exts, version = INSTRUCTIONS["OpCooperativeMatrixLoadKHR"]
+    assert operands[:3] == (("IdResultType", "", ""), ("IdResult", "", ""), ("IdRef", "", "Pointer"))
+    assert (caps, exts, version) == (("CooperativeMatrixKHR",), (), None)  # the extension comes with the capability
+    assert ENUMS["Decoration"]["SpecId"][1] == ("LiteralInteger",)
+    assert GLSL_STD_450["FMix"] == (46, 3)
 
 
 def test_cooperative_matrix_opcodes_from_the_grammar():

@@ -1,0 +1,338 @@
+"""Choosing a kernel's tile sizes by timing them on the device, with an on-disk cache (docs/autotune.md).
+
+Modelled on Triton's ``triton.autotune``::
+
+    from coopdsl.autotune import Config, autotune
+
+    @autotune(configs=[Config(TILE=64, WG=64), Config(TILE=128, WG=128)], key=["n"])
+    @cd.kernel(workgroup_size=("WG", 1, 1))
+    def k(x: cd.Buffer[f32], n: u32, TILE: cd.Const[int] = 64, WG: cd.Spec[u32] = 64): ...
+
+    k.launch(lambda p: (p["n"] // p["TILE"],), x, n)   # times every config the first time, then the fastest
+
+A :class:`Config` sets ``cd.Spec`` parameters (specialization constants, passed at launch) and
+``cd.Const`` parameters (compile-time values: ``kernel.specialize``). The first launch for a new
+problem (the values of the ``key`` arguments; arrays by dtype and shape) on a device times every config
+with ``Kernel.bench`` and keeps the fastest in the cache file, keyed by (kernel, problem, device): later
+launches, in this process or the next, reuse it without timing anything.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import inspect
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import CoopDSLError
+from .kernel import Kernel
+from .lang.types import ConstParam, SpecParam
+
+Timer = Callable[[Kernel, tuple, tuple, dict, Any], float]  # (variant, grid, args, kwargs, device) -> ms
+CACHE_ENV = "COOPDSL_AUTOTUNE_CACHE"
+FORMAT = 1  # the cache file's layout version
+
+
+class AutotuneError(CoopDSLError):
+    """Autotuning cannot go ahead: a bad config or key, or no config that runs."""
+
+
+class Config:
+    """One candidate: values of the kernel's ``cd.Spec`` and ``cd.Const`` parameters, by name."""
+
+    def __init__(self, **values: Any):
+        if not values:
+            raise AutotuneError("a Config needs at least one NAME=VALUE")
+        self._values = dict(sorted(values.items()))
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The parameter values (a copy)."""
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._values.items()))
+
+
+# -- the cache file ----------------------------------------------------------------------------------------
+def default_cache_path() -> Path:
+    """$COOPDSL_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/coopdsl/autotune.json, else ~/.cache/coopdsl/autotune.json."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "coopdsl" / "autotune.json"
+
+
+class Cache:
+    """The fastest config per (kernel, problem, device), in a JSON file (``path`` None: in memory only)."""
+
+    def __init__(self, path: str | Path | None):
+        self.path = None if path is None else Path(path)
+        self._entries: dict[str, dict] = {}
+        self._loaded = False
+
+    def get(self, key: str) -> dict | None:
+        """The record stored under ``key``, or None."""
+        if not self._loaded:
+            self._entries.update(self._read())
+            self._loaded = True
+        return self._entries.get(key)
+
+    def put(self, key: str, record: dict) -> None:
+        """Store ``record`` under ``key`` (and in the file, merged with what other processes wrote there)."""
+        self._entries[key] = record
+        if self.path is None:
+            return
+        entries = {**self._read(), key: record}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".autotune-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"format": FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, self.path)  # atomic: a reader sees the old file or the new one
+
+    def _read(self) -> dict[str, dict]:
+        if self.path is None or not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text())
+            if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
+                raise ValueError(f"not an autotune cache of format {FORMAT}")
+        except (OSError, ValueError, AttributeError) as e:
+            warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
+                          stacklevel=4)
+            return {}
+        return data["entries"]
+
+
+# -- identifying kernels, problems and devices -------------------------------------------------------------
+def kernel_fingerprint(kernel: Kernel) -> str:
+    """``name:hash`` of what the compiled kernel depends on: the function's source, the plain values
+    (numbers, strings, tuples) of the globals and closure variables it names, its workgroup size,
+    target environment and Const values."""
+    fn = kernel.fn
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = fn.__code__.co_code.hex()
+    names = {n: fn.__globals__[n] for n in fn.__code__.co_names if n in fn.__globals__}
+    if fn.__closure__:
+        names.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
+    plain = {n: repr(v) for n, v in sorted(names.items()) if isinstance(v, (bool, int, float, str, tuple))}
+    text = json.dumps([source, plain, repr(kernel.workgroup_size), kernel.target_env,
+                       sorted((k, repr(v)) for k, v in kernel.consts.items())])
+    return f"{kernel.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def problem_key(values: dict[str, Any]) -> str:
+    """The key arguments as text: numbers as themselves, arrays as dtype[shape]."""
+    parts = []
+    for name, v in values.items():
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            parts.append(f"{name}={v.dtype}{list(v.shape)}")
+        else:
+            parts.append(f"{name}={v!r}")
+    return ",".join(parts)
+
+
+def device_key(device: Any) -> str:
+    """The device's name and driver (``runtime.Device.info``)."""
+    info = device.info
+    return f"{info.name} / {info.driver_name} {info.driver_info}".strip()
+
+
+def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
+    """``device``, else that of the first resident array among ``args``, else the default device."""
+    from . import runtime
+
+    if device is not None:
+        return device
+    for value in args:
+        if isinstance(value, runtime.Array):
+            return value.device
+    return runtime.default_device()
+
+
+def bench_timer(warmup: int, repeat: int) -> Timer:
+    """The default timer: the median GPU time of ``Kernel.bench`` (milliseconds)."""
+
+    def timer(variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> float:
+        return variant.bench(grid, *args, device=device, warmup=warmup, repeat=repeat, **kwargs).median_ms
+
+    return timer
+
+
+# -- the tuner ---------------------------------------------------------------------------------------------
+class Autotuner:
+    """A kernel launched with the fastest of ``configs`` for each problem and device (see :func:`autotune`)."""
+
+    def __init__(self, kernel: Kernel, configs: Sequence[Config], key: Sequence[str], *,
+                 cache: str | Path | None | bool = True, warmup: int = 5, repeat: int = 20,
+                 restore: Sequence[str] = (), timer: Timer | None = None):
+        if not isinstance(kernel, Kernel):
+            raise AutotuneError(f"autotune applies to a @coopdsl.kernel, got {type(kernel).__name__}")
+        self.kernel = kernel
+        self.signature = inspect.signature(kernel.fn)
+        kinds = _parameter_kinds(kernel)
+        self.configs = _check_configs(kernel.name, configs, kinds)
+        self.key = _check_names(kernel.name, "key", key, self.signature)
+        self.restore = _check_names(kernel.name, "restore", restore, self.signature)
+        self.const_names = {n for n, k in kinds.items() if k == "const"}
+        self.cache = Cache(default_cache_path() if cache is True else None if cache is False else cache)
+        self.timer = timer or bench_timer(warmup, repeat)
+        self.fingerprint = kernel_fingerprint(kernel)
+        self.last_timings: dict[str, float | str] = {}  # config -> ms or the error, of the last tuning
+
+    def __repr__(self) -> str:
+        return f"<coopdsl.autotune {self.kernel.name}: {len(self.configs)} configs, key={self.key}>"
+
+    def variant(self, config: Config) -> tuple[Kernel, dict]:
+        """(the kernel specialized with the config's Const values, its Spec values for the launch)."""
+        values = config.values
+        consts = {n: v for n, v in values.items() if n in self.const_names}
+        spec = {n: v for n, v in values.items() if n not in self.const_names}
+        return (self.kernel.specialize(**consts) if consts else self.kernel), spec
+
+    def best_config(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> Config:
+        """The fastest config for these arguments on the device: from the cache, else tuned now."""
+        dev = _resolve_device(device, [*args, *kwargs.values()])
+        bound = self._bind(args, kwargs)
+        entry = "|".join([self.fingerprint, problem_key({n: bound[n] for n in self.key}), device_key(dev)])
+        record = self.cache.get(entry)
+        known = {repr(c): c for c in self.configs}
+        if record is not None and record.get("config") in known:  # (a config since removed: tune again)
+            return known[record["config"]]
+        config, timings = self._tune(grid, args, kwargs, bound, dev)
+        self.cache.put(entry, {"config": repr(config), "ms": timings[repr(config)], "timings": timings,
+                               "tuned": datetime.datetime.now().isoformat(timespec="seconds"),
+                               "coopdsl": __version__})
+        return config
+
+    def launch(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> None:
+        """Launch with the fastest config (tuning first on a new problem or device); ``grid`` may be a
+        function of the arguments and the config's values, by name (``lambda p: (p["n"] // p["TILE"],)``)."""
+        config = self.best_config(grid, *args, device=device, **kwargs)
+        variant, spec = self.variant(config)
+        variant.launch(self._grid(grid, config, args, kwargs), *args, device=device, **kwargs, **spec)
+
+    def _tune(self, grid, args: tuple, kwargs: dict, bound: dict, dev) -> tuple[Config, dict]:
+        saved = {n: _snapshot(bound[n]) for n in self.restore}
+        timings: dict[str, float | str] = {}
+        for config in self.configs:
+            variant, spec = self.variant(config)
+            try:
+                timings[repr(config)] = self.timer(variant, self._grid(grid, config, args, kwargs), args,
+                                                   {**kwargs, **spec}, dev)
+            except (CoopDSLError, RuntimeError, ValueError) as e:  # this config cannot run: try the others
+                timings[repr(config)] = f"error: {type(e).__name__}: {e}"
+            finally:
+                for n, data in saved.items():
+                    _write_back(bound[n], data)
+        self.last_timings = timings
+        ran = [c for c in self.configs if isinstance(timings[repr(c)], float)]
+        if not ran:
+            raise AutotuneError(f"autotune {self.kernel.name}: no config ran on {device_key(dev)}:\n" +
+                                "\n".join(f"  {c}: {t}" for c, t in timings.items()))
+        return min(ran, key=lambda c: timings[repr(c)]), timings
+
+    def _bind(self, args: tuple, kwargs: dict) -> dict:
+        try:
+            bound = self.signature.bind_partial(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.kernel.name}: {e}") from None
+        bound.apply_defaults()
+        missing = [n for n in self.key if n not in bound.arguments]
+        if missing:
+            raise AutotuneError(f"autotune {self.kernel.name}: the key argument(s) {missing} were not given")
+        return dict(bound.arguments)
+
+    def _grid(self, grid: Any, config: Config, args: tuple, kwargs: dict) -> Any:
+        if not callable(grid):
+            return grid
+        return grid({**self._bind(args, kwargs), **config.values})
+
+
+def autotune(configs: Sequence[Config], key: Sequence[str], *, cache: str | Path | None | bool = True,
+             warmup: int = 5, repeat: int = 20, restore: Sequence[str] = (),
+             timer: Timer | None = None) -> Callable[[Kernel], Autotuner]:
+    """Decorate a ``@coopdsl.kernel`` so that each launch uses the fastest of ``configs``.
+
+    ``key`` names the arguments whose values define a problem (tuning happens once per problem and
+    device). ``cache`` is the JSON file keeping the results (True: :func:`default_cache_path`; False or
+    None: this process only). ``warmup``/``repeat`` are ``Kernel.bench``'s. ``restore`` names arguments
+    (numpy arrays or resident ``runtime.Array``) the kernel writes and reads, put back after each
+    config's timing so that the real launch starts from the caller's data. ``timer`` replaces the
+    timing (``(variant, grid, args, kwargs, device) -> ms``; for tests).
+    """
+    def wrap(kernel: Kernel) -> Autotuner:
+        return Autotuner(kernel, configs, key, cache=cache, warmup=warmup, repeat=repeat, restore=restore,
+                         timer=timer)
+
+    return wrap
+
+
+def _parameter_kinds(kernel: Kernel) -> dict[str, str]:
+    """'spec' or 'const' for each such parameter of ``kernel``."""
+    annotations = inspect.get_annotations(kernel.fn, eval_str=True)
+    return {n: ("spec" if isinstance(a, SpecParam) else "const") for n, a in annotations.items()
+            if isinstance(a, (SpecParam, ConstParam))}
+
+
+def _check_configs(name: str, configs: Sequence[Config], kinds: dict[str, str]) -> tuple[Config, ...]:
+    configs = tuple(configs)
+    if not configs:
+        raise AutotuneError(f"autotune {name}: no configs given")
+    for c in configs:
+        if not isinstance(c, Config):
+            raise AutotuneError(f"autotune {name}: configs must be coopdsl.autotune.Config objects, got {c!r}")
+        unknown = sorted(set(c.values) - set(kinds))
+        if unknown:
+            raise AutotuneError(f"autotune {name}: {c} sets {', '.join(unknown)}, which "
+                                f"{'is not a' if len(unknown) == 1 else 'are not'} cd.Spec or cd.Const "
+                                f"parameter{'' if len(unknown) == 1 else 's'} of {name} "
+                                f"(those are: {', '.join(sorted(kinds)) or 'none'})")
+    if len(set(configs)) != len(configs):
+        raise AutotuneError(f"autotune {name}: a config is listed twice")
+    return configs
+
+
+def _check_names(name: str, what: str, names: Sequence[str], signature: inspect.Signature) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise AutotuneError(f"autotune {name}: {what} is a list of parameter names, got the string {names!r}")
+    unknown = [n for n in names if n not in signature.parameters]
+    if unknown:
+        raise AutotuneError(f"autotune {name}: {what} names {', '.join(unknown)}, not parameters of {name} "
+                            f"(those are: {', '.join(signature.parameters)})")
+    return tuple(names)
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy of an array argument's data (numpy array or resident ``runtime.Array``)."""
+    import numpy as np
+
+    if hasattr(value, "numpy") and hasattr(value, "write"):
+        return value.numpy()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    raise AutotuneError(f"restore applies to numpy arrays and runtime.Array arguments, got {type(value).__name__}")
+
+
+def _write_back(value: Any, data: Any) -> None:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        np.copyto(value, data)
+    else:
+        value.write(data)

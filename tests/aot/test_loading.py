@@ -1,0 +1,36 @@
+"""load_kernels runs a kernel file the way runpy does, parsing it once for both Python and the front end."""
+
+import sys
+import textwrap
+
+from coopdsl.aot.loading import RUN_NAME, load_kernels
+from coopdsl.frontend import source
+
+FILE = textwrap.dedent('''\
+    import dataclasses
+    import sys
+    import coopdsl as cd
+
+    @dataclasses.dataclass
+    class Tile:  # needs sys.modules[__name__] while the file runs, as under runpy
+        size: int = 4
+
+    SEEN = (__name__, sys.argv[0], Tile().size)
+
+    @cd.kernel
+    def k(x: cd.Buffer[cd.f32]):
+        x[0] = 1.0
+    ''')
+
+
+def test_the_file_runs_as_under_runpy_and_is_parsed_once(tmp_path, monkeypatch):
+    path = tmp_path / "kernels.py"
+    path.write_text(FILE)
+    monkeypatch.setattr(sys, "argv", ["coopdsl", "emit"])
+    kernels = load_kernels(path)
+    k = kernels["k"]
+    assert k.fn.__globals__["SEEN"] == (RUN_NAME, str(path), 4)
+    assert sys.argv == ["coopdsl", "emit"] and RUN_NAME not in sys.modules  # both put back
+    tree = source._files[str(path)][1]
+    assert source.parse_function(k.fn).tree is tree.body[-1]  # the front end's tree is the one that ran
+    assert k.compile()

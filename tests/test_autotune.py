@@ -1,0 +1,242 @@
+"""coopdsl.autotune without a GPU: choosing, caching and reusing configs, with a fake timer and device."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, u32
+from coopdsl.autotune import AutotuneError, Autotuner, Config, autotune, default_cache_path, kernel_fingerprint
+from coopdsl.runtime import LaunchError
+
+H100 = SimpleNamespace(info=SimpleNamespace(name="NVIDIA H100", driver_name="NVIDIA", driver_info="580.1"))
+L40 = SimpleNamespace(info=SimpleNamespace(name="NVIDIA L40", driver_name="NVIDIA", driver_info="580.1"))
+CONFIGS = [Config(PER=1, WG=64), Config(PER=4, WG=32), Config(PER=2, WG=128)]
+
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def scale(x: cd.Buffer[f32], n: u32, PER: cd.Const[int] = 1, WG: cd.Spec[u32] = 64):
+    first = cd.global_invocation_id.x * PER
+    for j in cd.static_range(PER):
+        if first + j < n:
+            x[first + j] = 2.0 * x[first + j]
+
+
+class FakeTimer:
+    """Milliseconds per (PER, WG), and the calls it got."""
+
+    def __init__(self, times: dict[tuple[int, int], float | Exception]):
+        self.times = times
+        self.calls: list[tuple] = []
+
+    def __call__(self, variant, grid, args, kwargs, device):
+        key = (variant.consts["PER"], kwargs["WG"])
+        self.calls.append((key, grid, device.info.name))
+        t = self.times[key]
+        if isinstance(t, Exception):
+            raise t
+        return t
+
+
+@pytest.fixture
+def timer():
+    return FakeTimer({(1, 64): 3.0, (4, 32): 1.0, (2, 128): 2.0})
+
+
+def tuner(timer, path, configs=CONFIGS, key=("n",), kernel=scale, **options) -> Autotuner:
+    return autotune(configs, list(key), cache=path, timer=timer, **options)(kernel)
+
+
+def grid(p):
+    return ((p["n"] + p["WG"] * p["PER"] - 1) // (p["WG"] * p["PER"]),)
+
+
+def test_the_fastest_config_is_chosen_and_cached_on_disk(timer, tmp_path):
+    path = tmp_path / "cache.json"
+    x = np.zeros(1000, np.float32)
+    best = tuner(timer, path).best_config(grid, x, 1000, device=H100)
+    assert best == Config(PER=4, WG=32)
+    assert [c[0] for c in timer.calls] == [(1, 64), (4, 32), (2, 128)]
+    assert [c[1] for c in timer.calls] == [(16,), (8,), (4,)]  # the grid function saw each config's values
+    entries = json.loads(path.read_text())["entries"]
+    (key,) = entries
+    assert key == f"{kernel_fingerprint(scale)}|n=1000|NVIDIA H100 / NVIDIA 580.1"
+    assert entries[key]["config"] == "Config(PER=4, WG=32)" and entries[key]["ms"] == 1.0
+    assert entries[key]["timings"] == {"Config(PER=1, WG=64)": 3.0, "Config(PER=4, WG=32)": 1.0,
+                                       "Config(PER=2, WG=128)": 2.0}
+
+
+def test_the_next_process_reuses_the_cache_without_timing(timer, tmp_path):
+    path = tmp_path / "cache.json"
+    x = np.zeros(1000, np.float32)
+    tuner(timer, path).best_config(grid, x, 1000, device=H100)
+    again = FakeTimer({})  # any timing would fail: a KeyError
+    fresh = tuner(again, path)
+    assert fresh.best_config(grid, x, 1000, device=H100) == Config(PER=4, WG=32)
+    assert fresh.best_config(grid, x, n=1000, device=H100) == Config(PER=4, WG=32)  # by name too
+    assert again.calls == [] and fresh.last_timings == {}
+
+
+def test_a_new_problem_or_device_is_tuned_again(timer, tmp_path):
+    path = tmp_path / "cache.json"
+    t = tuner(timer, path)
+    x = np.zeros(1000, np.float32)
+    t.best_config(grid, x, 1000, device=H100)
+    t.best_config(grid, x, 2000, device=H100)
+    t.best_config(grid, x, 1000, device=L40)
+    assert len(timer.calls) == 9
+    keys = sorted(json.loads(path.read_text())["entries"])
+    assert [k.split("|", 1)[1] for k in keys] == ["n=1000|NVIDIA H100 / NVIDIA 580.1",
+                                                   "n=1000|NVIDIA L40 / NVIDIA 580.1",
+                                                   "n=2000|NVIDIA H100 / NVIDIA 580.1"]
+
+
+def test_arrays_in_the_key_count_by_dtype_and_shape(timer, tmp_path):
+    t = tuner(timer, tmp_path / "c.json", key=("x",))
+    t.best_config(grid, np.zeros(10, np.float32), 10, device=H100)
+    t.best_config(grid, np.ones(10, np.float32), 10, device=H100)  # same dtype and shape: cached
+    t.best_config(grid, np.zeros(20, np.float32), 20, device=H100)
+    assert len(timer.calls) == 6
+    assert any("|x=float32[20]|" in k for k in json.loads((tmp_path / "c.json").read_text())["entries"])
+
+
+def test_a_config_that_fails_is_left_out(tmp_path):
+    timer = FakeTimer({(1, 64): 3.0, (4, 32): LaunchError("grid too large"), (2, 128): 2.0})
+    t = tuner(timer, tmp_path / "c.json")
+    assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=2, WG=128)
+    assert t.last_timings["Config(PER=4, WG=32)"] == "error: LaunchError: grid too large"
+
+
+def test_no_config_that_runs_is_an_error_listing_each_failure(tmp_path):
+    timer = FakeTimer({k: RuntimeError(f"no {k}") for k in [(1, 64), (4, 32), (2, 128)]})
+    with pytest.raises(AutotuneError) as info:
+        tuner(timer, tmp_path / "c.json").best_config(grid, np.zeros(8, np.float32), 8, device=H100)
+    assert str(info.value).splitlines() == [
+        "autotune scale: no config ran on NVIDIA H100 / NVIDIA 580.1:",
+        "  Config(PER=1, WG=64): error: RuntimeError: no (1, 64)",
+        "  Config(PER=4, WG=32): error: RuntimeError: no (4, 32)",
+        "  Config(PER=2, WG=128): error: RuntimeError: no (2, 128)"]
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_a_cached_config_no_longer_listed_is_tuned_again(timer, tmp_path):
+    path = tmp_path / "c.json"
+    x = np.zeros(100, np.float32)
+    tuner(timer, path).best_config(grid, x, 100, device=H100)  # caches PER=4, WG=32
+    t = tuner(timer, path, configs=[Config(PER=1, WG=64), Config(PER=2, WG=128)])
+    assert t.best_config(grid, x, 100, device=H100) == Config(PER=2, WG=128)
+    assert len(timer.calls) == 5
+
+
+def test_an_unreadable_cache_is_reported_and_rewritten(timer, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text("{not json")
+    with pytest.warns(UserWarning, match=r"ignoring the cache .*c.json .*; it will be rewritten"):
+        best = tuner(timer, path).best_config(grid, np.zeros(8, np.float32), 8, device=H100)
+    assert json.loads(path.read_text())["entries"][next(iter(json.loads(path.read_text())["entries"]))][
+        "config"] == repr(best)
+
+
+def test_entries_of_other_processes_are_kept(timer, tmp_path):
+    path = tmp_path / "c.json"
+    a, b = tuner(timer, path), tuner(timer, path)
+    x = np.zeros(8, np.float32)
+    a.best_config(grid, x, 8, device=H100)
+    b.best_config(grid, x, 8, device=L40)  # b read the file before a wrote: it merges on writing
+    assert len(json.loads(path.read_text())["entries"]) == 2
+
+
+def test_cache_false_keeps_results_in_the_process(timer, tmp_path, monkeypatch):
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "env.json"))
+    t = tuner(timer, False)
+    x = np.zeros(8, np.float32)
+    t.best_config(grid, x, 8, device=H100)
+    t.best_config(grid, x, 8, device=H100)
+    assert len(timer.calls) == 3 and not (tmp_path / "env.json").exists()
+
+
+def test_default_cache_path(monkeypatch, tmp_path):
+    monkeypatch.delenv("COOPDSL_AUTOTUNE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_path() == tmp_path / "coopdsl" / "autotune.json"
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "mine.json"))
+    assert default_cache_path() == tmp_path / "mine.json"
+
+
+def test_restore_puts_the_arguments_back_after_each_config(tmp_path):
+    x = np.arange(4, dtype=np.float32)
+    seen = []
+
+    def doubling(variant, grid, args, kwargs, device):
+        seen.append(args[0].copy())
+        np.multiply(args[0], 2, out=args[0])  # what the kernel would do to its buffer
+        return 1.0
+
+    tuner(doubling, tmp_path / "c.json", restore=("x",)).best_config(grid, x, 4, device=H100)
+    assert all(np.array_equal(s, np.arange(4)) for s in seen) and len(seen) == 3
+    np.testing.assert_array_equal(x, np.arange(4))
+
+
+def test_the_fingerprint_follows_the_source_and_the_globals_it_reads(tmp_path):
+    def load(text: str, name: str):
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(text))
+        import runpy
+
+        return runpy.run_path(str(path))["k"]
+
+    base = """\
+        import coopdsl as cd
+        SCALE = {scale}
+
+        @cd.kernel
+        def k(x: cd.Buffer[cd.f32]):
+            x[0] = {body}
+        """
+    a = load(base.format(scale=2.0, body="SCALE"), "a")
+    b = load(base.format(scale=3.0, body="SCALE"), "b")
+    c = load(base.format(scale=2.0, body="SCALE + 1.0"), "c")
+    d = load(base.format(scale=2.0, body="SCALE"), "d")
+    prints = [kernel_fingerprint(k) for k in (a, b, c, d)]
+    assert prints[0] == prints[3] and len(set(prints)) == 3
+    assert all(p.startswith("k:") for p in prints)
+    assert kernel_fingerprint(a.specialize()) == prints[0]
+
+
+@pytest.mark.parametrize("build,message", [
+    (lambda: autotune([Config(TILE=4, WG=64)], ["n"])(scale),
+     "autotune scale: Config(TILE=4, WG=64) sets TILE, which is not a cd.Spec or cd.Const parameter of scale "
+     "(those are: PER, WG)"),
+    (lambda: autotune([Config(A=1, B=2)], ["n"])(scale),
+     "autotune scale: Config(A=1, B=2) sets A, B, which are not cd.Spec or cd.Const parameters of scale"),
+    (lambda: autotune([], ["n"])(scale), "autotune scale: no configs given"),
+    (lambda: autotune([{"WG": 64}], ["n"])(scale),
+     "autotune scale: configs must be coopdsl.autotune.Config objects, got {'WG': 64}"),
+    (lambda: autotune([Config(WG=64), Config(WG=64)], ["n"])(scale), "autotune scale: a config is listed twice"),
+    (lambda: autotune(CONFIGS, ["m"])(scale),
+     "autotune scale: key names m, not parameters of scale (those are: x, n, PER, WG)"),
+    (lambda: autotune(CONFIGS, "n")(scale), "autotune scale: key is a list of parameter names, got the string 'n'"),
+    (lambda: autotune(CONFIGS, ["n"], restore=["y"])(scale), "autotune scale: restore names y, not parameters"),
+    (lambda: autotune(CONFIGS, ["n"])(lambda x: x), "autotune applies to a @coopdsl.kernel, got function"),
+    (lambda: Config(), "a Config needs at least one NAME=VALUE"),
+])
+def test_mistakes_are_autotune_errors(build, message):
+    with pytest.raises(AutotuneError) as info:
+        build()
+    assert message in str(info.value)
+
+
+def test_a_key_argument_left_out_is_an_error(timer, tmp_path):
+    with pytest.raises(AutotuneError, match=r"the key argument\(s\) \['n'\] were not given"):
+        tuner(timer, tmp_path / "c.json").best_config(grid, np.zeros(8, np.float32), device=H100)
+
+
+def test_variant_splits_const_and_spec_values(timer, tmp_path):
+    variant, spec = tuner(timer, tmp_path / "c.json").variant(Config(PER=4, WG=32))
+    assert variant.consts == {"PER": 4} and spec == {"WG": 32}
+    assert "PER=4" in repr(variant)
