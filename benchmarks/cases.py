@@ -3,7 +3,9 @@
 Each case builds inputs for a size, launches the example kernel through the
 documented API (``Kernel.launch``), and compares with a numpy reference.
 Used by ``tests/gpu/test_examples_gpu.py`` (pytest -m gpu) and by
-``benchmarks/gpu_check.py`` (writes docs/gpu-results.md).
+``benchmarks/gpu_check.py`` (writes docs/gpu-results.md).  ``QCOM_CASES`` are the
+SPV_QCOM_cooperative_matrix_conversion examples, which run on the CPU interpreter
+(``tests/qcom/test_examples.py``).
 """
 
 from __future__ import annotations
@@ -251,4 +253,46 @@ CASES: dict[str, tuple[Callable, list[tuple]]] = {
     # (heads, n_q, n_kv, D); NV2 (VK_NV_cooperative_matrix2) devices only
     "flash_attention": (flash_attention, [(1, 64, 64, 64), (2, 100, 200, 64), (1, 64, 77, 128), (4, 256, 1000, 128),
                                           (8, 512, 512, 64), (2, 1024, 4096, 128)]),
+}
+
+
+# -- SPV_QCOM_cooperative_matrix_conversion workloads ---------------------------------------------------
+# No GPU at hand offers VK_QCOM_cooperative_matrix_conversion: these run on the CPU interpreter
+# (device="cpu"); on a device without the extension a launch stops with a DeviceFeatureError naming it.
+def _compared(example: str, kernel: str, size: tuple, out: np.ndarray, ref: np.ndarray, tol: float) -> Result:
+    abs_err, rel_err = _rel(out, ref)
+    return Result(example, kernel, size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
+
+
+def qcom_conv_im2col(size, rng, device="cpu") -> Result:
+    """(H, W, C, F, filter size, stride, dilation)."""
+    h, w, c, f, filt, stride, dilation = size
+    out, ref = load_example("qcom_conv_im2col.py")["run"]((h, w, c, f), stride, dilation, filt, rng, device)
+    return _compared("qcom_conv_im2col.py", "conv2d_nhwc", size, out, ref, 1e-5 * np.sqrt(c * filt * filt))
+
+
+def qcom_ntc_mlp(size, rng, device="cpu") -> Result:
+    """(texels,)."""
+    out, ref = load_example("qcom_ntc_mlp.py")["run"](size[0], rng, device)
+    return _compared("qcom_ntc_mlp.py", "ntc_decode", size, out, ref, 4e-3)  # two f16 roundings of values < 4
+
+
+def qcom_flash_attention(size, rng, device="cpu") -> Result:
+    """(queries, keys)."""
+    out, ref = load_example("qcom_flash_attention.py")["run"](size[0], size[1], rng, device)
+    return _compared("qcom_flash_attention.py", "attention", size, out, ref, 1e-5)
+
+
+def qcom_dequant_q4(size, rng, device="cpu") -> Result:
+    """(M, N, K)."""
+    out, ref = load_example("qcom_dequant_q4.py")["run"](size, rng, device)
+    return _compared("qcom_dequant_q4.py", "matmul_q4_0", size, out, ref, 1e-5 * np.sqrt(size[2]))
+
+
+QCOM_CASES: dict[str, tuple[Callable, list[tuple]]] = {
+    "qcom_conv_im2col": (qcom_conv_im2col, [(16, 16, 16, 32, 3, 1, 1), (16, 16, 8, 64, 3, 2, 2),
+                                            (8, 12, 16, 32, 5, 1, 1)]),
+    "qcom_ntc_mlp": (qcom_ntc_mlp, [(32,), (128,)]),
+    "qcom_flash_attention": (qcom_flash_attention, [(32, 32), (64, 96), (96, 256)]),
+    "qcom_dequant_q4": (qcom_dequant_q4, [(32, 32, 32), (64, 96, 128)]),
 }

@@ -25,7 +25,7 @@ from .lang import atomics as _atomics  # each registers its builtins
 from .lang import math as _math
 from .lang import subgroup as _subgroup
 from .lang.access import load_element, store_element
-from .lang.blocks import array  # noqa: F401  (cd.array: fixed struct arrays; not star-exported)
+from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
 from .lang.callbacks import partial
 from .lang.convert import bitcast
 from .lang.coopmat import muladd
@@ -35,6 +35,7 @@ from .lang.inputs import BUILTIN_VARS
 from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
 from .lang.loops import static_range
 from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
+from .lang.qcom import bitcast_array, sub_array
 from .lang.structs import Ptr, Uniform, struct
 from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
 from .lang.types import (
@@ -113,6 +114,7 @@ __all__ = [
     # builtins
     "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
     "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
+    "bitcast_array", "sub_array",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)

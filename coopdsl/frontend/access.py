@@ -14,7 +14,7 @@ from ..errors import CompileError, NameResolutionError, TypeMismatchError, Unsup
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
-from ..lang import arith
+from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
 from ..lang.pointers import ptr_element
@@ -140,27 +140,21 @@ def _value_index(cg, base: Value, index):
                 raise TypeMismatchError(f"index {index} out of range for {t}", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
         return cg.em.op("extract_dyn", t.elem, [base, cg.as_index(index, "a vector index")])
-    if isinstance(t, (T.CoopMatType, T.ArrayType)):
-        what = "a matrix element index" if isinstance(t, T.CoopMatType) else "an array index"
+    if isinstance(t, T.ArrayType):
+        return arrays.read_element(cg, base, index)
+    if isinstance(t, T.CoopMatType):
         if isinstance(index, int) and not isinstance(index, bool):
             if index < 0:
-                raise TypeMismatchError(f"{what} must not be negative", cg.em.loc)
-            if isinstance(t, T.ArrayType) and isinstance(t.length, int) and index >= t.length:
-                raise TypeMismatchError(f"index {index} is out of range for {t}", cg.em.loc)
+                raise TypeMismatchError("a matrix element index must not be negative", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
-        ptr = _spill_element(cg, base, index, what)
+        ptr = _spill_element(cg, base, index)
         return cg.em.op("load", t.elem, [ptr])
     raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
 
 
-def _spill_element(cg, m: Value, index, what: str = "a matrix element index"):
-    """Pointer to element ``index`` of matrix (or array) ``m`` stored in a fresh Function variable."""
-    var = cg.function_variable(T.PointerType(m.type, "Function"))
-    cg.em.op("store", T.void, [var, m])
-    idx = cg.as_index(index, what)
-    t = m.type
-    assert isinstance(t, (T.CoopMatType, T.ArrayType))  # the callers index matrices and arrays
-    return cg.em.op("access", T.PointerType(t.elem, "Function"), [var, idx])
+def _spill_element(cg, m: Value, index):
+    """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
+    return arrays.element_pointer(cg, m, index, "a matrix element index")
 
 
 def store_subscript(cg, target: ast.Subscript, value) -> None:
@@ -185,6 +179,12 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
         ptr = cg.element_pointer(base, index)
         cg.note_buffer_write(base)
         cg.em.op("store", T.void, [ptr, value], **device_access(base.storage, base.elem))
+        return
+    if isinstance(base, Value) and isinstance(base.type, T.ArrayType):
+        if not isinstance(target.value, ast.Name):
+            raise UnsupportedSyntaxError("only arrays held by a name can be updated element-wise; take the inner "
+                                         "array, update it and store it back", cg.src.loc(target))
+        cg.assign(target.value.id, arrays.write_element(cg, base, index, value))
         return
     if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
             isinstance(base.type, (T.VectorType, T.CoopMatType)):

@@ -11,6 +11,7 @@ from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
+from ..lang.arrays import construct_array, length_of
 from ..lang.callbacks import Partial
 from ..lang.functions import DeviceFunction
 from ..lang.values import BoundMethod
@@ -41,7 +42,7 @@ def expr_call(cg, node: ast.Call):
         return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
         return func.builtin.impl(cg, func.receiver, args, kwargs)
-    if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType)):
+    if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):
         return construct(cg, func, args, kwargs)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
@@ -52,6 +53,8 @@ def expr_call(cg, node: ast.Call):
             return float(args[0])
         except ValueError:
             raise TypeMismatchError(f"float({args[0]!r}) is not a number", cg.em.loc) from None
+    if func is py_builtins.len and len(args) == 1 and isinstance(getattr(args[0], "type", None), T.ArrayType):
+        return length_of(cg, args[0])
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
         if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
             raise TypeMismatchError(
@@ -66,6 +69,8 @@ def expr_call(cg, node: ast.Call):
 def construct(cg, t, args, kwargs):
     if kwargs:
         raise ArgumentError(f"{t}(...) takes no keyword arguments", cg.em.loc)
+    if isinstance(t, T.ArrayType):
+        return construct_array(cg, t, args)
     args = [cg.as_operand(a) for a in args]
     if isinstance(t, T.ScalarType):
         if len(args) != 1:

@@ -98,10 +98,17 @@ class Machine:
             if isinstance(c.type, T.CoopMatType):
                 rows, cols = self.layout.shape(c.type)
                 got = matrix_splat(c.type, constant(c.type.elem, c.value), rows, cols)
+            elif isinstance(c.type, T.ArrayType):  # every element the constant (cd.array's zeros and fills)
+                got = self._array_constant(c.type, c.value)
             else:
                 got = constant(c.type, c.value)
             self._consts[id(c)] = got
         return got
+
+    def _array_constant(self, t: T.ArrayType, value: Any) -> list:
+        """An array value whose every scalar is ``value``."""
+        part = self._array_constant(t.elem, value) if isinstance(t.elem, T.ArrayType) else constant(t.elem, value)
+        return [part] * self.layout.length(t)
 
     def _global(self, g: GlobalVar) -> Any:
         got = self._globals.get(id(g))

@@ -106,7 +106,8 @@ class Emitter:
             raise TypeMismatchError(str(e), self.loc) from None
 
 
-BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType)  # spirv-val rejects OpSelect on these
+# spirv-val rejects OpSelect on these (on arrays before SPIR-V 1.4)
+BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType, T.ArrayType)
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",
                  "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "select"}
 

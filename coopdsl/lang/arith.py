@@ -56,6 +56,7 @@ def binary(em, op: str, a, b):
     if not isinstance(a, (Value,)) and not is_number(a) or not isinstance(b, Value) and not is_number(b):
         bad = a if not (isinstance(a, Value) or is_number(a)) else b
         raise TypeMismatchError(f"unsupported operand for {SYMBOL[op]}: {_describe(bad)}", em.loc)
+    _no_arrays(em, a, b)
     if op == "pow":
         raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
     if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) or \
@@ -174,9 +175,18 @@ def _coopmat_binary(em, op: str, a, b):
     return em.op(op, t, [a, b])
 
 
+def _no_arrays(em, *values) -> None:
+    """Arrays are containers: no arithmetic, comparison or conversion applies to them as a whole."""
+    for v in values:
+        if isinstance(getattr(v, "type", None), T.ArrayType):
+            raise TypeMismatchError(f"{v.type} is an array: arrays take no arithmetic, comparisons or "
+                                    f"conversions; work on its elements (row[i])", em.loc)
+
+
 def unary(em, op: str, v):
     if is_number(v):
         return PY_UNARY[op](v)
+    _no_arrays(em, v)
     t = v.type
     elem = T.elem_of(t)
     if op == "pos":
@@ -211,6 +221,7 @@ def convert(em, v, target: T.Type):
         elif isinstance(target, T.ScalarType) and target.kind == "bool":
             v = bool(v)
         return em.literal(v, target)
+    _no_arrays(em, v)
     src = v.type
     if src == target:
         return v

@@ -1,4 +1,5 @@
-"""Fixed-size array members of structs (``cd.array[T, N]``) and pointers to one struct in device memory.
+"""Fixed-size array members of structs (``cd.array[T, N]``, see :mod:`.arrays`) and pointers to one struct in
+device memory.
 
 A decode function (``load_tensor(..., decode=fn)``) receives a
 PhysicalStorageBuffer pointer to *one* block of a block-quantized tensor, e.g.
@@ -16,37 +17,12 @@ device pointer must).
 
 from __future__ import annotations
 
-from ..errors import DeclarationError, TypeMismatchError, caller_loc
+from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
 from .structs import is_data_ptr
 from .values import BufferRef
-
-MAX_ARRAY_LENGTH = 1 << 16
-
-
-class _ArrayFamily:
-    """``cd.array[T, N]``: a struct member holding ``N`` numeric scalars or vectors ``T``."""
-
-    def __getitem__(self, params) -> T.ArrayType:
-        params = params if isinstance(params, tuple) else (params,)
-        where = caller_loc("array[")
-        if len(params) != 2:
-            raise DeclarationError(f"array[...] takes an element type and a length, e.g. array[u8, 16]; "
-                                   f"got {len(params)} parameters", where)
-        elem, n = params
-        if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool":
-            raise DeclarationError(f"array elements are numeric scalars or vectors, not {elem}", where)
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= MAX_ARRAY_LENGTH:
-            raise DeclarationError(f"an array length is an int from 1 to {MAX_ARRAY_LENGTH}, got {n!r}", where)
-        return T.ArrayType(elem, n)
-
-    def __repr__(self) -> str:
-        return "array"
-
-
-array = _ArrayFamily()
 
 
 def safe_alignment(t: T.Type) -> int:

@@ -84,6 +84,9 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
             raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
                                    f"(use numeric scalars, vectors, cd.array[T, N], Ptr[T] or structs)",
                                    where(mname))
+        if isinstance(mt, T.ArrayType) and (not isinstance(mt.length, int) or isinstance(mt.elem, T.ArrayType)):
+            raise DeclarationError(f"struct {name}: member '{mname}' is {mt}; a struct's array members have a "
+                                   f"compile-time length and scalar or vector elements", where(mname))
         if isinstance(mt, T.ArrayType):  # a fixed array's stride: its element's size, or the std430 stride
             mt = T.ArrayType(mt.elem, mt.length, T.size_of(mt.elem) if scalar else T.array_stride(mt.elem))
         typed.append((mname, mt))

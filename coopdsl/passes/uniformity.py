@@ -384,6 +384,8 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
              "extract": FunctionUniformity._extract, "extract_dyn": FunctionUniformity._extract,
              "div": FunctionUniformity._divide, "shr": FunctionUniformity._divide,
              "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
+             "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
+                                                                  "(each invocation gets its own)", op.loc)),
              "variable": lambda self, op: UNIFORM}
 
 

@@ -16,7 +16,9 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "
 _NAMES = {"coop_muladd": "cd.muladd", "coop_load": "the matrix load (.load)", "coop_store": "the matrix store (.store)",
           "splat": "the matrix .splat", "mat_times_scalar": "matrix * scalar",
           "convert": "the matrix conversion", "bitcast": "cd.bitcast of a matrix",
-          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array"}
+          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array",
+          "coop_from_array": "the matrix built from arrays (.from_rows / .from_cols)",
+          "coop_to_array": "the matrix split into arrays (.to_rows / .to_cols)"}
 
 
 def op_name(op: Op) -> str:

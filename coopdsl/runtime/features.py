@@ -60,6 +60,7 @@ CAPABILITIES: dict[str, Need] = {
     "AtomicFloat32AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat32AtomicAdd"),
     "AtomicFloat64AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat64AtomicAdd"),
     "CooperativeMatrixKHR": Need("VK_KHR_cooperative_matrix", "cooperativeMatrix"),
+    "CooperativeMatrixConversionQCOM": Need("VK_QCOM_cooperative_matrix_conversion", "cooperativeMatrixConversion"),
     "BFloat16TypeKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16Type"),
     "BFloat16CooperativeMatrixKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16CooperativeMatrix"),
     "Float8EXT": Need("VK_EXT_shader_float8", "shaderFloat8"),

@@ -48,6 +48,7 @@ EXTENSION_FEATURES = {  # device extension -> its feature struct (queried, and e
     "VK_KHR_shader_bfloat16": vk.Bfloat16FeaturesKHR,
     "VK_EXT_shader_atomic_float": vk.AtomicFloatFeaturesEXT,
     "VK_EXT_shader_float8": vk.Float8FeaturesEXT,
+    "VK_QCOM_cooperative_matrix_conversion": vk.CoopMatConversionFeaturesQCOM,
 }
 
 

@@ -87,6 +87,7 @@ ST_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
 ST_MEMORY_ALLOCATE_FLAGS_INFO = 1000060000
 ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
 ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
+ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM = 1000172000
 ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
 ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
 ST_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
@@ -281,6 +282,9 @@ CoopMat2FeaturesNV = chained("VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
                                  "cooperativeMatrixReductions", "cooperativeMatrixConversions",
                                  "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing",
                                  "cooperativeMatrixBlockLoads"))
+CoopMatConversionFeaturesQCOM = chained("VkPhysicalDeviceCooperativeMatrixConversionFeaturesQCOM",
+                                        ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM,
+                                        ("cooperativeMatrixConversion",))
 Bfloat16FeaturesKHR = chained("VkPhysicalDeviceShaderBfloat16FeaturesKHR",
                               ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                               ("shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"))

@@ -212,6 +212,17 @@ class ModuleBuilder:
             tid = self.type_id(t)
             cid = self.new_id()
             self.emit("global", "OpConstantComposite", tid, cid, *([part] * count))
+        elif isinstance(t, T.ArrayType):  # zeros: OpConstantNull (any length); else a splat of a known length
+            tid = self.type_id(t)
+            if value == 0 and str(value)[:1] != "-":
+                cid = self.new_id()
+                self.emit("global", "OpConstantNull", tid, cid)
+            elif isinstance(t.length, int):
+                part = self.const_id(t.elem, value)
+                cid = self.new_id()
+                self.emit("global", "OpConstantComposite", tid, cid, *([part] * t.length))
+            else:
+                raise InternalCompilerError(f"no splat constant of {t}: its length is not known")
         elif isinstance(t, T.ScalarType) and t.kind == "bool":
             tid = self.type_id(t)
             cid = self.new_id()

@@ -19,6 +19,9 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "flash_attention.py": MATRIX_GEMM + ("OpCooperativeMatrixReduceNV", "OpCooperativeMatrixPerElementOpNV",
                                          "OpFConvert", "OpLoopMerge"),
 }
+QCOM = ("OpCompositeConstructCoopMatQCOM", "OpCooperativeMatrixMulAddKHR")  # tests/qcom/test_examples.py has more
+EXPECTED.update({name: QCOM for name in (
+    "qcom_conv_im2col.py", "qcom_ntc_mlp.py", "qcom_flash_attention.py", "qcom_dequant_q4.py")})
 
 
 def _kernels(path):

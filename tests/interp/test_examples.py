@@ -11,7 +11,7 @@ import coopdsl
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from benchmarks.cases import CASES  # noqa: E402
+from benchmarks.cases import CASES, QCOM_CASES  # noqa: E402
 
 SMALL = {  # sizes kept small so the default test run stays fast
     "gemm_khr": [(16, 16, 16), (64, 48, 32)],
@@ -31,7 +31,7 @@ SMALL = {  # sizes kept small so the default test run stays fast
 
 def test_every_example_has_a_case():
     examples = {p.name for p in (ROOT / "examples").glob("*.py")}
-    covered = {fn.__name__ for fn, _ in CASES.values()}
+    covered = {fn.__name__ for fn, _ in [*CASES.values(), *QCOM_CASES.values()]}  # QCOM ones: tests/qcom
     for name in examples:
         ns = runpy.run_path(str(ROOT / "examples" / name))
         assert any(isinstance(v, coopdsl.Kernel) for v in ns.values())
