@@ -157,7 +157,8 @@ def _console(name: str, script: str, tmp_path: Path, monkeypatch, capsys) -> str
             Path(words[3]).write_text(words[1])
             continue
         assert words[0] == "coopdsl", line
-        args = [str(ROOT / w) if (ROOT / w).is_file() else w for w in words[1:]]
+        # repository files (examples/...) by their path; bare names are files the block itself writes
+        args = [str(ROOT / w) if "/" in w and (ROOT / w).is_file() else w for w in words[1:]]
         capsys.readouterr()
         rc = cli.main(args)
         last = i == len(lines) - 1
