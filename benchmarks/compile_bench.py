@@ -128,15 +128,19 @@ def run_timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) 
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def interleaved(jobs: dict[str, tuple[list[str], dict | None]], rounds: int, cwd: Path) -> dict[str, list[float]]:
-    """Wall times of each job over ``rounds`` rounds, the jobs' order rotating from round to round."""
+def interleaved(jobs: dict[str, tuple[list[str], dict | None]], rounds: int,
+                cwd: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """(wall times, CPU times) of each job over ``rounds`` rounds, the jobs' order rotating each round."""
     names = list(jobs)
-    times: dict[str, list[float]] = {n: [] for n in names}
+    wall: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             cmd, env = jobs[name]
-            times[name].append(run_timed(cmd, env, cwd)[0])
-    return times
+            w, c = run_timed(cmd, env, cwd)
+            wall[name].append(w)
+            cpu[name].append(c)
+    return wall, cpu
 
 
 def spread(values: list[float], scale: float = 1e3) -> str:
@@ -150,6 +154,11 @@ def ratio(ours: list[float], theirs: list[float]) -> str:
     per_round = [a / b for a, b in zip(ours, theirs)]
     q = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else [per_round[0]] * 3
     return f"{statistics.median(ours) / statistics.median(theirs):.2f}x ({q[0]:.2f}-{q[2]:.2f})"
+
+
+def cpu_ratio(cpu: dict[str, list[float]], ours: str, theirs: str) -> str:
+    """Ratio of the median CPU times (user + system, the process and the children it waited for)."""
+    return f"{statistics.median(cpu[ours]) / statistics.median(cpu[theirs]):.2f}x"
 
 
 # -- the measurements ---------------------------------------------------------------------------------
@@ -179,36 +188,38 @@ def glslang_cmd(glslang: Path, comp: Path, out: Path) -> list[str]:
 def process_table(glslang: Path, cached: dict, nobc: dict, names: list[str], rounds: int,
                   work: Path) -> list[str]:
     """Whole-process times of the examples ``names`` against glslang, and module sizes."""
-    lines = ["| example | glslang ms | coopdsl emit ms | ratio | coopdsl, no bytecode ms | ratio | "
-             "glslang bytes | coopdsl bytes |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| example | glslang ms | coopdsl emit ms | ratio | CPU ratio | coopdsl, no bytecode ms | ratio | "
+             "CPU ratio | glslang bytes | coopdsl bytes |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         py, comp = example(name)
         jobs = {"glslang": (glslang_cmd(glslang, comp, work / "g.spv"), None),
                 "cached": (emit_cmd(py, work / "c.spv"), cached),
                 "nobc": (emit_cmd(py, work / "n.spv"), nobc)}
-        t = interleaved(jobs, rounds, work)
+        t, cpu = interleaved(jobs, rounds, work)
         sizes = [(work / f).stat().st_size for f in ("g.spv", "c.spv")]
         lines.append(f"| {name} | {spread(t['glslang'])} | {spread(t['cached'])} | "
-                     f"{ratio(t['cached'], t['glslang'])} | {spread(t['nobc'])} | {ratio(t['nobc'], t['glslang'])} | "
+                     f"{ratio(t['cached'], t['glslang'])} | {cpu_ratio(cpu, 'cached', 'glslang')} | "
+                     f"{spread(t['nobc'])} | {ratio(t['nobc'], t['glslang'])} | {cpu_ratio(cpu, 'nobc', 'glslang')} | "
                      f"{sizes[0]} | {sizes[1]} |")
     return lines
 
 
 def steps_table(glslang: Path, cached: dict, steps: list[int], rounds: int, work: Path) -> list[str]:
     """Whole-process times of the N-step kernels, sizes, and the cost per step (least squares)."""
-    lines = ["| N steps | glslang ms | coopdsl emit ms | ratio | glslang bytes | coopdsl bytes |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| N steps | glslang ms | coopdsl emit ms | ratio | CPU ratio | glslang bytes | coopdsl bytes |",
+             "|---|---|---|---|---|---|---|"]
     medians: dict[str, list[float]] = {"glslang": [], "coopdsl": []}
     for n in steps:
         py, comp = write_steps(n, work)
         jobs = {"glslang": (glslang_cmd(glslang, comp, work / "g.spv"), None),
                 "coopdsl": (emit_cmd(py, work / "c.spv"), cached)}
-        t = interleaved(jobs, rounds, work)
+        t, cpu = interleaved(jobs, rounds, work)
         for k in medians:
             medians[k].append(statistics.median(t[k]))
         sizes = [(work / f).stat().st_size for f in ("g.spv", "c.spv")]
         lines.append(f"| {n} | {spread(t['glslang'])} | {spread(t['coopdsl'])} | "
-                     f"{ratio(t['coopdsl'], t['glslang'])} | {sizes[0]} | {sizes[1]} |")
+                     f"{ratio(t['coopdsl'], t['glslang'])} | {cpu_ratio(cpu, 'coopdsl', 'glslang')} | "
+                     f"{sizes[0]} | {sizes[1]} |")
     if len(steps) > 1:
         slopes = {k: statistics.linear_regression(steps, v) for k, v in medians.items()}
         lines += ["", "Least-squares fit of the medians, time = fixed + N x per step: " + "; ".join(
@@ -258,7 +269,9 @@ def report(args: argparse.Namespace, glslang: Path, parts: dict[str, list[str]],
         f"Load average {loads[0]:.1f} at the start, {loads[1]:.1f} at the end (the host may be shared).", "",
         f"Command: `{cmd}`", "",
         "Times are wall-clock medians over interleaved rounds, with the 25th-75th percentiles in brackets; "
-        "ratios are coopdsl / glslang of the medians, with the 25th-75th percentiles of the per-round ratios. "
+        "ratios are coopdsl / glslang of the medians, with the 25th-75th percentiles of the per-round ratios; "
+        "CPU ratios are of the median CPU times (user + system, the compiler's own subprocesses included), "
+        "which depend less on what else the host runs. "
         f"`python -c pass` takes {startup} ms here (interpreter start-up with this site-packages).", "",
         "### Whole process: `python -m coopdsl emit X.py -o X.spv` vs `glslang -V --target-env vulkan1.3`", "",
         "\"No bytecode\": a copy of the package without `__pycache__`, run with `PYTHONDONTWRITEBYTECODE=1`.", "",

@@ -5,84 +5,95 @@ SPIR-V module, inspect it, and run it (``coopdsl.runtime``).  See README.md
 and docs/ for the language.
 """
 
-from ._lazy import lazy_exports
-from .errors import (
-                     ArgumentError,
-                     CompileError,
-                     CoopDSLError,
-                     InternalCompilerError,
-                     NameResolutionError,
-                     ShapeError,
-                     SourceLoc,
-                     ToolError,
-                     TypeMismatchError,
-                     UniformityError,
-                     UnsupportedSyntaxError,
-                     ValidationError,
-)
-from .kernel import Kernel, kernel
-from .lang import atomics as _atomics  # each registers its builtins
-from .lang import math as _math
-from .lang import subgroup as _subgroup
-from .lang.access import load_element, store_element
-from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
-from .lang.callbacks import partial
-from .lang.convert import bitcast
-from .lang.coopmat import muladd
-from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
-from .lang.functions import DeviceFunction, func
-from .lang.inputs import BUILTIN_VARS
-from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
-from .lang.loops import static_range
-from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
-from .lang.qcom import bitcast_array, sub_array
-from .lang.structs import Ptr, Uniform, struct
-from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
-from .lang.types import (
-                     Acc,
-                     Buffer,
-                     ClampConstant,
-                     ClampRepeat,
-                     ClampRepeatMirrored,
-                     ClampToEdge,
-                     ClampUndefined,
-                     ColumnMajor,
-                     Const,
-                     CoopMat,
-                     CrossDevice,
-                     Device,
-                     Invocation,
-                     MatA,
-                     MatB,
-                     Push,
-                     QueueFamily,
-                     RowMajor,
-                     Spec,
-                     Subgroup,
-                     UseA,
-                     UseAcc,
-                     UseB,
-                     Workgroup,
-                     bf16,
-                     boolean,
-                     e4m3,
-                     e5m2,
-                     f16,
-                     f32,
-                     f64,
-                     i8,
-                     i16,
-                     i32,
-                     i64,
-                     u8,
-                     u16,
-                     u32,
-                     u64,
-                     vec2,
-                     vec3,
-                     vec4,
-)
-from .lang.uniform import assume_uniform  # the uniformity check's escape hatch
+import gc as _gc
+
+# Importing makes ~20,000 objects and keeps them: the cyclic collector, left on, would look at them
+# over and over (a sixth of the import); it is off while the package loads (coopdsl/_gcpause.py).
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    from ._lazy import lazy_exports
+    from .errors import (
+                         ArgumentError,
+                         CompileError,
+                         CoopDSLError,
+                         InternalCompilerError,
+                         NameResolutionError,
+                         ShapeError,
+                         SourceLoc,
+                         ToolError,
+                         TypeMismatchError,
+                         UniformityError,
+                         UnsupportedSyntaxError,
+                         ValidationError,
+    )
+    from .kernel import Kernel, kernel
+    from .lang import atomics as _atomics  # each registers its builtins
+    from .lang import math as _math
+    from .lang import subgroup as _subgroup
+    from .lang.access import load_element, store_element
+    from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
+    from .lang.callbacks import partial
+    from .lang.convert import bitcast
+    from .lang.coopmat import muladd
+    from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
+    from .lang.functions import DeviceFunction, func
+    from .lang.inputs import BUILTIN_VARS
+    from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
+    from .lang.loops import static_range
+    from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
+    from .lang.qcom import bitcast_array, sub_array
+    from .lang.structs import Ptr, Uniform, struct
+    from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
+    from .lang.types import (
+                         Acc,
+                         Buffer,
+                         ClampConstant,
+                         ClampRepeat,
+                         ClampRepeatMirrored,
+                         ClampToEdge,
+                         ClampUndefined,
+                         ColumnMajor,
+                         Const,
+                         CoopMat,
+                         CrossDevice,
+                         Device,
+                         Invocation,
+                         MatA,
+                         MatB,
+                         Push,
+                         QueueFamily,
+                         RowMajor,
+                         Spec,
+                         Subgroup,
+                         UseA,
+                         UseAcc,
+                         UseB,
+                         Workgroup,
+                         bf16,
+                         boolean,
+                         e4m3,
+                         e5m2,
+                         f16,
+                         f32,
+                         f64,
+                         i8,
+                         i16,
+                         i32,
+                         i64,
+                         u8,
+                         u16,
+                         u32,
+                         u64,
+                         vec2,
+                         vec3,
+                         vec4,
+    )
+    from .lang.uniform import assume_uniform  # the uniformity check's escape hatch
+finally:
+    if _collecting:
+        _gc.enable()
+    del _collecting
 
 globals().update(_math.MATH)
 globals().update(_subgroup.SUBGROUP)

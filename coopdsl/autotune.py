@@ -252,6 +252,11 @@ class Autotuner:
             bound = self.signature.bind_partial(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.kernel.name}: {e}") from None
+        tuned = sorted({n for c in self.configs for n in c.values} & set(bound.arguments))
+        if tuned:
+            raise AutotuneError(f"autotune {self.kernel.name}: {', '.join(tuned)} "
+                                f"{'is' if len(tuned) == 1 else 'are'} set by the configs; leave "
+                                f"{'it' if len(tuned) == 1 else 'them'} out of the launch arguments")
         bound.apply_defaults()
         missing = [n for n in self.key if n not in bound.arguments]
         if missing:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from ._gcpause import paused
 from .aot import InputError, compile_artifact, load_kernels, pick_kernel
 from .aot.loading import check_file
 from .errors import CoopDSLError
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with paused():  # loading the kernel file and compiling: see coopdsl/_gcpause.py
+            return COMMANDS[args.command](args)
     except (UsageError, InputError) as e:
         print(f"coopdsl: error: {e}", file=sys.stderr)
         return 2
@@ -137,7 +139,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     consts = _parse_values(args.const, "--const")
     try:
         artifact = compile_artifact(k, source=args.file, target_env=args.target_env, spec=spec, consts=consts,
-                                    device=args.device)
+                                    device=args.device, reflect=args.format != "spv" or bool(args.reflect))
     except ValueError as e:
         raise UsageError(str(e)) from None
     out = args.output or f"{artifact.name}{FORMATS[args.format]}"

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, overload
 
+from ._gcpause import paused
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
@@ -77,7 +78,8 @@ class Kernel:
         key = (env, tuple(sorted((spec or {}).items())))
         if key not in self._cache:
             try:
-                self._cache[key] = _compile(self, env, spec or {})
+                with paused():  # the compile frees nearly everything it makes by reference counting
+                    self._cache[key] = _compile(self, env, spec or {})
             except CoopDSLError as e:
                 raise e.with_traceback(None) from None
         return self._cache[key]

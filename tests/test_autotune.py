@@ -236,6 +236,11 @@ def test_a_key_argument_left_out_is_an_error(timer, tmp_path):
         tuner(timer, tmp_path / "c.json").best_config(grid, np.zeros(8, np.float32), device=H100)
 
 
+def test_passing_a_tuned_parameter_is_an_error(timer, tmp_path):
+    with pytest.raises(AutotuneError, match=r"autotune scale: WG is set by the configs; leave it out of the launch"):
+        tuner(timer, tmp_path / "c.json").best_config(grid, np.zeros(8, np.float32), 8, WG=64, device=H100)
+
+
 def test_variant_splits_const_and_spec_values(timer, tmp_path):
     variant, spec = tuner(timer, tmp_path / "c.json").variant(Config(PER=4, WG=32))
     assert variant.consts == {"PER": 4} and spec == {"WG": 32}

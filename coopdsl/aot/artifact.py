@@ -43,17 +43,19 @@ class Artifact:
 
 
 def compile_artifact(kernel: Kernel, name: str | None = None, source: str = "", target_env: str | None = None,
-                     spec: dict | None = None, consts: dict | None = None, device: Any = None) -> Artifact:
+                     spec: dict | None = None, consts: dict | None = None, device: Any = None,
+                     reflect: bool = True) -> Artifact:
     """Compile ``kernel`` (specialized with ``consts``, spec defaults ``spec``) into an :class:`Artifact`.
 
     ``device`` (a profile name or file, see docs/devices.md) also checks the
-    kernel against what that device offers.  Raises CompileError for a wrong
-    kernel (DeviceMismatchError for one the device cannot run) and ValueError
-    for an unknown Const or spec-constant name, a bad value or target
-    environment.
+    kernel against what that device offers.  With ``reflect=False`` the
+    artifact's ``reflection`` is left empty (``coopdsl emit`` writing only the
+    module does not pay for it).  Raises CompileError for a wrong kernel
+    (DeviceMismatchError for one the device cannot run) and ValueError for an
+    unknown Const or spec-constant name, a bad value or target environment.
     """
     k = kernel.specialize(**consts) if consts else kernel
     env = target_env or k.target_env
     binary = k.compile(env, spec or None, device=device)
-    return Artifact(name or k.name, k.name, source, env, binary, k.reflect(env, spec or None),
+    return Artifact(name or k.name, k.name, source, env, binary, k.reflect(env, spec or None) if reflect else {},
                     dict(spec or {}), dict(consts or {}))

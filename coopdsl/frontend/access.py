@@ -33,11 +33,12 @@ def expr_attribute(cg, node: ast.Attribute):
         return cg.classify_global(f"{obj.__name__}.{attr}", getattr(obj, attr))
     if isinstance(obj, BuiltinVar):
         obj = cg.load_builtin(obj)
-    if isinstance(obj, T.Type) and B.method_names(obj):
-        m = B.method(obj, attr)
-        if m is None:
+    if isinstance(obj, T.Type):
+        m = B.method(obj, attr)  # (before listing the methods, which only the error message needs)
+        if m is not None:
+            return BoundMethod(m, obj)
+        if B.method_names(obj):
             raise NameResolutionError(f"{obj} has no method '{attr}' (it has: {_methods(obj)})", cg.em.loc)
-        return BoundMethod(m, obj)
     if isinstance(obj, Value):
         t = obj.type
         if isinstance(t, T.VectorType) and all(c in SWIZZLE for c in attr):

@@ -16,6 +16,7 @@ keyed by (IR type class, name); subclasses inherit their bases' methods.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
@@ -55,6 +56,7 @@ TYPE_METHODS: dict[tuple[type, str], Builtin] = {}
 VALUE_METHODS: dict[tuple[type, str], Builtin] = {}
 
 
+@functools.cache  # ~100 builtins share ~30 signatures: each is parsed once, at import
 def parse_signature(signature: str) -> tuple[Param, ...] | None:
     """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
     try:

@@ -7,35 +7,115 @@ ENUMS: operand kind -> enumerant name (aliases included) ->
 OPERAND_KINDS: operand kind -> category ('ValueEnum', 'BitEnum', 'Id', ...)
 GLSL_STD_450: instruction name -> (number, operand count)
 
-The data is JSON rather than Python literals because it loads in about 2 ms
-either way, where compiling the literals took 60-75 ms whenever bytecode was
-not cached; rows become tuples here, as the generator wrote them.
+The data is JSON rather than Python literals, which took 60-75 ms to compile
+whenever bytecode was not cached.  The generator writes one instruction (and
+one enumerant) a line; INSTRUCTIONS and ENUMS keep each instruction's line and
+each operand kind's block of lines as text and decode it on first use (a
+compile reads a few dozen of the 900 instructions and a dozen of the 60 kinds:
+decoding everything up front took 4 ms of every ``coopdsl emit``).  Rows are
+tuples, as the generator describes them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 _PATH = os.path.join(os.path.dirname(__file__), "_tables.json")
+
+
+class LazyTable(Mapping):
+    """A read-only mapping whose values are decoded from their JSON text when first read."""
+
+    def __init__(self, text: dict[str, str], decode: Callable[[Any], Any]):
+        self._text = text
+        self._decode = decode
+        self._rows: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._rows[key]
+        except KeyError:
+            row = self._rows[key] = self._decode(json.loads(self._text[key]))  # KeyError for unknown keys
+            return row
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+
+def _instruction(row: list) -> tuple:
+    code, operands, caps, exts, version = row
+    return code, tuple(map(tuple, operands)), tuple(caps), tuple(exts), version
+
+
+def _enumerants(rows: dict) -> dict[str, tuple]:
+    return {name: (value, tuple(params), tuple(caps), tuple(exts), version)
+            for name, (value, params, caps, exts, version) in rows.items()}
+
+
+def _sections(lines: list[str]) -> dict[str, list[str]]:
+    """The generated file's lines by top-level key: the lines inside ``"key":{`` ... ``}``, or the one
+    line of a scalar entry (an object opens at the end of its first line and closes on a line of its own)."""
+    out: dict[str, list[str]] = {}
+    i = 1
+    while i < len(lines) - 1:
+        key, _, rest = lines[i].partition(":")
+        key = key.strip('"')
+        if rest != "{":
+            out[key] = [rest.rstrip(",")]
+            i += 1
+            continue
+        depth, end = 1, i
+        while depth:
+            end += 1
+            depth += lines[end].endswith("{") - (lines[end] in ("}", "},"))
+        out[key] = lines[i + 1:end]
+        i = end + 1
+    return out
+
+
+def _keyed(lines: list[str]) -> dict[str, str]:
+    """``"name":value[,]`` lines -> {name: value text}."""
+    out = {}
+    for line in lines:
+        close = line.index('"', 1)
+        out[line[1:close]] = line[close + 2:].rstrip(",")
+    return out
+
+
+def _blocks(lines: list[str]) -> dict[str, str]:
+    """``"kind":{`` ... ``}[,]`` blocks -> {kind: the block as JSON object text}."""
+    out, i = {}, 0
+    while i < len(lines):
+        kind = lines[i][1:lines[i].index('"', 1)]
+        end = i + 1
+        while lines[end] not in ("}", "},"):
+            end += 1
+        out[kind] = "{" + "".join(lines[i + 1:end]) + "}"
+        i = end + 1
+    return out
+
+
 try:
-    with open(_PATH, "rb") as _f:
-        _data = json.loads(_f.read())
+    with open(_PATH, encoding="utf-8") as _f:
+        _parts = _sections(_f.read().split("\n"))
 except FileNotFoundError:  # pragma: no cover - a broken checkout or install
     raise ImportError(f"{_PATH} is missing: regenerate it from a coopdsl checkout with "
                       "'python coopdsl/spirv/gen_tables.py'") from None
 
-MAGIC: int = _data["magic"]
-GRAMMAR_VERSION: tuple[int, int] = tuple(_data["grammar_version"])
-INSTRUCTIONS: dict[str, tuple] = {
-    name: (code, tuple(map(tuple, operands)), tuple(caps), tuple(exts), version)
-    for name, (code, operands, caps, exts, version) in _data["instructions"].items()
-}
-ENUMS: dict[str, dict[str, tuple]] = {
-    kind: {name: (value, tuple(params), tuple(caps), tuple(exts), version)
-           for name, (value, params, caps, exts, version) in rows.items()}
-    for kind, rows in _data["enums"].items()
-}
-OPERAND_KINDS: dict[str, str] = _data["operand_kinds"]
-GLSL_STD_450: dict[str, tuple[int, int]] = {name: tuple(row) for name, row in _data["glsl_std_450"].items()}
-del _data, _f
+MAGIC: int = json.loads(_parts["magic"][0])
+GRAMMAR_VERSION: tuple[int, int] = tuple(json.loads(_parts["grammar_version"][0]))
+INSTRUCTIONS: Mapping[str, tuple] = LazyTable(_keyed(_parts["instructions"]), _instruction)
+ENUMS: Mapping[str, dict[str, tuple]] = LazyTable(_blocks(_parts["enums"]), _enumerants)
+OPERAND_KINDS: dict[str, str] = json.loads("{" + "".join(_parts["operand_kinds"]) + "}")
+GLSL_STD_450: dict[str, tuple[int, int]] = {
+    name: tuple(row) for name, row in json.loads("{" + "".join(_parts["glsl_std_450"]) + "}").items()}
+del _parts, _f

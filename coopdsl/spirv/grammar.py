@@ -61,22 +61,27 @@ INFINITE = 1 << 16  # more operands than any instruction can hold
 
 
 def _id_plan(opname: str) -> tuple | None:
-    """(opcode, fewest, most operands, caps, exts, version) for encoding ``opname`` when every operand
-    given is an Id: the operand counts for which the grammar asks only for Ids (a required Id prefix,
-    then optional or repeated Ids), so no per-operand walk is needed; None for instructions whose
-    required operands are not all Ids."""
+    """How to encode ``opname`` without walking its operand list, or None.
+
+    (opcode, fewest, most, number, caps, exts, version): the grammar asks for a
+    prefix of ``fewest`` Ids, then up to ``most - fewest`` optional (or
+    repeated) Ids, and nothing else that is required; with ``number`` it
+    instead asks for exactly ``fewest`` Ids and a LiteralContextDependentNumber
+    (OpConstant, OpSpecConstant), given as a list of words.
+    """
     code, kinds, caps, exts, version = INSTRUCTIONS[opname]
     required = 0
     while required < len(kinds) and kinds[required][1] == "" and OPERAND_KINDS[kinds[required][0]] == "Id":
         required += 1
-    rest = kinds[required:]
-    if any(quant == "" for _, quant, _ in rest):
-        return None  # a required non-Id operand: the general path
-    if all(OPERAND_KINDS[kind] == "Id" for kind, _, _ in rest):
-        most = INFINITE if any(quant == "*" for _, quant, _ in rest) else required + len(rest)
-    else:
-        most = required  # optional non-Id operands (memory operands...): only without them
-    return code, required, most, caps, exts, version
+    if kinds[required:] == (("LiteralContextDependentNumber", "", "Value"),):
+        return code, required, required, True, caps, exts, version
+    end, unbounded = required, False
+    while end < len(kinds) and kinds[end][1] in ("?", "*") and OPERAND_KINDS[kinds[end][0]] == "Id":
+        unbounded |= kinds[end][1] == "*"
+        end += 1
+    if any(quant == "" for _, quant, _ in kinds[end:]):
+        return None  # a required operand that is not an Id: the walk
+    return code, required, INFINITE if unbounded else end, False, caps, exts, version
 
 
 _ID_PLANS: dict[str, tuple | None] = {}
@@ -89,11 +94,18 @@ def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]
             raise InternalCompilerError(f"unknown SPIR-V instruction {opname}")
         _ID_PLANS[opname] = _id_plan(opname)
     plan = _ID_PLANS[opname]
-    if plan is not None and plan[1] <= len(operands) <= plan[2] and \
-            all(type(v) is int and v > 0 for v in operands):  # only Ids, where the grammar wants Ids
-        if req is not None:
-            req.need(*plan[3:])
-        return instruction(plan[0], list(operands))
+    if plan is not None:
+        code, fewest, most, number = plan[:4]
+        if number:
+            if len(operands) == fewest + 1 and type(operands[-1]) in (list, tuple) and \
+                    all(type(v) is int and v > 0 for v in operands[:-1]):
+                if req is not None:
+                    req.need(*plan[4:])
+                return instruction(code, [*operands[:-1], *operands[-1]])
+        elif fewest <= len(operands) <= most and all(type(v) is int and v > 0 for v in operands):
+            if req is not None:  # only Ids, where the grammar wants Ids
+                req.need(*plan[4:])
+            return instruction(code, list(operands))
     return encode_walking(opname, *operands, req=req)
 
 

@@ -71,7 +71,7 @@ def test_a_tiny_run_writes_its_section(stand_in, tmp_path, capsys):
     assert "Glslang Version: 11:16.5.0 stand-in" in text
     assert "--examples gemm_khr --steps 2 4" in text
     process, inproc = [line for line in text.splitlines() if line.startswith("| gemm_khr |")]
-    assert process.count("x (") == 2  # two ratios with their spread
+    assert process.count("x (") == 2 and process.count("x |") == 2  # two ratios with their spread, two CPU ratios
     assert inproc.startswith("| gemm_khr | - | - | ")  # no glslang library here
     assert "glslang's library was not measured: no glslang headers" in text
     steps = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")]

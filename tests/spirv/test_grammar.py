@@ -46,14 +46,15 @@ def test_the_ids_only_shortcut_encodes_as_the_grammar_walk_does():
         plan = grammar._id_plan(opname)
         if plan is None:
             continue
-        _, fewest, most, *_ = plan
+        _, fewest, most, number, *_ = plan
         for n in sorted({fewest, min(most, fewest + 1), min(most, fewest + 3)}):
-            ids = tuple(range(7, 7 + n))
+            ids = tuple(range(7, 7 + n)) + (([3, 0xFFFFFFFF],) if number else ())
             fast, walked = Requirements(), Requirements()
             assert encode(opname, *ids, req=fast) == grammar.encode_walking(opname, *ids, req=walked), opname
             assert (fast.capabilities, fast.extensions) == (walked.capabilities, walked.extensions), opname
             checked += 1
     assert checked > 500
+    assert grammar._id_plan("OpConstant")[3] and grammar._id_plan("OpCooperativeMatrixLoadKHR")[1:3] == (4, 5)
 
 
 def test_the_shortcut_leaves_wrong_operands_to_the_grammar_walk():

@@ -50,3 +50,17 @@ def test_generator_without_the_grammar_says_it_needs_a_checkout(monkeypatch, tmp
     monkeypatch.setattr(gen_tables, "GRAMMAR", tmp_path / "spirv.core.grammar.json")
     assert gen_tables.main(["--check"]) == 2
     assert "not in the wheel: run this from a coopdsl checkout" in capsys.readouterr().err
+
+
+def test_the_lazily_decoded_tables_hold_every_row_of_the_file():
+    """INSTRUCTIONS and ENUMS decode rows on first use; all of them equal a plain decode of the file."""
+    data = json.loads(gen_tables.OUTPUT.read_text())
+    assert list(INSTRUCTIONS) == list(data["instructions"]) and len(INSTRUCTIONS) == len(data["instructions"])
+    for name, (code, operands, caps, exts, version) in data["instructions"].items():
+        assert INSTRUCTIONS[name] == (code, tuple(map(tuple, operands)), tuple(caps), tuple(exts), version)
+    assert list(ENUMS) == list(data["enums"])
+    for kind, rows in data["enums"].items():
+        assert ENUMS[kind] == {n: (v, tuple(p), tuple(c), tuple(e), ver) for n, (v, p, c, e, ver) in rows.items()}
+    assert OPERAND_KINDS == data["operand_kinds"]
+    assert GLSL_STD_450 == {n: tuple(r) for n, r in data["glsl_std_450"].items()}
+    assert "OpNoSuchThing" not in INSTRUCTIONS and INSTRUCTIONS.get("OpNoSuchThing") is None
