@@ -33,6 +33,13 @@ KERNELS = {
     "gemm_shared (f16->f32, 128x128x32 tile, 8 subgroups of 32x64)": (
         "gemm_shared.py", "gemm_shared", np.float16, np.float32, (128, 128),
         {"alpha": 1.0, "beta": 0.0, "SG_M": 32, "WG": 256}),
+    "gemm_workgroup (f16->f32, workgroup scope, 128x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg", np.float16, np.float32, (128, 128), {"alpha": 1.0, "beta": 0.0}),
+    "gemm_workgroup (f16->f16, workgroup scope, 128x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg_f16", np.float16, np.float16, (128, 128), {"alpha": 1.0, "beta": 0.0}),
+    "gemm_workgroup (f16->f32, workgroup scope, 256x128x32 tile, 256 invocations)": (
+        "gemm_workgroup.py", "gemm_wg", np.float16, np.float32, (256, 128),
+        {"alpha": 1.0, "beta": 0.0, "BM": 256}),
 }
 
 
@@ -98,8 +105,7 @@ def main(argv=None):
             rows.append(("torch.matmul f16 (cuBLAS, reference)", n, t[0], None, None, t[1]))
             print(f"{'torch.matmul f16':62s} {n:6d} median {t[0]:9.3f} ms  {t[1]:7.1f} TFLOP/s", flush=True)
     if args.out:
-        lines = [f"## GEMM throughput ({datetime.date.today()})", "",
-                 f"Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
+        lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
                  "Command: `python benchmarks/gemm_bench.py --sizes " + " ".join(map(str, args.sizes))
                  + f" --rounds {args.rounds} --warmup {args.warmup} --repeat {args.repeat}`", "",
                  f"Each kernel: {args.rounds} interleaved rounds of {args.warmup} warm-up + {args.repeat} timed "
@@ -109,7 +115,9 @@ def main(argv=None):
         for label, n, med, lo, hi, tf in rows:
             lines.append(f"| {label} | {n} | {med:.3f} | {'' if lo is None else f'{lo:.3f}'} | "
                          f"{'' if hi is None else f'{hi:.3f}'} | {tf:.1f} |")
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        from benchmarks._report import replace_section
+
+        replace_section(args.out, "## GEMM throughput: coopdsl's example kernels", "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Run every example on the GPU against numpy and write the results table.
 
-    python benchmarks/gpu_check.py [--out docs/gpu-results.md]
+    python benchmarks/gpu_check.py [--out docs/gpu-results.md] [--cases NAME ...]
 
 Uses the cases in benchmarks/cases.py (the same ones `pytest -m gpu` runs).
 """
@@ -23,11 +23,14 @@ from benchmarks.cases import CASES  # noqa: E402
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
+    p.add_argument("--cases", nargs="+", choices=sorted(CASES), help="run only these cases (default: all)")
     args = p.parse_args(argv)
     dev = require_gpu("gpu_check.py")
     info = dev.info
     rows, failed = [], 0
     for name, (fn, sizes) in CASES.items():
+        if args.cases and name not in args.cases:
+            continue
         for size in sizes:
             t0 = time.perf_counter()
             try:

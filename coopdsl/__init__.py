@@ -32,17 +32,27 @@ try:
     from .lang import math as _math
     from .lang import subgroup as _subgroup
     from .lang.access import load_element, store_element
+    from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
+    from .lang.callbacks import partial
     from .lang.convert import bitcast
     from .lang.coopmat import muladd
+    from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
     from .lang.functions import DeviceFunction, func
     from .lang.inputs import BUILTIN_VARS
     from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
     from .lang.loops import static_range
     from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
+    from .lang.qcom import bitcast_array, sub_array
     from .lang.structs import Ptr, Uniform, struct
+    from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
     from .lang.types import (
                          Acc,
                          Buffer,
+                         ClampConstant,
+                         ClampRepeat,
+                         ClampRepeatMirrored,
+                         ClampToEdge,
+                         ClampUndefined,
                          ColumnMajor,
                          Const,
                          CoopMat,
@@ -115,6 +125,7 @@ __all__ = [
     # builtins
     "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
     "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
+    "bitcast_array", "sub_array",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
     # math (GLSL.std.450 and friends)
@@ -127,6 +138,9 @@ __all__ = [
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
 ]
 __all__ += ["assume_uniform", "UniformityError"]
+__all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",
+            "ClampRepeatMirrored"]
+__all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md
 
 # cd.devices (device profiles and checks) and cd.runtime load on first use, so that `import coopdsl`
 # and `coopdsl emit` do not pay for them (the runtime brings numpy and ctypes)

@@ -93,9 +93,9 @@ class NotSpirvError(CoopDSLError):
     """A file given to ``val``/``dis`` is not a SPIR-V binary: exit status 1."""
 
 
-def _parse_values(items: list[str], option: str) -> dict:
+def _parse_values(items: list[str], option: str) -> dict[str, bool | int | float]:
     """``NAME=VALUE`` items of ``option`` (--spec or --const) as numbers or booleans."""
-    out = {}
+    out: dict[str, bool | int | float] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:

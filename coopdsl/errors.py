@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import linecache
 from dataclasses import dataclass
+from types import FrameType
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def caller_loc(word: str = "") -> SourceLoc:
     import sys
 
     package = os.path.dirname(os.path.abspath(__file__))
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame = frame.f_back
     if frame is None:

@@ -13,15 +13,20 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from ._gcpause import paused
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
-from .ir.core import Module
+from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
 from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
+
+if TYPE_CHECKING:
+    from .frontend.source import Source
+    from .runtime.timing import BenchResult
 
 WorkgroupSize = Sequence["int | str"]
 
@@ -42,7 +47,7 @@ class Kernel:
         self._cache: dict[tuple, tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
 
     def __repr__(self) -> str:
@@ -51,11 +56,11 @@ class Kernel:
 
     def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
-        import inspect
-
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam
 
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         for name in consts:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
@@ -93,7 +98,7 @@ class Kernel:
         """
         module, binary = self._build(target_env, spec)
         if device is not None:
-            from .devices import verify
+            from .devices.check import verify
             from .reflect import reflect
 
             try:
@@ -131,8 +136,10 @@ class Kernel:
     # -- running ----------------------------------------------------------------------
     def _launch_info(self) -> tuple[bytes, dict, dict]:
         """(SPIR-V, reflection, parameter plan) for launching, cached while the compiled module is unchanged."""
-        binary = self.compile()
         info = self.__dict__.get("_launch_cache")
+        if info is not None:  # the hot path of repeated launches: the kernel's default module never changes
+            return info
+        binary = self.compile()
         if info is None or info[0] is not binary:
             info = self.__dict__["_launch_cache"] = (binary, self.reflect(), self._param_plan())
         return info
@@ -141,10 +148,12 @@ class Kernel:
         """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
+        from .frontend.params import parameter_annotations
+        from .frontend.source import parse_function
         from .lang.types import ConstParam, SpecParam
 
         sig = inspect.signature(self.fn)
-        annotations = inspect.get_annotations(self.fn, eval_str=True)
+        annotations = parameter_annotations(self.fn, parse_function(self.fn))
         return {"signature": sig, "names": tuple(sig.parameters),
                 "simple": all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()),
                 "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
@@ -164,7 +173,8 @@ class Kernel:
                 raise TypeError(f"{self.name}.launch: {e}") from None
         if not plan["spec"] and not plan["const"]:
             return bound, {}
-        values, spec = {}, {}
+        values: dict[str, Any] = {}
+        spec: dict[str, Any] = {}
         for name, value in bound.items():
             if name in plan["const"]:
                 raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
@@ -172,8 +182,9 @@ class Kernel:
             (spec if name in plan["spec"] else values)[name] = value
         return values, spec
 
-    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, **kwargs: Any) -> None:
-        """Run the kernel once on a Vulkan GPU (see docs/runtime.md).
+    def launch(self, grid: Sequence[int], *args: Any, device: Any = None, subgroup_size: int | None = None,
+               **kwargs: Any) -> None:
+        """Run the kernel once on a Vulkan GPU (see docs/runtime.md), or on the CPU interpreter.
 
         Arguments follow the kernel's parameters, by position or name:
         numpy arrays (written back in place unless read-only) or resident
@@ -181,16 +192,24 @@ class Kernel:
         numbers for push constants and for specialization constants (those
         left out keep their defaults). ``grid`` is the number of workgroups
         (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
-        is recorded and runs when the block ends.
+        is recorded and runs when the block ends. ``device="cpu"``, or
+        ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
+        interpreter instead (docs/interpreter.md), with ``subgroup_size``
+        invocations per subgroup (default 32).
         """
-        from . import runtime
+        from . import interp
 
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
-        runtime.launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
+        if interp.wants_cpu(device):
+            interp.launch(self, _grid(grid), values, spec, subgroup_size)
+            return
+        if subgroup_size is not None:
+            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
+        _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
-              flops: float | None = None, **kwargs: Any):
+              flops: float | None = None, **kwargs: Any) -> BenchResult:
         """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
         from . import runtime
 
@@ -200,7 +219,18 @@ class Kernel:
                              repeat=repeat, flops=flops, device=device)
 
 
-def _grid(grid) -> tuple[int, int, int]:
+@functools.cache
+def _runtime() -> ModuleType:
+    """coopdsl.runtime, imported on first use (compiling needs no Vulkan)."""
+    from . import runtime
+
+    return runtime
+
+
+def _grid(grid: Any) -> tuple[int, int, int]:
+    if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
+            and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
+        return grid  # the common case, checked without building anything
     g = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
         if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
@@ -210,8 +240,17 @@ def _grid(grid) -> tuple[int, int, int]:
     return g + (1,) * (3 - len(g))
 
 
+@overload
+def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...) -> Kernel: ...
+
+
+@overload
+def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ...,
+           target_env: str = ...) -> Callable[[Callable], Kernel]: ...
+
+
 def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
-           target_env: str = tools.DEFAULT_TARGET_ENV):
+           target_env: str = tools.DEFAULT_TARGET_ENV) -> Kernel | Callable[[Callable], Kernel]:
     """Decorate a function as a coopdsl compute kernel.
 
     ``workgroup_size`` is up to three positive ints (missing ones are 1); an
@@ -229,7 +268,7 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     return Kernel(fn, workgroup_size, target_env)
 
 
-def _decorator_loc(fn, word: str) -> SourceLoc:
+def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
     """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
     code = fn.__code__
     text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
@@ -240,7 +279,7 @@ def _decorator_loc(fn, word: str) -> SourceLoc:
 MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
 
 
-def _check_wg(fn, size) -> tuple:
+def _check_wg(fn: Callable, size: Any) -> tuple:
     """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
     where = _decorator_loc(fn, "workgroup_size")
     if isinstance(size, (int, str, float)):
@@ -286,7 +325,7 @@ def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
     return locations.get(int(m.group(1))) if m else None
 
 
-def _wg_entry(module: Module, s, src):
+def _wg_entry(module: Module, s: int | str, src: Source) -> int | SpecConst:
     if isinstance(s, int):
         return s
     for sc in module.spec_consts:

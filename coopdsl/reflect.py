@@ -8,9 +8,13 @@ specialization constants), and the module's capabilities and extensions.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
-from .ir.core import Module, SpecConst
+from .ir.core import Module, Op, SpecConst
+from .ir.ops.base import matrix
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
 
@@ -38,8 +42,8 @@ def reflect(module: Module, binary: bytes) -> dict:
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
-            elem = g.type.pointee.members[0][1].elem
-            scalar = T.elem_of(elem) if not isinstance(elem, T.StructType) else T.u8
+            elem = T.block_array(g.type).elem
+            scalar = T.scalar_of(elem) if not isinstance(elem, T.StructType) else T.u8
             bindings.append({
                 "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
                 "kind": "storage_buffer", "element_type": scalar.name,
@@ -52,9 +56,9 @@ def reflect(module: Module, binary: bytes) -> dict:
                              "kind": "uniform_buffer", "element_type": "u8",
                              "components": T.size_of(g.type.pointee), "readonly": True,
                              "size": T.size_of(g.type.pointee),
-                             "members": _flatten(g.type.pointee, "", 0)})
+                             "members": _flatten(T.pointee_struct(g.type), "", 0)})
         elif g.role == "push":
-            st = g.type.pointee
+            st = T.pointee_struct(g.type)
             push["members"] = _flatten(st, "", 0)
             push["size"] = T.size_of(st)
     caps, exts = module_capabilities(binary)
@@ -100,20 +104,20 @@ def muladds(module: Module) -> list[dict]:
     ``signed`` operands: MatrixASignedComponentsKHR ... in SPIR-V), which is
     what a device's configurations are matched against.
     """
-    out: dict[tuple, dict] = {}
+    out: dict[str, dict] = {}
     seen: set[tuple] = set()  # (types, signed, saturate) already described: the same entry again
     for f in module.functions:
         for op in f.ops():
             if op.kind != MULADD_OP:
                 continue
-            ta, tb, tc = (v.type for v in op.operands)
+            ta, tb, tc = (matrix(op, i) for i in range(3))
             signed = op.attrs["signed"]
             raw = (ta, tb, tc, op.type, signed, op.attrs["saturate"])
             if raw in seen:
                 continue
             seen.add(raw)
             entry = {"M": _dim(ta.rows, module), "N": _dim(tb.cols, module), "K": _dim(ta.cols, module),
-                     **{k: _signed_as(t.elem, SIGNED_OPERAND[k] in signed)
+                     **{k: _signed_as(T.scalar_of(t), SIGNED_OPERAND[k] in signed)
                         for k, t in (("A", ta), ("B", tb), ("C", tc), ("Result", op.type))},
                      "scope": _named(tc.scope, T.SCOPE_NAMES, module), "saturating": op.attrs["saturate"]}
             key = repr(sorted(entry.items()))
@@ -121,7 +125,7 @@ def muladds(module: Module) -> list[dict]:
     return list(out.values())
 
 
-def _coop_types(op):
+def _coop_types(op: Op) -> Iterator[T.CoopMatType]:
     for t in [op.type, op.attrs.get("mat_type"), *(getattr(v, "type", None) for v in op.operands)]:
         while isinstance(t, (T.PointerType, T.ArrayType, T.RuntimeArrayType)):
             t = t.pointee if isinstance(t, T.PointerType) else t.elem
@@ -133,11 +137,11 @@ def _signed_as(elem: T.ScalarType, signed: bool) -> str:
     return T.ScalarType("int", elem.width, signed).name if elem.kind == "int" else elem.name
 
 
-def _named(d, names: dict, module: Module):
+def _named(d: T.Dim, names: dict, module: Module) -> Any:
     return names.get(d, str(d)) if isinstance(d, int) else _dim(d, module)
 
 
-def _dim(d, module: Module):
+def _dim(d: T.Dim, module: Module) -> Any:
     """A type parameter as reflection data (see coopdsl/devices/dims.py)."""
     if isinstance(d, int):
         return d
@@ -145,7 +149,7 @@ def _dim(d, module: Module):
         sc = next(s for s in module.spec_consts if s.spec_id == d.args[0])
         return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default}
     args = [_dim(a, module) for a in d.args]
-    node = {"op": d.op, "args": args, "expr": expression(d.op, args)}
+    node: dict[str, Any] = {"op": d.op, "args": args, "expr": expression(d.op, args)}
     node["value"] = resolve(node)
     return node
 

@@ -77,16 +77,12 @@ def gemm_shared(a: cd.Buffer[vec4[u32]], b: cd.Buffer[vec4[u32]], c: cd.Buffer[f
             i = t * WG + tid
             b_sh[(i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
         cd.barrier()
-        # prefetch the next slice while this one is multiplied; the test sits inside each unrolled
-        # iteration (not around the loops) so the driver can interleave these loads with the math
-        more = k0 + TILE_K < K
-        for t in cd.range(A_LOADS, unroll=True):
-            i = t * WG + tid
-            if more:
+        if k0 + TILE_K < K:  # prefetch the next slice while this one is multiplied
+            for t in cd.range(A_LOADS, unroll=True):
+                i = t * WG + tid
                 a_reg[t] = a[(row0 + i // A_ROW) * K8 + (k0 + TILE_K) // 8 + i % A_ROW]
-        for t in cd.range(B_LOADS, unroll=True):
-            i = t * WG + tid
-            if more:
+            for t in cd.range(B_LOADS, unroll=True):
+                i = t * WG + tid
                 b_reg[t] = b[(k0 + TILE_K + i // B_ROW) * N8 + col0 // 8 + i % B_ROW]
         for kk in cd.range(0, TILE_K, 16, unroll=True):
             for j in cd.range(C_COLS, unroll=True):

@@ -58,7 +58,7 @@ def main() -> int:
 
     for p in sorted((ROOT / "examples").glob("*.py")):
         ns = runpy.run_path(str(p))
-        for name, k in sorted(ns.items()):
+        for _name, k in sorted(ns.items()):
             if isinstance(k, coopdsl.Kernel):
                 rec.current = f"examples/{p.name}"
                 k.compile()

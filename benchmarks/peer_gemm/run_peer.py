@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 LINE = re.compile(r"TILE_M=(\d+) TILE_N=(\d+), TILE_K=(\d+) BColMajor=(\d) workgroupSize=(\d+)\s+([\d.]+) TFlops")
 PROPS = re.compile(r"cooperativeMatrixProps = (\d+)x(\d+)x(\d+)")
-SECTION = "Peer harness (vk_cooperative_matrix_perf --shmem)"
+SECTION = "## Peer harness: vk_cooperative_matrix_perf --shmem, theirs vs ours (H100)"
 
 
 def build(src: Path, headers: Path, work: Path, parallel_fill: bool) -> Path:

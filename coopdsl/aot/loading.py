@@ -70,7 +70,7 @@ def _run_file(path: str) -> dict:
             sys.modules.pop(RUN_NAME, None)
         else:
             sys.modules[RUN_NAME] = saved[0]
-        if sys.argv:
+        if sys.argv and saved[1] is not None:
             sys.argv[0] = saved[1]
     return dict(module.__dict__)
 
@@ -105,7 +105,8 @@ def _exception_message(e: BaseException, path: str) -> str:
     frames = traceback.extract_tb(e.__traceback__)
     target = str(Path(path).resolve())
     mine = [f for f in frames if f.filename and str(Path(f.filename).resolve()) == target]
-    frame = (mine or frames or [None])[-1]
+    candidates = mine or frames
+    frame = candidates[-1] if candidates else None
     where = f"{frame.filename}:{frame.lineno}: " if frame is not None else f"{path}: "
     detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     text = f"{where}error: running {path} failed: {detail}"

@@ -150,11 +150,11 @@ def _matrix(m: dict, env: _Env) -> _Matrix:
 
 
 def _muladd(m: dict, env: _Env) -> _MulAdd:
-    return _MulAdd(_loc(m.get("loc")), *(resolve(m[k], env.spec) for k in "MNK"),
+    return _MulAdd(_loc(m.get("loc")), resolve(m["M"], env.spec), resolve(m["N"], env.spec), resolve(m["K"], env.spec),
                    (m["A"], m["B"], m["C"], m["Result"]), _named(m["scope"], SCOPES, env), bool(m["saturating"]))
 
 
-def _named(value, names: dict, env: _Env) -> str:
+def _named(value: Any, names: dict, env: _Env) -> str:
     if isinstance(value, str):
         return value
     v = resolve(value, env.spec)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -97,17 +99,16 @@ class DeviceProfile:
 
 def _config(c: dict, flexible: bool) -> Config:
     if flexible:
-        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], *(c[t] for t in TYPES),
+        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], **{t: c[t] for t in TYPES},
                       scope=c["scope"], saturating=bool(c.get("saturating")), flexible=True,
                       invocations=int(c.get("workgroup_invocations", 0)))
-    return Config(c["M"], c["N"], c["K"], *(c[t] for t in TYPES), scope=c["scope"],
+    return Config(c["M"], c["N"], c["K"], **{t: c[t] for t in TYPES}, scope=c["scope"],
                   saturating=bool(c.get("saturating")))
 
 
 # -- finding profiles ----------------------------------------------------------------------
-def profiles_dir():
+def profiles_dir() -> Traversable:
     """The folder of shipped profiles (a Traversable inside the installed package)."""
-    from importlib import resources  # here: it costs ~8 ms to import, which compiling a kernel need not pay
 
     return resources.files(__package__) / "profiles"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CoopDSLError
-from .profile import Config, load_profile
+from .profile import Config, DeviceProfile, load_profile
 
 
 class NoShapeError(CoopDSLError, LookupError):
@@ -17,7 +17,8 @@ def _name(t: Any) -> str:
     return t if isinstance(t, str) else t.name
 
 
-def _matching(device: Any, a: Any, c: Any, b: Any, result: Any, scope: Any, saturating: bool):
+def _matching(device: Any, a: Any, c: Any, b: Any, result: Any, scope: Any,
+              saturating: bool) -> tuple[DeviceProfile, tuple[str, str, str, str], str, list[Config]]:
     p = load_profile(device)
     want = (_name(a), _name(b if b is not None else a), _name(c), _name(result if result is not None else c))
     sc = _name(scope)

@@ -14,8 +14,9 @@ from ..errors import CompileError, NameResolutionError, TypeMismatchError, Unsup
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
-from ..lang import arith
+from ..lang import arith, arrays
 from ..lang import registry as B
+from ..lang.blocks import block_member, device_access, is_block_ptr
 from ..lang.pointers import ptr_element
 from ..lang.structs import is_data_ptr, ptr_elem
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
@@ -42,6 +43,8 @@ def expr_attribute(cg, node: ast.Attribute):
         t = obj.type
         if isinstance(t, T.VectorType) and all(c in SWIZZLE for c in attr):
             return swizzle(cg, obj, attr)
+        if is_block_ptr(t):
+            return block_member(cg, obj, attr)
         if isinstance(t, T.StructType):
             try:
                 index = t.member_index(attr)
@@ -64,6 +67,7 @@ def _methods(receiver) -> str:
 
 def swizzle(cg, v: Value, attr: str):
     t = v.type
+    assert isinstance(t, T.VectorType)  # the caller checked
     idx = [SWIZZLE[c] for c in attr]
     if any(i >= t.count for i in idx):
         raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", cg.em.loc)
@@ -83,7 +87,7 @@ def expr_subscript(cg, node: ast.Subscript):
         base = cg.load_builtin(base)
     if isinstance(base, BufferRef):
         ptr = cg.element_pointer(base, index)
-        return cg.em.op("load", base.elem, [ptr])
+        return cg.em.op("load", base.elem, [ptr], **device_access(base.storage, base.elem))
     if isinstance(base, Value):
         return _value_index(cg, base, index)
     if isinstance(base, (tuple, list)):
@@ -111,7 +115,7 @@ def _is_type_family(obj) -> bool:
 
 def _type_param(cg, p):
     if isinstance(p, (SpecConst, SpecOp)):
-        if p.type.kind != "int" or p.type.width != 32:
+        if not (isinstance(p.type, T.ScalarType) and p.type.kind == "int" and p.type.width == 32):
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
             raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
                                     f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
@@ -137,6 +141,8 @@ def _value_index(cg, base: Value, index):
                 raise TypeMismatchError(f"index {index} out of range for {t}", cg.em.loc)
             return cg.em.op("extract", t.elem, [base], index=index)
         return cg.em.op("extract_dyn", t.elem, [base, cg.as_index(index, "a vector index")])
+    if isinstance(t, T.ArrayType):
+        return arrays.read_element(cg, base, index)
     if isinstance(t, T.CoopMatType):
         if isinstance(index, int) and not isinstance(index, bool):
             if index < 0:
@@ -149,10 +155,7 @@ def _value_index(cg, base: Value, index):
 
 def _spill_element(cg, m: Value, index):
     """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
-    var = cg.function_variable(T.PointerType(m.type, "Function"))
-    cg.em.op("store", T.void, [var, m])
-    idx = cg.as_index(index, "a matrix element index")
-    return cg.em.op("access", T.PointerType(m.type.elem, "Function"), [var, idx])
+    return arrays.element_pointer(cg, m, index, "a matrix element index")
 
 
 def store_subscript(cg, target: ast.Subscript, value) -> None:
@@ -176,7 +179,13 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
                 cg.src.loc(target))
         ptr = cg.element_pointer(base, index)
         cg.note_buffer_write(base)
-        cg.em.op("store", T.void, [ptr, value])
+        cg.em.op("store", T.void, [ptr, value], **device_access(base.storage, base.elem))
+        return
+    if isinstance(base, Value) and isinstance(base.type, T.ArrayType):
+        if not isinstance(target.value, ast.Name):
+            raise UnsupportedSyntaxError("only arrays held by a name can be updated element-wise; take the inner "
+                                         "array, update it and store it back", cg.src.loc(target))
+        cg.assign(target.value.id, arrays.write_element(cg, base, index, value))
         return
     if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
             isinstance(base.type, (T.VectorType, T.CoopMatType)):
@@ -213,7 +222,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
     ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
     """
     path: list[str] = []
-    node = target
+    node: ast.expr = target
     while isinstance(node, ast.Attribute):
         path.insert(0, node.attr)
         node = node.value
@@ -255,7 +264,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
 def _container_path(cg, target: ast.Subscript):
     """For ``acc[i][j] = v``: the root name and the compile-time index path (i, j)."""
     path = []
-    node = target
+    node: ast.expr = target
     while isinstance(node, ast.Subscript):
         idx = cg.as_operand(cg.visit(node.slice))
         if not isinstance(idx, int) or isinstance(idx, bool):

@@ -11,6 +11,8 @@ from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
+from ..lang.arrays import construct_array, length_of
+from ..lang.callbacks import Partial
 from ..lang.functions import DeviceFunction
 from ..lang.values import BoundMethod
 
@@ -36,14 +38,23 @@ def expr_call(cg, node: ast.Call):
         return func.impl(cg, args, kwargs)
     if isinstance(func, DeviceFunction):
         return cg.device_call(cg, func, args, kwargs)
+    if isinstance(func, Partial):  # cd.partial(f, x=...)(...) is f(..., x=...)
+        return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
         return func.builtin.impl(cg, func.receiver, args, kwargs)
-    if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType)):
+    if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):
         return construct(cg, func, args, kwargs)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
     if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
         return B.BUILTINS["abs"].impl(cg, args, kwargs)  # FAbs / SAbs
+    if func is py_builtins.float and len(args) == 1 and isinstance(args[0], str) and not kwargs:
+        try:  # float("inf"), float("-inf"), float("nan"): compile-time constants
+            return float(args[0])
+        except ValueError:
+            raise TypeMismatchError(f"float({args[0]!r}) is not a number", cg.em.loc) from None
+    if func is py_builtins.len and len(args) == 1 and isinstance(getattr(args[0], "type", None), T.ArrayType):
+        return length_of(cg, args[0])
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
         if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
             raise TypeMismatchError(
@@ -58,6 +69,8 @@ def expr_call(cg, node: ast.Call):
 def construct(cg, t, args, kwargs):
     if kwargs:
         raise ArgumentError(f"{t}(...) takes no keyword arguments", cg.em.loc)
+    if isinstance(t, T.ArrayType):
+        return construct_array(cg, t, args)
     args = [cg.as_operand(a) for a in args]
     if isinstance(t, T.ScalarType):
         if len(args) != 1:
@@ -117,9 +130,10 @@ def expr_list(cg, node: ast.List):
 
 def expr_listcomp(cg, node: ast.ListComp):
     """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
-    if len(node.generators) != 1 or node.generators[0].ifs or not isinstance(node.generators[0].target, ast.Name):
-        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
     gen = node.generators[0]
+    if len(node.generators) != 1 or gen.ifs or not isinstance(gen.target, ast.Name):
+        raise UnsupportedSyntaxError("list comprehensions take one 'for name in ...' clause and no 'if'", cg.em.loc)
+    name = gen.target.id
     it = gen.iter
     if isinstance(it, ast.Call):
         func = cg.visit(it.func)
@@ -137,6 +151,6 @@ def expr_listcomp(cg, node: ast.ListComp):
                                          cg.src.loc(it))
     out = []
     for v in items:
-        cg.assign(gen.target.id, v)
+        cg.assign(name, v)
         out.append(cg.visit(node.elt))
     return tuple(out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import types as T
+from ..ir.core import GlobalVar, Value
 from .control import ControlFlow
 from .expr import EXPRESSIONS
 from .params import build_params
@@ -38,6 +39,7 @@ class CodeGen(ControlFlow):
         if self.em.block is not None:
             self.em.terminate("return")
         for ref in params.buffers:
+            assert isinstance(ref.var, GlobalVar)  # a buffer parameter's variable
             ref.var.info["readonly"] = ref.name not in self.written
         return self.em.func
 
@@ -45,12 +47,13 @@ class CodeGen(ControlFlow):
         p = self.params
         for name, var, st in p.uniforms:  # uniform blocks: read once, members by extraction
             block = var.type.pointee
-            parts = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, "Uniform"),
-                                                       [var, self.em.const(T.u32, i)])])
-                     for i, (_, t) in enumerate(block.members)]
+            parts: list[Value] = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, "Uniform"),
+                                                                    [var, self.em.const(T.u32, i)])])
+                                  for i, (_, t) in enumerate(block.members)]
             self.ssa.write(name, entry, self.em.op("construct", st, parts))
             self.locals.add(name)
         for index, (name, t, _) in enumerate(p.push):
+            assert p.push_var is not None  # made with the first push constant
             ptr = self.em.op("access", T.PointerType(t, "PushConstant"),
                              [p.push_var, self.em.const(T.u32, index)])
             self.ssa.write(name, entry, self.em.op("load", t, [ptr]))

@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Const, Function, GlobalVar, Module, Op, Value
+from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .source import Source
@@ -43,9 +43,10 @@ class Context:
 
     STATEMENTS: ClassVar[dict] = {}
     EXPRESSIONS: ClassVar[dict] = {}
+    _handler_table: ClassVar[dict]  # node type -> handler, made once per class (see _handlers)
 
     def __init__(self, fn, src: Source, module: Module, func: Function | None = None,
-                 device_call: Callable | None = None):
+                 device_call: Callable | None = None, operand_compiler: Callable | None = None):
         self.fn = fn
         self.src = src
         self.module = module
@@ -54,12 +55,13 @@ class Context:
         module.functions.append(func)
         self.em = NodeLocEmitter(module, func, src)
         self.ssa = SSA(self.em)
-        self.loops: list[tuple] = []  # (continue block, merge block)
+        self.loops: list[tuple[Block, Block] | None] = []  # (continue block, merge block); None: static_range
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
         self.locals = set(src.body_names())
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
+        self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
 
 
     # -- the choke point --------------------------------------------------------------
@@ -134,11 +136,13 @@ class Context:
     def assign(self, name: str, value) -> None:
         if isinstance(value, BuiltinVar):
             value = self.as_runtime(value)
-        if isinstance(value, BufferRef) and value.storage == "Workgroup" and value.name.startswith("shared"):
+        if isinstance(value, BufferRef) and isinstance(value.var, GlobalVar) and value.storage == "Workgroup" and \
+                value.name.startswith("shared"):
             value.name = value.var.name = name  # name shared arrays after their variable
         elif isinstance(value, BufferRef) and value.storage == "Function" and value.name == "local":
             value.name = name
-        self.ssa.write(name, self.em.block, value)
+        if self.em.block is not None:  # values bound in unreachable code are never read
+            self.ssa.write(name, self.em.block, value)
 
     # -- helpers builtins use -------------------------------------------------------------
     def as_runtime(self, v) -> Value:
@@ -231,7 +235,13 @@ class Context:
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)
 
-    def condition(self, node: ast.AST):
+    def function_operand(self, dfn, param_types, consts: dict | None = None) -> FuncRef:
+        """``dfn`` compiled for leading parameters of ``param_types``, the others bound to ``consts``."""
+        if self.operand_compiler is None:
+            raise InternalCompilerError("functions as operands need the front end's operand compiler", self.em.loc)
+        return self.operand_compiler(self, dfn, param_types, consts)
+
+    def condition(self, node: ast.AST) -> Value | bool:
         c = self.as_operand(self.visit(node))
         if isinstance(c, (bool, int, float)):
             return bool(c)

@@ -4,6 +4,7 @@ break/continue and return, written as structured SSA (merge blocks, loop headers
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
@@ -81,7 +82,7 @@ class ControlFlow(Context):
         then_b = em.new_block("then")
         else_b = em.new_block("else") if node.orelse else None
         merge = em.new_block("endif")
-        em.block.merge = SelectionMerge(merge)
+        em.current.merge = SelectionMerge(merge)
         em.terminate("cond_br", [cond], [then_b, else_b or merge])
         em.start(then_b)
         self.body(node.body)
@@ -104,10 +105,10 @@ class ControlFlow(Context):
             raise UnsupportedSyntaxError("a for loop needs a single name as its target", self.src.loc(node.target))
         it = node.iter
         func = self.visit(it.func) if isinstance(it, ast.Call) else None
-        if func is BUILTINS.get("static_range"):
+        if isinstance(it, ast.Call) and func is BUILTINS.get("static_range"):
             args, kwargs = call_parts(self, it)
             return self._static_for(node, args, kwargs)
-        if func is not range and func is not BUILTINS.get("range"):
+        if not isinstance(it, ast.Call) or func is not range and func is not BUILTINS.get("range"):
             raise UnsupportedSyntaxError(
                 "for loops iterate over range(...), coopdsl.range(...) or coopdsl.static_range(...)",
                 self.src.loc(it))
@@ -160,7 +161,7 @@ class ControlFlow(Context):
         if not isinstance(ty, T.ScalarType) or ty.kind != "int":
             raise TypeMismatchError(f"range(...) bounds must be integers, got {ty}", self.src.loc(node.iter))
         if isinstance(step, Value):
-            if step.type.kind != "int" or step.type.signed:
+            if T.scalar_of(step.type).kind != "int" or T.scalar_of(step.type).signed:
                 raise TypeMismatchError(
                     "a runtime step of range(...) must be unsigned (its sign decides the loop test); "
                     "use a literal or an unsigned value", self.src.loc(node.iter))
@@ -168,7 +169,7 @@ class ControlFlow(Context):
         start, stop = (self._as_type(v, ty, "range bound") for v in (start, stop))
         iv = f"$iv{self._iv}"
         self._iv += 1
-        self.ssa.write(iv, em.block, start)
+        self.ssa.write(iv, em.current, start)
         self._loop(node, node.body, iv=(iv, stop, step, ty, node.target.id), control=control)
 
     def _as_type(self, v, ty, what):
@@ -189,7 +190,7 @@ class ControlFlow(Context):
 
     def _loop(self, node, body, iv=None, test=None, control=LoopHint()):
         em = self.em
-        pre = em.block
+        pre = em.current
         header, body_b = em.new_block("loop"), em.new_block("body")
         cont, merge = em.new_block("continue"), em.new_block("endloop")
         em.branch(header)
@@ -202,6 +203,7 @@ class ControlFlow(Context):
             if name in self.locals or name.startswith("$"):
                 self.ssa.loop_phi(name, header, pre, em.loc)
         header.merge = LoopMerge(merge, cont, control)
+        cond: Value
         if iv is not None:
             iv_name, stop, step, ty, target = iv
             counter = self.ssa.read(iv_name, header)
@@ -213,11 +215,8 @@ class ControlFlow(Context):
             check = em.new_block("while")
             em.branch(check)
             em.start(check)
-            cond = self.condition(test)
-            if cond is False:
-                cond = em.const(T.boolean, False)
-            elif cond is True:
-                cond = em.const(T.boolean, True)
+            c = self.condition(test)
+            cond = em.const(T.boolean, c) if isinstance(c, bool) else c
         em.terminate("cond_br", [cond], [body_b, merge])
         em.start(body_b)
         if iv is not None:
@@ -263,12 +262,12 @@ def em_literal(em, v, ty):
     return em.literal(v, ty)
 
 
-def _range_args(args):
+def _range_args(args: list[Any]) -> tuple[Any, Any, Any]:
     if len(args) == 1:
         return 0, args[0], 1
     if len(args) == 2:
         return args[0], args[1], 1
-    return tuple(args)
+    return args[0], args[1], args[2]
 
 
 def _as_load(target: ast.AST) -> ast.AST:

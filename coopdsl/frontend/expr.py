@@ -8,6 +8,7 @@ from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
+from ..lang.coopmat2 import ReduceEnumerant
 from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from .access import expr_attribute, expr_subscript
@@ -48,7 +49,11 @@ def expr_binop(cg, node: ast.BinOp):
         return ptr_offset(cg, a, b, op)
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b
-    if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(b, tuple) and isinstance(a, int)):
+    if op == "or" and isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
+        return a | b  # cd.Row | cd.Column
+    if op == "mul" and isinstance(a, tuple) and isinstance(b, int):
+        return a * b
+    if op == "mul" and isinstance(a, int) and isinstance(b, tuple):
         return a * b
     return arith.binary(cg.em, op, a, b)
 
@@ -104,7 +109,7 @@ def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Valu
     from ..ir.core import Op, SelectionMerge
 
     em = cg.em
-    header = em.block
+    header = em.current
     rhs, merge = em.new_block(word), em.new_block(f"end{word}")
     header.merge = SelectionMerge(merge)
     em.terminate("cond_br", [left], [rhs, merge] if kind == "land" else [merge, rhs])

@@ -15,9 +15,10 @@ import inspect
 
 from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
-from ..ir.core import Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
+from ..ir.core import FuncRef, Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
 from ..lang.values import BufferRef
+from .captures import Captured, capture
 from .codegen import CodeGen
 from .source import parse_function
 
@@ -28,7 +29,7 @@ class HelperGen(CodeGen):
     """Code generation of one specialisation of a device function."""
 
     def __init__(self, dfn, src, module, func, bindings):
-        super().__init__(dfn.fn, src, module, func, device_call=call)
+        super().__init__(dfn.fn, src, module, func, device_call=call, operand_compiler=function_operand)
         self.bindings = bindings
         self.returns: list[tuple[Op, object]] = []
 
@@ -36,6 +37,8 @@ class HelperGen(CodeGen):
         entry = self.em.new_block("entry")
         self.em.start(entry)
         for name, value in self.bindings.items():
+            if isinstance(value, Captured):
+                value = value.materialize(self.em)
             self.ssa.write(name, entry, value)
         self.locals |= set(self.bindings)
         self.body(self.src.tree.body)
@@ -48,9 +51,9 @@ class HelperGen(CodeGen):
         if value is not None and not isinstance(value, (Value, bool, int, float)):
             raise TypeMismatchError(f"a device function returns runtime values or numbers, not {self.describe(value)}",
                                     self.em.loc)
-        block = self.em.block
+        block = self.em.current
         self.em.terminate("return")
-        self.returns.append((block.terminator, value))
+        self.returns.append((block.last_op, value))
 
     def _finish_returns(self) -> None:
         typed = [v for _, v in self.returns if isinstance(v, Value)]
@@ -58,6 +61,7 @@ class HelperGen(CodeGen):
         if nones and len(nones) != len(self.returns):
             raise CompileError(f"{self.fn.__name__} returns a value on some paths and nothing on others",
                                nones[0].loc)
+        ret: T.Type
         if nones:
             ret = T.void
         else:
@@ -91,6 +95,8 @@ def _signature_part(v):
         return ("value", v.type)
     if isinstance(v, BufferRef):
         return ("memory", id(v.var))
+    if isinstance(v, Captured):
+        return ("captured", v.key)
     if isinstance(v, (bool, int, float, str, T.Type)) or v is None:
         return ("const", type(v).__name__, v)
     if isinstance(v, tuple):
@@ -177,3 +183,13 @@ def _compile(module: Module, dfn, values: dict, key) -> Function:
     finally:
         _compiling.pop()
     return func
+
+
+def function_operand(cg, dfn, param_types, consts: dict | None = None) -> FuncRef:
+    """``dfn`` compiled with its leading parameters of ``param_types`` (in order) and the rest bound to
+    ``consts`` (captured as :mod:`.captures` describes), as an operand naming the function."""
+    names = list(inspect.signature(dfn.fn).parameters)
+    if len(names) < len(param_types):
+        raise ArgumentError(f"{dfn.fn.__name__} takes {len(names)} parameters, {len(param_types)} are passed")
+    bound = {name: capture(cg, name, v) for name, v in (consts or {}).items()}
+    return FuncRef(compile_function(cg.module, dfn, dict(zip(names, param_types)), bound))

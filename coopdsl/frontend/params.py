@@ -33,7 +33,9 @@ class KernelParams:
     uniforms: list = field(default_factory=list)  # (name, variable, struct type)
 
 
-def _annotations(fn, src) -> dict:
+def parameter_annotations(fn, src) -> dict:
+    """The evaluated annotations of ``fn``'s parameters (string annotations too, with closure variables in
+    scope); a located error naming the one that does not evaluate."""
     try:
         return inspect.get_annotations(fn, eval_str=True)
     except Exception:  # a string annotation that does not evaluate: find which, and say where
@@ -73,7 +75,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
         bad = a.vararg or a.kwarg or (a.posonlyargs or a.kwonlyargs)[0]
         raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
-    annotations = _annotations(fn, src)
+    annotations = parameter_annotations(fn, src)
     defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
     params = KernelParams()
     bindings: dict = {}

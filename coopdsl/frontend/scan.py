@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 
 def _root_name(node: ast.AST) -> str | None:
@@ -26,7 +27,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields that 
 def _child_fields(t: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(t)
     if fields is None:
-        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f not in ("ctx", "type_comment"))
+        fields = _CHILD_FIELDS[t] = tuple(f for f in getattr(t, "_fields", ()) if f not in ("ctx", "type_comment"))
     return fields
 
 
@@ -52,13 +53,13 @@ def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
     others: set[str] = set()  # bound other than as a compile-time loop variable
     stack = list(nodes)
     while stack:
-        node = stack.pop()
+        node: Any = stack.pop()  # dispatch on the exact node type (faster than isinstance chains)
         t = type(node)
         if t is ast.Name:
             if type(node.ctx) is ast.Store:
                 out.add(node.id)
             continue
-        if t is ast.Constant or not isinstance(node, ast.AST):
+        if t is ast.Constant or not issubclass(t, ast.AST):
             continue
         if t in _ASSIGNS:
             for target in (node.targets if t is ast.Assign else (node.target,)):

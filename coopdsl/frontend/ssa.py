@@ -12,6 +12,8 @@ the loop's pre-header.  Trivial phis (all operands the same) are removed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Block, Const, Op, Value
@@ -55,7 +57,7 @@ class SSA:
             # a compile-time container of values: merge element by element
             return tuple(self._merge(name, block, [v[i] for v in values], path + (i,))
                          for i in range(len(values[0])))
-        distinct = []
+        distinct: list[Any] = []
         for v in values:
             if not any(v is d for d in distinct):
                 distinct.append(v)
@@ -64,6 +66,7 @@ class SSA:
         if any(isinstance(v, Undefined) for v in values):
             return Undefined(name)
         typed = [v for v in values if isinstance(v, Value)]
+        ty: T.Type
         if not typed and all(_is_number(v) for v in values):
             ty = default_type(values[0])
         elif typed:
@@ -132,6 +135,7 @@ class SSA:
         same = others[0] if others else None
         if same is None or any(v is not same for v in others):
             return
+        assert phi.block is not None  # phis are made in their block
         phi.block.phis.remove(phi)
         users = self._replace_uses(phi, same)
         for u in users:

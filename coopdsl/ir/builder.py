@@ -8,11 +8,15 @@ or ``continue``) and nothing is emitted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
 from . import types as T
 from .core import Block, Const, Function, Module, Op, SelectionMerge, SpecConst, SpecOp, Value
 from .literals import LiteralError, fit
 from .ops import OPS
+from .ops.base import is_float
 
 
 class Emitter:
@@ -29,13 +33,20 @@ class Emitter:
         self._names[hint] = n + 1
         return Block(hint if n == 0 else f"{hint}{n}")
 
+    @property
+    def current(self) -> Block:
+        """The current block, where reachable code is being emitted (an internal error in unreachable code)."""
+        if self.block is None:
+            raise InternalCompilerError("no current block: the code is unreachable", self.loc)
+        return self.block
+
     def start(self, block: Block | None) -> None:
         """Make ``block`` current (placing it in the function's block order)."""
         if block is not None and block not in self.func.blocks:
             self.func.blocks.append(block)
         self.block = block
 
-    def terminate(self, kind: str, operands: list[Value] = (), targets: list[Block] = ()) -> None:
+    def terminate(self, kind: str, operands: Sequence[Value] = (), targets: Sequence[Block] = ()) -> None:
         if self.block is None:
             return
         if self.block.terminator is not None:
@@ -51,11 +62,11 @@ class Emitter:
         self.terminate("br", targets=[target])
 
     # -- ops --------------------------------------------------------------------
-    def op(self, kind: str, type: T.Type, operands: list[Value], **attrs) -> Op:
+    def op(self, kind: str, type: T.Type, operands: list[Value], **attrs: Any) -> Op | SpecOp:
         if kind not in OPS:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
-        if kind == "select" and isinstance(type, T.CoopMatType) and self.block is not None:
-            return self._select_by_branch(*operands)
+        if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
+            return self._select_by_branch(self.block, *operands)
         if _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
             # (OpSpecConstantOp), so it can size types and arrays.
@@ -66,9 +77,9 @@ class Emitter:
             self.block.ops.append(op)
         return op
 
-    def _select_by_branch(self, cond: Value, a: Value, b: Value) -> Op:
-        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices): a selection and an OpPhi."""
-        header = self.block
+    def _select_by_branch(self, header: Block, cond: Value, a: Value, b: Value) -> Op:
+        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices, tensor layouts and views):
+        a selection and an OpPhi."""
         then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
         header.merge = SelectionMerge(merge)
         self.terminate("cond_br", [cond], [then_b, else_b])
@@ -81,10 +92,10 @@ class Emitter:
         merge.phis.append(phi)
         return phi
 
-    def const(self, type: T.Type, value) -> Const:
+    def const(self, type: T.Type, value: Any) -> Const:
         return self.module.const(type, value)
 
-    def literal(self, value, type: T.Type) -> Const:
+    def literal(self, value: Any, type: T.Type) -> Const:
         """A Python number as a constant of ``type`` (scalar component for composites)."""
         elem = T.elem_of(type)
         if not isinstance(elem, T.ScalarType):
@@ -95,16 +106,18 @@ class Emitter:
             raise TypeMismatchError(str(e), self.loc) from None
 
 
+# spirv-val rejects OpSelect on these (on arrays before SPIR-V 1.4)
+BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType, T.ArrayType)
 SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "neg", "not",
                  "lt", "le", "gt", "ge", "eq", "ne", "land", "lor", "select"}
 
 
-def _spec_foldable(kind, type, operands, attrs) -> bool:
+def _spec_foldable(kind: str, type: T.Type, operands: list[Value], attrs: dict[str, Any]) -> bool:
     """SPIR-V allows these opcodes in OpSpecConstantOp for shaders (integers and bools only)."""
     if kind not in SPEC_FOLDABLE or attrs or not isinstance(type, T.ScalarType) or type.kind == "float":
         return False
     if not all(isinstance(v, (Const, SpecConst, SpecOp)) for v in operands):
         return False
-    if any(isinstance(T.elem_of(v.type), T.ScalarType) and v.type.kind == "float" for v in operands):
+    if any(is_float(v.type) for v in operands):
         return False
     return any(isinstance(v, (SpecConst, SpecOp)) for v in operands)

@@ -15,12 +15,13 @@ and live in the :class:`Module`, not in blocks.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceLoc
 from .attrs import LoopHint
-from .types import FunctionType, Type, void
+from .types import Dim, FunctionType, PointerType, ScalarType, SymDim, Type, void
 
 _ids = itertools.count()
 
@@ -54,7 +55,9 @@ class Const(Value):
 class SpecConst(Value):
     """A specialization constant (OpSpecConstant*, decorated with SpecId)."""
 
-    def __init__(self, type: Type, name: str, spec_id: int, default: Any):
+    type: ScalarType
+
+    def __init__(self, type: ScalarType, name: str, spec_id: int, default: Any):
         super().__init__(type)
         self.name = name
         self.spec_id = spec_id
@@ -68,7 +71,7 @@ class SpecOp(Value):
     symbolic dimension it stands for when used as a type parameter.
     """
 
-    def __init__(self, kind: str, type: Type, operands: list[Value], sym):
+    def __init__(self, kind: str, type: Type, operands: list[Value], sym: SymDim):
         super().__init__(type)
         self.kind = kind
         self.operands = list(operands)
@@ -82,7 +85,9 @@ class GlobalVar(Value):
     role's details (binding/set, builtin name, ...).
     """
 
-    def __init__(self, type: Type, name: str, role: str, **info: Any):
+    type: PointerType
+
+    def __init__(self, type: PointerType, name: str, role: str, **info: Any):
         super().__init__(type)
         self.name = name
         self.role = role
@@ -103,6 +108,8 @@ class FuncRef(Value):
     Its type is the function's :class:`FunctionType`; it lowers to the
     function's id, not to a call.
     """
+
+    type: FunctionType
 
     def __init__(self, func: Function):
         super().__init__(func.type)
@@ -155,13 +162,20 @@ class Block:
         self.merge: SelectionMerge | LoopMerge | None = None
         self.preds: list[Block] = []
 
+    @property
+    def last_op(self) -> Op:
+        """The terminator of a finished block (every block of a built function has one)."""
+        if self.terminator is None:
+            raise ValueError(f"{self!r} has no terminator")
+        return self.terminator
+
     def successors(self) -> list[Block]:
         t = self.terminator
         if t is None:
             return []
         return list(t.attrs.get("targets", ()))
 
-    def all_ops(self):
+    def all_ops(self) -> Iterator[Op]:
         yield from self.phis
         yield from self.ops
         if self.terminator is not None:
@@ -184,7 +198,7 @@ class Function:
     def entry(self) -> Block:
         return self.blocks[0]
 
-    def ops(self):
+    def ops(self) -> Iterator[Op]:
         for b in self.blocks:
             yield from b.all_ops()
 
@@ -225,7 +239,7 @@ class Module:
         self.spec_ops.append(op)
         return op
 
-    def symbolic_value(self, sym) -> Value:
+    def symbolic_value(self, sym: SymDim) -> Value:
         """The module value a symbolic dimension stands for."""
         if sym.op == "spec":
             return next(s for s in self.spec_consts if s.spec_id == sym.args[0])
@@ -233,9 +247,9 @@ class Module:
 
     def uses_device_addresses(self) -> bool:
         """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
-        from .types import PointerType, StructType
+        from .types import StructType
 
-        def has_psb(t, depth=0) -> bool:
+        def has_psb(t: Type, depth: int = 0) -> bool:
             if depth > 6:
                 return False
             if isinstance(t, PointerType):
@@ -245,7 +259,8 @@ class Module:
             return False
 
         return any(has_psb(g.type) for g in self.globals) or \
-            any(has_psb(op.type) for f in self.functions for op in f.ops())
+            any(has_psb(op.type) for f in self.functions for op in f.ops()) or \
+            any(has_psb(p.type) for f in self.functions for p in f.params)
 
     @property
     def entry(self) -> Function:
@@ -259,10 +274,8 @@ def const_key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def dim_of(v: Value):
+def dim_of(v: Value) -> Dim:
     """A constant-like value as a Dim: an int, or a SymDim for spec constants and spec ops."""
-    from .types import SymDim
-
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SpecConst):

@@ -34,7 +34,7 @@ def int_range(t: T.ScalarType) -> tuple[int, int]:
     return 0, (1 << t.width) - 1
 
 
-def fit(value, t: T.ScalarType) -> bool | int | float:
+def fit(value: object, t: T.ScalarType) -> bool | int | float:
     """``value`` as a constant of scalar type ``t``; :class:`LiteralError` when it does not fit.
 
     bools fit only ``bool``; ints fit integer types within their range and

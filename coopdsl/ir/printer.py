@@ -37,7 +37,7 @@ def print_module(module: Module) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _wg(size) -> str:
+def _wg(size: tuple[int | SpecConst, ...]) -> str:
     return "(" + ", ".join(s.name if isinstance(s, SpecConst) else str(s) for s in size) + ")"
 
 
@@ -73,7 +73,7 @@ def _op(op: Op, names: _Names) -> str:
     return f"{lhs}{op.kind}({args}) {attr_text}".rstrip() + f"  // {op.loc.line}:{op.loc.col}"
 
 
-def _attr(v) -> str:
+def _attr(v: object) -> str:
     """An attribute value as text: blocks as ^name, functions by name, sets sorted, typed values by str."""
     if isinstance(v, Block):
         return f"^{v.name}"

@@ -13,6 +13,7 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 
 class Type:
@@ -73,7 +74,7 @@ class ScalarType(Type):
     def __repr__(self) -> str:
         return self.name
 
-    def __call__(self, *args, **kwargs):  # pragma: no cover - kernel-only
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:  # pragma: no cover - kernel-only
         raise TypeError(f"{self.name}(...) converts values inside a coopdsl kernel only")
 
 
@@ -191,6 +192,33 @@ class CoopMatType(Type):
         return f"{name}[{self.elem}, {self.rows}, {self.cols}{suffix}]"
 
 
+CLAMP_NAMES = {0: "Undefined", 1: "Constant", 2: "ClampToEdge", 3: "Repeat", 4: "RepeatMirrored"}
+
+
+@dataclass(frozen=True)
+class TensorLayoutType(Type):
+    """OpTypeTensorLayoutNV: ``dim`` dimensions (1 to 5) and a TensorClampMode (0 to 4, or a spec constant)."""
+
+    dim: int
+    clamp: Dim
+
+    def __str__(self) -> str:
+        clamp = CLAMP_NAMES.get(self.clamp, str(self.clamp)) if isinstance(self.clamp, int) else str(self.clamp)
+        return f"TensorLayout[{self.dim}, {clamp}]"
+
+
+@dataclass(frozen=True)
+class TensorViewType(Type):
+    """OpTypeTensorViewNV: ``dim`` dimensions, whether the view has its own dimensions, a permutation."""
+
+    dim: int
+    has_dims: bool
+    perm: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"TensorView[{self.dim}, {self.has_dims}, {', '.join(map(str, self.perm))}]"
+
+
 @dataclass(frozen=True)
 class FunctionType(Type):
     ret: Type
@@ -226,6 +254,34 @@ def elem_of(t: Type) -> Type:
     if isinstance(t, (VectorType, CoopMatType)):
         return t.elem
     return t
+
+
+def scalar_of(t: Type) -> ScalarType:
+    """The scalar ``t`` is made of: ``t`` itself, or the component of a vector or cooperative matrix.
+
+    For code that already knows ``t`` is scalar-based; any other type is a
+    compiler bug (``TypeError``).
+    """
+    if isinstance(t, ScalarType):
+        return t
+    if isinstance(t, (VectorType, CoopMatType)):
+        return t.elem
+    raise TypeError(f"{t} is not a scalar, vector or cooperative matrix")
+
+
+def pointee_struct(t: Type) -> StructType:
+    """The struct ``t`` points at (buffer, uniform and push-constant blocks, ``Ptr`` data)."""
+    if not (isinstance(t, PointerType) and isinstance(t.pointee, StructType)):
+        raise TypeError(f"{t} does not point at a struct")
+    return t.pointee
+
+
+def block_array(t: Type) -> RuntimeArrayType:
+    """The runtime array of a pointer to a ``{ elem data[]; }`` block (storage buffers and ``Ptr[elem]``)."""
+    members = pointee_struct(t).members
+    if not members or not isinstance(members[0][1], RuntimeArrayType):
+        raise TypeError(f"{t} does not point at a block holding a runtime array")
+    return members[0][1]
 
 
 def with_elem(t: Type, elem: ScalarType) -> Type:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import InternalCompilerError
 from .core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, Param, SpecConst, SpecOp
-from .ops import OPS, VerifyError
+from .ops import OPS, OpDef, VerifyError
 
 
 def verify(module: Module) -> None:
@@ -69,7 +69,7 @@ def _verify_op(op: Op, defined: set[int]) -> None:
             raise InternalCompilerError(str(e), op.loc) from None
 
 
-def _verify_attrs(op: Op, d) -> None:
+def _verify_attrs(op: Op, d: OpDef) -> None:
     for name, (kind, required) in d.attrs.items():
         if name not in op.attrs:
             if required:

@@ -6,4 +6,19 @@ Importing this package registers every builtin family in
 :class:`~coopdsl.lang.context.Builder` interface they are handed.
 """
 
-from . import access, atomics, convert, coopmat, inputs, loops, math, memory, subgroup  # noqa: F401  (register)
+from . import (  # noqa: F401  (register)
+    access,
+    arrays,
+    atomics,
+    callbacks,
+    convert,
+    coopmat,
+    coopmat2,
+    inputs,
+    loops,
+    math,
+    memory,
+    qcom,
+    subgroup,
+    uniform,
+)

@@ -16,6 +16,8 @@ Rules (close to GLSL's, stricter where GLSL converts silently):
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import TypeMismatchError
 from ..ir import types as T
@@ -31,6 +33,7 @@ PY_BINARY = {
 SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "rem": "%",
           "and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "pow": "**",
           "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+PY_UNARY: dict[str, Callable[[Any], Any]] = {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert}
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 BITWISE = ("and", "or", "xor", "shl", "shr")
 
@@ -53,6 +56,7 @@ def binary(em, op: str, a, b):
     if not isinstance(a, (Value,)) and not is_number(a) or not isinstance(b, Value) and not is_number(b):
         bad = a if not (isinstance(a, Value) or is_number(a)) else b
         raise TypeMismatchError(f"unsupported operand for {SYMBOL[op]}: {_describe(bad)}", em.loc)
+    _no_arrays(em, a, b)
     if op == "pow":
         raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
     if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) or \
@@ -61,6 +65,8 @@ def binary(em, op: str, a, b):
     a, b = unify(em, op, a, b)
     t = a.type
     elem = T.elem_of(t)
+    if not isinstance(elem, T.ScalarType):
+        raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on {t} values", em.loc)
     _check_arith_elem(em, op, elem)
     if op == "div" and elem.kind != "float":
         raise TypeMismatchError(f"'/' divides floats; use '//' to divide {elem} values", em.loc)
@@ -116,8 +122,7 @@ def unify(em, op: str, a, b) -> tuple[Value, Value]:
     if isinstance(tb, T.VectorType) and ta == tb.elem:
         return em.op("construct", tb, [a] * tb.count), b
     ea, eb = T.elem_of(ta), T.elem_of(tb)
-    same_shape = T.with_elem(ta, eb) == tb
-    if same_shape and isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and \
+    if isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and T.with_elem(ta, eb) == tb and \
             ea.kind == eb.kind == "int" and ea.width == eb.width:
         # GLSL: int converts implicitly to uint of the same width.
         if ea.signed:
@@ -131,6 +136,7 @@ def unify(em, op: str, a, b) -> tuple[Value, Value]:
 def _coopmat_binary(em, op: str, a, b):
     mat = a if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) else b
     t = mat.type
+    assert isinstance(t, T.CoopMatType)  # binary() calls this with a matrix operand
     if op in COMPARE or op in BITWISE or op == "rem":
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on cooperative matrices ({t})", em.loc)
     _check_arith_elem(em, op, t.elem)
@@ -169,13 +175,24 @@ def _coopmat_binary(em, op: str, a, b):
     return em.op(op, t, [a, b])
 
 
+def _no_arrays(em, *values) -> None:
+    """Arrays are containers: no arithmetic, comparison or conversion applies to them as a whole."""
+    for v in values:
+        if isinstance(getattr(v, "type", None), T.ArrayType):
+            raise TypeMismatchError(f"{v.type} is an array: arrays take no arithmetic, comparisons or "
+                                    f"conversions; work on its elements (row[i])", em.loc)
+
+
 def unary(em, op: str, v):
     if is_number(v):
-        return {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert}[op](v)
+        return PY_UNARY[op](v)
+    _no_arrays(em, v)
     t = v.type
     elem = T.elem_of(t)
     if op == "pos":
         return v
+    if not isinstance(elem, T.ScalarType):
+        raise TypeMismatchError(f"'{'-' if op == 'neg' else '~'}' is not defined on {t} values", em.loc)
     if op == "neg":
         _check_arith_elem(em, "sub", elem)
         if elem.kind == "bool":
@@ -204,15 +221,22 @@ def convert(em, v, target: T.Type):
         elif isinstance(target, T.ScalarType) and target.kind == "bool":
             v = bool(v)
         return em.literal(v, target)
+    _no_arrays(em, v)
     src = v.type
     if src == target:
         return v
     se, te = T.elem_of(src), T.elem_of(target)
+    if not isinstance(se, T.ScalarType) or not isinstance(te, T.ScalarType):
+        raise TypeMismatchError(f"cannot convert {src} to {target}", em.loc)
     if T.with_elem(src, te) != target:
         if isinstance(src, T.CoopMatType) and isinstance(target, T.CoopMatType):
             from .coopcheck import check_conversion_shape
 
             check_conversion_shape(em, src, target)
+            if src.use != target.use:
+                from .coopmat2 import convert_use
+
+                return convert_use(em, v, target)
         else:
             raise TypeMismatchError(f"cannot convert {src} to {target}: shapes differ", em.loc)
     if te.kind == "bool":

@@ -69,7 +69,12 @@ def _rmw(op):
         return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, p["value"], elem, name)], op=op, scope=scope,
                         semantics=sem)
 
-    return make_builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value.",
+    instruction = {"add": "OpAtomicIAdd, OpAtomicFAddEXT for floats", "sub": "OpAtomicISub",
+                   "min": "OpAtomicSMin/UMin", "max": "OpAtomicSMax/UMax", "and": "OpAtomicAnd", "or": "OpAtomicOr",
+                   "xor": "OpAtomicXor", "exchange": "OpAtomicExchange"}[op]
+    return make_builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value ({instruction}). "
+                        f"``mem`` is a buffer or shared array of 32- or 64-bit scalars; ``scope`` defaults to "
+                        f"Device for buffers and Workgroup for shared arrays; ``semantics`` is an ordering name.",
                    "(mem, index, value, *, scope=None, semantics=None)")
 
 
@@ -107,10 +112,11 @@ ATOMICS: dict[str, Builtin] = {}
 for _op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
     ATOMICS[f"atomic_{_op}"] = _rmw(_op)
 ATOMICS["atomic_compare_exchange"] = make_builtin(
-    "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value.",
+    "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value "
+    "(OpAtomicCompareExchange, integers).",
     "(mem, index, comparator, value, *, scope=None, semantics=None)")
-ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index].",
+ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index] (OpAtomicLoad).",
                                       "(mem, index, *, scope, semantics)")
-ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index].",
+ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index] (OpAtomicStore).",
                                   "(mem, index, value, *, scope, semantics)")
 BUILTINS.update(ATOMICS)

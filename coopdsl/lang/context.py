@@ -8,11 +8,12 @@ nothing in ``lang`` imports the front end.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Module, Op, Value
+from ..ir.core import FuncRef, Module, Op, Value
 from .values import BufferRef, BuiltinVar
 
 
@@ -49,3 +50,15 @@ class Builder(Protocol):
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         """Record that the kernel writes ``buf`` (buffers never written are NonWritable)."""
+
+    def function_operand(self, dfn: Any, param_types: Sequence[T.Type],
+                         consts: dict[str, Any] | None = None) -> FuncRef:
+        """Device function ``dfn`` as an instruction operand (a callback), compiled without a call site.
+
+        Its leading parameters, in order, take the runtime types ``param_types``
+        (what the instruction passes); every other parameter is bound to the
+        value ``consts`` gives it (or keeps its default) when it is compiled:
+        buffers, shared arrays, push constants, specialization constants and
+        compile-time values (see :mod:`coopdsl.frontend.captures`).  The same
+        types and bindings give the same function.
+        """

@@ -21,7 +21,9 @@ def bitcast(cg, args, kwargs):
             raise TypeMismatchError(f"a cooperative matrix bitcasts between integer component types of one width; "
                                     f"{src} -> {t} is not allowed", cg.em.loc)
         return cg.em.op("bitcast", T.with_elem(v.type, t), [v])
-    if T.size_of(v.type) != T.size_of(t) or T.elem_of(v.type).is_bool or T.elem_of(t).is_bool:
+    if not isinstance(v.type, (T.ScalarType, T.VectorType)):
+        raise TypeMismatchError(f"bitcast takes a scalar, vector or cooperative-matrix value, got {v.type}", cg.em.loc)
+    if T.size_of(v.type) != T.size_of(t) or T.scalar_of(v.type).is_bool or T.scalar_of(t).is_bool:
         raise TypeMismatchError(f"cannot bitcast {v.type} ({T.size_of(v.type)} bytes) to {t} ({T.size_of(t)} bytes)",
                                 cg.em.loc)
     return cg.em.op("bitcast", t, [v])

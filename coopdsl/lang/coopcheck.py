@@ -97,8 +97,8 @@ def check_muladd(em, a, b, c) -> frozenset:
 def check_conversion_shape(em, src: T.CoopMatType, dst: T.CoopMatType) -> None:
     if src.rows != dst.rows or src.cols != dst.cols or src.scope != dst.scope:
         raise ShapeError(f"cannot convert {src} to {dst}: rows, columns and scope must match", em.loc)
-    if src.use != dst.use:
+    if src.use != dst.use and not (src.use == 2 and dst.use in (0, 1)):
         raise ShapeError(
-            f"cannot convert {src} to {dst}: SPV_KHR_cooperative_matrix conversions keep the use (changing it, "
-            f"from an accumulator only, needs SPV_NV_cooperative_matrix2, which coopdsl does not support yet)",
-            em.loc)
+            f"cannot convert {src} to {dst}: a conversion keeps the use, or changes it from an accumulator to "
+            f"A or B (SPV_NV_cooperative_matrix2); {_use(src.use)} matrices cannot become {_use(dst.use)} ones "
+            f"(to get an accumulator, multiply by an identity matrix with cd.muladd)", em.loc)

@@ -91,7 +91,7 @@ def _matrix_pointer(cg, buf, offset, what: str):
         raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: their array "
                                 f"stride (16 bytes) differs from their size, so offsets and strides could not "
                                 f"count elements (use a vec4 or scalar buffer, as GLSL does)", cg.em.loc)
-    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.elem_of(elem).kind == "bool":
+    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool":
         raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: the memory must "
                                 f"hold numeric scalars or vectors (SPV_KHR_cooperative_matrix)", cg.em.loc)
     return ptr

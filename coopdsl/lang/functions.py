@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NoReturn
 
 
 class DeviceFunction:
@@ -13,7 +14,7 @@ class DeviceFunction:
         self.fn = fn
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"{self.fn.__name__} is a coopdsl device function: call it from a @coopdsl.kernel")
 
     def __repr__(self) -> str:

@@ -140,7 +140,8 @@ def _fmod_impl(cg, args, kwargs):
     if kwargs or len(args) != 2:
         raise ArgumentError("mod() takes 2 arguments", cg.em.loc)
     a, b = arith.unify(cg.em, "mod", cg.as_operand(args[0]), cg.as_operand(args[1]))
-    if T.elem_of(a.type).kind != "float" or not T.elem_of(a.type).is_ieee:
+    e = T.elem_of(a.type)
+    if not isinstance(e, T.ScalarType) or e.kind != "float" or not e.is_ieee:
         raise TypeMismatchError(f"mod() takes floats (GLSL mod); use % for integers, got {a.type}", cg.em.loc)
     return cg.em.op("fmod", a.type, [a, b])
 
@@ -150,7 +151,8 @@ def _is_impl(kind):
         if kwargs or len(args) != 1:
             raise ArgumentError(f"{kind}() takes 1 argument", cg.em.loc)
         v = cg.as_runtime(args[0])
-        if T.elem_of(v.type).kind != "float":
+        e = T.elem_of(v.type)
+        if not isinstance(e, T.ScalarType) or e.kind != "float":
             raise TypeMismatchError(f"{kind}() takes floats, got {v.type}", cg.em.loc)
         rt = T.VectorType(T.boolean, v.type.count) if isinstance(v.type, T.VectorType) else T.boolean
         return cg.em.op(kind, rt, [v])

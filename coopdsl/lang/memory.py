@@ -23,7 +23,8 @@ def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
     elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
         raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, "
                                 f"not {cg.describe(elem)}", cg.em.loc)
-    if isinstance(length, (SpecConst, SpecOp, Const)) and length.type.kind == "int":
+    if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
+            length.type.kind == "int":
         length = dim_of(length)
     elif isinstance(length, bool) or not isinstance(length, int):
         raise TypeMismatchError(f"{b.name}: the length must be a compile-time int or an integer Spec constant, "

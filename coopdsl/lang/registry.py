@@ -19,6 +19,7 @@ import ast
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ..errors import ArgumentError
 from ..ir import types as T
@@ -43,7 +44,7 @@ class Builtin:
     signature: str
     params: tuple[Param, ...] | None = field(default=None, compare=False)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
 
     def __repr__(self) -> str:
@@ -59,9 +60,11 @@ VALUE_METHODS: dict[tuple[type, str], Builtin] = {}
 def parse_signature(signature: str) -> tuple[Param, ...] | None:
     """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
     try:
-        args = ast.parse(f"def f{signature}: pass").body[0].args
+        fn = ast.parse(f"def f{signature}: pass").body[0]
     except SyntaxError:
         return None
+    assert isinstance(fn, ast.FunctionDef)  # the source parsed is one def
+    args = fn.args
     positional = args.posonlyargs + args.args
     first_default = len(positional) - len(args.defaults)
     out = [Param(a.arg, False, i < first_default) for i, a in enumerate(positional)]

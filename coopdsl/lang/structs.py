@@ -3,16 +3,19 @@ buffer device addresses (``Ptr[T]``: pointers to PhysicalStorageBuffer data).
 
 ``@cd.struct`` turns an annotated class into a struct type laid out with
 std430 rules (``layout_rule="scalar"`` packs members at their scalar alignment,
-VK_EXT_scalar_block_layout).  Members are scalars, vectors, ``Ptr[T]`` or
-other structs.  A ``Ptr[T]`` points at an array of ``T``: index it
-(``p[i]``, ``p[i] = v``), offset it (``p + n``), or load cooperative matrices
-through it; every load/store through it carries ``Aligned``.
+VK_EXT_scalar_block_layout).  Members are scalars, vectors, fixed arrays
+(``cd.array[T, N]``, see :mod:`.blocks`), ``Ptr[T]`` or other structs.  A
+``Ptr[T]`` points at an array of ``T``: index it (``p[i]``, ``p[i] = v``),
+offset it (``p + n``), or load cooperative matrices through it; every
+load/store through it carries ``Aligned``.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import overload
 
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
@@ -35,8 +38,9 @@ def is_data_ptr(t) -> bool:
         isinstance(t.pointee, T.StructType) and t.pointee.name.startswith("ptr_")
 
 
-def ptr_elem(t: T.PointerType) -> T.Type:
-    return t.pointee.members[0][1].elem
+def ptr_elem(t: T.Type) -> T.Type:
+    """The element type of a ``Ptr[...]`` type (``is_data_ptr(t)``)."""
+    return T.block_array(t).elem
 
 
 class _PtrFamily:
@@ -57,9 +61,12 @@ Ptr = _PtrFamily()
 def _align(t: T.Type, scalar: bool) -> int:
     if isinstance(t, T.PointerType):
         return T.POINTER_SIZE
+    if isinstance(t, T.ArrayType):
+        return _align(t.elem, scalar)
     if scalar:
-        return T.elem_of(t).nbytes if isinstance(t, (T.ScalarType, T.VectorType)) else \
-            max((_align(m, True) for _, m in t.members), default=1)
+        if isinstance(t, T.StructType):
+            return max((_align(m, True) for _, m in t.members), default=1)
+        return T.scalar_of(t).nbytes
     return T.align_of(t)
 
 
@@ -70,17 +77,24 @@ def _size(t: T.Type) -> int:
 def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
            where=lambda member: caller_loc(member)) -> T.StructType:
     """A struct type with std430 (or scalar) member offsets; ``where(member)`` locates a bad member."""
-    offsets, off = [], 0
+    offsets, off, typed = [], 0, []
     for mname, mt in members:
-        if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType)) or \
+        if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType, T.ArrayType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
             raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
-                                   f"(use numeric scalars, vectors, Ptr[T] or structs)", where(mname))
+                                   f"(use numeric scalars, vectors, cd.array[T, N], Ptr[T] or structs)",
+                                   where(mname))
+        if isinstance(mt, T.ArrayType) and (not isinstance(mt.length, int) or isinstance(mt.elem, T.ArrayType)):
+            raise DeclarationError(f"struct {name}: member '{mname}' is {mt}; a struct's array members have a "
+                                   f"compile-time length and scalar or vector elements", where(mname))
+        if isinstance(mt, T.ArrayType):  # a fixed array's stride: its element's size, or the std430 stride
+            mt = T.ArrayType(mt.elem, mt.length, T.size_of(mt.elem) if scalar else T.array_stride(mt.elem))
+        typed.append((mname, mt))
         a = _align(mt, scalar)
         off = (off + a - 1) // a * a
         offsets.append(off)
         off += _size(mt)
-    return T.StructType(name, tuple(members), tuple(offsets), block=False)
+    return T.StructType(name, tuple(typed), tuple(offsets), block=False)
 
 
 def _member_loc(cls, member: str) -> SourceLoc:
@@ -114,9 +128,17 @@ def _member_types(cls) -> dict:
     return out
 
 
-def struct(cls=None, *, layout_rule: str = "std430"):
+@overload
+def struct(cls: type, *, layout_rule: str = ...) -> T.StructType: ...
+
+
+@overload
+def struct(cls: None = None, *, layout_rule: str = ...) -> Callable[[type], T.StructType]: ...
+
+
+def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructType | Callable[[type], T.StructType]:
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
-    def make(c):
+    def make(c: type) -> T.StructType:
         if layout_rule not in ("std430", "scalar"):
             raise ValueError("layout_rule must be 'std430' or 'scalar'")
         members = list(_member_types(c).items())

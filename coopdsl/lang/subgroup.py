@@ -25,7 +25,7 @@ GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclus
 def _numeric(cg, name, v) -> Value:
     v = cg.as_runtime(v)
     e = T.elem_of(v.type)
-    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or e.kind == "bool" or \
+    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) or e.kind == "bool" or \
             (e.kind == "float" and not e.is_ieee):
         raise TypeMismatchError(f"{name}() takes a numeric scalar or vector (not {v.type})", cg.em.loc)
     return v
@@ -43,7 +43,7 @@ def _arith(op, prefix):
     def impl(cg, args, kwargs):
         (v,) = _args(cg, name, args, kwargs, 1)
         v = _numeric(cg, name, v)
-        if T.elem_of(v.type).kind == "float" and not ARITH[op][0]:
+        if T.scalar_of(v.type).kind == "float" and not ARITH[op][0]:
             raise TypeMismatchError(f"{name}() takes integers, got {v.type}", cg.em.loc)
         return cg.em.op("subgroup_reduce", v.type, [v], op=op, mode=GROUP_OPS[prefix])
 

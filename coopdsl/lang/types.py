@@ -59,6 +59,11 @@ QueueFamily = Enumerant("Scope", "QueueFamily", 5)
 UseA = Enumerant("CooperativeMatrixUse", "MatrixAKHR", 0, "UseA")
 UseB = Enumerant("CooperativeMatrixUse", "MatrixBKHR", 1, "UseB")
 UseAcc = Enumerant("CooperativeMatrixUse", "MatrixAccumulatorKHR", 2, "UseAcc")
+ClampUndefined = Enumerant("TensorClampMode", "Undefined", 0, "ClampUndefined")
+ClampConstant = Enumerant("TensorClampMode", "Constant", 1, "ClampConstant")
+ClampToEdge = Enumerant("TensorClampMode", "ClampToEdge", 2)
+ClampRepeat = Enumerant("TensorClampMode", "Repeat", 3, "ClampRepeat")
+ClampRepeatMirrored = Enumerant("TensorClampMode", "RepeatMirrored", 4, "ClampRepeatMirrored")
 
 
 VULKAN_SCOPES = ("Device", "Workgroup", "Subgroup", "Invocation", "QueueFamily")
@@ -238,7 +243,7 @@ Push = _ParamKind("Push", _push)
 class ConstParam:
     """A compile-time kernel parameter: its value is part of the compiled kernel."""
 
-    type: object = None  # int, float, bool, or None for any compile-time value
+    type: type | None = None  # int, float, bool, or None for any compile-time value
 
 
 def _const(t=None, *rest):

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..ir import types as T
+from ..ir.core import Value
+
+if TYPE_CHECKING:
+    from .registry import Builtin
 
 
 @dataclass
@@ -17,11 +22,11 @@ class BufferRef:
     """
 
     name: str
-    var: object  # GlobalVar, or the 'variable' op of a local array
+    var: Value  # GlobalVar, or the 'variable' op of a local array
     elem: T.Type
     storage: str = "StorageBuffer"
     prefix: tuple = (0,)
-    length: object = None  # element count of fixed-size arrays (int or SymDim)
+    length: T.Dim | None = None  # element count of fixed-size arrays
 
     @property
     def kind(self) -> str:
@@ -33,7 +38,7 @@ class BufferRef:
 class BoundMethod:
     """``obj.method`` looked up on a type object or a runtime value."""
 
-    builtin: object
+    builtin: Builtin
     receiver: object
 
 

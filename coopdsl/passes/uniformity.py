@@ -35,12 +35,14 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from ..errors import SourceLoc
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
 from ..ir.ops import OPS
+from ..ir.ops.coopmat2 import ReduceMode
 from .cfg import CFG
 from .uniformity_report import cond_loc, error
 
@@ -72,9 +74,10 @@ BUILTIN_LEVELS = {"WorkgroupId": WORKGROUP, "NumWorkgroups": WORKGROUP, "Workgro
                   "SubgroupSize": WORKGROUP, "NumSubgroups": WORKGROUP, "SubgroupId": SUBGROUP}
 # builtins whose component i is the workgroup id's when the workgroup is 1 wide along i
 PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
-WRITES = ("store", "coop_store", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
+WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
 ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
 ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
+WHOLE_MATRIX = ReduceMode.Row | ReduceMode.Column  # a reduction whose every element is the same
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
 
@@ -158,23 +161,25 @@ class FunctionUniformity:
             return self.facts.get(id(v), UNIFORM)
         return UNIFORM  # constants, spec constants, globals (pointers), function references
 
-    def fact_at(self, v: Value, block: Block) -> Fact:
+    def fact_at(self, v: Value, block: Block | None) -> Fact:
         """(level, origin) of ``v`` used in ``block``: a value used outside a loop it was computed in is
         only as uniform as that loop's exits (invocations may leave it at different iterations)."""
         f = self.fact(v)
         home = v.block if isinstance(v, Op) else None
         if home is None or not self.cfg.loops_of.get(home):  # not computed in a loop
             return f
-        for h in self.cfg.loops_of[home] - self.cfg.loops_of.get(block, set()):
+        around_use = self.cfg.loops_of.get(block, set()) if block is not None else set()
+        op = cast(Op, v)  # only ops have a home block
+        for h in self.cfg.loops_of[home] - around_use:
             level, _ = self.exit_fact(h)
             if level < f[0]:
                 f = (level, Origin(f"a value computed in the loop at line {_loop_line(h)}, which invocations "
-                                   f"leave at different iterations", v.loc))
+                                   f"leave at different iterations", op.loc))
         return f
 
     def cond_fact(self, branch: Block) -> Fact:
         """(level, origin) of the condition ``branch`` ends with."""
-        return self.fact_at(branch.terminator.operands[0], branch)
+        return self.fact_at(branch.last_op.operands[0], branch)
 
     def exit_fact(self, header: Block) -> Fact:
         """How uniformly invocations leave the loop headed by ``header``: the least uniform condition of
@@ -221,6 +226,7 @@ class FunctionUniformity:
         if not (isinstance(root, Op) and root.kind == "variable"):
             return False
         block = op.block
+        assert block is not None  # the ops analysed are in blocks
         value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if op.kind in ATOMICS \
             else self.fact_at(op.operands[1], block)
         control = (self.ctl[block], Origin("a value stored under non-uniform control flow", op.loc))
@@ -246,6 +252,7 @@ class FunctionUniformity:
 
     def _phi(self, op: Op) -> Fact:
         block = op.block
+        assert block is not None  # the ops analysed are in blocks
         facts = [self.fact_at(v, block) for v in op.operands]
         for x in self.cfg.sync_deps.get(block, ()):
             level, _ = self.cond_fact(x)
@@ -262,7 +269,7 @@ class FunctionUniformity:
         address = self.fact_at(ptr, op.block)
         root = memory_root(ptr)
         if isinstance(root, GlobalVar) and root.role == "builtin":
-            level = BUILTIN_LEVELS.get(root.info.get("builtin"), DIVERGENT)
+            level = BUILTIN_LEVELS.get(root.info.get("builtin", ""), DIVERGENT)
             return level, (Origin(f"cd.{root.name}", op.loc) if level < WORKGROUP else None)
         if isinstance(root, GlobalVar) and root.role in ("push", "uniform"):
             return address
@@ -274,6 +281,11 @@ class FunctionUniformity:
 
     def _extract(self, op: Op) -> Fact:
         src = op.operands[0]
+        if isinstance(src, Op) and src.kind == "coop_reduce" and src.attrs["mode"] == WHOLE_MATRIX and \
+                isinstance(src.type, T.CoopMatType):
+            level = scope_level(src.type.scope)  # every element holds the one combined value
+            return level, (None if level == WORKGROUP else Origin("an element of a subgroup-scope matrix "
+                                                                  "reduced with cd.Row | cd.Column", op.loc))
         if isinstance(src.type, T.CoopMatType):
             return DIVERGENT, Origin("an element of a cooperative matrix (each invocation holds different ones)",
                                      op.loc)
@@ -372,6 +384,8 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
              "extract": FunctionUniformity._extract, "extract_dyn": FunctionUniformity._extract,
              "div": FunctionUniformity._divide, "shr": FunctionUniformity._divide,
              "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
+             "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
+                                                                  "(each invocation gets its own)", op.loc)),
              "variable": lambda self, op: UNIFORM}
 
 
@@ -416,7 +430,7 @@ def _memory_name(root) -> str:
 
 
 def _loop_line(header: Block) -> int:
-    return header.terminator.loc.line
+    return header.last_op.loc.line
 
 
 class Uniformity:

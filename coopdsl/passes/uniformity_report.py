@@ -16,7 +16,9 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "
 _NAMES = {"coop_muladd": "cd.muladd", "coop_load": "the matrix load (.load)", "coop_store": "the matrix store (.store)",
           "splat": "the matrix .splat", "mat_times_scalar": "matrix * scalar",
           "convert": "the matrix conversion", "bitcast": "cd.bitcast of a matrix",
-          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array"}
+          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array",
+          "coop_from_array": "the matrix built from arrays (.from_rows / .from_cols)",
+          "coop_to_array": "the matrix split into arrays (.to_rows / .to_cols)"}
 
 
 def op_name(op: Op) -> str:
@@ -77,8 +79,8 @@ def _cause(fu, block: Block, need) -> Block | None:
 
 def cond_loc(branch: Block) -> SourceLoc:
     """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
-    cond = branch.terminator.operands[0]
-    return cond.loc if isinstance(cond, Op) else branch.terminator.loc
+    cond = branch.last_op.operands[0]
+    return cond.loc if isinstance(cond, Op) else branch.last_op.loc
 
 
 def _where(loc: SourceLoc) -> str:

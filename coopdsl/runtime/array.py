@@ -92,7 +92,7 @@ class Array:
         buf, self._buffer = self._buffer, None
         self.device.pool.give(buf)
 
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = self.numpy()
         return out if dtype is None else out.astype(dtype)
 

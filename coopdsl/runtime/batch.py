@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,7 +69,10 @@ class Batch:
             raise TypeError(f"batch() takes a coopdsl.runtime.Device, got {type(self.device).__name__}")
         self._v = self.device.vk
         self.launches = 0  # dispatches recorded over the batch's life
-        self._cb = None
+        self._cb: int | None = None
+        self._pipeline: int | None = None  # state bound in the command buffer being recorded
+        self._set: DescriptorSet | None = None
+        self._push: bytes | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -87,13 +91,13 @@ class Batch:
         batches[self.device] = self
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         open_batches().pop(self.device, None)
         if exc_type is None:
             self.submit()
         else:
             self.discard()
-        return False
 
     def __repr__(self) -> str:
         return f"<coopdsl.runtime.Batch on {self.device!r}: {self.launches} launches recorded>"
@@ -208,7 +212,7 @@ class Batch:
             self.device.release_command_buffer(self._cb)
         self._finish()
 
-    def _record_downloads(self, cb, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
+    def _record_downloads(self, cb: int, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
         """Record device-to-staging copies for ``downloads``; returns (staging buffer, target array) pairs."""
         v, pool = self._v, self.device.pool
         self.barrier()

@@ -96,7 +96,8 @@ class Device:
     def check(self, reflection: dict) -> None:
         """Raise DeviceFeatureError if the module needs something this device lacks."""
         check_supported(self.info.name, self.info.extensions, self.info.features, self.info.subgroup_operations,
-                        reflection.get("capabilities", []), reflection.get("extensions", []))
+                        reflection.get("capabilities", []), reflection.get("extensions", []),
+                        reflection.get("cooperative_matrices", []))
 
     # -- memory -----------------------------------------------------------------------
     def memory_type(self, type_bits: int, want: int) -> int:
@@ -156,6 +157,7 @@ class Device:
                                              level=vk.COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
         cb = vk.VkHandle()
         self.vk.call("vkAllocateCommandBuffers", self.handle, ctypes.byref(alloc), ctypes.byref(cb))
+        assert cb.value is not None  # the call succeeded
         return cb.value
 
     def release_command_buffer(self, cb: int) -> None:
@@ -170,7 +172,7 @@ class Device:
         v.call("vkQueueSubmit", self.queue, 1, self._submit_ref, self.fence)
         v.call("vkWaitForFences", self.handle, 1, self._fence_ref, 1, timeout_ns)
 
-    def barrier(self, cb, src_stage: int, dst_stage: int, src_access: int, dst_access: int) -> None:
+    def barrier(self, cb: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int) -> None:
         """Record a global memory barrier."""
         mb = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=src_access, dstAccessMask=dst_access)
         self.vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, ctypes.byref(mb), 0, None, 0, None)

@@ -7,11 +7,27 @@ name (with the Vulkan feature it maps to) before anything is dispatched.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..devices.check import Mismatch
+    from ..errors import SourceLoc
 
 
 class DeviceFeatureError(RuntimeError):
-    """The device cannot run the module: a feature or extension it needs is missing."""
+    """The device cannot run the module: a feature or extension it needs is missing.
+
+    When the launch-time check finds cooperative-matrix configurations the device
+    does not offer, ``mismatches`` lists them and ``loc`` is the kernel line of
+    the first; otherwise ``mismatches`` is empty and ``loc`` is None.
+    """
+
+    def __init__(self, message: str, mismatches: Sequence[Mismatch] = (), loc: SourceLoc | None = None):
+        super().__init__(message)
+        self.mismatches = list(mismatches)
+        self.loc = loc
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,7 @@ CAPABILITIES: dict[str, Need] = {
     "AtomicFloat32AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat32AtomicAdd"),
     "AtomicFloat64AddEXT": Need("VK_EXT_shader_atomic_float", "shaderBufferFloat64AtomicAdd"),
     "CooperativeMatrixKHR": Need("VK_KHR_cooperative_matrix", "cooperativeMatrix"),
+    "CooperativeMatrixConversionQCOM": Need("VK_QCOM_cooperative_matrix_conversion", "cooperativeMatrixConversion"),
     "BFloat16TypeKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16Type"),
     "BFloat16CooperativeMatrixKHR": Need("VK_KHR_shader_bfloat16", "shaderBFloat16CooperativeMatrix"),
     "Float8EXT": Need("VK_EXT_shader_float8", "shaderFloat8"),
@@ -57,6 +74,9 @@ CAPABILITIES: dict[str, Need] = {
     "CooperativeMatrixBlockLoadsNV": Need("VK_NV_cooperative_matrix2", "cooperativeMatrixBlockLoads"),
     **{cap: Need(subgroup_op=bit) for cap, bit in SUBGROUP.items()},
 }
+# Workgroup-scope matrices need VK_NV_cooperative_matrix2's feature, yet no capability says so (spirv-val accepts
+# them with no NV2 capability or extension): the reflection's matrix list does.
+WORKGROUP_SCOPE = Need("VK_NV_cooperative_matrix2", "cooperativeMatrixWorkgroupScope")
 EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implied by a capability above)
     "SPV_NV_cooperative_matrix2": "VK_NV_cooperative_matrix2",
     "SPV_NV_tensor_addressing": "VK_NV_cooperative_matrix2",
@@ -64,13 +84,27 @@ EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implie
 }
 
 
-def requirements(capabilities: list[str], spirv_extensions: list[str] = ()) -> tuple[set[str], set[str], int]:
+def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
+    """What a module's cooperative-matrix types (reflection ``cooperative_matrices``) need beyond its capabilities."""
+    return [WORKGROUP_SCOPE] if any(m.get("scope") == "Workgroup" for m in matrices) else []
+
+
+def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
+                 matrices: Sequence[dict] = ()) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
 
-    Raises DeviceFeatureError for a capability coopdsl's runtime does not know
-    how to enable.
+    ``matrices`` is the reflection's ``cooperative_matrices`` (workgroup scope
+    needs a feature no capability names).  Raises DeviceFeatureError for a
+    capability coopdsl's runtime does not know how to enable.
     """
-    exts, feats, ops = set(), set(), 0
+    exts: set[str] = set()
+    feats: set[str] = set()
+    ops = 0
+    for extra in matrix_needs(matrices):
+        if extra.extension:
+            exts.add(extra.extension)
+        if extra.feature:
+            feats.add(extra.feature)
     for cap in capabilities:
         if cap in ALWAYS:
             continue
@@ -90,9 +124,10 @@ def requirements(capabilities: list[str], spirv_extensions: list[str] = ()) -> t
 
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
-                    capabilities: list[str], spirv_extensions: list[str] = ()) -> None:
-    """Raise DeviceFeatureError naming everything the device lacks for these capabilities."""
-    exts, feats, ops = requirements(capabilities, spirv_extensions)
+                    capabilities: list[str], spirv_extensions: Sequence[str] = (),
+                    matrices: Sequence[dict] = ()) -> None:
+    """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices)."""
+    exts, feats, ops = requirements(capabilities, spirv_extensions, matrices)
     missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]
     missing += [f"feature {f}" for f in sorted(feats) if not features.get(f)]
     if ops & ~subgroup_ops:

@@ -48,6 +48,7 @@ EXTENSION_FEATURES = {  # device extension -> its feature struct (queried, and e
     "VK_KHR_shader_bfloat16": vk.Bfloat16FeaturesKHR,
     "VK_EXT_shader_atomic_float": vk.AtomicFloatFeaturesEXT,
     "VK_EXT_shader_float8": vk.Float8FeaturesEXT,
+    "VK_QCOM_cooperative_matrix_conversion": vk.CoopMatConversionFeaturesQCOM,
 }
 
 
@@ -59,7 +60,7 @@ def extension_feature_structs(exts: list[str]) -> list[type]:
 class Instance:
     """The process's VkInstance and its physical devices."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.vk = vk.Loader()
         app = vk.ApplicationInfo(sType=vk.ST_APPLICATION_INFO, pApplicationName=b"coopdsl",
                                  pEngineName=b"coopdsl", apiVersion=vk.API_VERSION_1_3)
@@ -79,14 +80,14 @@ class Instance:
         self.vk.call("vkEnumeratePhysicalDevices", handle, ctypes.byref(count), arr)
         self.physical = [vk.VkHandle(arr[i]) for i in range(count.value)]
 
-    def extensions(self, pd) -> list[str]:
+    def extensions(self, pd: vk.VkHandle) -> list[str]:
         count = ctypes.c_uint32()
         self.vk.call("vkEnumerateDeviceExtensionProperties", pd, None, ctypes.byref(count), None)
         arr = (vk.ExtensionProperties * count.value)()
         self.vk.call("vkEnumerateDeviceExtensionProperties", pd, None, ctypes.byref(count), arr)
         return sorted(arr[i].extensionName.decode() for i in range(count.value))
 
-    def feature_structs(self, pd, exts: list[str]) -> list:
+    def feature_structs(self, pd: vk.VkHandle, exts: list[str]) -> list:
         """The feature chain this device can report (and coopdsl can enable), filled in."""
         structs = [vk.make(vk.Features2), vk.make(vk.Vulkan11Features), vk.make(vk.Vulkan12Features),
                    vk.make(vk.Vulkan13Features)]
@@ -137,7 +138,7 @@ class Instance:
             info.flexible_configs = self._flexible_configs(pd)
         return info
 
-    def _coopmat_configs(self, pd) -> list[dict]:
+    def _coopmat_configs(self, pd: vk.VkHandle) -> list[dict]:
         fn = self.vk.instance_function(self.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
         if fn is None:
             return []
@@ -153,7 +154,7 @@ class Instance:
                  "Result": t.get(c.ResultType, str(c.ResultType)), "saturating": bool(c.saturatingAccumulation),
                  "scope": vk.SCOPES.get(c.scope, str(c.scope))} for c in arr[:count.value]]
 
-    def _flexible_configs(self, pd) -> list[dict]:
+    def _flexible_configs(self, pd: vk.VkHandle) -> list[dict]:
         fn = self.vk.instance_function(
             self.handle, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV")
         if fn is None:

@@ -4,6 +4,7 @@ the module's buffers and push constants, and recording the dispatch into a batch
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +13,7 @@ from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
+from .memory import Buffer
 from .packing import check_array, member_value, pack_members, set_member
 from .program import Program
 
@@ -73,7 +75,7 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
         unknown = sorted(args.keys() - program.names)
         raise LaunchError(f"unknown argument(s) {unknown}; the kernel takes {sorted(program.names)}")
     dev = b.device
-    checked = []
+    checked: list[tuple[dict, Buffer | None, Any]] = []  # (binding, resident buffer or None, Array or numpy data)
     for slot in program.slots:
         binding = slot[0]
         value = args.get(binding["name"], _MISSING)
@@ -101,7 +103,7 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
 _MISSING = object()
 
 
-def _host_data(b: Batch, binding: dict, value) -> np.ndarray:
+def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
     """The checked numpy data for a binding given a numpy array or a uniform-block dict."""
     if value is _MISSING:
         raise LaunchError(f"missing buffer '{binding['name']}'")

@@ -62,21 +62,28 @@ class Buffer:
             self._address = int(self.dev.vk.vkGetBufferDeviceAddress(self.dev.handle, ctypes.byref(info)))
         return self._address
 
+    def _mapped(self) -> int:
+        """The host address of a host-visible buffer's memory (ValueError for a device-local buffer)."""
+        if self.ptr is None:
+            raise ValueError("the buffer is not host-visible: create it with host_visible=True to read or "
+                             "write it from the host")
+        return self.ptr
+
     def write(self, data: bytes | memoryview) -> None:
         """Copy ``data`` to the start of a host-visible buffer."""
-        ctypes.memmove(self.ptr, bytes(data), len(data))
+        ctypes.memmove(self._mapped(), bytes(data), len(data))
 
     def write_from(self, address: int, nbytes: int) -> None:
         """Copy ``nbytes`` from host ``address`` (e.g. ``ndarray.ctypes.data``) into a host-visible buffer."""
-        ctypes.memmove(self.ptr, address, nbytes)
+        ctypes.memmove(self._mapped(), address, nbytes)
 
     def read(self, nbytes: int) -> bytes:
         """The first ``nbytes`` of a host-visible buffer."""
-        return ctypes.string_at(self.ptr, nbytes)
+        return ctypes.string_at(self._mapped(), nbytes)
 
     def read_into(self, address: int, nbytes: int) -> None:
         """Copy the first ``nbytes`` of a host-visible buffer to host ``address``."""
-        ctypes.memmove(address, self.ptr, nbytes)
+        ctypes.memmove(address, self._mapped(), nbytes)
 
     def destroy(self) -> None:
         """Release the buffer and its memory (descriptor sets that name it are dropped from the cache)."""

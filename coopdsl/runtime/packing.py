@@ -4,6 +4,7 @@ a numpy array must pass for a buffer binding. Pure functions, unit-tested withou
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
     return data, entries
 
 
-def member_value(values: dict, name: str):
+def member_value(values: dict, name: str) -> Any:
     """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
     if name in values:
         return values[name]
@@ -50,7 +51,7 @@ def member_value(values: dict, name: str):
     raise KeyError(name)
 
 
-def set_member(values: dict, name: str, value) -> None:
+def set_member(values: dict, name: str, value: Any) -> None:
     """Set ``values[name]`` in place; a dotted name writes into a copy of the nested dict."""
     head, dot, rest = name.partition(".")
     if dot and isinstance(values.get(head), dict):
@@ -117,7 +118,7 @@ def size_problem(binding: dict, nbytes: int) -> str | None:
     return None
 
 
-def check_array(binding: dict, value) -> np.ndarray:
+def check_array(binding: dict, value: Any) -> np.ndarray:
     """The contiguous numpy array for ``binding``: dtype and size checked, and writable when the kernel writes it."""
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "

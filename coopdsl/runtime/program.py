@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..devices import DeviceMismatchError, verify
+from ..devices.check import DeviceMismatchError, verify
 from . import vk
 from .features import DeviceFeatureError
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .device import Device
 
 
-def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
+def check_launch(reflection: dict, device: Any, spec: dict | None = None) -> None:
     """The device check before pipeline creation, reported as :class:`DeviceFeatureError`.
 
     A kernel whose cooperative matrices the device does not offer never
@@ -28,9 +28,7 @@ def check_launch(reflection: dict, device, spec: dict | None = None) -> None:
     try:
         verify(reflection, device, spec)
     except DeviceMismatchError as e:
-        err = DeviceFeatureError(str(e))
-        err.mismatches, err.loc = e.mismatches, e.loc
-        raise err from None
+        raise DeviceFeatureError(str(e), e.mismatches, e.loc) from None
 
 
 class Program:

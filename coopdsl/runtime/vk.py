@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Sequence
 from ctypes import (
     POINTER,
     Structure,
@@ -26,6 +27,7 @@ from ctypes import (
     c_uint64,
     c_void_p,
 )
+from typing import Any
 
 from .errors import VulkanUnavailableError, no_vulkan_message
 
@@ -85,6 +87,7 @@ ST_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
 ST_MEMORY_ALLOCATE_FLAGS_INFO = 1000060000
 ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
 ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
+ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM = 1000172000
 ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
 ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
 ST_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
@@ -141,11 +144,13 @@ SCOPES = {1: "Device", 2: "Workgroup", 3: "Subgroup", 5: "QueueFamily"}
 DEVICE_TYPES = {0: "other", 1: "integrated GPU", 2: "discrete GPU", 3: "virtual GPU", 4: "CPU"}
 
 
-def _s(name, fields):
+def _s(name: str, fields: list[tuple[str, Any]]) -> Any:
+    """A ctypes Structure class made at run time (Any: its fields are read as attributes)."""
     return type(name, (Structure,), {"_fields_": fields})
 
 
-def chained(name, stype, bools=(), extra=(), pad=16):
+def chained(name: str, stype: int, bools: Sequence[str] = (), extra: Sequence[tuple[str, Any]] = (),
+            pad: int = 16) -> Any:
     """A pNext-chainable struct: sType, pNext, named VkBool32s, extra fields, spare padding."""
     fields = [("sType", c_uint32), ("pNext", c_void_p)] + [(b, VkBool32) for b in bools] + list(extra)
     fields.append(("_spare", c_uint32 * pad))
@@ -277,6 +282,9 @@ CoopMat2FeaturesNV = chained("VkPhysicalDeviceCooperativeMatrix2FeaturesNV",
                                  "cooperativeMatrixReductions", "cooperativeMatrixConversions",
                                  "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing",
                                  "cooperativeMatrixBlockLoads"))
+CoopMatConversionFeaturesQCOM = chained("VkPhysicalDeviceCooperativeMatrixConversionFeaturesQCOM",
+                                        ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM,
+                                        ("cooperativeMatrixConversion",))
 Bfloat16FeaturesKHR = chained("VkPhysicalDeviceShaderBfloat16FeaturesKHR",
                               ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                               ("shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"))
@@ -482,19 +490,19 @@ class Loader:
         self.lib.vkGetInstanceProcAddr.argtypes = [VkHandle, c_char_p]
         self.lib.vkGetInstanceProcAddr.restype = c_void_p
 
-    def __getattr__(self, fname: str):
+    def __getattr__(self, fname: str) -> Any:
         fns = self.__dict__.get("fns", {})
         if fname in fns:
             return fns[fname]
         raise AttributeError(fname)
 
-    def call(self, fname: str, *args) -> int:
+    def call(self, fname: str, *args: Any) -> int:
         r = self.fns[fname](*args)
         if r not in (0, 5):  # VK_SUCCESS, VK_INCOMPLETE
             raise VulkanError(fname, r)
         return r
 
-    def instance_function(self, instance, fname: str):
+    def instance_function(self, instance: Any, fname: str) -> Any:
         """An instance-level extension entry point, or None when the loader lacks it."""
         addr = self.lib.vkGetInstanceProcAddr(instance, fname.encode())
         if not addr:
@@ -503,8 +511,8 @@ class Loader:
         return proto(addr)
 
 
-def chain(*structs) -> c_void_p:
-    """Link ``structs`` through pNext in order; returns a pointer to the first."""
+def chain(*structs: ctypes.Structure) -> c_void_p | None:
+    """Link ``structs`` through pNext in order; returns a pointer to the first (None for no structs)."""
     for a, b in zip(structs, structs[1:]):
         a.pNext = ctypes.cast(ctypes.pointer(b), c_void_p)
     if structs:
@@ -512,7 +520,7 @@ def chain(*structs) -> c_void_p:
     return ctypes.cast(ctypes.pointer(structs[0]), c_void_p) if structs else None
 
 
-def make(cls, **fields):
+def make(cls: Any, **fields: Any) -> Any:
     """An instance of chainable ``cls`` with its sType set."""
     obj = cls()
     obj.sType = cls.STYPE

@@ -166,13 +166,13 @@ def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> 
             _encode_one(opname, pkind, values, words, req)
     elif category == "BitEnum":
         names = (value,) if isinstance(value, (str, int)) else tuple(value)
-        mask, params = 0, []
+        mask, bits = 0, []
         for n in names:
             bit, p = _enumerant(opname, kind, n, req)
             mask |= bit
-            params.append((bit, p))
+            bits.append((bit, p))
         words.append(mask)
-        for _, p in sorted(params):  # parameters follow in bit order (spec 2.2.2)
+        for _, p in sorted(bits):  # parameters follow in bit order (spec 2.2.2)
             for pkind in p:
                 _encode_one(opname, pkind, values, words, req)
     else:  # pragma: no cover - grammar categories are closed
@@ -181,11 +181,10 @@ def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> 
 
 def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]]:
     table = ENUMS[kind]
+    row: tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None] | None
     if isinstance(value, int):
-        for row in table.values():
-            if row[0] == value:
-                break
-        else:
+        row = next((r for r in table.values() if r[0] == value), None)
+        if row is None:
             return value, ()
     else:
         row = table.get(value)

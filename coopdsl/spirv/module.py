@@ -10,6 +10,7 @@ encoded (from the grammar tables) and written first in :meth:`finish`.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
@@ -51,6 +52,7 @@ class ModuleBuilder:
 
     def __init__(self, version: tuple[int, int]):
         self.version = version
+        self.resolve_symbolic: Callable[[T.SymDim], int] | None = None  # set by the writer
         self.bound = 1
         self.sections: dict[str, list[int]] = {s: [] for s in SECTIONS}
         self.req = Requirements()
@@ -136,6 +138,11 @@ class ModuleBuilder:
                 self.emit("global", "OpTypePointer", tid, t.storage, pointee)
                 return tid
             return self._simple("OpTypePointer", t.storage, self.type_id(t.pointee))
+        if isinstance(t, T.TensorLayoutType):
+            return self._simple("OpTypeTensorLayoutNV", self.dim_id(t.dim), self.dim_id(t.clamp))
+        if isinstance(t, T.TensorViewType):
+            return self._simple("OpTypeTensorViewNV", self.dim_id(t.dim), self.const_id(T.boolean, t.has_dims),
+                                *[self.dim_id(p) for p in t.perm])
         if isinstance(t, T.FunctionType):
             return self._simple("OpTypeFunction", self.type_id(t.ret),
                                 *[self.type_id(p) for p in t.params])
@@ -188,7 +195,7 @@ class ModuleBuilder:
         """Id of a type operand that is an int literal (as u32) or a symbolic Dim."""
         if isinstance(d, int):
             return self.const_id(T.u32, d)
-        resolver = getattr(self, "resolve_symbolic", None)
+        resolver = self.resolve_symbolic
         if resolver is None:
             raise InternalCompilerError(f"symbolic dimension {d} with no resolver")
         return resolver(d)
@@ -205,6 +212,17 @@ class ModuleBuilder:
             tid = self.type_id(t)
             cid = self.new_id()
             self.emit("global", "OpConstantComposite", tid, cid, *([part] * count))
+        elif isinstance(t, T.ArrayType):  # zeros: OpConstantNull (any length); else a splat of a known length
+            tid = self.type_id(t)
+            if value == 0 and str(value)[:1] != "-":
+                cid = self.new_id()
+                self.emit("global", "OpConstantNull", tid, cid)
+            elif isinstance(t.length, int):
+                part = self.const_id(t.elem, value)
+                cid = self.new_id()
+                self.emit("global", "OpConstantComposite", tid, cid, *([part] * t.length))
+            else:
+                raise InternalCompilerError(f"no splat constant of {t}: its length is not known")
         elif isinstance(t, T.ScalarType) and t.kind == "bool":
             tid = self.type_id(t)
             cid = self.new_id()

@@ -13,7 +13,15 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"
 
 # every example is a cooperative-matrix kernel unless listed here with the instructions it must contain
 MATRIX_GEMM = ("OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreKHR")
-EXPECTED: dict[str, tuple[str, ...]] = {}
+TENSOR_GEMM = ("OpCooperativeMatrixLoadTensorNV", "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixStoreTensorNV")
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "gemm_workgroup.py": TENSOR_GEMM, "q4_matmul.py": TENSOR_GEMM + ("DecodeFunc",),
+    "flash_attention.py": MATRIX_GEMM + ("OpCooperativeMatrixReduceNV", "OpCooperativeMatrixPerElementOpNV",
+                                         "OpFConvert", "OpLoopMerge"),
+}
+QCOM = ("OpCompositeConstructCoopMatQCOM", "OpCooperativeMatrixMulAddKHR")  # tests/qcom/test_examples.py has more
+EXPECTED.update({name: QCOM for name in (
+    "qcom_conv_im2col.py", "qcom_ntc_mlp.py", "qcom_flash_attention.py", "qcom_dequant_q4.py")})
 
 
 def _kernels(path):

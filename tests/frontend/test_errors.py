@@ -341,10 +341,11 @@ def test_matrix_bitcast_needs_same_width():
 
 @cd.kernel(workgroup_size=(32, 1, 1))
 def k_use_convert(c: cd.Buffer[f32]):
-    m = Acc[f32, 16, 16].splat(0.0)
-    a = MatA[f32, 16, 16](m)  # E:useconv
+    m = MatA[f32, 16, 16].splat(0.0)
+    a = Acc[f32, 16, 16](m)  # E:useconv
 
 
-def test_use_change_needs_nv2():
-    expect_error(k_use_convert, ShapeError, "conversions keep the use (changing it, from an accumulator only, needs "
-                 "SPV_NV_cooperative_matrix2", "# E:useconv", 9)
+def test_use_change_only_from_an_accumulator():
+    expect_error(k_use_convert, ShapeError, "a conversion keeps the use, or changes it from an accumulator to A or B "
+                 "(SPV_NV_cooperative_matrix2); A (MatA) matrices cannot become accumulator (Acc) ones",
+                 "# E:useconv", 9)

@@ -56,7 +56,6 @@ class _Spy:
 def test_verdict_on_the_live_device(device, kernel, monkeypatch):
     """Refused: DeviceFeatureError and no pipeline. Accepted: the driver builds and runs it."""
     from coopdsl import runtime
-
     from coopdsl.runtime.program import Program
 
     spy = _Spy(Program._create)

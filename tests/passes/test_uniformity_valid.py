@@ -180,7 +180,7 @@ def per_subgroup(a: cd.Buffer[f16], c: cd.Buffer[f32], tiles: cd.Buffer[u32], n:
         acc = cd.muladd(MatA[f16, 16, 16].load(a, sg * 256, stride=16), MatB[f16, 16, 16].load(a, 0, stride=16), acc)
     if cd.subgroup_any(a[cd.local_invocation_index] > f16(0.0)):
         acc = acc * 2.0
-    for i in range(tiles[sg]):
+    for _ in range(tiles[sg]):
         acc = acc + acc
     if cd.subgroup_broadcast_first(a[cd.local_invocation_index]) > f16(1.0):
         acc = acc * 0.5

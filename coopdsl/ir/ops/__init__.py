@@ -11,13 +11,13 @@ The IR builder (:mod:`coopdsl.ir.builder`), the verifier and the ``dce`` pass
 look kinds up here; the SPIR-V lowering has its own registry by kind.
 
 The ops live in one file per family (``arith``, ``composite``, ``memory``,
-``coopmat``, ``subgroup``, ``atomics``, ``math``, ``control``, ``hints``); a new family is
-a new file imported below.
+``coopmat``, ``qcom``, ``subgroup``, ``atomics``, ``math``, ``control``, ``hints``, ``coopmat2``,
+``tensor``); a new family is a new file imported below.
 """
 
 from __future__ import annotations
 
-from . import arith, atomics, composite, control, coopmat, hints, math, memory, subgroup  # noqa: F401  (declare)
+from . import arith, atomics, composite, control, coopmat, coopmat2, hints, math, memory, qcom, subgroup, tensor  # noqa: F401  (declare)
 from .base import OPS, OpDef, VerifyError, define, opdef
 
 __all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]

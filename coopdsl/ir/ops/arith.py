@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import (
     bool_like,
     define,
@@ -24,28 +25,28 @@ SHIFTS = ("shl", "shr")
 COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
-def _arithmetic(op) -> None:
+def _arithmetic(op: Op) -> None:
     operands_equal(op)
     if not is_numeric(op.operands[0].type):
         fail(op, f"needs numbers, got {op.operands[0].type}")
     result_is(op, op.operands[0].type)
 
 
-def _bitwise(op) -> None:
+def _bitwise(op: Op) -> None:
     operands_equal(op)
     if not is_int(op.operands[0].type):
         fail(op, f"needs integers, got {op.operands[0].type}")
     result_is(op, op.operands[0].type)
 
 
-def _shift(op) -> None:
+def _shift(op: Op) -> None:
     a, b = types_of(op)
     if not (is_int(a) and is_int(b) and same_shape(a, b)):
         fail(op, f"shifts integers by integers of one shape, got {a} and {b}")
     result_is(op, a)
 
 
-def _compare(op) -> None:
+def _compare(op: Op) -> None:
     operands_equal(op)
     t = op.operands[0].type
     if isinstance(t, T.CoopMatType) or not (is_numeric(t) or is_bool(t)):
@@ -53,27 +54,27 @@ def _compare(op) -> None:
     result_is(op, bool_like(t))
 
 
-def _neg(op) -> None:
+def _neg(op: Op) -> None:
     if not is_numeric(op.operands[0].type):
         fail(op, f"needs a number, got {op.operands[0].type}")
     result_is(op, op.operands[0].type)
 
 
-def _not(op) -> None:
+def _not(op: Op) -> None:
     t = op.operands[0].type
     if not (is_int(t) or is_bool(t)) or isinstance(t, T.CoopMatType):
         fail(op, f"needs an integer or bool, got {t}")
     result_is(op, t)
 
 
-def _logical(op) -> None:
+def _logical(op: Op) -> None:
     operands_equal(op)
     if not is_bool(op.operands[0].type):
         fail(op, f"needs bools, got {op.operands[0].type}")
     result_is(op, op.operands[0].type)
 
 
-def _select(op) -> None:
+def _select(op: Op) -> None:
     c, a, b = types_of(op)
     if a != b or c not in (T.boolean, bool_like(a)):
         fail(op, f"needs a bool condition and two values of one type, got {c}, {a}, {b}")
@@ -82,20 +83,20 @@ def _select(op) -> None:
     result_is(op, a)
 
 
-def _mat_times_scalar(op) -> None:
+def _mat_times_scalar(op: Op) -> None:
     m = matrix(op, 0)
     if op.operands[1].type != m.elem:
         fail(op, f"scalar must be {m.elem}, got {op.operands[1].type}")
     result_is(op, m)
 
 
-def _convert(op) -> None:
+def _convert(op: Op) -> None:
     src = op.operands[0].type
     if not (is_numeric(src) and is_numeric(op.type) and same_shape(src, op.type)):
         fail(op, f"converts numbers of one shape, got {src} -> {op.type}")
 
 
-def _bitcast(op) -> None:
+def _bitcast(op: Op) -> None:
     src = op.operands[0].type
     if isinstance(src, T.CoopMatType) != isinstance(op.type, T.CoopMatType):
         fail(op, f"cannot bitcast {src} to {op.type}")
@@ -103,14 +104,14 @@ def _bitcast(op) -> None:
         fail(op, f"bitcast changes the size: {src} -> {op.type}")
 
 
-def _fmod(op) -> None:
+def _fmod(op: Op) -> None:
     operands_equal(op)
     if not is_float(op.operands[0].type):
         fail(op, "needs floats")
     result_is(op, op.operands[0].type)
 
 
-def _dot(op) -> None:
+def _dot(op: Op) -> None:
     operands_equal(op)
     t = op.operands[0].type
     if not (isinstance(t, T.VectorType) and is_float(t)):
@@ -118,14 +119,14 @@ def _dot(op) -> None:
     result_is(op, t.elem)
 
 
-def _classify(op) -> None:
+def _classify(op: Op) -> None:
     t = op.operands[0].type
     if not is_float(t) or isinstance(t, T.CoopMatType):
         fail(op, f"needs floats, got {t}")
     result_is(op, bool_like(t))
 
 
-def _reduce_bools(op) -> None:
+def _reduce_bools(op: Op) -> None:
     t = op.operands[0].type
     if not (isinstance(t, T.VectorType) and t.elem == T.boolean):
         fail(op, f"needs a bool vector, got {t}")

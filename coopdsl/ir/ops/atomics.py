@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .. import types as T
 from ..attrs import Scope, Semantics
+from ..core import Op
 from .base import define, fail, pointer, result_is
 
 RMW = ("add", "sub", "min", "max", "and", "or", "xor", "exchange")
 
 
-def _target(op) -> T.Type:
+def _target(op: Op) -> T.Type:
     p = pointer(op, 0)
     if not isinstance(p.pointee, T.ScalarType) or p.pointee.width not in (32, 64):
         fail(op, f"needs a pointer to a 32- or 64-bit scalar, got {p}")
@@ -19,17 +20,17 @@ def _target(op) -> T.Type:
     return p.pointee
 
 
-def _rmw(op) -> None:
+def _rmw(op: Op) -> None:
     result_is(op, _target(op))
     if op.attrs["op"] not in RMW:
         fail(op, f"unknown atomic {op.attrs['op']}")
 
 
-def _load(op) -> None:
+def _load(op: Op) -> None:
     result_is(op, _target(op))
 
 
-def _store(op) -> None:
+def _store(op: Op) -> None:
     _target(op)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import types as T
+from ..core import Op
 
 
 class VerifyError(Exception):
@@ -28,7 +29,7 @@ class OpDef:
     kind: str
     operands: tuple[int, int | None]
     attrs: dict[str, tuple[Any, bool]] = field(default_factory=dict)
-    verify: Callable[[Any], None] | None = None
+    verify: Callable[[Op], None] | None = None
     pure: bool = True
     terminator: bool = False
     tangled: str | None = None
@@ -39,7 +40,7 @@ OPS: dict[str, OpDef] = {}
 
 
 def define(kind: str, operands: int | tuple[int, int | None], *, doc: str,
-           attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Any], None] | None = None,
+           attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Op], None] | None = None,
            pure: bool = True, terminator: bool = False, tangled: str | None = None) -> OpDef:
     """Declare op ``kind`` (each kind exactly once)."""
     if kind in OPS:
@@ -56,11 +57,11 @@ def opdef(kind: str) -> OpDef:
 
 
 # -- predicates the rules share ------------------------------------------------------------------
-def fail(op, message: str) -> None:
+def fail(op: Op, message: str) -> NoReturn:
     raise VerifyError(f"{op.kind}: {message}")
 
 
-def types_of(op) -> list[T.Type]:
+def types_of(op: Op) -> list[T.Type]:
     return [v.type for v in op.operands]
 
 
@@ -97,31 +98,31 @@ def same_shape(a: T.Type, b: T.Type) -> bool:
     return isinstance(a, T.ScalarType) and isinstance(b, T.ScalarType)
 
 
-def result_is(op, want: T.Type) -> None:
+def result_is(op: Op, want: T.Type) -> None:
     if op.type != want:
         fail(op, f"result is {op.type}, expected {want}")
 
 
-def operands_equal(op, what: str = "operand types differ") -> None:
+def operands_equal(op: Op, what: str = "operand types differ") -> None:
     ts = types_of(op)
     if any(t != ts[0] for t in ts[1:]):
         fail(op, f"{what}: {', '.join(map(str, ts))}")
 
 
-def pointer(op, index: int) -> T.PointerType:
+def pointer(op: Op, index: int) -> T.PointerType:
     t = op.operands[index].type
     if not isinstance(t, T.PointerType):
         fail(op, f"operand {index} must be a pointer, got {t}")
     return t
 
 
-def integer(op, index: int) -> None:
+def integer(op: Op, index: int) -> None:
     t = op.operands[index].type
     if not (isinstance(t, T.ScalarType) and t.kind == "int"):
         fail(op, f"operand {index} must be an integer scalar, got {t}")
 
 
-def matrix(op, index: int) -> T.CoopMatType:
+def matrix(op: Op, index: int) -> T.CoopMatType:
     t = op.operands[index].type
     if not isinstance(t, T.CoopMatType):
         fail(op, f"operand {index} must be a cooperative matrix, got {t}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import define, fail, integer, result_is
 
 
@@ -19,21 +20,21 @@ def element_type(t: T.Type, index: int) -> T.Type | None:
     return None
 
 
-def _extract(op) -> None:
+def _extract(op: Op) -> None:
     want = element_type(op.operands[0].type, op.attrs["index"])
     if want is None:
         fail(op, f"{op.operands[0].type} has no component {op.attrs['index']}")
     result_is(op, want)
 
 
-def _insert(op) -> None:
+def _insert(op: Op) -> None:
     obj, comp = op.operands
     if element_type(comp.type, op.attrs["index"]) != obj.type:
         fail(op, f"cannot insert {obj.type} at {op.attrs['index']} of {comp.type}")
     result_is(op, comp.type)
 
 
-def _dynamic(op) -> None:
+def _dynamic(op: Op) -> None:
     v = op.operands[0].type
     if not isinstance(v, (T.VectorType, T.ArrayType)):
         fail(op, f"needs a vector or array, got {v}")
@@ -46,7 +47,7 @@ def _dynamic(op) -> None:
         result_is(op, v)
 
 
-def _construct(op) -> None:
+def _construct(op: Op) -> None:
     t = op.type
     got = [v.type for v in op.operands]
     if isinstance(t, T.VectorType):
@@ -62,7 +63,7 @@ def _construct(op) -> None:
         fail(op, f"cannot construct {t}")
 
 
-def _shuffle(op) -> None:
+def _shuffle(op: Op) -> None:
     a, b = (v.type for v in op.operands)
     comps = op.attrs["components"]
     if not (isinstance(a, T.VectorType) and a == b) or any(not 0 <= c < 2 * a.count for c in comps):
@@ -70,7 +71,7 @@ def _shuffle(op) -> None:
     result_is(op, T.VectorType(a.elem, len(comps)))
 
 
-def _splat(op) -> None:
+def _splat(op: Op) -> None:
     if not isinstance(op.type, (T.VectorType, T.CoopMatType)) or op.operands[0].type != op.type.elem:
         fail(op, f"splats a component into a vector or matrix, got {op.operands[0].type} -> {op.type}")
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import define, fail
 
 
-def _phi(op) -> None:
+def _phi(op: Op) -> None:
     if len(op.attrs["incoming"]) != len(op.operands):
         fail(op, "needs one incoming block per operand")
     for v in op.operands:
@@ -14,17 +15,17 @@ def _phi(op) -> None:
             fail(op, f"operand {v.type} differs from the phi's type {op.type}")
 
 
-def _cond_br(op) -> None:
+def _cond_br(op: Op) -> None:
     if op.operands[0].type != T.boolean or len(op.attrs["targets"]) != 2:
         fail(op, "needs a bool condition and two targets")
 
 
-def _br(op) -> None:
+def _br(op: Op) -> None:
     if len(op.attrs["targets"]) != 1:
         fail(op, "needs one target")
 
 
-def _call(op) -> None:
+def _call(op: Op) -> None:
     f = op.attrs["func"]
     params = [p.type for p in f.params]
     if [v.type for v in op.operands] != params:

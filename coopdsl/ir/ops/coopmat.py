@@ -4,32 +4,32 @@ from __future__ import annotations
 
 from .. import types as T
 from ..attrs import MATRIX_OPERANDS, Layout, MemoryAccess
-from ..core import SpecConst, SpecOp
+from ..core import Op, SpecConst, SpecOp
 from .base import define, fail, integer, matrix, pointer, result_is
 
 USE_A, USE_B, USE_ACC = 0, 1, 2
 
 
-def _memory_pointer(op, index: int) -> None:
+def _memory_pointer(op: Op, index: int) -> None:
     p = pointer(op, index)
     if p.storage not in ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer", "Function"):
         fail(op, f"cannot address a matrix in {p.storage} memory")
 
 
-def _load(op) -> None:
+def _load(op: Op) -> None:
     _memory_pointer(op, 0)
     integer(op, 1)
     if not isinstance(op.type, T.CoopMatType):
         fail(op, f"loads a cooperative matrix, result is {op.type}")
 
 
-def _store(op) -> None:
+def _store(op: Op) -> None:
     _memory_pointer(op, 0)
     matrix(op, 1)
     integer(op, 2)
 
 
-def _muladd(op) -> None:
+def _muladd(op: Op) -> None:
     a, b, c = (matrix(op, i) for i in range(3))
     for t, use, name in ((a, USE_A, "A"), (b, USE_B, "B"), (c, USE_ACC, "C")):
         if isinstance(t.use, int) and t.use != use:
@@ -40,7 +40,7 @@ def _muladd(op) -> None:
         fail(op, f"signed must be a frozenset of {MATRIX_OPERANDS}, got {signed!r}")
 
 
-def _length(op) -> None:
+def _length(op: Op) -> None:
     if not isinstance(op.attrs["mat_type"], T.CoopMatType):
         fail(op, "mat_type must be a cooperative-matrix type")
     result_is(op, T.u32)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import define, fail, result_is
 
 
-def _assume_uniform(op) -> None:
+def _assume_uniform(op: Op) -> None:
     t = op.operands[0].type
     if not isinstance(t, (T.ScalarType, T.VectorType)):
         fail(op, f"takes a scalar or vector, got {t}")

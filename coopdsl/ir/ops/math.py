@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import define, fail, result_is
 
 # name -> number of arguments
@@ -16,7 +17,7 @@ FUNCTIONS = {
 SCALAR_RESULT = ("length", "distance")
 
 
-def _math(op) -> None:
+def _math(op: Op) -> None:
     fn = op.attrs["fn"]
     if FUNCTIONS.get(fn) != len(op.operands):
         fail(op, f"{fn} takes {FUNCTIONS.get(fn)} operands, has {len(op.operands)}")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from .. import types as T
 from ..attrs import MemoryAccess, Scope, Semantics
+from ..core import Op
 from .base import define, fail, integer, pointer, result_is
 
 
-def _access(op) -> None:
+def _access(op: Op) -> None:
     pointer(op, 0)
     for i in range(1, len(op.operands)):
         integer(op, i)
@@ -15,27 +16,27 @@ def _access(op) -> None:
         fail(op, f"result must be a pointer, got {op.type}")
 
 
-def _load(op) -> None:
+def _load(op: Op) -> None:
     result_is(op, pointer(op, 0).pointee)
 
 
-def _store(op) -> None:
+def _store(op: Op) -> None:
     p = pointer(op, 0)
     if op.operands[1].type != p.pointee:
         fail(op, f"stores {op.operands[1].type} through a pointer to {p.pointee}")
 
 
-def _variable(op) -> None:
+def _variable(op: Op) -> None:
     if not isinstance(op.type, T.PointerType) or op.type.storage != "Function":
         fail(op, f"a function variable is a Function pointer, got {op.type}")
 
 
-def _to_u64(op) -> None:
+def _to_u64(op: Op) -> None:
     pointer(op, 0)
     result_is(op, T.u64)
 
 
-def _to_ptr(op) -> None:
+def _to_ptr(op: Op) -> None:
     if op.operands[0].type != T.u64 or not isinstance(op.type, T.PointerType):
         fail(op, f"converts a u64 to a pointer, got {op.operands[0].type} -> {op.type}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import types as T
+from ..core import Op
 from .base import define, fail, integer, is_bool, is_numeric, result_is
 
 REDUCTIONS = ("add", "mul", "min", "max", "and", "or", "xor")
@@ -10,14 +11,14 @@ MODES = ("reduce", "inclusive_scan", "exclusive_scan")
 SHUFFLES = ("index", "xor", "up", "down")
 
 
-def _value(op) -> None:
+def _value(op: Op) -> None:
     t = op.operands[0].type
     if not isinstance(t, (T.ScalarType, T.VectorType)):
         fail(op, f"takes a scalar or vector, got {t}")
     result_is(op, t)
 
 
-def _reduce(op) -> None:
+def _reduce(op: Op) -> None:
     _value(op)
     if not is_numeric(op.operands[0].type):
         fail(op, "takes numbers")
@@ -25,24 +26,24 @@ def _reduce(op) -> None:
         fail(op, f"unknown reduction {op.attrs['op']}/{op.attrs['mode']}")
 
 
-def _vote(op) -> None:
+def _vote(op: Op) -> None:
     if op.operands and not is_bool(op.operands[0].type):
         fail(op, "votes on a bool")
     result_is(op, T.boolean)
 
 
-def _all_equal(op) -> None:
+def _all_equal(op: Op) -> None:
     result_is(op, T.boolean)
 
 
-def _lane(op) -> None:
+def _lane(op: Op) -> None:
     _value(op)
     integer(op, 1)
     if op.kind == "subgroup_shuffle" and op.attrs["mode"] not in SHUFFLES:
         fail(op, f"unknown shuffle {op.attrs['mode']}")
 
 
-def _ballot(op) -> None:
+def _ballot(op: Op) -> None:
     if op.operands[0].type != T.boolean:
         fail(op, "takes a bool")
     result_is(op, T.VectorType(T.u32, 4))

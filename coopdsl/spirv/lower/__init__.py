@@ -9,7 +9,7 @@ the generated grammar tables through :mod:`coopdsl.spirv.grammar`.
 
 from __future__ import annotations
 
-from . import arith, control, coopmat, hints, math, memory, subgroup  # noqa: F401  (register the lowerings)
+from . import arith, control, coopmat, coopmat2, hints, math, memory, qcom, subgroup, tensor  # noqa: F401  (register the lowerings)
 from .registry import LOWERINGS, lowering
 
 __all__ = ["LOWERINGS", "lowering"]

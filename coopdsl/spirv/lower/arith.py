@@ -44,7 +44,7 @@ def arith_opcode(kind: str, operand: T.Type) -> str:
 
 def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
     """The conversion instruction(s) from ``src`` to ``dst`` (one or two steps)."""
-    s, d = T.elem_of(src), T.elem_of(dst)
+    s, d = T.scalar_of(src), T.scalar_of(dst)
     if s.kind == "float" and d.kind == "float":
         return [("OpFConvert", dst)]
     if s.kind == "float":
@@ -70,14 +70,17 @@ def _simple(w, op, ty, rid, args):
     w.emit(SIMPLE[op.kind], ty, rid, *args)
 
 
-@lowering("convert")
-def _convert(w, op, ty, rid, args):
-    steps = convert_steps(op.operands[0].type, op.type)
-    src = args[0]
+def emit_steps(w, steps: list[tuple[str, T.Type]], value: int, rid: int) -> None:
+    """Emit conversion ``steps`` from the id ``value``; the last one defines ``rid``."""
     for i, (name, t) in enumerate(steps):
         out = rid if i == len(steps) - 1 else w.b.new_id()
-        w.emit(name, w.b.type_id(t), out, src)
-        src = out
+        w.emit(name, w.b.type_id(t), out, value)
+        value = out
+
+
+@lowering("convert")
+def _convert(w, op, ty, rid, args):
+    emit_steps(w, convert_steps(op.operands[0].type, op.type), args[0], rid)
 
 
 @lowering("extract")

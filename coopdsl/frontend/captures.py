@@ -1,0 +1,76 @@
+"""What a function operand closes over: kernel values bound to a callback when it is compiled.
+
+A callback (the combine function of a reduction, the function of a
+per-element operation, a decoder) is an ``OpFunction`` whose parameters are
+fixed by the instruction calling it, so everything else it uses is bound at
+compile time, like the buffer arguments of a ``@cd.func`` call:
+
+* buffers, shared arrays, specialization constants, numbers, types and other
+  compile-time values are bound as they are (each distinct value compiles
+  its own specialisation);
+* a constant (``f16(0.5)``) becomes a constant of the callback;
+* a push constant read in the kernel body is read again inside the callback,
+  from the same member of the push-constant block;
+* any other runtime value cannot be bound: SPIR-V gives the callback no
+  parameter for it (pass it as an extra operand of a per-element operation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import TypeMismatchError
+from ..ir.builder import Emitter
+from ..ir.core import Const, GlobalVar, Op, SpecConst, SpecOp, Value, const_key
+from ..lang.values import BufferRef
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A kernel value a callback reads itself instead of receiving it: a constant or a push constant."""
+
+    value: Value = field(compare=False)
+    key: tuple  # what makes two captures the same specialisation
+
+    def materialize(self, em: Emitter) -> Value:
+        """The value inside the function ``em`` builds (a push constant is loaded again)."""
+        if isinstance(self.value, Const):
+            return self.value
+        load = self.value
+        access = load.operands[0] if isinstance(load, Op) else None
+        assert isinstance(access, Op)  # load(access(push constants, member)): push_constant_member found it
+        ptr = em.op("access", access.type, list(access.operands))
+        return em.op("load", self.value.type, [ptr])
+
+
+def push_constant_member(v: Value) -> int | None:
+    """The member index when ``v`` is the load of a push constant in the kernel body, else None."""
+    if not (isinstance(v, Op) and v.kind == "load"):
+        return None
+    access = v.operands[0]
+    if not (isinstance(access, Op) and access.kind == "access" and len(access.operands) == 2):
+        return None
+    var, index = access.operands
+    if isinstance(var, GlobalVar) and var.role == "push" and isinstance(index, Const):
+        return index.value
+    return None
+
+
+def capture(cg, name: str, value: Any) -> Any:
+    """``value`` bound to parameter ``name`` of a callback: as it is, or :class:`Captured`; a located error
+    for a runtime value the callback could not receive."""
+    if isinstance(value, BufferRef) and value.storage == "Function":
+        raise TypeMismatchError(f"cannot bind '{name}' to local array '{value.name}': it belongs to the function "
+                                f"that declares it (use a shared array or a buffer)", cg.em.loc)
+    if isinstance(value, (SpecConst, SpecOp)) or not isinstance(value, Value):
+        return value
+    if isinstance(value, Const):
+        return Captured(value, ("const", value.type, const_key(value.value)))
+    member = push_constant_member(value)
+    if member is not None:
+        return Captured(value, ("push", member))
+    raise TypeMismatchError(
+        f"cannot bind '{name}' to {cg.describe(value)}: a callback receives only the parameters its instruction "
+        f"passes, so it can close over buffers, shared arrays, push constants, specialization constants and "
+        f"compile-time values, not other runtime values (pass them as extra operands of m.map(...))", cg.em.loc)

@@ -1,0 +1,103 @@
+"""Running a kernel on the CPU: ``kernel.launch(grid, *args, device="cpu")``.
+
+Workgroups run in batches (all invocations of a batch execute together,
+vectorised with numpy), in order of their linear id ``x + gx * (y + gy * z)``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import CoopDSLError
+from ..ir.core import Module, SpecConst
+from .bind import allocate_arguments, pointers_of
+from .control import run_function
+from .errors import LaunchArgumentError
+from .lanes import SUBGROUP_SIZES, Lanes
+from .layout import Layout
+from .machine import Machine
+from .memory import DeviceMemory
+from .spec import SpecValues
+
+DEFAULT_SUBGROUP_SIZE = 32
+MAX_SLOTS = 1 << 16  # invocation slots per batch (bounds the memory of one batch)
+DEVICE_ENV = "COOPDSL_DEVICE"
+SUBGROUP_ENV = "COOPDSL_SUBGROUP_SIZE"
+
+
+def wants_cpu(device: Any) -> bool:
+    """Whether a launch with ``device`` runs on the interpreter.
+
+    ``device="cpu"`` does; ``device=None`` does when the environment variable
+    ``COOPDSL_DEVICE`` is ``cpu``.  Any other string is an error.
+    """
+    if device is None:
+        env = os.environ.get(DEVICE_ENV, "").strip().lower()
+        if env not in ("", "cpu", "gpu"):
+            raise ValueError(f"{DEVICE_ENV} must be 'cpu' or 'gpu', got {env!r}")
+        return env == "cpu"
+    if isinstance(device, str):
+        if device.lower() == "cpu":
+            return True
+        raise ValueError(f"device must be 'cpu', None or a coopdsl.runtime.Device, got {device!r}")
+    return False
+
+
+def subgroup_size_from(value: int | None) -> int:
+    """The subgroup size to emulate: ``value``, else ``COOPDSL_SUBGROUP_SIZE``, else 32."""
+    chosen: int | str | None = value
+    if chosen is None:
+        env = os.environ.get(SUBGROUP_ENV)
+        chosen = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
+    if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen not in SUBGROUP_SIZES:
+        raise ValueError(f"subgroup size must be one of {SUBGROUP_SIZES}, got {chosen!r}")
+    return chosen
+
+
+def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any] | None = None,
+        subgroup_size: int | None = None, check_races: bool = True, max_slots: int = MAX_SLOTS) -> None:
+    """Interpret ``module`` over ``grid`` workgroups with kernel arguments ``values`` (by parameter name).
+
+    Writable buffers and arrays passed for pointers are updated in place.
+    """
+    sgs = subgroup_size_from(subgroup_size)
+    specs = SpecValues(module, dict(spec or {}))
+    x, y, z = (int(specs.value(s)) if isinstance(s, SpecConst) else int(s) for s in module.workgroup_size)
+    wg_size = (x, y, z)
+    if min(wg_size) < 1:
+        raise LaunchArgumentError(f"workgroup size {wg_size} must be positive")
+    probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)
+    device = DeviceMemory()
+    placed = allocate_arguments(module, Layout(specs, probe), values, device)
+    region = device.finish()
+    globals_ = pointers_of(placed, region)
+    ids = _workgroup_ids(grid)
+    per_batch = max(1, max_slots // probe.slots_per_wg)
+    with np.errstate(all="ignore"):
+        for start in range(0, len(ids), per_batch):
+            lanes = Lanes(wg_size, sgs, ids[start:start + per_batch], grid)
+            m = Machine(module, specs, lanes, region, globals_, check_races)
+            m.call_function = run_function
+            run_function(m, module.entry, [], lanes.valid.copy())
+    device.write_back()
+
+
+def _workgroup_ids(grid: tuple[int, int, int]) -> np.ndarray:
+    gx, gy, gz = grid
+    z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+    return np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int64)
+
+
+def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],
+           subgroup_size: int | None = None) -> None:
+    """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU.
+
+    Errors are raised without the interpreter's frames in their traceback (like compile errors).
+    """
+    try:
+        run(kernel.ir(), grid, values, spec, subgroup_size)
+    except CoopDSLError as e:
+        raise e.with_traceback(None) from None

@@ -1,0 +1,162 @@
+"""Arithmetic, comparison, logic, selection and conversion ops (scalars, vectors, matrices).
+
+Integers wrap at their width (numpy fixed-width arithmetic); signed division
+truncates toward zero (OpSDiv) and the remainder takes the dividend's sign
+(OpSRem); a zero divisor, undefined in SPIR-V, gives 0.  f16 arithmetic is
+rounded to f16 after every operation.  Float-to-integer conversions truncate
+and saturate (NaN gives 0); float-to-float conversions round to nearest even.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ir import types as T
+from ..floats import round_float
+from ..values import decode, encode, storage_dtype, value_dtype
+from .registry import semantics
+
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal, "land": np.logical_and, "lor": np.logical_or,
+}
+
+
+def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
+    """The value of arithmetic op ``kind`` on ``args`` (operand type ``operand``, result type ``result``).
+
+    Shared by the op semantics and the evaluation of OpSpecConstantOp.
+    """
+    if kind in _BINARY:
+        return _BINARY[kind](args[0], args[1])
+    if kind in ("div", "rem"):
+        return _divide(kind, T.scalar_of(operand), args[0], args[1])
+    if kind in ("shl", "shr"):
+        a = np.asarray(args[0])
+        amount = np.asarray(args[1]).astype(a.dtype)
+        return np.left_shift(a, amount) if kind == "shl" else np.right_shift(a, amount)
+    if kind == "neg":
+        return np.negative(args[0])
+    if kind == "not":
+        return np.logical_not(args[0]) if T.scalar_of(operand).kind == "bool" else np.invert(args[0])
+    if kind == "select":
+        return np.where(_align_condition(args[0], args[1]), args[1], args[2])
+    if kind == "convert":
+        return convert(args[0], T.scalar_of(operand), T.scalar_of(result))
+    if kind == "bitcast":
+        return bitcast(args[0], operand, result)
+    if kind == "fmod":
+        x, y = args
+        return x - y * np.floor(x / y)
+    raise KeyError(kind)
+
+
+def _align_condition(cond: Any, value: Any) -> np.ndarray:
+    """A scalar bool per invocation, shaped to select between per-invocation vectors."""
+    c, v = np.asarray(cond), np.asarray(value)
+    return c[..., None] if v.ndim > c.ndim and c.ndim else c
+
+
+def _divide(kind: str, e: T.ScalarType, a: Any, b: Any) -> Any:
+    if e.kind == "float":
+        return np.divide(a, b) if kind == "div" else np.fmod(a, b)
+    a, b = np.asarray(a), np.asarray(b)
+    zero = b == 0
+    safe = np.where(zero, np.ones_like(b), b)
+    if not e.signed:
+        out = a // safe if kind == "div" else a % safe
+    elif kind == "rem":
+        out = np.fmod(a, safe)
+    else:
+        q = a // safe
+        out = q + ((a - q * safe != 0) & ((a < 0) != (safe < 0))).astype(q.dtype)
+    return np.where(zero, np.zeros_like(out), out)
+
+
+def convert(x: Any, src: T.ScalarType, dst: T.ScalarType) -> np.ndarray:
+    """Numeric conversion of ``x`` from ``src`` to ``dst`` component values."""
+    x = np.asarray(x)
+    if dst.kind == "float":
+        if src.kind == "float" or dst.encoding is None:
+            return round_float(x, dst)
+        return round_float(x.astype(np.float64), dst)
+    if src.kind == "float":
+        return _float_to_int(x, dst)
+    return x.astype(value_dtype(dst))
+
+
+def _float_to_int(x: np.ndarray, dst: T.ScalarType) -> np.ndarray:
+    d = value_dtype(dst)
+    lo, hi = (-(1 << (dst.width - 1)), (1 << (dst.width - 1)) - 1) if dst.signed else (0, (1 << dst.width) - 1)
+    t = np.trunc(x.astype(np.float64))
+    big, small = t >= float(hi) + 1.0, t < float(lo)
+    inside = np.where(big | small | np.isnan(t), 0.0, t).astype(d)
+    return np.where(big, d.type(hi), np.where(small, d.type(lo), inside))
+
+
+def bitcast(x: Any, src: T.Type, dst: T.Type) -> np.ndarray:
+    """The bits of ``x`` (type ``src``) reinterpreted as ``dst`` (same total size)."""
+    se, de = T.scalar_of(src), T.scalar_of(dst)
+    raw = np.ascontiguousarray(encode(se, x))
+    lead = raw.shape[:-1] if isinstance(src, T.VectorType) else raw.shape
+    if isinstance(src, T.CoopMatType):
+        return decode(de, raw.view(storage_dtype(de)))
+    as_bytes = raw.reshape(lead + (-1,)).view(np.uint8)
+    out = as_bytes.view(storage_dtype(de))
+    if not isinstance(dst, T.VectorType):
+        out = out.reshape(lead)
+    return decode(de, out)
+
+
+@semantics("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "lt", "le", "gt", "ge", "eq",
+           "ne", "neg", "not", "land", "lor", "convert", "bitcast", "fmod")
+def _arith(m, op, args):
+    return apply_arith(op.kind, op.operands[0].type, op.type, args)
+
+
+@semantics("select")
+def _select(m, op, args):
+    cond, a, b = args
+    if isinstance(op.operands[0].type, T.VectorType):
+        return np.where(cond, a, b)
+    full = np.broadcast_to(cond, (m.lanes.N,))
+    return m.merge(op.type, full, a, b)
+
+
+@semantics("dot")
+def _dot(m, op, args):
+    t = op.type
+    wide: type[np.floating[Any]] = np.float64 if t.width == 64 else np.float32
+    a, b = (np.asarray(v, wide) for v in args)
+    return round_float((a * b).sum(axis=-1), t)
+
+
+@semantics("isnan")
+def _isnan(m, op, args):
+    return np.isnan(args[0])
+
+
+@semantics("isinf")
+def _isinf(m, op, args):
+    return np.isinf(args[0])
+
+
+@semantics("any")
+def _any(m, op, args):
+    return np.any(args[0], axis=-1)
+
+
+@semantics("all")
+def _all(m, op, args):
+    return np.all(args[0], axis=-1)
+
+
+@semantics("mat_times_scalar")
+def _mat_times_scalar(m, op, args):
+    mat, s = args
+    scope = m.layout.scope(op.type)
+    per_group = m.group_uniform(op, scope, s, "the scalar of a matrix-times-scalar")
+    return mat * per_group.astype(mat.dtype)[:, None, None]

@@ -1,0 +1,118 @@
+"""Composite ops: vectors, structs, arrays, and cooperative-matrix elements by invocation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import types as T
+from ..mapping import extract_element, insert_element
+from .registry import semantics
+
+
+@semantics("extract")
+def _extract(m, op, args):
+    (obj,), t, i = args, op.operands[0].type, op.attrs["index"]
+    if isinstance(t, (T.StructType, T.ArrayType)):
+        return obj[i]
+    if isinstance(t, T.CoopMatType):
+        return extract_element(m, op, t, obj, np.asarray(i))
+    return np.asarray(obj)[..., i]
+
+
+@semantics("insert")
+def _insert(m, op, args):
+    value, obj = args
+    t, i = op.type, op.attrs["index"]
+    if isinstance(t, (T.StructType, T.ArrayType)):
+        out = list(obj)
+        out[i] = value
+        return tuple(out) if isinstance(t, T.StructType) else out
+    if isinstance(t, T.CoopMatType):
+        return insert_element(m, op, t, obj, np.asarray(i), value)
+    return _with_component(t, obj, np.asarray(i), value)
+
+
+def _with_component(t: T.VectorType, vec, index: np.ndarray, value) -> np.ndarray:
+    vec, value = np.asarray(vec), np.asarray(value)
+    lead = np.broadcast_shapes(vec.shape[:-1], value.shape, index.shape)
+    out = np.array(np.broadcast_to(vec, lead + (t.count,)))
+    hit = np.arange(t.count) == index[..., None]
+    return np.where(hit, value[..., None], out)
+
+
+def _check_index(m, op, index: np.ndarray, count: int) -> None:
+    a = np.broadcast_to(index, (m.lanes.N,))
+    bad = m.mask & ((a < 0) | (a >= count))
+    if bad.any():
+        slot = int(np.argmax(bad))
+        raise m.error(op, f"index {int(a[slot])} out of bounds for {op.operands[0].type} "
+                          f"({count} components)", slot)
+
+
+@semantics("extract_dyn")
+def _extract_dyn(m, op, args):
+    obj, index = args
+    t = op.operands[0].type
+    count = t.count if isinstance(t, T.VectorType) else m.layout.length(t)
+    _check_index(m, op, np.asarray(index), count)
+    if isinstance(t, T.ArrayType):
+        return _pick(obj, np.asarray(index).astype(np.int64))
+    vec = np.asarray(obj)
+    idx = np.clip(np.asarray(index).astype(np.int64), 0, count - 1)
+    if vec.ndim == 1 and idx.ndim == 0:
+        return vec[idx]
+    lead = np.broadcast_shapes(vec.shape[:-1], idx.shape)
+    return np.take_along_axis(np.broadcast_to(vec, lead + (count,)), np.broadcast_to(idx, lead)[..., None],
+                              axis=-1)[..., 0]
+
+
+def _pick(elements: list, index: np.ndarray):
+    idx = np.clip(index, 0, len(elements) - 1)
+    stacked = np.stack([np.asarray(e) for e in np.broadcast_arrays(*elements)])
+    if idx.ndim == 0:
+        return stacked[int(idx)]
+    return stacked[idx, np.arange(len(idx))]
+
+
+@semantics("insert_dyn")
+def _insert_dyn(m, op, args):
+    obj, value, index = args
+    t = op.type
+    count = t.count if isinstance(t, T.VectorType) else m.layout.length(t)
+    idx = np.asarray(index).astype(np.int64)
+    _check_index(m, op, idx, count)
+    if isinstance(t, T.ArrayType):
+        return [np.where(idx == i, value, e) for i, e in enumerate(obj)]
+    return _with_component(t, obj, idx, value)
+
+
+@semantics("construct")
+def _construct(m, op, args):
+    t = op.type
+    if isinstance(t, T.StructType):
+        return tuple(args)
+    if isinstance(t, T.ArrayType):
+        return list(args)
+    parts = np.broadcast_arrays(*[np.asarray(a) for a in args])
+    return np.stack(parts, axis=-1)
+
+
+@semantics("shuffle")
+def _shuffle(m, op, args):
+    a, b = (np.asarray(v) for v in args)
+    a, b = np.broadcast_arrays(a, b)
+    both = np.concatenate([a, b], axis=-1)
+    return both[..., list(op.attrs["components"])]
+
+
+@semantics("splat")
+def _splat(m, op, args):
+    t, (x,) = op.type, args
+    if isinstance(t, T.VectorType):
+        x = np.asarray(x)
+        return np.repeat(x[..., None], t.count, axis=-1)
+    scope = m.layout.scope(t)
+    rows, cols = m.layout.shape(t)
+    per_group = m.group_uniform(op, scope, x, "the value splat into a cooperative matrix")
+    return np.broadcast_to(per_group[:, None, None], (len(per_group), rows, cols)).copy()
+

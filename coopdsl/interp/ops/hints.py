@@ -1,0 +1,12 @@
+"""Hints: ops that compute nothing."""
+
+from __future__ import annotations
+
+from .registry import semantics
+
+
+@semantics("assume_uniform")
+def _assume_uniform(m, op, args):
+    """The operand itself.  Whether the assumption holds is checked where it matters: a matrix
+    operation or barrier reached by part of its scope is reported there."""
+    return args[0]

@@ -1,0 +1,147 @@
+"""Memory ops: access chains, loads and stores, local variables, device addresses, barriers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ir import types as T
+from ...ir.attrs import Scope
+from ..machine import InputVar
+from ..mapping import lanes_to_matrix, matrix_to_lanes
+from ..memory import Ptr, check_alignment, check_range, device_pointer, read, write
+from ..values import scatter, take_lanes
+from .registry import semantics
+
+
+@semantics("access")
+def _access(m, op, args):
+    p, *indices = args
+    t = op.operands[0].type.pointee
+    delta: Any = np.int64(0)
+    for i in indices:
+        if isinstance(t, T.StructType):
+            k = int(i)
+            delta = delta + m.layout.member_offset(t, k)
+            t = t.members[k][1]
+            continue
+        if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
+            step, t = m.layout.stride(t), t.elem
+        else:  # vector component, or a component of a matrix held in local memory
+            t = t.elem
+            step = t.nbytes
+        delta = delta + np.asarray(i).astype(np.int64) * step
+    if isinstance(p, InputVar):  # a component of a built-in vector
+        return InputVar(p.name, np.asarray(p.value)[..., int(indices[-1])])
+    return p.offset(delta)
+
+
+@semantics("load")
+def _load(m, op, args):
+    (p,) = args
+    if isinstance(p, InputVar):
+        return p.value
+    return load_value(m, p, op.type, _aligned(op))
+
+
+@semantics("store")
+def _store(m, op, args):
+    p, value = args
+    store_value(m, p, op.operands[1].type, value, _aligned(op))
+
+
+def _aligned(op) -> int | None:
+    mem = op.attrs.get("memory")
+    return None if mem is None else mem.aligned
+
+
+def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
+    """The value of type ``t`` each active invocation reads through ``p``."""
+    layout = m.layout
+    size = layout.size(t)
+    uniform = np.ndim(p.addr) == 0 and p.region.kind == "device"  # the same address everywhere: read once
+    idx = m.active[:1] if uniform else m.active
+    cp = p.taken(np.zeros(1, np.int64) if uniform else idx)
+    check_range(cp, cp.addr, cp.addr + size, "read", idx)
+    check_alignment(cp, cp.addr, aligned, "read", idx)
+    if uniform:
+        return _first(t, read(p.region, cp.addr, t, layout))
+    if p.region.tracker is not None:
+        tr = p.region.tracker
+        tr.read(cp.addr[:, None] + np.arange(size), tr.agents(idx), idx)
+    values = read(p.region, cp.addr, t, layout)
+    if isinstance(t, T.CoopMatType):
+        comps = np.zeros((m.lanes.N,) + values.shape[1:], values.dtype)
+        comps[idx] = values
+        return lanes_to_matrix(m, t, comps)
+    return scatter(t, m.lanes.N, idx, values)
+
+
+def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) -> None:
+    """Each active invocation writes its ``value`` of type ``t`` through ``p``."""
+    layout = m.layout
+    size = layout.size(t)
+    idx = m.active
+    cp = p.taken(idx)
+    check_range(cp, cp.addr, cp.addr + size, "write", idx)
+    check_alignment(cp, cp.addr, aligned, "write", idx)
+    values = matrix_to_lanes(m, t, value)[idx] if isinstance(t, T.CoopMatType) else take_lanes(t, value, idx)
+    tr = p.region.tracker
+    if tr is None:
+        write(p.region, cp.addr, t, values, layout)
+        return
+    byte_addr = cp.addr[:, None] + np.arange(size)
+    staging = _staging(p.region, byte_addr)
+    write(staging, np.arange(len(idx), dtype=np.int64) * size, t, values, layout)
+    new = staging.data[:len(idx) * size].reshape(len(idx), size)
+    tr.write(byte_addr, new, tr.agents(idx), idx)
+    p.region.data[byte_addr] = new
+
+
+def _staging(region, byte_addr: np.ndarray):
+    """A scratch region holding the current bytes at ``byte_addr`` (so padding keeps its value)."""
+    from ..memory import Region
+
+    data = np.zeros(byte_addr.size + 16, np.uint8)
+    data[:byte_addr.size] = region.data[byte_addr].reshape(-1)
+    return Region("function", region.label, data)
+
+
+def _first(t: T.Type, v: Any) -> Any:
+    if isinstance(t, T.StructType):
+        return tuple(_first(mt, x) for (_, mt), x in zip(t.members, v))
+    if isinstance(t, T.ArrayType):
+        return [_first(t.elem, x) for x in v]
+    if isinstance(v, Ptr):
+        return Ptr(v.region, v.addr[0], None, None, v.label)
+    return np.asarray(v)[0]
+
+
+@semantics("variable")
+def _variable(m, op, args):
+    return m.local_variable(op)
+
+
+@semantics("ptr_to_u64")
+def _ptr_to_u64(m, op, args):
+    return args[0].device_address
+
+
+@semantics("u64_to_ptr")
+def _u64_to_ptr(m, op, args):
+    return device_pointer(m.device, args[0])
+
+
+@semantics("control_barrier")
+def _control_barrier(m, op, args):
+    if op.attrs["exec_scope"] is Scope.Workgroup:
+        arrived = m.lanes.group_mask(Scope.Workgroup, m.mask)
+        for region in m.shared:
+            if region.tracker is not None:
+                region.tracker.barrier(arrived)
+
+
+@semantics("memory_barrier")
+def _memory_barrier(m, op, args):
+    """Memory is coherent in the interpreter: ordering needs no action."""

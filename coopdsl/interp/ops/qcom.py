@@ -1,0 +1,103 @@
+"""SPV_QCOM_cooperative_matrix_conversion on the CPU.
+
+Invocation *i* of a subgroup (SubgroupLocalInvocationId *i*) owns row *i* of a MatA or accumulator and
+column *i* of a MatB.  Constructing a matrix ignores the arrays of invocations past its rows (columns);
+extracting gives those invocations undefined values, which the interpreter makes NaN (floats) or the
+bit pattern 0xA5 repeated (integers) so that a result depending on them shows.  A matrix with more rows
+(columns for B) than the subgroup has invocations is undefined behaviour and an error.
+
+u32 elements are the packed form: each word holds 4 / width-in-bytes components, the first in its low
+bits (SPIR-V's bit-cast order).  Array values are lists of per-invocation elements (see
+:mod:`coopdsl.interp.values`); here they become ``(slots, length)`` numpy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import types as T
+from ..values import value_dtype
+from .registry import semantics
+
+USE_B = 1
+POISON_BYTE = 0xA5
+
+
+def as_rows(m, elements: list, elem: T.ScalarType) -> np.ndarray:
+    """An array value as a (slots, length) numpy array of ``elem``'s dtype."""
+    n = m.lanes.N
+    return np.stack([np.broadcast_to(np.asarray(e, value_dtype(elem)), (n,)) for e in elements], axis=1)
+
+
+def as_elements(rows: np.ndarray) -> list:
+    """A (slots, length) numpy array as an array value."""
+    return [np.ascontiguousarray(rows[:, j]) for j in range(rows.shape[1])]
+
+
+def reinterpret(rows: np.ndarray, elem: T.ScalarType) -> np.ndarray:
+    """The bytes of each row of ``rows`` as ``elem`` values (little-endian: the first one in the low bits)."""
+    return np.ascontiguousarray(rows).view(value_dtype(elem))
+
+
+def _line_shape(m, op, t: T.CoopMatType) -> tuple[int, int, bool]:
+    """(lines, elements per line, is B): the rows of an A/accumulator or the columns of a B."""
+    rows, cols = m.layout.shape(t)
+    is_b = m.spec.dim(t.use) == USE_B
+    lines, per_line = (cols, rows) if is_b else (rows, cols)
+    if lines > m.lanes.sgs:
+        raise m.error(op, f"{t} has {lines} {'columns' if is_b else 'rows'}, one per invocation, but the subgroup "
+                          f"has {m.lanes.sgs} invocations (undefined in SPV_QCOM_cooperative_matrix_conversion)")
+    return lines, per_line, is_b
+
+
+@semantics("coop_from_array")
+def _from_array(m, op, args):
+    t, src = op.type, op.operands[0].type
+    lines, per_line, is_b = _line_shape(m, op, t)
+    rows = as_rows(m, args[0], src.elem)
+    if src.elem != t.elem:
+        rows = reinterpret(rows, t.elem)
+    sgs = m.lanes.sgs
+    mine = rows.reshape(-1, sgs, per_line)[:, :lines, :]  # (subgroups, lines, per line): the rest is ignored
+    return np.ascontiguousarray(mine.transpose(0, 2, 1) if is_b else mine)
+
+
+@semantics("coop_to_array")
+def _to_array(m, op, args):
+    t, dst = op.operands[0].type, op.type
+    lines, per_line, is_b = _line_shape(m, op, t)
+    sgs = m.lanes.sgs
+    mat = np.asarray(args[0])
+    mat = np.broadcast_to(mat, (m.lanes.groups(m.layout.scope(t)),) + mat.shape[1:])
+    mine = mat.transpose(0, 2, 1) if is_b else mat
+    out = np.empty((len(mat), sgs, per_line), value_dtype(t.elem))
+    out.view(np.uint8)[...] = POISON_BYTE
+    if t.elem.kind == "float":
+        out[...] = np.nan
+    out[:, :lines, :] = mine
+    rows = out.reshape(-1, per_line)
+    if dst.elem != t.elem:
+        rows = reinterpret(rows, dst.elem)
+    return as_elements(rows)
+
+
+@semantics("bitcast_array")
+def _bitcast_array(m, op, args):
+    src = op.operands[0].type
+    return as_elements(reinterpret(as_rows(m, args[0], src.elem), op.type.elem))
+
+
+@semantics("sub_array")
+def _sub_array(m, op, args):
+    src = op.operands[0].type
+    rows = as_rows(m, args[0], src.elem)
+    count = m.layout.length(op.type)
+    start = np.broadcast_to(np.asarray(args[1]).astype(np.int64), (m.lanes.N,))
+    bad = m.mask & ((start < 0) | (start + count > rows.shape[1]))
+    if bad.any():
+        slot = int(np.argmax(bad))
+        raise m.error(op, f"sub-array {int(start[slot])}..{int(start[slot]) + count - 1} is out of range for "
+                          f"{src} ({rows.shape[1]} elements; undefined in SPV_QCOM_cooperative_matrix_conversion)",
+                      slot)
+    index = np.clip(start[:, None] + np.arange(count), 0, rows.shape[1] - 1)
+    return as_elements(np.take_along_axis(rows, index, axis=1))

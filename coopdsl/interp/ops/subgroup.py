@@ -1,0 +1,137 @@
+"""Subgroup operations over the *active* invocations of each subgroup.
+
+Values are laid out (subgroups, lanes, ...) and combined with numpy along
+the lane axis; inactive lanes take the operation's identity.  Reading a lane
+that does not exist (a shuffle past the subgroup) gives the reader's own
+value; reading an inactive lane gives whatever it last held (both undefined
+in SPIR-V).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import types as T
+from ...ir.attrs import Scope
+from ..values import base_ndim, value_dtype
+from .registry import semantics
+
+_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+          "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def _grid(m, t: T.Type, v) -> np.ndarray:
+    """``v`` of type ``t`` as (subgroups, lanes, ...)."""
+    shape = (m.lanes.N,) + ((t.count,) if isinstance(t, T.VectorType) else ())
+    a = np.asarray(v)
+    if a.ndim == base_ndim(t):
+        a = np.broadcast_to(a, shape)
+    return a.reshape((m.lanes.groups(Scope.Subgroup), m.lanes.sgs) + shape[1:])
+
+
+def _active(m, like: np.ndarray) -> np.ndarray:
+    act = m.mask.reshape(m.lanes.groups(Scope.Subgroup), m.lanes.sgs)
+    return act.reshape(act.shape + (1,) * (like.ndim - 2))
+
+
+def _flat(m, g: np.ndarray) -> np.ndarray:
+    return g.reshape((m.lanes.N,) + g.shape[2:])
+
+
+def _identity(op: str, dtype: np.dtype):
+    if op in ("add", "or", "xor"):
+        return dtype.type(0)
+    if op == "mul":
+        return dtype.type(1)
+    if op == "and":
+        return ~dtype.type(0)
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    big = dtype.type(np.inf) if dtype.kind == "f" else dtype.type(info.max)
+    small = dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(info.min)
+    return big if op == "min" else small
+
+
+@semantics("subgroup_reduce")
+def _reduce(m, op, args):
+    t = op.type
+    g = _grid(m, t, args[0])
+    fn, mode = _UFUNC[op.attrs["op"]], op.attrs["mode"]
+    ident = _identity(op.attrs["op"], value_dtype(T.scalar_of(t)))
+    x = np.where(_active(m, g), g, ident).astype(g.dtype)
+    if mode == "reduce":
+        out = np.broadcast_to(fn.reduce(x, axis=1, dtype=x.dtype)[:, None], g.shape)  # no widening: wrap
+    else:
+        out = fn.accumulate(x, axis=1, dtype=x.dtype)
+        if mode == "exclusive_scan":
+            out = np.concatenate([np.full_like(out[:, :1], ident), out[:, :-1]], axis=1)
+    return _flat(m, np.ascontiguousarray(out))
+
+
+def _first_active(m) -> np.ndarray:
+    act = m.mask.reshape(m.lanes.groups(Scope.Subgroup), m.lanes.sgs)
+    return np.argmax(act, axis=1)
+
+
+@semantics("subgroup_elect")
+def _elect(m, op, args):
+    first = _first_active(m)
+    return np.arange(m.lanes.N) % m.lanes.sgs == np.repeat(first, m.lanes.sgs)
+
+
+@semantics("subgroup_all", "subgroup_any")
+def _vote(m, op, args):
+    g = _grid(m, op.operands[0].type, args[0])
+    act = _active(m, g)
+    hit = np.all(g | ~act, axis=1) if op.kind == "subgroup_all" else np.any(g & act, axis=1)
+    return np.repeat(hit, m.lanes.sgs)
+
+
+@semantics("subgroup_all_equal")
+def _all_equal(m, op, args):
+    t = op.operands[0].type
+    g = _grid(m, t, args[0])
+    first = g[np.arange(len(g)), _first_active(m)][:, None]
+    same = (g == first) | (np.isnan(g) & np.isnan(first) if g.dtype.kind == "f" else False)
+    if same.ndim == 3:
+        same = same.all(axis=2)
+    act = m.mask.reshape(same.shape)
+    return np.repeat(np.all(same | ~act, axis=1), m.lanes.sgs)
+
+
+def _gather(m, t: T.Type, v, src: np.ndarray) -> np.ndarray:
+    """Each slot's value of lane ``src`` (per slot) of its subgroup; its own value where ``src`` is out of range."""
+    g = _grid(m, t, v)
+    own = np.arange(m.lanes.N) % m.lanes.sgs
+    src = np.broadcast_to(np.asarray(src).astype(np.int64), (m.lanes.N,))
+    src = np.where((src >= 0) & (src < m.lanes.sgs), src, own)
+    groups = np.arange(m.lanes.N) // m.lanes.sgs
+    return g[groups, src]
+
+
+@semantics("subgroup_broadcast")
+def _broadcast(m, op, args):
+    return _gather(m, op.type, args[0], args[1])
+
+
+@semantics("subgroup_broadcast_first")
+def _broadcast_first(m, op, args):
+    return _gather(m, op.type, args[0], np.repeat(_first_active(m), m.lanes.sgs))
+
+
+@semantics("subgroup_shuffle")
+def _shuffle(m, op, args):
+    value, n = args
+    lane = np.arange(m.lanes.N) % m.lanes.sgs
+    n = np.asarray(n).astype(np.int64)
+    src = {"index": lambda: n + 0 * lane, "xor": lambda: lane ^ n, "up": lambda: lane - n,
+           "down": lambda: lane + n}[op.attrs["mode"]]()
+    return _gather(m, op.type, value, src)
+
+
+@semantics("subgroup_ballot")
+def _ballot(m, op, args):
+    g = _grid(m, T.boolean, args[0]) & _active(m, _grid(m, T.boolean, args[0]))
+    bits = np.zeros((len(g), 128), bool)
+    bits[:, :m.lanes.sgs] = g
+    words = np.packbits(bits, axis=1, bitorder="little").view("<u4").astype(np.uint32)
+    return np.repeat(words, m.lanes.sgs, axis=0)

@@ -1,0 +1,192 @@
+"""Per-invocation arrays as values: ``cd.array``.
+
+``cd.array(f16, 16)`` is an array of 16 zeros, ``cd.array(f16, 16, x)`` one of 16 copies of ``x``, and
+``cd.array[f16, 4](a, b, c, d)`` one of the given elements; ``cd.array[f16, 16]`` alone is the type
+(written ``f16[16]`` in messages).  Arrays are values (SSA ``OpTypeArray`` values), like vectors:
+``row[i]`` reads an element and ``row[i] = x`` rebinds ``row`` to the updated array
+(``OpCompositeInsert`` for a constant index; a runtime index goes through a Function variable, as
+glslang does).  They flow through ``if``/loops (phis), into and out of ``@cd.func`` helpers, and into
+the SPV_QCOM_cooperative_matrix_conversion builtins (``coopdsl.lang.qcom``).  The length is a
+compile-time int or an integer ``Spec`` expression; ``len(row)`` gives it back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ArgumentError, DeclarationError, TypeMismatchError, caller_loc
+from ..ir import types as T
+from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
+from ..ir.literals import LiteralError, fit
+from . import arith
+from .registry import BUILTINS, Builtin, bind, parse_signature
+
+MAX_LENGTH = 1 << 16  # elements of one array (registers, or a struct member)
+
+
+def array_type(elem, length) -> T.ArrayType | str:
+    """The array type of ``length`` ``elem`` values, or what is wrong with the parameters.
+
+    Elements are numeric scalars or vectors, or arrays of them (arrays of arrays are values only: struct
+    members and the QCOM instructions take one-dimensional arrays).
+    """
+    ok_elem = isinstance(elem, (T.ScalarType, T.VectorType)) and T.elem_of(elem) != T.boolean or \
+        isinstance(elem, T.ArrayType)
+    if not ok_elem:
+        return f"array elements are numeric scalars or vectors, not {elem if isinstance(elem, T.Type) else repr(elem)}"
+    if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
+            length.type.kind == "int":
+        length = dim_of(length)
+    if isinstance(length, bool) or not isinstance(length, (int, T.SymDim)):
+        got = f"a runtime {length.type}" if isinstance(length, Value) else repr(length)
+        return f"an array length is an int from 1 to {MAX_LENGTH} or an integer Spec constant, got {got}"
+    if isinstance(length, int) and not 0 < length <= MAX_LENGTH:
+        return f"an array length is an int from 1 to {MAX_LENGTH}, got {length}"
+    return T.ArrayType(elem, length)
+
+
+@dataclass(frozen=True, repr=False)
+class ArrayBuiltin(Builtin):
+    """``cd.array``: called, it makes an array value; subscripted (``cd.array[f16, 16]``), it is the type."""
+
+    def __getitem__(self, params) -> T.ArrayType:
+        params = params if isinstance(params, tuple) else (params,)
+        if len(params) != 2:
+            raise DeclarationError(f"array[...] takes [element type, length], got {len(params)} parameters",
+                                   caller_loc("array["))
+        t = array_type(*params)
+        if isinstance(t, str):
+            raise DeclarationError(t, caller_loc("array["))
+        return t
+
+
+def _array(cg, args, kwargs):
+    p = bind(cg, array, args, kwargs)
+    t = array_type(p["elem"], p["length"])
+    if isinstance(t, str):
+        raise TypeMismatchError(t, cg.em.loc)
+    return filled(cg, t, cg.as_operand(p.get("fill", 0)))
+
+
+array = ArrayBuiltin("array", _array, """A per-invocation array value of ``length`` elements of ``elem``.
+
+``cd.array(f16, 16)`` is 16 zeros (OpConstantNull), ``cd.array(f16, 16, x)`` 16 copies of ``x``;
+``cd.array[f16, 4](a, b, c, d)`` lists the elements and ``cd.array[f16, 16]`` is the type.  ``elem`` is
+a numeric scalar, vector or array type; ``length`` a compile-time int or an integer ``Spec`` expression
+(such arrays start as zeros).  ``row[i]`` reads, ``row[i] = x`` updates (rebinding ``row``).""",
+                     "(elem, length, fill=0)", parse_signature("(elem, length, fill=0)"))
+BUILTINS["array"] = array
+
+
+def filled(cg, t: T.ArrayType, fill) -> Value:
+    """``t`` with every element ``fill`` (a number or a runtime value)."""
+    if not isinstance(t.length, int) and not (arith.is_number(fill) and fill == 0 and str(fill)[:1] != "-"):
+        raise TypeMismatchError(f"an array of {t.length} elements (a specialization constant) starts as zeros; "
+                                f"fill it element by element", cg.em.loc)
+    if arith.is_number(fill):
+        try:
+            return cg.em.const(t, fit(fill, _scalar_of(t)))
+        except LiteralError as e:
+            raise TypeMismatchError(str(e), cg.em.loc) from None
+    assert isinstance(t.length, int)  # (a symbolic length was handled above)
+    return construct_array(cg, t, [fill] * t.length)
+
+
+def _scalar_of(t: T.Type) -> T.ScalarType:
+    while isinstance(t, T.ArrayType):
+        t = t.elem
+    return T.scalar_of(t)
+
+
+def construct_array(cg, t: T.ArrayType, args: list) -> Value:
+    """``cd.array[elem, n](...)``: one value (every element) or exactly ``n`` elements (OpCompositeConstruct)."""
+    args = [cg.as_operand(a) for a in args]
+    if len(args) == 1:
+        return filled(cg, t, args[0])
+    if not isinstance(t.length, int) or len(args) != t.length:
+        raise ArgumentError(f"{t}(...) takes one value for every element or exactly {t.length} elements, got "
+                            f"{len(args)}", cg.em.loc)
+    return cg.em.op("construct", t, [_element(cg, t, a) for a in args])
+
+
+def _element(cg, t: T.ArrayType, v) -> Value:
+    """``v`` as an element of ``t``: numbers become constants, scalars convert like ``f32(x)``."""
+    if arith.is_number(v):
+        return cg.em.literal(v, t.elem)
+    if isinstance(v, Value) and isinstance(t.elem, T.ScalarType) and isinstance(v.type, T.ScalarType):
+        return v if v.type == t.elem else arith.convert(cg.em, v, t.elem)
+    if not isinstance(v, Value) or v.type != t.elem:
+        raise TypeMismatchError(f"an element of {t} must be a {t.elem} value, got {cg.describe(v)}", cg.em.loc)
+    return v
+
+
+def _known_index(index):
+    known = index.value if isinstance(index, Const) else index
+    return known if isinstance(known, int) and not isinstance(known, bool) else None
+
+
+def _check_index(cg, t: T.ArrayType, index: int) -> None:
+    if index < 0 or isinstance(t.length, int) and index >= t.length:
+        last = f" (indices 0..{t.length - 1})" if isinstance(t.length, int) else ""
+        raise TypeMismatchError(f"index {index} is out of range for {t}{last}; Python's negative indices are "
+                                f"not supported", cg.em.loc)
+
+
+def element_pointer(cg, v: Value, index, what: str) -> Value:
+    """Pointer to element ``index`` of array or matrix value ``v``, stored in a fresh Function variable."""
+    t = v.type
+    assert isinstance(t, (T.ArrayType, T.CoopMatType))  # the callers index arrays and matrices
+    var = cg.function_variable(T.PointerType(t, "Function"))
+    cg.em.op("store", T.void, [var, v])
+    idx = cg.as_index(index, what)
+    return cg.em.op("access", T.PointerType(t.elem, "Function"), [var, idx])
+
+
+def read_element(cg, arr: Value, index) -> Value:
+    """``arr[index]``: OpCompositeExtract for a constant index, through a Function variable otherwise."""
+    t = arr.type
+    assert isinstance(t, T.ArrayType)  # the callers read arrays
+    known = _known_index(index)
+    if known is not None:
+        _check_index(cg, t, known)
+        return cg.em.op("extract", t.elem, [arr], index=known)
+    return cg.em.op("load", t.elem, [element_pointer(cg, arr, index, "an array index")])
+
+
+def write_element(cg, arr: Value, index, value) -> Value:
+    """The array ``arr`` with element ``index`` replaced by ``value`` (what ``arr[index] = value`` rebinds)."""
+    t = arr.type
+    assert isinstance(t, T.ArrayType)  # the callers update arrays
+    value = cg.as_operand(value)
+    if arith.is_number(value):
+        value = cg.em.literal(value, t.elem)
+    if not isinstance(value, Value) or value.type != t.elem:
+        raise TypeMismatchError(f"cannot store {cg.describe(value)} into an element of {t}; convert it first "
+                                f"(e.g. {t.elem}(x))", cg.em.loc)
+    known = _known_index(index)
+    if known is not None:
+        _check_index(cg, t, known)
+        return cg.em.op("insert", t, [value, arr], index=known)
+    ptr = element_pointer(cg, arr, index, "an array index")
+    cg.em.op("store", T.void, [ptr, value])
+    assert isinstance(ptr, Op)
+    return cg.em.op("load", t, [ptr.operands[0]])
+
+
+def length_of(cg, arr: Value):
+    """``len(arr)``: an int, or the specialization constant (expression) the length is."""
+    t = arr.type
+    assert isinstance(t, T.ArrayType)
+    return dim_value(cg, t.length)
+
+
+def dim_value(cg, d: T.Dim):
+    """``d`` as a kernel value: an int, or the module's specialization constant (or OpSpecConstantOp) for it."""
+    if isinstance(d, int):
+        return d
+    if d.op == "spec":
+        return cg.module.symbolic_value(d)
+    args = [dim_value(cg, a) for a in d.args]
+    typed = next(a for a in args if isinstance(a, Value))
+    args = [a if isinstance(a, Value) else cg.em.const(typed.type, a) for a in args]
+    return cg.em.op(d.op, typed.type, args)  # folded into an OpSpecConstantOp by the emitter

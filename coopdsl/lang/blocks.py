@@ -1,0 +1,65 @@
+"""Fixed-size array members of structs (``cd.array[T, N]``, see :mod:`.arrays`) and pointers to one struct in
+device memory.
+
+A decode function (``load_tensor(..., decode=fn)``) receives a
+PhysicalStorageBuffer pointer to *one* block of a block-quantized tensor, e.g.
+one q4_0 block::
+
+    @cd.struct
+    class BlockQ4_0:
+        d: f16                    # the scale
+        qs: cd.array[u8, 16]      # 32 four-bit weights
+
+Inside the function ``bl.d`` loads the member and ``bl.qs[i]`` one element of
+the array member (each load carries ``Aligned``, as every access through a
+device pointer must).
+"""
+
+from __future__ import annotations
+
+from ..errors import TypeMismatchError
+from ..ir import types as T
+from ..ir.attrs import MemoryAccess
+from ..ir.core import Value
+from .structs import is_data_ptr
+from .values import BufferRef
+
+
+def safe_alignment(t: T.Type) -> int:
+    """An alignment every object of ``t`` in device memory has: its widest scalar (8 for pointers)."""
+    if isinstance(t, T.PointerType):
+        return T.POINTER_SIZE
+    if isinstance(t, (T.ScalarType, T.VectorType)):
+        return T.scalar_of(t).nbytes
+    if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
+        return safe_alignment(t.elem)
+    if isinstance(t, T.StructType):
+        return max((safe_alignment(m) for _, m in t.members), default=1)
+    return 1
+
+
+def device_access(storage: str, t: T.Type) -> dict:
+    """The attributes of a load/store of ``t`` in ``storage``: ``Aligned`` in device memory, none elsewhere."""
+    return {"memory": MemoryAccess(safe_alignment(t))} if storage == "PhysicalStorageBuffer" else {}
+
+
+def is_block_ptr(t: T.Type) -> bool:
+    """A device pointer to one struct (not ``Ptr[T]``, which points at an array of them)."""
+    return isinstance(t, T.PointerType) and t.storage == "PhysicalStorageBuffer" and \
+        isinstance(t.pointee, T.StructType) and not is_data_ptr(t)
+
+
+def block_member(cg, ptr: Value, name: str):
+    """``ptr.name`` for a pointer to one struct: the member's value, or for an array member the memory
+    its elements are indexed in (``ptr.qs[i]``)."""
+    st = T.pointee_struct(ptr.type)
+    try:
+        index = st.member_index(name)
+    except KeyError:
+        raise TypeMismatchError(f"struct {st.name} has no member '{name}' (it has: "
+                                f"{', '.join(n for n, _ in st.members)})", cg.em.loc) from None
+    t = st.members[index][1]
+    if isinstance(t, T.ArrayType):
+        return BufferRef(name, ptr, t.elem, "PhysicalStorageBuffer", (index,), t.length)
+    member = cg.em.op("access", T.PointerType(t, "PhysicalStorageBuffer"), [ptr, cg.em.const(T.u32, index)])
+    return cg.em.op("load", t, [member], **device_access("PhysicalStorageBuffer", t))

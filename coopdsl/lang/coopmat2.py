@@ -1,0 +1,188 @@
+"""SPV_NV_cooperative_matrix2 builtins on matrices: reductions, per-element functions, use changes, transposes.
+
+``m.reduce(mode, combine, into=...)``, ``m.map(fn, *extras)`` and
+``m.transpose()`` are methods of matrix values; a use change is the
+constructor ``MatA[f16, M, N](acc)`` (:func:`convert_use`, called by the
+conversion rules in :mod:`.arith`).  The rules spirv-val does not check
+(callback signatures, shapes with specialization-constant dimensions, the
+component type of a transpose) are :mod:`.coopcheck2`'s and
+:mod:`.callbacks`'; every NV2 instruction needs SPIR-V 1.6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.builder import Emitter
+from ..ir.core import FuncRef, Function, Param, Value
+from ..ir.ops.coopmat2 import ReduceMode
+from .callbacks import callback_operand
+from .coopcheck2 import check_reduce, check_transpose
+from .registry import bind, builtin
+from .types import Enumerant
+
+VERSION_ENVS = {(1, 3): "vulkan1.1", (1, 5): "vulkan1.2"}
+
+
+def require_spirv16(em, what: str) -> None:
+    """SPV_NV_cooperative_matrix2 requires SPIR-V 1.6; spirv-val does not check it, so coopdsl does."""
+    v = em.module.target_version
+    if v < (1, 6):
+        env = VERSION_ENVS.get(v, "an older environment")
+        raise UnsupportedSyntaxError(
+            f"{what} needs SPV_NV_cooperative_matrix2, which requires SPIR-V 1.6: compile for vulkan1.3 or "
+            f"vulkan1.4 (this kernel targets SPIR-V {v[0]}.{v[1]}, {env})", em.loc)
+
+
+# -- reduce modes and built-in combine functions ------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class ReduceEnumerant(Enumerant):
+    """A reduce mode kernels pass to ``m.reduce``; ``cd.Row | cd.Column`` combines Row and Column."""
+
+    def __or__(self, other: ReduceEnumerant) -> ReduceEnumerant:
+        if not isinstance(other, ReduceEnumerant):
+            return NotImplemented
+        value = self.value | other.value
+        return ReduceEnumerant(self.kind, str(ReduceMode(value)), value, f"{self!r} | {other!r}")
+
+
+Row = ReduceEnumerant("CooperativeMatrixReduce", "Row", ReduceMode.Row.value, "Row")
+Column = ReduceEnumerant("CooperativeMatrixReduce", "Column", ReduceMode.Column.value, "Column")
+Reduce2x2 = ReduceEnumerant("CooperativeMatrixReduce", "2x2", ReduceMode.Quad2x2.value, "Reduce2x2")
+
+
+@dataclass(frozen=True)
+class BuiltinCombine:
+    """A combine function coopdsl writes itself (``cd.reduce_add``, ``cd.reduce_max``, ``cd.reduce_min``)."""
+
+    name: str  # the IR op: "add", or the math function "max" / "min"
+
+    def __repr__(self) -> str:
+        return f"reduce_{self.name}"
+
+    def operand(self, cg, elem: T.ScalarType) -> FuncRef:
+        """``fn(a, b) -> elem`` combining two elements, one function per component type and module."""
+        key = (self, elem)
+        func = cg.module.helpers.get(key)
+        if func is None:
+            a, b = Param(elem, "a"), Param(elem, "b")
+            func = Function(f"reduce_{self.name}_{elem}", T.FunctionType(elem, (elem, elem)), [a, b], loc=cg.em.loc)
+            cg.module.functions.append(func)
+            cg.module.helpers[key] = func
+            em = Emitter(cg.module, func, cg.em.loc)
+            em.start(em.new_block("entry"))
+            result = em.op("add", elem, [a, b]) if self.name == "add" else em.op("math", elem, [a, b], fn=self.name)
+            em.terminate("return", [result])
+        return FuncRef(func)
+
+
+reduce_add, reduce_max, reduce_min = BuiltinCombine("add"), BuiltinCombine("max"), BuiltinCombine("min")
+
+
+def _mode(cg, value) -> ReduceMode:
+    if not isinstance(value, ReduceEnumerant):
+        raise ArgumentError(f"the reduce mode must be cd.Row, cd.Column, cd.Row | cd.Column or cd.Reduce2x2, got "
+                            f"{cg.describe(value)}", cg.em.loc)
+    mode = ReduceMode(value.value)
+    if ReduceMode.Quad2x2 in mode and mode != ReduceMode.Quad2x2:
+        raise ArgumentError(f"cd.Reduce2x2 cannot be combined with Row or Column (got {value!r})", cg.em.loc)
+    return mode
+
+
+@builtin("(mode, combine, *, into=None)", method_of=T.CoopMatType, on_values=True)
+def reduce(cg, mat, args, kwargs):
+    """Combine the elements of each row, column, both, or 2x2 block (OpCooperativeMatrixReduceNV).
+
+    ``mode`` is ``cd.Row``, ``cd.Column``, ``cd.Row | cd.Column`` or
+    ``cd.Reduce2x2``; ``combine`` is ``cd.reduce_add``, ``cd.reduce_max``,
+    ``cd.reduce_min`` or a ``@cd.func`` ``(a, b) -> component`` (commutative
+    and associative).  The matrix is a floating-point accumulator; the result
+    is the accumulator type ``into`` (default: the matrix's type), whose every
+    element holds the combined value of its row (Row: same rows, any columns),
+    column (Column: same columns, any rows), of the whole matrix (Row |
+    Column: any shape) or of its 2x2 block (half the rows and columns).
+    """
+    require_spirv16(cg.em, "m.reduce")
+    p = bind(cg, reduce, args, kwargs)
+    mode = _mode(cg, p["mode"])
+    t = mat.type
+    into = p.get("into") or t
+    check_reduce(cg.em, t, into, mode)
+    combine = p["combine"]
+    if isinstance(combine, BuiltinCombine):
+        if not t.elem.is_ieee:
+            raise TypeMismatchError(f"cd.{combine!r} cannot combine {t.elem} values (SPV_KHR_bfloat16 and "
+                                    f"SPV_EXT_float8 allow no arithmetic on them): convert the matrix to f16 or f32 "
+                                    f"first", cg.em.loc)
+        ref = combine.operand(cg, t.elem)
+    else:
+        ref = callback_operand(cg, combine, "the combine function of m.reduce", [("a", t.elem), ("b", t.elem)],
+                               t.elem)
+    return cg.em.op("coop_reduce", into, [mat, ref], mode=mode)
+
+
+@builtin("(fn, *extras)", method_of=T.CoopMatType, on_values=True)
+def map_(cg, mat, args, kwargs):
+    """``fn(row, col, element, *extra elements)`` for every element (OpCooperativeMatrixPerElementOpNV).
+
+    ``fn`` is a ``@cd.func`` (or ``cd.partial`` of one) receiving the row and
+    column as u32, the element, and one value per extra operand: for an extra
+    matrix (of exactly this matrix's type) its element at the same position,
+    for an extra scalar or vector that value.  It returns the new element (the
+    component type).  Calls are unordered and may repeat, so stores it makes
+    must not depend on their order.
+    """
+    require_spirv16(cg.em, "m.map")
+    if kwargs:
+        raise ArgumentError(f"map(fn, *extras) takes no keyword arguments, got '{next(iter(kwargs))}'", cg.em.loc)
+    if not args:
+        raise ArgumentError("map(fn, *extras): missing argument 'fn'", cg.em.loc)
+    t = mat.type
+    extras = [_extra(cg, t, i, cg.as_operand(v)) for i, v in enumerate(args[1:], 1)]
+    passes = [("row", T.u32), ("col", T.u32), ("element", t.elem)]
+    passes += [(f"extra {i}", t.elem if v.type == t else v.type) for i, v in enumerate(extras, 1)]
+    ref = callback_operand(cg, args[0], "the function of m.map", passes, t.elem)
+    return cg.em.op("coop_per_element", t, [mat, ref, *extras])
+
+
+def _extra(cg, t: T.CoopMatType, i: int, v) -> Value:
+    """Extra operand ``i`` of map: a matrix of the matrix's own type, or a runtime scalar or vector."""
+    if isinstance(v, (bool, int, float)):
+        raise ArgumentError(
+            f"extra operand {i} of map is the number {v!r}, which has no type: bind compile-time numbers to the "
+            f"function with cd.partial(fn, name={v!r}), or give it one (e.g. {t.elem}({v!r}))", cg.em.loc)
+    vt = getattr(v, "type", None)
+    if isinstance(vt, T.CoopMatType):
+        if vt != t:
+            from .coopcheck import describe_mismatch
+
+            raise TypeMismatchError(f"extra matrix operand {i} of map must have the matrix's type {t}: "
+                                    f"{describe_mismatch(t, vt)}", cg.em.loc)
+        return v
+    if not isinstance(v, Value) or not isinstance(vt, (T.ScalarType, T.VectorType)):
+        raise TypeMismatchError(
+            f"extra operand {i} of map must be a runtime scalar, vector or matrix of type {t}, got "
+            f"{cg.describe(v)} (bind buffers and compile-time values with cd.partial(fn, name=...))", cg.em.loc)
+    return v
+
+
+@builtin("(*, into=None)", method_of=T.CoopMatType, on_values=True)
+def transpose(cg, mat, args, kwargs):
+    """The accumulator M x N as a B matrix N x M (OpCooperativeMatrixTransposeNV).
+
+    The component type and scope stay (GLSL requires the same component
+    type); ``into`` may spell the result type, and is checked.
+    """
+    require_spirv16(cg.em, "m.transpose")
+    p = bind(cg, transpose, args, kwargs)
+    t = mat.type
+    result = check_transpose(cg.em, t, p.get("into"))
+    return cg.em.op("coop_transpose", result, [mat])
+
+
+def convert_use(em, v: Value, target: T.CoopMatType) -> Value:
+    """``target(v)`` for an accumulator ``v`` and an A or B ``target`` of the same shape and scope."""
+    require_spirv16(em, f"converting {v.type} to {target}")
+    return em.op("coop_convert_use", target, [v])

@@ -1,0 +1,357 @@
+"""Tensor layouts and views, and cooperative-matrix loads and stores through them (SPV_NV_tensor_addressing,
+SPV_NV_cooperative_matrix2).
+
+A layout says how a tensor of 1 to 5 dimensions lies in memory (dimensions,
+strides, block size) and which region of it a load or store touches (a slice:
+offsets and spans), and what happens outside the tensor (the clamp mode); a
+view reorders (``perm``), reshapes and clips the region.  Both are immutable
+values: every method returns a *new* layout or view with part of the state
+replaced, exactly as the SPIR-V instructions copy their operand, so they can be
+kept in variables, changed in loops and chosen by branches::
+
+    L = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(M, K).stride(K, 1)
+    a = MatA[f16, 64, 32, cd.Workgroup].load_tensor(buf, 0, L.slice(row0, 64, k0, 32))
+
+Every method and both instructions are documented on their builtins below;
+docs/lang/nv2.md has the rules and a worked GEMM.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..ir import types as T
+from ..ir.attrs import MemoryAccess
+from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.ops.tensor import SETTERS, is_int32, layout_state
+from .access import bind_access, memory_operands, memory_pointer
+from .callbacks import callback_operand
+from .registry import VALUE_METHODS, bind, builtin, make_builtin
+from .types import ClampUndefined, Enumerant
+from .values import BufferRef
+
+NV2_SPIRV = (1, 6)  # SPV_NV_cooperative_matrix2 requires SPIR-V 1.6 (spirv-val does not check it)
+ENVS = {(1, 3): "vulkan1.1", (1, 5): "vulkan1.2"}
+MAX_DIM = 5
+TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
+
+
+def require_spirv_16(cg, what: str) -> None:
+    """A located error when the kernel targets SPIR-V older than 1.6 (vulkan1.1, vulkan1.2)."""
+    version = cg.module.target_version
+    if version < NV2_SPIRV:
+        env = ENVS.get(version, f"SPIR-V {version[0]}.{version[1]}")
+        raise UnsupportedSyntaxError(f"{what} needs SPIR-V 1.6 (SPV_NV_cooperative_matrix2 and "
+                                     f"SPV_NV_tensor_addressing): compile for vulkan1.3 or vulkan1.4, not {env}",
+                                     cg.em.loc)
+
+
+def _dimensions(cg, dim, what: str) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_DIM:
+        raise ArgumentError(f"{what} has 1 to {MAX_DIM} dimensions (a compile-time int), got {cg.describe(dim)}",
+                            cg.em.loc)
+    return dim
+
+
+def _clamp_mode(cg, clamp):
+    """A TensorClampMode enumerant's value, or the symbolic value of a 32-bit integer spec constant."""
+    if isinstance(clamp, Enumerant) and clamp.kind == "TensorClampMode":
+        return clamp.value
+    if isinstance(clamp, (SpecConst, SpecOp)) and is_int32(clamp.type):
+        if isinstance(clamp, SpecConst) and not 0 <= clamp.default <= 4:
+            raise ArgumentError(f"clamp mode '{clamp.name}' defaults to {clamp.default}; clamp modes are 0 to 4 "
+                                f"(Undefined, Constant, ClampToEdge, Repeat, RepeatMirrored)", cg.em.loc)
+        return dim_of(clamp)
+    raise ArgumentError(f"clamp must be cd.ClampUndefined, cd.ClampConstant, cd.ClampToEdge, cd.ClampRepeat, "
+                        f"cd.ClampRepeatMirrored or a Spec[u32] holding one, got {cg.describe(clamp)}", cg.em.loc)
+
+
+@builtin("(dim, *, clamp=ClampUndefined)")
+def tensor_layout(cg, args, kwargs):
+    """A new tensor layout of ``dim`` (1 to 5) dimensions (OpCreateTensorLayoutNV).
+
+    ``clamp`` says what a load reads outside the tensor's dimensions:
+    ``cd.ClampUndefined`` (the default: undefined), ``cd.ClampConstant`` (the
+    clamp value, 0 unless set), ``cd.ClampToEdge``, ``cd.ClampRepeat`` or
+    ``cd.ClampRepeatMirrored``; stores outside are dropped with any mode but
+    Undefined.  A ``Spec[u32]`` holding a mode makes it a specialization
+    constant.  The new layout has dimensions, strides, offsets and spans 0,
+    block size 1 and clamp value 0: set them with the methods.
+    """
+    p = bind(cg, tensor_layout, args, kwargs)
+    require_spirv_16(cg, "a tensor layout")
+    dim = _dimensions(cg, p["dim"], "a tensor layout")
+    clamp = _clamp_mode(cg, p.get("clamp", ClampUndefined))
+    return cg.em.op("tensor_layout", T.TensorLayoutType(dim, clamp), [])
+
+
+@builtin("(dim, *, has_dims=False, perm=None)")
+def tensor_view(cg, args, kwargs):
+    """A new tensor view of ``dim`` (1 to 5) dimensions (OpCreateTensorViewNV).
+
+    ``perm`` (a tuple of 0 .. dim-1 in some order; default in order) permutes
+    the view's dimensions: ``perm=(1, 0)`` reads a 2-D region transposed.
+    ``has_dims=True`` gives the view its own dimensions and strides
+    (``.dimension``/``.stride``); otherwise it uses the layout's spans.
+    ``.clip`` limits the rows and columns of the matrix that are loaded or
+    stored.
+    """
+    p = bind(cg, tensor_view, args, kwargs)
+    require_spirv_16(cg, "a tensor view")
+    dim = _dimensions(cg, p["dim"], "a tensor view")
+    has_dims = cg.compile_time(p.get("has_dims", False), "has_dims", bool)
+    perm = p.get("perm")
+    perm = tuple(range(dim)) if perm is None else perm
+    if not isinstance(perm, tuple) or sorted(perm) != list(range(dim)) or \
+            any(isinstance(x, bool) or not isinstance(x, int) for x in perm):
+        raise ArgumentError(f"perm must be a permutation of 0 .. {dim - 1} (each once, a compile-time tuple), "
+                            f"got {cg.describe(perm) if not isinstance(perm, tuple) else perm}", cg.em.loc)
+    return cg.em.op("tensor_view", T.TensorViewType(dim, has_dims, perm), [])
+
+
+# -- setters ------------------------------------------------------------------------------------------
+def _value32(cg, v, what: str) -> Value:
+    """An argument of a setter as a 32-bit integer value (Python ints: u32, or i32 when negative)."""
+    v = cg.as_operand(v)
+    if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 31) <= v < (1 << 32):
+        raise ArgumentError(f"{what} must fit in 32 bits, got {v}", cg.em.loc)
+    v = cg.as_index(v, what)
+    if not is_int32(v.type):
+        raise TypeMismatchError(f"{what} must be a 32-bit integer (u32 or i32), got {cg.describe(v)}", cg.em.loc)
+    return v
+
+
+def _check_strides(cg, layout: Value, strides: list[Value]) -> None:
+    """SetStride's rule (spirv-val does not check it), where it is known at compile time:
+    stride[i] >= stride[i+1] * ceil(dimension[i+1] / block_size[i+1])."""
+    state = layout_state(layout)
+    known = [s.value if isinstance(s, Const) else None for s in strides]
+    for i in range(len(known) - 1):
+        outer, inner, d, b = known[i], known[i + 1], state.dims[i + 1], state.block[i + 1]
+        if None in (outer, inner, d, b) or b == 0:
+            continue
+        least = inner * -(-d // b)
+        if outer < least:
+            raise ArgumentError(f"stride {i} of this layout must be at least stride {i + 1} x ceil(dimension "
+                                f"{i + 1} / block size {i + 1}) = {inner} x ceil({d} / {b}) = {least}, got {outer} "
+                                f"(SPV_NV_tensor_addressing); a transposed read takes a view with perm=(1, 0)",
+                                cg.em.loc)
+
+
+def _clamp_bits(cg, value, as_type) -> Value:
+    """The clamp value: an integer bit pattern, or a number encoded as ``as_type`` (f16, f32 or an integer type)."""
+    if as_type is None:
+        if isinstance(value, float):
+            raise ArgumentError(f"clamp_value takes a bit pattern; for the number {value!r} say which type it is, "
+                                f"e.g. clamp_value({value!r}, f16) (f16 -inf is 0xFC00)", cg.em.loc)
+        return _value32(cg, value, "the clamp value")
+    if not isinstance(as_type, T.ScalarType) or as_type.kind == "bool" or as_type.width > 32 or \
+            as_type.encoding is not None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ArgumentError(f"clamp_value(value, type) encodes a compile-time number as f16, f32 or an integer "
+                            f"type of up to 32 bits; got {cg.describe(value)} as {cg.describe(as_type)}", cg.em.loc)
+    if as_type.kind == "float":
+        fmt = {16: ("<e", "<H"), 32: ("<f", "<I")}[as_type.width]
+        try:
+            bits = struct.unpack(fmt[1], struct.pack(fmt[0], float(value)))[0]
+        except OverflowError:
+            raise ArgumentError(f"{value!r} does not fit in {as_type}", cg.em.loc) from None
+    else:
+        bits = int(value) & ((1 << as_type.width) - 1)
+    return cg.em.const(T.u32, bits)
+
+
+def _setter(kind: str, name: str, signature: str, doc: str):
+    """Register method ``name`` of layouts or views (``SETTERS[kind].on``): emit op ``kind`` on a copy."""
+    s = SETTERS[kind]
+
+    def impl(cg, receiver, args, kwargs):
+        t = receiver.type
+        if kind == "tensor_layout_clamp_value":
+            p = bind(cg, VALUE_METHODS[(s.on, name)], args, kwargs)
+            values = [_clamp_bits(cg, p["value"], p.get("type"))]
+        else:
+            if kwargs:
+                raise ArgumentError(f"{name}{signature} takes no keyword arguments", cg.em.loc)
+            if len(args) == 1 and isinstance(args[0], tuple):  # the values as one compile-time tuple
+                args = list(args[0])
+            want = s.count(t.dim)
+            if len(args) != want:
+                raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
+                                    cg.em.loc)
+            values = [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)]
+        if kind == "tensor_layout_stride":
+            _check_strides(cg, receiver, values)
+        return cg.em.op(kind, t, [receiver, *values])
+
+    VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
+
+
+def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:
+    """Value ``i`` of a setter: 32 bits; negative only as a slice's offset, and no block size of 0."""
+    v = cg.as_operand(v)
+    known = v.value if isinstance(v, Const) else v
+    if isinstance(known, int) and not isinstance(known, bool):
+        offset = kind == "tensor_layout_slice" and i % 2 == 0
+        if known < 0 and not offset:
+            raise ArgumentError(f"{name}'s value {i} must not be negative, got {known} (only slice offsets may be)",
+                                cg.em.loc)
+        if known == 0 and kind == "tensor_layout_block_size":
+            raise ArgumentError(f"block sizes are at least 1, got 0 for dimension {i}", cg.em.loc)
+    return _value32(cg, v, f"{name}'s value {i}")
+
+
+def _describe(t: T.TensorLayoutType | T.TensorViewType) -> str:
+    return f"a {t.dim}-dimensional {'layout' if isinstance(t, T.TensorLayoutType) else 'view'} ({t})"
+
+
+_setter("tensor_layout_dimension", "dimension", "(*dims)",
+        "A copy with the tensor's dimensions set, outermost first (OpTensorLayoutSetDimensionNV). Also sets the "
+        "span to the dimensions, the offsets to 0 and the strides to those of a packed tensor (counting blocks), "
+        "so set the block size first and strides after.")
+_setter("tensor_layout_stride", "stride", "(*strides)",
+        "A copy with the strides set, in elements (in blocks with a block size), outermost first "
+        "(OpTensorLayoutSetStrideNV): e.g. .stride(row_stride, 1).")
+_setter("tensor_layout_block_size", "block_size", "(*sizes)",
+        "A copy with the block size set, outermost first (OpTensorLayoutSetBlockSizeNV): the tensor is made of "
+        "blocks a decode function reads; set it before the dimensions. Loads only.")
+_setter("tensor_layout_slice", "slice", "(*offsets_and_spans)",
+        "A copy whose region is moved by offset and sized to span in each dimension: "
+        ".slice(o0, s0, o1, s1, ...) (OpTensorLayoutSliceNV). Offsets add to the current ones and may be negative.")
+_setter("tensor_layout_clamp_value", "clamp_value", "(value, type=None)",
+        "A copy with the value ClampConstant loads read outside the tensor (OpTensorLayoutSetClampValueNV): a "
+        "32-bit bit pattern, or a number encoded as ``type`` (clamp_value(float('-inf'), f16) is 0xFC00).")
+_setter("tensor_view_dimension", "dimension", "(*dims)",
+        "A copy with the view's dimensions (and packed strides) set, outermost first (OpTensorViewSetDimensionNV); "
+        "for views created with has_dims=True.")
+_setter("tensor_view_stride", "stride", "(*strides)",
+        "A copy with the view's strides set, outermost first (OpTensorViewSetStrideNV).")
+_setter("tensor_view_clip", "clip", "(row_offset, row_span, col_offset, col_span)",
+        "A copy that loads or stores only the matrix rows row_offset .. +row_span and columns col_offset .. "
+        "+col_span (OpTensorViewSetClipNV); clipped elements keep the load's fill value and are not stored. The "
+        "elements inside are numbered row by row within the clip, so slice the layout to the clip's size.")
+
+
+# -- loads and stores --------------------------------------------------------------------------------
+def _layout_and_view(cg, p: dict, b) -> list[Value]:
+    layout = cg.as_operand(p["layout"])
+    if not isinstance(layout, Value) or not isinstance(layout.type, T.TensorLayoutType):
+        raise TypeMismatchError(f"{b.name}: layout must be a tensor layout (cd.tensor_layout(...)), got "
+                                f"{cg.describe(layout)}", cg.em.loc)
+    view = p.get("view")
+    if view is None:
+        return [layout]
+    view = cg.as_operand(view)
+    if not isinstance(view, Value) or not isinstance(view.type, T.TensorViewType):
+        raise TypeMismatchError(f"{b.name}: view must be a tensor view (cd.tensor_view(...)), got "
+                                f"{cg.describe(view)}", cg.em.loc)
+    return [layout, view]
+
+
+def _tensor_pointer(cg, p: dict, b, decode: bool):
+    """Pointer to element ``offset`` of the memory a tensor load/store addresses, with its rules checked."""
+    buf, offset = p["buffer"], cg.as_operand(p["offset"])
+    if isinstance(buf, BufferRef) and buf.storage == "Function":
+        raise TypeMismatchError(f"{b.name}: cannot address local array '{buf.name}'; tensor loads and stores take "
+                                f"buffers, shared arrays and Ptr[...]", cg.em.loc)
+    if decode and isinstance(buf, BufferRef) and buf.storage == "Workgroup":
+        raise TypeMismatchError(f"{b.name}: a decode function reads device memory (a buffer or a Ptr[...]), not "
+                                f"shared array '{buf.name}' (SPV_NV_cooperative_matrix2)", cg.em.loc)
+    ptr = memory_pointer(cg, buf, offset, b.name)
+    elem = ptr.type.pointee
+    if decode and not isinstance(elem, T.StructType):
+        raise TypeMismatchError(f"{b.name}: a decode function reads one block at a time, so the memory must hold "
+                                f"block structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}", cg.em.loc)
+    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool"):
+        raise TypeMismatchError(f"{b.name}: the memory must hold numeric scalars or vectors, not {elem} (memory of "
+                                f"structs needs a decode function)", cg.em.loc)
+    known = offset.value if isinstance(offset, Const) else offset
+    if isinstance(known, int) and not isinstance(known, bool) and known * T.size_of(elem) % TENSOR_ALIGNMENT:
+        raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * T.size_of(elem)} bytes from the start; "
+                            f"a tensor load or store must start {TENSOR_ALIGNMENT}-byte aligned (move the region "
+                            f"with the layout's slice instead)", cg.em.loc)
+    return ptr
+
+
+def _memory(cg, p: dict, ptr, is_store: bool) -> dict:
+    """Memory operands; through a device pointer ``Aligned 16`` (the alignment the instruction requires)."""
+    mem = memory_operands(cg, p, is_store=is_store)
+    if ptr.type.storage == "PhysicalStorageBuffer":
+        mem = (mem or MemoryAccess()).with_alignment(TENSOR_ALIGNMENT)
+    return {"memory": mem} if mem else {}
+
+
+def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
+    fill = cg.as_operand(fill)
+    if fill is None:
+        return cg.em.literal(0, mat_type)
+    if isinstance(fill, (int, float)) and not isinstance(fill, bool):
+        return cg.em.literal(fill, mat_type)
+    if not isinstance(fill, Value) or fill.type != mat_type:
+        raise TypeMismatchError(f"load_tensor: fill must be a number or a {mat_type}, got {cg.describe(fill)}",
+                                cg.em.loc)
+    return fill
+
+
+def _decoder(cg, fn, ptr, layout: Value, mat_type: T.CoopMatType) -> Value:
+    """The decode function as an operand: (device pointer to one block, block_coords, coord_in_block) -> the
+    matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
+    assert isinstance(layout.type, T.TensorLayoutType)  # the addressing starts with the layout
+    coords = T.ArrayType(T.u32, layout.type.dim)
+    block = T.PointerType(ptr.type.pointee, "PhysicalStorageBuffer")
+    passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]
+    return callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
+
+
+@builtin("(buffer, offset, layout, *, view=None, decode=None, fill=None, aligned=None, nontemporal=None, "
+         "volatile=None, visible=None)", method_of=T.CoopMatType)
+def load_tensor(cg, mat_type, args, kwargs):
+    """Load a matrix through a tensor layout (OpCooperativeMatrixLoadTensorNV).
+
+    ``buffer`` is a buffer, a shared array or a ``Ptr[T]``; ``offset`` counts its
+    elements to where the tensor starts (16-byte aligned); the ``layout``
+    (and ``view``) then address matrix elements in units of the matrix
+    component.  Elements the view clips keep ``fill`` (a number or a matrix of
+    this type; 0 by default).  ``decode=fn`` makes every element the result of
+    ``fn(block, block_coords, coord_in_block)`` (a ``@cd.func``, or a
+    ``cd.partial`` of one binding its further parameters): the memory holds
+    block structs, ``block`` points at the one holding the element and the
+    coordinates are ``cd.u32`` arrays of the layout's dimension count.  Memory
+    operands as for ``load``; through a ``Ptr`` the load carries ``Aligned 16``.
+    """
+    p = bind_access(cg, load_tensor, args, kwargs, is_store=False)
+    require_spirv_16(cg, "load_tensor")
+    addressing = _layout_and_view(cg, p, load_tensor)
+    fn = p.get("decode")
+    ptr = _tensor_pointer(cg, p, load_tensor, decode=fn is not None)
+    fill = _fill(cg, p.get("fill"), mat_type)
+    if fn is not None:
+        addressing.append(_decoder(cg, fn, ptr, addressing[0], mat_type))
+    return cg.em.op("coop_load_tensor", mat_type, [ptr, fill, *addressing], **_memory(cg, p, ptr, False))
+
+
+@builtin("(buffer, offset, layout, *, view=None, aligned=None, nontemporal=None, volatile=None, available=None)",
+         method_of=T.CoopMatType, on_values=True)
+def store_tensor(cg, mat, args, kwargs):
+    """Store the matrix through a tensor layout (OpCooperativeMatrixStoreTensorNV).
+
+    Arguments as for ``load_tensor`` (no decode function or fill).  With any
+    clamp mode but ClampUndefined, elements outside the tensor are not
+    stored; a view's clip region limits the stored rows and columns.  The
+    layout must not have a block size above 1.
+    """
+    if "decode" in kwargs:
+        raise ArgumentError("store_tensor takes no decode function: decode functions apply to loads only "
+                            "(SPV_NV_cooperative_matrix2)", cg.em.loc)
+    p = bind_access(cg, store_tensor, args, kwargs, is_store=True)
+    require_spirv_16(cg, "store_tensor")
+    addressing = _layout_and_view(cg, p, store_tensor)
+    blocks = [b for b in layout_state(addressing[0]).block if b is not None and b > 1]
+    if blocks:
+        raise ArgumentError(f"store_tensor: this layout has block size {blocks[0]}; stores take layouts with block "
+                            f"size 1 (larger blocks would race, SPV_NV_cooperative_matrix2)", cg.em.loc)
+    ptr = _tensor_pointer(cg, p, store_tensor, decode=False)
+    if isinstance(p["buffer"], BufferRef):
+        cg.note_buffer_write(p["buffer"])
+    cg.em.op("coop_store_tensor", T.void, [ptr, mat, *addressing], **_memory(cg, p, ptr, True))
+    return None

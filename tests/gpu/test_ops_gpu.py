@@ -1,0 +1,49 @@
+"""coopdsl.ops on a real GPU against numpy (run with -m gpu)."""
+
+import numpy as np
+import pytest
+
+from coopdsl import ops
+from coopdsl.ops import flash_attention
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("m, n, k", [(256, 256, 256), (1000, 333, 129), (1, 1, 1), (64, 4096, 512)])
+def test_matmul_f16(m, n, k):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float16), rng.uniform(-1, 1, (k, n)).astype(np.float16)
+    out = ops.matmul(a, b)
+    assert np.allclose(out, a.astype(np.float32) @ b.astype(np.float32), atol=1e-3 * max(k, 16) ** 0.5)
+
+
+def test_matmul_bf16_and_int8():
+    rng = np.random.default_rng(1)
+    a32, b32 = rng.uniform(-1, 1, (130, 70)).astype(np.float32), rng.uniform(-1, 1, (70, 90)).astype(np.float32)
+    a, b = ops.to_bf16(a32), ops.to_bf16(b32)
+    assert np.allclose(ops.matmul(a, b, kind="bf16"), ops.from_bf16(a) @ ops.from_bf16(b), atol=1e-2)
+    ai, bi = rng.integers(-128, 128, (97, 200)).astype(np.int8), rng.integers(-128, 128, (200, 65)).astype(np.int8)
+    assert np.array_equal(ops.matmul(ai, bi), ai.astype(np.int64) @ bi.astype(np.int64))
+    au, bu = rng.integers(0, 256, (64, 96)).astype(np.uint8), rng.integers(0, 256, (96, 64)).astype(np.uint8)
+    assert np.array_equal(ops.matmul(au, bu), au.astype(np.int64) @ bu.astype(np.int64))
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("s", [128, 77])
+def test_attention(d, causal, s):
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((4, s, d)).astype(np.float16) for _ in range(3))
+    out = ops.attention(q, k, v, causal=causal)
+    assert np.allclose(out, flash_attention.reference(q, k, v, causal=causal), atol=2e-2)
+
+
+def test_resident_arrays_in_and_out():
+    from coopdsl import runtime
+
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(-1, 1, (128, 64)).astype(np.float16), rng.uniform(-1, 1, (64, 96)).astype(np.float16)
+    da, db = runtime.array(a), runtime.array(b)
+    dc = runtime.zeros((128, 96), np.float32, device=da.device)
+    ops.matmul(da, db, out=dc)
+    assert np.allclose(dc.numpy(), a.astype(np.float32) @ b.astype(np.float32), atol=1e-2)

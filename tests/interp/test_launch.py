@@ -1,0 +1,83 @@
+"""Choosing the CPU, subgroup sizes, batches of workgroups, and the lower-level run()."""
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, u32, vec2
+from coopdsl.interp import run, subgroup_size_from, wants_cpu
+
+
+def test_device_choice(monkeypatch):
+    monkeypatch.delenv("COOPDSL_DEVICE", raising=False)
+    assert wants_cpu("cpu") and wants_cpu("CPU") and not wants_cpu(None)
+    monkeypatch.setenv("COOPDSL_DEVICE", "cpu")
+    assert wants_cpu(None)
+    assert not wants_cpu(object())  # an explicit GPU device wins over the environment
+    monkeypatch.setenv("COOPDSL_DEVICE", "gpu")
+    assert not wants_cpu(None)
+    monkeypatch.setenv("COOPDSL_DEVICE", "npu")
+    with pytest.raises(ValueError, match="COOPDSL_DEVICE must be 'cpu' or 'gpu'"):
+        wants_cpu(None)
+
+
+def test_subgroup_size_choice(monkeypatch):
+    monkeypatch.delenv("COOPDSL_SUBGROUP_SIZE", raising=False)
+    assert subgroup_size_from(None) == 32 and subgroup_size_from(8) == 8
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", "64")
+    assert subgroup_size_from(None) == 64 and subgroup_size_from(16) == 16
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", "wide")
+    with pytest.raises(ValueError, match="subgroup size must be one of"):
+        subgroup_size_from(None)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def sizes(out: cd.Buffer[u32]):
+    out[cd.global_invocation_id.x] = cd.subgroup_size * 1000 + cd.subgroup_invocation_id
+
+
+def test_subgroup_size_keyword_and_gpu_only_rejection():
+    out = np.zeros(32, np.uint32)
+    sizes.launch((1,), out, device="cpu", subgroup_size=8)
+    np.testing.assert_array_equal(out, 8000 + np.arange(32) % 8)
+    with pytest.raises(ValueError, match="subgroup_size= applies to device='cpu' only"):
+        sizes.launch((1,), out, device=object(), subgroup_size=8)
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def counter(hits: cd.Buffer[u32], order: cd.Buffer[u32], v: vec2[f32], scale: f32):
+    i = cd.global_invocation_id.x
+    order[i] = cd.atomic_add(hits, 0, 1)
+    hits[1 + i] = u32(v.x * scale + v.y)
+
+
+def test_batches_of_workgroups_give_the_same_result_as_one_batch():
+    results = []
+    for max_slots in (1 << 16, 32, 4):  # one batch; 8 workgroups per batch; one per batch
+        hits, order = np.zeros(1 + 4 * 50, np.uint32), np.zeros(4 * 50, np.uint32)
+        run(counter.ir(), (50, 1, 1), {"hits": hits, "order": order, "v": (2.0, 1.0), "scale": 3.0},
+            max_slots=max_slots)
+        results.append((hits.copy(), order.copy()))
+    for hits, order in results:
+        np.testing.assert_array_equal(order, np.arange(200))  # atomics in invocation order across batches
+        assert hits[0] == 200 and (hits[1:] == 7).all()
+
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def spec_workgroup(out: cd.Buffer[u32], WG: cd.Spec[u32] = 8):
+    out[cd.global_invocation_id.x] = cd.local_invocation_index + cd.num_workgroups.x * 100
+
+
+def test_workgroup_size_from_a_spec_constant():
+    out = np.zeros(3 * 24, np.uint32)
+    spec_workgroup.launch((3,), out, WG=24, device="cpu")
+    np.testing.assert_array_equal(out, np.tile(np.arange(24), 3) + 300)
+
+
+def test_unknown_arguments_and_spec_constants():
+    from coopdsl.interp import LaunchArgumentError
+
+    with pytest.raises(LaunchArgumentError, match=r"unknown specialization constant\(s\) \['SIZE'\]"):
+        run(spec_workgroup.ir(), (1, 1, 1), {"out": np.zeros(8, np.uint32)}, {"SIZE": 3})
+    with pytest.raises(LaunchArgumentError, match=r"unknown argument\(s\) \['extra'\]"):
+        run(spec_workgroup.ir(), (1, 1, 1), {"out": np.zeros(8, np.uint32), "extra": 1})

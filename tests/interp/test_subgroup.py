@@ -1,0 +1,76 @@
+"""Subgroup operations over the active invocations, at subgroup sizes 8 to 64."""
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, u32
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def subgroup_ops(x: cd.Buffer[u32], out: cd.Buffer[u32], fo: cd.Buffer[f32]):
+    i = cd.local_invocation_index
+    v = x[i]
+    k = 12
+    out[i * k] = cd.subgroup_add(v)
+    out[i * k + 1] = cd.subgroup_inclusive_add(v)
+    out[i * k + 2] = cd.subgroup_exclusive_max(v)
+    out[i * k + 3] = u32(cd.subgroup_elect())
+    out[i * k + 4] = cd.subgroup_broadcast(v, 3)
+    out[i * k + 5] = cd.subgroup_shuffle_xor(v, 1)
+    out[i * k + 6] = cd.subgroup_shuffle_down(v, 2)
+    out[i * k + 7] = cd.subgroup_ballot(v % 2 == 1).x
+    if v % 3 != 0:  # divergent: only these invocations take part below
+        out[i * k + 8] = cd.subgroup_add(v)
+        out[i * k + 9] = cd.subgroup_broadcast_first(v)
+        out[i * k + 10] = u32(cd.subgroup_all(v > 1)) + u32(cd.subgroup_any(v > 60)) * 2 + \
+            u32(cd.subgroup_all_equal(v % 3 == 1)) * 4
+        out[i * k + 11] = cd.subgroup_inclusive_min(v)
+    fo[i] = cd.subgroup_mul(f32(v % 4) * 0.5 + 1.0)
+
+
+@pytest.mark.parametrize("sgs", [8, 16, 32, 64])
+def test_subgroup_operations_with_divergence(sgs):
+    x = np.random.default_rng(sgs).permutation(np.arange(64)).astype(np.uint32)
+    out = np.zeros(64 * 12, np.uint32)
+    fo = np.zeros(64, np.float32)
+    subgroup_ops.launch((1,), x, out, fo, device="cpu", subgroup_size=sgs)
+    r = out.reshape(64, 12).astype(np.int64)
+    for s in range(64 // sgs):
+        lanes = slice(s * sgs, (s + 1) * sgs)
+        v = x[lanes].astype(np.int64)
+        rs = r[lanes]
+        assert (rs[:, 0] == v.sum()).all()
+        np.testing.assert_array_equal(rs[:, 1], np.cumsum(v))
+        np.testing.assert_array_equal(rs[:, 2], np.r_[0, np.maximum.accumulate(v)[:-1]])
+        np.testing.assert_array_equal(rs[:, 3], np.arange(sgs) == 0)
+        assert (rs[:, 4] == v[3]).all()
+        np.testing.assert_array_equal(rs[:, 5], v[np.arange(sgs) ^ 1])
+        down = np.arange(sgs) + 2
+        np.testing.assert_array_equal(rs[:, 6], np.where(down < sgs, v[np.minimum(down, sgs - 1)], v))
+        ballot = sum(1 << int(lane) for lane in np.nonzero(v % 2 == 1)[0] if lane < 32)
+        assert (rs[:, 7] == ballot).all()
+        act = v % 3 != 0
+        assert (rs[act, 8] == v[act].sum()).all()
+        assert (rs[act, 9] == v[act][0]).all()
+        flags = int((v[act] > 1).all()) + 2 * int((v[act] > 60).any()) + 4 * int(len(set(v[act] % 3 == 1)) == 1)
+        assert (rs[act, 10] == flags).all()
+        np.testing.assert_array_equal(rs[act, 11], np.minimum.accumulate(v[act]))
+        assert (rs[~act, 8:] == 0).all()
+        np.testing.assert_allclose(fo[lanes], np.prod((x[lanes] % 4) * 0.5 + 1.0), rtol=1e-5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def wrapping(x: cd.Buffer[u32], out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    out[i] = cd.subgroup_add(x[i]) // 5
+    out[i + 32] = cd.subgroup_inclusive_add(x[i]) // 3
+
+
+def test_subgroup_sums_wrap_at_the_component_width():
+    # found by scripts/fuzz_interp.py: numpy widens uint32 sums to 64 bits unless told otherwise
+    x = np.full(32, 2**31 + 7, np.uint32)
+    out = np.zeros(64, np.uint32)
+    wrapping.launch((1,), x, out, device="cpu")
+    assert (out[:32] == (32 * (2**31 + 7)) % 2**32 // 5).all()
+    np.testing.assert_array_equal(out[32:], (np.arange(1, 33) * (2**31 + 7)) % 2**32 // 3)

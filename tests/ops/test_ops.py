@@ -1,0 +1,91 @@
+"""coopdsl.ops: every kernel compiles and validates; bad arguments are clear errors before any launch;
+results match numpy on the CPU interpreter (and on the GPU in tests/gpu/test_ops_gpu.py)."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from coopdsl import ops
+from coopdsl.ops import flash_attention, gemm
+
+from ..conftest import compile_checked
+
+HAVE_INTERP = importlib.util.find_spec("coopdsl.interp") is not None
+
+
+@pytest.mark.parametrize("kind", sorted(gemm.KINDS))
+def test_matmul_kernels_validate(kind):
+    compile_checked(gemm.kernel(kind), "OpCooperativeMatrixMulAddKHR", "OpCooperativeMatrixLoadKHR",
+                    "OpCooperativeMatrixStoreKHR")
+
+
+@pytest.mark.parametrize("d", [16, 64, 128])
+def test_attention_kernels_validate(d):
+    compile_checked(flash_attention.kernel(d), r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_1 ",  # K^T
+                    "OpCooperativeMatrixMulAddKHR", r"OpExtInst %float %\w+ Exp")
+
+
+def test_bf16_bit_patterns_round_trip():
+    x = np.array([1.0, -2.5, 3.14159, 1e-3, 65504.0, np.inf], np.float32)
+    bits = ops.to_bf16(x)
+    assert bits.dtype == np.uint16
+    assert np.allclose(ops.from_bf16(bits)[:-1], x[:-1], rtol=1 / 128)
+    assert np.isinf(ops.from_bf16(bits)[-1])
+    assert ops.to_bf16(np.float32(1.0 + 1 / 256))[()] == ops.to_bf16(np.float32(1.0))[()]  # tie to even
+
+
+def test_bad_arguments_are_refused_before_launch():
+    a = np.zeros((4, 8), np.float16)
+    with pytest.raises(ValueError, match="a is 4 x 8 but b is 4 x 4"):
+        ops.matmul(a, np.zeros((4, 4), np.float16))
+    with pytest.raises(ValueError, match=r"matmul\(f16\): b must be float16, got float32"):
+        ops.matmul(a, np.zeros((8, 4), np.float32))
+    with pytest.raises(ValueError, match="no kind for float32 inputs"):
+        ops.matmul(np.zeros((4, 8), np.float32), np.zeros((8, 4), np.float32))
+    with pytest.raises(ValueError, match="out must be float32 of shape"):
+        ops.matmul(a, np.zeros((8, 4), np.float16), out=np.zeros((4, 4), np.float16))
+    q = np.zeros((2, 10, 24), np.float16)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        ops.attention(q, q, q)
+    with pytest.raises(ValueError, match="k has shape"):
+        ops.attention(np.zeros((10, 16), np.float16), np.zeros((9, 16), np.float16), np.zeros((10, 16), np.float16))
+
+
+def test_the_attention_reference_is_softmax():
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.standard_normal((5, 16)).astype(np.float16) for _ in range(3))
+    ref = flash_attention.reference(q, k, v, causal=True)
+    assert np.allclose(ref[0], v[0].astype(np.float32), atol=1e-3)  # the first query sees only key 0
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+@pytest.mark.parametrize("kind, m, n, k", [("f16", 37, 70, 45), ("bf16", 64, 64, 32), ("i8", 20, 33, 70),
+                                          ("u8", 65, 17, 64)])
+def test_matmul_on_the_interpreter(kind, m, n, k):
+    rng = np.random.default_rng(0)
+    if kind in ("f16", "bf16"):
+        a32, b32 = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        if kind == "f16":
+            a, b = a32.astype(np.float16), b32.astype(np.float16)
+            ref = a.astype(np.float32) @ b.astype(np.float32)
+        else:
+            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
+            ref = ops.from_bf16(a) @ ops.from_bf16(b)
+        out = ops.matmul(a, b, kind=kind, device="cpu")
+        assert np.allclose(out, ref, atol=1e-3 * k)
+    else:
+        dt = np.int8 if kind == "i8" else np.uint8
+        lo, hi = (-128, 128) if kind == "i8" else (0, 256)
+        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
+        out = ops.matmul(a, b, device="cpu")
+        assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_on_the_interpreter(causal):
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 21, 32)).astype(np.float16) for _ in range(3))
+    out = ops.attention(q, k, v, causal=causal, device="cpu")
+    assert np.allclose(out, flash_attention.reference(q, k, v, causal=causal), atol=2e-2)
