@@ -197,12 +197,10 @@ class Kernel:
         interpreter instead (docs/interpreter.md), with ``subgroup_size``
         invocations per subgroup (default 32).
         """
-        from . import interp
-
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
-        if interp.wants_cpu(device):
-            interp.launch(self, _grid(grid), values, spec, subgroup_size)
+        if (device is None or isinstance(device, str)) and _interp().wants_cpu(device):
+            _interp().launch(self, _grid(grid), values, spec, subgroup_size)
             return
         if subgroup_size is not None:
             raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
@@ -220,6 +218,14 @@ class Kernel:
 
 
 @functools.cache
+def _interp() -> ModuleType:
+    """coopdsl.interp, imported on first use."""
+    from . import interp
+
+    return interp
+
+
+@functools.cache
 def _runtime() -> ModuleType:
     """coopdsl.runtime, imported on first use (compiling needs no Vulkan)."""
     from . import runtime
@@ -231,6 +237,8 @@ def _grid(grid: Any) -> tuple[int, int, int]:
     if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
             and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
         return grid  # the common case, checked without building anything
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] > 0:
+        return (grid[0], 1, 1)
     g = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
         if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):

@@ -2,8 +2,13 @@
 
 Every launch goes through a :class:`Batch`: an immediate ``launch`` is a batch of one, submitted at once;
 ``with runtime.batch(device):`` keeps one open so that every launch on that device in the block (and every
-``Array.write``) is recorded, in order, and the whole block is submitted once when it ends. A full memory
+``Array.write``) is recorded, in order, and the block's end waits once for all of it. A full memory
 barrier precedes each dispatch, so each launch sees the results of the ones before it.
+
+A long batch hands its commands to the GPU in chunks (every ``flush_every`` dispatches, without waiting), so
+the GPU runs the first launches while Python records the next ones; the barriers order the chunks too (a
+barrier's first scope is every command earlier in submission order on the queue), and the one wait at the end
+covers them all (a fence signalled by a submission follows every earlier submission on its queue).
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ HOST_BARRIER = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=vk.ACC
 FULL_BARRIER_REF = ctypes.byref(FULL_BARRIER)
 BEGIN_INFO = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO,
                                        flags=vk.COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT)
+FLUSH_EVERY = 64  # dispatches recorded before a batch hands them to the GPU (and records on)
+MAX_GROUPS = 0x7FFFFFFF  # grid sizes passed to the untyped vkCmdDispatch as C ints
+_BARRIER_ARGS = (ctypes.c_uint32(COMPUTE_AND_TRANSFER), ctypes.c_uint32(COMPUTE_AND_TRANSFER), ctypes.c_uint32(0),
+                 ctypes.c_uint32(1), FULL_BARRIER_REF, ctypes.c_uint32(0), None, ctypes.c_uint32(0), None)
 
 
 def open_batches() -> dict[Device, Batch]:
@@ -49,34 +58,50 @@ def current_batch(dev: Device) -> Batch | None:
     return open_batches().get(dev)
 
 
-def batch(device: Device | None = None) -> Batch:
-    """A batch for ``device`` (default: the default device); use it as ``with runtime.batch(dev) as b:``."""
-    return Batch(device)
+def batch(device: Device | None = None, flush_every: int | None = FLUSH_EVERY) -> Batch:
+    """A batch for ``device`` (default: the default device); use it as ``with runtime.batch(dev) as b:``.
+
+    Every ``flush_every`` dispatches (default 64) what is recorded is handed to the GPU without waiting, so
+    the GPU works while the block records on; ``flush_every=None`` keeps everything until the block ends
+    (then, if the block raises, nothing of it runs).
+    """
+    return Batch(device, flush_every)
 
 
 class Batch:
     """Launches, uploads and downloads recorded into one command buffer and submitted with one wait.
 
     As a context manager it captures every launch on its device in this thread; the block's end submits
-    them (or, if the block raised, discards them). ``submit()`` may also be called inside the block to run
-    what is recorded so far. Numpy arrays passed to launches in a batch are uploaded at their first use and
-    written back at submission.
+    them and waits (or, if the block raised, discards what was not yet handed to the GPU and waits for what
+    was). ``submit()`` may also be called inside the block to run what is recorded so far and wait.
+    Every ``flush_every`` dispatches the recorded commands are handed to the GPU without waiting
+    (``flush()``); ``None`` never does so before the end. Numpy arrays passed to launches in a batch are
+    uploaded at their first use and written back at submission.
     """
 
-    def __init__(self, device: Device | None = None):
+    def __init__(self, device: Device | None = None, flush_every: int | None = FLUSH_EVERY):
         self.device = device if device is not None else default_device()
         if not isinstance(self.device, Device):
             raise TypeError(f"batch() takes a coopdsl.runtime.Device, got {type(self.device).__name__}")
+        if flush_every is not None and (type(flush_every) is not int or flush_every < 1):
+            raise ValueError(f"flush_every must be a positive int or None, got {flush_every!r}")
+        self.flush_every = flush_every
+        self._flush_at = flush_every if flush_every is not None else -1
         self._v = self.device.vk
         self.launches = 0  # dispatches recorded over the batch's life
+        self._counted = False  # whether this batch is counted in device.recording
         self._cb: int | None = None
+        self._cb_arg: ctypes.c_void_p | None = None  # _cb wrapped for the untyped entry points
+        self._inflight: list[int] = []  # command buffers handed to the queue and not yet waited for
         self._pipeline: int | None = None  # state bound in the command buffer being recorded
         self._set: DescriptorSet | None = None
         self._push: bytes | None = None
         self._reset()
 
     def _reset(self) -> None:
-        self._cb = None
+        self._cb = self._cb_arg = None
+        self._inflight = []
+        self._recorded = 0  # dispatches in the command buffer being recorded
         self._temps: list[Buffer] = []          # pooled buffers to give back after submission
         self._staged: dict[int, list] = {}       # id(ndarray) -> [ndarray, device buffer, write back?]
         self._downloads: list[tuple[Buffer, np.ndarray]] = []
@@ -109,8 +134,11 @@ class Batch:
         if self._cb is None:
             cb = self.device.acquire_command_buffer()
             self._v.call("vkBeginCommandBuffer", cb, ctypes.byref(BEGIN_INFO))
-            self._cb = cb
-            self.device.recording += 1
+            self._cb, self._cb_arg = cb, ctypes.c_void_p(cb)
+            self._raw_barrier, self._raw_dispatch = self._v.raw["vkCmdPipelineBarrier"], self._v.raw["vkCmdDispatch"]
+            if not self._counted:
+                self.device.recording += 1
+                self._counted = True
         return self._cb
 
     def barrier(self) -> None:
@@ -165,9 +193,8 @@ class Batch:
                  query: tuple[int, int] | None = None) -> None:
         """Record barrier, bind, push constants and dispatch; ``query`` (pool, index) adds timestamps around it."""
         v = self._v
-        cb = self.command_buffer
-        v.vkCmdPipelineBarrier(cb, COMPUTE_AND_TRANSFER, COMPUTE_AND_TRANSFER, 0, 1, FULL_BARRIER_REF, 0, None, 0,
-                               None)
+        cb = self._cb if self._cb is not None else self.command_buffer
+        self._raw_barrier(self._cb_arg, *_BARRIER_ARGS)  # the hot path: untyped call, arguments pre-wrapped
         if pipeline != self._pipeline:  # state already set in this command buffer is not set again
             v.vkCmdBindPipeline(cb, vk.PIPELINE_BIND_POINT_COMPUTE, pipeline)
             self._pipeline, self._set, self._push = pipeline, None, None
@@ -179,37 +206,68 @@ class Batch:
             self._push = push
         if query:
             v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_TOP_OF_PIPE, query[0], query[1])
-        v.vkCmdDispatch(cb, grid[0], grid[1], grid[2])
+        if grid[0] <= MAX_GROUPS and grid[1] <= MAX_GROUPS and grid[2] <= MAX_GROUPS:
+            self._raw_dispatch(self._cb_arg, grid[0], grid[1], grid[2])
+        else:
+            v.vkCmdDispatch(cb, grid[0], grid[1], grid[2])
         if query:
             v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_BOTTOM_OF_PIPE, query[0], query[1] + 1)
         self.launches += 1
+        self._recorded += 1
+        if self._recorded == self._flush_at:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand what is recorded to the GPU without waiting; recording goes on in a new command buffer."""
+        cb = self._cb
+        if cb is None:
+            return
+        self._v.call("vkEndCommandBuffer", cb)
+        self.device.submit(cb)
+        self._inflight.append(cb)
+        self._cb = self._cb_arg = None
+        self._recorded = 0
+        self._pipeline = self._set = self._push = None  # bound state does not carry over to the next one
 
     # -- submission -------------------------------------------------------------------------------
     def submit(self) -> None:
         """Run everything recorded so far and wait for it; write numpy outputs back. The batch stays usable."""
+        downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
+        copies = self._record_downloads(self.command_buffer, downloads) if downloads else []
         cb = self._cb
-        if cb is None:
+        if cb is None and not self._inflight:
             self._finish()
             return
-        downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
-        copies = self._record_downloads(cb, downloads) if downloads else []
         try:
-            self._v.call("vkEndCommandBuffer", cb)
-            self.device.submit_and_wait(cb)
-        except BaseException:  # the command buffer and its buffers may still be in use: never reuse them
+            if cb is not None:
+                self._v.call("vkEndCommandBuffer", cb)
+                self.device.submit_and_wait(cb)  # its fence also waits for the chunks submitted before
+            else:
+                self._v.call("vkQueueWaitIdle", self.device.queue)
+        except BaseException:  # the command buffers and their buffers may still be in use: never reuse them
             self._temps.clear()
+            self._inflight.clear()
+            self._cb = None
             self._finish()
             raise
-        self.device.release_command_buffer(cb)
+        for done in self._inflight:
+            self.device.release_command_buffer(done)
+        if cb is not None:
+            self.device.release_command_buffer(cb)
         for staging, out in copies:
             staging.read_into(out.ctypes.data, out.nbytes)
         self._finish()
 
     def discard(self) -> None:
-        """Drop everything recorded and not yet submitted (nothing runs)."""
+        """Drop everything recorded and not yet handed to the GPU (it never runs); wait for what was."""
         if self._cb is not None:
             self._v.vkEndCommandBuffer(self._cb)
             self.device.release_command_buffer(self._cb)
+            self._cb = None
+        if self._inflight:
+            self._v.call("vkQueueWaitIdle", self.device.queue)
+            for done in self._inflight:
+                self.device.release_command_buffer(done)
         self._finish()
 
     def _record_downloads(self, cb: int, downloads: list[tuple[Buffer, np.ndarray]]) -> list[tuple[Buffer, np.ndarray]]:
@@ -228,8 +286,9 @@ class Batch:
 
     def _finish(self) -> None:
         dev = self.device
-        if self._cb is not None:
+        if self._counted:
             dev.recording -= 1
+            self._counted = False
         for buf in reversed(self._temps):  # so that the same launch takes the same buffers (and sets) again
             dev.pool.give(buf)
         self._reset()

@@ -164,6 +164,11 @@ class Device:
         """Give back a command buffer that is not pending (ended, or finished executing)."""
         self._free_cbs.append(cb)
 
+    def submit(self, cb: int) -> None:
+        """Submit an ended command buffer without waiting (a later ``submit_and_wait`` waits for it too)."""
+        self._submit_cbs[0] = cb
+        self.vk.call("vkQueueSubmit", self.queue, 1, self._submit_ref, 0)
+
     def submit_and_wait(self, cb: int, timeout_ns: int = 600 * 10 ** 9) -> None:
         """Submit an ended command buffer and wait for it (one fence, reused)."""
         v = self.vk

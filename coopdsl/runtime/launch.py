@@ -74,17 +74,16 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
     if not args.keys() <= program.names:
         unknown = sorted(args.keys() - program.names)
         raise LaunchError(f"unknown argument(s) {unknown}; the kernel takes {sorted(program.names)}")
+    bound = _bind_resident(b, program, args)
+    if bound is not None:
+        return bound
     dev = b.device
     checked: list[tuple[dict, Buffer | None, Any]] = []  # (binding, resident buffer or None, Array or numpy data)
     for slot in program.slots:
         binding = slot[0]
         value = args.get(binding["name"], _MISSING)
         if isinstance(value, Array):
-            buf = value._buffer
-            if buf is None or value.device is not dev or (slot[1] is not None and value.dtype != slot[1]) \
-                    or value.nbytes % slot[2] or value.nbytes < slot[3]:
-                buf = check_resident(binding, value, dev)  # raises, naming what is wrong
-            checked.append((binding, buf, value))
+            checked.append((binding, _resident(value, slot, dev), value))
         else:
             checked.append((binding, None, _host_data(b, binding, value)))
     push = _push(b, program, args)
@@ -96,6 +95,38 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
             b.use(value)
         rng = value.nbytes if value.nbytes >= 4 else 4
         binds.append((binding["binding"], buf, rng))
+        key += (buf.uid, rng)
+    return dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
+
+
+def _resident(value: Array, slot: tuple, dev: Device) -> Buffer:
+    """The buffer of resident ``value`` for binding ``slot``, checked (device, dtype, size, not freed)."""
+    buf = value._buffer
+    if buf is None or value.device is not dev or (slot[1] is not None and value.dtype is not slot[1]
+                                                  and value.dtype != slot[1]) \
+            or value.nbytes % slot[2] or value.nbytes < slot[3]:
+        buf = check_resident(slot[0], value, dev)  # raises, naming what is wrong
+    return buf
+
+
+def _bind_resident(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes] | None:
+    """``bind`` when every buffer argument is a resident array (the common case of repeated launches,
+    done in one pass); None when one is not, for the general path."""
+    dev = b.device
+    values = []
+    for slot in program.slots:
+        value = args.get(slot[0]["name"])
+        if type(value) is not Array:
+            return None
+        values.append(value)
+    push = _push(b, program, args) if program.push_size else b""
+    binds, key = [], [program.set_layout]
+    used = b._arrays
+    for slot, value in zip(program.slots, values):
+        buf = _resident(value, slot, dev)
+        used[id(value)] = value  # b.use(value), inline
+        rng = value.nbytes if value.nbytes >= 4 else 4
+        binds.append((slot[0]["binding"], buf, rng))
         key += (buf.uid, rng)
     return dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
 

@@ -462,6 +462,9 @@ VOID = {"vkDestroyInstance", "vkGetPhysicalDeviceProperties2", "vkGetPhysicalDev
         "vkCmdFillBuffer", "vkCmdPipelineBarrier", "vkCmdWriteTimestamp", "vkCmdResetQueryPool", "vkDestroyFence",
         "vkDestroyQueryPool"}
 RETURNS_U64 = {"vkGetBufferDeviceAddress"}
+# void commands also loaded without argtypes (``Loader.raw``): a batch records one barrier and one dispatch per
+# launch, and an untyped call with arguments wrapped once costs about half of a typed one
+UNTYPED = ("vkCmdPipelineBarrier", "vkCmdDispatch")
 INSTANCE_EXTENSION_FUNCTIONS = {
     "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR": (_H, _P(_u), _P(CoopMatPropertiesKHR)),
     "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV": (_H, _P(_u), _P(FlexDimPropertiesNV)),
@@ -487,6 +490,11 @@ class Loader:
             fn.restype = None if fname in VOID else (c_uint64 if fname in RETURNS_U64 else c_int32)
             self.fns[fname] = fn
             setattr(self, fname, fn)  # plain attribute lookup on the hot path
+        self.raw: dict[str, Any] = {}  # callers pass handles as c_void_p and 32-bit values as ints below 2**31
+        for fname in UNTYPED:
+            fn = self.lib[fname]  # a separate function object: the typed one keeps its argtypes
+            fn.restype = None
+            self.raw[fname] = fn
         self.lib.vkGetInstanceProcAddr.argtypes = [VkHandle, c_char_p]
         self.lib.vkGetInstanceProcAddr.restype = c_void_p
 

@@ -27,15 +27,25 @@ def square(x: cd.Buffer[f32], n: u32, OFFSET: cd.Spec[u32] = 0):
 
 @pytest.fixture
 def submissions(device, monkeypatch):
-    """Counts the device's queue submissions."""
-    count = [0]
-    real = device.submit_and_wait
+    """Counts the device's queue submissions that wait (``submit_and_wait``); ``submissions.handed`` counts
+    those handed over without waiting (a batch's chunks, ``submit``)."""
+
+    class Count(list):
+        handed = 0
+
+    count = Count([0])
+    real, real_submit = device.submit_and_wait, device.submit
 
     def counting(cb, *args):
         count[0] += 1
         real(cb, *args)
 
+    def handing(cb):
+        count.handed += 1
+        real_submit(cb)
+
     monkeypatch.setattr(device, "submit_and_wait", counting)
+    monkeypatch.setattr(device, "submit", handing)
     return count
 
 
@@ -44,15 +54,61 @@ def test_a_batch_runs_dependent_launches_in_order_with_one_submission(device, su
     x = runtime.array(np.full(n, 1.5, np.float32), device=device)
     y = runtime.zeros(n, np.float32, device=device)
     submissions[0] = 0
-    with runtime.batch(device) as b:
+    with runtime.batch(device, flush_every=None) as b:
         for _ in range(100):
             axpy.launch((8,), x, y, n, 1.0)      # y += x: each reads the previous one's result
         square.launch((8,), y, n)                # a different pipeline reading y
         axpy.launch((8,), y, x, n, 1.0, device=device)  # and back into x
         assert submissions[0] == 0               # recorded, not run
-    assert submissions[0] == 1 and b.launches == 102
+    assert submissions[0] == 1 and submissions.handed == 0 and b.launches == 102
     np.testing.assert_array_equal(y.numpy(), np.full(n, 150.0 ** 2))
     np.testing.assert_array_equal(x.numpy(), np.full(n, 150.0 ** 2 + 1.5))
+
+
+def test_a_long_batch_hands_chunks_to_the_gpu_and_waits_once(device, submissions):
+    n = 500
+    x = runtime.array(np.full(n, 1.5, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    xs, ys = np.ones(n, np.float32), np.zeros(n, np.float32)  # numpy ones: staged once, written back at the end
+    submissions[0] = 0
+    with runtime.batch(device, flush_every=3) as b:
+        for i in range(10):
+            axpy.launch((8,), x, y, n, 1.0)      # each reads the previous one's result, across chunks too
+            axpy.launch((8,), xs, ys, n, 1.0)
+            if i == 1:                           # 4 dispatches: one chunk of 3 handed over, none waited for
+                assert (submissions[0], submissions.handed) == (0, 1)
+        square.launch((8,), y, n)
+        assert submissions[0] == 0
+    assert b.launches == 21 and submissions.handed == 7 and submissions[0] == 1
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 15.0 ** 2))
+    np.testing.assert_array_equal(ys, np.full(n, 10.0))
+    assert device.recording == 0
+    with runtime.batch(device) as b:           # the default hands over every 64 dispatches
+        for _ in range(130):
+            axpy.launch((8,), x, y, n, 1.0)
+    assert b.flush_every == 64 and submissions.handed == 9 and submissions[0] == 3  # (y.numpy() waited too)
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 15.0 ** 2 + 130 * 1.5))
+
+
+def test_flush_every_must_be_a_positive_int_or_none(device):
+    for bad in (0, -1, 2.0, "8", True):
+        with pytest.raises(ValueError, match="flush_every must be a positive int or None, got"):
+            runtime.batch(device, flush_every=bad)
+
+
+def test_an_exception_after_a_chunk_was_handed_over_keeps_what_ran(device, submissions):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    submissions[0] = 0
+    with pytest.raises(LaunchError, match="holds f32; got a float64 array"):
+        with runtime.batch(device, flush_every=2):
+            for _ in range(3):
+                axpy.launch((1,), x, y, n, 1.0)  # the first two are handed over, the third is not
+            axpy.launch((1,), x, np.zeros(n), n, 1.0)
+    assert submissions.handed == 1 and submissions[0] == 0
+    assert device.recording == 0
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
 
 
 def test_writes_inside_a_batch_are_recorded_in_order(device):
@@ -75,7 +131,7 @@ def test_numpy_arrays_in_a_batch_are_uploaded_once_and_written_back_at_the_end(d
         for _ in range(5):
             axpy.launch((1,), x, y, n, 2.0, device=device)
         assert not y.any()                        # not yet: written back at submission
-    assert submissions[0] == 1
+    assert submissions[0] == 1 and submissions.handed == 0
     np.testing.assert_array_equal(y, np.full(n, 10.0))
 
 
