@@ -7,9 +7,11 @@ wall-clock microseconds per launch (median and minimum over ``--repeats`` runs):
 
 - numpy in/out: ``k.launch(grid, x, y, n, alpha)`` with numpy arrays (upload, dispatch, download, wait);
 - resident, immediate: the same with ``runtime.Array`` arguments (dispatch and wait per launch);
-- resident, batch: all launches inside one ``with runtime.batch(dev):`` block (recorded, then one
-  submission and one wait); the time includes the submission and the wait, and "recording" gives the
-  host time per launch spent before the submission.
+- resident, batch: all launches inside one ``with runtime.batch(dev):`` block (recorded and handed to the
+  GPU in chunks of 64 while recording goes on, one wait at the end); the time includes the wait, and
+  "recording" gives the host time per launch spent before the block's end;
+- resident, batch without chunks: the same with ``flush_every=None`` (one submission at the end, so the GPU
+  starts only when everything is recorded).
 
 Each mode's result is checked (y = launches * x). Runs on any Vulkan device, lavapipe included.
 """
@@ -64,10 +66,10 @@ def run_immediate(dev, launches: int) -> tuple[float, float, np.ndarray]:
     return t, t, out
 
 
-def run_batch(dev, launches: int) -> tuple[float, float, np.ndarray]:
+def run_batch(dev, launches: int, flush_every: int | None = runtime.FLUSH_EVERY) -> tuple[float, float, np.ndarray]:
     x, y = runtime.array(np.ones(N, np.float32), dev), runtime.zeros(N, np.float32, dev)
     t0 = time.perf_counter()
-    with runtime.batch(dev):
+    with runtime.batch(dev, flush_every=flush_every):
         for _ in range(launches):
             axpy.launch(GRID, x, y, N, 1.0)
         recorded = time.perf_counter() - t0
@@ -78,7 +80,8 @@ def run_batch(dev, launches: int) -> tuple[float, float, np.ndarray]:
 
 
 MODES = {"numpy in/out, immediate": run_numpy, "resident arrays, immediate": run_immediate,
-         "resident arrays, one batch": run_batch}
+         "resident arrays, one batch": run_batch,
+         "resident arrays, one batch without chunks": lambda dev, launches: run_batch(dev, launches, None)}
 
 
 def measure(dev, launches: int, repeats: int) -> list[tuple[str, float, float, float]]:

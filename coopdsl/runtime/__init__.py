@@ -13,7 +13,7 @@ See docs/runtime.md.
 """
 
 from .array import Array, array, empty, zeros
-from .batch import Batch, batch
+from .batch import FLUSH_EVERY, Batch, batch
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError, VulkanUnavailableError
 from .features import DeviceFeatureError
@@ -27,4 +27,4 @@ from .vk import VulkanError
 __all__ = ["list_devices", "format_devices", "devices_json", "DeviceInfo", "Device", "Buffer", "launch", "bench",
            "BenchResult", "LaunchError", "ArrayError", "DeviceFeatureError", "VulkanError",
            "VulkanUnavailableError", "default_device", "pack_spec", "pack_push", "Array", "array", "empty", "zeros",
-           "Batch", "batch"]
+           "Batch", "batch", "FLUSH_EVERY"]
