@@ -6,7 +6,9 @@ Times ``--launches`` launches of a 1,024-element axpy (16 workgroups of 64) in e
 wall-clock microseconds per launch (median and minimum over ``--repeats`` runs):
 
 - numpy in/out: ``k.launch(grid, x, y, n, alpha)`` with numpy arrays (upload, dispatch, download, wait);
-- resident, immediate: the same with ``runtime.Array`` arguments (dispatch and wait per launch);
+- resident, immediate: the same with ``runtime.Array`` arguments (dispatch and wait per launch; the wait
+  polls the fence for up to ``Device.spin_ns`` before it blocks);
+- resident, immediate, blocking wait: the same with ``spin_ns = 0`` (straight to ``vkWaitForFences``);
 - resident, batch: all launches inside one ``with runtime.batch(dev):`` block (recorded and handed to the
   GPU in chunks of 64 while recording goes on, one wait at the end); the time includes the wait, and
   "recording" gives the host time per launch spent before the block's end;
@@ -66,6 +68,14 @@ def run_immediate(dev, launches: int) -> tuple[float, float, np.ndarray]:
     return t, t, out
 
 
+def run_blocking(dev, launches: int) -> tuple[float, float, np.ndarray]:
+    spin, dev.spin_ns = dev.spin_ns, 0
+    try:
+        return run_immediate(dev, launches)
+    finally:
+        dev.spin_ns = spin
+
+
 def run_batch(dev, launches: int, flush_every: int | None = runtime.FLUSH_EVERY) -> tuple[float, float, np.ndarray]:
     x, y = runtime.array(np.ones(N, np.float32), dev), runtime.zeros(N, np.float32, dev)
     t0 = time.perf_counter()
@@ -80,6 +90,7 @@ def run_batch(dev, launches: int, flush_every: int | None = runtime.FLUSH_EVERY)
 
 
 MODES = {"numpy in/out, immediate": run_numpy, "resident arrays, immediate": run_immediate,
+         "resident arrays, immediate, blocking wait": run_blocking,
          "resident arrays, one batch": run_batch,
          "resident arrays, one batch without chunks": lambda dev, launches: run_batch(dev, launches, None)}
 

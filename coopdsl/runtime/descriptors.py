@@ -42,6 +42,7 @@ class DescriptorCache:
         self._sets: OrderedDict[tuple, DescriptorSet] = OrderedDict()
         self._by_buffer: dict[int, set[tuple]] = {}
         self._pools: list[int] = []
+        self.generation = 0  # counts freed sets: a set remembered with an older generation may be gone
 
     def get(self, key: tuple, types: tuple[int, ...], binds: list[tuple[int, Buffer, int]]) -> DescriptorSet:
         """The set for ``binds`` ((binding number, buffer, range) in layout order, descriptor ``types``);
@@ -116,6 +117,7 @@ class DescriptorCache:
         self.dev.vk.vkUpdateDescriptorSets(self.dev.handle, len(binds), writes, 0, None)
 
     def _free(self, key: tuple, ds: DescriptorSet, skip: int | None = None) -> None:
+        self.generation += 1
         for uid in ds.uids:
             if uid != skip and uid in self._by_buffer:
                 self._by_buffer[uid].discard(key)

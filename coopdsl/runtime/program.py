@@ -52,6 +52,9 @@ class Program:
         self.set_layout, self.layout = dev.layouts(reflection)
         self._pipelines: dict[bytes, int] = {}
         self._default: int | None = None
+        # the last all-resident binding: (argument names, argument objects, arrays, (set, push bytes),
+        # descriptor-cache generation); see launch._bind_resident
+        self.bound: tuple | None = None
 
     def pipeline(self, spec: dict | None) -> int:
         """The compute pipeline for these specialization values (left-out constants keep their defaults).

@@ -447,6 +447,7 @@ PROTOTYPES = {
     "vkCreateFence": (_H, _P(FenceCreateInfo), c_void_p, _P(_N)),
     "vkDestroyFence": (_H, _N, c_void_p),
     "vkWaitForFences": (_H, _u, _P(_N), _u, c_uint64),
+    "vkGetFenceStatus": (_H, _N),
     "vkResetFences": (_H, _u, _P(_N)),
     "vkCreateQueryPool": (_H, _P(QueryPoolCreateInfo), c_void_p, _P(_N)),
     "vkDestroyQueryPool": (_H, _N, c_void_p),

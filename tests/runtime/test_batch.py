@@ -260,3 +260,50 @@ def test_buffer_pool_reuses_by_size_class_and_caps_idle_memory(device, monkeypat
     monkeypatch.setattr(a, "destroy", lambda: destroyed.append(a))
     pool.give(a)
     assert destroyed == [a]
+
+
+def test_a_repeated_launch_reuses_its_binding_until_an_argument_changes(device):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    alpha = 1.0
+    axpy.launch((1,), x, y, n, alpha)
+    program = device.program(axpy.compile(), axpy.reflect())
+    remembered = program.bound
+    assert remembered is not None and remembered[2] == (x, y)
+    axpy.launch((1,), x, y, n, alpha)                 # the same objects: the remembered set and push bytes
+    assert program.bound is remembered
+    axpy.launch((1,), x, y, n, 2.0)                   # another push value is bound afresh
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 4.0))
+    with pytest.raises(LaunchError, match="push constant 'n' \\(u32\\) cannot be 64.0"):
+        axpy.launch((1,), x, y, float(n), 2.0)        # equal to n, but a float: still checked
+    z = runtime.array(np.full(n, 3.0, np.float32), device=device)
+    axpy.launch((1,), z, y, n, 2.0)                   # another array
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 10.0))
+    axpy.launch((1,), x, y, n, alpha)
+    x.free()
+    with pytest.raises(ArrayError, match="buffer 'x': the device array \\(64,\\) float32 was freed"):
+        axpy.launch((1,), x, y, n, alpha)             # freed after it was remembered
+    with runtime.batch(device):
+        axpy.launch((1,), z, y, n, 2.0)
+        axpy.launch((1,), z, y, n, 2.0)               # remembered, and still noted as used by the batch
+        with pytest.raises(ArrayError, match="cannot read a device array that launches recorded"):
+            z.numpy()
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 23.0))  # 10 + 1 + 2 * 6
+
+
+def test_a_freed_descriptor_set_is_never_reused_from_a_remembered_binding(device, monkeypatch):
+    n = 64
+    monkeypatch.setattr(device.descriptors, "limit", 1)
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    axpy.launch((1,), x, y, n, 1.0)
+    program = device.program(axpy.compile(), axpy.reflect())
+    old_set = program.bound[3][0]
+    others = [runtime.zeros(n, np.float32, device=device) for _ in range(3)]
+    for o in others:                                   # other sets push the remembered one out of the cache
+        square.launch((1,), o, n)
+    assert old_set not in device.descriptors._sets.values()
+    axpy.launch((1,), x, y, n, 1.0)
+    assert program.bound[3][0] is not old_set
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
