@@ -30,7 +30,8 @@ def launch(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dic
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
-        record(b, spirv, reflection, grid, args, spec)
+        if not _record_again(b, dev, spirv, reflection, grid, args, spec):
+            record(b, spirv, reflection, grid, args, spec)
         return
     b = Batch(dev)
     try:
@@ -48,6 +49,21 @@ def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int],
     pipeline = program.pipeline(spec)
     ds, push = bind(b, program, args)
     b.dispatch(pipeline, program.layout, ds, push, grid)
+
+
+def _record_again(b: Batch, dev: Device, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
+                  spec: dict | None) -> bool:
+    """``record`` in one step for the hot case of a batch: a module already made ready on the device with
+    its default pipeline, all buffer arguments resident. False when the case does not apply (nothing done)."""
+    program = dev._programs.get(spirv)
+    if program is None or program.reflection is not reflection or spec or program._default is None \
+            or not args.keys() <= program.names:
+        return False
+    bound = _bind_resident(b, program, args)
+    if bound is None:
+        return False
+    b.dispatch(program._default, program.layout, bound[0], bound[1], grid)
+    return True
 
 
 def resolve_device(device: Device | None, args: dict) -> Device:
