@@ -67,6 +67,48 @@ def spec_scope(a: cd.Buffer[f16], c: cd.Buffer[f32], S: cd.Spec[u32] = 3):
     acc.store(c, 0, stride=16)
 
 
+# Kernels for the profiles read from Mesa's sources (tests/devices/test_mesa_profiles.py): a workgroup of 64
+# is a whole number of subgroups on RADV (64) and on ANV (32).
+@cd.kernel(workgroup_size=(64, 1, 1))
+def f16_16x16x16(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)  # L:f16-16-a
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # L:f16-16-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def f16_8x8x16(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    ta = MatA[f16, 8, 16].load(a, 0, stride=16)
+    tb = MatB[f16, 16, 8].load(a, 0, stride=8)
+    acc = cd.muladd(ta, tb, Acc[f32, 8, 8].splat(0.0))  # L:f16-8-muladd
+    acc.store(c, 0, stride=8)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def f32_16x16x8_wg64(a: cd.Buffer[f32], c: cd.Buffer[f32]):
+    ta = MatA[f32, 16, 8].load(a, 0, stride=8)
+    tb = MatB[f32, 8, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0))  # L:f32-64-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def int8_16x16x16(a: cd.Buffer[i8], c: cd.Buffer[i32]):
+    ta = MatA[i8, 16, 16].load(a, 0, stride=16)
+    tb = MatB[i8, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), saturate=True)  # L:int8-16-muladd
+    acc.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def mixed_int8_16x16x16(a: cd.Buffer[u8], c: cd.Buffer[i32]):
+    ta = MatA[u8, 16, 16].load(a, 0, stride=16)
+    tb = MatB[u8, 16, 16].load(a, 0, stride=16)
+    acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), signed=("a", "c", "result"))
+    acc.store(c, 0, stride=16)
+
+
 def line(marker: str) -> int:
     """The line of this file that ends with ``# L:<marker>``."""
     from pathlib import Path

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from coopdsl.cli import main
-from coopdsl.devices.profile import profiles_dir
+from coopdsl.devices.profile import profiles_dir, shipped_profiles
 
 from . import kernels as K
 
@@ -47,4 +47,4 @@ def test_emit_with_a_missing_profile_is_a_usage_error(tmp_path, capsys):
     missing = tmp_path / "nope.json"
     assert main(["emit", str(GEMM), "-o", str(tmp_path / "g.spv"), "--device", str(missing)]) == 2
     assert capsys.readouterr().err == (f"coopdsl: error: no device profile '{missing}': not a shipped profile "
-                                       f"(nvidia-h100) nor a file\n")
+                                       f"({', '.join(shipped_profiles())}) nor a file\n")
