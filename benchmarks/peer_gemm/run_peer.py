@@ -1,7 +1,7 @@
 """Run vk_cooperative_matrix_perf's own harness with its shaders and with coopdsl's ports, interleaved.
 
-    python benchmarks/peer_gemm/run_peer.py --harness SRC --vulkan-headers INC [--dim 8192] [--rounds 3]
-        [--types fp16_fp32 fp16_fp16 ...] [--correctness] [--out docs/benchmarks.md]
+    python benchmarks/peer_gemm/run_peer.py --harness SRC --vulkan-headers INC [--kernel shmem|workgroup]
+        [--dim 8192] [--rounds 3] [--types fp16_fp32 fp16_fp16 ...] [--correctness] [--out docs/benchmarks.md]
 
 SRC is a checkout of jeffbolznv/vk_cooperative_matrix_perf (nothing of it is in
 this repository); INC the ``include`` folder of KhronosGroup/Vulkan-Headers (the
@@ -9,10 +9,13 @@ harness needs headers newer than Debian's).  The script builds the harness with
 one g++ line into a scratch folder; with ``--parallel-fill`` the build first
 replaces the serial ``rand()`` input fill by an OpenMP loop (inputs differ,
 shaders, dispatch and timing do not).  Each round runs, for every type pair,
-the original and our ``shmem<A>_<C>.spv`` (emitted by ``shmem.py``) in two
-folders holding only that one shader, alternating which goes first, and
-parses the harness's own TFLOP/s lines.  Medians and min..max over rounds go
-to a table (and into ``--out`` as the "Peer harness" section, other sections kept).
+the original and our ``<kernel><A>_<C>.spv`` (emitted by ``shmem.py`` or
+``workgroup.py``) in two folders holding only that one shader, alternating
+which goes first, and parses the harness's own TFLOP/s lines.  ``--kernel
+shmem`` runs the harness with ``--shmem``; ``--kernel workgroup`` without it
+(the harness then also looks for its shmem shaders, finds none in the folder
+and skips them).  Medians and min..max over rounds go to a table (and into
+``--out`` as that kernel's "Peer harness" section, other sections kept).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 LINE = re.compile(r"TILE_M=(\d+) TILE_N=(\d+), TILE_K=(\d+) BColMajor=(\d) workgroupSize=(\d+)\s+([\d.]+) TFlops")
 PROPS = re.compile(r"cooperativeMatrixProps = (\d+)x(\d+)x(\d+)")
-SECTION = "## Peer harness: vk_cooperative_matrix_perf --shmem, theirs vs ours (H100)"
+SECTIONS = {"shmem": "## Peer harness: vk_cooperative_matrix_perf --shmem, theirs vs ours (H100)",
+            "workgroup": "## Peer harness: vk_cooperative_matrix_perf workgroup kernel, theirs vs ours (H100)"}
 
 
 def build(src: Path, headers: Path, work: Path, parallel_fill: bool) -> Path:
@@ -55,14 +59,15 @@ def build(src: Path, headers: Path, work: Path, parallel_fill: bool) -> Path:
     return exe
 
 
-def run(exe: Path, folder: Path, dim: int, correctness: bool) -> str:
-    args = [str(exe), "--shmem"] + (["--correctness"] if correctness else [f"--dim={dim}"])
+def run(exe: Path, folder: Path, dim: int, correctness: bool, kernel: str = "shmem") -> str:
+    args = [str(exe)] + (["--shmem"] if kernel == "shmem" else []) + \
+        (["--correctness"] if correctness else [f"--dim={dim}"])
     r = subprocess.run(args, cwd=folder, capture_output=True, text=True, timeout=1200)
     return r.stdout + r.stderr
 
 
 def parse(text: str) -> dict:
-    """(shape, TILE_M, TILE_N, TILE_K, BColMajor) -> TFLOP/s, and the pass/fail lines."""
+    """(shape, TILE_M, TILE_N, TILE_K, BColMajor, workgroup size) -> TFLOP/s."""
     out, shape = {}, None
     for line in text.splitlines():
         m = PROPS.search(line)
@@ -70,7 +75,7 @@ def parse(text: str) -> dict:
             shape = "x".join(m.groups())
         m = LINE.search(line)
         if m and shape:
-            out[(shape, *map(int, m.groups()[:4]))] = float(m.group(6))
+            out[(shape, *map(int, m.groups()[:5]))] = float(m.group(6))
     return out
 
 
@@ -118,10 +123,15 @@ def main(argv=None) -> int:
     p.add_argument("--parallel-fill", action="store_true")
     p.add_argument("--out", type=Path)
     p.add_argument("--ours-only", action="store_true", help="skip the original (for code-shape experiments)")
+    p.add_argument("--kernel", choices=sorted(SECTIONS), default="shmem")
     args = p.parse_args(argv)
 
-    from benchmarks.peer_gemm.shmem import emit_all
+    if args.kernel == "shmem":
+        from benchmarks.peer_gemm.shmem import emit_all
+    else:
+        from benchmarks.peer_gemm.workgroup import emit_all
 
+    kern = args.kernel
     ours_dir = args.work / "ours_shaders"
     emit_all(ours_dir)
     exe = build(args.harness, args.vulkan_headers, args.work / "build", args.parallel_fill)
@@ -130,20 +140,20 @@ def main(argv=None) -> int:
     checks = {}
     if args.correctness:
         for t in args.types:
-            for who, shader in (("theirs", args.harness / "shaders" / f"shmem{t}.spv"),
-                                ("ours", ours_dir / f"shmem{t}.spv")):
-                text = run(exe, folder_with(shader, args.work / who), args.dim, True)
+            for who, shader in (("theirs", args.harness / "shaders" / f"{kern}{t}.spv"),
+                                ("ours", ours_dir / f"{kern}{t}.spv")):
+                text = run(exe, folder_with(shader, args.work / who), args.dim, True, kern)
                 checks[(t, who)] = (text.count("pass"), text.count("fail"))
                 print(f"correctness {t} {who}: {checks[(t, who)][0]} pass, {checks[(t, who)][1]} fail", flush=True)
 
     results: dict = {}
     for rnd in range(args.rounds):
         for t in args.types:
-            order = [("theirs", args.harness / "shaders" / f"shmem{t}.spv"), ("ours", ours_dir / f"shmem{t}.spv")]
+            order = [("theirs", args.harness / "shaders" / f"{kern}{t}.spv"), ("ours", ours_dir / f"{kern}{t}.spv")]
             if args.ours_only:
                 order = order[1:]
             for who, shader in (order if rnd % 2 == 0 else order[::-1]):
-                text = run(exe, folder_with(shader, args.work / who), args.dim, False)
+                text = run(exe, folder_with(shader, args.work / who), args.dim, False, kern)
                 for key, tf in parse(text).items():
                     results.setdefault((t, *key), {}).setdefault(who, []).append(tf)
                 print(f"round {rnd} {t} {who}: {len(parse(text))} configs", flush=True)
@@ -157,7 +167,7 @@ def main(argv=None) -> int:
     if args.out:
         from benchmarks._report import replace_section
 
-        replace_section(args.out, SECTION, table)
+        replace_section(args.out, SECTIONS[kern], table)
     return 0
 
 
@@ -167,8 +177,9 @@ def report(results: dict, checks: dict, ceiling: dict, args) -> str:
     lines = [f"Command: `python benchmarks/peer_gemm/run_peer.py --dim {args.dim} --rounds {args.rounds} "
              f"--types {' '.join(args.types)}{' --correctness' if args.correctness else ''}"
              f"{' --parallel-fill' if args.parallel_fill else ''} ...` on the H100 "
-             f"({platform.node()}), {datetime.date.today()}. The peer's own harness, its `--shmem` kernel "
-             f"(glslang output, prebuilt in its repository) against `benchmarks/peer_gemm/shmem.py`, "
+             f"--kernel {args.kernel} ({platform.node()}), {datetime.date.today()}. The peer's own harness, its "
+             f"`{args.kernel}` kernel (glslang output, prebuilt in its repository) against "
+             f"`benchmarks/peer_gemm/{args.kernel}.py`, "
              f"{args.rounds} interleaved rounds; TFLOP/s (TOP/s for int8) median (min..max).", ""]
     if ceiling:
         lines.append("torch.matmul on the same GPU: " + ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in ceiling.items()))
@@ -177,11 +188,11 @@ def report(results: dict, checks: dict, ceiling: dict, args) -> str:
         lines.append("Correctness (`--correctness`): " + "; ".join(
             f"{t} {who}: {p} pass / {f} fail" for (t, who), (p, f) in sorted(checks.items())))
         lines.append("")
-    lines += ["| types | lMxlNxlK | TILE_M x TILE_N x TILE_K | B col-major | theirs | ours | ours/theirs |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["| types | lMxlNxlK | TILE_M x TILE_N x TILE_K | B col-major | workgroup | theirs | ours | ours/theirs |",
+              "|---|---|---|---|---|---|---|---|"]
     best: dict = {}
     for key in sorted(results):
-        t, shape, tm, tn, tk, bcol = key
+        t, shape, tm, tn, tk, bcol, wg = key
         r = results[key]
         if "ours" not in r:
             continue
@@ -189,8 +200,9 @@ def report(results: dict, checks: dict, ceiling: dict, args) -> str:
         th, ou = statistics.median(r["theirs"]), statistics.median(r["ours"])
         best.setdefault(t, [0.0, 0.0])
         best[t] = [max(best[t][0], th if th == th else 0.0), max(best[t][1], ou)]
-        lines.append(f"| {t} | {shape} | {tm}x{tn}x{tk} | {bcol} | {th:.1f} ({min(r['theirs']):.1f}..{max(r['theirs']):.1f}) "
-                     f"| {ou:.1f} ({min(r['ours']):.1f}..{max(r['ours']):.1f}) | {ou / th:.2f} |")
+        lines.append(f"| {t} | {shape} | {tm}x{tn}x{tk} | {bcol} | {wg} | {th:.1f} "
+                     f"({min(r['theirs']):.1f}..{max(r['theirs']):.1f}) | {ou:.1f} "
+                     f"({min(r['ours']):.1f}..{max(r['ours']):.1f}) | {ou / th:.2f} |")
     lines += ["", "Best configuration per type pair:", "", "| types | theirs | ours | ratio |", "|---|---|---|---|"]
     for t, (th, ou) in best.items():
         lines.append(f"| {t} | {th:.1f} | {ou:.1f} | {ou / th if th else float('nan'):.2f} |")

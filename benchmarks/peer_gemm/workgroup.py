@@ -1,0 +1,112 @@
+"""A coopdsl port of vk_cooperative_matrix_perf's ``workgroup.comp``, keeping its interface exactly.
+
+The peer harness (jeffbolznv/vk_cooperative_matrix_perf, run without
+``--shmem``) loads ``shaders/workgroup<A>_<C>.spv`` for each workgroup-scope
+flexible-dimension configuration the device advertises
+(VK_NV_cooperative_matrix2) and drives it with:
+
+* descriptor set 0, binding 0: a uniform block of four buffer device addresses
+  (A, B, C and the output D);
+* the same specialization constants as ``shmem.comp`` (ids 0..20: lM, lN, lK,
+  TILE_M, TILE_N, TILE_K, K, the four strides, alpha, beta, BColMajor, the A/B
+  tile row lengths and row counts, the workgroup size at id 18, M, N); the
+  kernel uses TILE_M/N/K, K, M, N, alpha, beta, BColMajor and the workgroup size;
+* entry point ``main``; dispatch (N / TILE_N, M / TILE_M, 1).
+
+The algorithm is the peer's: each workgroup computes one TILE_M x TILE_N block
+of D = alpha * A x B + beta * C with workgroup-scope matrices of those
+dimensions, loading TILE_K slices of A and B through 2-D tensor layouts (B
+column-major through a transposing view) and leaving the staging through
+shared memory to the driver.  The peer declares A and B as ``uvec4`` arrays;
+a tensor load addresses elements of the matrix's component type from the
+pointer, so the port declares them with that type (the block still holds four
+64-bit addresses).  ``variant(a, c)`` builds the kernel for one (A/B, C/D)
+component-type pair.
+"""
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
+
+# harness file-name tokens -> (A/B component type, C/D component type)
+VARIANTS = {
+    ("fp16", "fp16"): (f16, f16),
+    ("fp16", "fp32"): (f16, f32),
+    ("bf16", "fp32"): (bf16, f32),
+    ("s8", "s32"): (i8, i32),
+    ("u8", "u32"): (u8, u32),
+}
+
+W = cd.Workgroup
+
+
+def variant(a_type, c_type) -> cd.Kernel:
+    """The workgroup kernel for A/B components ``a_type`` and C/D components ``c_type``."""
+
+    @cd.struct
+    class Params:
+        inputA: cd.Ptr[a_type]
+        inputB: cd.Ptr[a_type]
+        inputC: cd.Ptr[c_type]
+        outputO: cd.Ptr[c_type]
+
+    @cd.kernel(workgroup_size=("WG", 1, 1))
+    def main(params: cd.Uniform[Params],
+             lM: cd.Spec[u32, 0] = 1, lN: cd.Spec[u32, 1] = 1, lK: cd.Spec[u32, 2] = 1,
+             TILE_M: cd.Spec[u32, 3] = 128, TILE_N: cd.Spec[u32, 4] = 128, TILE_K: cd.Spec[u32, 5] = 32,
+             K: cd.Spec[u32, 6] = 1, strideA: cd.Spec[u32, 7] = 1, strideB: cd.Spec[u32, 8] = 1,
+             strideC: cd.Spec[u32, 9] = 1, strideD: cd.Spec[u32, 10] = 1,
+             alpha: cd.Spec[f32, 11] = 1.0, beta: cd.Spec[f32, 12] = 1.0, BColMajor: cd.Spec[cd.boolean, 13] = False,
+             A_ROW_LEN: cd.Spec[u32, 14] = 1, A_NUM_ROWS: cd.Spec[u32, 15] = 1,
+             B_ROW_LEN: cd.Spec[u32, 16] = 1, B_NUM_ROWS: cd.Spec[u32, 17] = 1,
+             WG: cd.Spec[u32, 18] = 256, M: cd.Spec[u32, 19] = 1, N: cd.Spec[u32, 20] = 1):
+        tile_x = cd.workgroup_id.x
+        tile_y = cd.workgroup_id.y
+        a_ptr = params.inputA
+        b_ptr = params.inputB
+        c_ptr = params.inputC
+        d_ptr = params.outputO
+
+        result = Acc[c_type, TILE_M, TILE_N, W].splat(0)
+        layout_a = cd.tensor_layout(2).dimension(M, K)
+        layout_c = cd.tensor_layout(2).dimension(M, N)
+        layout_b = cd.tensor_layout(2).dimension(K, N)
+        layout_b_cm = cd.tensor_layout(2).dimension(N, K)
+        transposed = cd.tensor_view(2, perm=(1, 0))
+
+        for chunk_k in range(0, K, TILE_K):
+            mat_a = MatA[a_type, TILE_M, TILE_K, W].load_tensor(
+                a_ptr, 0, layout_a.slice(TILE_M * tile_y, TILE_M, chunk_k, TILE_K))
+            if BColMajor:
+                mat_b = MatB[a_type, TILE_K, TILE_N, W].load_tensor(
+                    b_ptr, 0, layout_b_cm.slice(TILE_N * tile_x, TILE_N, chunk_k, TILE_K), view=transposed)
+            else:
+                mat_b = MatB[a_type, TILE_K, TILE_N, W].load_tensor(
+                    b_ptr, 0, layout_b.slice(chunk_k, TILE_K, TILE_N * tile_x, TILE_N))
+            result = cd.muladd(mat_a, mat_b, result)
+
+        tile = layout_c.slice(TILE_M * tile_y, TILE_M, TILE_N * tile_x, TILE_N)
+        mat_c = Acc[c_type, TILE_M, TILE_N, W].load_tensor(c_ptr, 0, tile)
+        out = result * c_type(alpha) + mat_c * c_type(beta)
+        out.store_tensor(d_ptr, 0, tile)
+
+    return main
+
+
+def emit_all(folder) -> list[str]:
+    """Write ``workgroup<A>_<C>.spv`` for every variant into ``folder``; returns the file names."""
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    names = []
+    for (a_tok, c_tok), (a_type, c_type) in VARIANTS.items():
+        name = f"workgroup{a_tok}_{c_tok}.spv"
+        variant(a_type, c_type).save(out / name)
+        names.append(name)
+    return names
+
+
+if __name__ == "__main__":
+    import sys
+
+    print("\n".join(emit_all(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/peer_gemm/shaders")))

@@ -1,0 +1,48 @@
+"""The ports of vk_cooperative_matrix_perf's kernels keep the harness's interface, and the workgroup one
+computes D = alpha * A x B + beta * C (checked on the CPU interpreter; the harness runs them on the GPU)."""
+
+import numpy as np
+import pytest
+
+from benchmarks.peer_gemm import shmem, workgroup
+
+PEER_SPEC_IDS = {0: "lM", 1: "lN", 2: "lK", 3: "TILE_M", 4: "TILE_N", 5: "TILE_K", 6: "K", 7: "strideA",
+                 8: "strideB", 9: "strideC", 10: "strideD", 11: "alpha", 12: "beta", 13: "BColMajor",
+                 14: "A_ROW_LEN", 15: "A_NUM_ROWS", 16: "B_ROW_LEN", 17: "B_NUM_ROWS", 19: "M", 20: "N"}
+
+
+@pytest.mark.parametrize("port", [shmem, workgroup], ids=["shmem", "workgroup"])
+@pytest.mark.parametrize("tokens", list(workgroup.VARIANTS), ids="_".join)
+def test_the_port_keeps_the_harness_interface(port, tokens):
+    a_type, c_type = port.VARIANTS[tokens]
+    kernel = port.variant(a_type, c_type)
+    r = kernel.reflect()                                   # compiled and accepted by spirv-val
+    spec = {s["id"]: s["name"] for s in r["spec_constants"]}
+    assert {i: spec[i] for i in PEER_SPEC_IDS} == PEER_SPEC_IDS
+    assert spec[18] == "WG"                                # local_size_x_id = 18
+    assert "LocalSizeId" in kernel.disassemble()
+    (params,) = r["bindings"]
+    assert (params["set"], params["binding"], params["kind"]) == (0, 0, "uniform_buffer")
+    assert [(m["offset"], m["type"]) for m in params["members"]] == [(0, "ptr"), (8, "ptr"), (16, "ptr"), (24, "ptr")]
+    assert r["entry_point"] == "main" and r["push_constants"]["size"] == 0
+
+
+@pytest.mark.parametrize("tokens", [("fp16", "fp32"), ("fp16", "fp16"), ("s8", "s32")], ids="_".join)
+@pytest.mark.parametrize("b_col_major", [False, True], ids=["B row-major", "B column-major"])
+def test_the_workgroup_port_multiplies_on_the_interpreter(tokens, b_col_major):
+    a_type, c_type = workgroup.VARIANTS[tokens]
+    kernel = workgroup.variant(a_type, c_type)
+    m, n, k, tile = 32, 48, 48, 16
+    rng = np.random.default_rng(1)
+    dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
+    dt_c = {"fp16": np.float16, "fp32": np.float32, "s32": np.int32}[tokens[1]]
+    a = rng.integers(-2, 3, (m, k)).astype(dt_a)
+    b = rng.integers(-2, 3, (k, n)).astype(dt_a)
+    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
+    d = np.zeros((m, n), dt_c)
+    kernel.launch((n // tile, m // tile, 1),
+                  {"inputA": a, "inputB": b.T.copy() if b_col_major else b, "inputC": c, "outputO": d},
+                  device="cpu", TILE_M=tile, TILE_N=tile, TILE_K=tile, K=k, M=m, N=n, alpha=2.0, beta=-1.0,
+                  BColMajor=b_col_major, WG=64)
+    ref = 2 * (a.astype(np.int64) @ b.astype(np.int64)) - c.astype(np.int64)
+    np.testing.assert_array_equal(d.astype(np.int64), ref)
