@@ -113,8 +113,8 @@ def torch_ceiling(dim: int) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--harness", type=Path, required=True)
-    p.add_argument("--vulkan-headers", type=Path, required=True)
+    p.add_argument("--harness", type=Path, help="a checkout of jeffbolznv/vk_cooperative_matrix_perf")
+    p.add_argument("--vulkan-headers", type=Path, help="the include folder of KhronosGroup/Vulkan-Headers")
     p.add_argument("--work", type=Path, default=Path("/tmp/peer_work"))
     p.add_argument("--dim", type=int, default=8192)
     p.add_argument("--rounds", type=int, default=3)
@@ -124,7 +124,14 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path)
     p.add_argument("--ours-only", action="store_true", help="skip the original (for code-shape experiments)")
     p.add_argument("--kernel", choices=sorted(SECTIONS), default="shmem")
+    p.add_argument("--save-raw", type=Path, help="also write the measurements as JSON (for --merge)")
+    p.add_argument("--merge", type=Path, nargs="+", help="make the table from --save-raw files of several runs "
+                   "(type pairs split over calls) instead of running anything")
     args = p.parse_args(argv)
+    if args.merge:
+        return merge(args)
+    if args.harness is None or args.vulkan_headers is None:
+        p.error("--harness and --vulkan-headers are needed to run (not with --merge)")
 
     if args.kernel == "shmem":
         from benchmarks.peer_gemm.shmem import emit_all
@@ -162,12 +169,44 @@ def main(argv=None) -> int:
 
     print("RAW", json.dumps({"|".join(map(str, k)): v for k, v in results.items()}), flush=True)
     ceiling = torch_ceiling(args.dim) if not args.ours_only else {}
+    if args.save_raw:
+        args.save_raw.write_text(json.dumps({
+            "results": {"|".join(map(str, k)): v for k, v in results.items()},
+            "checks": {f"{t}|{who}": list(v) for (t, who), v in checks.items()}, "ceiling": ceiling,
+            "types": args.types, "host": __import__("platform").node(), "date": str(datetime.date.today())}))
     table = report(results, checks, ceiling, args)
     print(table)
     if args.out:
         from benchmarks._report import replace_section
 
         replace_section(args.out, SECTIONS[kern], table)
+    return 0
+
+
+def merge(args) -> int:
+    """The report of several ``--save-raw`` files (same kernel, dim, rounds and options), written like a run's."""
+    import json
+
+    results: dict = {}
+    checks: dict = {}
+    ceiling: dict = {}
+    types: list = []
+    for f in args.merge:
+        data = json.loads(f.read_text())
+        for key, v in data["results"].items():
+            t, shape, *nums = key.split("|")
+            results[(t, shape, *map(int, nums))] = v
+        for key, v in data["checks"].items():
+            checks[tuple(key.split("|"))] = tuple(v)
+        ceiling = ceiling or data["ceiling"]
+        types += [t for t in data["types"] if t not in types]
+    args.types = types
+    table = report(results, checks, ceiling, args)
+    print(table)
+    if args.out:
+        from benchmarks._report import replace_section
+
+        replace_section(args.out, SECTIONS[args.kernel], table)
     return 0
 
 
