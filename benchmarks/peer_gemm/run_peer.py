@@ -213,13 +213,14 @@ def merge(args) -> int:
 def report(results: dict, checks: dict, ceiling: dict, args) -> str:
     import platform
 
-    lines = [f"Command: `python benchmarks/peer_gemm/run_peer.py --dim {args.dim} --rounds {args.rounds} "
-             f"--types {' '.join(args.types)}{' --correctness' if args.correctness else ''}"
-             f"{' --parallel-fill' if args.parallel_fill else ''} ...` on the H100 "
-             f"--kernel {args.kernel} ({platform.node()}), {datetime.date.today()}. The peer's own harness, its "
+    merged = " (split over device calls, each with --save-raw, tabled with --merge)" if args.merge else ""
+    lines = [f"Command: `python benchmarks/peer_gemm/run_peer.py --kernel {args.kernel} --dim {args.dim} "
+             f"--rounds {args.rounds} --types {' '.join(args.types)}{' --correctness' if args.correctness else ''}"
+             f"{' --parallel-fill' if args.parallel_fill else ''} ...`{merged} on the H100 "
+             f"({platform.node()}), {datetime.date.today()}. The peer's own harness, its "
              f"`{args.kernel}` kernel (glslang output, prebuilt in its repository) against "
-             f"`benchmarks/peer_gemm/{args.kernel}.py`, "
-             f"{args.rounds} interleaved rounds; TFLOP/s (TOP/s for int8) median (min..max).", ""]
+             f"`benchmarks/peer_gemm/{args.kernel}.py`, {args.rounds} interleaved rounds; TFLOP/s (TOP/s for "
+             f"int8) median (min..max).", ""]
     if ceiling:
         lines.append("torch.matmul on the same GPU: " + ", ".join(f"{k} {v:.0f} TFLOP/s" for k, v in ceiling.items()))
         lines.append("")
