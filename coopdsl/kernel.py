@@ -206,6 +206,21 @@ class Kernel:
             raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
         _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
 
+    def statistics(self, device: Any = None, **spec: Any) -> list[dict[str, Any]]:
+        """What the GPU's driver reports about the kernel's compiled pipeline for these specialization
+        constant values (VK_KHR_pipeline_executable_properties): one dict per executable with ``name``,
+        ``description``, ``subgroup_size`` and ``statistics`` ({name: value}; on NVIDIA e.g. the
+        register count and the shared and local memory in bytes). ``device`` is a
+        ``coopdsl.runtime.Device`` (default: the default device).
+        """
+        rt = _runtime()
+        binary, reflection, _ = self._launch_info()
+        dev = device if device is not None else rt.default_device()
+        if not isinstance(dev, rt.Device):
+            raise TypeError(f"{self.name}.statistics: device must be a coopdsl.runtime.Device, "
+                            f"got {type(dev).__name__}")
+        return dev.program(binary, reflection).statistics(spec)
+
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any) -> BenchResult:
         """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""

@@ -49,6 +49,7 @@ EXTENSION_FEATURES = {  # device extension -> its feature struct (queried, and e
     "VK_EXT_shader_atomic_float": vk.AtomicFloatFeaturesEXT,
     "VK_EXT_shader_float8": vk.Float8FeaturesEXT,
     "VK_QCOM_cooperative_matrix_conversion": vk.CoopMatConversionFeaturesQCOM,
+    "VK_KHR_pipeline_executable_properties": vk.PipelineExecutableFeaturesKHR,  # Program.statistics
 }
 
 

@@ -78,7 +78,53 @@ class Program:
             pipe = self._pipelines[spec_data] = self._create(spec_data, spec_entries)
         return pipe
 
-    def _create(self, spec_data: bytes, spec_entries: list[tuple[int, int, int]]) -> int:
+    def statistics(self, spec: dict | None = None) -> list[dict[str, Any]]:
+        """What the driver reports about the compiled pipeline for these specialization values
+        (VK_KHR_pipeline_executable_properties): one dict per executable, with its ``name``,
+        ``description``, ``subgroup_size`` and ``statistics`` ({name: value}, e.g. the register count).
+
+        A separate pipeline is made with statistics capture (launches keep theirs); raises
+        DeviceFeatureError when the device does not offer the extension's ``pipelineExecutableInfo``.
+        """
+        dev = self.dev
+        if not dev.info.features.get("pipelineExecutableInfo"):
+            raise DeviceFeatureError(f"{dev.info.name} does not report pipeline statistics "
+                                     f"(VK_KHR_pipeline_executable_properties, pipelineExecutableInfo)")
+        get_props = vk.device_function(dev.vk, dev.handle, "vkGetPipelineExecutablePropertiesKHR")
+        get_stats = vk.device_function(dev.vk, dev.handle, "vkGetPipelineExecutableStatisticsKHR")
+        data, entries = pack_spec(self.reflection, spec)
+        check_launch(self.reflection, dev.info, spec)
+        pipe = self._create(data, entries, flags=vk.PIPELINE_CREATE_CAPTURE_STATISTICS)
+        try:
+            info = vk.PipelineInfoKHR(sType=vk.ST_PIPELINE_INFO_KHR, pipeline=pipe)
+            count = ctypes.c_uint32()
+            _check("vkGetPipelineExecutablePropertiesKHR", get_props(dev.handle, ctypes.byref(info),
+                                                                       ctypes.byref(count), None))
+            props = (vk.PipelineExecutablePropertiesKHR * count.value)()
+            for p in props:
+                p.sType = vk.ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR
+            _check("vkGetPipelineExecutablePropertiesKHR", get_props(dev.handle, ctypes.byref(info),
+                                                                       ctypes.byref(count), props))
+            out = []
+            for index, p in enumerate(props):
+                exe = vk.PipelineExecutableInfoKHR(sType=vk.ST_PIPELINE_EXECUTABLE_INFO_KHR, pipeline=pipe,
+                                                   executableIndex=index)
+                n = ctypes.c_uint32()
+                _check("vkGetPipelineExecutableStatisticsKHR", get_stats(dev.handle, ctypes.byref(exe),
+                                                                           ctypes.byref(n), None))
+                stats = (vk.PipelineExecutableStatisticKHR * n.value)()
+                for st in stats:
+                    st.sType = vk.ST_PIPELINE_EXECUTABLE_STATISTIC_KHR
+                _check("vkGetPipelineExecutableStatisticsKHR", get_stats(dev.handle, ctypes.byref(exe),
+                                                                           ctypes.byref(n), stats))
+                values = {st.name.decode(): _statistic(st) for st in stats}
+                out.append({"name": p.name.decode(), "description": p.description.decode(),
+                            "subgroup_size": p.subgroupSize, "statistics": values})
+            return out
+        finally:
+            dev.vk.vkDestroyPipeline(dev.handle, pipe, None)
+
+    def _create(self, spec_data: bytes, spec_entries: list[tuple[int, int, int]], flags: int = 0) -> int:
         v, d, spirv = self.dev.vk, self.dev.handle, self.spirv
         code = (ctypes.c_uint32 * (len(spirv) // 4)).from_buffer_copy(spirv)
         sm_info = vk.ShaderModuleCreateInfo(sType=vk.ST_SHADER_MODULE_CREATE_INFO, codeSize=len(spirv),
@@ -94,14 +140,25 @@ class Program:
             sType=vk.ST_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.SHADER_STAGE_COMPUTE_BIT, module=module,
             pName=self.reflection["entry_point"].encode(),
             pSpecializationInfo=ctypes.pointer(spec) if spec_entries else None)
-        info = vk.ComputePipelineCreateInfo(sType=vk.ST_COMPUTE_PIPELINE_CREATE_INFO, stage=stage, layout=self.layout,
-                                            basePipelineIndex=-1)
+        info = vk.ComputePipelineCreateInfo(sType=vk.ST_COMPUTE_PIPELINE_CREATE_INFO, flags=flags, stage=stage,
+                                            layout=self.layout, basePipelineIndex=-1)
         pipe = vk.VkNonDispatchable()
         try:
             v.call("vkCreateComputePipelines", d, 0, 1, ctypes.byref(info), None, ctypes.byref(pipe))
         finally:
             v.vkDestroyShaderModule(d, module, None)
         return pipe.value
+
+
+def _statistic(st: Any) -> bool | int | float:
+    """The value of a VkPipelineExecutableStatisticKHR in its format."""
+    value = getattr(st.value, vk.STATISTIC_FORMATS.get(st.format, "u64"))
+    return bool(value) if st.format == 0 else value
+
+
+def _check(fname: str, result: int) -> None:
+    if result not in (0, 5):  # VK_SUCCESS, VK_INCOMPLETE
+        raise vk.VulkanError(fname, result)
 
 
 def descriptor_type(binding: dict) -> int:

@@ -90,6 +90,12 @@ ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM = 1000172000
 ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
 ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
+ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
+ST_PIPELINE_INFO_KHR = 1000269001
+ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR = 1000269002
+ST_PIPELINE_EXECUTABLE_INFO_KHR = 1000269003
+ST_PIPELINE_EXECUTABLE_STATISTIC_KHR = 1000269004
+PIPELINE_CREATE_CAPTURE_STATISTICS = 0x40  # VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
 ST_BUFFER_DEVICE_ADDRESS_INFO = 1000244001
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR = 1000506000
 ST_COOPERATIVE_MATRIX_PROPERTIES_KHR = 1000506001
@@ -288,6 +294,22 @@ CoopMatConversionFeaturesQCOM = chained("VkPhysicalDeviceCooperativeMatrixConver
 Bfloat16FeaturesKHR = chained("VkPhysicalDeviceShaderBfloat16FeaturesKHR",
                               ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                               ("shaderBFloat16Type", "shaderBFloat16DotProduct", "shaderBFloat16CooperativeMatrix"))
+
+PipelineExecutableFeaturesKHR = chained("VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR",
+                                       ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+                                       ("pipelineExecutableInfo",))
+PipelineInfoKHR = _s("VkPipelineInfoKHR", [("sType", _u), ("pNext", c_void_p), ("pipeline", VkNonDispatchable)])
+PipelineExecutablePropertiesKHR = _s("VkPipelineExecutablePropertiesKHR", [
+    ("sType", _u), ("pNext", c_void_p), ("stages", _u), ("name", c_char * 256), ("description", c_char * 256),
+    ("subgroupSize", _u)])
+PipelineExecutableInfoKHR = _s("VkPipelineExecutableInfoKHR", [
+    ("sType", _u), ("pNext", c_void_p), ("pipeline", VkNonDispatchable), ("executableIndex", _u)])
+StatisticValueKHR = type("VkPipelineExecutableStatisticValueKHR", (ctypes.Union,), {"_fields_": [
+    ("b32", VkBool32), ("i64", ctypes.c_int64), ("u64", c_uint64), ("f64", ctypes.c_double)]})
+PipelineExecutableStatisticKHR = _s("VkPipelineExecutableStatisticKHR", [
+    ("sType", _u), ("pNext", c_void_p), ("name", c_char * 256), ("description", c_char * 256), ("format", _u),
+    ("value", StatisticValueKHR)])
+STATISTIC_FORMATS = {0: "b32", 1: "i64", 2: "u64", 3: "f64"}  # VkPipelineExecutableStatisticFormatKHR
 
 Float8FeaturesEXT = chained("VkPhysicalDeviceShaderFloat8FeaturesEXT", ST_PHYSICAL_DEVICE_SHADER_FLOAT8_FEATURES_EXT,
                             ("shaderFloat8", "shaderFloat8CooperativeMatrix"))
@@ -498,6 +520,8 @@ class Loader:
             self.raw[fname] = fn
         self.lib.vkGetInstanceProcAddr.argtypes = [VkHandle, c_char_p]
         self.lib.vkGetInstanceProcAddr.restype = c_void_p
+        self.lib.vkGetDeviceProcAddr.argtypes = [VkHandle, c_char_p]
+        self.lib.vkGetDeviceProcAddr.restype = c_void_p
 
     def __getattr__(self, fname: str) -> Any:
         fns = self.__dict__.get("fns", {})
@@ -518,6 +542,20 @@ class Loader:
             return None
         proto = ctypes.CFUNCTYPE(c_int32, *INSTANCE_EXTENSION_FUNCTIONS[fname])
         return proto(addr)
+
+
+DEVICE_EXTENSION_FUNCTIONS = {
+    "vkGetPipelineExecutablePropertiesKHR": (_H, _P(PipelineInfoKHR), _P(_u), c_void_p),
+    "vkGetPipelineExecutableStatisticsKHR": (_H, _P(PipelineExecutableInfoKHR), _P(_u), c_void_p),
+}
+
+
+def device_function(loader: Loader, device: Any, fname: str) -> Any:
+    """A device-level extension entry point (returning VkResult), or None when the device lacks it."""
+    addr = loader.lib.vkGetDeviceProcAddr(device, fname.encode())
+    if not addr:
+        return None
+    return ctypes.CFUNCTYPE(c_int32, *DEVICE_EXTENSION_FUNCTIONS[fname])(addr)
 
 
 def chain(*structs: ctypes.Structure) -> c_void_p | None:
