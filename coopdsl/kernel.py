@@ -197,6 +197,15 @@ class Kernel:
         interpreter instead (docs/interpreter.md), with ``subgroup_size``
         invocations per subgroup (default 32).
         """
+        hot = self.__dict__.get("_hot")  # the last launch recorded into a batch: the same objects again?
+        if hot is not None and not kwargs and subgroup_size is None and device is hot[1] \
+                and len(args) == len(hot[2]) and (device is not None or not _interp().wants_cpu(None)):
+            for new, old in zip(args, hot[2]):
+                if new is not old:
+                    break
+            else:
+                if _runtime().replay(hot[0], _grid(grid)):
+                    return
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
         if (device is None or isinstance(device, str)) and _interp().wants_cpu(device):
@@ -204,7 +213,8 @@ class Kernel:
             return
         if subgroup_size is not None:
             raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
-        _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
+        recorded = _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
+        self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args)
 
     def statistics(self, device: Any = None, **spec: Any) -> list[dict[str, Any]]:
         """What the GPU's driver reports about the kernel's compiled pipeline for these specialization

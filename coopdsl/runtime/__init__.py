@@ -18,7 +18,7 @@ from .device import Device, default_device
 from .errors import ArrayError, LaunchError, VulkanUnavailableError
 from .features import DeviceFeatureError
 from .instance import DeviceInfo, devices_json, format_devices, list_devices
-from .launch import launch
+from .launch import launch, replay
 from .memory import Buffer
 from .packing import pack_push, pack_spec
 from .timing import BenchResult, bench
@@ -27,4 +27,4 @@ from .vk import VulkanError
 __all__ = ["list_devices", "format_devices", "devices_json", "DeviceInfo", "Device", "Buffer", "launch", "bench",
            "BenchResult", "LaunchError", "ArrayError", "DeviceFeatureError", "VulkanError",
            "VulkanUnavailableError", "default_device", "pack_spec", "pack_push", "Array", "array", "empty", "zeros",
-           "Batch", "batch", "FLUSH_EVERY"]
+           "Batch", "batch", "FLUSH_EVERY", "replay"]

@@ -17,22 +17,30 @@ from .memory import Buffer
 from .packing import check_array, member_value, pack_members, set_member
 from .program import Program
 
-__all__ = ["launch", "record", "bind", "resolve_device", "default_device", "LaunchError"]
+__all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
+
+# A launch recorded into an open batch on the hot path, as (batch, program, binding memo): ``replay``
+# records it again for the very same argument objects without binding them anew.
+Recorded = tuple[Batch, Program, "tuple | None"]
 
 
 def launch(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-           spec: dict | None = None, device: Device | None = None) -> None:
+           spec: dict | None = None, device: Device | None = None) -> Recorded | None:
     """Run one dispatch of ``grid`` workgroups, or record it when a batch is open on the device.
 
     Numpy arrays are copied in and (when the kernel writes them) back out; resident ``Array`` arguments
-    are bound directly. Every check happens before anything is dispatched.
+    are bound directly. Every check happens before anything is dispatched. Returns, for a launch recorded
+    into an open batch with resident arrays and plain numbers only, what ``replay`` needs to record it
+    again (else None).
     """
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
-        if not _record_again(b, dev, spirv, reflection, grid, args, spec):
+        again = _record_again(b, dev, spirv, reflection, grid, args, spec)
+        if again is None:
             record(b, spirv, reflection, grid, args, spec)
-        return
+            return None
+        return again if again[2] is not None else None
     b = Batch(dev)
     try:
         record(b, spirv, reflection, grid, args, spec)
@@ -40,6 +48,28 @@ def launch(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dic
         b.discard()
         raise
     b.submit()
+    return None
+
+
+def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
+    """Record again a launch that ``launch`` recorded into a batch, for the very same argument objects
+    (the caller checks that): True when done; False, with nothing done, when the batch is no longer the
+    one open on its device, an array was freed or a descriptor set was freed since."""
+    b, program, memo = recorded
+    pipeline = program._default
+    if memo is None or pipeline is None or current_batch(b.device) is not b \
+            or memo[4] != b.device.descriptors.generation:
+        return False
+    arrays = memo[2]
+    for value in arrays:
+        if value._buffer is None:
+            return False
+    used = b._arrays
+    for value in arrays:
+        used[id(value)] = value  # b.use(value), inline
+    ds, push = memo[3]
+    b.dispatch(pipeline, program.layout, ds, push, grid)
+    return True
 
 
 def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
@@ -52,18 +82,20 @@ def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int],
 
 
 def _record_again(b: Batch, dev: Device, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-                  spec: dict | None) -> bool:
+                  spec: dict | None) -> Recorded | None:
     """``record`` in one step for the hot case of a batch: a module already made ready on the device with
-    its default pipeline, all buffer arguments resident. False when the case does not apply (nothing done)."""
+    its default pipeline, all buffer arguments resident. None when the case does not apply (nothing done);
+    else what ``replay`` takes (its binding memo is None when an argument is not a plain number or array)."""
     program = dev._programs.get(spirv)
     if program is None or program.reflection is not reflection or spec or program._default is None \
             or not args.keys() <= program.names:
-        return False
+        return None
     bound = _bind_resident(b, program, args)
     if bound is None:
-        return False
+        return None
     b.dispatch(program._default, program.layout, bound[0], bound[1], grid)
-    return True
+    memo = program.bound
+    return (b, program, memo) if memo is not None and memo[3] is bound else (b, program, None)
 
 
 def resolve_device(device: Device | None, args: dict) -> Device:

@@ -307,3 +307,57 @@ def test_a_freed_descriptor_set_is_never_reused_from_a_remembered_binding(device
     axpy.launch((1,), x, y, n, 1.0)
     assert program.bound[3][0] is not old_set
     np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
+
+
+def test_a_launch_repeated_in_a_batch_with_the_same_objects_is_replayed(device, monkeypatch):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    calls = []
+    real = runtime.launch
+
+    def counting(*args, **kw):
+        calls.append(args[2])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(runtime, "launch", counting)
+    with runtime.batch(device, flush_every=4) as b:
+        for _ in range(10):
+            axpy.launch((1,), x, y, n, 1.0)              # bound once, then replayed
+        assert len(calls) == 1
+        axpy.launch((2, 1, 1), x, y, n, 1.0)             # another grid: replayed with it
+        axpy.launch((1,), x, y, n, 2.0)                  # another number: bound afresh
+        axpy.launch((1,), y, x, n, 1.0)                  # other arrays: bound afresh
+        axpy.launch((1,), x, y, n, 1.0, device=device)   # another device argument: bound afresh
+        assert len(calls) == 4 and b.launches == 14
+    np.testing.assert_array_equal(x.numpy(), np.full(n, 14.0))   # 1 + (10 + 1 + 2)
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 27.0))   # 13 + 14
+    with runtime.batch(device):                          # a new batch: not replayed into the old one
+        axpy.launch((1,), x, y, n, 1.0, device=device)
+    assert len(calls) == 5
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 41.0))
+    with runtime.batch(device) as b:
+        axpy.launch((1,), x, y, n, 1.0, device=device)
+        b.submit()                                       # the same batch stays open
+        x.free()
+        with pytest.raises(ArrayError, match="buffer 'x': the device array \\(64,\\) float32 was freed"):
+            axpy.launch((1,), x, y, n, 1.0, device=device)
+        assert len(calls) == 7                           # the freed array sent it down the checked path
+
+
+def test_a_replayed_launch_still_follows_coopdsl_device(device, monkeypatch):
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    sent = []
+    from coopdsl import interp
+
+    monkeypatch.setattr(interp, "launch", lambda kernel, grid, *a: sent.append(grid))
+    with runtime.batch(device):
+        axpy.launch((1,), x, y, n, 1.0)
+        axpy.launch((1,), x, y, n, 1.0)
+        monkeypatch.setenv("COOPDSL_DEVICE", "cpu")
+        axpy.launch((1,), x, y, n, 1.0)                  # to the interpreter, not replayed on the GPU
+    assert sent == [(1, 1, 1)]
+    monkeypatch.delenv("COOPDSL_DEVICE")
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
