@@ -123,6 +123,8 @@ class Device:
         prog = self._programs.get(spirv)
         if prog is None or (prog.reflection is not reflection and prog.reflection != reflection):
             prog = self._programs[spirv] = Program(self, spirv, reflection)
+        elif prog.reflection is not reflection:
+            prog.reflection = reflection  # an equal copy: keep the caller's, which launches compare by identity
         return prog
 
     def layouts(self, reflection: dict) -> tuple[int, int]:

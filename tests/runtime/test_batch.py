@@ -321,6 +321,7 @@ def test_a_launch_repeated_in_a_batch_with_the_same_objects_is_replayed(device, 
         return real(*args, **kw)
 
     monkeypatch.setattr(runtime, "launch", counting)
+    device.program(axpy.compile(), axpy.reflect())       # an equal reflection, another object: still replayed
     with runtime.batch(device, flush_every=4) as b:
         for _ in range(10):
             axpy.launch((1,), x, y, n, 1.0)              # bound once, then replayed
