@@ -87,8 +87,9 @@ def _record_again(b: Batch, dev: Device, spirv: bytes, reflection: dict, grid: t
     its default pipeline, all buffer arguments resident. None when the case does not apply (nothing done);
     else what ``replay`` takes (its binding memo is None when an argument is not a plain number or array)."""
     program = dev._programs.get(spirv)
-    if program is None or program.reflection is not reflection or spec or program._default is None \
-            or not args.keys() <= program.names:
+    if program is not None and program.reflection is not reflection:
+        program = dev.program(spirv, reflection)  # made from an equal reflection: adopts this one
+    if program is None or spec or program._default is None or not args.keys() <= program.names:
         return None
     bound = _bind_resident(b, program, args)
     if bound is None:
