@@ -205,20 +205,34 @@ class Autotuner:
         spec = {n: v for n, v in values.items() if n not in self.const_names}
         return (self.kernel.specialize(**consts) if consts else self.kernel), spec
 
+    def cached_config(self, *args: Any, device: Any = None, **kwargs: Any) -> Config | None:
+        """The config the cache holds for these arguments on the device, or None (nothing is timed)."""
+        dev = _resolve_device(device, [*args, *kwargs.values()])
+        return self._cached(self._entry(self._bind(args, kwargs), dev))
+
     def best_config(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> Config:
         """The fastest config for these arguments on the device: from the cache, else tuned now."""
         dev = _resolve_device(device, [*args, *kwargs.values()])
         bound = self._bind(args, kwargs)
-        entry = "|".join([self.fingerprint, problem_key({n: bound[n] for n in self.key}), device_key(dev)])
-        record = self.cache.get(entry)
-        known = {repr(c): c for c in self.configs}
-        if record is not None and record.get("config") in known:  # (a config since removed: tune again)
-            return known[record["config"]]
+        entry = self._entry(bound, dev)
+        cached = self._cached(entry)
+        if cached is not None:
+            return cached
         config, timings = self._tune(grid, args, kwargs, bound, dev)
         self.cache.put(entry, {"config": repr(config), "ms": timings[repr(config)], "timings": timings,
                                "tuned": datetime.datetime.now().isoformat(timespec="seconds"),
                                "coopdsl": __version__})
         return config
+
+    def _entry(self, bound: dict, dev: Any) -> str:
+        return "|".join([self.fingerprint, problem_key({n: bound[n] for n in self.key}), device_key(dev)])
+
+    def _cached(self, entry: str) -> Config | None:
+        record = self.cache.get(entry)
+        known = {repr(c): c for c in self.configs}
+        if record is not None and record.get("config") in known:  # (a config since removed: tune again)
+            return known[record["config"]]
+        return None
 
     def launch(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> None:
         """Launch with the fastest config (tuning first on a new problem or device); ``grid`` may be a
@@ -290,7 +304,11 @@ def autotune(configs: Sequence[Config], key: Sequence[str], *, cache: str | Path
 
 def _parameter_kinds(kernel: Kernel) -> dict[str, str]:
     """'spec' or 'const' for each such parameter of ``kernel``."""
-    annotations = inspect.get_annotations(kernel.fn, eval_str=True)
+    from .frontend.params import parameter_annotations
+    from .frontend.source import parse_function
+
+    # as the compiler reads them: also for a kernel made in a factory whose annotations name its locals
+    annotations = parameter_annotations(kernel.fn, parse_function(kernel.fn))
     return {n: ("spec" if isinstance(a, SpecParam) else "const") for n, a in annotations.items()
             if isinstance(a, (SpecParam, ConstParam))}
 

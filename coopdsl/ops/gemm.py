@@ -1,12 +1,16 @@
 """``matmul``: C = A x B for any M, N, K with cooperative matrices.
 
-Each workgroup of four subgroups computes a 64 x 64 block of C (each subgroup
-32 x 32: 2 x 2 accumulator tiles of 16 x 16), stepping K by one MulAdd depth
-(16 for f16/bf16, 32 for 8-bit integers).  Slices of A and B are copied into
-shared memory with bounds checks (zeros outside the matrices), so no size has
-to be a tile multiple; blocks entirely inside C are stored directly, edge
-blocks through shared memory.  M, N and K are push constants: one pipeline
-serves every size.
+Each workgroup of four subgroups (2 x 2) computes a BM x BN block of C, each
+subgroup a TI x TJ grid of 16 x 16 accumulator tiles (BM = 32 TI, BN = 32 TJ;
+TI and TJ are compile-time parameters, 2 x 2 by default: 64 x 64 blocks),
+stepping K by one MulAdd depth (16 for f16/bf16, 32 for 8-bit integers).
+Slices of A and B are copied into shared memory with bounds checks (zeros
+outside the matrices), so no size has to be a tile multiple; blocks entirely
+inside C are stored directly, edge blocks through shared memory.  M, N and K
+are push constants: one pipeline serves every size.  The block shape comes
+from the autotune cache (``coopdsl.autotune``) when it holds an entry for the
+problem and device: ``matmul(..., tune=True)`` times the shapes of
+:data:`CONFIGS` once and stores the fastest there.
 """
 
 from __future__ import annotations
@@ -18,10 +22,15 @@ import numpy as np
 
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
+from coopdsl.autotune import Autotuner, Config
+from coopdsl.interp import wants_cpu
 
-BLOCK = 64  # edge of the C block one workgroup computes
-SUB = 32    # edge of the C block one subgroup computes
-WG = 128    # four subgroups of 32
+WG = 128    # four subgroups of 32, 2 x 2
+TILE = 16   # accumulator tiles are TILE x TILE
+DEFAULT = Config(TI=2, TJ=2)  # 64 x 64 blocks
+# the block shapes tuning tries (BM x BN = 32 TI x 32 TJ; the edge staging of BM x BN accumulators
+# must fit the 48 KiB of shared memory every device offers, so 128 x 128 is left out)
+CONFIGS = (DEFAULT, Config(TI=2, TJ=4), Config(TI=4, TJ=2), Config(TI=1, TJ=1))
 
 # input kind -> (A/B component type, C type, MulAdd depth, numpy input dtype, numpy output dtype)
 KINDS = {
@@ -34,67 +43,90 @@ KINDS = {
 
 @cache
 def kernel(kind: str) -> cd.Kernel:
-    """The matmul kernel for input kind ``kind`` (a key of :data:`KINDS`)."""
+    """The matmul kernel for input kind ``kind`` (a key of :data:`KINDS`); its ``TI``/``TJ`` Const
+    parameters set the block shape (``kernel(kind).specialize(TI=.., TJ=..)``)."""
     ab, acc_t, depth, _, _ = KINDS[kind]
-    a_loads = BLOCK * depth // WG  # A elements each invocation copies per K step
     zero = 0 if ab.kind == "int" else 0.0  # Python numbers: typed where they are used
     zero_c = 0 if acc_t.kind == "int" else 0.0
 
     @cd.kernel(workgroup_size=(WG, 1, 1))
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
-    def matmul(a: cd.Buffer[ab], b: cd.Buffer[ab], c: cd.Buffer[acc_t], M: u32, N: u32, K: u32):
-        row0 = cd.workgroup_id.y * BLOCK
-        col0 = cd.workgroup_id.x * BLOCK
+    def matmul(a: cd.Buffer[ab], b: cd.Buffer[ab], c: cd.Buffer[acc_t], M: u32, N: u32, K: u32,
+               TI: cd.Const[int] = 2, TJ: cd.Const[int] = 2):
+        BM = 2 * TILE * TI  # the block of C this workgroup computes
+        BN = 2 * TILE * TJ
+        row0 = cd.workgroup_id.y * BM
+        col0 = cd.workgroup_id.x * BN
         lid = cd.local_invocation_index
-        sg_row = (cd.subgroup_id // 2) * SUB
-        sg_col = (cd.subgroup_id % 2) * SUB
-        sa = cd.shared(ab, BLOCK * depth)
-        sb = cd.shared(ab, depth * BLOCK)
-        sc = cd.shared(acc_t, BLOCK * BLOCK)
-        acc = [Acc[acc_t, 16, 16].splat(zero_c) for _ in cd.static_range(4)]
+        sg_row = (cd.subgroup_id // 2) * (TILE * TI)
+        sg_col = (cd.subgroup_id % 2) * (TILE * TJ)
+        sa = cd.shared(ab, BM * depth)
+        sb = cd.shared(ab, depth * BN)
+        sc = cd.shared(acc_t, BM * BN)
+        acc = [Acc[acc_t, TILE, TILE].splat(zero_c) for _ in cd.static_range(TI * TJ)]
         for k0 in range(0, K, depth):
-            for t in cd.static_range(a_loads):
+            for t in cd.static_range(BM * depth // WG):
                 e = lid + t * WG
-                r = e // depth      # A: BLOCK rows of `depth`
+                r = e // depth      # A: BM rows of `depth`
                 col = e % depth
                 va = ab(zero)
                 if row0 + r < M and k0 + col < K:
                     va = a[(row0 + r) * K + k0 + col]
                 sa[e] = va
-                rb = e // BLOCK     # B: `depth` rows of BLOCK
-                cb = e % BLOCK
+            for t in cd.static_range(depth * BN // WG):
+                e = lid + t * WG
+                rb = e // BN        # B: `depth` rows of BN
+                cb = e % BN
                 vb = ab(zero)
                 if k0 + rb < K and col0 + cb < N:
                     vb = b[(k0 + rb) * N + col0 + cb]
                 sb[e] = vb
             cd.barrier()
-            for i in cd.static_range(2):
-                ta = MatA[ab, 16, depth].load(sa, (sg_row + i * 16) * depth, stride=depth)
-                for j in cd.static_range(2):
-                    tb = MatB[ab, depth, 16].load(sb, sg_col + j * 16, stride=BLOCK)
-                    acc[i * 2 + j] = cd.muladd(ta, tb, acc[i * 2 + j])
+            for i in cd.static_range(TI):
+                ta = MatA[ab, TILE, depth].load(sa, (sg_row + i * TILE) * depth, stride=depth)
+                for j in cd.static_range(TJ):
+                    tb = MatB[ab, depth, TILE].load(sb, sg_col + j * TILE, stride=BN)
+                    acc[i * TJ + j] = cd.muladd(ta, tb, acc[i * TJ + j])
             cd.barrier()
-        if row0 + BLOCK <= M and col0 + BLOCK <= N:  # uniform: the whole block is inside C
-            for i in cd.static_range(2):
-                for j in cd.static_range(2):
-                    acc[i * 2 + j].store(c, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * 16, stride=N)
+        if row0 + BM <= M and col0 + BN <= N:  # uniform: the whole block is inside C
+            for i in cd.static_range(TI):
+                for j in cd.static_range(TJ):
+                    acc[i * TJ + j].store(c, (row0 + sg_row + i * TILE) * N + col0 + sg_col + j * TILE, stride=N)
         else:
-            for i in cd.static_range(2):
-                for j in cd.static_range(2):
-                    acc[i * 2 + j].store(sc, (sg_row + i * 16) * BLOCK + sg_col + j * 16, stride=BLOCK)
+            for i in cd.static_range(TI):
+                for j in cd.static_range(TJ):
+                    acc[i * TJ + j].store(sc, (sg_row + i * TILE) * BN + sg_col + j * TILE, stride=BN)
             cd.barrier()
-            for t in cd.static_range(BLOCK * BLOCK // WG):
+            for t in cd.static_range(BM * BN // WG):
                 e = lid + t * WG
-                r = e // BLOCK
-                col = e % BLOCK
+                r = e // BN
+                col = e % BN
                 if row0 + r < M and col0 + col < N:
                     c[(row0 + r) * N + col0 + col] = sc[e]
 
     return matmul
 
 
-def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: Any = None) -> Any:
+@cache
+def tuner(kind: str) -> Autotuner:
+    """The autotuner of ``kernel(kind)`` over :data:`CONFIGS`, keyed by (M, N, K), with the default cache."""
+    return Autotuner(kernel(kind), CONFIGS, key=["M", "N", "K"])
+
+
+def _grid(p: dict) -> tuple[int, int, int]:
+    return (-(-p["N"] // (32 * p["TJ"])), -(-p["M"] // (32 * p["TI"])), 1)
+
+
+def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: Any = None,
+           tune: bool = False) -> Any:
     """``a @ b`` on the GPU (or ``device="cpu"``): a is M x K, b is K x N, both row-major.
+
+    The block shape is the one the autotune cache holds for (M, N, K) on the
+    device, else 64 x 64; ``tune=True`` first times the shapes of
+    :data:`CONFIGS` when the cache has no entry (writing ``out``, which is
+    then overwritten) and stores the fastest (``docs/autotune.md``: the cache
+    file and ``COOPDSL_AUTOTUNE_CACHE``). On the CPU interpreter it is always
+    64 x 64.
 
     ``kind`` is "f16", "bf16" (inputs hold bf16 bit patterns as uint16, see
     :func:`to_bf16`), "i8" or "u8"; by default it follows the dtype of ``a``
@@ -118,8 +150,14 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     elif tuple(out.shape) != (m, n) or np.dtype(out.dtype) != out_dtype:
         raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
                          f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
-    grid = (-(-n // BLOCK), -(-m // BLOCK), 1)
-    kernel(kind).launch(grid, a, b, out, M=m, N=n, K=k1, device=device)
+    config = DEFAULT
+    if not wants_cpu(device):
+        t = tuner(kind)
+        found = (t.best_config(_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
+                 else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
+        config = found or DEFAULT
+    variant = kernel(kind).specialize(**config.values) if config != DEFAULT else kernel(kind)
+    variant.launch(_grid({"M": m, "N": n, **config.values}), a, b, out, M=m, N=n, K=k1, device=device)
     return out
 
 

@@ -47,3 +47,27 @@ def test_resident_arrays_in_and_out():
     dc = runtime.zeros((128, 96), np.float32, device=da.device)
     ops.matmul(da, db, out=dc)
     assert np.allclose(dc.numpy(), a.astype(np.float32) @ b.astype(np.float32), atol=1e-2)
+
+
+def test_matmul_tunes_its_block_shape_once_and_then_reads_it(tmp_path, monkeypatch):
+    import json
+
+    from coopdsl.ops import gemm
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "tune.json"))
+    gemm.tuner.cache_clear()
+    m, n, k = 1000, 1500, 700
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    c = ops.matmul(a, b, tune=True)                     # times the four block shapes, keeps the fastest
+    np.testing.assert_array_equal(c, ref)
+    (entry,) = json.loads((tmp_path / "tune.json").read_text())["entries"].values()
+    print(entry["timings"])
+    assert set(entry["timings"]) == {repr(cfg) for cfg in gemm.CONFIGS}
+    assert all(isinstance(t, float) for t in entry["timings"].values())
+    best = gemm.tuner("f16").cached_config(a, b, c, M=m, N=n, K=k)
+    assert repr(best) == entry["config"]
+    np.testing.assert_array_equal(ops.matmul(a, b), ref)  # from the cache, nothing timed
+    gemm.tuner.cache_clear()

@@ -89,3 +89,37 @@ def test_attention_on_the_interpreter(causal):
     q, k, v = (rng.standard_normal((2, 21, 32)).astype(np.float16) for _ in range(3))
     out = ops.attention(q, k, v, causal=causal, device="cpu")
     assert np.allclose(out, flash_attention.reference(q, k, v, causal=causal), atol=2e-2)
+
+
+@pytest.mark.parametrize("ti, tj", [(1, 1), (2, 4), (4, 2)])
+def test_matmul_block_shapes_on_the_interpreter(ti, tj):
+    from coopdsl.ops import gemm
+
+    m, n, k = 70, 90, 40
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    c = np.zeros((m, n), np.float32)
+    variant = gemm.kernel("f16").specialize(TI=ti, TJ=tj)
+    variant.launch(gemm._grid({"M": m, "N": n, "TI": ti, "TJ": tj}), a, b, c, M=m, N=n, K=k, device="cpu")
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_matmul_takes_its_block_shape_from_the_autotune_cache(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from coopdsl.autotune import Config
+    from coopdsl.ops import gemm
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "tune.json"))
+    gemm.tuner.cache_clear()
+    gpu = SimpleNamespace(info=SimpleNamespace(name="Stand-in GPU", driver_name="test", driver_info="1"))
+    t = gemm.tuner("f16")
+    a, b = np.ones((40, 24), np.float16), np.ones((24, 72), np.float16)
+    out = np.zeros((40, 72), np.float32)
+    assert t.cached_config(a, b, out, M=40, N=72, K=24, device=gpu) is None
+    entry = t._entry({"M": 40, "N": 72, "K": 24}, gpu)
+    t.cache.put(entry, {"config": repr(Config(TI=1, TJ=1)), "ms": 1.0})
+    assert t.cached_config(a, b, out, M=40, N=72, K=24, device=gpu) == Config(TI=1, TJ=1)
+    assert t.cached_config(a, b, out, M=41, N=72, K=24, device=gpu) is None   # another problem
+    gemm.tuner.cache_clear()
