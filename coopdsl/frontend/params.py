@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._records import record
 from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
@@ -24,7 +25,7 @@ from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef
 
 
-@dataclass
+@record
 class KernelParams:
     buffers: list[BufferRef] = field(default_factory=list)
     specs: list[SpecConst] = field(default_factory=list)

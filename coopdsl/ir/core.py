@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._records import record
 from ..errors import SourceLoc
 from .attrs import LoopHint
 from .types import Dim, FunctionType, PointerType, ScalarType, SymDim, Type, void
@@ -139,12 +140,12 @@ class Op(Value):
         return f"<op {self.kind} : {self.type}>"
 
 
-@dataclass
+@record
 class SelectionMerge:
     merge: Block
 
 
-@dataclass
+@record
 class LoopMerge:
     merge: Block
     cont: Block
@@ -185,7 +186,7 @@ class Block:
         return f"<block {self.name}>"
 
 
-@dataclass
+@record
 class Function:
     name: str
     type: FunctionType
@@ -203,7 +204,7 @@ class Function:
             yield from b.all_ops()
 
 
-@dataclass
+@record
 class Module:
     """A compiled kernel: its entry function, helpers and module-level values."""
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
 from typing import cast
 
+from .._records import record
 from ..errors import SourceLoc
 from ..ir import types as T
 from ..ir.attrs import Scope
@@ -58,7 +58,7 @@ class Level(enum.IntEnum):
 DIVERGENT, SUBGROUP, WORKGROUP = Level.DIVERGENT, Level.SUBGROUP, Level.WORKGROUP
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Origin:
     """Why a value is not workgroup-uniform: what it comes from, and where."""
 
@@ -124,7 +124,7 @@ def matrix_scope_level(op: Op) -> Level:
     return level
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Need:
     """What a tangled op (or a call of a function running one) requires: a control uniformity and why."""
 

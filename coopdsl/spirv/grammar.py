@@ -17,14 +17,15 @@ can declare them while writing.  A wrong operand list is an internal error
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._records import record
 from ..errors import InternalCompilerError
 from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
 from .words import instruction, string_words
 
 
-@dataclass
+@record
 class Requirements:
     """Capability alternatives and extensions gathered while encoding."""
 
