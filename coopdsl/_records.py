@@ -177,6 +177,8 @@ def _key(names: list[str]) -> Callable[[Any], tuple]:
 
 def _eq(key: Callable[[Any], tuple]) -> Callable:
     def __eq__(self: Any, other: Any) -> Any:
+        if other is self:  # what the tuples' comparison finds: each field is itself
+            return True
         if other.__class__ is self.__class__:
             return key(self) == key(other)
         return NotImplemented

@@ -31,9 +31,17 @@ class CFG:
 
     def __init__(self, func: Function):
         self.func = func
-        self.blocks = _reverse_postorder(func.entry, self._successors)
+        found: dict[Block, list[Block]] = {}  # each block's successors, listed once
+
+        def successors(b: Block) -> list[Block]:
+            s = found.get(b)
+            if s is None:
+                s = found[b] = self._successors(b)
+            return s
+
+        self.blocks = _reverse_postorder(func.entry, successors)
         order = {b: i for i, b in enumerate(self.blocks)}
-        self.succs = {b: self._successors(b) for b in self.blocks}
+        self.succs = {b: found[b] for b in self.blocks}
         self.preds: dict[Block, list[Block]] = {b: [] for b in self.blocks}
         for b in self.blocks:
             for s in self.succs[b]:

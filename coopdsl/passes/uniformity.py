@@ -234,11 +234,17 @@ class FunctionUniformity:
 
     def _update_control(self) -> bool:
         changed = False
+        ctl, control_deps = self.ctl, self.cfg.control_deps
         for b in self.cfg.blocks:
-            level = min((min(self.ctl[x], self.cond_fact(x)[0]) for x in self.cfg.control_deps[b]),
-                        default=WORKGROUP)
-            if level < self.ctl[b]:
-                self.ctl[b] = level
+            level = WORKGROUP  # the least uniform of the branches b depends on (and of their own control)
+            for x in control_deps[b]:
+                cond = self.cond_fact(x)[0]
+                if cond < level:
+                    level = cond
+                if ctl[x] < level:
+                    level = ctl[x]
+            if level < ctl[b]:
+                ctl[b] = level
                 changed = True
         return changed
 
@@ -267,8 +273,14 @@ class FunctionUniformity:
 
     def _operands(self, op: Op) -> Fact:
         out = UNIFORM  # worst() of the operands' facts, unrolled: this runs for most ops on every sweep
+        block, facts = op.block, self.facts
         for v in op.operands:
-            f = self.fact_at(v, op.block)
+            if type(v) is Op and v.block is block:  # computed in this block: fact_at's first answer
+                f = facts.get(id(v), UNIFORM)
+            elif isinstance(v, (Op, Param)):
+                f = self.fact_at(v, block)
+            else:
+                continue  # uniform: never lower than out
             if f[0] < out[0]:
                 out = f
         return out

@@ -35,6 +35,9 @@ class Writer:
 
     # -- values ---------------------------------------------------------------------
     def id(self, v: Value) -> int:
+        rid = self.ids.get(id(v))  # ops, parameters, globals, spec constants (constants and aliases have none)
+        if rid is not None:
+            return rid
         if isinstance(v, Const):
             return self.b.const_id(v.type, v.value)
         if isinstance(v, FuncRef):
