@@ -48,7 +48,9 @@ class CFG:
                 self.preds[s].append(b)
         self.idom = _immediate_dominators(self.blocks, lambda b: self.preds[b], order)
         self.ipdom = self._post_dominators()
-        self.back_edges = {(b, s) for b in self.blocks for s in self.succs[b] if self.dominates(s, b)}
+        # s dominates b only if s comes first in reverse post-order: forward edges need no dominator walk
+        self.back_edges = {(b, s) for b in self.blocks for s in self.succs[b]
+                           if order[s] <= order[b] and self.dominates(s, b)}
         self.control_deps = self._control_dependence()
         self.loops = self._natural_loops()
         self.loops_of: dict[Block, set[Block]] = {b: set() for b in self.blocks}
