@@ -39,7 +39,8 @@ class Writer:
         if rid is not None:
             return rid
         if isinstance(v, Const):
-            return self.b.const_id(v.type, v.value)
+            cid = self.ids[id(v)] = self.b.const_id(v.type, v.value)  # the same id for it from now on
+            return cid
         if isinstance(v, FuncRef):
             return self.function_id(v.func)
         if isinstance(v, Op) and v.kind in ALIASES:
