@@ -27,6 +27,8 @@ from ..lang.values import BufferRef
 
 @record
 class KernelParams:
+    """What a kernel's parameters became: buffers, specialization constants, push constants, uniforms."""
+
     buffers: list[BufferRef] = field(default_factory=list)
     specs: list[SpecConst] = field(default_factory=list)
     push: list[tuple[str, T.Type, int]] = field(default_factory=list)  # name, type, offset

@@ -142,11 +142,15 @@ class Op(Value):
 
 @record
 class SelectionMerge:
+    """The merge block of a selection header (OpSelectionMerge)."""
+
     merge: Block
 
 
 @record
 class LoopMerge:
+    """The merge and continue blocks of a loop header, and its loop-control hint (OpLoopMerge)."""
+
     merge: Block
     cont: Block
     hint: LoopHint = LoopHint()
@@ -188,6 +192,8 @@ class Block:
 
 @record
 class Function:
+    """A function: the kernel's entry point or a helper; ``blocks[0]`` is its entry block."""
+
     name: str
     type: FunctionType
     params: list[Param]

@@ -26,6 +26,8 @@ class Type:
 
 @record(frozen=True)
 class VoidType(Type):
+    """The type of nothing (functions and ops without a result)."""
+
     def __str__(self) -> str:
         return "void"
 
@@ -81,6 +83,8 @@ class ScalarType(Type):
 
 @record(frozen=True)
 class VectorType(Type):
+    """A vector of ``count`` scalars."""
+
     elem: ScalarType
     count: int
 
@@ -126,6 +130,8 @@ Dim = int | SymDim
 
 @record(frozen=True)
 class ArrayType(Type):
+    """An array of ``length`` elements (a Dim), with an explicit stride in laid-out memory."""
+
     elem: Type
     length: Dim
     stride: int | None = None  # ArrayStride decoration (explicit layouts only)
@@ -136,6 +142,8 @@ class ArrayType(Type):
 
 @record(frozen=True)
 class RuntimeArrayType(Type):
+    """An array whose length is the buffer's (the last member of a storage-buffer block)."""
+
     elem: Type
     stride: int
 
@@ -164,6 +172,8 @@ class StructType(Type):
 
 @record(frozen=True)
 class PointerType(Type):
+    """A pointer into a storage class."""
+
     pointee: Type
     storage: str  # a SPIR-V StorageClass enumerant name
 
@@ -222,6 +232,8 @@ class TensorViewType(Type):
 
 @record(frozen=True)
 class FunctionType(Type):
+    """A function's result and parameter types."""
+
     ret: Type
     params: tuple[Type, ...]
 
