@@ -214,10 +214,14 @@ class FunctionUniformity:
             changed = False
             for op, transfer, writes in sweep:
                 if transfer is not None:
-                    fact = transfer(self, op)
-                    if fact[0] < facts.get(id(op), UNIFORM)[0]:  # _lower, inlined
-                        facts[id(op)] = fact
-                        changed = True
+                    old = facts.get(id(op), UNIFORM)[0]
+                    # nothing is lower than DIVERGENT: the (side-effect free) transfer could not change it;
+                    # calls are evaluated still (each analyses its callee for the arguments' levels)
+                    if old or transfer is _CALL:
+                        fact = transfer(self, op)
+                        if fact[0] < old:  # _lower, inlined
+                            facts[id(op)] = fact
+                            changed = True
                 if writes:
                     changed |= self._record_write(op)
             changed |= self._update_control()
@@ -422,6 +426,9 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
              "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
                                                                   "(each invocation gets its own)", op.loc)),
              "variable": lambda self, op: UNIFORM}
+
+
+_CALL = FunctionUniformity._call
 
 
 def _atomic(self: FunctionUniformity, op: Op) -> Fact:
