@@ -62,17 +62,33 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status.
+
+    Without ``argv`` (the ``coopdsl`` script, ``python -m coopdsl``) the process ends next: what the
+    command made is left to the exit, not to the cyclic collector (see :func:`_before_exit`)."""
     args = _parser().parse_args(argv)
-    try:
-        with paused():  # loading the kernel file and compiling: see coopdsl/_gcpause.py
+    with paused():  # loading the kernel file and compiling: see coopdsl/_gcpause.py
+        try:
             return COMMANDS[args.command](args)
-    except (UsageError, InputError) as e:
-        print(f"coopdsl: error: {e}", file=sys.stderr)
-        return 2
-    except CoopDSLError as e:
-        print(str(e), file=sys.stderr)
-        return 1
+        except (UsageError, InputError) as e:
+            print(f"coopdsl: error: {e}", file=sys.stderr)
+            return 2
+        except CoopDSLError as e:
+            print(str(e), file=sys.stderr)
+            return 1
+        finally:
+            if argv is None:  # before the collector is back on
+                _before_exit()
+
+
+def _before_exit() -> None:
+    """Keep the collector off the objects the command left (the kernel file's tree, the IR, the imported
+    modules) for the rest of the process: its first pass once it is back on, and the one at interpreter
+    exit, would walk them all only to find them alive (about 100 ms after a 1,024-step kernel, 10 ms after
+    an example)."""
+    import gc
+
+    gc.freeze()
 
 
 class UsageError(Exception):

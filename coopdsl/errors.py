@@ -16,11 +16,12 @@ Exception policy (see docs/architecture.md):
 from __future__ import annotations
 
 import linecache
-from dataclasses import dataclass
 from types import FrameType
 
+from ._records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class SourceLoc:
     """A position in a user's source file (1-based line, 1-based column)."""
 

@@ -114,7 +114,11 @@ def _third_party_imports() -> set[str]:
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     found = set()
     for path in (ROOT / "coopdsl").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):  # imports only the type checker runs (typing_extensions) are not needed
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                node.body = []
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 found |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._records import record
 from ..kernel import Kernel
 from ..spirv.words import from_bytes
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Artifact:
     """One kernel compiled with one set of spec-constant defaults and Const values.
 

@@ -8,14 +8,14 @@ instead of failing, since a generated header must still be written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .._records import record
 
 # Vulkan API version (VK_MAKE_API_VERSION(0, 1, minor, 0)) each target environment needs.
 API_VERSIONS = {"vulkan1.1": (1 << 22) | (1 << 12), "vulkan1.2": (1 << 22) | (2 << 12),
                 "vulkan1.3": (1 << 22) | (3 << 12), "vulkan1.4": (1 << 22) | (4 << 12)}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Requirements:
     """Device extensions, feature booleans and subgroup operation bits a module needs."""
 

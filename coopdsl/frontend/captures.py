@@ -17,16 +17,17 @@ compile time, like the buffer arguments of a ``@cd.func`` call:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._records import record
 from ..errors import TypeMismatchError
 from ..ir.builder import Emitter
 from ..ir.core import Const, GlobalVar, Op, SpecConst, SpecOp, Value, const_key
 from ..lang.values import BufferRef
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Captured:
     """A kernel value a callback reads itself instead of receiving it: a constant or a push constant."""
 

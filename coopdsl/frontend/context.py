@@ -59,6 +59,7 @@ class Context:
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
         self.locals = set(src.body_names())
+        self._handler_of = type(self)._handlers().get  # node type -> handler, looked up once per node
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
         self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
@@ -66,7 +67,7 @@ class Context:
 
     # -- the choke point --------------------------------------------------------------
     def visit(self, node: ast.AST):
-        handler = self._handlers().get(type(node))
+        handler = self._handler_of(type(node))
         if handler is None:
             raise UnsupportedSyntaxError(f"{describe_node(node)} is not supported in coopdsl kernels",
                                          self.src.loc(node))

@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._records import record
 from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
@@ -24,8 +25,10 @@ from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef
 
 
-@dataclass
+@record
 class KernelParams:
+    """What a kernel's parameters became: buffers, specialization constants, push constants, uniforms."""
+
     buffers: list[BufferRef] = field(default_factory=list)
     specs: list[SpecConst] = field(default_factory=list)
     push: list[tuple[str, T.Type, int]] = field(default_factory=list)  # name, type, offset

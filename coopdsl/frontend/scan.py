@@ -22,12 +22,16 @@ def _is_static_range(it: ast.AST) -> bool:
 
 _ASSIGNS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields that can hold nodes
+# fields of AST classes that hold names, numbers or flags, never nodes (nor lists of them)
+_LEAF_FIELDS = frozenset({"ctx", "type_comment", "attr", "id", "arg", "name", "asname", "module", "level",
+                          "conversion", "kind", "is_async"})
 
 
 def _child_fields(t: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(t)
     if fields is None:
-        fields = _CHILD_FIELDS[t] = tuple(f for f in getattr(t, "_fields", ()) if f not in ("ctx", "type_comment"))
+        leaves = _LEAF_FIELDS if t.__module__ == "ast" else {"ctx", "type_comment"}
+        fields = _CHILD_FIELDS[t] = tuple(f for f in getattr(t, "_fields", ()) if f not in leaves)
     return fields
 
 
@@ -52,15 +56,22 @@ def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
     compile_time: set[str] = set()
     others: set[str] = set()  # bound other than as a compile-time loop variable
     stack = list(nodes)
+    child_fields = _CHILD_FIELDS.get
+    name, constant, store = ast.Name, ast.Constant, ast.Store
     while stack:
         node: Any = stack.pop()  # dispatch on the exact node type (faster than isinstance chains)
         t = type(node)
-        if t is ast.Name:
-            if type(node.ctx) is ast.Store:
+        if t is name:
+            if type(node.ctx) is store:
                 out.add(node.id)
             continue
-        if t is ast.Constant or not issubclass(t, ast.AST):
+        if t is constant:
             continue
+        fields = child_fields(t)
+        if fields is None:
+            if not issubclass(t, ast.AST):
+                continue
+            fields = _child_fields(t)
         if t in _ASSIGNS:
             for target in (node.targets if t is ast.Assign else (node.target,)):
                 root = _root_name(target) if isinstance(target, ast.Subscript) else None
@@ -73,7 +84,7 @@ def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
             (compile_time if _is_static_range(node.iter) else others).add(node.target.id)
         elif t is ast.comprehension and isinstance(node.target, ast.Name):
             compile_time.add(node.target.id)
-        for f in _child_fields(t):
+        for f in fields:
             value = getattr(node, f)
             if type(value) is list:
                 stack.extend(value)

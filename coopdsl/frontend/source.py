@@ -15,14 +15,15 @@ import inspect
 import linecache
 import textwrap
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import CodeType
 
+from .._records import record
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .scan import assigned_names
 
 
-@dataclass
+@record
 class Source:
     """A function's definition, parsed; :meth:`loc` turns a node into the user's file position."""
 

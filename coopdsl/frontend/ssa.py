@@ -38,18 +38,32 @@ class SSA:
 
     def read(self, name: str, block: Block):
         """The value of ``name`` at the end of ``block`` (may be Undefined)."""
-        table = self.defs.get(name, {})
-        if block in table:
+        table = self.defs.get(name)
+        if table is None:
+            table = self.defs[name] = {}
+        elif block in table:
             return table[block]
-        if block in self.read_through:
-            value = self.read(name, self.read_through[block])
-        elif not block.preds:
-            value = Undefined(name)
-        elif len(block.preds) == 1:
-            value = self.read(name, block.preds[0])
-        else:
-            value = self._merge(name, block, [self.read(name, p) for p in block.preds])
-        self.write(name, block, value)
+        # Up through single predecessors (and loop headers to their pre-headers) without recursing: every
+        # block passed on the way gets the value found, as the recursive definition writes it.
+        passed = [block]
+        while True:
+            up = self.read_through.get(block)
+            if up is None:
+                preds = block.preds
+                if not preds:
+                    value: Any = Undefined(name)
+                    break
+                if len(preds) > 1:
+                    value = self._merge(name, block, [self.read(name, p) for p in preds])
+                    break
+                up = preds[0]
+            if up in table:
+                value = table[up]
+                break
+            block = up
+            passed.append(block)
+        for b in reversed(passed):
+            table[b] = value
         return value
 
     def _merge(self, name: str, block: Block, values: list, path: tuple = ()):

@@ -9,7 +9,8 @@ generated grammar tables.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from .._records import record
 
 
 class Scope(enum.Enum):
@@ -41,7 +42,7 @@ STORAGE_CLASSES = ("UniformMemory", "WorkgroupMemory", "ImageMemory", "OutputMem
 SEMANTIC_FLAGS = ("MakeAvailable", "MakeVisible", "Volatile")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Semantics:
     """Memory semantics of a barrier or atomic: at most one ordering, the memory it orders, flags."""
 
@@ -57,7 +58,7 @@ class Semantics:
         return "|".join(self.names) or "None"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MemoryAccess:
     """Qualifiers of one memory access (a load or store of an element or a matrix).
 
@@ -93,7 +94,7 @@ class MemoryAccess:
 MATRIX_OPERANDS = ("a", "b", "c", "result")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoopHint:
     """A loop-control hint: unroll fully (True), never (False), or ``partial`` times."""
 

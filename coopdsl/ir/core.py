@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from .._records import record
 from ..errors import SourceLoc
 from .attrs import LoopHint
 from .types import Dim, FunctionType, PointerType, ScalarType, SymDim, Type, void
@@ -139,13 +140,17 @@ class Op(Value):
         return f"<op {self.kind} : {self.type}>"
 
 
-@dataclass
+@record
 class SelectionMerge:
+    """The merge block of a selection header (OpSelectionMerge)."""
+
     merge: Block
 
 
-@dataclass
+@record
 class LoopMerge:
+    """The merge and continue blocks of a loop header, and its loop-control hint (OpLoopMerge)."""
+
     merge: Block
     cont: Block
     hint: LoopHint = LoopHint()
@@ -185,8 +190,10 @@ class Block:
         return f"<block {self.name}>"
 
 
-@dataclass
+@record
 class Function:
+    """A function: the kernel's entry point or a helper; ``blocks[0]`` is its entry block."""
+
     name: str
     type: FunctionType
     params: list[Param]
@@ -203,7 +210,7 @@ class Function:
             yield from b.all_ops()
 
 
-@dataclass
+@record
 class Module:
     """A compiled kernel: its entry function, helpers and module-level values."""
 

@@ -12,8 +12,9 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NoReturn
+
+from .._records import record
 
 
 class Type:
@@ -23,13 +24,15 @@ class Type:
         return type(self).__name__
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VoidType(Type):
+    """The type of nothing (functions and ops without a result)."""
+
     def __str__(self) -> str:
         return "void"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScalarType(Type):
     """bool, signed/unsigned integers and floats (with optional FP encoding)."""
 
@@ -78,8 +81,10 @@ class ScalarType(Type):
         raise TypeError(f"{self.name}(...) converts values inside a coopdsl kernel only")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VectorType(Type):
+    """A vector of ``count`` scalars."""
+
     elem: ScalarType
     count: int
 
@@ -87,7 +92,7 @@ class VectorType(Type):
         return f"vec{self.count}[{self.elem}]"  # as kernels write it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SymDim:
     """A symbolic dimension: a specialization constant or an expression of them.
 
@@ -123,8 +128,10 @@ def symbolic(op: str, args: tuple) -> SymDim:
 Dim = int | SymDim
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayType(Type):
+    """An array of ``length`` elements (a Dim), with an explicit stride in laid-out memory."""
+
     elem: Type
     length: Dim
     stride: int | None = None  # ArrayStride decoration (explicit layouts only)
@@ -133,8 +140,10 @@ class ArrayType(Type):
         return f"{self.elem}[{self.length}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuntimeArrayType(Type):
+    """An array whose length is the buffer's (the last member of a storage-buffer block)."""
+
     elem: Type
     stride: int
 
@@ -142,7 +151,7 @@ class RuntimeArrayType(Type):
         return f"{self.elem}[]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StructType(Type):
     """A struct; ``offsets`` non-empty means an explicitly laid-out (Block) struct."""
 
@@ -161,8 +170,10 @@ class StructType(Type):
         return self.name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PointerType(Type):
+    """A pointer into a storage class."""
+
     pointee: Type
     storage: str  # a SPIR-V StorageClass enumerant name
 
@@ -174,7 +185,7 @@ SCOPE_NAMES = {2: "Workgroup", 3: "Subgroup"}
 USE_NAMES = {0: "A", 1: "B", 2: "Acc"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CoopMatType(Type):
     """OpTypeCooperativeMatrixKHR: component type, Scope, Rows, Columns, Use."""
 
@@ -195,7 +206,7 @@ class CoopMatType(Type):
 CLAMP_NAMES = {0: "Undefined", 1: "Constant", 2: "ClampToEdge", 3: "Repeat", 4: "RepeatMirrored"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TensorLayoutType(Type):
     """OpTypeTensorLayoutNV: ``dim`` dimensions (1 to 5) and a TensorClampMode (0 to 4, or a spec constant)."""
 
@@ -207,7 +218,7 @@ class TensorLayoutType(Type):
         return f"TensorLayout[{self.dim}, {clamp}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TensorViewType(Type):
     """OpTypeTensorViewNV: ``dim`` dimensions, whether the view has its own dimensions, a permutation."""
 
@@ -219,8 +230,10 @@ class TensorViewType(Type):
         return f"TensorView[{self.dim}, {self.has_dims}, {', '.join(map(str, self.perm))}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FunctionType(Type):
+    """A function's result and parameter types."""
+
     ret: Type
     params: tuple[Type, ...]
 

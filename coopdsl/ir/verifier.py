@@ -57,6 +57,8 @@ def _verify_op(op: Op, defined: set[int]) -> None:
     if len(op.operands) < low or high is not None and len(op.operands) > high:
         raise InternalCompilerError(f"{op.kind} takes {low}..{high} operands, has {len(op.operands)}", op.loc)
     for v in op.operands:
+        if id(v) in defined:  # an op of this function (most operands)
+            continue
         if isinstance(v, (Const, SpecConst, SpecOp, GlobalVar, Param, FuncRef)):
             continue
         if not isinstance(v, Op) or id(v) not in defined:
@@ -70,15 +72,19 @@ def _verify_op(op: Op, defined: set[int]) -> None:
 
 
 def _verify_attrs(op: Op, d: OpDef) -> None:
+    present = 0
     for name, (kind, required) in d.attrs.items():
         if name not in op.attrs:
             if required:
                 raise InternalCompilerError(f"{op.kind} needs attribute {name!r}", op.loc)
             continue
+        present += 1
         value = op.attrs[name]
         if not isinstance(value, kind) or kind is int and isinstance(value, bool):
             raise InternalCompilerError(f"{op.kind} attribute {name!r} must be {getattr(kind, '__name__', kind)}, "
                                         f"got {value!r}", op.loc)
+    if present == len(op.attrs):  # every attribute the op has is one the definition names
+        return
     extra = set(op.attrs) - set(d.attrs)
     if extra:
         raise InternalCompilerError(f"{op.kind} has unknown attributes {sorted(extra)}", op.loc)

@@ -12,8 +12,7 @@ compile-time int or an integer ``Spec`` expression; ``len(row)`` gives it back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._records import record
 from ..errors import ArgumentError, DeclarationError, TypeMismatchError, caller_loc
 from ..ir import types as T
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
@@ -45,7 +44,7 @@ def array_type(elem, length) -> T.ArrayType | str:
     return T.ArrayType(elem, length)
 
 
-@dataclass(frozen=True, repr=False)
+@record(frozen=True, repr=False)
 class ArrayBuiltin(Builtin):
     """``cd.array``: called, it makes an array value; subscripted (``cd.array[f16, 16]``), it is the type."""
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .._records import record
 from ..errors import ArgumentError, TypeMismatchError, UniformityError
 from ..ir import types as T
 from ..ir.core import FuncRef, Function, Op
@@ -36,7 +36,7 @@ from .functions import DeviceFunction
 from .registry import builtin
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Partial:
     """A device function with some parameters bound at compile time (``cd.partial``)."""
 

@@ -11,8 +11,7 @@ component type of a transpose) are :mod:`.coopcheck2`'s and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._records import record
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.builder import Emitter
@@ -37,7 +36,7 @@ def require_spirv16(em, what: str) -> None:
 
 
 # -- reduce modes and built-in combine functions ------------------------------------------------
-@dataclass(frozen=True, repr=False)
+@record(frozen=True, repr=False)
 class ReduceEnumerant(Enumerant):
     """A reduce mode kernels pass to ``m.reduce``; ``cd.Row | cd.Column`` combines Row and Column."""
 
@@ -53,7 +52,7 @@ Column = ReduceEnumerant("CooperativeMatrixReduce", "Column", ReduceMode.Column.
 Reduce2x2 = ReduceEnumerant("CooperativeMatrixReduce", "2x2", ReduceMode.Quad2x2.value, "Reduce2x2")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BuiltinCombine:
     """A combine function coopdsl writes itself (``cd.reduce_add``, ``cd.reduce_max``, ``cd.reduce_min``)."""
 

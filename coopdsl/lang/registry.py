@@ -18,14 +18,15 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NoReturn
 
+from .._records import record
 from ..errors import ArgumentError
 from ..ir import types as T
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param:
     """One parameter of a builtin's signature."""
 
@@ -34,7 +35,7 @@ class Param:
     required: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Builtin:
     """A kernel builtin: its name, implementation, documentation and signature."""
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import overload
 
+from .._records import record
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 
@@ -148,7 +148,7 @@ def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructT
     return make(cls) if cls is not None else make
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class UniformParam:
     """A uniform block parameter holding one struct."""
 

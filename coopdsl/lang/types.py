@@ -8,8 +8,7 @@ buffer parameter; ``RowMajor`` is a layout constant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._records import record
 from ..errors import ArgumentError, DeclarationError, caller_loc
 from ..ir import types as T
 from ..ir.attrs import Scope
@@ -35,7 +34,7 @@ from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Enumerant:
     """A named SPIR-V enumerant kernels pass to builtins (layouts, scopes, uses)."""
 
@@ -162,14 +161,14 @@ vec2, vec3, vec4 = _VecFamily(2), _VecFamily(3), _VecFamily(4)
 
 
 # -- kernel parameter kinds ---------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class BufferParam:
     """A storage buffer of ``elem`` (scalar or vector) at (set, binding)."""
 
     elem: T.Type
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SpecParam:
     """A specialization constant of ``type``; ``spec_id`` None = next free id."""
 
@@ -177,7 +176,7 @@ class SpecParam:
     spec_id: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PushParam:
     """A push-constant scalar."""
 
@@ -239,7 +238,7 @@ Spec = _ParamKind("Spec", _spec)
 Push = _ParamKind("Push", _push)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ConstParam:
     """A compile-time kernel parameter: its value is part of the compiled kernel."""
 

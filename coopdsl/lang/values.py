@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._records import record
 from ..ir import types as T
 from ..ir.core import Value
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .registry import Builtin
 
 
-@dataclass
+@record
 class BufferRef:
     """Memory that kernels index element by element: a storage buffer parameter,
     a shared (Workgroup) array, or a function-local array.
@@ -34,7 +34,7 @@ class BufferRef:
             self.storage, "memory")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BoundMethod:
     """``obj.method`` looked up on a type object or a runtime value."""
 
@@ -42,7 +42,7 @@ class BoundMethod:
     receiver: object
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BuiltinVar:
     """A SPIR-V built-in input such as ``workgroup_id`` (loaded where it is used)."""
 

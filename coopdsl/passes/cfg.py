@@ -31,16 +31,26 @@ class CFG:
 
     def __init__(self, func: Function):
         self.func = func
-        self.blocks = _reverse_postorder(func.entry, self._successors)
+        found: dict[Block, list[Block]] = {}  # each block's successors, listed once
+
+        def successors(b: Block) -> list[Block]:
+            s = found.get(b)
+            if s is None:
+                s = found[b] = self._successors(b)
+            return s
+
+        self.blocks = _reverse_postorder(func.entry, successors)
         order = {b: i for i, b in enumerate(self.blocks)}
-        self.succs = {b: self._successors(b) for b in self.blocks}
+        self.succs = {b: found[b] for b in self.blocks}
         self.preds: dict[Block, list[Block]] = {b: [] for b in self.blocks}
         for b in self.blocks:
             for s in self.succs[b]:
                 self.preds[s].append(b)
         self.idom = _immediate_dominators(self.blocks, lambda b: self.preds[b], order)
         self.ipdom = self._post_dominators()
-        self.back_edges = {(b, s) for b in self.blocks for s in self.succs[b] if self.dominates(s, b)}
+        # s dominates b only if s comes first in reverse post-order: forward edges need no dominator walk
+        self.back_edges = {(b, s) for b in self.blocks for s in self.succs[b]
+                           if order[s] <= order[b] and self.dominates(s, b)}
         self.control_deps = self._control_dependence()
         self.loops = self._natural_loops()
         self.loops_of: dict[Block, set[Block]] = {b: set() for b in self.blocks}

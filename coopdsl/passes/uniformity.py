@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
 from typing import cast
 
+from .._records import record
 from ..errors import SourceLoc
 from ..ir import types as T
 from ..ir.attrs import Scope
@@ -58,7 +58,7 @@ class Level(enum.IntEnum):
 DIVERGENT, SUBGROUP, WORKGROUP = Level.DIVERGENT, Level.SUBGROUP, Level.WORKGROUP
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Origin:
     """Why a value is not workgroup-uniform: what it comes from, and where."""
 
@@ -124,7 +124,7 @@ def matrix_scope_level(op: Op) -> Level:
     return level
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Need:
     """What a tangled op (or a call of a function running one) requires: a control uniformity and why."""
 
@@ -153,6 +153,7 @@ class FunctionUniformity:
         self.result: Fact = UNIFORM
         self.need: Need | None = None
         self._requirements: dict[int, Need | None] = {}  # by id(op), once solved
+        self._left: dict[tuple, tuple[Block, ...]] = {}  # (def block, use block) -> loops left between them
 
     # -- queries -----------------------------------------------------------------------------
     def fact(self, v: Value) -> Fact:
@@ -164,13 +165,27 @@ class FunctionUniformity:
     def fact_at(self, v: Value, block: Block | None) -> Fact:
         """(level, origin) of ``v`` used in ``block``: a value used outside a loop it was computed in is
         only as uniform as that loop's exits (invocations may leave it at different iterations)."""
-        f = self.fact(v)
+        if not isinstance(v, (Op, Param)):
+            return UNIFORM  # constants, spec constants, globals (pointers), function references
+        f = self.facts.get(id(v), UNIFORM)
         home = v.block if isinstance(v, Op) else None
-        if home is None or not self.cfg.loops_of.get(home):  # not computed in a loop
+        if home is None or home is block:  # not computed in a block, or used where it is computed
             return f
-        around_use = self.cfg.loops_of.get(block, set()) if block is not None else set()
+        key = (home, block)
+        left = self._left.get(key)
+        if left is None:  # the loops around the definition that are not around the use (once per pair)
+            loops_of = self.cfg.loops_of
+            around = loops_of.get(home)
+            if not around:
+                left = ()
+            else:
+                around_use = loops_of.get(block, set()) if block is not None else set()
+                left = tuple(around - around_use)
+            self._left[key] = left
+        if not left:
+            return f
         op = cast(Op, v)  # only ops have a home block
-        for h in self.cfg.loops_of[home] - around_use:
+        for h in left:
             level, _ = self.exit_fact(h)
             if level < f[0]:
                 f = (level, Origin(f"a value computed in the loop at line {_loop_line(h)}, which invocations "
@@ -190,15 +205,25 @@ class FunctionUniformity:
     # -- solving -----------------------------------------------------------------------------
     def solve(self) -> None:
         """Lower levels until nothing changes, then summarise the result and the requirement."""
+        # the ops in order, each with its transfer function (None: no result) and whether it writes
+        sweep = [(op, self._transfer_of(op) if op.has_result else None, op.kind in WRITES)
+                 for b in self.cfg.blocks for op in b.all_ops()]
+        facts = self.facts
         changed = True
         while changed:
             changed = False
-            for b in self.cfg.blocks:
-                for op in b.all_ops():
-                    if op.has_result:
-                        changed |= self._lower(self.facts, id(op), self._transfer(op))
-                    if op.kind in WRITES:
-                        changed |= self._record_write(op)
+            for op, transfer, writes in sweep:
+                if transfer is not None:
+                    old = facts.get(id(op), UNIFORM)[0]
+                    # nothing is lower than DIVERGENT: the (side-effect free) transfer could not change it;
+                    # calls are evaluated still (each analyses its callee for the arguments' levels)
+                    if old or transfer is _CALL:
+                        fact = transfer(self, op)
+                        if fact[0] < old:  # _lower, inlined
+                            facts[id(op)] = fact
+                            changed = True
+                if writes:
+                    changed |= self._record_write(op)
             changed |= self._update_control()
         self.result = self._result()
         self.need = self._need()
@@ -213,11 +238,17 @@ class FunctionUniformity:
 
     def _update_control(self) -> bool:
         changed = False
+        ctl, control_deps = self.ctl, self.cfg.control_deps
         for b in self.cfg.blocks:
-            level = min((min(self.ctl[x], self.cond_fact(x)[0]) for x in self.cfg.control_deps[b]),
-                        default=WORKGROUP)
-            if level < self.ctl[b]:
-                self.ctl[b] = level
+            level = WORKGROUP  # the least uniform of the branches b depends on (and of their own control)
+            for x in control_deps[b]:
+                cond = self.cond_fact(x)[0]
+                if cond < level:
+                    level = cond
+                if ctl[x] < level:
+                    level = ctl[x]
+            if level < ctl[b]:
+                ctl[b] = level
                 changed = True
         return changed
 
@@ -233,19 +264,27 @@ class FunctionUniformity:
         return self._lower(self.var_facts, id(root), worst([value, self.fact_at(op.operands[0], block), control]))
 
     # -- transfer functions ------------------------------------------------------------------
-    def _transfer(self, op: Op) -> Fact:
+    @staticmethod
+    def _transfer_of(op: Op):
+        """The transfer function of ``op``'s kind (called with the analysis and the op)."""
         k = op.kind
         special = _TRANSFER.get(k) or (_subgroup if k.startswith("subgroup_") else None)
         if special is not None:
-            return special(self, op)
+            return special
         if k in ATOMICS:
-            return DIVERGENT, Origin("the result of an atomic operation", op.loc)
-        return self._operands(op)
+            return _atomic
+        return FunctionUniformity._operands
 
     def _operands(self, op: Op) -> Fact:
         out = UNIFORM  # worst() of the operands' facts, unrolled: this runs for most ops on every sweep
+        block, facts = op.block, self.facts
         for v in op.operands:
-            f = self.fact_at(v, op.block)
+            if type(v) is Op and v.block is block:  # computed in this block: fact_at's first answer
+                f = facts.get(id(v), UNIFORM)
+            elif isinstance(v, (Op, Param)):
+                f = self.fact_at(v, block)
+            else:
+                continue  # uniform: never lower than out
             if f[0] < out[0]:
                 out = f
         return out
@@ -387,6 +426,13 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
              "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
                                                                   "(each invocation gets its own)", op.loc)),
              "variable": lambda self, op: UNIFORM}
+
+
+_CALL = FunctionUniformity._call
+
+
+def _atomic(self: FunctionUniformity, op: Op) -> Fact:
+    return DIVERGENT, Origin("the result of an atomic operation", op.loc)
 
 
 def _subgroup(self: FunctionUniformity, op: Op) -> Fact:

@@ -17,14 +17,15 @@ can declare them while writing.  A wrong operand list is an internal error
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._records import record
 from ..errors import InternalCompilerError
 from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
 from .words import instruction, string_words
 
 
-@dataclass
+@record
 class Requirements:
     """Capability alternatives and extensions gathered while encoding."""
 
@@ -85,27 +86,32 @@ def _id_plan(opname: str) -> tuple | None:
 
 
 _ID_PLANS: dict[str, tuple | None] = {}
+_UNPLANNED = ()  # no plan made yet (None: the walk)
 
 
 def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]:
     """Words of ``opname`` with ``operands`` checked against the grammar."""
-    if opname not in _ID_PLANS:
+    plan = _ID_PLANS.get(opname, _UNPLANNED)
+    if plan is _UNPLANNED:
         if opname not in INSTRUCTIONS:
             raise InternalCompilerError(f"unknown SPIR-V instruction {opname}")
-        _ID_PLANS[opname] = _id_plan(opname)
-    plan = _ID_PLANS[opname]
+        plan = _ID_PLANS[opname] = _id_plan(opname)
     if plan is not None:
-        code, fewest, most, number = plan[:4]
+        code, fewest, most, number, caps, exts, version = plan
         if number:
             if len(operands) == fewest + 1 and type(operands[-1]) in (list, tuple) and \
                     all(type(v) is int and v > 0 for v in operands[:-1]):
                 if req is not None:
-                    req.need(*plan[4:])
+                    req.need(caps, exts, version)
                 return instruction(code, [*operands[:-1], *operands[-1]])
-        elif fewest <= len(operands) <= most and all(type(v) is int and v > 0 for v in operands):
-            if req is not None:  # only Ids, where the grammar wants Ids
-                req.need(*plan[4:])
-            return instruction(code, list(operands))
+        elif fewest <= len(operands) <= most:
+            for v in operands:
+                if type(v) is not int or v <= 0:
+                    break
+            else:  # only Ids, where the grammar wants Ids
+                if req is not None and (caps or exts):  # (need() records nothing else)
+                    req.need(caps, exts, version)
+                return instruction(code, operands)
     return encode_walking(opname, *operands, req=req)
 
 

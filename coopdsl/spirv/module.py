@@ -62,6 +62,7 @@ class ModuleBuilder:
         self.function_base = 0  # instructions before the function section (set by finish)
         self._exts: list[str] = []
         self._types: dict = {}
+        self._type_objects: dict[int, tuple[T.Type, int]] = {}  # id(type) -> (the type, kept alive; its id)
         self._consts: dict = {}
         self._imports: dict[str, int] = {}
 
@@ -99,10 +100,14 @@ class ModuleBuilder:
     # -- types ----------------------------------------------------------------
     def type_id(self, t: T.Type) -> int:
         """The id of ``t``, declaring it (and what it is made of) on first use."""
+        known = self._type_objects.get(id(t))  # this very object again: no hashing of the type
+        if known is not None:
+            return known[1]
         tid = self._types.get(t)
         if tid is None:
             tid = self._declare_type(t)
             self._types[t] = tid
+        self._type_objects[id(t)] = (t, tid)
         return tid
 
     def _declare_type(self, t: T.Type) -> int:

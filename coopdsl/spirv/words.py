@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 from ._tables import MAGIC
 
@@ -16,7 +17,7 @@ def string_words(text: str) -> list[int]:
     return list(struct.unpack(f"<{len(data) // 4}I", data))
 
 
-def instruction(opcode: int, operands: list[int]) -> list[int]:
+def instruction(opcode: int, operands: Sequence[int]) -> list[int]:
     """One instruction: word count in the high half of the first word."""
     count = len(operands) + 1
     if count > 0xFFFF:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
-from .grammar import opcode
+from .grammar import encode, opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
 from .lower.hints import ALIASES
@@ -35,8 +35,12 @@ class Writer:
 
     # -- values ---------------------------------------------------------------------
     def id(self, v: Value) -> int:
+        rid = self.ids.get(id(v))  # ops, parameters, globals, spec constants (constants and aliases have none)
+        if rid is not None:
+            return rid
         if isinstance(v, Const):
-            return self.b.const_id(v.type, v.value)
+            cid = self.ids[id(v)] = self.b.const_id(v.type, v.value)  # the same id for it from now on
+            return cid
         if isinstance(v, FuncRef):
             return self.function_id(v.func)
         if isinstance(v, Op) and v.kind in ALIASES:
@@ -195,11 +199,12 @@ class Writer:
         if lower is None:
             raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc)
         b = self.b
-        rid = self.ids.get(id(op))
+        ids = self.ids
+        rid = ids.get(id(op))
         first = b.counts["function"]
         try:
             ty = b.type_id(op.type) if op.has_result else None
-            lower(self, op, ty, rid, [self.id(v) for v in op.operands])
+            lower(self, op, ty, rid, [ids.get(id(v)) or self.id(v) for v in op.operands])  # (ids are >= 1)
         except InternalCompilerError as e:
             raise InternalCompilerError(e.message, e.loc if e.loc is not None else op.loc) from None
         except (KeyError, ValueError, TypeError) as e:
@@ -208,8 +213,10 @@ class Writer:
             self.op_locations[i] = op.loc
 
     def emit(self, opname: str, *operands) -> None:
-        """Emit one instruction into the function section."""
-        self.b.emit("function", opname, *operands)
+        """Emit one instruction into the function section (what ``self.b.emit("function", ...)`` does)."""
+        b = self.b
+        b.sections["function"].extend(encode(opname, *operands, req=b.req))
+        b.counts["function"] += 1
 
 
 def _loop_control(hint) -> tuple:

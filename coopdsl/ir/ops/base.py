@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NoReturn
 
+from ..._records import record
 from .. import types as T
 from ..core import Op
 
@@ -14,7 +15,7 @@ class VerifyError(Exception):
     """An op breaks its definition (a bug in coopdsl, reported as an InternalCompilerError)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpDef:
     """The definition of one op kind.
 

@@ -14,8 +14,7 @@ rows for B.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..._records import record
 from .. import types as T
 from ..core import Const, Op
 from .base import define, fail
@@ -31,7 +30,7 @@ FAMILY = {USE_A: "MatA", USE_B: "MatB", USE_ACC: "Acc"}
 SUBGROUP = 3
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """A broken rule: ``kind`` is "type" (element types, array-ness) or "shape" (lengths, dimensions,
     scope, ranges); ``message`` says what is wrong."""

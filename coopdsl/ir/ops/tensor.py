@@ -12,8 +12,8 @@ store, the SetStride minimum).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ..._records import record
 from .. import types as T
 from ..attrs import MemoryAccess
 from ..core import Const, FuncRef, Op, Value
@@ -22,7 +22,7 @@ from .base import define, fail, matrix, pointer, result_is
 TENSOR_STORAGE = ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setter:
     """A layout/view setter: the type it works on, how many values it takes for ``dim`` dimensions,
     and what the values are (for messages)."""
@@ -132,7 +132,7 @@ define("coop_store_tensor", (3, 4), attrs=_MEMORY, verify=_store, pure=False, ta
 
 
 # -- what is known of a layout at compile time ----------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayoutState:
     """The parts of a layout's state known at compile time (None: not known)."""
 
