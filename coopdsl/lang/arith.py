@@ -8,7 +8,9 @@ Rules (close to GLSL's, stricter where GLSL converts silently):
   signed one as unsigned (GLSL's implicit int -> uint).  Everything else must
   match exactly: convert with ``f32(x)``, ``u32(x)`` and friends.
 * ``/`` divides floats; ``//`` and ``%`` divide integers and truncate toward
-  zero like C and GLSL (OpSDiv/OpSRem), not like Python's floor division.
+  zero like C (the remainder takes the dividend's sign), not like Python's
+  floor division.  Signed ``%`` lowers to OpUMod of the magnitudes (Vulkan
+  leaves OpSRem/OpSMod undefined for negative operands).
 * bf16 and fp8 values do no arithmetic (SPV_KHR_bfloat16, SPV_EXT_float8):
   convert them to f16/f32 first.
 """

@@ -30,7 +30,7 @@ def int_arith(x: cd.Buffer[i32], y: cd.Buffer[u32]):
 
 
 def test_integer_arithmetic_picks_signed_and_unsigned_forms():
-    compile_checked(int_arith, r"OpIAdd %int", r"OpISub %int", r"OpIMul %int", r"OpSDiv %int", r"OpSRem %int",
+    compile_checked(int_arith, r"OpIAdd %int", r"OpISub %int", r"OpIMul %int", r"OpSDiv %int",
                     r"OpSNegate %int", r"OpUDiv %uint", r"OpUMod %uint", r"OpBitwiseAnd %uint",
                     r"OpBitwiseOr %uint", r"OpBitwiseXor %uint", r"OpShiftLeftLogical %uint",
                     r"OpShiftRightLogical %uint", r"OpNot %uint", r"OpShiftRightArithmetic %int")
@@ -139,3 +139,18 @@ def test_integer_width_conversions():
     # u8 -> i32 widens with OpUConvert to u32 then reinterprets (OpUConvert's result must be unsigned)
     compile_checked(widths, r"OpSConvert %int", r"OpUConvert %uint", r"OpBitcast %int", r"OpSConvert %uchar",
                     r"OpUConvert %ushort", r"OpBitcast %short", r"OpCapability Int16", r"OpCapability Int8")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def signed_rem(x: cd.Buffer[i32], v: cd.Buffer[cd.vec4[i32]]):
+    i = cd.global_invocation_id.x
+    x[i] = x[i] % x[i + 1]
+    v[i] = v[i] % v[i + 1]
+
+
+def test_signed_remainder_avoids_srem_and_smod_which_vulkan_leaves_undefined_for_negative_operands():
+    # the magnitudes' OpUMod, given the dividend's sign: C's truncating % for every sign (checked against
+    # math.fmod on the interpreter in tests/interp/test_arith.py and on the GPU in test_vs_lavapipe.py)
+    text = compile_checked(signed_rem, r"OpSLessThan %bool", r"OpSelect %int", r"OpBitcast %uint",
+                           r"OpUMod %uint", r"OpSLessThan %v4bool", r"OpUMod %v4uint", r"OpSelect %v4int")
+    assert "OpSRem" not in text and "OpSMod" not in text

@@ -200,3 +200,19 @@ def test_comparisons_are_ordered_except_not_equal():
     with np.errstate(invalid="ignore"):
         ref = (x < 1) + 2 * (x == x) + 4 * (x != x) + 8 * np.where(x > 0, 1, 2)
     np.testing.assert_array_equal(out, ref)
+
+
+@cd.kernel(workgroup_size=(16, 1, 1))
+def rem_only(a: cd.Buffer[i32], b: cd.Buffer[i32], o: cd.Buffer[i32]):
+    i = cd.local_invocation_index
+    o[i] = a[i] % b[i]
+
+
+def test_signed_remainder_truncates_for_every_sign_and_the_extremes():
+    import math
+
+    a = np.array([7, -7, 7, -7, -2**31, 5, 0, -1, 2**31 - 1, -100, 100, 3, -3, 9, -9, 1], np.int32)
+    b = np.array([2, 2, -2, -2, -1, -3, 5, 7, -2**31, 7, -7, 2**31 - 1, 5, -1, 4, -2**31], np.int32)
+    o = np.zeros(16, np.int32)
+    rem_only.launch((1,), a, b, o, device="cpu")
+    np.testing.assert_array_equal(o, [int(math.fmod(int(x), int(y))) for x, y in zip(a, b)])

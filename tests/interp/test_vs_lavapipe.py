@@ -51,6 +51,15 @@ def test_integer_arithmetic(device):
         np.testing.assert_array_equal(g, c)
 
 
+def test_signed_remainder_with_negative_operands(device):
+    # Vulkan leaves OpSRem/OpSMod undefined for negative operands (NVIDIA returns the dividend);
+    # coopdsl's % lowers to OpUMod of the magnitudes, so every implementation agrees
+    a = np.array([7, -7, 7, -7, -2**31, 5, 0, -1, 2**31 - 1, -100, 100, 3, -3, 9, -9, 1], np.int32)
+    b = np.array([2, 2, -2, -2, -1, -3, 5, 7, -2**31, 7, -7, 2**31 - 1, 5, -1, 4, -2**31], np.int32)
+    gpu, cpu = both(device, test_arith.rem_only, (1,), lambda: [a.copy(), b.copy(), np.zeros(16, np.int32)])
+    np.testing.assert_array_equal(gpu[2], cpu[2])
+
+
 def test_vectors_and_math(device):
     rng = np.random.default_rng(8)
     a = rng.uniform(-3, 4, (16, 4)).astype(np.float32)

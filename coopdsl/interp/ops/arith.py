@@ -2,7 +2,7 @@
 
 Integers wrap at their width (numpy fixed-width arithmetic); signed division
 truncates toward zero (OpSDiv) and the remainder takes the dividend's sign
-(OpSRem); a zero divisor, undefined in SPIR-V, gives 0.  f16 arithmetic is
+(C's %, what coopdsl's lowering of signed % computes); a zero divisor, undefined in SPIR-V, gives 0.  f16 arithmetic is
 rounded to f16 after every operation.  Float-to-integer conversions truncate
 and saturate (NaN gives 0); float-to-float conversions round to nearest even.
 """

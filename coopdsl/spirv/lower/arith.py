@@ -62,7 +62,42 @@ def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
 
 @lowering(*dict.fromkeys([*ARITH, *BOOL_OPS]))
 def _arith(w, op, ty, rid, args):
-    w.emit(arith_opcode(op.kind, op.operands[0].type), ty, rid, *args)
+    t = op.operands[0].type
+    if op.kind == "rem" and T.elem_of(t) != T.boolean and family(t) == 1:
+        _signed_rem(w, t, ty, rid, *args)
+        return
+    w.emit(arith_opcode(op.kind, t), ty, rid, *args)
+
+
+def _signed_rem(w, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
+    """``x % y`` on signed integers, truncating (the sign of x), for any signs.
+
+    The Vulkan environment leaves OpSRem and OpSMod undefined when an operand is negative (NVIDIA's
+    driver returns x itself for a negative y), so the remainder is taken of the magnitudes with
+    OpUMod and given x's sign, as MLIR's SPIR-V lowering does.
+    """
+    b = w.b
+    e = T.elem_of(t)
+    assert isinstance(e, T.ScalarType)
+    ut = T.with_elem(t, T.ScalarType("int", e.width, False))
+    bt = T.with_elem(t, T.boolean)
+    uty, bty, zero = b.type_id(ut), b.type_id(bt), b.const_id(t, 0)
+
+    def magnitude(v: int) -> tuple[int, int]:
+        neg, minus, mag, umag = b.new_id(), b.new_id(), b.new_id(), b.new_id()
+        w.emit("OpSLessThan", bty, neg, v, zero)
+        w.emit("OpSNegate", ty, minus, v)
+        w.emit("OpSelect", ty, mag, neg, minus, v)
+        w.emit("OpBitcast", uty, umag, mag)  # |INT_MIN| is 2**(width-1) read unsigned
+        return neg, umag
+
+    x_neg, ux = magnitude(x)
+    _, uy = magnitude(y)
+    um, m, minus_m = b.new_id(), b.new_id(), b.new_id()
+    w.emit("OpUMod", uty, um, ux, uy)
+    w.emit("OpBitcast", ty, m, um)
+    w.emit("OpSNegate", ty, minus_m, m)
+    w.emit("OpSelect", ty, rid, x_neg, minus_m, m)
 
 
 @lowering(*SIMPLE)
