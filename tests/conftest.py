@@ -55,3 +55,14 @@ def expect_error(k, cls, message: str, marker: str, col: int):
     frames = traceback.extract_tb(info.tb)
     assert not any("/coopdsl/frontend/" in f.filename for f in frames), frames
     return err
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a ``python`` subprocess in a test: a plain PATH, this checkout first on
+    PYTHONPATH, then whatever PYTHONPATH the test run has (an install with ``pip install --target DIR``
+    is found there: the SPIR-V tools' wheel included), and ``extra``."""
+    import os
+    from pathlib import Path
+
+    paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = f"""
@@ -20,7 +22,7 @@ for p in sorted(Path({str(ROOT / 'examples')!r}).glob('*.py')):
 
 
 def _run(seed: str) -> str:
-    env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+    env = child_env(PYTHONHASHSEED=seed)
     r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout

@@ -10,6 +10,8 @@ import pytest
 import coopdsl as cd
 from coopdsl._gcpause import paused
 
+from .conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -56,5 +58,5 @@ def test_compiling_pauses_the_collector_and_turns_it_back_on(monkeypatch):
 
 def test_importing_coopdsl_leaves_the_collector_on():
     out = subprocess.run([sys.executable, "-c", "import gc, coopdsl; print(gc.isenabled())"], capture_output=True,
-                         text=True, check=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                         text=True, check=True, cwd=ROOT, env=child_env())
     assert out.stdout.strip() == "True"

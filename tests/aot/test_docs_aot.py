@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "aot.md").read_text()
 
@@ -42,7 +44,7 @@ def _block(fence: str, containing: str) -> str:
 
 def _coopdsl(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "coopdsl", *args], capture_output=True, text=True, cwd=cwd,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+                          env=child_env(), timeout=300)
 
 
 def _transcript(block: str) -> list[tuple[list[str], str]]:

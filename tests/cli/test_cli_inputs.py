@@ -12,13 +12,15 @@ import pytest
 import coopdsl
 from coopdsl.cli import main
 
+from ..conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 GEMM = ROOT / "examples" / "gemm_khr.py"
 
 
 def _coopdsl(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Run ``python -m coopdsl`` in a subprocess (bytes output)."""
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    env = child_env()
     return subprocess.run([sys.executable, "-m", "coopdsl", *args], capture_output=True, cwd=cwd, env=env,
                           timeout=120)
 

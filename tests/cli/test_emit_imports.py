@@ -8,6 +8,8 @@ from pathlib import Path
 
 from coopdsl.aot import compile_artifact
 
+from ..conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ("import sys, json\nfrom coopdsl.cli import main\nstatus = main(sys.argv[1:])\n"
          "print(json.dumps([status] + [m in sys.modules for m in ('numpy', 'coopdsl.runtime', 'coopdsl.devices', "
@@ -16,14 +18,14 @@ PROBE = ("import sys, json\nfrom coopdsl.cli import main\nstatus = main(sys.argv
 
 def _loaded(*argv: str) -> list:
     out = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, check=True,
-                         cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}).stdout
+                         cwd=ROOT, env=child_env()).stdout
     return json.loads(out.splitlines()[-1])
 
 
 def test_import_coopdsl_loads_neither_runtime_nor_device_checks():
     code = "import sys, coopdsl; print([m in sys.modules for m in ('numpy', 'coopdsl.runtime', 'coopdsl.devices')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}).stdout
+                         env=child_env()).stdout
     assert out.strip() == "[False, False, False]"
 
 

@@ -9,6 +9,8 @@ import pytest
 from coopdsl.errors import ValidationError
 from coopdsl.spirv import tools
 
+from ..conftest import child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 
 BODY = """OpMemoryModel Logical GLSL450
@@ -72,5 +74,5 @@ def test_finding_spirv_val_does_not_import_cmeel_when_site_packages_hold_it():
     code = ("import sys; from coopdsl.spirv import tools; p = tools.tool_path('spirv-val'); "
             "print(p.is_file(), 'cmeel' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}).stdout
+                         env=child_env()).stdout
     assert out.split() == ["True", "False"]
