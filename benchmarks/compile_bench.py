@@ -168,7 +168,8 @@ def package_copies(work: Path, names: list[str]) -> tuple[dict, dict]:
     for name, cached in (("cached", True), ("nobytecode", False)):
         shutil.copytree(ROOT / "coopdsl", work / name / "coopdsl", ignore=shutil.ignore_patterns("__pycache__"))
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-        env["PYTHONPATH"] = str(work / name)
+        # the copy first; then the run's own PYTHONPATH (where a `pip install --target` put the SPIR-V tools)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(work / name), os.environ.get("PYTHONPATH", "")) if p)
         if not cached:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
         envs.append(env)
