@@ -17,3 +17,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     problem = gpu_problem()
     if problem is not None:
         pytest.exit(f"the GPU tests (-m gpu) cannot run on this machine: {problem}", returncode=1)
+
+
+@pytest.fixture(scope="module")
+def device():
+    """A Device on the first GPU with VK_KHR_cooperative_matrix (the test skips without one)."""
+    from coopdsl import runtime
+
+    try:
+        infos = runtime.list_devices()
+    except Exception as e:  # no loader or no driver
+        pytest.skip(f"no Vulkan: {e}")
+    if not any(i.has_coopmat for i in infos):
+        pytest.skip("no Vulkan device with VK_KHR_cooperative_matrix")
+    return runtime.Device()

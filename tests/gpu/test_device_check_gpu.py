@@ -22,19 +22,6 @@ KERNELS = [K.f32_16x16x8, K.f16_32x32x16, K.workgroup_64x64x16, K.odd_matrix, K.
            K.spec_tiles]
 
 
-@pytest.fixture(scope="module")
-def device():
-    from coopdsl import runtime
-
-    try:
-        infos = runtime.list_devices()
-    except Exception as e:  # no loader or no driver
-        pytest.skip(f"no Vulkan: {e}")
-    if not any(i.has_coopmat for i in infos):
-        pytest.skip("no Vulkan device with VK_KHR_cooperative_matrix")
-    return runtime.Device()
-
-
 def _zeros(kernel, n=16384):
     return {b["name"]: np.zeros(n, DTYPES[b["element_type"]]) for b in kernel.reflect()["bindings"]}
 

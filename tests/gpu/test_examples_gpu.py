@@ -12,19 +12,6 @@ from benchmarks.cases import CASES  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module")
-def device():
-    from coopdsl import runtime
-
-    try:
-        infos = runtime.list_devices()
-    except Exception as e:  # no loader or no driver
-        pytest.skip(f"no Vulkan: {e}")
-    if not any(i.has_coopmat for i in infos):
-        pytest.skip("no Vulkan device with VK_KHR_cooperative_matrix")
-    return runtime.Device()
-
-
 @pytest.mark.parametrize("case,size", [(c, s) for c, (_, sizes) in CASES.items() for s in sizes])
 def test_example_matches_numpy(device, case, size):
     fn, _ = CASES[case]

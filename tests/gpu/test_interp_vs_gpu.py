@@ -20,19 +20,6 @@ from benchmarks.cases import CASES  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture(scope="module")
-def device():
-    from coopdsl import runtime
-
-    try:
-        infos = runtime.list_devices()
-    except Exception as e:  # no loader or no driver
-        pytest.skip(f"no Vulkan: {e}")
-    if not any(i.has_coopmat for i in infos):
-        pytest.skip("no Vulkan device with VK_KHR_cooperative_matrix")
-    return runtime.Device()
-
-
 def _recorded(monkeypatch, fn, size, **kw) -> list[np.ndarray]:
     """The arrays passed to the kernel launches of one case, copied after each launch."""
     seen: list[np.ndarray] = []
