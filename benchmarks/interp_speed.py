@@ -29,6 +29,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._report import cpu_name, replace_section  # noqa: E402
 from benchmarks.cases import CASES  # noqa: E402
 
 HEADING = "## CPU interpreter speed"
@@ -57,30 +58,6 @@ def time_case(case: str, size: tuple, repeat: int) -> tuple[float, float, bool]:
     return statistics.median(times), min(times), ok
 
 
-def cpu_name() -> str:
-    """The processor's model name (from /proc/cpuinfo on Linux)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def write_section(path: Path, lines: list[str]) -> None:
-    """Replace the HEADING section of ``path`` with ``lines`` (append it when absent)."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find(HEADING)
-    section = "\n".join(lines) + "\n"
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(HEADING))
-        text = text[:start] + section + ("" if end < 0 else text[end:])
-    path.write_text(text)
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
@@ -99,8 +76,7 @@ def main(argv=None) -> int:
     if args.out:
         cpu = cpu_name()
         load = f", load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs" if hasattr(os, "getloadavg") else ""
-        lines = [HEADING, "",
-                 f"Measured {datetime.date.today()} on {platform.node()} ({cpu}, Python {platform.python_version()}, "
+        lines = [f"Measured {datetime.date.today()} on {platform.node()} ({cpu}, Python {platform.python_version()}, "
                  f"numpy {np.__version__}{load}), one core and one BLAS thread.", "",
                  f"Command: `python benchmarks/interp_speed.py --repeat {args.repeat} --out docs/benchmarks.md`", "",
                  "Wall-clock seconds per `launch(..., device=\"cpu\")` (inputs, launch and numpy check; compile "
@@ -110,7 +86,7 @@ def main(argv=None) -> int:
             goal = "" if target is None else f"< {target:g} s: {met}"
             lines.append(f"| {case} | {'x'.join(map(str, size))} | {med:.2f} | {best:.2f} | {'yes' if ok else 'NO'} "
                          f"| {goal} |")
-        write_section(Path(args.out), lines)
+        replace_section(args.out, HEADING, "\n".join(lines))
     return 1 if failed else 0
 
 
