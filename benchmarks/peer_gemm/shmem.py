@@ -177,19 +177,15 @@ def variant(a_type, c_type) -> cd.Kernel:
 
 def emit_all(folder) -> list[str]:
     """Write ``shmem<A>_<C>.spv`` for every variant into ``folder``; returns the file names."""
-    from pathlib import Path
+    from benchmarks.peer_gemm._emit import emit_variants
 
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    names = []
-    for (a_tok, c_tok), (a_type, c_type) in VARIANTS.items():
-        name = f"shmem{a_tok}_{c_tok}.spv"
-        variant(a_type, c_type).save(out / name)
-        names.append(name)
-    return names
+    return emit_variants("shmem", VARIANTS, variant, folder)
 
 
 if __name__ == "__main__":
     import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: the repository's root
 
     print("\n".join(emit_all(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/peer_gemm/shaders")))
