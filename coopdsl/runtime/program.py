@@ -97,26 +97,14 @@ class Program:
         pipe = self._create(data, entries, flags=vk.PIPELINE_CREATE_CAPTURE_STATISTICS)
         try:
             info = vk.PipelineInfoKHR(sType=vk.ST_PIPELINE_INFO_KHR, pipeline=pipe)
-            count = ctypes.c_uint32()
-            _check("vkGetPipelineExecutablePropertiesKHR", get_props(dev.handle, ctypes.byref(info),
-                                                                       ctypes.byref(count), None))
-            props = (vk.PipelineExecutablePropertiesKHR * count.value)()
-            for p in props:
-                p.sType = vk.ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR
-            _check("vkGetPipelineExecutablePropertiesKHR", get_props(dev.handle, ctypes.byref(info),
-                                                                       ctypes.byref(count), props))
+            props = _listed("vkGetPipelineExecutablePropertiesKHR", get_props, dev.handle, info,
+                            vk.PipelineExecutablePropertiesKHR, vk.ST_PIPELINE_EXECUTABLE_PROPERTIES_KHR)
             out = []
             for index, p in enumerate(props):
                 exe = vk.PipelineExecutableInfoKHR(sType=vk.ST_PIPELINE_EXECUTABLE_INFO_KHR, pipeline=pipe,
                                                    executableIndex=index)
-                n = ctypes.c_uint32()
-                _check("vkGetPipelineExecutableStatisticsKHR", get_stats(dev.handle, ctypes.byref(exe),
-                                                                           ctypes.byref(n), None))
-                stats = (vk.PipelineExecutableStatisticKHR * n.value)()
-                for st in stats:
-                    st.sType = vk.ST_PIPELINE_EXECUTABLE_STATISTIC_KHR
-                _check("vkGetPipelineExecutableStatisticsKHR", get_stats(dev.handle, ctypes.byref(exe),
-                                                                           ctypes.byref(n), stats))
+                stats = _listed("vkGetPipelineExecutableStatisticsKHR", get_stats, dev.handle, exe,
+                                vk.PipelineExecutableStatisticKHR, vk.ST_PIPELINE_EXECUTABLE_STATISTIC_KHR)
                 values = {st.name.decode(): _statistic(st) for st in stats}
                 out.append({"name": p.name.decode(), "description": p.description.decode(),
                             "subgroup_size": p.subgroupSize, "statistics": values})
@@ -154,6 +142,17 @@ def _statistic(st: Any) -> bool | int | float:
     """The value of a VkPipelineExecutableStatisticKHR in its format."""
     value = getattr(st.value, vk.STATISTIC_FORMATS.get(st.format, "u64"))
     return bool(value) if st.format == 0 else value
+
+
+def _listed(fname: str, fn: Any, device: Any, info: Any, cls: Any, stype: int) -> Any:
+    """The array a Vulkan "count, then fill" query returns for ``info`` (elements of ``cls`` with ``stype``)."""
+    count = ctypes.c_uint32()
+    _check(fname, fn(device, ctypes.byref(info), ctypes.byref(count), None))
+    items = (cls * count.value)()
+    for item in items:
+        item.sType = stype
+    _check(fname, fn(device, ctypes.byref(info), ctypes.byref(count), items))
+    return items
 
 
 def _check(fname: str, result: int) -> None:
