@@ -1,11 +1,14 @@
 """GEMM throughput of the example kernels on the GPU, next to torch.matmul.
 
     python benchmarks/gemm_bench.py [--sizes 4096 8192] [--out docs/benchmarks.md]
+    python benchmarks/gemm_bench.py --statistics [--sizes 8192] [--out docs/benchmarks.md]
 
 Each kernel is timed with GPU timestamps (warm-up, then repeats; median and
 spread), interleaving kernels across rounds so clock ramps hit all of them.
 TFLOP/s = 2*M*N*K / median time.  torch.matmul (cuBLAS) is timed with CUDA
-events on the same GPU when torch is importable.
+events on the same GPU when torch is importable.  ``--statistics`` times nothing: it lists what the
+driver compiled for each kernel at the first size (``Kernel.statistics``: registers per invocation,
+shared memory, binary size).
 """
 
 from __future__ import annotations
@@ -54,6 +57,25 @@ def bench_kernel(entry, n, device, warmup, repeat):
                    repeat=repeat, flops=2.0 * n ** 3, **extra)
 
 
+def kernel_statistics(entry, n, device) -> dict:
+    """The driver's statistics for one KERNELS entry specialized for n x n x n (all executables merged)."""
+    file, name, _, _, _, extra = entry
+    k = load_example(file)[name]
+    spec_names = {s["name"] for s in k.reflect()["spec_constants"]}
+    spec = {key: v for key, v in {**extra, "M": n, "N": n, "K": n}.items() if key in spec_names}
+    return {key: v for e in k.statistics(device=device, **spec) for key, v in e["statistics"].items()}
+
+
+def statistics_table(device, n: int) -> list[str]:
+    """A markdown table of kernel_statistics for every KERNELS entry."""
+    stats = {label: kernel_statistics(entry, n, device) for label, entry in KERNELS.items()}
+    names = list(dict.fromkeys(key for s in stats.values() for key in s))
+    lines = ["| kernel | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, s in stats.items():
+        lines.append(f"| {label} | " + " | ".join(str(s.get(key, "")) for key in names) + " |")
+    return lines
+
+
 def bench_torch(n, dtype_name):
     try:
         import torch
@@ -85,9 +107,24 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--out", default=None)
+    p.add_argument("--statistics", action="store_true", help="list the driver's statistics instead of timing")
     args = p.parse_args(argv)
     device = require_gpu("gemm_bench.py")
     info = device.info
+    if args.statistics:
+        n = args.sizes[0]
+        lines = statistics_table(device, n)
+        print("\n".join(lines))
+        if args.out:
+            from benchmarks._report import replace_section
+
+            head = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} "
+                    f"{info.driver_info}.", "",
+                    f"Command: `python benchmarks/gemm_bench.py --statistics --sizes {n} --out {args.out}`", "",
+                    "What the driver reports for each kernel of the throughput table "
+                    f"(VK_KHR_pipeline_executable_properties, `Kernel.statistics`), specialized for {n}^3.", ""]
+            replace_section(args.out, "## GEMM kernels: what the driver compiled", "\n".join(head + lines))
+        return
     rows = []
     for n in args.sizes:
         results = {label: [] for label in KERNELS}
@@ -105,7 +142,8 @@ def main(argv=None):
             rows.append(("torch.matmul f16 (cuBLAS, reference)", n, t[0], None, None, t[1]))
             print(f"{'torch.matmul f16':62s} {n:6d} median {t[0]:9.3f} ms  {t[1]:7.1f} TFLOP/s", flush=True)
     if args.out:
-        lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}; host {platform.node()}", "",
+        lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}; "
+                 f"host {platform.node()}", "",
                  "Command: `python benchmarks/gemm_bench.py --sizes " + " ".join(map(str, args.sizes))
                  + f" --rounds {args.rounds} --warmup {args.warmup} --repeat {args.repeat}`", "",
                  f"Each kernel: {args.rounds} interleaved rounds of {args.warmup} warm-up + {args.repeat} timed "

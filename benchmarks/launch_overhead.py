@@ -16,6 +16,11 @@ wall-clock microseconds per launch (median and minimum over ``--repeats`` runs):
   starts only when everything is recorded).
 
 Each mode's result is checked (y = launches * x). Runs on any Vulkan device, lavapipe included.
+
+``--breakdown`` adds where a batched launch's host time goes, each part timed alone in a loop (best of the
+repeats): the whole ``Kernel.launch`` recorded into a batch without chunks, the driver's barrier and
+dispatch recording called as the batch calls them (untyped ctypes entry points, arguments wrapped once)
+and through the typed ones, and a trivial ctypes call (libc ``labs``) for ctypes' own cost.
 """
 
 from __future__ import annotations
@@ -111,6 +116,57 @@ def measure(dev, launches: int, repeats: int) -> list[tuple[str, float, float, f
     return rows
 
 
+def breakdown(dev, calls: int, repeats: int) -> list[tuple[str, float]]:
+    """(part, best us per call) of a batched launch's host time (see the module docstring)."""
+    import ctypes
+
+    from coopdsl.runtime.batch import _BARRIER_ARGS, COMPUTE_AND_TRANSFER, FULL_BARRIER_REF
+
+    x, y = runtime.array(np.ones(N, np.float32), dev), runtime.zeros(N, np.float32, dev)
+    axpy.launch(GRID, x, y, N, 1.0)
+    libc = ctypes.CDLL(None)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times) / calls * 1e6
+
+    out = []
+    with runtime.batch(dev, flush_every=None) as b:
+        def launches() -> None:
+            for _ in range(calls):
+                axpy.launch(GRID, x, y, N, 1.0)
+        out.append(("Kernel.launch recorded into a batch (all of it)", best(launches)))
+        cb, v = b.command_buffer, dev.vk
+        arg = ctypes.c_void_p(cb)
+        raw_barrier, raw_dispatch = v.raw["vkCmdPipelineBarrier"], v.raw["vkCmdDispatch"]
+
+        def untyped() -> None:
+            for _ in range(calls):
+                raw_barrier(arg, *_BARRIER_ARGS)
+                raw_dispatch(arg, GRID[0], 1, 1)
+
+        def typed() -> None:
+            for _ in range(calls):
+                v.vkCmdPipelineBarrier(cb, COMPUTE_AND_TRANSFER, COMPUTE_AND_TRANSFER, 0, 1, FULL_BARRIER_REF, 0,
+                                       None, 0, None)
+                v.vkCmdDispatch(cb, GRID[0], 1, 1)
+        out.append(("the driver's barrier + dispatch recording, untyped ctypes (as the batch calls them)",
+                    best(untyped)))
+        out.append(("the same through the typed entry points", best(typed)))
+    labs = libc.labs
+
+    def trivial() -> None:
+        for _ in range(calls):
+            labs(16)
+    out.append(("a trivial ctypes call (libc labs)", best(trivial)))
+    x.free(), y.free()
+    return out
+
+
 def table(rows: list[tuple[str, float, float, float]]) -> list[str]:
     """The results as markdown table lines."""
     lines = ["| mode | median us/launch | min us/launch | host recording us/launch |", "|---|---|---|---|"]
@@ -125,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--launches", type=int, default=1000)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--out", default=None, help="markdown file to add or replace this device's section in")
+    p.add_argument("--breakdown", action="store_true", help="also time the parts of a batched launch")
     args = p.parse_args(argv)
     if args.launches < 1 or args.repeats < 1:
         p.error("--launches and --repeats must be >= 1")
@@ -132,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     info = dev.info
     rows = measure(dev, args.launches, args.repeats)
     lines = table(rows)
+    if args.breakdown:
+        lines += ["", f"Where a batched launch's host time goes ({args.launches} calls, best of {args.repeats}):", "",
+                  "| part | us per launch |", "|---|---|"]
+        lines += [f"| {part} | {us:.2f} |" for part, us in breakdown(dev, args.launches, args.repeats)]
     print(f"{info.name} ({info.device_type}), {args.launches} launches x {args.repeats} repeats")
     print("\n".join(lines))
     if args.out:
@@ -140,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"host {platform.node()}: {cpu_name()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
                 f"{datetime.date.today()}.", "",
                 f"Command: `python benchmarks/launch_overhead.py --launches {args.launches} --repeats "
-                f"{args.repeats} --out {args.out}`", "",
+                f"{args.repeats}{' --breakdown' if args.breakdown else ''} --out {args.out}`", "",
                 f"Wall-clock time per launch of a {N}-element axpy ({GRID[0]} workgroups of 64) through "
                 f"`Kernel.launch`, {args.launches} launches per run, median and minimum over {args.repeats} runs. "
                 "\"Host recording\" is the time before the submission (equal to the total for immediate "
