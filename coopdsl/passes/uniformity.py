@@ -313,6 +313,9 @@ class FunctionUniformity:
         if isinstance(root, GlobalVar) and root.role in ("push", "uniform"):
             return address
         if isinstance(root, Op):  # a Function variable
+            if _into_matrix(ptr):  # m[i] with a runtime i: one invocation's element, like an extract
+                return DIVERGENT, Origin("an element of a cooperative matrix (each invocation holds different "
+                                         "ones)", op.loc)
             return worst([address, self.var_facts.get(id(root), UNIFORM)])
         if self.analysis.read_only(root):
             return address
@@ -417,6 +420,15 @@ class FunctionUniformity:
                 n = self.requirement(op)
                 if n is not None and self.ctl[b] < n.level:
                     yield error(self, b, n, calls)
+
+
+def _into_matrix(ptr: Value) -> bool:
+    """Whether ``ptr`` is an access chain through a cooperative matrix (to one of its elements)."""
+    while isinstance(ptr, Op) and ptr.kind == "access":
+        ptr = ptr.operands[0]
+        if isinstance(ptr.type, T.PointerType) and isinstance(ptr.type.pointee, T.CoopMatType):
+            return True
+    return False
 
 
 _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,

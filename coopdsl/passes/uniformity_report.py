@@ -16,7 +16,10 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "
 _NAMES = {"coop_muladd": "cd.muladd", "coop_load": "the matrix load (.load)", "coop_store": "the matrix store (.store)",
           "splat": "the matrix .splat", "mat_times_scalar": "matrix * scalar",
           "convert": "the matrix conversion", "bitcast": "cd.bitcast of a matrix",
-          "load": "reading a matrix from a local array", "store": "storing a matrix into a local array",
+          "load": "reading a whole matrix from a local variable or array (as `m[i] = x` with a runtime index "
+                  "does after the write)",
+          "store": "storing a whole matrix into a local variable or array (as `m[i] = x` with a runtime index "
+                   "does before the write)",
           "coop_from_array": "the matrix built from arrays (.from_rows / .from_cols)",
           "coop_to_array": "the matrix split into arrays (.to_rows / .to_cols)"}
 
@@ -50,7 +53,11 @@ def error(fu, block: Block, need, calls: tuple = ()) -> UniformityError:
     if calls:
         head += f" (in {fu.func.name}(), called at line {calls[-1].loc.line})"
     loc = need.via[0].loc if need.via else need.op.loc
-    return UniformityError(f"{head}{detail}. {_ADVICE[scope]}", loc)
+    advice = _ADVICE[scope]
+    if need.op.kind in ("load", "store") and not need.via:
+        advice += (". To change elements of a matrix under a condition, write them unconditionally: "
+                   "m[i] = cd.select(condition, x, m[i]) (or max(m[i], 0.0) for a ReLU)")
+    return UniformityError(f"{head}{detail}. {advice}", loc)
 
 
 def _symbolic_note(op: Op) -> str:

@@ -365,3 +365,23 @@ def test_documented_mistakes_are_rejected(code, tmp_path):
     for k in kernels:
         with pytest.raises(UniformityError, match="not uniform across the"):
             k.compile()
+
+
+# -- matrix elements: m[i] with a runtime index goes through a Function variable holding the whole matrix ----
+@cd.kernel(workgroup_size=(32, 1, 1))
+def element_write_under_element_condition(c: cd.Buffer[f32]):
+    acc = Acc[f32, 16, 16].splat(1.0)
+    for i in range(acc.length()):
+        if acc[i] < 0.0:  # C:relu
+            acc[i] = 0.0  # E:relu
+    acc.store(c, 0, stride=16)
+
+
+def test_an_element_decides_a_branch_and_a_runtime_element_write_is_a_whole_matrix_store():
+    # SPV_KHR_cooperative_matrix: every instruction with a matrix operand or result runs in the whole scope
+    # (OpStore/OpLoad of the matrix around the element write); only the access through a pointer to an
+    # element may diverge. An element of a matrix differs per invocation, so the branch is divergent.
+    err = expect_divergent(element_write_under_element_condition, "storing a whole matrix into a local variable",
+                           "# E:relu", 13, "# C:relu", 12)
+    assert "it depends on an element of a cooperative matrix" in err.message
+    assert "m[i] = cd.select(condition, x, m[i])" in err.message

@@ -195,14 +195,14 @@ def per_subgroup(a: cd.Buffer[f16], c: cd.Buffer[f32], tiles: cd.Buffer[u32], n:
 
 @cd.kernel(workgroup_size=(32, 1, 1))
 def scalar_divergence(a: cd.Buffer[f32], c: cd.Buffer[f32], n: u32):
-    """Divergent branches around scalar code, subgroup operations and matrix element access are fine."""
+    """Divergent branches around scalar code and subgroup operations are fine; matrix elements are changed
+    conditionally by writing every one (the write stores and reloads the whole matrix)."""
     acc = Acc[f32, 16, 16].splat(1.0)
     lid = cd.local_invocation_index
     if lid < 16:
         a[lid] = cd.subgroup_add(a[lid])
     for i in range(acc.length()):
-        if acc[i] < 0.0:
-            acc[i] = 0.0
+        acc[i] = cd.select(acc[i] < 0.0, 0.0, acc[i])
     i = lid
     while i < n:
         c[i] = 0.0
