@@ -36,11 +36,7 @@ def launch(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dic
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
-        again = _record_again(b, dev, spirv, reflection, grid, args, spec)
-        if again is None:
-            record(b, spirv, reflection, grid, args, spec)
-            return None
-        return again if again[2] is not None else None
+        return record(b, spirv, reflection, grid, args, spec)
     b = Batch(dev)
     try:
         record(b, spirv, reflection, grid, args, spec)
@@ -57,8 +53,30 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
     one open on its device, an array was freed or a descriptor set was freed since."""
     b, program, memo = recorded
     pipeline = program._default
-    if memo is None or pipeline is None or current_batch(b.device) is not b \
-            or memo[4] != b.device.descriptors.generation:
+    if memo is None or pipeline is None or current_batch(b.device) is not b or not _reuse(b, memo):
+        return False
+    ds, push = memo[3]
+    b.dispatch(pipeline, program.layout, ds, push, grid)
+    return True
+
+
+def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
+           spec: dict | None = None) -> Recorded | None:
+    """Record one dispatch into batch ``b`` (arguments are checked first). Returns what ``replay`` needs
+    to record it again when its binding was remembered (resident arrays and plain numbers, default
+    specialization), else None."""
+    program = b.device.program(spirv, reflection)
+    pipeline = program.pipeline(spec)
+    bound = bind(b, program, args)
+    b.dispatch(pipeline, program.layout, bound[0], bound[1], grid)
+    memo = program.bound
+    return (b, program, memo) if not spec and memo is not None and memo[3] is bound else None
+
+
+def _reuse(b: Batch, memo: tuple) -> bool:
+    """Whether the remembered binding ``memo`` still holds in batch ``b`` (no descriptor set and none of
+    its arrays freed since); if so, its arrays are noted as used by ``b``."""
+    if memo[4] != b.device.descriptors.generation:
         return False
     arrays = memo[2]
     for value in arrays:
@@ -67,36 +85,7 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
     used = b._arrays
     for value in arrays:
         used[id(value)] = value  # b.use(value), inline
-    ds, push = memo[3]
-    b.dispatch(pipeline, program.layout, ds, push, grid)
     return True
-
-
-def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-           spec: dict | None = None) -> None:
-    """Record one dispatch into batch ``b`` (arguments are checked first)."""
-    program = b.device.program(spirv, reflection)
-    pipeline = program.pipeline(spec)
-    ds, push = bind(b, program, args)
-    b.dispatch(pipeline, program.layout, ds, push, grid)
-
-
-def _record_again(b: Batch, dev: Device, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-                  spec: dict | None) -> Recorded | None:
-    """``record`` in one step for the hot case of a batch: a module already made ready on the device with
-    its default pipeline, all buffer arguments resident. None when the case does not apply (nothing done);
-    else what ``replay`` takes (its binding memo is None when an argument is not a plain number or array)."""
-    program = dev._programs.get(spirv)
-    if program is not None and program.reflection is not reflection:
-        program = dev.program(spirv, reflection)  # made from an equal reflection: adopts this one
-    if program is None or spec or program._default is None or not args.keys() <= program.names:
-        return None
-    bound = _bind_resident(b, program, args)
-    if bound is None:
-        return None
-    b.dispatch(program._default, program.layout, bound[0], bound[1], grid)
-    memo = program.bound
-    return (b, program, memo) if memo is not None and memo[3] is bound else (b, program, None)
 
 
 def resolve_device(device: Device | None, args: dict) -> Device:
@@ -166,17 +155,12 @@ def _bind_resident(b: Batch, program: Program, args: dict) -> tuple[DescriptorSe
     not freed, no descriptor set freed since) reuses it, noting the arrays as used by ``b``.
     """
     memo = program.bound
-    if memo is not None and memo[0] == tuple(args) and memo[4] == b.device.descriptors.generation:
+    if memo is not None and memo[0] == tuple(args):
         for value, was in zip(args.values(), memo[1]):
             if value is not was:
                 break
         else:
-            used = b._arrays
-            for value in memo[2]:
-                if value._buffer is None:
-                    break  # freed: the general path below reports it
-                used[id(value)] = value  # b.use(value), inline
-            else:
+            if _reuse(b, memo):  # (a freed array: the general path below reports it)
                 return memo[3]
     dev = b.device
     values = []
