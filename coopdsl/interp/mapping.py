@@ -19,13 +19,18 @@ from ..ir import types as T
 from ..ir.attrs import Scope
 
 
+def _geometry(m, t: T.CoopMatType) -> tuple:
+    """(scope, components per invocation, rows, cols, invocations per scope instance, instances) of ``t``."""
+    lanes, layout = m.lanes, m.layout
+    scope = layout.scope(t)
+    rows, cols = layout.shape(t)
+    return scope, layout.coop_length(t), rows, cols, lanes.members(scope), lanes.groups(scope)
+
+
 def matrix_to_lanes(m, t: T.CoopMatType, mat: np.ndarray) -> np.ndarray:
     """The components each invocation slot holds: shape (N, len)."""
-    lanes, layout = m.lanes, m.layout
-    scope, n = layout.scope(t), layout.coop_length(t)
-    rows, cols = layout.shape(t)
-    members = lanes.members(scope)
-    groups = lanes.groups(scope)
+    lanes = m.lanes
+    scope, n, rows, cols, members, groups = _geometry(m, t)
     flat = np.broadcast_to(mat, (groups, rows, cols)).reshape(groups, rows * cols)
     if members * n != rows * cols:
         flat = np.concatenate([flat, np.zeros((groups, members * n - rows * cols), flat.dtype)], axis=1)
@@ -38,11 +43,7 @@ def matrix_to_lanes(m, t: T.CoopMatType, mat: np.ndarray) -> np.ndarray:
 
 def lanes_to_matrix(m, t: T.CoopMatType, components: np.ndarray) -> np.ndarray:
     """The matrices (G, rows, cols) whose invocations hold ``components`` (N, len)."""
-    lanes, layout = m.lanes, m.layout
-    scope, n = layout.scope(t), layout.coop_length(t)
-    rows, cols = layout.shape(t)
-    members = lanes.members(scope)
-    groups = lanes.groups(scope)
+    _, n, rows, cols, members, groups = _geometry(m, t)
     per = components.reshape(groups, -1, n)[:, :members, :]
     return np.ascontiguousarray(per.reshape(groups, members * n)[:, :rows * cols]).reshape(groups, rows, cols)
 
