@@ -33,7 +33,8 @@ from typing import Any
 from . import __version__
 from .errors import CoopDSLError
 from .kernel import Kernel
-from .lang.types import ConstParam, SpecParam
+from .ir.types import Type
+from .lang.types import ConstParam, Enumerant, SpecParam
 
 Timer = Callable[[Kernel, tuple, tuple, dict, Any], float]  # (variant, grid, args, kwargs, device) -> ms
 CACHE_ENV = "COOPDSL_AUTOTUNE_CACHE"
@@ -118,10 +119,15 @@ class Cache:
 
 
 # -- identifying kernels, problems and devices -------------------------------------------------------------
+# values whose repr is the same in every process: what a kernel's globals and closure variables contribute
+# to its fingerprint (coopdsl types and enumerants too: one factory's kernels for f16 and bf16 differ only there)
+_PLAIN = (bool, int, float, str, tuple, Type, Enumerant)
+
+
 def kernel_fingerprint(kernel: Kernel) -> str:
     """``name:hash`` of what the compiled kernel depends on: the function's source, the plain values
-    (numbers, strings, tuples) of the globals and closure variables it names, its workgroup size,
-    target environment and Const values."""
+    (numbers, strings, tuples, coopdsl types and enumerants) of the globals and closure variables it
+    names, its workgroup size, target environment and Const values."""
     fn = kernel.fn
     try:
         source = inspect.getsource(fn)
@@ -130,7 +136,7 @@ def kernel_fingerprint(kernel: Kernel) -> str:
     names = {n: fn.__globals__[n] for n in fn.__code__.co_names if n in fn.__globals__}
     if fn.__closure__:
         names.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
-    plain = {n: repr(v) for n, v in sorted(names.items()) if isinstance(v, (bool, int, float, str, tuple))}
+    plain = {n: repr(v) for n, v in sorted(names.items()) if isinstance(v, _PLAIN)}
     text = json.dumps([source, plain, repr(kernel.workgroup_size), kernel.target_env,
                        sorted((k, repr(v)) for k, v in kernel.consts.items())])
     return f"{kernel.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"

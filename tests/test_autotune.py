@@ -208,6 +208,22 @@ def test_the_fingerprint_follows_the_source_and_the_globals_it_reads(tmp_path):
     assert kernel_fingerprint(a.specialize()) == prints[0]
 
 
+def test_kernels_of_one_factory_for_other_types_have_other_fingerprints():
+    # a factory's kernels share their source; only the coopdsl types (and enumerants) they close over differ
+    import coopdsl as cd
+
+    def make(t, layout):
+        @cd.kernel(workgroup_size=(32, 1, 1))
+        def k(x: cd.Buffer[t], y: cd.Buffer[t]):
+            m = cd.MatA[t, 16, 16].load(x, 0, stride=16, layout=layout)
+            m.store(y, 0, stride=16, layout=layout)
+        return k
+
+    prints = {kernel_fingerprint(make(t, lay)) for t in (cd.f16, cd.bf16) for lay in (cd.RowMajor, cd.ColumnMajor)}
+    assert len(prints) == 4
+    assert kernel_fingerprint(make(cd.f16, cd.RowMajor)) in prints  # and the same in every process
+
+
 @pytest.mark.parametrize("build,message", [
     (lambda: autotune([Config(TILE=4, WG=64)], ["n"])(scale),
      "autotune scale: Config(TILE=4, WG=64) sets TILE, which is not a cd.Spec or cd.Const parameter of scale "
