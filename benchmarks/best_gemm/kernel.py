@@ -50,7 +50,9 @@ _INT8 = (_cfg(128, 128, 128, 64, 32), _cfg(128, 128, 128, 32, 64), _cfg(128, 128
 # the configurations tuning tries, per pair (those that came out on top of benchmarks/best_gemm/sweep.py's
 # wider search on the H100, and their neighbours)
 CONFIGS = {
-    "f16-f16": (_cfg(256, 256, 32, 128, 64), _cfg(256, 256, 32, 128, 64, group=1), _cfg(256, 256, 32, 64, 128),
+    "f16-f16": (_cfg(256, 256, 32, 128, 64), _cfg(256, 256, 32, 128, 64, group=1),
+                _cfg(256, 256, 32, 128, 64, a_first=0), _cfg(256, 256, 32, 128, 64, group=1, a_first=0),
+                _cfg(256, 256, 32, 64, 128),
                 _cfg(128, 256, 32, 64, 64), _cfg(128, 256, 16, 64, 128), _cfg(128, 128, 32, 64, 64)),
     "f16-f32": _F32ACC, "bf16-f32": _F32ACC, "s8-s32": _INT8, "u8-u32": _INT8,
 }

@@ -140,8 +140,15 @@ def time_pair(pair: str, todo: list, args, rng, device) -> list[dict]:
             continue
         med = float(np.median(ts))
         tf = 2.0 * n ** 3 / (med * 1e-3) / 1e12
-        results.append(dict(pair=pair, variant=v, cfg=json.loads(cfgs), ms=med, tflops=tf, lo=min(ts), hi=max(ts)))
-        print(f"{pair} {v} {cfgs} {med:.3f} ms {tf:.1f}", flush=True)
+        regs = ""
+        if args.stats and v != "gemm_shared":
+            k = next(k for vv, k, c in todo if vv == v and json.dumps(c) == cfgs)
+            st = {key: val for e in k.statistics(device=device, M=n, N=n, K=n, **json.loads(cfgs))
+                  for key, val in e["statistics"].items()}
+            regs = f" registers {st.get('Register Count')}"
+        results.append(dict(pair=pair, variant=v, cfg=json.loads(cfgs), ms=med, tflops=tf, lo=min(ts), hi=max(ts),
+                            registers=regs.strip()))
+        print(f"{pair} {v} {cfgs} {med:.3f} ms {tf:.1f}{regs}", flush=True)
     return results
 
 
@@ -157,6 +164,8 @@ def main(argv=None) -> None:
     p.add_argument("--group", type=int, nargs="+", default=[8])
     p.add_argument("--variants", default="1T,1F,2T")
     p.add_argument("--json", default=None)
+    p.add_argument("--stats", action="store_true", help="print the driver's register count of every point")
+    p.add_argument("--only", default=None, help="keep the points whose configuration JSON contains this text")
     args = p.parse_args(argv)
     if args.device == "cpu":
         device = "cpu"
@@ -168,6 +177,8 @@ def main(argv=None) -> None:
     results: list[dict] = []
     for pair in args.pairs:
         todo = points(pair, args.variants.split(","), args.group)
+        if args.only:
+            todo = [t for t in todo if all(o in json.dumps(t[2]) for o in args.only.split("&"))]
         if args.check:
             check(pair, todo, args.check, rng, device)
         if device != "cpu":
