@@ -6,21 +6,22 @@ and the one NVIDIA loads 8-bit B fragments fastest from); D is M x N of the accu
 are read as 128-bit vectors. ``make(a_type, c_type)`` builds the kernel for one type pair:
 
 * each workgroup of WG invocations computes a TILE_M x TILE_N block of D; its subgroups form a
-  (TILE_M / SG_M) x (TILE_N / SG_N) grid, each holding (SG_M / 16) x (SG_N / 16) accumulators;
+  (TILE_M / SG_M) x (TILE_N / SG_N) grid, each holding (SG_M / 16) x (SG_N / LN) accumulators of
+  16 x LN (LN, a Const, is 16 or 8; a row-major B needs LN to be a whole number of 128-bit vectors, so
+  8-bit inputs with a row-major B take LN=16);
 * per TILE_K step the next slices of A and B are prefetched from global memory into registers
   (128-bit loads, each guarded by its own "not the last step" test, which lets the driver interleave
   them with the multiplies) while the current ones are multiplied from shared memory, rows padded by
   one vector against bank conflicts;
 * ``A_FIRST=1`` (a Const) loads a step's A fragments first and streams the B fragments through them,
-  ``A_FIRST=0`` the other way round; ``STAGES=2`` keeps two shared buffers and stores the prefetched
-  slice into the idle one after the multiply, one barrier a step (``STAGES=1``: store, wait, multiply,
-  wait);
+  ``A_FIRST=0`` the other way round; ``STAGES=2`` keeps two shared buffers (alternating) and stores the
+  prefetched slice into the idle one after the multiply, one barrier a step (``STAGES=1``: store,
+  wait, multiply, wait);
 * workgroups are numbered along a one-dimensional grid and mapped to blocks of D in groups of GROUP_M
   block rows walked column by column (the grouped ordering of Triton's matmul tutorial), so that the
   workgroups resident together share slices of A and B in L2.
 
-Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K, and K of
-2 x TILE_K when STAGES=2). Dispatch ``grid(M, N, TILE_M, TILE_N)`` workgroups. ``CONFIGS`` lists the
+Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch ``grid(M, N, TILE_M, TILE_N)`` workgroups. ``CONFIGS`` lists the
 configurations ``benchmarks/best_gemm/run.py`` lets ``coopdsl.autotune`` choose from.
 """
 
@@ -37,14 +38,18 @@ PAIRS = {"f16-f16": (f16, f16, False), "f16-f32": (f16, f32, False), "bf16-f32":
 SHARED_LIMIT = 49152  # bytes of shared memory per workgroup: the H100's Vulkan limit (and the common one)
 
 
-def _cfg(tm: int, tn: int, tk: int, sgm: int, sgn: int, group: int = 8, a_first: int = 1, stages: int = 1) -> Config:
+def _cfg(tm: int, tn: int, tk: int, sgm: int, sgn: int, group: int = 8, a_first: int = 1, stages: int = 1,
+         ln: int = 16) -> Config:
     return Config(TILE_M=tm, TILE_N=tn, TILE_K=tk, SG_M=sgm, SG_N=sgn, WG=32 * (tm // sgm) * (tn // sgn),
-                  GROUP_M=group, A_FIRST=a_first, STAGES=stages)
+                  GROUP_M=group, A_FIRST=a_first, STAGES=stages, LN=ln)
 
 
 _F32ACC = (_cfg(128, 128, 32, 64, 64), _cfg(128, 128, 32, 64, 64, group=1), _cfg(128, 128, 32, 64, 64, a_first=0),
            _cfg(256, 128, 32, 64, 64), _cfg(128, 128, 64, 32, 64), _cfg(128, 256, 32, 64, 64),
            _cfg(128, 128, 32, 64, 64, stages=2))
+# 16 x 8 accumulator tiles: offered for f16 inputs on NVIDIA (not for bf16 there)
+_F16_8 = (_cfg(128, 256, 32, 64, 64, ln=8), _cfg(128, 256, 32, 64, 64, ln=8, a_first=0),
+          _cfg(128, 128, 32, 64, 64, ln=8))
 _INT8 = (_cfg(128, 128, 128, 64, 32), _cfg(128, 128, 128, 32, 64), _cfg(128, 128, 128, 64, 32, group=1),
          _cfg(128, 256, 64, 64, 64), _cfg(128, 128, 64, 64, 64), _cfg(256, 128, 64, 64, 64))
 # the configurations tuning tries, per pair (those that came out on top of benchmarks/best_gemm/sweep.py's
@@ -53,8 +58,9 @@ CONFIGS = {
     "f16-f16": (_cfg(256, 256, 32, 128, 64), _cfg(256, 256, 32, 128, 64, group=1),
                 _cfg(256, 256, 32, 128, 64, a_first=0), _cfg(256, 256, 32, 128, 64, group=1, a_first=0),
                 _cfg(256, 256, 32, 64, 128),
-                _cfg(128, 256, 32, 64, 64), _cfg(128, 256, 16, 64, 128), _cfg(128, 128, 32, 64, 64)),
-    "f16-f32": _F32ACC, "bf16-f32": _F32ACC, "s8-s32": _INT8, "u8-u32": _INT8,
+                _cfg(128, 256, 32, 64, 64), _cfg(128, 256, 16, 64, 128), _cfg(128, 128, 32, 64, 64),
+                _cfg(256, 256, 32, 64, 128, ln=8, a_first=0)),
+    "f16-f32": _F32ACC + _F16_8, "bf16-f32": _F32ACC, "s8-s32": _INT8, "u8-u32": _INT8,
 }
 
 
@@ -83,8 +89,6 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
     lk = depth(a_type)
     zero = 0 if c_type.kind == "int" else 0.0
     TA = MatA[a_type, 16, lk]
-    TB = MatB[a_type, lk, 16]
-    TC = Acc[c_type, 16, 16]
     b_layout = cd.ColumnMajor if b_kmajor else cd.RowMajor
 
     @cd.kernel(workgroup_size=("WG", 1, 1))
@@ -93,7 +97,10 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
                   M: cd.Spec[u32] = 256, N: cd.Spec[u32] = 256, K: cd.Spec[u32] = 256,
                   TILE_M: cd.Spec[u32] = 128, TILE_N: cd.Spec[u32] = 128, TILE_K: cd.Spec[u32] = 32,
                   SG_M: cd.Spec[u32] = 64, SG_N: cd.Spec[u32] = 64, WG: cd.Spec[u32] = 128,
-                  GROUP_M: cd.Spec[u32] = 8, A_FIRST: cd.Const[int] = 1, STAGES: cd.Const[int] = 1):
+                  GROUP_M: cd.Spec[u32] = 8, A_FIRST: cd.Const[int] = 1, STAGES: cd.Const[int] = 1,
+                  LN: cd.Const[int] = 16):
+        TB = MatB[a_type, lk, LN]
+        TC = Acc[c_type, 16, LN]
         KV = K // epv                # row lengths in vectors
         NV = N // epv
         A_ROW = TILE_K // epv        # vectors per row of an A slice, and of a B slice
@@ -105,7 +112,7 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
         A_LOADS = TILE_M * A_ROW // WG  # vectors each invocation moves per step
         B_LOADS = TILE_K * TILE_N // epv // WG
         C_ROWS = SG_M // 16
-        C_COLS = SG_N // 16
+        C_COLS = SG_N // LN
         BLOCKS_M = M // TILE_M
         BLOCKS_N = N // TILE_N
 
@@ -152,66 +159,66 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
                 b_sh[(i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
             cd.barrier()
 
-        for k0 in range(0, K, STAGES * TILE_K):
-            for s in cd.static_range(STAGES):
-                kc = k0 + s * TILE_K
-                more = kc + TILE_K < K
-                a_cur = s * A_SIZE
-                b_cur = s * B_SIZE
-                if STAGES == 1:
-                    cd.barrier()  # everyone is done reading the previous slice
+        for k0 in range(0, K, TILE_K):
+            more = k0 + TILE_K < K
+            a_cur = 0   # the shared buffer multiplied in this step (STAGES=2: alternating)
+            b_cur = 0
+            if STAGES == 2:
+                a_cur = ((k0 // TILE_K) % 2) * A_SIZE
+                b_cur = ((k0 // TILE_K) % 2) * B_SIZE
+            else:
+                cd.barrier()  # everyone is done reading the previous slice
+                for t in cd.range(A_LOADS, unroll=True):
+                    i = t * WG + tid
+                    a_sh[(i // A_ROW) * A_STRIDE + i % A_ROW] = a_reg[t]
+                for t in cd.range(B_LOADS, unroll=True):
+                    i = t * WG + tid
+                    b_sh[(i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
+                cd.barrier()
+            # prefetch the next slice while this one is multiplied
+            for t in cd.range(A_LOADS, unroll=True):
+                if more:
+                    i = t * WG + tid
+                    a_reg[t] = a[(row0 + i // A_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
+            for t in cd.range(B_LOADS, unroll=True):
+                if more:
+                    i = t * WG + tid
+                    if b_kmajor:
+                        b_reg[t] = b[(col0 + i // B_ROW) * KV + (k0 + TILE_K) // epv + i % B_ROW]
+                    else:
+                        b_reg[t] = b[(k0 + TILE_K + i // B_ROW) * NV + col0 // epv + i % B_ROW]
+            for kk in cd.range(0, TILE_K, lk, unroll=True):
+                if A_FIRST == 1:
+                    for i in cd.range(C_ROWS, unroll=True):
+                        a_frag[i] = TA.load(a_sh, a_cur + (sg_row + i * 16) * A_STRIDE + kk // epv, stride=A_STRIDE)
+                    for j in cd.range(C_COLS, unroll=True):
+                        bj = TB.load(b_sh, b_cur + ((sg_col + j * LN) * B_STRIDE + kk // epv if b_kmajor
+                                                    else kk * B_STRIDE + (sg_col + j * LN) // epv),
+                                     stride=B_STRIDE, layout=b_layout)
+                        for i in cd.range(C_ROWS, unroll=True):
+                            acc[i * C_COLS + j] = cd.muladd(a_frag[i], bj, acc[i * C_COLS + j])
+                else:
+                    for j in cd.range(C_COLS, unroll=True):
+                        b_frag[j] = TB.load(b_sh, b_cur + ((sg_col + j * LN) * B_STRIDE + kk // epv if b_kmajor
+                                                           else kk * B_STRIDE + (sg_col + j * LN) // epv),
+                                            stride=B_STRIDE, layout=b_layout)
+                    for i in cd.range(C_ROWS, unroll=True):
+                        ai = TA.load(a_sh, a_cur + (sg_row + i * 16) * A_STRIDE + kk // epv, stride=A_STRIDE)
+                        for j in cd.range(C_COLS, unroll=True):
+                            acc[i * C_COLS + j] = cd.muladd(ai, b_frag[j], acc[i * C_COLS + j])
+            if STAGES == 2:
+                if more:  # into the idle buffer, which nobody has read since the last barrier
                     for t in cd.range(A_LOADS, unroll=True):
                         i = t * WG + tid
-                        a_sh[(i // A_ROW) * A_STRIDE + i % A_ROW] = a_reg[t]
+                        a_sh[A_SIZE - a_cur + (i // A_ROW) * A_STRIDE + i % A_ROW] = a_reg[t]
                     for t in cd.range(B_LOADS, unroll=True):
                         i = t * WG + tid
-                        b_sh[(i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
-                    cd.barrier()
-                # prefetch the next slice while this one is multiplied
-                for t in cd.range(A_LOADS, unroll=True):
-                    if more:
-                        i = t * WG + tid
-                        a_reg[t] = a[(row0 + i // A_ROW) * KV + (kc + TILE_K) // epv + i % A_ROW]
-                for t in cd.range(B_LOADS, unroll=True):
-                    if more:
-                        i = t * WG + tid
-                        if b_kmajor:
-                            b_reg[t] = b[(col0 + i // B_ROW) * KV + (kc + TILE_K) // epv + i % B_ROW]
-                        else:
-                            b_reg[t] = b[(kc + TILE_K + i // B_ROW) * NV + col0 // epv + i % B_ROW]
-                for kk in cd.range(0, TILE_K, lk, unroll=True):
-                    if A_FIRST == 1:
-                        for i in cd.range(C_ROWS, unroll=True):
-                            a_frag[i] = TA.load(a_sh, a_cur + (sg_row + i * 16) * A_STRIDE + kk // epv,
-                                                stride=A_STRIDE)
-                        for j in cd.range(C_COLS, unroll=True):
-                            bj = TB.load(b_sh, b_cur + ((sg_col + j * 16) * B_STRIDE + kk // epv if b_kmajor
-                                                        else kk * B_STRIDE + (sg_col + j * 16) // epv),
-                                         stride=B_STRIDE, layout=b_layout)
-                            for i in cd.range(C_ROWS, unroll=True):
-                                acc[i * C_COLS + j] = cd.muladd(a_frag[i], bj, acc[i * C_COLS + j])
-                    else:
-                        for j in cd.range(C_COLS, unroll=True):
-                            b_frag[j] = TB.load(b_sh, b_cur + ((sg_col + j * 16) * B_STRIDE + kk // epv if b_kmajor
-                                                               else kk * B_STRIDE + (sg_col + j * 16) // epv),
-                                                stride=B_STRIDE, layout=b_layout)
-                        for i in cd.range(C_ROWS, unroll=True):
-                            ai = TA.load(a_sh, a_cur + (sg_row + i * 16) * A_STRIDE + kk // epv, stride=A_STRIDE)
-                            for j in cd.range(C_COLS, unroll=True):
-                                acc[i * C_COLS + j] = cd.muladd(ai, b_frag[j], acc[i * C_COLS + j])
-                if STAGES == 2:
-                    if more:  # into the idle buffer, which nobody reads since the last barrier
-                        for t in cd.range(A_LOADS, unroll=True):
-                            i = t * WG + tid
-                            a_sh[(1 - s) * A_SIZE + (i // A_ROW) * A_STRIDE + i % A_ROW] = a_reg[t]
-                        for t in cd.range(B_LOADS, unroll=True):
-                            i = t * WG + tid
-                            b_sh[(1 - s) * B_SIZE + (i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
-                    cd.barrier()
+                        b_sh[B_SIZE - b_cur + (i // B_ROW) * B_STRIDE + i % B_ROW] = b_reg[t]
+                cd.barrier()
 
         for i in cd.range(C_ROWS, unroll=True):
             for j in cd.range(C_COLS, unroll=True):
-                acc[i * C_COLS + j].store(d, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * 16, stride=N)
+                acc[i * C_COLS + j].store(d, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * LN, stride=N)
 
     return gemm_best
 

@@ -3,7 +3,8 @@
     python benchmarks/best_gemm/sweep.py --n 8192 --pairs f16-f32 s8-s32 [--variants 1T,1F,2T,1TC]
         [--group 1 8] [--rounds 2] [--check 512] [--json out.json] [--device cpu]
 
-A variant is STAGES (1 or 2), then T or F for A_FIRST, then C for a K-major B (``make(..., b_kmajor=True)``).
+A variant is STAGES (1 or 2), then T or F for A_FIRST, then C for a K-major B (``make(..., b_kmajor=True)``)
+and 8 for 16 x 8 accumulator tiles (LN=8).
 Every (variant, configuration, GROUP_M) that fits 48 KiB of shared memory is timed in ``--rounds``
 interleaved rounds on resident arrays (after about a second of warm-up work), and one line is printed
 per point: median ms and TFLOP/s, then the best per pair. ``--check M`` first runs every point at
@@ -78,8 +79,10 @@ def points(pair: str, variants: list[str], groups: list[int]) -> list[tuple[str,
     a_t, c_t, _ = PAIRS[pair]
     out = []
     for v in variants:
-        stages, a_first, kmajor = int(v[0]), int(v[1] == "T"), v.endswith("C")
-        k = make(a_t, c_t, kmajor).specialize(STAGES=stages, A_FIRST=a_first)
+        stages, a_first, kmajor, ln = int(v[0]), int(v[1] == "T"), "C" in v[2:], 8 if "8" in v[2:] else 16
+        if not kmajor and ln % (16 // a_t.nbytes):
+            continue  # a row-major B fragment must start on a 128-bit vector (8 8-bit columns do not)
+        k = make(a_t, c_t, kmajor).specialize(STAGES=stages, A_FIRST=a_first, LN=ln)
         for cfg, g in itertools.product(configs(pair), groups):
             if fits(cfg, a_t, stages, kmajor):
                 out.append((v, k, {**cfg, "GROUP_M": g}))
@@ -92,7 +95,7 @@ def bench(v: str, k, cfg: dict, n: int, arrays: dict, device, warmup: int, repea
         r = k.bench((n // 128, n // 128, 1), arrays["a"], arrays["b"], arrays["d"], 1.0, 0.0, M=n, N=n, K=n,
                     device=device, warmup=warmup, repeat=repeat)
     else:
-        r = k.bench(grid(n, n, cfg["TILE_M"], cfg["TILE_N"]), arrays["a"], arrays["bt" if v.endswith("C") else "b"],
+        r = k.bench(grid(n, n, cfg["TILE_M"], cfg["TILE_N"]), arrays["a"], arrays["bt" if "C" in v[2:] else "b"],
                     arrays["d"], M=n, N=n, K=n, device=device, warmup=warmup, repeat=repeat, **cfg)
     return r.times_ms
 
@@ -103,7 +106,7 @@ def check(pair: str, todo: list, m: int, rng, device) -> None:
     a, b, d, ref = inputs(pair, m, m, m, rng)
     for v, k, cfg in todo:
         d[...] = 0
-        k.launch(grid(m, m, cfg["TILE_M"], cfg["TILE_N"]), a, np.ascontiguousarray(b.T) if v.endswith("C") else b,
+        k.launch(grid(m, m, cfg["TILE_M"], cfg["TILE_N"]), a, np.ascontiguousarray(b.T) if "C" in v[2:] else b,
                  d, M=m, N=m, K=m, device=device, **cfg)
         err = np.abs(d.astype(np.float64) - ref).max() / max(1.0, np.abs(ref).max())
         bad = err > (0 if c_t.kind == "int" else (1e-2 if c_t is f16 else 1e-4))
@@ -127,10 +130,12 @@ def time_pair(pair: str, todo: list, args, rng, device) -> list[dict]:
     for _ in range(args.rounds):
         for v, k, cfg in todo:
             key = (v, json.dumps(cfg))
+            if isinstance(times.get(key), str):
+                continue  # it failed in an earlier round
             try:
                 times.setdefault(key, []).extend(bench(v, k, cfg, n, arrays, device, args.warmup, args.repeat))
-            except Exception as e:  # a configuration the device cannot run
-                times[key] = str(e)[:100]
+            except Exception as e:  # a configuration the device cannot run (a tile shape it does not offer)
+                times[key] = str(e)[:200]
     for x in arrays.values():
         x.free()
     results = []

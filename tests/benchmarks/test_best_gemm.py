@@ -18,7 +18,8 @@ def _run(pair, M, N, K, cfg, b_kmajor=None, seed=0):
     a_t, c_t, kmajor = best.PAIRS[pair]
     kmajor = kmajor if b_kmajor is None else b_kmajor
     a, b, d, ref = inputs(pair, M, N, K, np.random.default_rng(seed))
-    k = best.make(a_t, c_t, kmajor).specialize(A_FIRST=cfg.pop("A_FIRST", 1), STAGES=cfg.pop("STAGES", 1))
+    k = best.make(a_t, c_t, kmajor).specialize(A_FIRST=cfg.pop("A_FIRST", 1), STAGES=cfg.pop("STAGES", 1),
+                                               LN=cfg.pop("LN", 16))
     k.launch(best.grid(M, N, cfg["TILE_M"], cfg["TILE_N"]), a, np.ascontiguousarray(b.T) if kmajor else b, d,
              M=M, N=N, K=K, device="cpu", **cfg)
     return d.astype(np.float64), ref
@@ -28,16 +29,23 @@ SMALL = dict(TILE_M=128, TILE_N=128, SG_M=64, SG_N=64, WG=128)
 
 
 @pytest.mark.parametrize("pair", list(best.PAIRS))
-@pytest.mark.parametrize("a_first,stages,b_kmajor", [(1, 1, None), (0, 2, None), (1, 2, True), (0, 1, False)])
-def test_every_pair_and_code_shape_matches_numpy(pair, a_first, stages, b_kmajor):
+@pytest.mark.parametrize("a_first,stages,b_kmajor,ln", [(1, 1, None, 16), (0, 2, None, 16), (1, 2, True, 8),
+                                                         (0, 1, False, 16), (1, 1, True, 8)])
+def test_every_pair_and_code_shape_matches_numpy(pair, a_first, stages, b_kmajor, ln):
     tk = 64 if best.PAIRS[pair][0].nbytes == 1 else 32
-    cfg = dict(SMALL, TILE_K=tk, GROUP_M=8, A_FIRST=a_first, STAGES=stages)
+    cfg = dict(SMALL, TILE_K=tk, GROUP_M=8, A_FIRST=a_first, STAGES=stages, LN=ln)
     out, ref = _run(pair, 256, 128, 4 * tk, cfg, b_kmajor)
     if best.PAIRS[pair][1].kind == "int":
         np.testing.assert_array_equal(out, ref)  # exact: every product and sum fits 32 bits
     else:
         tol = 2e-2 if pair == "f16-f16" else 1e-4  # f16 accumulation rounds each partial sum
         np.testing.assert_allclose(out, ref, atol=tol * np.abs(ref).max())
+
+
+def test_two_stages_with_an_odd_number_of_steps():
+    cfg = dict(SMALL, TILE_K=32, GROUP_M=8, STAGES=2, A_FIRST=0)
+    out, ref = _run("bf16-f32", 128, 256, 96, cfg)
+    np.testing.assert_allclose(out, ref, atol=1e-4 * np.abs(ref).max())
 
 
 @pytest.mark.parametrize("group", [1, 2, 8])
@@ -56,7 +64,8 @@ def test_the_tuned_configurations_fit_and_divide_8192(pair):
         assert best.shared_bytes(a_t, v, kmajor) <= best.SHARED_LIMIT, c
         assert v["WG"] == 32 * (v["TILE_M"] // v["SG_M"]) * (v["TILE_N"] // v["SG_N"]) <= 1024, c
         assert all(8192 % v[k] == 0 for k in ("TILE_M", "TILE_N", "TILE_K")), c
-        assert 8192 % (v["STAGES"] * v["TILE_K"]) == 0 and v["TILE_K"] % best.depth(a_t) == 0, c
+        assert v["TILE_K"] % best.depth(a_t) == 0 and v["LN"] in (8, 16), c
+        assert kmajor or v["LN"] % (16 // a_t.nbytes) == 0, c  # a row-major B fragment starts on a vector
     assert len(set(best.CONFIGS[pair])) == len(best.CONFIGS[pair])
 
 
@@ -71,7 +80,7 @@ def test_every_pair_compiles_with_its_muladd_and_the_b_layout_it_asks_for():
         (b_type,) = re.findall(r"(%\w+) = OpTypeCooperativeMatrixKHR %\w+ %uint_3 %uint_\d+ %uint_16 %uint_1$", text,
                                re.M)
         layouts = re.findall(rf"OpCooperativeMatrixLoadKHR {b_type} %\w+ (%\w+)", text)
-        assert set(layouts) == {"%uint_1" if kmajor else "%uint_0"} and len(layouts) == 2, (pair, layouts)  # 2 stages
+        assert layouts == ["%uint_1" if kmajor else "%uint_0"], (pair, layouts)
 
 
 def test_the_sweep_keeps_points_within_the_shared_memory_limit():
