@@ -21,8 +21,9 @@ are read as 128-bit vectors. ``make(a_type, c_type)`` builds the kernel for one 
   block rows walked column by column (the grouped ordering of Triton's matmul tutorial), so that the
   workgroups resident together share slices of A and B in L2.
 
-Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch ``grid(M, N, TILE_M, TILE_N)`` workgroups. ``CONFIGS`` lists the
-configurations ``benchmarks/best_gemm/run.py`` lets ``coopdsl.autotune`` choose from.
+Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch
+``grid(M, N, TILE_M, TILE_N)`` workgroups. ``CONFIGS`` lists the configurations
+``benchmarks/best_gemm/run.py`` lets ``coopdsl.autotune`` choose from.
 """
 
 from typing import Any, no_type_check
