@@ -10,8 +10,9 @@ For each type pair of ``benchmarks/best_gemm/kernel.py``:
 2. the chosen configuration is checked against numpy at ``--check`` (default 2048) cubed;
 3. it is timed in ``--rounds`` rounds interleaved with the reference (torch.matmul on the same GPU for
    f16 and bf16 inputs, torch._int_mm for s8; none for u8) and, for f16->f32, ``examples/gemm_shared.py``;
-   each round is ``--warmup`` untimed and ``--repeat`` timed dispatches (GPU timestamps), and the
-   table gives the median over all timed dispatches with the range of the per-round medians;
+   each round is ``--warmup`` untimed and ``--repeat`` timed dispatches (GPU timestamps) after
+   ``--pause`` seconds of idle GPU, and the table gives the median over all timed dispatches with the
+   range of the per-round medians;
 4. the driver's register count for the chosen pipeline (``Kernel.statistics``).
 
 B is K-major (N x K) for the 8-bit pairs, row-major (K x N) for the others (see kernel.py).
@@ -23,6 +24,7 @@ import argparse
 import datetime
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +88,7 @@ def _summary(rounds: list[list[float]], n: int) -> dict:
 
 def run_pair(pair: str, args, device) -> dict:
     from coopdsl import runtime
-    from coopdsl.autotune import Autotuner
+    from coopdsl.autotune import Autotuner, bench_timer
 
     n = args.n
     rng = np.random.default_rng(0)
@@ -96,8 +98,13 @@ def run_pair(pair: str, args, device) -> dict:
     ra = runtime.array(a, device=device)
     rb = runtime.array(np.ascontiguousarray(b.T) if b_kmajor else b, device=device)
     rd = runtime.array(d, device=device)
-    tuner = Autotuner(k, CONFIGS[pair], key=["M", "N", "K"], cache=args.cache, warmup=args.warmup,
-                      repeat=args.repeat)
+    timer = bench_timer(args.warmup, args.repeat)
+
+    def paused_timer(*a):  # every configuration starts from the same idle GPU (see --pause)
+        time.sleep(args.pause)
+        return timer(*a)
+
+    tuner = Autotuner(k, CONFIGS[pair], key=["M", "N", "K"], cache=args.cache, timer=paused_timer)
     first, spec0 = tuner.variant(CONFIGS[pair][0])
     first.bench(_grid({"M": n, "N": n, **spec0}), ra, rb, rd, M=n, N=n, K=n, device=device, warmup=300,
                 repeat=100, **spec0)  # bring the clocks up (about a second of work) before anything is timed
@@ -120,11 +127,14 @@ def run_pair(pair: str, args, device) -> dict:
         control = load_example("gemm_shared.py")["gemm_shared"]
     ours, theirs, ctl = [], [], []
     for _ in range(args.rounds):
+        time.sleep(args.pause)
         ours.append(variant.bench(g, ra, rb, rd, M=n, N=n, K=n, device=device, warmup=args.warmup,
                                   repeat=args.repeat, **spec).times_ms)
         if torch_round is not None:
+            time.sleep(args.pause)
             theirs.append(torch_round(args.warmup, args.repeat))
         if control is not None:
+            time.sleep(args.pause)
             ctl.append(control.bench((n // 128, n // 128, 1), ra, rb, rd, 1.0, 0.0, M=n, N=n, K=n, device=device,
                                      warmup=args.warmup, repeat=args.repeat).times_ms)
     stats = {key: v for e in variant.statistics(device=device, M=n, N=n, K=n, **spec)
@@ -137,9 +147,9 @@ def run_pair(pair: str, args, device) -> dict:
 
 
 def _short(c: dict) -> str:
-    """A configuration in a few characters: TILE_MxTILE_NxTILE_K/SG_MxSG_N/gGROUP_M/aA_FIRST/sSTAGES."""
+    """A configuration in a few characters: TILE_MxTILE_NxTILE_K/SG_MxSG_N/gGROUP_M/aA_FIRST/sSTAGES/lLN."""
     return (f"{c['TILE_M']}x{c['TILE_N']}x{c['TILE_K']}/{c['SG_M']}x{c['SG_N']}/g{c['GROUP_M']}/a{c['A_FIRST']}"
-            f"/s{c['STAGES']}")
+            f"/s{c['STAGES']}/l{c['LN']}")
 
 
 def _fmt(s: dict | None) -> str:
@@ -150,17 +160,20 @@ def report(results: list[dict], args, device) -> list[str]:
     info = device.info
     lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
              f"Command: `python benchmarks/best_gemm/run.py --n {args.n} --rounds {args.rounds} --warmup {args.warmup} "
-             f"--repeat {args.repeat} --pairs {' '.join(args.pairs)} --out docs/benchmarks.md`", "",
+             f"--repeat {args.repeat} --pause {args.pause} --pairs {' '.join(args.pairs)} "
+             "--out docs/benchmarks.md`", "",
              "The kernel is `benchmarks/best_gemm/kernel.py` (one source for every type pair); "
              "`coopdsl.autotune.Autotuner` chose each configuration from that file's `CONFIGS` on this GPU "
              "(every configuration's time is in the last column). TFLOP/s (TOP/s for 8-bit) of the median over "
-             f"{args.rounds} interleaved rounds of {args.warmup} untimed and {args.repeat} timed dispatches, with the "
+             f"{args.rounds} interleaved rounds of {args.warmup} untimed and {args.repeat} timed dispatches, each "
+             f"after {args.pause} s of idle GPU (so that power capping after the previous kernel does not slow it), "
+             "with the "
              "range of the per-round medians; n x n x n, A and B uniform random (floats in [-1, 1], integers over "
              "their whole range). B is K-major for the 8-bit pairs (as the peer's fastest int8 configurations "
              "and cuBLASLt's int8 GEMM take it), row-major otherwise. The peer's figures are issue 16's "
              "(vk_cooperative_matrix_perf `shmem.comp`, best configuration, on its harness); the reference is "
              "torch.matmul (torch._int_mm for s8) on the same GPU in the same run. Configurations are written "
-             "TILE_MxTILE_NxTILE_K/SG_MxSG_N/gGROUP_M/aA_FIRST/sSTAGES. Error: max |D - numpy| / max "
+             "TILE_MxTILE_NxTILE_K/SG_MxSG_N/gGROUP_M/aA_FIRST/sSTAGES/lLN. Error: max |D - numpy| / max "
              f"|numpy| of the chosen configuration at {args.check}^3.", "",
              "| pair | coopdsl | target | peer's best | reference (cuBLAS) | ours / peer | chosen configuration | "
              "registers | error | every configuration tried, ms |",
@@ -188,6 +201,9 @@ def main(argv=None) -> None:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--check", type=int, default=2048)
+    p.add_argument("--pause", type=float, default=1.0,
+                   help="seconds of idle GPU before each timed round: at 8192^3 these kernels and cuBLAS draw up "
+                        "to the H100's 700 W limit and its power capping lowers the clocks of whatever runs next")
     p.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "coopdsl-best-gemm-autotune.json"))
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)

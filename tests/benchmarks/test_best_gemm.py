@@ -106,10 +106,10 @@ def test_the_report_has_a_row_per_pair_with_the_chosen_configuration():
               "error": 0.0, "ours": summary, "torch": None, "gemm_shared": None,
               "statistics": {"Register Count": 174}}
     class Args:
-        n, rounds, warmup, repeat, check, pairs = 8192, 5, 10, 20, 2048, ["s8-s32"]
+        n, rounds, warmup, repeat, check, pause, pairs = 8192, 5, 10, 20, 2048, 1.0, ["s8-s32"]
 
     lines = best_run.report([result], Args, Dev())
     row = next(x for x in lines if x.startswith("| s8-s32 |"))
     assert "600.0 (590.0..610.0)" in row and "| 580 | 528 |" in row and "| 1.14 |" in row
-    assert "128x128x128/64x32/g8/a1/s1, WG 256" in row and "| 174 |" in row and "x error: too big" in row
+    assert "128x128x128/64x32/g8/a1/s1/l16, WG 256" in row and "| 174 |" in row and "x error: too big" in row
     assert lines[2].startswith("Command: `python benchmarks/best_gemm/run.py --n 8192 --rounds 5")
