@@ -7,7 +7,11 @@ stepping K by one MulAdd depth (16 for f16/bf16, 32 for 8-bit integers).
 Slices of A and B are copied into shared memory with bounds checks (zeros
 outside the matrices), so no size has to be a tile multiple; blocks entirely
 inside C are stored directly, edge blocks through shared memory.  M, N and K
-are push constants: one pipeline serves every size.  The block shape comes
+are push constants: one pipeline serves every size.  When M, N and K are
+multiples of a tile of :data:`TILED` (128 x 128 x 32, say), the tiled kernel of
+:mod:`coopdsl.ops.gemm_tiled` runs instead: no bounds checks, 128-bit loads,
+register prefetch, and the sizes as specialization constants (one pipeline per
+problem size, compiled on its first use).  The block shape comes
 from the autotune cache (``coopdsl.autotune``) when it holds an entry for the
 problem and device: ``matmul(..., tune=True)`` times the shapes of
 :data:`CONFIGS` once and stores the fastest there.
@@ -24,6 +28,8 @@ import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
 from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
+
+from . import gemm_tiled
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -107,10 +113,48 @@ def kernel(kind: str) -> cd.Kernel:
     return matmul
 
 
+# input kind -> configurations of the tiled kernel (coopdsl/ops/gemm_tiled.py, B row-major as matmul takes
+# it) for sizes that are multiples of a tile; the first one that divides the sizes is used untuned, and is
+# one every device with 16 x 16 tiles and 48 KiB of shared memory runs (tune=True tries the others too;
+# on the H100 at 8192^3: f16 313-320 TFLOP/s, bf16 318, int8 309-323 TOP/s, docs/benchmarks.md)
+TILED = {
+    "f16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 256, 32, 64, 64, ln=8, a_first=0),
+            gemm_tiled.config(128, 128, 32, 64, 64, a_first=0), gemm_tiled.config(256, 128, 32, 64, 64)),
+    "bf16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 128, 32, 64, 64, a_first=0),
+             gemm_tiled.config(256, 128, 32, 64, 64)),
+    "i8": (gemm_tiled.config(128, 128, 64, 64, 64), gemm_tiled.config(128, 256, 64, 64, 64),
+           gemm_tiled.config(256, 128, 64, 64, 64)),
+}
+TILED["u8"] = TILED["i8"]
+
+
+@cache
+def tiled_kernel(kind: str) -> cd.Kernel:
+    """The tiled kernel (``coopdsl.ops.gemm_tiled``) for input kind ``kind``, B row-major."""
+    ab, acc_t, _, _, _ = KINDS[kind]
+    return gemm_tiled.make(ab, acc_t)
+
+
+@cache
+def tiled_tuner(kind: str, configs: tuple[Config, ...]) -> Autotuner:
+    """The autotuner of ``tiled_kernel(kind)`` over ``configs`` (those that divide a problem's sizes)."""
+    return Autotuner(tiled_kernel(kind), configs, key=["M", "N", "K"])
+
+
+def tiled_configs(kind: str, m: int, n: int, k: int) -> tuple[Config, ...]:
+    """The configurations of :data:`TILED` whose tiles divide an m x n x k problem (none: the general kernel)."""
+    return tuple(c for c in TILED[kind]
+                 if m % c.values["TILE_M"] == 0 and n % c.values["TILE_N"] == 0 and k % c.values["TILE_K"] == 0)
+
+
 @cache
 def tuner(kind: str) -> Autotuner:
     """The autotuner of ``kernel(kind)`` over :data:`CONFIGS`, keyed by (M, N, K), with the default cache."""
     return Autotuner(kernel(kind), CONFIGS, key=["M", "N", "K"])
+
+
+def _tiled_grid(p: dict) -> tuple[int, int, int]:
+    return gemm_tiled.grid(p["M"], p["N"], p["TILE_M"], p["TILE_N"])
 
 
 def _grid(p: dict) -> tuple[int, int, int]:
@@ -121,12 +165,16 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
            tune: bool = False) -> Any:
     """``a @ b`` on the GPU (or ``device="cpu"``): a is M x K, b is K x N, both row-major.
 
-    The block shape is the one the autotune cache holds for (M, N, K) on the
-    device, else 64 x 64; ``tune=True`` first times the shapes of
-    :data:`CONFIGS` when the cache has no entry (writing ``out``, which is
+    When M, N and K are multiples of a tile of :data:`TILED`, the tiled kernel
+    (:mod:`coopdsl.ops.gemm_tiled`) computes it, with the first such
+    configuration or the one the autotune cache holds; otherwise the general
+    kernel, with the block shape the autotune cache holds for (M, N, K) on the
+    device, else 64 x 64. ``tune=True`` first times the candidates (the
+    dividing configurations of :data:`TILED`, or the shapes of
+    :data:`CONFIGS`) when the cache has no entry (writing ``out``, which is
     then overwritten) and stores the fastest (``docs/autotune.md``: the cache
-    file and ``COOPDSL_AUTOTUNE_CACHE``). On the CPU interpreter it is always
-    64 x 64.
+    file and ``COOPDSL_AUTOTUNE_CACHE``). On the CPU interpreter nothing is
+    tuned or read from the cache.
 
     ``kind`` is "f16", "bf16" (inputs hold bf16 bit patterns as uint16, see
     :func:`to_bf16`), "i8" or "u8"; by default it follows the dtype of ``a``
@@ -150,6 +198,20 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     elif tuple(out.shape) != (m, n) or np.dtype(out.dtype) != out_dtype:
         raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
                          f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
+    tiled = tiled_configs(kind, m, n, k1)
+    if tiled:  # every size a multiple of a tile: the faster kernel, no bounds checks
+        config = tiled[0]
+        if not wants_cpu(device):
+            t = tiled_tuner(kind, tiled)
+            found = (t.best_config(_tiled_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
+                     else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
+            config = found or config
+        v = config.values
+        consts = {name: v[name] for name in ("A_FIRST", "STAGES", "LN")}
+        spec = {name: value for name, value in v.items() if name not in consts}
+        tiled_kernel(kind).specialize(**consts).launch(_tiled_grid({"M": m, "N": n, **v}), a, b, out, M=m, N=n,
+                                                       K=k1, device=device, **spec)
+        return out
     config = DEFAULT
     if not wants_cpu(device):
         t = tuner(kind)

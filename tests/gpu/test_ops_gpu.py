@@ -71,3 +71,60 @@ def test_matmul_tunes_its_block_shape_once_and_then_reads_it(tmp_path, monkeypat
     assert repr(best) == entry["config"]
     np.testing.assert_array_equal(ops.matmul(a, b), ref)  # from the cache, nothing timed
     gemm.tuner.cache_clear()
+
+
+@pytest.mark.parametrize("kind", ["f16", "bf16", "i8", "u8"])
+def test_matmul_of_tile_multiples_on_the_tiled_kernel(kind):
+    from coopdsl.ops import gemm
+
+    m, n, k = 1024, 512, 384
+    assert gemm.tiled_configs(kind, m, n, k)
+    rng = np.random.default_rng(6)
+    if kind in ("f16", "bf16"):
+        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
+        if kind == "f16":
+            a, b = a32.astype(np.float16), b32.astype(np.float16)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+        else:
+            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
+            ref = ops.from_bf16(a).astype(np.float64) @ ops.from_bf16(b)
+        np.testing.assert_allclose(ops.matmul(a, b, kind=kind), ref, atol=1e-4 * k)
+    else:
+        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
+        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
+        np.testing.assert_array_equal(ops.matmul(a, b), a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_matmul_tunes_the_tiled_configurations_that_divide_the_problem(tmp_path, monkeypatch):
+    import json
+
+    from coopdsl.ops import gemm
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "tune.json"))
+    gemm.tiled_tuner.cache_clear()
+    m, n, k = 512, 384, 256                       # 384 = 3 x 128: the 256-wide tiles do not divide it
+    rng = np.random.default_rng(8)
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, n)).astype(np.float16)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_array_equal(ops.matmul(a, b, tune=True), ref)
+    (entry,) = json.loads((tmp_path / "tune.json").read_text())["entries"].values()
+    assert set(entry["timings"]) == {repr(c) for c in gemm.tiled_configs("f16", m, n, k)}
+    assert all(isinstance(t, float) for t in entry["timings"].values())
+    np.testing.assert_array_equal(ops.matmul(a, b), ref)  # from the cache
+    gemm.tiled_tuner.cache_clear()
+
+
+def test_matmul_of_large_resident_arrays_on_the_tiled_kernel():
+    # (its speed is measured by benchmarks/best_gemm/run.py and reported in docs/benchmarks.md, not here)
+    from coopdsl import runtime
+
+    n = 4096
+    rng = np.random.default_rng(9)
+    a = runtime.array(rng.uniform(-1, 1, (n, n)).astype(np.float16))
+    b = runtime.array(rng.uniform(-1, 1, (n, n)).astype(np.float16), device=a.device)
+    c = runtime.zeros((n, n), np.float32, device=a.device)
+    ops.matmul(a, b, out=c)
+    row = rng.integers(0, n)
+    ref = a.numpy()[row].astype(np.float64) @ b.numpy().astype(np.float64)
+    np.testing.assert_allclose(c.numpy()[row], ref, atol=1e-2)

@@ -123,3 +123,59 @@ def test_matmul_takes_its_block_shape_from_the_autotune_cache(tmp_path, monkeypa
     assert t.cached_config(a, b, out, M=40, N=72, K=24, device=gpu) == Config(TI=1, TJ=1)
     assert t.cached_config(a, b, out, M=41, N=72, K=24, device=gpu) is None   # another problem
     gemm.tuner.cache_clear()
+
+
+def test_tiled_configurations_divide_the_problem_and_fit_the_shared_memory():
+    from coopdsl.ops import gemm_tiled
+
+    assert gemm.tiled_configs("f16", 1000, 333, 129) == ()          # the general kernel
+    assert gemm.tiled_configs("f16", 256, 128, 64)[0] == gemm.TILED["f16"][0]
+    assert all(c.values["TILE_N"] == 128 for c in gemm.tiled_configs("f16", 512, 384, 64))  # 384 = 3 x 128
+    assert gemm.tiled_configs("i8", 128, 128, 32) == ()               # 8-bit tiles are 64 deep
+    for kind, configs in gemm.TILED.items():
+        a_t = gemm.KINDS[kind][0]
+        first = configs[0].values
+        assert (first["LN"], first["TILE_M"], first["TILE_N"]) == (16, 128, 128)  # runs wherever 16x16 tiles do
+        for c in configs:
+            v = c.values
+            assert gemm_tiled.shared_bytes(a_t, v) <= gemm_tiled.SHARED_LIMIT
+            assert v["LN"] % (16 // a_t.nbytes) == 0  # a row-major B fragment starts on a 128-bit vector
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+@pytest.mark.parametrize("kind, m, n, k", [("f16", 256, 128, 64), ("bf16", 128, 256, 96), ("i8", 128, 128, 128),
+                                          ("u8", 256, 128, 64)])
+def test_matmul_of_tile_multiples_runs_the_tiled_kernel(kind, m, n, k, monkeypatch):
+    launched = []
+    real = gemm.tiled_kernel
+
+    def spy(kind_):
+        launched.append(kind_)
+        return real(kind_)
+
+    monkeypatch.setattr(gemm, "tiled_kernel", spy)
+    rng = np.random.default_rng(7)
+    if kind in ("f16", "bf16"):
+        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
+        if kind == "f16":
+            a, b = a32.astype(np.float16), b32.astype(np.float16)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+        else:
+            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
+            ref = ops.from_bf16(a).astype(np.float64) @ ops.from_bf16(b)
+        out = ops.matmul(a, b, kind=kind, device="cpu")
+        assert out.dtype == np.float32 and out.shape == (m, n)
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
+    else:
+        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
+        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
+        out = ops.matmul(a, b, device="cpu")
+        np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+    assert launched == [kind]
+
+
+def test_the_tiled_kernels_validate():
+    for kind in gemm.TILED:
+        for ln in (8, 16) if kind == "f16" else (16,):
+            compile_checked(gemm.tiled_kernel(kind).specialize(LN=ln), "OpCooperativeMatrixMulAddKHR",
+                            "OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR", "OpControlBarrier")
