@@ -116,7 +116,7 @@ def kernel(kind: str) -> cd.Kernel:
 # input kind -> configurations of the tiled kernel (coopdsl/ops/gemm_tiled.py, B row-major as matmul takes
 # it) for sizes that are multiples of a tile; the first one that divides the sizes is used untuned, and is
 # one every device with 16 x 16 tiles and 48 KiB of shared memory runs (tune=True tries the others too;
-# on the H100 at 8192^3: f16 313-320 TFLOP/s, bf16 318, int8 309-323 TOP/s, docs/benchmarks.md)
+# on the H100 at 8192^3: f16 313-320 TFLOP/s, bf16 318-320, int8 303-323 TOP/s, docs/benchmarks.md)
 TILED = {
     "f16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 256, 32, 64, 64, ln=8, a_first=0),
             gemm_tiled.config(128, 128, 32, 64, 64, a_first=0), gemm_tiled.config(256, 128, 32, 64, 64)),
