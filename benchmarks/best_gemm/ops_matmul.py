@@ -1,0 +1,94 @@
+"""``coopdsl.ops.matmul``'s two kernels on the GPU: the tiled one (sizes that are tile multiples) and the
+general one (any size), each with the configuration ``ops.matmul`` uses untuned.
+
+    python benchmarks/best_gemm/ops_matmul.py [--n 4096 8192] [--rounds 3] [--out docs/benchmarks.md]
+
+Per kind (f16, bf16, i8, u8; B row-major, as ``ops.matmul`` takes it) and size: ``--rounds`` interleaved
+rounds of ``--warmup`` untimed and ``--repeat`` timed dispatches (GPU timestamps, resident arrays), each
+after ``--pause`` seconds of idle GPU; the median over all timed dispatches, with the range of the
+per-round medians. The results are checked against numpy at 512^3 first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+KIND_PAIR = {"f16": "f16-f32", "bf16": "bf16-f32", "i8": "s8-s32", "u8": "u8-u32"}
+
+
+def _summary(rounds: list[list[float]], n: int) -> str:
+    flop = 2.0 * n ** 3
+    med = float(np.median([t for r in rounds for t in r]))
+    per_round = [flop / (float(np.median(r)) * 1e-3) / 1e12 for r in rounds]
+    return f"{flop / (med * 1e-3) / 1e12:.1f} ({min(per_round):.1f}..{max(per_round):.1f})"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, nargs="+", default=[4096, 8192])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--pause", type=float, default=1.0)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    from benchmarks._gpu import require_gpu
+    from benchmarks.best_gemm.sweep import inputs
+    from coopdsl import ops, runtime
+    from coopdsl.ops import gemm
+
+    device = require_gpu("best_gemm/ops_matmul.py")
+    rows = []
+    for kind, pair in KIND_PAIR.items():
+        a, b, _, ref = inputs(pair, 512, 512, 512, np.random.default_rng(1))
+        err = float(np.abs(ops.matmul(a, b, kind=kind, device=device).astype(np.float64) - ref).max())
+        for n in args.n:
+            a, b, d, _ = inputs(pair, n, n, n, np.random.default_rng(0))
+            ra, rb, rd = (runtime.array(x, device=device) for x in (a, b, d))
+            tiled = gemm.tiled_configs(kind, n, n, n)[0].values
+            consts = {k: tiled[k] for k in ("A_FIRST", "STAGES", "LN")}
+            spec = {k: v for k, v in tiled.items() if k not in consts}
+            fast = gemm.tiled_kernel(kind).specialize(**consts)
+            general = gemm.kernel(kind)
+            g_fast = gemm._tiled_grid({"M": n, "N": n, **tiled})
+            g_general = gemm._grid({"M": n, "N": n, **gemm.DEFAULT.values})
+            times: dict[str, list[list[float]]] = {"tiled": [], "general": []}
+            for _ in range(args.rounds):
+                time.sleep(args.pause)
+                times["tiled"].append(fast.bench(g_fast, ra, rb, rd, M=n, N=n, K=n, device=device,
+                                                 warmup=args.warmup, repeat=args.repeat, **spec).times_ms)
+                time.sleep(args.pause)
+                times["general"].append(general.bench(g_general, ra, rb, rd, M=n, N=n, K=n, device=device,
+                                                      warmup=args.warmup, repeat=args.repeat).times_ms)
+            for x in (ra, rb, rd):
+                x.free()
+            rows.append(f"| {kind} | {n} | {_summary(times['tiled'], n)} | {_summary(times['general'], n)} | "
+                        f"{err:.1e} |")
+            print(rows[-1], flush=True)
+    info = device.info
+    lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
+             f"Command: `python benchmarks/best_gemm/ops_matmul.py --n {' '.join(map(str, args.n))} --rounds "
+             f"{args.rounds} --warmup {args.warmup} --repeat {args.repeat} --pause {args.pause} "
+             "--out docs/benchmarks.md`", "",
+             "`ops.matmul`'s kernels with the configuration it uses untuned (tiled: the first of "
+             "`coopdsl.ops.gemm.TILED` that divides the size; general: 64 x 64 blocks), n x n x n, B row-major; "
+             "TFLOP/s (TOP/s for 8-bit), median over the rounds with the range of the per-round medians. Max abs "
+             "error: `ops.matmul` at 512^3 against numpy (float64).", "",
+             "| kind | n | tiled kernel | general kernel | max abs error at 512^3 |", "|---|---|---|---|---|", *rows]
+    print("\n".join(lines))
+    if args.out:
+        from benchmarks._report import replace_section
+
+        replace_section(args.out, "## ops.matmul: tiled and general kernel (H100)", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
