@@ -39,11 +39,13 @@ def test_gpu_benchmarks_exit_with_one_message():
         require_gpu("gemm_bench.py")
     assert PROBLEM in str(info.value)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "VK_DRIVER_FILES": "/nonexistent/icd.json"}
-    for script in ("gpu_check.py", "gemm_bench.py"):
+    scripts = {"gpu_check.py": "gpu_check.py", "gemm_bench.py": "gemm_bench.py", "best_gemm/run.py": "best_gemm/run.py",
+               "best_gemm/ops_matmul.py": "best_gemm/ops_matmul.py", "best_gemm/sweep.py": "sweep.py"}
+    for script, name in scripts.items():
         r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)], env=env, capture_output=True,
                            text=True, timeout=120)
-        assert r.returncode == 1 and r.stdout == ""
-        assert r.stderr.startswith(f"{script}: cannot run: no usable Vulkan") and "Traceback" not in r.stderr
+        assert r.returncode == 1 and r.stdout == "", (script, r.stdout, r.stderr)
+        assert r.stderr.startswith(f"{name}: cannot run: no usable Vulkan") and "Traceback" not in r.stderr
 
 
 def test_no_usable_gpu_reason_names_what_was_found(monkeypatch):
