@@ -6,6 +6,7 @@ and docs/ for the language.
 """
 
 import gc as _gc
+from typing import TYPE_CHECKING
 
 # Importing makes ~20,000 objects and keeps them: the cyclic collector, left on, would look at them
 # over and over (a sixth of the import); it is off while the package loads (coopdsl/_gcpause.py).
@@ -33,18 +34,14 @@ try:
     from .lang import subgroup as _subgroup
     from .lang.access import load_element, store_element
     from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
-    from .lang.callbacks import partial
     from .lang.convert import bitcast
     from .lang.coopmat import muladd
-    from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
     from .lang.functions import DeviceFunction, func
     from .lang.inputs import BUILTIN_VARS
     from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
     from .lang.loops import static_range
     from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
-    from .lang.qcom import bitcast_array, sub_array
     from .lang.structs import Ptr, Uniform, struct
-    from .lang.tensor import tensor_layout, tensor_view  # tensor layouts/views (SPV_NV_tensor_addressing)
     from .lang.types import (
                          Acc,
                          Buffer,
@@ -142,6 +139,25 @@ __all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "
             "ClampRepeatMirrored"]
 __all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md
 
-# cd.devices (device profiles and checks) and cd.runtime load on first use, so that `import coopdsl`
-# and `coopdsl emit` do not pay for them (the runtime brings numpy and ctypes)
-__getattr__ = lazy_exports(__name__, submodules=("devices", "runtime"))
+# The builtins of extensions few kernels use load on first use (a kernel reaches them as cd.X, which comes
+# here), so that `import coopdsl` and `coopdsl emit` of a KHR kernel do not pay for them; so do cd.devices
+# (device profiles and checks) and cd.runtime (it brings numpy and ctypes).
+_LATER = {
+    "partial": ".lang.callbacks",  # functions as instruction operands
+    **dict.fromkeys(("Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"),
+                    ".lang.coopmat2"),  # SPV_NV_cooperative_matrix2 reductions
+    "bitcast_array": ".lang.qcom", "sub_array": ".lang.qcom",  # SPV_QCOM_cooperative_matrix_conversion
+    "tensor_layout": ".lang.tensor", "tensor_view": ".lang.tensor",  # tensor layouts/views (SPV_NV_tensor_addressing)
+}
+__getattr__ = lazy_exports(__name__, _LATER, submodules=("devices", "runtime"))
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LATER))
+
+
+if TYPE_CHECKING:  # what the type checker sees of the names above
+    from .lang.callbacks import partial
+    from .lang.coopmat2 import Column, Reduce2x2, Row, reduce_add, reduce_max, reduce_min
+    from .lang.qcom import bitcast_array, sub_array
+    from .lang.tensor import tensor_layout, tensor_view

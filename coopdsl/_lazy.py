@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 
 def lazy_exports(package: str, exports: dict[str, str] | None = None,
@@ -32,3 +33,101 @@ def lazy_exports(package: str, exports: dict[str, str] | None = None,
         return value
 
     return __getattr__
+
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Registry(dict[K, V]):
+    """A registry some of whose entries are declared by modules imported only when first needed.
+
+    ``later`` names those modules (a list the registries of one family of modules share).  Asking for a
+    key the registry lacks (``r[k]``, ``r.get(k)``, ``k in r``) or listing it whole (iterating it,
+    ``keys``/``values``/``items``, ``len``, ``copy``, comparing it) imports them all first, so that no
+    lookup misses an entry only because its module was not loaded yet; a lookup that finds its key costs
+    what it costs in a dict.  Modules register entries with ``r[k] = v`` and check for a duplicate with
+    :meth:`declared`, which imports nothing.
+    """
+
+    def __init__(self, later: list[str] | None = None) -> None:
+        super().__init__()
+        self.later = later if later is not None else []
+
+    def defer(self, package: str, *modules: str) -> None:
+        """Import ``package.module`` for each of ``modules`` on first need, not now."""
+        self.later.extend(f"{package}.{m}" for m in modules)
+
+    def load(self) -> None:
+        """Import every module still to come (each registers its entries)."""
+        while self.later:
+            name = self.later.pop(0)
+            try:
+                importlib.import_module(name)
+            except BaseException:
+                self.later.insert(0, name)  # a failed import is tried again next time, never skipped
+                raise
+
+    def declared(self, key: K) -> bool:
+        """Whether ``key`` is registered by a module loaded so far (imports nothing)."""
+        return dict.__contains__(self, key)
+
+    def __missing__(self, key: K) -> V:
+        if not self.later:
+            raise KeyError(key)
+        self.load()
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):  # (untyped: dict.get's overloads)
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        if not self.later:
+            return False
+        self.load()
+        return dict.__contains__(self, key)
+
+    def __iter__(self) -> Iterator[K]:
+        self.load()
+        return dict.__iter__(self)
+
+    def __reversed__(self) -> Iterator[K]:
+        self.load()
+        return dict.__reversed__(self)
+
+    def __len__(self) -> int:
+        self.load()
+        return dict.__len__(self)
+
+    def keys(self):  # (untyped: dict's own view types)
+        self.load()
+        return dict.keys(self)
+
+    def values(self):
+        self.load()
+        return dict.values(self)
+
+    def items(self):
+        self.load()
+        return dict.items(self)
+
+    def copy(self) -> dict[K, V]:
+        self.load()
+        return dict(dict.items(self))
+
+    def __eq__(self, other: object) -> bool:
+        self.load()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __repr__(self) -> str:
+        self.load()
+        return dict.__repr__(self)

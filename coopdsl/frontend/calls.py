@@ -12,8 +12,7 @@ from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
 from ..lang.arrays import construct_array, length_of
-from ..lang.callbacks import Partial
-from ..lang.functions import DeviceFunction
+from ..lang.functions import DeviceFunction, Partial
 from ..lang.values import BoundMethod
 
 

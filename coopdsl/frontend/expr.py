@@ -8,9 +8,9 @@ from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
-from ..lang.coopmat2 import ReduceEnumerant
 from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
+from ..lang.types import Enumerant
 from .access import expr_attribute, expr_subscript
 from .calls import expr_call, expr_list, expr_listcomp
 
@@ -49,8 +49,11 @@ def expr_binop(cg, node: ast.BinOp):
         return ptr_offset(cg, a, b, op)
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b
-    if op == "or" and isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
-        return a | b  # cd.Row | cd.Column
+    if op == "or" and isinstance(a, Enumerant) and isinstance(b, Enumerant):
+        from ..lang.coopmat2 import ReduceEnumerant  # (cd.Row and cd.Column come from it: loaded already)
+
+        if isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
+            return a | b  # cd.Row | cd.Column
     if op == "mul" and isinstance(a, tuple) and isinstance(b, int):
         return a * b
     if op == "mul" and isinstance(a, int) and isinstance(b, tuple):

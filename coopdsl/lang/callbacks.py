@@ -27,25 +27,12 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from .._records import record
 from ..errors import ArgumentError, TypeMismatchError, UniformityError
 from ..ir import types as T
 from ..ir.core import FuncRef, Function, Op
 from ..ir.ops import OPS
-from .functions import DeviceFunction
+from .functions import DeviceFunction, Partial
 from .registry import builtin
-
-
-@record(frozen=True)
-class Partial:
-    """A device function with some parameters bound at compile time (``cd.partial``)."""
-
-    func: DeviceFunction
-    bound: tuple[tuple[str, Any], ...]
-
-    def __repr__(self) -> str:
-        names = ", ".join(f"{n}=..." for n, _ in self.bound)
-        return f"cd.partial({self.func.fn.__name__}, {names})"
 
 
 @builtin("(fn, **bound)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from .._records import record
 
 
 class DeviceFunction:
@@ -36,3 +38,16 @@ def func(fn: Callable) -> DeviceFunction:
             return m * s
     """
     return DeviceFunction(fn)
+
+
+@record(frozen=True)
+class Partial:
+    """A device function with some parameters bound at compile time (``cd.partial``, a builtin of
+    :mod:`.callbacks`; the class is here so that the front end knows it without loading that family)."""
+
+    func: DeviceFunction
+    bound: tuple[tuple[str, Any], ...]
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{n}=..." for n, _ in self.bound)
+        return f"cd.partial({self.func.fn.__name__}, {names})"

@@ -72,5 +72,5 @@ def render() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-if __name__ == "__main__":  # importing coopdsl.lang registered every builtin family
+if __name__ == "__main__":  # listing the registry (render) loads every builtin family
     sys.stdout.write(render())

@@ -11,6 +11,10 @@ Methods are looked up by the IR type of their receiver: :data:`TYPE_METHODS`
 for methods of a type object (``Acc[f32, 16, 16].splat``) and
 :data:`VALUE_METHODS` for methods of a runtime value (``acc.store``), each
 keyed by (IR type class, name); subclasses inherit their bases' methods.
+
+The three tables are :class:`~coopdsl._lazy.Registry` objects sharing :data:`LATER`: the builtin
+families :mod:`coopdsl.lang` does not import up front (tensor layouts, SPV_NV_cooperative_matrix2,
+QCOM conversions, callbacks) load when a lookup misses or a table is listed whole.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import NoReturn
 
+from .._lazy import Registry
 from .._records import record
 from ..errors import ArgumentError
 from ..ir import types as T
@@ -52,9 +57,10 @@ class Builtin:
         return f"<coopdsl builtin {self.name}{self.signature}>"
 
 
-BUILTINS: dict[str, Builtin] = {}
-TYPE_METHODS: dict[tuple[type, str], Builtin] = {}
-VALUE_METHODS: dict[tuple[type, str], Builtin] = {}
+LATER: list[str] = []  # builtin families imported on first need (named in coopdsl/lang/__init__.py)
+BUILTINS: Registry[str, Builtin] = Registry(LATER)
+TYPE_METHODS: Registry[tuple[type, str], Builtin] = Registry(LATER)
+VALUE_METHODS: Registry[tuple[type, str], Builtin] = Registry(LATER)
 
 
 @functools.cache  # ~100 builtins share ~30 signatures: each is parsed once, at import
@@ -98,8 +104,18 @@ def builtin(signature: str, method_of: type | None = None, on_values: bool = Fal
 def method(receiver, name: str) -> Builtin | None:
     """The method ``name`` of ``receiver``: an IR type object, or a runtime value (by its IR type)."""
     table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
-    for cls in type(t).__mro__:
-        b = table.get((cls, name))
+    found = _declared_method(table, type(t).__mro__, name)
+    if found is None and table.later:  # a family not imported yet may declare it
+        table.load()
+        found = _declared_method(table, type(t).__mro__, name)
+    return found
+
+
+def _declared_method(table: Registry[tuple[type, str], Builtin], classes: tuple[type, ...],
+                     name: str) -> Builtin | None:
+    """The method ``name`` of the first of ``classes`` that has one, among the families loaded so far."""
+    for cls in classes:
+        b = dict.get(table, (cls, name))
         if b is not None:
             return b
     return None

@@ -42,7 +42,6 @@ from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
 from ..ir.ops import OPS
-from ..ir.ops.coopmat2 import ReduceMode
 from .cfg import CFG
 from .uniformity_report import cond_loc, error
 
@@ -77,7 +76,6 @@ PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
 WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
 ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
 ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
-WHOLE_MATRIX = ReduceMode.Row | ReduceMode.Column  # a reduction whose every element is the same
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
 
@@ -323,7 +321,7 @@ class FunctionUniformity:
 
     def _extract(self, op: Op) -> Fact:
         src = op.operands[0]
-        if isinstance(src, Op) and src.kind == "coop_reduce" and src.attrs["mode"] == WHOLE_MATRIX and \
+        if isinstance(src, Op) and src.kind == "coop_reduce" and _whole_matrix(src.attrs["mode"]) and \
                 isinstance(src.type, T.CoopMatType):
             level = scope_level(src.type.scope)  # every element holds the one combined value
             return level, (None if level == WORKGROUP else Origin("an element of a subgroup-scope matrix "
@@ -420,6 +418,13 @@ class FunctionUniformity:
                 n = self.requirement(op)
                 if n is not None and self.ctl[b] < n.level:
                     yield error(self, b, n, calls)
+
+
+def _whole_matrix(mode) -> bool:
+    """Whether a reduction in ``mode`` leaves every element the same (cd.Row | cd.Column)."""
+    from ..ir.ops.coopmat2 import ReduceMode  # (loaded: the reduction being looked at is one of its ops)
+
+    return mode == ReduceMode.Row | ReduceMode.Column
 
 
 def _into_matrix(ptr: Value) -> bool:

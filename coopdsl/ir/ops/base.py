@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any, NoReturn
 
+from ..._lazy import Registry
 from ..._records import record
 from .. import types as T
 from ..core import Op
@@ -37,14 +38,14 @@ class OpDef:
     doc: str = ""
 
 
-OPS: dict[str, OpDef] = {}
+OPS: Registry[str, OpDef] = Registry()  # the families ``coopdsl.ir.ops`` defers load on first need
 
 
 def define(kind: str, operands: int | tuple[int, int | None], *, doc: str,
            attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Op], None] | None = None,
            pure: bool = True, terminator: bool = False, tangled: str | None = None) -> OpDef:
     """Declare op ``kind`` (each kind exactly once)."""
-    if kind in OPS:
+    if OPS.declared(kind):
         raise ValueError(f"op kind {kind!r} is declared twice")
     arity = (operands, operands) if isinstance(operands, int) else operands
     d = OpDef(kind, arity, dict(attrs or {}), verify, pure, terminator, tangled, doc)

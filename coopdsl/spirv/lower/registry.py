@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..._lazy import Registry
 from ...ir import types as T
 from ...ir.attrs import MemoryAccess, Scope, Semantics
 from ..grammar import enum_value
 
-LOWERINGS: dict[str, Callable] = {}
+LOWERINGS: Registry[str, Callable] = Registry()  # the families ``coopdsl.spirv.lower`` defers load on first need
 
 
 def lowering(*kinds: str):
     """Register the decorated function as the lowering of IR op ``kinds``."""
     def deco(fn):
         for k in kinds:
-            if k in LOWERINGS:
+            if LOWERINGS.declared(k):
                 raise ValueError(f"two lowerings for {k}")
             LOWERINGS[k] = fn
         return fn
