@@ -14,8 +14,8 @@ from pathlib import Path
 
 from . import __version__
 from ._gcpause import paused
-from .aot import InputError, compile_artifact, load_kernels, pick_kernel
-from .aot.loading import check_file
+from .aot.errors import InputError
+from .aot.loading import check_file, load_kernels, pick_kernel
 from .errors import CoopDSLError
 from .spirv import tools
 
@@ -150,6 +150,8 @@ def _write(path: str, data: str | bytes) -> None:
 
 def cmd_emit(args: argparse.Namespace) -> int:
     """``coopdsl emit``: one kernel to SPIR-V, a C header or reflection JSON (plus optional extras)."""
+    from .aot.artifact import compile_artifact
+
     k = pick_kernel(load_kernels(args.file), args.kernel, args.file)
     spec = _parse_values(args.spec, "--spec")
     consts = _parse_values(args.const, "--const")

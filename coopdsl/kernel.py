@@ -20,7 +20,6 @@ from ._gcpause import paused
 from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
-from .ir.printer import print_module
 from .spirv import tools
 from .spirv.words import to_bytes
 
@@ -113,6 +112,8 @@ class Kernel:
 
     def print_ir(self, target_env: str | None = None, spec: dict | None = None) -> str:
         """Text form of the IR, for debugging."""
+        from .ir.printer import print_module
+
         return print_module(self._build(target_env, spec)[0])
 
     def save(self, path: str | Path, target_env: str | None = None) -> Path:

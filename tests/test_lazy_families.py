@@ -24,6 +24,7 @@ LATER = [  # what a KHR kernel never needs
     "coopdsl.lang.callbacks", "coopdsl.lang.coopmat2", "coopdsl.lang.coopcheck2", "coopdsl.lang.qcom",
     "coopdsl.lang.tensor", "coopdsl.ir.ops.coopmat2", "coopdsl.ir.ops.qcom", "coopdsl.ir.ops.tensor",
     "coopdsl.spirv.lower.coopmat2", "coopdsl.spirv.lower.qcom", "coopdsl.spirv.lower.tensor",
+    "coopdsl.passes.uniformity_report", "coopdsl.ir.printer", "coopdsl.aot.cheader",
 ]
 KHR_EXAMPLES = ["gemm_khr", "gemm_portable", "bf16_gemm", "int8_gemm", "gemm_edges", "gemm_shared"]
 OTHER_EXAMPLES = ["gemm_workgroup", "flash_attention", "qcom_conv_im2col"]  # tensor layouts, NV2 ops, QCOM
@@ -102,6 +103,11 @@ def test_a_family_reached_only_through_methods_loads_too(kernel, tmp_path):
     status, loaded = _emit(str(src), "--kernel", kernel, "-o", str(out))
     assert status == 0 and loaded
     assert out.read_bytes() == _preloaded(tmp_path / "first.spv", str(src), "--kernel", kernel)
+
+
+def test_ir_text_loads_the_printer_when_asked(tmp_path):
+    status, loaded = _emit("examples/gemm_khr.py", "-o", str(tmp_path / "k.spv"), "--ir", str(tmp_path / "k.ir"))
+    assert status == 0 and loaded == ["coopdsl.ir.printer"] and "coop_muladd" in (tmp_path / "k.ir").read_text()
 
 
 REGISTRIES = '''

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..ir.core import Block, Function
+from ..errors import SourceLoc
+from ..ir.core import Block, Function, Op
 
 EXITS = ("return", "unreachable")
 
@@ -199,3 +200,9 @@ def _immediate_dominators(order: list, preds: Callable, index: dict) -> dict:
                 idom[n] = new
                 changed = True
     return idom
+
+
+def cond_loc(branch: Block) -> SourceLoc:
+    """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
+    cond = branch.last_op.operands[0]
+    return cond.loc if isinstance(cond, Op) else branch.last_op.loc

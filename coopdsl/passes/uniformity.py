@@ -42,8 +42,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
 from ..ir.ops import OPS
-from .cfg import CFG
-from .uniformity_report import cond_loc, error
+from .cfg import CFG, cond_loc
 
 
 class Level(enum.IntEnum):
@@ -417,6 +416,8 @@ class FunctionUniformity:
                     yield from callee.errors(calls + (op,))
                 n = self.requirement(op)
                 if n is not None and self.ctl[b] < n.level:
+                    from .uniformity_report import error  # (the messages: only a kernel in error needs them)
+
                     yield error(self, b, n, calls)
 
 

@@ -10,6 +10,7 @@ from ..errors import SourceLoc, UniformityError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Block, LoopMerge, Op, SelectionMerge
+from .cfg import cond_loc
 
 _BARRIER = (Scope.Workgroup, Scope.Workgroup, Semantics(("AcquireRelease", "WorkgroupMemory")))
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "unary -"}
@@ -82,12 +83,6 @@ def _cause(fu, block: Block, need) -> Block | None:
                 seen.add(x)
                 work.append(x)
     return None
-
-
-def cond_loc(branch: Block) -> SourceLoc:
-    """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
-    cond = branch.last_op.operands[0]
-    return cond.loc if isinstance(cond, Op) else branch.last_op.loc
 
 
 def _where(loc: SourceLoc) -> str:
