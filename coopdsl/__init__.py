@@ -29,9 +29,7 @@ try:
                          ValidationError,
     )
     from .kernel import Kernel, kernel
-    from .lang import atomics as _atomics  # each registers its builtins
     from .lang import math as _math
-    from .lang import subgroup as _subgroup
     from .lang.access import load_element, store_element
     from .lang.arrays import array  # noqa: F401  (cd.array: array values and types, struct members too; not star-exported)
     from .lang.convert import bitcast
@@ -93,8 +91,6 @@ finally:
     del _collecting
 
 globals().update(_math.MATH)
-globals().update(_subgroup.SUBGROUP)
-globals().update(_atomics.ATOMICS)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
 
@@ -109,6 +105,15 @@ subgroup_invocation_id = BUILTIN_VARS["subgroup_invocation_id"]
 num_subgroups = BUILTIN_VARS["num_subgroups"]
 
 __version__ = "0.1.0"
+
+# The builtins of coopdsl.lang.subgroup and coopdsl.lang.atomics by name, so that cd.X can load them on first
+# use (tests/test_lazy_families.py checks these lists against the families' own tables).
+_SUBGROUP = [f"subgroup_{scan}{op}" for op in ("add", "mul", "min", "max", "and", "or", "xor")
+             for scan in ("", "inclusive_", "exclusive_")]
+_SUBGROUP += [f"subgroup_{name}" for name in ("elect", "all", "any", "all_equal", "broadcast", "broadcast_first",
+                                              "ballot", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down")]
+_ATOMICS = [f"atomic_{name}" for name in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
+                                          "compare_exchange", "load", "store")]
 
 __all__ = [
     "kernel", "Kernel", "func", "DeviceFunction",
@@ -129,7 +134,7 @@ __all__ = [
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
     "dot", "mod", "isnan", "isinf", "select",
-    *sorted(_subgroup.SUBGROUP), *sorted(_atomics.ATOMICS),
+    *sorted(_SUBGROUP), *sorted(_ATOMICS),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
@@ -143,6 +148,7 @@ __all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max",
 # here), so that `import coopdsl` and `coopdsl emit` of a KHR kernel do not pay for them; so do cd.devices
 # (device profiles and checks) and cd.runtime (it brings numpy and ctypes).
 _LATER = {
+    **dict.fromkeys(_SUBGROUP, ".lang.subgroup:SUBGROUP"), **dict.fromkeys(_ATOMICS, ".lang.atomics:ATOMICS"),
     "partial": ".lang.callbacks",  # functions as instruction operands
     **dict.fromkeys(("Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"),
                     ".lang.coopmat2"),  # SPV_NV_cooperative_matrix2 reductions

@@ -1,6 +1,7 @@
 """Names a package exports but imports on first use (PEP 562), so that importing the package stays cheap.
 
     __getattr__ = lazy_exports(__name__, {"verify": ".check", "Mismatch": ".check"})
+    __getattr__ = lazy_exports(__name__, {"atomic_add": ".lang.atomics:ATOMICS"})  # ATOMICS["atomic_add"]
     __getattr__ = lazy_exports(__name__, submodules=("devices", "runtime"))   # pkg.devices imports it
 
 A submodule whose name is also an exported name (``devices.shapes``) must
@@ -18,8 +19,9 @@ from typing import TypeVar
 
 def lazy_exports(package: str, exports: dict[str, str] | None = None,
                  submodules: tuple[str, ...] = ()) -> Callable[[str], object]:
-    """A module ``__getattr__`` for ``package``: ``name`` comes from submodule ``exports[name]``, and a
-    name in ``submodules`` is that submodule itself, each imported on first use."""
+    """A module ``__getattr__`` for ``package``: ``name`` comes from submodule ``exports[name]`` (from the
+    dict ``TABLE`` of the submodule for ``"submodule:TABLE"``), and a name in ``submodules`` is that
+    submodule itself, each imported on first use."""
     exports = exports or {}
 
     def __getattr__(name: str) -> object:
@@ -28,7 +30,9 @@ def lazy_exports(package: str, exports: dict[str, str] | None = None,
         where = exports.get(name)
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(where, package), name)
+        module, _, table = where.partition(":")
+        found = importlib.import_module(module, package)
+        value = getattr(found, table)[name] if table else getattr(found, name)
         setattr(sys.modules[package], name, value)  # later lookups find it without coming here
         return value
 

@@ -25,6 +25,8 @@ LATER = [  # what a KHR kernel never needs
     "coopdsl.lang.tensor", "coopdsl.ir.ops.coopmat2", "coopdsl.ir.ops.qcom", "coopdsl.ir.ops.tensor",
     "coopdsl.spirv.lower.coopmat2", "coopdsl.spirv.lower.qcom", "coopdsl.spirv.lower.tensor",
     "coopdsl.passes.uniformity_report", "coopdsl.ir.printer", "coopdsl.aot.cheader",
+    "coopdsl.lang.subgroup", "coopdsl.lang.atomics", "coopdsl.ir.ops.subgroup", "coopdsl.ir.ops.atomics",
+    "coopdsl.spirv.lower.subgroup",
 ]
 KHR_EXAMPLES = ["gemm_khr", "gemm_portable", "bf16_gemm", "int8_gemm", "gemm_edges", "gemm_shared"]
 OTHER_EXAMPLES = ["gemm_workgroup", "flash_attention", "qcom_conv_im2col"]  # tensor layouts, NV2 ops, QCOM
@@ -92,10 +94,16 @@ def qcom_methods(out: cd.Buffer[f32]):
     row = cd.array(f16, 16, 1)
     back = MatA[f16, 64, 16].from_rows(row).to_rows(u32)   # SPV_QCOM_cooperative_matrix_conversion methods
     out[cd.subgroup_invocation_id] = f32(back[7])
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def subgroup_atomics(a: cd.Buffer[u32]):
+    s = cd.subgroup_inclusive_add(a[cd.global_invocation_id.x])   # builtins reached as cd.X
+    cd.atomic_add(a, 0, cd.subgroup_broadcast_first(s))
 '''
 
 
-@pytest.mark.parametrize("kernel", ["nv2_methods", "qcom_methods"])
+@pytest.mark.parametrize("kernel", ["nv2_methods", "qcom_methods", "subgroup_atomics"])
 def test_a_family_reached_only_through_methods_loads_too(kernel, tmp_path):
     src = tmp_path / "methods_only.py"
     src.write_text(METHODS_ONLY)
@@ -164,7 +172,12 @@ def test_the_package_namespace_is_whole_before_anything_loads():
 
 def test_lazy_names_are_the_objects_their_modules_define():
     import coopdsl
-    from coopdsl.lang import callbacks, coopmat2, qcom, tensor
+    from coopdsl.lang import atomics, callbacks, coopmat2, qcom, subgroup, tensor
+
+    assert sorted(coopdsl._SUBGROUP) == sorted(subgroup.SUBGROUP)  # the names cd.X loads them by
+    assert sorted(coopdsl._ATOMICS) == sorted(atomics.ATOMICS)
+    assert all(getattr(coopdsl, n) is subgroup.SUBGROUP[n] for n in subgroup.SUBGROUP)
+    assert all(getattr(coopdsl, n) is atomics.ATOMICS[n] for n in atomics.ATOMICS)
 
     assert coopdsl.tensor_layout is tensor.tensor_layout and coopdsl.tensor_view is tensor.tensor_view
     assert coopdsl.Row is coopmat2.Row and coopdsl.reduce_max is coopmat2.reduce_max

@@ -1,10 +1,10 @@
 """What kernels see: types, parameter kinds, and the builtins, each family in its own module.
 
 Importing this package registers the builtin families every kernel may use in
-:mod:`coopdsl.lang.registry`; the families of other extensions (tensor layouts
-and SPV_NV_cooperative_matrix2 operations, QCOM conversions, callbacks) are
-named in the registry's ``LATER`` and imported on first need: a lookup the
-loaded families cannot answer, or a listing of a whole table.  ``coopdsl.X``
+:mod:`coopdsl.lang.registry`; the others (subgroup operations, atomics, tensor
+layouts and SPV_NV_cooperative_matrix2 operations, QCOM conversions,
+callbacks) are named in the registry's ``LATER`` and imported on first need:
+a lookup the loaded families cannot answer, or a listing of a whole table.  ``coopdsl.X``
 for one of their names imports its family too (``coopdsl/__init__.py``).
 ``lang`` imports only ``coopdsl.ir`` (and ``coopdsl.errors``); builtins build
 IR through the narrow :class:`~coopdsl.lang.context.Builder` interface they
@@ -14,16 +14,15 @@ are handed.
 from . import (  # noqa: F401  (register)
     access,
     arrays,
-    atomics,
     convert,
     coopmat,
     inputs,
     loops,
     math,
     memory,
-    subgroup,
     uniform,
 )
 from .registry import BUILTINS
 
-BUILTINS.defer(__name__, "callbacks", "coopmat2", "qcom", "tensor")  # (the method tables share the list)
+# (the method tables share the list)
+BUILTINS.defer(__name__, "atomics", "callbacks", "coopmat2", "qcom", "subgroup", "tensor")

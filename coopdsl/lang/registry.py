@@ -13,8 +13,9 @@ for methods of a type object (``Acc[f32, 16, 16].splat``) and
 keyed by (IR type class, name); subclasses inherit their bases' methods.
 
 The three tables are :class:`~coopdsl._lazy.Registry` objects sharing :data:`LATER`: the builtin
-families :mod:`coopdsl.lang` does not import up front (tensor layouts, SPV_NV_cooperative_matrix2,
-QCOM conversions, callbacks) load when a lookup misses or a table is listed whole.
+families :mod:`coopdsl.lang` does not import up front (subgroup operations, atomics, tensor layouts,
+SPV_NV_cooperative_matrix2, QCOM conversions, callbacks) load when a lookup misses or a table is
+listed whole.
 """
 
 from __future__ import annotations

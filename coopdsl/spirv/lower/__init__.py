@@ -4,16 +4,16 @@ This is the only place that chooses opcodes (and the capabilities the
 meaning of an op implies, each required with its reason).  A lowering is a
 function ``(writer, op, result type id, result id, operand ids)`` registered
 for one or more IR op kinds with :func:`lowering`; enumerant values come from
-the generated grammar tables through :mod:`coopdsl.spirv.grammar`.  The families of extensions few
-kernels use (``coopmat2``, ``qcom``, ``tensor``) are deferred: :data:`LOWERINGS` imports them when asked
-for a kind it lacks or listed whole.
+the generated grammar tables through :mod:`coopdsl.spirv.grammar`.  The families few kernels use
+(``subgroup`` with the atomics, ``coopmat2``, ``qcom``, ``tensor``) are deferred: :data:`LOWERINGS`
+imports them when asked for a kind it lacks or listed whole.
 """
 
 from __future__ import annotations
 
-from . import arith, control, coopmat, hints, math, memory, subgroup  # noqa: F401  (register the lowerings)
+from . import arith, control, coopmat, hints, math, memory  # noqa: F401  (register the lowerings)
 from .registry import LOWERINGS, lowering
 
-LOWERINGS.defer(__name__, "coopmat2", "qcom", "tensor")
+LOWERINGS.defer(__name__, "coopmat2", "qcom", "subgroup", "tensor")
 
 __all__ = ["LOWERINGS", "lowering"]
