@@ -11,6 +11,7 @@ that name to the module.
 
 from __future__ import annotations
 
+import _thread
 import importlib
 import sys
 from collections.abc import Callable, Iterator
@@ -42,6 +43,8 @@ def lazy_exports(package: str, exports: dict[str, str] | None = None,
 
 K = TypeVar("K")
 V = TypeVar("V")
+_LOADING = _thread.RLock()  # deferred modules load one thread at a time; a thread that misses waits its turn
+_ABSENT = object()
 
 
 class Registry(dict[K, V]):
@@ -50,9 +53,9 @@ class Registry(dict[K, V]):
     ``later`` names those modules (a list the registries of one family of modules share).  Asking for a
     key the registry lacks (``r[k]``, ``r.get(k)``, ``k in r``) or listing it whole (iterating it,
     ``keys``/``values``/``items``, ``len``, ``copy``, comparing it) imports them all first, so that no
-    lookup misses an entry only because its module was not loaded yet; a lookup that finds its key costs
-    what it costs in a dict.  Modules register entries with ``r[k] = v`` and check for a duplicate with
-    :meth:`declared`, which imports nothing.
+    lookup misses an entry only because its module was not loaded yet (nor because another thread is
+    still loading it); a lookup that finds its key costs what it costs in a dict.  Modules register
+    entries with ``r[k] = v`` and check for a duplicate with :meth:`declared`, which imports nothing.
     """
 
     def __init__(self, later: list[str] | None = None) -> None:
@@ -64,24 +67,27 @@ class Registry(dict[K, V]):
         self.later.extend(f"{package}.{m}" for m in modules)
 
     def load(self) -> None:
-        """Import every module still to come (each registers its entries)."""
-        while self.later:
-            name = self.later.pop(0)
-            try:
-                importlib.import_module(name)
-            except BaseException:
-                self.later.insert(0, name)  # a failed import is tried again next time, never skipped
-                raise
+        """Import every module still to come (each registers its entries); returns once they all have,
+        also when another thread was importing them."""
+        with _LOADING:
+            while self.later:
+                name = self.later.pop(0)
+                try:
+                    importlib.import_module(name)
+                except BaseException:
+                    self.later.insert(0, name)  # a failed import is tried again next time, never skipped
+                    raise
 
     def declared(self, key: K) -> bool:
         """Whether ``key`` is registered by a module loaded so far (imports nothing)."""
         return dict.__contains__(self, key)
 
     def __missing__(self, key: K) -> V:
-        if not self.later:
-            raise KeyError(key)
         self.load()
-        return dict.__getitem__(self, key)
+        value = dict.get(self, key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        return value  # type: ignore[return-value]
 
     def get(self, key, default=None):  # (untyped: dict.get's overloads)
         try:
@@ -92,8 +98,6 @@ class Registry(dict[K, V]):
     def __contains__(self, key: object) -> bool:
         if dict.__contains__(self, key):
             return True
-        if not self.later:
-            return False
         self.load()
         return dict.__contains__(self, key)
 

@@ -211,3 +211,27 @@ def test_a_registry_loads_what_comes_later_on_a_miss_or_a_listing(tmp_path, monk
         with pytest.raises(ImportError, match="not yet"):
             r.get("x")
     assert r.later == ["later_broken"]
+
+
+def test_a_lookup_waits_for_a_family_another_thread_is_loading(tmp_path, monkeypatch):
+    import threading
+
+    from coopdsl._lazy import Registry
+
+    r: Registry = Registry()
+    monkeypatch.setitem(sys.modules, "slow_registry", type(sys)("slow_registry"))
+    sys.modules["slow_registry"].R = r  # type: ignore[attr-defined]
+    started = threading.Event()
+    (tmp_path / "slow_family.py").write_text(
+        "import time\nfrom slow_registry import R, STARTED\nSTARTED.set()\ntime.sleep(0.3)\nR['slow'] = 1\n")
+    sys.modules["slow_registry"].STARTED = started  # type: ignore[attr-defined]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "slow_family", raising=False)
+    r.later.append("slow_family")
+    loader = threading.Thread(target=r.load)
+    loader.start()
+    assert started.wait(10)  # the other thread has taken the family off the list and is importing it
+    try:
+        assert r.later == [] and r.get("slow") == 1 and "slow" in r
+    finally:
+        loader.join()

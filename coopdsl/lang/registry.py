@@ -106,7 +106,7 @@ def method(receiver, name: str) -> Builtin | None:
     """The method ``name`` of ``receiver``: an IR type object, or a runtime value (by its IR type)."""
     table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
     found = _declared_method(table, type(t).__mro__, name)
-    if found is None and table.later:  # a family not imported yet may declare it
+    if found is None:  # a family not imported yet may declare it
         table.load()
         found = _declared_method(table, type(t).__mro__, name)
     return found
