@@ -32,8 +32,8 @@ from typing import Any
 
 from . import __version__
 from .errors import CoopDSLError
-from .kernel import Kernel
 from .ir.types import Type
+from .kernel import Kernel
 from .lang.types import ConstParam, Enumerant, SpecParam
 
 Timer = Callable[[Kernel, tuple, tuple, dict, Any], float]  # (variant, grid, args, kwargs, device) -> ms
