@@ -66,3 +66,21 @@ def child_env(**extra: str) -> dict[str, str]:
 
     paths = [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
     return {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}
+
+
+def matmul_inputs(kind: str, m: int, n: int, k: int, rng):
+    """(a, b, a @ b in float64) for ``ops.matmul`` of input kind ``kind`` ("f16", "bf16", "i8", "u8")."""
+    import numpy as np
+
+    from coopdsl import ops
+
+    if kind in ("f16", "bf16"):
+        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
+        if kind == "f16":
+            a, b = a32.astype(np.float16), b32.astype(np.float16)
+            return a, b, a.astype(np.float64) @ b.astype(np.float64)
+        a, b = ops.to_bf16(a32), ops.to_bf16(b32)
+        return a, b, ops.from_bf16(a).astype(np.float64) @ ops.from_bf16(b)
+    dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
+    a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
+    return a, b, a.astype(np.float64) @ b.astype(np.float64)

@@ -1,10 +1,16 @@
 """coopdsl.ops on a real GPU against numpy (run with -m gpu)."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from coopdsl import ops
 from coopdsl.ops import flash_attention
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.conftest import matmul_inputs  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -79,20 +85,12 @@ def test_matmul_of_tile_multiples_on_the_tiled_kernel(kind):
 
     m, n, k = 1024, 512, 384
     assert gemm.tiled_configs(kind, m, n, k)
-    rng = np.random.default_rng(6)
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(6))
+    out = ops.matmul(a, b, kind=kind)
     if kind in ("f16", "bf16"):
-        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
-        if kind == "f16":
-            a, b = a32.astype(np.float16), b32.astype(np.float16)
-            ref = a.astype(np.float64) @ b.astype(np.float64)
-        else:
-            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
-            ref = ops.from_bf16(a).astype(np.float64) @ ops.from_bf16(b)
-        np.testing.assert_allclose(ops.matmul(a, b, kind=kind), ref, atol=1e-4 * k)
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
     else:
-        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
-        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
-        np.testing.assert_array_equal(ops.matmul(a, b), a.astype(np.int64) @ b.astype(np.int64))
+        np.testing.assert_array_equal(out, ref)
 
 
 def test_matmul_tunes_the_tiled_configurations_that_divide_the_problem(tmp_path, monkeypatch):

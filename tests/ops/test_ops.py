@@ -9,7 +9,7 @@ import pytest
 from coopdsl import ops
 from coopdsl.ops import flash_attention, gemm
 
-from ..conftest import compile_checked
+from ..conftest import compile_checked, matmul_inputs
 
 HAVE_INTERP = importlib.util.find_spec("coopdsl.interp") is not None
 
@@ -154,23 +154,13 @@ def test_matmul_of_tile_multiples_runs_the_tiled_kernel(kind, m, n, k, monkeypat
         return real(kind_)
 
     monkeypatch.setattr(gemm, "tiled_kernel", spy)
-    rng = np.random.default_rng(7)
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(7))
+    out = ops.matmul(a, b, kind=kind, device="cpu")
+    assert out.shape == (m, n) and out.dtype == gemm.KINDS[kind][4]
     if kind in ("f16", "bf16"):
-        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
-        if kind == "f16":
-            a, b = a32.astype(np.float16), b32.astype(np.float16)
-            ref = a.astype(np.float64) @ b.astype(np.float64)
-        else:
-            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
-            ref = ops.from_bf16(a).astype(np.float64) @ ops.from_bf16(b)
-        out = ops.matmul(a, b, kind=kind, device="cpu")
-        assert out.dtype == np.float32 and out.shape == (m, n)
         np.testing.assert_allclose(out, ref, atol=1e-4 * k)
     else:
-        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
-        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, (k, n)).astype(dt)
-        out = ops.matmul(a, b, device="cpu")
-        np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64))
+        np.testing.assert_array_equal(out, ref)
     assert launched == [kind]
 
 
