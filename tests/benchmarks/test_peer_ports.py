@@ -46,3 +46,20 @@ def test_the_workgroup_port_multiplies_on_the_interpreter(tokens, b_col_major):
                   BColMajor=b_col_major, WG=64)
     ref = 2 * (a.astype(np.int64) @ b.astype(np.int64)) - c.astype(np.int64)
     np.testing.assert_array_equal(d.astype(np.int64), ref)
+
+
+def test_shape_experiment_forms_are_valid_and_differ_where_they_say():
+    from benchmarks.peer_gemm import shape_experiment
+    from benchmarks.peer_gemm.shmem import variant
+    from coopdsl import f16, f32
+    from coopdsl.spirv import tools
+
+    ours = variant(f16, f32).compile()
+    builtin = shape_experiment.workgroup_size_builtin(ours)
+    assert tools.validation_message(builtin, "vulkan1.3") is None
+    text = tools.disassemble(builtin)
+    assert "LocalSizeId" not in text and "OpExecutionMode %main LocalSize 1 1 1" in text
+    assert "BuiltIn WorkgroupSize" in text
+    forms = shape_experiment.forms(ours, ours)  # (the peer's module is not in this repository: ours stands in)
+    assert set(forms) == {"theirs", "ours", "ours+wg-builtin", *shape_experiment.OPT}
+    assert len(forms["ours -O"]) < len(ours)

@@ -1,0 +1,131 @@
+"""Code-shape experiment on the peer's harness: the same kernel in several SPIR-V forms, interleaved.
+
+    python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC [--types fp16_fp32]
+        [--rounds 2] [--out docs/benchmarks.md]
+
+For each type pair it times, with vk_cooperative_matrix_perf's own harness (``--shmem``, 8192^3, built as
+``run_peer.py`` builds it), these forms of ``shmem<A>_<C>.spv``:
+
+* ``theirs``: the peer's glslang output; ``ours``: ``benchmarks/peer_gemm/shmem.py``;
+* ``theirs+mem2reg``: theirs after spirv-opt's local-variable-to-SSA passes (the form coopdsl writes: SSA
+  values and phis instead of Function variables);
+* ``theirs+private-to-local``: theirs with its Private accumulator array made a Function variable (where
+  coopdsl keeps it), and ``theirs+p2l+mem2reg`` both;
+* ``theirs -O`` and ``ours -O``: spirv-opt's performance recipe;
+* ``ours+wg-builtin``: ours with glslang's workgroup-size form (``LocalSize 1 1 1`` and a
+  ``WorkgroupSize``-decorated spec-constant composite) instead of ``LocalSizeId``.
+
+Every form is validated with spirv-val first. Rounds alternate the order. The table gives each form's
+median TFLOP/s per configuration; it shows which differences between the two modules the driver's
+compiler is sensitive to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.peer_gemm.run_peer import build, parse, run  # noqa: E402
+from coopdsl.spirv import tools  # noqa: E402
+
+OPT = {"theirs+mem2reg": ["--eliminate-local-single-block", "--eliminate-local-single-store", "--ssa-rewrite"],
+       "theirs+private-to-local": ["--private-to-local"],
+       "theirs+p2l+mem2reg": ["--private-to-local", "--eliminate-local-single-block",
+                              "--eliminate-local-single-store", "--ssa-rewrite"],
+       "theirs -O": ["-O"], "ours -O": ["-O"]}
+
+
+def workgroup_size_builtin(binary: bytes) -> bytes:
+    """``binary`` with ``OpExecutionModeId LocalSizeId x y z`` replaced by glslang's form."""
+    text = tools.disassemble(binary)
+    m = re.search(r"OpExecutionModeId (%\w+) LocalSizeId (%\w+) (%\w+) (%\w+)\n", text)
+    if m is None:
+        raise ValueError("the module has no LocalSizeId execution mode")
+    v3 = re.search(r"(%\w+) = OpTypeVector %uint 3\n", text)
+    if v3 is None:
+        raise ValueError("the module has no uint3 type")
+    entry, x, y, z = m.groups()
+    lines = text.replace(m.group(0), f"OpExecutionMode {entry} LocalSize 1 1 1\n").splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if re.search(r"= Op(SpecConstant|Constant|Type)", line))
+    lines.insert(last + 1, f"%wg_builtin = OpSpecConstantComposite {v3.group(1)} {x} {y} {z}\n")
+    lines.insert(next(i for i, line in enumerate(lines) if "OpDecorate" in line),
+                 "OpDecorate %wg_builtin BuiltIn WorkgroupSize\n")
+    return tools.assemble("".join(lines), "vulkan1.3")
+
+
+def forms(theirs: bytes, ours: bytes) -> dict[str, bytes]:
+    """Every form of the experiment, validated."""
+    out = {"theirs": theirs, "ours": ours, "ours+wg-builtin": workgroup_size_builtin(ours)}
+    for name, passes in OPT.items():
+        out[name] = tools.optimize(theirs if name.startswith("theirs") else ours, passes, "vulkan1.3")
+    for name, binary in out.items():
+        message = tools.validation_message(binary, "vulkan1.3")
+        if message is not None:
+            raise SystemExit(f"{name}: spirv-val rejects it: {message}")
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--harness", type=Path, required=True, help="a checkout of jeffbolznv/vk_cooperative_matrix_perf")
+    p.add_argument("--vulkan-headers", type=Path, required=True, help="the include folder of Vulkan-Headers")
+    p.add_argument("--types", nargs="+", default=["fp16_fp32"])
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "peer_shapes")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    from benchmarks._gpu import require_gpu
+    from benchmarks.peer_gemm.shmem import emit_all
+
+    device = require_gpu("shape_experiment.py")
+    exe = build(args.harness, args.vulkan_headers.resolve(), args.work / "build", True)
+    ours_dir = args.work / "ours"
+    ours_dir.mkdir(parents=True, exist_ok=True)
+    emit_all(ours_dir)
+    lines = []
+    for t in args.types:
+        theirs = (args.harness / "shaders" / f"shmem{t}.spv").read_bytes()
+        variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes())
+        names = list(variants)
+        results: dict[tuple, dict[str, list[float]]] = {}
+        for r in range(args.rounds):
+            for name in (names if r % 2 == 0 else names[::-1]):
+                folder = args.work / re.sub(r"\W", "_", name)
+                shaders = folder / "shaders"
+                shutil.rmtree(shaders, ignore_errors=True)
+                shaders.mkdir(parents=True)
+                (shaders / f"shmem{t}.spv").write_bytes(variants[name])
+                for key, value in parse(run(exe, folder, 8192, False)).items():
+                    results.setdefault(key, {}).setdefault(name, []).append(value)
+                print(t, name, "done", flush=True)
+        lines += ["", f"{t}, TFLOP/s (TOP/s), median of {args.rounds} rounds:", "",
+                  "| tiles | TILE_M x TILE_N x TILE_K | B col-major | " + " | ".join(names) + " |",
+                  "|---" * (len(names) + 3) + "|"]
+        for key, per in sorted(results.items()):
+            cells = [f"{statistics.median(per[n]):.1f}" if n in per else "-" for n in names]
+            lines.append(f"| {key[0]} | {key[1]}x{key[2]}x{key[3]} | {key[4]} | " + " | ".join(cells) + " |")
+    info = device.info
+    head = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
+            f"Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC --types "
+            f"{' '.join(args.types)} --rounds {args.rounds} --out docs/benchmarks.md` (forms: see the script's "
+            "docstring)."]
+    print("\n".join(head + lines))
+    if args.out:
+        from benchmarks._report import replace_section
+
+        replace_section(args.out, "## Peer harness: which code-shape differences the driver reacts to (H100)",
+                        "\n".join(head + lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
