@@ -62,10 +62,13 @@ def workgroup_size_builtin(binary: bytes) -> bytes:
     return tools.assemble("".join(lines), "vulkan1.3")
 
 
-def forms(theirs: bytes, ours: bytes) -> dict[str, bytes]:
-    """Every form of the experiment, validated."""
-    out = {"theirs": theirs, "ours": ours, "ours+wg-builtin": workgroup_size_builtin(ours)}
-    for name, passes in OPT.items():
+def forms(theirs: bytes, ours: bytes, opt: dict[str, list[str]] | None = None) -> dict[str, bytes]:
+    """Every form of the experiment, validated; ``opt`` (label -> spirv-opt arguments, applied to ours when
+    the label starts with "ours", else to theirs) replaces :data:`OPT` and the workgroup-size form."""
+    out = {"theirs": theirs, "ours": ours}
+    if opt is None:
+        out["ours+wg-builtin"] = workgroup_size_builtin(ours)
+    for name, passes in (OPT if opt is None else opt).items():
         out[name] = tools.optimize(theirs if name.startswith("theirs") else ours, passes, "vulkan1.3")
     for name, binary in out.items():
         message = tools.validation_message(binary, "vulkan1.3")
@@ -81,8 +84,15 @@ def main(argv=None) -> int:
     p.add_argument("--types", nargs="+", default=["fp16_fp32"])
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "peer_shapes")
+    p.add_argument("--form", action="append", default=[], metavar="LABEL=PASS,PASS",
+                   help="time this spirv-opt form instead of the default ones (repeatable), e.g. "
+                        "'theirs+inline=--inline-entry-points-exhaustive,--eliminate-dead-functions'")
+    p.add_argument("--forms-file", type=Path, help="more --form values, one a line")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
+    if args.forms_file:
+        args.form += [line.strip() for line in args.forms_file.read_text().splitlines() if line.strip()]
+    opt = {label: passes.split(",") for label, passes in (f.split("=", 1) for f in args.form)} or None
     from benchmarks._gpu import require_gpu
     from benchmarks.peer_gemm.shmem import emit_all
 
@@ -94,7 +104,7 @@ def main(argv=None) -> int:
     lines = []
     for t in args.types:
         theirs = (args.harness / "shaders" / f"shmem{t}.spv").read_bytes()
-        variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes())
+        variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes(), opt)
         names = list(variants)
         results: dict[tuple, dict[str, list[float]]] = {}
         for r in range(args.rounds):
@@ -116,14 +126,16 @@ def main(argv=None) -> int:
     info = device.info
     head = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
             f"Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC --types "
-            f"{' '.join(args.types)} --rounds {args.rounds} --out docs/benchmarks.md` (forms: see the script's "
-            "docstring)."]
+            f"{' '.join(args.types)} --rounds {args.rounds}" + "".join(f" --form '{f}'" for f in args.form)
+            + " --out docs/benchmarks.md` (forms: see the script's docstring)."]
     print("\n".join(head + lines))
     if args.out:
         from benchmarks._report import replace_section
 
-        replace_section(args.out, "## Peer harness: which code-shape differences the driver reacts to (H100)",
-                        "\n".join(head + lines))
+        heading = "## Peer harness: which code-shape differences the driver reacts to (H100)"
+        if opt is not None:
+            heading += ": " + ", ".join(opt)
+        replace_section(args.out, heading, "\n".join(head + lines))
     return 0
 
 
