@@ -115,6 +115,26 @@ def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]
     return encode_walking(opname, *operands, req=req)
 
 
+def encode_into(words: list[int], opname: str, operands: tuple, req: Requirements) -> None:
+    """``words.extend(encode(opname, *operands, req=req))``, the Id-only path appending in place (what
+    the module builder's ``emit`` does for every instruction)."""
+    plan = _ID_PLANS.get(opname)
+    if plan is not None and not plan[3] and plan[1] <= len(operands) <= plan[2]:
+        for v in operands:
+            if type(v) is not int or v <= 0:
+                break
+        else:  # only Ids, where the grammar wants Ids: encode()'s fast path
+            if plan[4] or plan[5]:
+                req.need(plan[4], plan[5], plan[6])
+            count = len(operands) + 1
+            if count > 0xFFFF:
+                raise ValueError(f"instruction with {count} words is too long")
+            words.append((count << 16) | plan[0])
+            words.extend(operands)
+            return
+    words.extend(encode(opname, *operands, req=req))
+
+
 def encode_walking(opname: str, *operands, req: Requirements | None = None) -> list[int]:
     """:func:`encode` by walking the grammar's operand list (every instruction goes this way but those
     given only Ids where the grammar wants only Ids)."""
@@ -127,13 +147,17 @@ def encode_walking(opname: str, *operands, req: Requirements | None = None) -> l
         if quant == "":
             if not values:
                 raise InternalCompilerError(f"{opname}: missing operand {name or kind}")
-            _encode_one(opname, kind, values, words, req)
         elif quant == "?":
-            if values:
-                _encode_one(opname, kind, values, words, req)
+            if not values:
+                continue
         else:  # '*'
             while values:
                 _encode_one(opname, kind, values, words, req)
+            continue
+        if OPERAND_KINDS[kind] == "Id" and type(values[0]) is int and values[0] > 0:
+            words.append(values.pop(0))  # _encode_one's first case, the most common one
+        else:
+            _encode_one(opname, kind, values, words, req)
     if values:
         raise InternalCompilerError(f"{opname}: {len(values)} operand(s) left over: {values!r}")
     return instruction(code, words)

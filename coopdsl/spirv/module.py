@@ -16,7 +16,7 @@ from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import const_key
 from ._tables import ENUMS
-from .grammar import Requirements, encode
+from .grammar import Requirements, encode, encode_into
 from .words import header
 
 SECTIONS = (
@@ -73,7 +73,7 @@ class ModuleBuilder:
 
     def emit(self, section: str, opname: str, *operands) -> None:
         """Encode ``opname`` (grammar-checked) into ``section``."""
-        self.sections[section].extend(encode(opname, *operands, req=self.req))
+        encode_into(self.sections[section], opname, operands, self.req)
         self.counts[section] += 1
 
     def require(self, capability: str, reason: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
-from .grammar import encode, opcode
+from .grammar import encode_into, opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
 from .lower.hints import ALIASES
@@ -195,9 +195,10 @@ class Writer:
 
     # -- ops ------------------------------------------------------------------------
     def _op(self, op: Op) -> None:
-        lower = LOWERINGS.get(op.kind)
-        if lower is None:
-            raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc)
+        try:
+            lower = LOWERINGS[op.kind]  # (a dict lookup; the registry's get() is a Python call)
+        except KeyError:
+            raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc) from None
         b = self.b
         ids = self.ids
         rid = ids.get(id(op))
@@ -215,7 +216,7 @@ class Writer:
     def emit(self, opname: str, *operands) -> None:
         """Emit one instruction into the function section (what ``self.b.emit("function", ...)`` does)."""
         b = self.b
-        b.sections["function"].extend(encode(opname, *operands, req=b.req))
+        encode_into(b.sections["function"], opname, operands, b.req)
         b.counts["function"] += 1
 
 
