@@ -69,7 +69,7 @@ def forms(theirs: bytes, ours: bytes, opt: dict[str, list[str]] | None = None) -
     if opt is None:
         out["ours+wg-builtin"] = workgroup_size_builtin(ours)
     for name, passes in (OPT if opt is None else opt).items():
-        out[name] = tools.optimize(theirs if name.startswith("theirs") else ours, passes, "vulkan1.3")
+        out[name] = tools.optimize(ours if name.startswith("ours") else theirs, passes, "vulkan1.3")
     for name, binary in out.items():
         message = tools.validation_message(binary, "vulkan1.3")
         if message is not None:
