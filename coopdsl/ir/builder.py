@@ -63,8 +63,10 @@ class Emitter:
 
     # -- ops --------------------------------------------------------------------
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs: Any) -> Op | SpecOp:
-        if kind not in OPS:
-            raise InternalCompilerError(f"unknown op kind {kind}", self.loc)
+        try:
+            OPS[kind]  # (a dict lookup; the registry's ``in`` is a Python call)
+        except KeyError:
+            raise InternalCompilerError(f"unknown op kind {kind}", self.loc) from None
         if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
             return self._select_by_branch(self.block, *operands)
         if _spec_foldable(kind, type, operands, attrs):
@@ -116,8 +118,15 @@ def _spec_foldable(kind: str, type: T.Type, operands: list[Value], attrs: dict[s
     """SPIR-V allows these opcodes in OpSpecConstantOp for shaders (integers and bools only)."""
     if kind not in SPEC_FOLDABLE or attrs or not isinstance(type, T.ScalarType) or type.kind == "float":
         return False
-    if not all(isinstance(v, (Const, SpecConst, SpecOp)) for v in operands):
+    symbolic = False  # (loops, not generators: this runs for every op the front end makes)
+    for v in operands:
+        if isinstance(v, (SpecConst, SpecOp)):
+            symbolic = True
+        elif not isinstance(v, Const):
+            return False
+    if not symbolic:
         return False
-    if any(is_float(v.type) for v in operands):
-        return False
-    return any(isinstance(v, (SpecConst, SpecOp)) for v in operands)
+    for v in operands:
+        if is_float(v.type):
+            return False
+    return True

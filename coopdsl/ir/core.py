@@ -15,7 +15,6 @@ and live in the :class:`Module`, not in blocks.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import field
 from typing import Any
 
@@ -125,7 +124,8 @@ class Op(Value):
 
     def __init__(self, kind: str, type: Type, operands: list[Value],
                  loc: SourceLoc, **attrs: Any):
-        super().__init__(type)
+        self.type = type  # (Value.__init__, inlined: ops are the values made most)
+        self.serial = next(_ids)
         self.kind = kind
         self.operands = list(operands)
         self.attrs = attrs
@@ -180,11 +180,11 @@ class Block:
             return []
         return list(t.attrs.get("targets", ()))
 
-    def all_ops(self) -> Iterator[Op]:
-        yield from self.phis
-        yield from self.ops
-        if self.terminator is not None:
-            yield self.terminator
+    def all_ops(self) -> list[Op]:
+        """Phis, ops and the terminator, in order (a new list: cheaper to make than a generator to run)."""
+        if self.terminator is None:
+            return [*self.phis, *self.ops]
+        return [*self.phis, *self.ops, self.terminator]
 
     def __repr__(self) -> str:
         return f"<block {self.name}>"
@@ -205,9 +205,9 @@ class Function:
     def entry(self) -> Block:
         return self.blocks[0]
 
-    def ops(self) -> Iterator[Op]:
-        for b in self.blocks:
-            yield from b.all_ops()
+    def ops(self) -> list[Op]:
+        """Every op of every block, in block order."""
+        return [op for b in self.blocks for op in b.all_ops()]
 
 
 @record
@@ -265,9 +265,13 @@ class Module:
                 return any(has_psb(m, depth + 1) for _, m in t.members)
             return False
 
-        return any(has_psb(g.type) for g in self.globals) or \
-            any(has_psb(op.type) for f in self.functions for op in f.ops()) or \
-            any(has_psb(p.type) for f in self.functions for p in f.params)
+        if any(has_psb(g.type) for g in self.globals):
+            return True
+        for f in self.functions:  # only pointers and structs can hold one: the others are not looked into
+            for t in [p.type for p in f.params] + [op.type for b in f.blocks for op in (*b.phis, *b.ops)]:
+                if isinstance(t, (PointerType, StructType)) and has_psb(t):
+                    return True
+        return False
 
     @property
     def entry(self) -> Function:

@@ -50,9 +50,10 @@ def _verify_function(func: Function) -> None:
 
 
 def _verify_op(op: Op, defined: set[int]) -> None:
-    d = OPS.get(op.kind)
-    if d is None:
-        raise InternalCompilerError(f"unknown op kind {op.kind!r}", op.loc)
+    try:
+        d = OPS[op.kind]  # (a dict lookup; the registry's get() is a Python call)
+    except KeyError:
+        raise InternalCompilerError(f"unknown op kind {op.kind!r}", op.loc) from None
     low, high = d.operands
     if len(op.operands) < low or high is not None and len(op.operands) > high:
         raise InternalCompilerError(f"{op.kind} takes {low}..{high} operands, has {len(op.operands)}", op.loc)
@@ -63,7 +64,8 @@ def _verify_op(op: Op, defined: set[int]) -> None:
             continue
         if not isinstance(v, Op) or id(v) not in defined:
             raise InternalCompilerError(f"{op.kind} uses a value not defined in its function", op.loc)
-    _verify_attrs(op, d)
+    if op.attrs or d.attrs:  # (with neither, there is nothing to check)
+        _verify_attrs(op, d)
     if d.verify is not None:
         try:
             d.verify(op)

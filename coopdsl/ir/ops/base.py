@@ -106,9 +106,12 @@ def result_is(op: Op, want: T.Type) -> None:
 
 
 def operands_equal(op: Op, what: str = "operand types differ") -> None:
-    ts = types_of(op)
-    if any(t != ts[0] for t in ts[1:]):
-        fail(op, f"{what}: {', '.join(map(str, ts))}")
+    operands = op.operands
+    if operands:
+        first = operands[0].type
+        for v in operands:
+            if v.type is not first and v.type != first:
+                fail(op, f"{what}: {', '.join(map(str, types_of(op)))}")
 
 
 def pointer(op: Op, index: int) -> T.PointerType:
