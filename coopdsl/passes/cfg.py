@@ -58,6 +58,7 @@ class CFG:
         for h, body in self.loops.items():
             for b in body:
                 self.loops_of[b].add(h)
+        self._forward: dict[Block, list[Block]] | None = None
         self.sync_deps = self._sync_dependence()
         self.exits_into: dict[Block, list[Block]] = {b: [] for b in self.blocks}
         for h, body in self.loops.items():  # per loop (each list keeps the loops' order), not per block and loop
@@ -132,18 +133,24 @@ class CFG:
         """Blocks with several predecessors that forward paths from two different successors of ``x`` reach
         before ``x``'s immediate post-dominator (inclusive): where the two sides of the branch meet."""
         stop = self.ipdom[x]
-        reached: dict[Block, set[int]] = {}
-        for i, s in enumerate(self.succs[x]):
+        forward = self._forward
+        if forward is None:  # each block's successors along forward edges, listed once per CFG
+            back = self.back_edges
+            forward = self._forward = {b: [t for t in self.succs[b] if (b, t) not in back] for b in self.blocks}
+        once: set[Block] = set()  # reached from one successor of x so far
+        twice: set[Block] = set()  # from two or more
+        for s in self.succs[x]:
             stack, seen = [s], set()
             while stack:
                 b = stack.pop()
                 if b in seen:
                     continue
                 seen.add(b)
-                reached.setdefault(b, set()).add(i)
                 if b is not stop:
-                    stack.extend(t for t in self.succs[b] if (b, t) not in self.back_edges)
-        return {b for b, sides in reached.items() if len(sides) > 1 and len(self.preds[b]) > 1}
+                    stack.extend(forward[b])
+            twice |= once & seen
+            once |= seen
+        return {b for b in twice if len(self.preds[b]) > 1}
 
     def _sync_dependence(self) -> dict[Block, list[Block]]:
         deps: dict[Block, list[Block]] = {b: [] for b in self.blocks}

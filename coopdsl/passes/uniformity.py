@@ -114,8 +114,11 @@ def matrix_scope_level(op: Op) -> Level:
     """The uniformity needed by an op that takes or makes cooperative matrices (DIVERGENT: none)."""
     if op.kind == "phi" or op.kind in ELEMENT_ACCESS:
         return DIVERGENT
-    level = DIVERGENT  # the most demanding scope among the result and operand types (a loop: runs per op)
-    for t in (op.type, *[v.type for v in op.operands]):
+    # the most demanding scope among the result and operand types (a loop: runs per op)
+    t = op.type
+    level = scope_level(t.scope) if isinstance(t, T.CoopMatType) else DIVERGENT
+    for v in op.operands:
+        t = v.type
         if isinstance(t, T.CoopMatType):
             level = max(level, scope_level(t.scope))
     return level
@@ -168,17 +171,15 @@ class FunctionUniformity:
         home = v.block if isinstance(v, Op) else None
         if home is None or home is block:  # not computed in a block, or used where it is computed
             return f
+        loops_of = self.cfg.loops_of
+        around = loops_of.get(home)
+        if not around:  # not computed in a loop: none to leave
+            return f
         key = (home, block)
         left = self._left.get(key)
         if left is None:  # the loops around the definition that are not around the use (once per pair)
-            loops_of = self.cfg.loops_of
-            around = loops_of.get(home)
-            if not around:
-                left = ()
-            else:
-                around_use = loops_of.get(block, set()) if block is not None else set()
-                left = tuple(around - around_use)
-            self._left[key] = left
+            around_use = loops_of.get(block, set()) if block is not None else set()
+            left = self._left[key] = tuple(around - around_use)
         if not left:
             return f
         op = cast(Op, v)  # only ops have a home block
@@ -236,10 +237,13 @@ class FunctionUniformity:
     def _update_control(self) -> bool:
         changed = False
         ctl, control_deps = self.ctl, self.cfg.control_deps
+        conds: dict[Block, Level] = {}  # each branch's condition, once (it does not depend on control)
         for b in self.cfg.blocks:
             level = WORKGROUP  # the least uniform of the branches b depends on (and of their own control)
             for x in control_deps[b]:
-                cond = self.cond_fact(x)[0]
+                cond = conds.get(x)
+                if cond is None:
+                    cond = conds[x] = self.cond_fact(x)[0]
                 if cond < level:
                     level = cond
                 if ctl[x] < level:
@@ -378,10 +382,10 @@ class FunctionUniformity:
 
     def requirement(self, op: Op) -> Need | None:
         """What ``op`` needs of the control flow reaching it (None: nothing); computed once per op."""
-        key = id(op)
-        if key not in self._requirements:
-            self._requirements[key] = self._requirement(op)
-        return self._requirements[key]
+        n = self._requirements.get(id(op), _UNSET)
+        if n is _UNSET:
+            n = self._requirements[id(op)] = self._requirement(op)
+        return cast("Need | None", n)
 
     def _requirement(self, op: Op) -> Need | None:
         if op.kind == "call":
@@ -396,9 +400,10 @@ class FunctionUniformity:
 
     def _need(self) -> Need | None:
         best = None
+        requirement = self.requirement
         for b in self.cfg.blocks:
             for op in b.all_ops():
-                n = self.requirement(op)
+                n = requirement(op)
                 if n is not None and (best is None or n.level > best.level):
                     best = n
         return best
@@ -447,6 +452,7 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
 
 
 _CALL = FunctionUniformity._call
+_UNSET = object()  # no requirement computed yet
 
 
 def _atomic(self: FunctionUniformity, op: Op) -> Fact:
