@@ -1,5 +1,6 @@
-"""``coopdsl.ops.matmul``'s two kernels on the GPU: the tiled one (sizes that are tile multiples) and the
-general one (any size), each with the configuration ``ops.matmul`` uses untuned.
+"""``coopdsl.ops.matmul``'s two kernels on the GPU: the tiled one (sizes that are tile multiples; B row-major,
+and K-major as ``transpose_b=True`` gives it) and the general one (any size), each with the configuration
+``ops.matmul`` uses untuned.
 
     python benchmarks/best_gemm/ops_matmul.py [--n 4096 8192] [--rounds 3] [--out docs/benchmarks.md]
 
@@ -54,6 +55,11 @@ def main(argv=None) -> None:
         for n in args.n:
             a, b, d, _ = inputs(pair, n, n, n, np.random.default_rng(0))
             ra, rb, rd = (runtime.array(x, device=device) for x in (a, b, d))
+            rbt = runtime.array(np.ascontiguousarray(b.T), device=device)
+            kmajor = gemm.tiled_configs(kind, n, n, n, b_kmajor=True)[0].values
+            fast_t = gemm.tiled_kernel(kind, True).specialize(**{k: kmajor[k] for k in ("A_FIRST", "STAGES", "LN")})
+            spec_t = {k: v for k, v in kmajor.items() if k not in ("A_FIRST", "STAGES", "LN")}
+            g_fast_t = gemm._tiled_grid({"M": n, "N": n, **kmajor})
             tiled = gemm.tiled_configs(kind, n, n, n)[0].values
             consts = {k: tiled[k] for k in ("A_FIRST", "STAGES", "LN")}
             spec = {k: v for k, v in tiled.items() if k not in consts}
@@ -63,18 +69,21 @@ def main(argv=None) -> None:
             g_general = gemm._grid({"M": n, "N": n, **gemm.DEFAULT.values})
             fast.bench(g_fast, ra, rb, rd, M=n, N=n, K=n, device=device, warmup=200, repeat=10,
                        **spec)  # bring the clocks up after the seconds spent making the inputs
-            times: dict[str, list[list[float]]] = {"tiled": [], "general": []}
+            times: dict[str, list[list[float]]] = {"tiled": [], "general": [], "kmajor": []}
             for _ in range(args.rounds):
                 time.sleep(args.pause)
                 times["tiled"].append(fast.bench(g_fast, ra, rb, rd, M=n, N=n, K=n, device=device,
                                                  warmup=args.warmup, repeat=args.repeat, **spec).times_ms)
                 time.sleep(args.pause)
+                times["kmajor"].append(fast_t.bench(g_fast_t, ra, rbt, rd, M=n, N=n, K=n, device=device,
+                                                    warmup=args.warmup, repeat=args.repeat, **spec_t).times_ms)
+                time.sleep(args.pause)
                 times["general"].append(general.bench(g_general, ra, rb, rd, M=n, N=n, K=n, device=device,
                                                       warmup=args.warmup, repeat=args.repeat).times_ms)
-            for x in (ra, rb, rd):
+            for x in (ra, rb, rbt, rd):
                 x.free()
-            rows.append(f"| {kind} | {n} | {_summary(times['tiled'], n)} | {_summary(times['general'], n)} | "
-                        f"{err:.1e} |")
+            rows.append(f"| {kind} | {n} | {_summary(times['tiled'], n)} | {_summary(times['kmajor'], n)} | "
+                        f"{_summary(times['general'], n)} | {err:.1e} |")
             print(rows[-1], flush=True)
     info = device.info
     lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
@@ -82,10 +91,12 @@ def main(argv=None) -> None:
              f"{args.rounds} --warmup {args.warmup} --repeat {args.repeat} --pause {args.pause} "
              "--out docs/benchmarks.md`", "",
              "`ops.matmul`'s kernels with the configuration it uses untuned (tiled: the first of "
-             "`coopdsl.ops.gemm.TILED` that divides the size; general: 64 x 64 blocks), n x n x n, B row-major; "
+             "`coopdsl.ops.gemm.TILED`, or of `TILED_KMAJOR` for `transpose_b=True`, that divides the size; "
+             "general: 64 x 64 blocks), n x n x n, B row-major unless said; "
              "TFLOP/s (TOP/s for 8-bit), median over the rounds with the range of the per-round medians. Max abs "
              "error: `ops.matmul` at 512^3 against numpy (float64).", "",
-             "| kind | n | tiled kernel | general kernel | max abs error at 512^3 |", "|---|---|---|---|---|", *rows]
+             "| kind | n | tiled kernel | tiled kernel, `transpose_b=True` (B K-major) | general kernel | "
+             "max abs error at 512^3 |", "|---|---|---|---|---|---|", *rows]
     print("\n".join(lines))
     if args.out:
         from benchmarks._report import replace_section

@@ -126,3 +126,14 @@ def test_matmul_of_large_resident_arrays_on_the_tiled_kernel():
     row = rng.integers(0, n)
     ref = a.numpy()[row].astype(np.float64) @ b.numpy().astype(np.float64)
     np.testing.assert_allclose(c.numpy()[row], ref, atol=1e-2)
+
+
+@pytest.mark.parametrize("kind", ["f16", "i8", "u8"])
+@pytest.mark.parametrize("m, n, k", [(1024, 512, 384), (97, 65, 200)])  # the tiled kernel, the general one
+def test_matmul_with_b_transposed(kind, m, n, k):
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(12), transpose_b=True)
+    out = ops.matmul(a, b, kind=kind, transpose_b=True)
+    if kind == "f16":
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
+    else:
+        np.testing.assert_array_equal(out, ref)

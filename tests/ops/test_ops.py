@@ -149,9 +149,9 @@ def test_matmul_of_tile_multiples_runs_the_tiled_kernel(kind, m, n, k, monkeypat
     launched = []
     real = gemm.tiled_kernel
 
-    def spy(kind_):
+    def spy(kind_, kmajor=False):
         launched.append(kind_)
-        return real(kind_)
+        return real(kind_, kmajor)
 
     monkeypatch.setattr(gemm, "tiled_kernel", spy)
     a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(7))
@@ -169,3 +169,57 @@ def test_the_tiled_kernels_validate():
         for ln in (8, 16) if kind == "f16" else (16,):
             compile_checked(gemm.tiled_kernel(kind).specialize(LN=ln), "OpCooperativeMatrixMulAddKHR",
                             "OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR", "OpControlBarrier")
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+@pytest.mark.parametrize("kind", ["f16", "bf16", "i8", "u8"])
+@pytest.mark.parametrize("m, n, k", [(256, 128, 128), (37, 70, 45)])  # the tiled kernel, the general one
+def test_matmul_with_b_transposed(kind, m, n, k, monkeypatch):
+    kernels = []
+    for name in ("tiled_kernel", "kernel"):
+        real = getattr(gemm, name)
+        monkeypatch.setattr(gemm, name, lambda kind_, kmajor=False, real=real, name=name:
+                            kernels.append((name, kmajor)) or real(kind_, kmajor))
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(11), transpose_b=True)
+    out = ops.matmul(a, b, kind=kind, device="cpu", transpose_b=True)
+    assert out.shape == (m, n)
+    if kind in ("f16", "bf16"):
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
+    else:
+        np.testing.assert_array_equal(out, ref)
+    assert kernels == [("tiled_kernel" if m % 128 == 0 else "kernel", True)]
+
+
+def test_matmul_with_b_transposed_checks_the_shapes():
+    a = np.zeros((4, 8), np.float16)
+    with pytest.raises(ValueError, match=r"a is 4 x 8 but b \(transpose_b=True: N x K\) is 8 x 4"):
+        ops.matmul(a, np.zeros((8, 4), np.float16), transpose_b=True)
+    with pytest.raises(ValueError, match="out must be float32 of shape"):
+        ops.matmul(a, np.zeros((6, 8), np.float16), transpose_b=True, out=np.zeros((8, 6), np.float32))
+
+
+def test_kmajor_tiled_configurations_fit_and_start_with_one_every_device_runs():
+    from coopdsl.ops import gemm_tiled
+
+    assert gemm.tiled_configs("i8", 256, 256, 256, b_kmajor=True)[0] == gemm.TILED_KMAJOR["i8"][0]
+    for kind, configs in gemm.TILED_KMAJOR.items():
+        assert configs[0].values["LN"] == 16
+        for c in configs:
+            assert gemm_tiled.shared_bytes(gemm.KINDS[kind][0], c.values, b_kmajor=True) <= gemm_tiled.SHARED_LIMIT
+
+
+@pytest.mark.parametrize("kind", sorted(gemm.KINDS))
+def test_kmajor_kernels_validate_and_load_b_column_major(kind):
+    compile_checked(gemm.kernel(kind, True), "OpCooperativeMatrixMulAddKHR")
+    compile_checked(gemm.tiled_kernel(kind, True), r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_1 ")
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+def test_the_transpose_b_example_of_docs_ops_md_runs(monkeypatch):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "transpose_b=True" in b]
+    monkeypatch.setenv("COOPDSL_DEVICE", "cpu")  # every launch on the interpreter
+    exec(compile(code, "docs/ops.md", "exec"), {"np": np, "ops": ops})
