@@ -53,16 +53,16 @@ def default_type(v) -> T.ScalarType:
 
 def binary(em, op: str, a, b):
     """``a <op> b`` where either side may be a Python number or an IR value."""
-    if is_number(a) and is_number(b):
+    a_value, b_value = isinstance(a, Value), isinstance(b, Value)
+    if not a_value and not b_value and is_number(a) and is_number(b):
         return _fold(em, op, a, b)
-    if not isinstance(a, (Value,)) and not is_number(a) or not isinstance(b, Value) and not is_number(b):
-        bad = a if not (isinstance(a, Value) or is_number(a)) else b
+    if not a_value and not is_number(a) or not b_value and not is_number(b):
+        bad = a if not (a_value or is_number(a)) else b
         raise TypeMismatchError(f"unsupported operand for {SYMBOL[op]}: {_describe(bad)}", em.loc)
     _no_arrays(em, a, b)
     if op == "pow":
         raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
-    if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) or \
-            isinstance(b, Value) and isinstance(b.type, T.CoopMatType):
+    if a_value and isinstance(a.type, T.CoopMatType) or b_value and isinstance(b.type, T.CoopMatType):
         return _coopmat_binary(em, op, a, b)
     a, b = unify(em, op, a, b)
     t = a.type
