@@ -6,7 +6,7 @@ and K-major as ``transpose_b=True`` gives it) and the general one (any size), ea
 
 Per kind (f16, bf16, i8, u8; B row-major, as ``ops.matmul`` takes it) and size: ``--rounds`` interleaved
 rounds of ``--warmup`` untimed and ``--repeat`` timed dispatches (GPU timestamps, resident arrays), each
-after ``--pause`` seconds of idle GPU; the median over all timed dispatches, with the range of the
+after ``--pause`` seconds of idle GPU (none by default); the median over all timed dispatches, with the range of the
 per-round medians (after about a second of warm-up work per size). The results are checked against
 numpy at 512^3 first.
 """
@@ -37,9 +37,11 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+", default=[4096, 8192])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--repeat", type=int, default=10)
-    p.add_argument("--pause", type=float, default=1.0)
+    p.add_argument("--pause", type=float, default=0.0,
+                   help="seconds of idle GPU before each timed round (the clocks drop while it idles, which "
+                        "short dispatches then measure; 0 keeps the GPU busy, as the rounds interleave kernels)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     from benchmarks._gpu import require_gpu

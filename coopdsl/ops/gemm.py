@@ -133,9 +133,9 @@ TILED["u8"] = TILED["i8"]
 # the same for B given K-major (``transpose_b=True``), where 8-bit inputs reach twice the speed on NVIDIA
 # (H100, 8192^3: s8 and u8 590 TOP/s with the first configuration, docs/benchmarks.md)
 TILED_KMAJOR = {
-    "f16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 128, 64, 64, 32),
+    "f16": (gemm_tiled.config(128, 128, 64, 64, 32), gemm_tiled.config(128, 128, 32, 64, 64),
             gemm_tiled.config(256, 128, 32, 64, 64)),
-    "bf16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 128, 64, 64, 32)),
+    "bf16": (gemm_tiled.config(128, 128, 64, 64, 32), gemm_tiled.config(128, 128, 32, 64, 64)),
     "i8": (gemm_tiled.config(128, 128, 128, 64, 32), gemm_tiled.config(128, 128, 128, 32, 64),
            gemm_tiled.config(128, 256, 64, 64, 64), gemm_tiled.config(128, 128, 64, 64, 64)),
 }
