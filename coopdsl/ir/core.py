@@ -21,7 +21,7 @@ from typing import Any
 from .._records import record
 from ..errors import SourceLoc
 from .attrs import LoopHint
-from .types import Dim, FunctionType, PointerType, ScalarType, SymDim, Type, void
+from .types import Dim, FunctionType, PointerType, ScalarType, StructType, SymDim, Type, void
 
 _ids = itertools.count()
 
@@ -254,28 +254,29 @@ class Module:
 
     def uses_device_addresses(self) -> bool:
         """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
-        from .types import StructType
-
-        def has_psb(t: Type, depth: int = 0) -> bool:
-            if depth > 6:
-                return False
-            if isinstance(t, PointerType):
-                return t.storage == "PhysicalStorageBuffer" or has_psb(t.pointee, depth + 1)
-            if isinstance(t, StructType):
-                return any(has_psb(m, depth + 1) for _, m in t.members)
-            return False
-
-        if any(has_psb(g.type) for g in self.globals):
+        if any(_has_psb(g.type) for g in self.globals):
             return True
         for f in self.functions:  # only pointers and structs can hold one: the others are not looked into
             for t in [p.type for p in f.params] + [op.type for b in f.blocks for op in (*b.phis, *b.ops)]:
-                if isinstance(t, (PointerType, StructType)) and has_psb(t):
+                if isinstance(t, (PointerType, StructType)) and _has_psb(t):
                     return True
         return False
 
     @property
     def entry(self) -> Function:
         return next(f for f in self.functions if f.is_entry)
+
+
+def _has_psb(t: Type, depth: int = 0) -> bool:
+    """Whether ``t`` is or holds a PhysicalStorageBuffer pointer (a module-level function: a nested one
+    calling itself is a reference cycle, left to the cyclic collector on every call)."""
+    if depth > 6:
+        return False
+    if isinstance(t, PointerType):
+        return t.storage == "PhysicalStorageBuffer" or _has_psb(t.pointee, depth + 1)
+    if isinstance(t, StructType):
+        return any(_has_psb(m, depth + 1) for _, m in t.members)
+    return False
 
 
 def const_key(value: Any) -> Any:

@@ -511,7 +511,12 @@ class Uniformity:
         self.written = {memory_root(op.operands[0]) for f in module.functions for op in f.ops()
                         if op.kind in WRITES}
         self.contexts: dict[tuple, FunctionUniformity] = {}
-        self.kernel = self.function(module.entry, ())
+        self.function(module.entry, ())  # the kernel's analysis, made now
+
+    @property
+    def kernel(self) -> FunctionUniformity:
+        """The analysis of the kernel (the module's entry function, which takes no arguments)."""
+        return self.function(self.module.entry, ())
 
     def function(self, func: Function, params: tuple) -> FunctionUniformity:
         """The (memoised) analysis of ``func`` with parameters of uniformity ``params``."""
@@ -563,4 +568,8 @@ def analyze(module: Module) -> Uniformity:
 
 def run(module: Module) -> None:
     """The pass: reject cooperative-matrix ops and control barriers in non-uniform control flow."""
-    analyze(module).check()
+    analysis = analyze(module)
+    try:
+        analysis.check()
+    finally:  # each function's analysis points back at the module's: freed now, not by the cyclic collector
+        analysis.contexts.clear()

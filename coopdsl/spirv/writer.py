@@ -9,6 +9,8 @@ which alone chooses opcodes; a failure there names the op's source line.
 
 from __future__ import annotations
 
+import functools
+
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
@@ -23,8 +25,10 @@ class Writer:
     def __init__(self, module: Module, version: tuple[int, int]):
         self.m = module
         self.b = ModuleBuilder(version)
-        self.b.resolve_symbolic = self._symbolic
         self.ids: dict[int, int] = {}
+        # (a partial, not a bound method: the builder holding the writer would make the two a cycle,
+        # left to the cyclic collector to free with every word list of the module)
+        self.b.resolve_symbolic = functools.partial(_symbolic, module, self.ids)
         self.labels: dict[int, int] = {}
         self.used_globals: list[GlobalVar] = []
         self.op_locations: dict = {}  # index in the function section -> SourceLoc of the op lowered there
@@ -52,12 +56,6 @@ class Writer:
             else:
                 raise InternalCompilerError(f"value {v!r} used before it was given an id")
         return self.ids[key]
-
-    def _symbolic(self, d: T.SymDim) -> int:
-        try:
-            return self.ids[id(self.m.symbolic_value(d))]
-        except (StopIteration, KeyError):
-            raise InternalCompilerError(f"cannot lower symbolic dimension {d}") from None
 
     def _global(self, g: GlobalVar) -> None:
         b = self.b
@@ -218,6 +216,14 @@ class Writer:
         b = self.b
         encode_into(b.sections["function"], opname, operands, b.req)
         b.counts["function"] += 1
+
+
+def _symbolic(module: Module, ids: dict[int, int], d: T.SymDim) -> int:
+    """The id of the module value the symbolic dimension ``d`` stands for."""
+    try:
+        return ids[id(module.symbolic_value(d))]
+    except (StopIteration, KeyError):
+        raise InternalCompilerError(f"cannot lower symbolic dimension {d}") from None
 
 
 def _loop_control(hint) -> tuple:
