@@ -21,6 +21,10 @@ are read as 128-bit vectors. ``make(a_type, c_type)`` builds the kernel for one 
   block rows walked column by column (the grouped ordering of Triton's matmul tutorial), so that the
   workgroups resident together share slices of A and B in L2.
 
+The subgroups are of 32 invocations: WG is 32 times the number of subgroup blocks (:func:`config` sets it),
+and the device must run the kernel with subgroups of 32 (NVIDIA does; so do ``coopdsl.ops.gemm``'s general
+kernel and ``examples/gemm_shared.py``, which assume the same).
+
 Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch
 ``grid(M, N, TILE_M, TILE_N)`` workgroups. :func:`config` builds a ``coopdsl.autotune.Config`` of
 these parameters. ``coopdsl.ops.matmul`` uses this kernel when the sizes are multiples of a tile;
