@@ -21,7 +21,7 @@ from typing import Any
 from .._records import record
 from ..errors import SourceLoc
 from .attrs import LoopHint
-from .types import Dim, FunctionType, PointerType, ScalarType, StructType, SymDim, Type, void
+from .types import Dim, FunctionType, PointerType, ScalarType, StructType, SymDim, Type, symbolic, void
 
 _ids = itertools.count()
 
@@ -225,6 +225,7 @@ class Module:
     target_version: tuple = (1, 6)
     written_buffers: set = field(default_factory=set)  # buffer names any function stores to
     helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
+    _spec_ops_by_sym: dict = field(default_factory=dict, repr=False)  # SymDim -> spec_ops with it, in order
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""
@@ -236,14 +237,14 @@ class Module:
 
     def spec_op(self, kind: str, type: Type, operands: list[Value]) -> SpecOp:
         """The (unique) OpSpecConstantOp computing ``kind`` over constant ``operands``."""
-        from .types import symbolic
-
         sym = symbolic(kind, tuple(dim_of(v) for v in operands))
-        for op in self.spec_ops:
-            if op.sym == sym and op.type == type:
+        same = self._spec_ops_by_sym.setdefault(sym, [])
+        for op in same:
+            if op.type == type:
                 return op
         op = SpecOp(kind, type, operands, sym)
         self.spec_ops.append(op)
+        same.append(op)
         return op
 
     def symbolic_value(self, sym: SymDim) -> Value:
