@@ -109,9 +109,10 @@ class Context:
     # -- names ------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST):
         if name in self.locals:
-            if self.em.block is None:
+            block = self.em.block
+            if block is None:
                 raise InternalCompilerError("reading a variable in unreachable code", self.em.loc)
-            value = self.ssa.read(name, self.em.block)
+            value = self.ssa.read(name, block)
             if isinstance(value, Undefined):
                 raise NameResolutionError(f"'{name}' may be used before it is assigned", self.em.loc)
             return value

@@ -38,8 +38,7 @@ def _verify_function(func: Function) -> None:
             for t in targets:
                 if id(t) not in blocks:
                     raise InternalCompilerError(f"merge of {b.name} is not in {func.name}", func.loc)
-        for op in b.all_ops():
-            defined.add(id(op))
+        defined.update(map(id, b.all_ops()))
     for b in func.blocks:
         for phi in b.phis:
             incoming = phi.attrs["incoming"]

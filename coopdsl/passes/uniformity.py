@@ -203,22 +203,27 @@ class FunctionUniformity:
     # -- solving -----------------------------------------------------------------------------
     def solve(self) -> None:
         """Lower levels until nothing changes, then summarise the result and the requirement."""
-        # the ops in order, each with its transfer function (None: no result) and whether it writes
-        sweep = [(op, self._transfer_of(op) if op.has_result else None, op.kind in WRITES)
-                 for b in self.cfg.blocks for op in b.all_ops()]
+        # the ops in order, each with its id, its transfer function (None: no result) and whether it
+        # writes; an op with neither does nothing in a sweep and is left out
+        sweep = []
+        for b in self.cfg.blocks:
+            for op in b.all_ops():
+                transfer, writes = self._transfer_of(op) if op.has_result else None, op.kind in WRITES
+                if transfer is not None or writes:
+                    sweep.append((op, id(op), transfer, writes))
         facts = self.facts
         changed = True
         while changed:
             changed = False
-            for op, transfer, writes in sweep:
+            for op, key, transfer, writes in sweep:
                 if transfer is not None:
-                    old = facts.get(id(op), UNIFORM)[0]
+                    old = facts.get(key, UNIFORM)[0]
                     # nothing is lower than DIVERGENT: the (side-effect free) transfer could not change it;
                     # calls are evaluated still (each analyses its callee for the arguments' levels)
                     if old or transfer is _CALL:
                         fact = transfer(self, op)
                         if fact[0] < old:  # _lower, inlined
-                            facts[id(op)] = fact
+                            facts[key] = fact
                             changed = True
                 if writes:
                     changed |= self._record_write(op)
@@ -412,6 +417,7 @@ class FunctionUniformity:
         """UniformityErrors of this function's ops, in program order (callees' before their calls);
         ``calls`` are the call ops that lead here from the kernel."""
         reachable = set(self.cfg.blocks)
+        known = self._requirements  # (every reachable op's, made by _need())
         for b in self.func.blocks:
             if b not in reachable:
                 continue
@@ -419,7 +425,9 @@ class FunctionUniformity:
                 if op.kind == "call":
                     callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
                     yield from callee.errors(calls + (op,))
-                n = self.requirement(op)
+                n = cast("Need | None", known.get(id(op), _UNSET))
+                if n is _UNSET:
+                    n = self.requirement(op)
                 if n is not None and self.ctl[b] < n.level:
                     from .uniformity_report import error  # (the messages: only a kernel in error needs them)
 

@@ -118,8 +118,11 @@ def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]
 def encode_into(words: list[int], opname: str, operands: tuple, req: Requirements) -> None:
     """``words.extend(encode(opname, *operands, req=req))``, the Id-only path appending in place (what
     the module builder's ``emit`` does for every instruction)."""
-    plan = _ID_PLANS.get(opname)
-    if plan is not None and not plan[3] and plan[1] <= len(operands) <= plan[2]:
+    plan = _ID_PLANS.get(opname, _UNPLANNED)
+    if plan is None:  # planned: the walk (encode() would come here too)
+        words.extend(encode_walking(opname, *operands, req=req))
+        return
+    if plan is not _UNPLANNED and not plan[3] and plan[1] <= len(operands) <= plan[2]:
         for v in operands:
             if type(v) is not int or v <= 0:
                 break

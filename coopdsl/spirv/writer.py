@@ -142,13 +142,12 @@ class Writer:
         fid = self.ids[id(f)]
         ftype = b.type_id(f.type)
         b.emit("debug_name", "OpName", fid, f.name)
-        body: list = []
+        ids, labels, new_id = self.ids, self.labels, b.new_id
         for blk in f.blocks:
-            self.labels[id(blk)] = b.new_id()
+            labels[id(blk)] = new_id()
             for op in blk.all_ops():
                 if op.has_result and op.kind not in ALIASES:
-                    self.ids[id(op)] = b.new_id()
-        words = b.sections["function"]
+                    ids[id(op)] = new_id()
         b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
         for p in f.params:
             pid = self.ids.setdefault(id(p), b.new_id())
@@ -170,12 +169,11 @@ class Writer:
                     b.emit("function", "OpSelectionMerge", self.labels[id(blk.merge.merge)], "None")
             self._terminator(blk.terminator)
         b.emit("function", "OpFunctionEnd")
-        del body, words
         return fid
 
     def _terminator(self, op: Op) -> None:
         b = self.b
-        t = op.attrs.get("targets", [])
+        t = op.attrs.get("targets", ())
         if op.kind == "br":
             b.emit("function", "OpBranch", self.labels[id(t[0])])
         elif op.kind == "cond_br":
