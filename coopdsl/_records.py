@@ -140,8 +140,9 @@ def _add(cls: type, name: str, fn: Callable) -> None:
 
 
 def _init(cls: type, fields: list[dataclasses.Field], frozen: bool) -> Callable:
-    """``__init__``, compiled from the same text dataclasses writes (its one compiled method)."""
-    ns: dict[str, Any] = {"__dataclass_builtins_object__": object, "_HAS_DEFAULT_FACTORY": _HAS_FACTORY}
+    """``__init__``, compiled from the text dataclasses writes (its one compiled method; a frozen record's
+    fields are set through ``object.__setattr__`` looked up once, not once per field)."""
+    ns: dict[str, Any] = {"__dataclass_object_setattr__": object.__setattr__, "_HAS_DEFAULT_FACTORY": _HAS_FACTORY}
     params, body = ["self"], []
     for f in fields:
         value = f.name
@@ -154,7 +155,7 @@ def _init(cls: type, fields: list[dataclasses.Field], frozen: bool) -> Callable:
             params.append(f"{f.name}=_dflt_{f.name}")
         else:
             params.append(f.name)
-        body.append(f"__dataclass_builtins_object__.__setattr__(self, {f.name!r}, {value})" if frozen
+        body.append(f"__dataclass_object_setattr__(self, {f.name!r}, {value})" if frozen
                     else f"self.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("self.__post_init__()")
