@@ -68,9 +68,11 @@ class CFG:
     @staticmethod
     def _successors(b: Block) -> list[Block]:
         out: list[Block] = []
-        for s in b.successors():
-            if s not in out:
-                out.append(s)
+        t = b.terminator
+        if t is not None:  # (Block.successors(), without its copy of the targets)
+            for s in t.attrs.get("targets", ()):
+                if s not in out:
+                    out.append(s)
         return out
 
     def branches(self) -> Iterable[Block]:
@@ -93,8 +95,10 @@ class CFG:
         exits = [b for b in self.blocks if b.terminator is not None and b.terminator.kind in EXITS]
         # the reverse graph: exit -> exiting blocks, and each block -> its predecessors
         rsuccs: dict = {exit_node: exits}
-        rsuccs.update({b: self.preds[b] for b in self.blocks})
-        rpreds: dict = {b: list(self.succs[b]) + ([exit_node] if b in exits else []) for b in self.blocks}
+        rsuccs.update(self.preds)
+        rpreds: dict = dict(self.succs)  # (the lists are only read)
+        for b in exits:
+            rpreds[b] = rpreds[b] + [exit_node]
         order_list = _reverse_postorder(exit_node, lambda n: rsuccs[n])
         order = {n: i for i, n in enumerate(order_list)}
         ipdom = _immediate_dominators(order_list, lambda n: rpreds.get(n, ()), order)
