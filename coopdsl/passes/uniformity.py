@@ -405,10 +405,12 @@ class FunctionUniformity:
 
     def _need(self) -> Need | None:
         best = None
-        requirement = self.requirement
+        known = self._requirements
         for b in self.cfg.blocks:
             for op in b.all_ops():
-                n = requirement(op)
+                n = cast("Need | None", known.get(id(op), _UNSET))  # requirement(), inlined
+                if n is _UNSET:
+                    n = known[id(op)] = self._requirement(op)
                 if n is not None and (best is None or n.level > best.level):
                     best = n
         return best
