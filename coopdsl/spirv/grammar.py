@@ -145,7 +145,7 @@ def encode_walking(opname: str, *operands, req: Requirements | None = None) -> l
     if req is not None:
         req.need(caps, exts, version)
     values = list(operands)
-    words: list[int] = []
+    words: list[int] = [0]  # the first word (count and opcode) is set last
     for kind, quant, name in kinds:
         if quant == "":
             if not values:
@@ -163,7 +163,10 @@ def encode_walking(opname: str, *operands, req: Requirements | None = None) -> l
             _encode_one(opname, kind, values, words, req)
     if values:
         raise InternalCompilerError(f"{opname}: {len(values)} operand(s) left over: {values!r}")
-    return instruction(code, words)
+    if len(words) > 0xFFFF:
+        raise ValueError(f"instruction with {len(words)} words is too long")
+    words[0] = (len(words) << 16) | code  # (words.instruction, without copying the operands)
+    return words
 
 
 def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> None:
