@@ -2,7 +2,8 @@
 
     python benchmarks/best_gemm/run.py [--n 8192] [--rounds 5] [--pairs f16-f32 ...] [--out docs/benchmarks.md]
 
-For each type pair of ``benchmarks/best_gemm/kernel.py``:
+For each type pair of ``benchmarks/best_gemm/kernel.py`` (the kernel of ``coopdsl/ops/gemm_tiled.py`` and the
+configurations to tune it over):
 
 1. ``coopdsl.autotune.Autotuner`` times every configuration of ``CONFIGS[pair]`` on the problem
    (n x n x n, resident arrays) and keeps the fastest in its cache (``--cache``, default a file in the
@@ -162,8 +163,9 @@ def report(results: list[dict], args, device) -> list[str]:
              f"Command: `python benchmarks/best_gemm/run.py --n {args.n} --rounds {args.rounds} --warmup {args.warmup} "
              f"--repeat {args.repeat} --pause {args.pause} --pairs {' '.join(args.pairs)} "
              "--out docs/benchmarks.md`", "",
-             "The kernel is `benchmarks/best_gemm/kernel.py` (one source for every type pair); "
-             "`coopdsl.autotune.Autotuner` chose each configuration from that file's `CONFIGS` on this GPU "
+             "The kernel is `coopdsl/ops/gemm_tiled.py` (one source for every type pair); "
+             "`coopdsl.autotune.Autotuner` chose each configuration from the `CONFIGS` of "
+             "`benchmarks/best_gemm/kernel.py` on this GPU "
              "(every configuration's time is in the last column). TFLOP/s (TOP/s for 8-bit) of the median over "
              f"{args.rounds} interleaved rounds of {args.warmup} untimed and {args.repeat} timed dispatches, each "
              f"after {args.pause} s of idle GPU (so that power capping after the previous kernel does not slow it), "
