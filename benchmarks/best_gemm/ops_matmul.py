@@ -22,15 +22,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.best_gemm.run import _fmt, _summary  # noqa: E402
 
 KIND_PAIR = {"f16": "f16-f32", "bf16": "bf16-f32", "i8": "s8-s32", "u8": "u8-u32"}
-
-
-def _summary(rounds: list[list[float]], n: int) -> str:
-    flop = 2.0 * n ** 3
-    med = float(np.median([t for r in rounds for t in r]))
-    per_round = [flop / (float(np.median(r)) * 1e-3) / 1e12 for r in rounds]
-    return f"{flop / (med * 1e-3) / 1e12:.1f} ({min(per_round):.1f}..{max(per_round):.1f})"
 
 
 def main(argv=None) -> None:
@@ -47,7 +41,7 @@ def main(argv=None) -> None:
     from benchmarks._gpu import require_gpu
     from benchmarks.best_gemm.sweep import inputs
     from coopdsl import ops, runtime
-    from coopdsl.ops import gemm
+    from coopdsl.ops import gemm, gemm_tiled
 
     device = require_gpu("best_gemm/ops_matmul.py")
     rows = []
@@ -58,16 +52,12 @@ def main(argv=None) -> None:
             a, b, d, _ = inputs(pair, n, n, n, np.random.default_rng(0))
             ra, rb, rd = (runtime.array(x, device=device) for x in (a, b, d))
             rbt = runtime.array(np.ascontiguousarray(b.T), device=device)
-            kmajor = gemm.tiled_configs(kind, n, n, n, b_kmajor=True)[0].values
-            fast_t = gemm.tiled_kernel(kind, True).specialize(**{k: kmajor[k] for k in ("A_FIRST", "STAGES", "LN")})
-            spec_t = {k: v for k, v in kmajor.items() if k not in ("A_FIRST", "STAGES", "LN")}
-            g_fast_t = gemm._tiled_grid({"M": n, "N": n, **kmajor})
-            tiled = gemm.tiled_configs(kind, n, n, n)[0].values
-            consts = {k: tiled[k] for k in ("A_FIRST", "STAGES", "LN")}
-            spec = {k: v for k, v in tiled.items() if k not in consts}
-            fast = gemm.tiled_kernel(kind).specialize(**consts)
+            fast_t, spec_t = gemm_tiled.specialized(gemm.tiled_kernel(kind, True),
+                                                    gemm.tiled_configs(kind, n, n, n, b_kmajor=True)[0])
+            g_fast_t = gemm._tiled_grid({"M": n, "N": n, **spec_t})
+            fast, spec = gemm_tiled.specialized(gemm.tiled_kernel(kind), gemm.tiled_configs(kind, n, n, n)[0])
             general = gemm.kernel(kind)
-            g_fast = gemm._tiled_grid({"M": n, "N": n, **tiled})
+            g_fast = gemm._tiled_grid({"M": n, "N": n, **spec})
             g_general = gemm._grid({"M": n, "N": n, **gemm.DEFAULT.values})
             fast.bench(g_fast, ra, rb, rd, M=n, N=n, K=n, device=device, warmup=200, repeat=10,
                        **spec)  # bring the clocks up after the seconds spent making the inputs
@@ -84,8 +74,8 @@ def main(argv=None) -> None:
                                                       warmup=args.warmup, repeat=args.repeat).times_ms)
             for x in (ra, rb, rbt, rd):
                 x.free()
-            rows.append(f"| {kind} | {n} | {_summary(times['tiled'], n)} | {_summary(times['kmajor'], n)} | "
-                        f"{_summary(times['general'], n)} | {err:.1e} |")
+            tiled_s, kmajor_s, general_s = (_fmt(_summary(times[x], n)) for x in ("tiled", "kmajor", "general"))
+            rows.append(f"| {kind} | {n} | {tiled_s} | {kmajor_s} | {general_s} | {err:.1e} |")
             print(rows[-1], flush=True)
     info = device.info
     lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",

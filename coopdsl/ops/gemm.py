@@ -231,11 +231,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
             found = (t.best_config(_tiled_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
                      else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
             config = found or config
-        v = config.values
-        consts = {name: v[name] for name in ("A_FIRST", "STAGES", "LN")}
-        spec = {name: value for name, value in v.items() if name not in consts}
-        tiled_kernel(kind, transpose_b).specialize(**consts).launch(
-            _tiled_grid({"M": m, "N": n, **v}), a, b, out, M=m, N=n, K=k1, device=device, **spec)
+        variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b), config)
+        variant.launch(_tiled_grid({"M": m, "N": n, **spec}), a, b, out, M=m, N=n, K=k1, device=device, **spec)
         return out
     config = DEFAULT
     if not wants_cpu(device):

@@ -47,6 +47,16 @@ def config(tm: int, tn: int, tk: int, sgm: int, sgn: int, group: int = 8, a_firs
                   GROUP_M=group, A_FIRST=a_first, STAGES=stages, LN=ln)
 
 
+CONSTS = ("A_FIRST", "STAGES", "LN")  # the configuration values that are Const parameters (the rest are Spec)
+
+
+def specialized(kernel: cd.Kernel, c: Config) -> tuple[cd.Kernel, dict[str, int]]:
+    """(``kernel`` specialized with the Const values of configuration ``c``, its Spec values for the launch),
+    as ``coopdsl.autotune.Autotuner.variant`` splits them."""
+    v = c.values
+    return kernel.specialize(**{n: v[n] for n in CONSTS}), {n: x for n, x in v.items() if n not in CONSTS}
+
+
 def depth(a_type: Any) -> int:
     """The MulAdd depth (K of one MatA) for A/B components ``a_type``: 32 for 8-bit integers, else 16."""
     return 32 if a_type.nbytes == 1 else 16
