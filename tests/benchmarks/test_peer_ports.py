@@ -63,3 +63,19 @@ def test_shape_experiment_forms_are_valid_and_differ_where_they_say():
     forms = shape_experiment.forms(ours, ours)  # (the peer's module is not in this repository: ours stands in)
     assert set(forms) == {"theirs", "ours", "ours+wg-builtin", *shape_experiment.OPT}
     assert len(forms["ours -O"]) < len(ours)
+
+
+def test_the_committed_bisection_forms_apply_and_validate():
+    from pathlib import Path
+
+    from benchmarks.peer_gemm import shape_experiment
+    from benchmarks.peer_gemm.shmem import variant
+    from coopdsl import f16, f32
+
+    ours = variant(f16, f32).compile()
+    for path in sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "peer_gemm" / "forms").glob("*.txt")):
+        opt = {label: passes.split(",") for label, passes in
+               (line.split("=", 1) for line in path.read_text().splitlines() if line.strip())}
+        assert opt and all(p.startswith("--") for ps in opt.values() for p in ps), path
+        forms = shape_experiment.forms(ours, ours, opt)  # validated inside (the peer's module: ours stands in)
+        assert set(forms) == {"theirs", "ours", *opt}
