@@ -91,6 +91,15 @@ _UNPLANNED = ()  # no plan made yet (None: the walk)
 
 def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]:
     """Words of ``opname`` with ``operands`` checked against the grammar."""
+    words: list[int] = []
+    encode_into(words, opname, operands, req)
+    return words
+
+
+def encode_into(words: list[int], opname: str, operands: tuple, req: Requirements | None = None) -> None:
+    """:func:`encode`, appending the words to ``words`` (what the module builder's ``emit`` does for every
+    instruction): instructions given only Ids where the grammar wants only Ids are encoded by their plan,
+    the others by walking the grammar (:func:`encode_walking`)."""
     plan = _ID_PLANS.get(opname, _UNPLANNED)
     if plan is _UNPLANNED:
         if opname not in INSTRUCTIONS:
@@ -103,7 +112,8 @@ def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]
                     all(type(v) is int and v > 0 for v in operands[:-1]):
                 if req is not None:
                     req.need(caps, exts, version)
-                return instruction(code, [*operands[:-1], *operands[-1]])
+                words.extend(instruction(code, [*operands[:-1], *operands[-1]]))
+                return
         elif fewest <= len(operands) <= most:
             for v in operands:
                 if type(v) is not int or v <= 0:
@@ -111,31 +121,13 @@ def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]
             else:  # only Ids, where the grammar wants Ids
                 if req is not None and (caps or exts):  # (need() records nothing else)
                     req.need(caps, exts, version)
-                return instruction(code, operands)
-    return encode_walking(opname, *operands, req=req)
-
-
-def encode_into(words: list[int], opname: str, operands: tuple, req: Requirements) -> None:
-    """``words.extend(encode(opname, *operands, req=req))``, the Id-only path appending in place (what
-    the module builder's ``emit`` does for every instruction)."""
-    plan = _ID_PLANS.get(opname, _UNPLANNED)
-    if plan is None:  # planned: the walk (encode() would come here too)
-        words.extend(encode_walking(opname, *operands, req=req))
-        return
-    if plan is not _UNPLANNED and not plan[3] and plan[1] <= len(operands) <= plan[2]:
-        for v in operands:
-            if type(v) is not int or v <= 0:
-                break
-        else:  # only Ids, where the grammar wants Ids: encode()'s fast path
-            if plan[4] or plan[5]:
-                req.need(plan[4], plan[5], plan[6])
-            count = len(operands) + 1
-            if count > 0xFFFF:
-                raise ValueError(f"instruction with {count} words is too long")
-            words.append((count << 16) | plan[0])
-            words.extend(operands)
-            return
-    words.extend(encode(opname, *operands, req=req))
+                count = len(operands) + 1
+                if count > 0xFFFF:
+                    raise ValueError(f"instruction with {count} words is too long")
+                words.append((count << 16) | code)
+                words.extend(operands)
+                return
+    words.extend(encode_walking(opname, *operands, req=req))
 
 
 def encode_walking(opname: str, *operands, req: Requirements | None = None) -> list[int]:
