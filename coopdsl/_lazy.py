@@ -40,7 +40,6 @@ def lazy_exports(package: str, exports: dict[str, str] | None = None,
     return __getattr__
 
 
-
 K = TypeVar("K")
 V = TypeVar("V")
 _LOADING = _thread.RLock()  # deferred modules load one thread at a time; a thread that misses waits its turn
