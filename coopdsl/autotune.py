@@ -127,7 +127,7 @@ _PLAIN = (bool, int, float, str, tuple, Type, Enumerant)
 def kernel_fingerprint(kernel: Kernel) -> str:
     """``name:hash`` of what the compiled kernel depends on: the function's source, the plain values
     (numbers, strings, tuples, coopdsl types and enumerants) of the globals and closure variables it
-    names, its workgroup size, target environment and Const values."""
+    names, its workgroup size, target environment, Const values and required subgroup size."""
     fn = kernel.fn
     try:
         source = inspect.getsource(fn)
@@ -138,7 +138,8 @@ def kernel_fingerprint(kernel: Kernel) -> str:
         names.update(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
     plain = {n: repr(v) for n, v in sorted(names.items()) if isinstance(v, _PLAIN)}
     text = json.dumps([source, plain, repr(kernel.workgroup_size), kernel.target_env,
-                       sorted((k, repr(v)) for k, v in kernel.consts.items())])
+                       sorted((k, repr(v)) for k, v in kernel.consts.items()),
+                       *([kernel.subgroup_size] if kernel.subgroup_size else [])])
     return f"{kernel.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 

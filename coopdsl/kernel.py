@@ -34,12 +34,14 @@ class Kernel:
     """A compiled-on-demand compute kernel (see :func:`kernel`)."""
 
     def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
-                 target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None):
+                 target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
+                 subgroup_size: int | None = None):
         self.fn = fn
         self.consts = dict(consts or {})
         self._specialized: dict = {}
         self.name = fn.__name__
         self.workgroup_size = _check_wg(fn, workgroup_size)
+        self.subgroup_size = _check_subgroup_size(fn, subgroup_size)
         if target_env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {target_env!r}")
         self.target_env = target_env
@@ -50,7 +52,8 @@ class Kernel:
         raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
 
     def __repr__(self) -> str:
-        extra = "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
+        extra = f" subgroup_size={self.subgroup_size}" if self.subgroup_size else ""
+        extra += "".join(f" {k}={v!r}" for k, v in sorted(self.consts.items()))
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
 
     def specialize(self, **consts: Any) -> Kernel:
@@ -66,7 +69,8 @@ class Kernel:
         merged = {**self.consts, **consts}
         key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
         if key not in self._specialized:
-            self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged)
+            self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged,
+                                            self.subgroup_size)
         return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------
@@ -98,10 +102,9 @@ class Kernel:
         module, binary = self._build(target_env, spec)
         if device is not None:
             from .devices.check import verify
-            from .reflect import reflect
 
             try:
-                verify(reflect(module, binary), device)
+                verify(self._reflection(module, binary), device)
             except CoopDSLError as e:
                 raise e.with_traceback(None) from None
         return binary
@@ -127,11 +130,15 @@ class Kernel:
         return tools.disassemble(self.compile(target_env))
 
     def reflect(self, target_env: str | None = None, spec: dict | None = None) -> dict[str, Any]:
-        """Bindings, push constants, spec constants, workgroup size, capabilities (see docs/runtime.md)."""
+        """Bindings, push constants, spec constants, workgroup and subgroup size, capabilities
+        (see docs/runtime.md)."""
+        return self._reflection(*self._build(target_env, spec))
+
+    def _reflection(self, module: Module, binary: bytes) -> dict[str, Any]:
         from .reflect import reflect
 
-        module, binary = self._build(target_env, spec)
-        return reflect(module, binary)
+        where = str(_decorator_loc(self.fn, "subgroup_size")) if self.subgroup_size else None
+        return reflect(module, binary, self.subgroup_size, where)
 
 
     # -- running ----------------------------------------------------------------------
@@ -196,7 +203,8 @@ class Kernel:
         is recorded and runs when the block ends. ``device="cpu"``, or
         ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
         interpreter instead (docs/interpreter.md), with ``subgroup_size``
-        invocations per subgroup (default 32).
+        invocations per subgroup (default: the kernel's own ``subgroup_size``,
+        else 32).
         """
         hot = self.__dict__.get("_hot")  # the last launch recorded into a batch: the same objects again?
         if hot is not None and not kwargs and subgroup_size is None and device is hot[1] \
@@ -213,7 +221,8 @@ class Kernel:
             _interp().launch(self, _grid(grid), values, spec, subgroup_size)
             return
         if subgroup_size is not None:
-            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size)")
+            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "
+                             "@coopdsl.kernel(subgroup_size=...) requires one)")
         recorded = _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
         self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args)
 
@@ -275,16 +284,18 @@ def _grid(grid: Any) -> tuple[int, int, int]:
 
 
 @overload
-def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...) -> Kernel: ...
+def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
+           subgroup_size: int | None = ...) -> Kernel: ...
 
 
 @overload
-def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ...,
-           target_env: str = ...) -> Callable[[Callable], Kernel]: ...
+def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
+           subgroup_size: int | None = ...) -> Callable[[Callable], Kernel]: ...
 
 
 def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
-           target_env: str = tools.DEFAULT_TARGET_ENV) -> Kernel | Callable[[Callable], Kernel]:
+           target_env: str = tools.DEFAULT_TARGET_ENV,
+           subgroup_size: int | None = None) -> Kernel | Callable[[Callable], Kernel]:
     """Decorate a function as a coopdsl compute kernel.
 
     ``workgroup_size`` is up to three positive ints (missing ones are 1); an
@@ -292,25 +303,56 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     specialization constant (``OpExecutionModeId LocalSizeId``).
     ``target_env`` is one of vulkan1.1, vulkan1.2, vulkan1.3 (default), vulkan1.4.
 
+    ``subgroup_size`` (a power of two from 1 to 128; default: none) makes
+    the kernel require subgroups of exactly that many invocations, as HLSL's
+    ``[WaveSize(N)]`` does: give it when the kernel's index arithmetic
+    assumes a subgroup size.  Otherwise a Vulkan driver may choose any size
+    from the device's ``minSubgroupSize`` to ``maxSubgroupSize`` for a
+    SPIR-V 1.6 module (RADV runs compute in wave64 by default, Intel ANV at
+    SIMD8 to SIMD32).  The runtime requests the size when it creates the
+    pipeline (``requiredSubgroupSize``, Vulkan 1.3 subgroup size control) and
+    refuses a device that cannot run it; the interpreter runs at that size;
+    ``compile(device=...)`` reports a device that cannot, at the decorator;
+    reflection carries it for host code (``subgroup_size``).
+
     Usage::
 
         @coopdsl.kernel(workgroup_size=(32, 1, 1))
         def k(a: coopdsl.Buffer[coopdsl.f32]): ...
     """
     if fn is None:
-        return lambda f: Kernel(f, workgroup_size, target_env)
-    return Kernel(fn, workgroup_size, target_env)
+        return lambda f: Kernel(f, workgroup_size, target_env, subgroup_size=subgroup_size)
+    return Kernel(fn, workgroup_size, target_env, subgroup_size=subgroup_size)
 
 
 def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
-    """Where ``word`` appears on the decorator line of ``fn`` (else the line's first character)."""
+    """Where ``word`` appears in the decorator lines of ``fn`` (else the first line's first character)."""
     code = fn.__code__
-    text = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
-    col = text.find(word) + 1 if word in text else len(text) - len(text.lstrip()) + 1
-    return SourceLoc(code.co_filename, code.co_firstlineno, col)
+    first = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
+    line, text = code.co_firstlineno, first
+    while word not in text and not text.lstrip().startswith(("def ", "async def ")) \
+            and line < code.co_firstlineno + 20:
+        line += 1
+        text = SourceLoc(code.co_filename, line, 1).source_line()
+        if not text:
+            break
+    if word in text:
+        return SourceLoc(code.co_filename, line, text.find(word) + 1)
+    return SourceLoc(code.co_filename, code.co_firstlineno, len(first) - len(first.lstrip()) + 1)
 
 
 MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
+SUBGROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)  # requiredSubgroupSize: a power of two (Vulkan allows up to 128)
+
+
+def _check_subgroup_size(fn: Callable, size: Any) -> int | None:
+    """The required subgroup size, or None; a located CompileError (at the decorator) when it is not valid."""
+    if size is None:
+        return None
+    if isinstance(size, bool) or not isinstance(size, int) or size not in SUBGROUP_SIZES:
+        raise CompileError(f"{fn.__name__}: subgroup_size must be a power of two from 1 to 128 "
+                           f"(or None), got {size!r}", _decorator_loc(fn, "subgroup_size"))
+    return size
 
 
 def _check_wg(fn: Callable, size: Any) -> tuple:

@@ -3,7 +3,8 @@
 The dict (schema in docs/runtime.md) lists descriptor bindings, the
 push-constant block layout, specialization constants (id, name, type,
 default), the workgroup size (with the spec ids of any dimensions that are
-specialization constants), and the module's capabilities and extensions.
+specialization constants), the required subgroup size, and the module's
+capabilities and extensions.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ def module_capabilities(binary: bytes) -> tuple[list[str], list[str]]:
     return caps, exts
 
 
-def reflect(module: Module, binary: bytes) -> dict:
-    """The reflection dict of ``module`` compiled to ``binary``."""
+def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, subgroup_size_loc: str | None = None
+            ) -> dict:
+    """The reflection dict of ``module`` compiled to ``binary``; ``subgroup_size`` is the kernel's required
+    subgroup size (``@kernel(subgroup_size=...)``, None for any) and ``subgroup_size_loc`` where it was given."""
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
@@ -67,6 +70,8 @@ def reflect(module: Module, binary: bytes) -> dict:
         "entry_point": module.entry.name,
         "workgroup_size": [s.default if isinstance(s, SpecConst) else s for s in size],
         "workgroup_size_spec_ids": [s.spec_id if isinstance(s, SpecConst) else None for s in size],
+        "subgroup_size": subgroup_size,
+        "subgroup_size_loc": subgroup_size_loc,
         "bindings": bindings,
         "push_constants": push,
         "spec_constants": [{"id": s.spec_id, "name": s.name, "type": s.type.name, "default": s.default}

@@ -6,8 +6,9 @@ vectors (``vec4[u32]``, 8 halves each), so M, N and K must be multiples of the
 tile sizes below and K, N multiples of 8.
 
 Each workgroup computes a TILE_M x TILE_N block of C with
-(TILE_M / SG_M) * (TILE_N / SG_N) subgroups of 32 invocations; set the
-workgroup size spec constant WG to 32 times that (default 128 = 4 subgroups).
+(TILE_M / SG_M) * (TILE_N / SG_N) subgroups of 32 invocations (the kernel
+requires that subgroup size: ``subgroup_size=32``); set the workgroup size
+spec constant WG to 32 times that (default 128 = 4 subgroups).
 Per K step of TILE_K:
 
 * the next slice of A and B is prefetched from global memory into registers
@@ -26,7 +27,7 @@ import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, f16, f32, u32, vec4
 
 
-@cd.kernel(workgroup_size=("WG", 1, 1))
+@cd.kernel(workgroup_size=("WG", 1, 1), subgroup_size=32)
 def gemm_shared(a: cd.Buffer[vec4[u32]], b: cd.Buffer[vec4[u32]], c: cd.Buffer[f32], alpha: f32, beta: f32,
                 M: cd.Spec[u32] = 256, N: cd.Spec[u32] = 256, K: cd.Spec[u32] = 256,
                 TILE_M: cd.Spec[u32] = 128, TILE_N: cd.Spec[u32] = 128, TILE_K: cd.Spec[u32] = 32,

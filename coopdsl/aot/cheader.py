@@ -7,7 +7,8 @@ For each kernel (prefix ``p``, the output name) a header defines
 * ``p_push`` (a struct laid out like the push-constant block) and ``p_push_members[]``;
 * ``p_spec`` (the specialization data block), ``p_spec_defaults``, ``p_spec_map[]``
   (laid out like ``VkSpecializationMapEntry``) and ``p_spec_constants[]``;
-* the workgroup size and the spec ids of its specialized dimensions;
+* the workgroup size and the spec ids of its specialized dimensions, and the required subgroup size
+  (``P_REQUIRED_SUBGROUP_SIZE`` when the kernel has one);
 * the device extensions, feature names and subgroup operations the module needs;
 * ``p_info``, a :c:type:`coopdsl_kernel_info` pointing at all of the above,
 
@@ -30,8 +31,8 @@ DESCRIPTOR_TYPES = {"uniform_buffer": 6, "storage_buffer": 7}  # VkDescriptorTyp
 WORDS_PER_LINE = 6
 
 TYPES = """\
-#ifndef COOPDSL_AOT_TYPES_V1
-#define COOPDSL_AOT_TYPES_V1
+#ifndef COOPDSL_AOT_TYPES_V2
+#define COOPDSL_AOT_TYPES_V2
 #if defined(__GNUC__) || defined(__clang__)
 #define COOPDSL_UNUSED __attribute__((unused))
 #else
@@ -83,6 +84,7 @@ typedef struct coopdsl_kernel_info {
     size_t code_size;                     /* in bytes, as VkShaderModuleCreateInfo.codeSize */
     uint32_t workgroup_size[3];           /* with spec-constant dimensions at their defaults */
     int32_t workgroup_size_spec_ids[3];   /* spec id of a specialized dimension, else -1 */
+    uint32_t required_subgroup_size;      /* VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, 0: any */
     const coopdsl_binding *bindings;
     uint32_t binding_count;
     uint32_t push_constant_size;
@@ -103,7 +105,7 @@ typedef struct coopdsl_kernel_info {
     const char *const *spirv_extensions;  /* SPIR-V extensions the module declares */
     uint32_t spirv_extension_count;
 } coopdsl_kernel_info;
-#endif /* COOPDSL_AOT_TYPES_V1 */
+#endif /* COOPDSL_AOT_TYPES_V2 */
 """
 
 
@@ -173,8 +175,11 @@ def _workgroup(P: str, r: dict) -> Section:
     size, ids = r["workgroup_size"], r["workgroup_size_spec_ids"]
     lines = [f"#define {P}_WORKGROUP_SIZE_{axis} {n}u" for axis, n in zip("XYZ", size)]
     lines += [f"#define {P}_WORKGROUP_SIZE_{axis}_SPEC_ID {i}u" for axis, i in zip("XYZ", ids) if i is not None]
+    required = r.get("subgroup_size") or 0
+    if required:
+        lines.append(f"#define {P}_REQUIRED_SUBGROUP_SIZE {required}u")
     return Section(lines, ["{" + ", ".join(f"{n}u" for n in size) + "}",
-                           "{" + ", ".join("-1" if i is None else str(i) for i in ids) + "}"])
+                           "{" + ", ".join("-1" if i is None else str(i) for i in ids) + "}", f"{required}u"])
 
 
 def _bindings(p: str, P: str, bindings: list[dict]) -> Section:

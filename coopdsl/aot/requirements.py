@@ -47,4 +47,6 @@ def requirements(reflection: dict) -> Requirements:
         exts.update([extra.extension] if extra.extension else [])
         feats.update([extra.feature] if extra.feature else [])
     exts.update(EXTENSION_FOR_SPIRV[e] for e in reflection.get("extensions", []) if e in EXTENSION_FOR_SPIRV)
+    if reflection.get("subgroup_size"):  # requested with VkPipelineShaderStageRequiredSubgroupSizeCreateInfo
+        feats.add("subgroupSizeControl")
     return Requirements(tuple(sorted(exts)), tuple(sorted(feats)), ops, tuple(unmapped))

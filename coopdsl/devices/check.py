@@ -14,7 +14,12 @@ cannot know (VUIDs in docs/devices.md):
   signedness from the MulAdd's operands), scope and saturating accumulation;
 * Workgroup scope needs cooperativeMatrixWorkgroupScope and at most
   cooperativeMatrixWorkgroupScopeMaxWorkgroupSize invocations; Subgroup scope
-  needs a workgroup x size that is a multiple of the subgroup size.
+  needs a workgroup x size that is a multiple of the subgroup size (the
+  kernel's required one, else the device's);
+* a required subgroup size (``@kernel(subgroup_size=N)``, reflection's
+  ``subgroup_size``) lies from minSubgroupSize to maxSubgroupSize and the
+  device has subgroupSizeControl (or runs only that size), and the workgroup
+  has at most N x maxComputeWorkgroupSubgroups invocations.
 """
 
 from __future__ import annotations
@@ -74,6 +79,12 @@ class _Env:
     profile: DeviceProfile
     spec: Mapping[str, Any]
     workgroup: tuple[int, int, int]
+    required_subgroup_size: int = 0  # the kernel's subgroup_size, 0 for any
+
+    @property
+    def subgroup_size(self) -> int:
+        """The subgroup size the kernel runs at on this device (its required one, else the device's)."""
+        return self.required_subgroup_size or self.profile.subgroup_size
 
     @property
     def invocations(self) -> int:
@@ -92,7 +103,7 @@ def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = N
     found = _scope_problems(mats, env)
     found += [p for m in reflection.get("muladds", []) if (p := _check_muladd(_muladd(m, env), env))]
     found += [p for m in mats if (p := _check_matrix(m, env))]
-    return found
+    return found + _subgroup_size_problems(reflection, env)
 
 
 def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
@@ -115,7 +126,7 @@ def _env(reflection: dict, profile: DeviceProfile, spec: Mapping[str, Any]) -> _
     size = reflection.get("workgroup_size", [1, 1, 1])
     ids = reflection.get("workgroup_size_spec_ids", [None] * len(size))
     wg = tuple(values.get(by_id.get(i), s) if i is not None else s for s, i in zip(size, ids))
-    return _Env(profile, values, wg + (1,) * (3 - len(wg)))
+    return _Env(profile, values, wg + (1,) * (3 - len(wg)), reflection.get("subgroup_size") or 0)
 
 
 @dataclass(frozen=True)
@@ -183,14 +194,43 @@ def _scope_problems(mats: list[_Matrix], env: _Env) -> list[Mismatch]:
             what = (f"{m.name} has Workgroup scope in a workgroup of {env.invocations} invocations; {p.name} "
                     f"allows at most {p.workgroup_scope_max_invocations} "
                     f"(cooperativeMatrixWorkgroupScopeMaxWorkgroupSize)")
-        elif m.scope == "Subgroup" and env.workgroup[0] % max(p.subgroup_size, 1):
+        elif m.scope == "Subgroup" and env.workgroup[0] % max(env.subgroup_size, 1):
+            whose = "the kernel's subgroup size" if env.required_subgroup_size else f"the subgroup size of {p.name}"
             what = (f"{m.name} has Subgroup scope, so the workgroup x size ({env.workgroup[0]}) must be a multiple "
-                    f"of the subgroup size of {p.name} ({p.subgroup_size})")
+                    f"of {whose} ({env.subgroup_size})")
         elif m.scope not in MATRIX_SCOPES:
             what = f"{m.name} has scope {m.scope}; only Subgroup and Workgroup scope matrices exist"
         if what:
             found.append(Mismatch(m.loc, what))
     return found
+
+
+def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+    """A required subgroup size the device cannot run (requiredSubgroupSize-02761/02762 of
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, pNext-02755/02756 of VkPipelineShaderStageCreateInfo)."""
+    n, p = env.required_subgroup_size, env.profile
+    if not n:
+        return []
+    loc = _loc(reflection.get("subgroup_size_loc"))
+    lo, hi = p.min_subgroup_size or p.subgroup_size, p.max_subgroup_size or p.subgroup_size
+    if lo == hi == n:
+        pass  # the device's only size: nothing to request
+    elif not p.subgroup_size_control:
+        return [Mismatch(loc, f"the kernel requires subgroups of {n} invocations (subgroup_size={n}); {p.name} "
+                              f"runs subgroups of {_sizes(lo, hi)} and cannot require a size (no subgroupSizeControl)")]
+    elif not lo <= n <= hi:
+        return [Mismatch(loc, f"the kernel requires subgroups of {n} invocations (subgroup_size={n}); {p.name} "
+                              f"runs subgroups of {_sizes(lo, hi)} (minSubgroupSize to maxSubgroupSize)")]
+    most = n * p.max_compute_workgroup_subgroups
+    if most and env.invocations > most:
+        return [Mismatch(loc, f"a workgroup of {env.invocations} invocations in subgroups of {n} needs "
+                              f"{-(-env.invocations // n)} subgroups; {p.name} allows at most "
+                              f"{p.max_compute_workgroup_subgroups} (maxComputeWorkgroupSubgroups)")]
+    return []
+
+
+def _sizes(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo} to {hi}"
 
 
 def _check_matrix(m: _Matrix, env: _Env) -> Mismatch | None:

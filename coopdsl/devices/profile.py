@@ -63,6 +63,12 @@ class DeviceProfile:
     workgroup_scope_max_invocations: int = 0   # cooperativeMatrixWorkgroupScopeMaxWorkgroupSize
     flexible_max_dimension: int = 0      # cooperativeMatrixFlexibleDimensionsMaxDimension
     driver: str = ""
+    # subgroup size control (Vulkan 1.3): the sizes a kernel's subgroup_size may require; without the
+    # subgroupSizeControl feature only a device whose min and max are equal runs a required size (its own)
+    min_subgroup_size: int = 0
+    max_subgroup_size: int = 0
+    subgroup_size_control: bool = False
+    max_compute_workgroup_subgroups: int = 0  # 0: not known
     source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
     data: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -89,6 +95,10 @@ class DeviceProfile:
                 workgroup_scope_max_invocations=int(nv2.get("max_workgroup_size", 0)),
                 flexible_max_dimension=int(nv2.get("flexible_max_dimension", 0)),
                 driver=f"{d.get('driver_name', '')} {d.get('driver_info', '')}".strip(),
+                min_subgroup_size=int(d.get("min_subgroup_size") or d["subgroup_size"]),
+                max_subgroup_size=int(d.get("max_subgroup_size") or d["subgroup_size"]),
+                subgroup_size_control=bool((d.get("features") or {}).get("subgroupSizeControl")),
+                max_compute_workgroup_subgroups=int(d.get("max_compute_workgroup_subgroups", 0)),
                 source=d.get("source"), data=d)
         except KeyError as e:
             raise ProfileError(f"{where}: missing field {e.args[0]!r} (expected the output of "

@@ -111,10 +111,17 @@ def _workgroup_ids(grid: tuple[int, int, int]) -> np.ndarray:
 
 def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],
            subgroup_size: int | None = None) -> None:
-    """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU.
+    """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU, with
+    subgroups of the kernel's required ``subgroup_size`` when it has one (``subgroup_size`` may only repeat it).
 
     Errors are raised without the interpreter's frames in their traceback (like compile errors).
     """
+    required = getattr(kernel, "subgroup_size", None)  # @kernel(subgroup_size=N): the size it runs at
+    if required is not None:
+        if subgroup_size is not None and subgroup_size != required:
+            raise ValueError(f"{kernel.name} requires subgroups of {required} invocations "
+                             f"(@coopdsl.kernel(subgroup_size={required})); got subgroup_size={subgroup_size}")
+        subgroup_size = required
     try:
         run(kernel.ir(), grid, values, spec, subgroup_size)
     except CoopDSLError as e:

@@ -202,8 +202,9 @@ class Machine:
         m = self.mask.reshape(g.shape)
         first = np.argmax(m, axis=1)
         pick = g[np.arange(len(g)), first]
-        differs = m & (g != pick[:, None]) & ~(np.isnan(g) & np.isnan(pick[:, None])
-                                               if g.dtype.kind == "f" else False)
+        differs = m & (g != pick[:, None])
+        if g.dtype.kind == "f":  # NaN equals NaN here: the same value in every invocation
+            differs &= ~(np.isnan(g) & np.isnan(pick[:, None]))
         if differs.any():
             slot = int(np.argmax(differs.reshape(-1)))
             raise self.error(op, f"{what} must be the same in every invocation of the {scope.name.lower()} "

@@ -31,7 +31,7 @@ def kernel(d: int) -> cd.Kernel:
     nd = d // 16
     tile_loads = 16 * d // 32  # elements of a 16 x d tile each invocation copies
 
-    @cd.kernel(workgroup_size=(32, 1, 1))
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
     def attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], o: cd.Buffer[f32],
                   S: u32, scale: f32, causal: u32):

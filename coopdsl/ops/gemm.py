@@ -56,7 +56,7 @@ def kernel(kind: str, b_kmajor: bool = False) -> cd.Kernel:
     zero = 0 if ab.kind == "int" else 0.0  # Python numbers: typed where they are used
     zero_c = 0 if acc_t.kind == "int" else 0.0
 
-    @cd.kernel(workgroup_size=(WG, 1, 1))
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
     def matmul(a: cd.Buffer[ab], b: cd.Buffer[ab], c: cd.Buffer[acc_t], M: u32, N: u32, K: u32,
                TI: cd.Const[int] = 2, TJ: cd.Const[int] = 2):

@@ -22,8 +22,9 @@ are read as 128-bit vectors. ``make(a_type, c_type)`` builds the kernel for one 
   workgroups resident together share slices of A and B in L2.
 
 The subgroups are of 32 invocations: WG is 32 times the number of subgroup blocks (:func:`config` sets it),
-and the device must run the kernel with subgroups of 32 (NVIDIA does; so do ``coopdsl.ops.gemm``'s general
-kernel and ``examples/gemm_shared.py``, which assume the same).
+and the kernel requires that size (``subgroup_size=32``, as do ``coopdsl.ops.gemm``'s general kernel and
+``examples/gemm_shared.py``): the runtime requests it from the driver (NVIDIA runs only 32; RADV would
+otherwise choose wave64) and refuses a device that cannot run it.
 
 Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch
 ``grid(M, N, TILE_M, TILE_N)`` workgroups. :func:`config` builds a ``coopdsl.autotune.Config`` of
@@ -84,7 +85,7 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
     TA = MatA[a_type, 16, lk]
     b_layout = cd.ColumnMajor if b_kmajor else cd.RowMajor
 
-    @cd.kernel(workgroup_size=("WG", 1, 1))
+    @cd.kernel(workgroup_size=("WG", 1, 1), subgroup_size=32)
     @no_type_check
     def gemm_tiled(a: cd.Buffer[vec4[u32]], b: cd.Buffer[vec4[u32]], d: cd.Buffer[c_type],
                    M: cd.Spec[u32] = 256, N: cd.Spec[u32] = 256, K: cd.Spec[u32] = 256,

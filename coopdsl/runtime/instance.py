@@ -36,6 +36,10 @@ class DeviceInfo:
     int8: bool = False
     bfloat16: bool = False
     bfloat16_coopmat: bool = False
+    # subgroup size control (Vulkan 1.3): the sizes a pipeline may require (both subgroup_size without it)
+    min_subgroup_size: int = 0
+    max_subgroup_size: int = 0
+    max_compute_workgroup_subgroups: int = 0
 
     @property
     def has_coopmat(self) -> bool:
@@ -97,6 +101,13 @@ class Instance:
         self.vk.vkGetPhysicalDeviceFeatures2(pd, ctypes.cast(ctypes.pointer(structs[0]), ctypes.c_void_p))
         return structs
 
+    def _api_version(self, pd: vk.VkHandle) -> tuple[int, int]:
+        """(major, minor) of the device's Vulkan version (which property structs it knows)."""
+        props = vk.PhysicalDeviceProperties2(sType=vk.ST_PHYSICAL_DEVICE_PROPERTIES_2)
+        self.vk.vkGetPhysicalDeviceProperties2(pd, ctypes.cast(ctypes.pointer(props), ctypes.c_void_p))
+        v = props.properties.apiVersion
+        return v >> 22, (v >> 12) & 0x3FF
+
     def info(self, index: int) -> DeviceInfo:
         pd = self.physical[index]
         exts = self.extensions(pd)
@@ -104,6 +115,10 @@ class Instance:
         driver = vk.make(vk.DriverProperties)
         sub = vk.make(vk.SubgroupProperties)
         tail = [driver, sub]
+        size_control = None
+        if self._api_version(pd) >= (1, 3) or "VK_EXT_subgroup_size_control" in exts:
+            size_control = vk.make(vk.SubgroupSizeControlProperties)
+            tail.append(size_control)
         nv2 = None
         if "VK_NV_cooperative_matrix2" in exts:
             nv2 = vk.make(vk.CoopMat2PropertiesNV)
@@ -128,6 +143,12 @@ class Instance:
             float16=features.get("shaderFloat16", False), int8=features.get("shaderInt8", False),
             bfloat16=features.get("shaderBFloat16Type", False),
             bfloat16_coopmat=features.get("shaderBFloat16CooperativeMatrix", False))
+        if size_control is not None and size_control.minSubgroupSize:
+            info.min_subgroup_size = size_control.minSubgroupSize
+            info.max_subgroup_size = size_control.maxSubgroupSize
+            info.max_compute_workgroup_subgroups = size_control.maxComputeWorkgroupSubgroups
+        else:
+            info.min_subgroup_size = info.max_subgroup_size = sub.subgroupSize
         if "VK_KHR_cooperative_matrix" in exts:
             info.coopmat_configs = self._coopmat_configs(pd)
         if nv2 is not None:
@@ -205,7 +226,9 @@ def format_devices(infos: list[DeviceInfo]) -> str:
     for i in infos:
         lines.append(f"[{i.index}] {i.name} ({i.device_type}), Vulkan {i.api_version}, "
                      f"driver {i.driver_name} {i.driver_info}")
-        lines.append(f"    subgroup size {i.subgroup_size}; shared memory {i.max_shared_memory} B; "
+        sizes = f" ({i.min_subgroup_size} to {i.max_subgroup_size} on request)" \
+            if i.min_subgroup_size != i.max_subgroup_size else ""
+        lines.append(f"    subgroup size {i.subgroup_size}{sizes}; shared memory {i.max_shared_memory} B; "
                      f"f16 {'yes' if i.float16 else 'no'}, int8 {'yes' if i.int8 else 'no'}, "
                      f"bf16 {'yes' if i.bfloat16 else 'no'} (coopmat {'yes' if i.bfloat16_coopmat else 'no'})")
         if not i.coopmat_configs:

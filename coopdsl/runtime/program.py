@@ -124,9 +124,15 @@ class Program:
         data = ctypes.create_string_buffer(spec_data, max(len(spec_data), 1))
         spec = vk.SpecializationInfo(mapEntryCount=len(spec_entries), pMapEntries=entries,
                                      dataSize=len(spec_data), pData=ctypes.cast(data, ctypes.c_void_p))
+        required = self.reflection.get("subgroup_size")
+        size_info = None
+        if required and self.dev.info.features.get("subgroupSizeControl"):  # else the device's only size
+            size_info = vk.RequiredSubgroupSizeCreateInfo(
+                sType=vk.ST_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, requiredSubgroupSize=required)
         stage = vk.PipelineShaderStageCreateInfo(
             sType=vk.ST_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.SHADER_STAGE_COMPUTE_BIT, module=module,
             pName=self.reflection["entry_point"].encode(),
+            pNext=ctypes.cast(ctypes.pointer(size_info), ctypes.c_void_p) if size_info is not None else None,
             pSpecializationInfo=ctypes.pointer(spec) if spec_entries else None)
         info = vk.ComputePipelineCreateInfo(sType=vk.ST_COMPUTE_PIPELINE_CREATE_INFO, flags=flags, stage=stage,
                                             layout=self.layout, basePipelineIndex=-1)

@@ -89,6 +89,8 @@ ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
 ST_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR = 1000141000
 ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_CONVERSION_FEATURES_QCOM = 1000172000
 ST_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
+ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES = 1000225000
+ST_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO = 1000225001
 ST_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT = 1000260000
 ST_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR = 1000269000
 ST_PIPELINE_INFO_KHR = 1000269001
@@ -229,6 +231,10 @@ DriverProperties = chained("VkPhysicalDeviceDriverProperties", ST_PHYSICAL_DEVIC
     ("driverID", _u), ("driverName", c_char * 256), ("driverInfo", c_char * 256), ("conformanceVersion", c_uint8 * 4)])
 SubgroupProperties = chained("VkPhysicalDeviceSubgroupProperties", ST_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, extra=[
     ("subgroupSize", _u), ("supportedStages", _u), ("supportedOperations", _u), ("quadOperationsInAllStages", _u)])
+SubgroupSizeControlProperties = chained(
+    "VkPhysicalDeviceSubgroupSizeControlProperties", ST_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES, extra=[
+        ("minSubgroupSize", _u), ("maxSubgroupSize", _u), ("maxComputeWorkgroupSubgroups", _u),
+        ("requiredSubgroupSizeStages", _u)])
 CoopMat2PropertiesNV = chained(
     "VkPhysicalDeviceCooperativeMatrix2PropertiesNV", ST_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV, extra=[
         ("cooperativeMatrixWorkgroupScopeMaxWorkgroupSize", _u),
@@ -376,6 +382,8 @@ SpecializationInfo = _s("VkSpecializationInfo", [
 PipelineShaderStageCreateInfo = _s("VkPipelineShaderStageCreateInfo", [
     ("sType", _u), ("pNext", c_void_p), ("flags", _u), ("stage", _u), ("module", VkNonDispatchable),
     ("pName", c_char_p), ("pSpecializationInfo", POINTER(SpecializationInfo))])
+RequiredSubgroupSizeCreateInfo = _s("VkPipelineShaderStageRequiredSubgroupSizeCreateInfo", [
+    ("sType", _u), ("pNext", c_void_p), ("requiredSubgroupSize", _u)])
 ComputePipelineCreateInfo = _s("VkComputePipelineCreateInfo", [
     ("sType", _u), ("pNext", c_void_p), ("flags", _u), ("stage", PipelineShaderStageCreateInfo),
     ("layout", VkNonDispatchable), ("basePipelineHandle", VkNonDispatchable), ("basePipelineIndex", c_int32)])

@@ -86,6 +86,7 @@ struct Features {
             {"vulkanMemoryModelDeviceScope", &v12.vulkanMemoryModelDeviceScope},
             {"bufferDeviceAddress", &v12.bufferDeviceAddress},
             {"shaderBufferInt64Atomics", &v12.shaderBufferInt64Atomics},
+            {"subgroupSizeControl", &v13.subgroupSizeControl},
             {"cooperativeMatrix", &coopmat.cooperativeMatrix},
         };
         for (const Entry &e : table)
@@ -329,6 +330,11 @@ private:
         cpci.stage.module = module;
         cpci.stage.pName = k.entry_point;
         cpci.stage.pSpecializationInfo = k.spec_constant_count ? &si : nullptr;
+        // a kernel written for one subgroup size (@coopdsl.kernel(subgroup_size=N)) asks the driver for it
+        VkPipelineShaderStageRequiredSubgroupSizeCreateInfo sgci{
+            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+        sgci.requiredSubgroupSize = k.required_subgroup_size;
+        if (k.required_subgroup_size) cpci.stage.pNext = &sgci;
         cpci.layout = layout;
         VkPipeline pipeline;
         VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpci, nullptr, &pipeline);

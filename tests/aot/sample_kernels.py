@@ -11,7 +11,7 @@ class Params:
     src: cd.Ptr[f32]
 
 
-@cd.kernel(workgroup_size=("WG", 2, 1))
+@cd.kernel(workgroup_size=("WG", 2, 1), subgroup_size=32)
 def rich(out: cd.Buffer[f32], idx: cd.Buffer[vec2[u32]], cfg: cd.Uniform[Params], p: Params, shift: vec2[f32],
          bias: f16, WG: cd.Spec[u32] = 32, OFF: cd.Spec[i32] = -2147483648, BIG: cd.Spec[i64] = -5,
          GAIN: cd.Spec[f32] = -0.1, HALF: cd.Spec[f16] = 1.5, ON: cd.Spec[cd.boolean] = True):

@@ -46,9 +46,10 @@ int main(int argc, char **argv) {
         fwrite(info->code, 1, info->code_size, f);
         fclose(f);
         printf("kernel %s %s %s %u\n", info->name, info->entry_point, info->target_env, (unsigned)info->api_version);
-        printf("wg %u %u %u ids %d %d %d\n", (unsigned)info->workgroup_size[0], (unsigned)info->workgroup_size[1],
-               (unsigned)info->workgroup_size[2], (int)info->workgroup_size_spec_ids[0],
-               (int)info->workgroup_size_spec_ids[1], (int)info->workgroup_size_spec_ids[2]);
+        printf("wg %u %u %u ids %d %d %d subgroup %u\n", (unsigned)info->workgroup_size[0],
+               (unsigned)info->workgroup_size[1], (unsigned)info->workgroup_size[2],
+               (int)info->workgroup_size_spec_ids[0], (int)info->workgroup_size_spec_ids[1],
+               (int)info->workgroup_size_spec_ids[2], (unsigned)info->required_subgroup_size);
         for (i = 0; i < info->binding_count; ++i) {
             const coopdsl_binding *b = &info->bindings[i];
             printf("binding %s %u %u %u %s %u %u\n", b->name, (unsigned)b->set, (unsigned)b->binding,
@@ -84,8 +85,9 @@ def _expected(a) -> list[str]:
     r, need = a.reflection, requirements(a.reflection)
     api = {"vulkan1.3": (1 << 22) | (3 << 12)}[a.target_env]
     out = [f"kernel {a.name} {r['entry_point']} {a.target_env} {api}",
-           "wg {} {} {} ids {} {} {}".format(*r["workgroup_size"],
-                                             *(-1 if i is None else i for i in r["workgroup_size_spec_ids"]))]
+           "wg {} {} {} ids {} {} {} subgroup {}".format(
+               *r["workgroup_size"], *(-1 if i is None else i for i in r["workgroup_size_spec_ids"]),
+               r["subgroup_size"] or 0)]
     out += [f"binding {b['name']} {b['set']} {b['binding']} {7 if b['kind'] == 'storage_buffer' else 6} "
             f"{b['element_type']} {b['components']} {int(b['readonly'])}" for b in r["bindings"]]
     out.append(f"push {r['push_constants']['size']}")
@@ -123,6 +125,7 @@ def test_header_tables_match_the_reflection(artifacts, tmp_path, lang):
     (tmp_path / "all.h").write_text(render_header(artifacts, "all", index="all"))
     out = build_and_run(DUMP, tmp_path, tmp_path, lang, str(tmp_path)).splitlines()
     assert out[0] == "typed WG 32 ON 1"
+    assert out[2].endswith(" subgroup 32") and out[2 + len(_expected(artifacts[0]))].endswith(" subgroup 0")
     expected = [line for a in artifacts for line in _expected(a)]
     assert out[1:] == expected
     for a in artifacts:

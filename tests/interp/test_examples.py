@@ -65,11 +65,26 @@ def test_environment_variable_sends_every_launch_to_the_cpu(monkeypatch):
 
 def test_a_kernel_that_assumes_32_wide_subgroups_is_caught(monkeypatch):
     # gemm_shared places subgroup s's tiles by s: with 16-wide subgroups there are 8 of them and the
-    # last ones read past the shared tile
+    # last ones read past the shared tile.  The example says so (subgroup_size=32); a copy that does not
+    # is caught by the interpreter at the user's line
+    import coopdsl as cd
+    from benchmarks.cases import load_example
     from coopdsl.interp import InterpreterError
 
     monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", "16")
-    fn, _ = CASES["gemm_shared_64"]
+    k = load_example("gemm_shared.py")["gemm_shared"]
+    unsaid = cd.Kernel(k.fn, k.workgroup_size)
+    a = np.zeros((64 * 32 // 8, 4), np.uint32)
+    b = np.zeros((32 * 64 // 8, 4), np.uint32)
     with pytest.raises(InterpreterError, match="cooperative-matrix load of shared array 'a_sh' out of bounds") as e:
-        fn((64, 64, 32), np.random.default_rng(0), device="cpu")
+        unsaid.launch((1, 1), a, b, np.zeros(64 * 64, np.float32), 1.0, 0.0, M=64, N=64, K=32, TILE_M=64,
+                      TILE_N=64, TILE_K=32, SG_M=32, SG_N=32, WG=128, device="cpu")
     assert e.value.loc.file.endswith("gemm_shared.py")
+
+
+def test_a_required_subgroup_size_wins_over_the_environment(monkeypatch):
+    # the example requires subgroups of 32, so COOPDSL_SUBGROUP_SIZE=16 does not change how it runs
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", "16")
+    fn, _ = CASES["gemm_shared_64"]
+    r = fn((64, 64, 32), np.random.default_rng(0), device="cpu")
+    assert r.passed, r

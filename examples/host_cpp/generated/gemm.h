@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef COOPDSL_AOT_TYPES_V1
-#define COOPDSL_AOT_TYPES_V1
+#ifndef COOPDSL_AOT_TYPES_V2
+#define COOPDSL_AOT_TYPES_V2
 #if defined(__GNUC__) || defined(__clang__)
 #define COOPDSL_UNUSED __attribute__((unused))
 #else
@@ -60,6 +60,7 @@ typedef struct coopdsl_kernel_info {
     size_t code_size;                     /* in bytes, as VkShaderModuleCreateInfo.codeSize */
     uint32_t workgroup_size[3];           /* with spec-constant dimensions at their defaults */
     int32_t workgroup_size_spec_ids[3];   /* spec id of a specialized dimension, else -1 */
+    uint32_t required_subgroup_size;      /* VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, 0: any */
     const coopdsl_binding *bindings;
     uint32_t binding_count;
     uint32_t push_constant_size;
@@ -80,7 +81,7 @@ typedef struct coopdsl_kernel_info {
     const char *const *spirv_extensions;  /* SPIR-V extensions the module declares */
     uint32_t spirv_extension_count;
 } coopdsl_kernel_info;
-#endif /* COOPDSL_AOT_TYPES_V1 */
+#endif /* COOPDSL_AOT_TYPES_V2 */
 
 /* ---- gemm: kernel gemm from examples/gemm_khr.py, vulkan1.3 ---- */
 #define GEMM_SPV_WORDS 465u
@@ -206,6 +207,7 @@ COOPDSL_UNUSED static const coopdsl_kernel_info gemm_info = {
     sizeof(gemm_spv),
     {32u, 1u, 1u},
     {-1, -1, -1},
+    0u,
     gemm_bindings,
     GEMM_BINDING_COUNT,
     GEMM_PUSH_CONSTANT_SIZE,

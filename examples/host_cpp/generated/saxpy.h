@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef COOPDSL_AOT_TYPES_V1
-#define COOPDSL_AOT_TYPES_V1
+#ifndef COOPDSL_AOT_TYPES_V2
+#define COOPDSL_AOT_TYPES_V2
 #if defined(__GNUC__) || defined(__clang__)
 #define COOPDSL_UNUSED __attribute__((unused))
 #else
@@ -60,6 +60,7 @@ typedef struct coopdsl_kernel_info {
     size_t code_size;                     /* in bytes, as VkShaderModuleCreateInfo.codeSize */
     uint32_t workgroup_size[3];           /* with spec-constant dimensions at their defaults */
     int32_t workgroup_size_spec_ids[3];   /* spec id of a specialized dimension, else -1 */
+    uint32_t required_subgroup_size;      /* VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, 0: any */
     const coopdsl_binding *bindings;
     uint32_t binding_count;
     uint32_t push_constant_size;
@@ -80,7 +81,7 @@ typedef struct coopdsl_kernel_info {
     const char *const *spirv_extensions;  /* SPIR-V extensions the module declares */
     uint32_t spirv_extension_count;
 } coopdsl_kernel_info;
-#endif /* COOPDSL_AOT_TYPES_V1 */
+#endif /* COOPDSL_AOT_TYPES_V2 */
 
 /* ---- saxpy: kernel saxpy from examples/host_cpp/kernels.py, vulkan1.3 ---- */
 #define SAXPY_SPV_WORDS 326u
@@ -183,6 +184,7 @@ COOPDSL_UNUSED static const coopdsl_kernel_info saxpy_info = {
     sizeof(saxpy_spv),
     {64u, 1u, 1u},
     {0, -1, -1},
+    0u,
     saxpy_bindings,
     SAXPY_BINDING_COUNT,
     SAXPY_PUSH_CONSTANT_SIZE,
