@@ -20,7 +20,7 @@ builds the kernel for one (A/B, C/D) component-type pair.
 """
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32, vec4
+from coopdsl import Acc, MatA, MatB, bf16, e4m3, e5m2, f16, f32, i8, i32, u8, u32, vec4
 
 # harness file-name tokens -> (A/B component type, C/D component type)
 VARIANTS = {
@@ -29,6 +29,11 @@ VARIANTS = {
     ("bf16", "fp32"): (bf16, f32),
     ("s8", "s32"): (i8, i32),
     ("u8", "u32"): (u8, u32),
+    # fp8 inputs (VK_EXT_shader_float8): the harness sweeps them where the device offers them
+    ("e5m2", "fp16"): (e5m2, f16),
+    ("e4m3", "fp16"): (e4m3, f16),
+    ("e5m2", "fp32"): (e5m2, f32),
+    ("e4m3", "fp32"): (e4m3, f32),
 }
 
 SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down

@@ -25,7 +25,7 @@ component-type pair.
 """
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
+from coopdsl import Acc, MatA, MatB, bf16, e4m3, e5m2, f16, f32, i8, i32, u8, u32
 
 # harness file-name tokens -> (A/B component type, C/D component type)
 VARIANTS = {
@@ -34,6 +34,11 @@ VARIANTS = {
     ("bf16", "fp32"): (bf16, f32),
     ("s8", "s32"): (i8, i32),
     ("u8", "u32"): (u8, u32),
+    # fp8 inputs (VK_EXT_shader_float8): the harness sweeps them where the device offers them
+    ("e5m2", "fp16"): (e5m2, f16),
+    ("e4m3", "fp16"): (e4m3, f16),
+    ("e5m2", "fp32"): (e5m2, f32),
+    ("e4m3", "fp32"): (e4m3, f32),
 }
 
 W = cd.Workgroup

@@ -79,3 +79,26 @@ def test_the_committed_bisection_forms_apply_and_validate():
         assert opt and all(p.startswith("--") for ps in opt.values() for p in ps), path
         forms = shape_experiment.forms(ours, ours, opt)  # validated inside (the peer's module: ours stands in)
         assert set(forms) == {"theirs", "ours", *opt}
+
+
+# the bit patterns of -2 .. 2 (exactly representable in both fp8 formats)
+FP8_BITS = {"e4m3": {-2: 0xC0, -1: 0xB8, 0: 0x00, 1: 0x38, 2: 0x40},
+            "e5m2": {-2: 0xC0, -1: 0xBC, 0: 0x00, 1: 0x3C, 2: 0x40}}
+
+
+@pytest.mark.parametrize("tokens", [("e4m3", "fp32"), ("e5m2", "fp16")], ids="_".join)
+def test_the_fp8_variants_multiply_on_the_interpreter(tokens):
+    # fp8 data travels as uint8 bit patterns (docs/runtime.md); small integers are exact in every type here
+    a_type, c_type = workgroup.VARIANTS[tokens]
+    kernel = workgroup.variant(a_type, c_type)
+    m, n, k, tile = 32, 32, 64, 16
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(-2, 3, (m, k)), rng.integers(-2, 3, (k, n))
+    bits = np.vectorize(FP8_BITS[tokens[0]].__getitem__, otypes=[np.uint8])
+    dt_c = {"fp16": np.float16, "fp32": np.float32}[tokens[1]]
+    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
+    d = np.zeros((m, n), dt_c)
+    kernel.launch((n // tile, m // tile, 1), {"inputA": bits(a), "inputB": bits(b), "inputC": c, "outputO": d},
+                  device="cpu", TILE_M=tile, TILE_N=tile, TILE_K=tile, K=k, M=m, N=n, alpha=1.0, beta=1.0,
+                  BColMajor=False, WG=64)
+    np.testing.assert_array_equal(d.astype(np.int64), a @ b + c.astype(np.int64))
