@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from .._records import record
 from ..errors import SourceLoc
@@ -153,6 +154,7 @@ class FunctionUniformity:
         self.result: Fact = UNIFORM
         self.need: Need | None = None
         self._requirements: dict[int, Need | None] = {}  # by id(op), once solved
+        self._ops: list[Op] = []  # the reachable ops in order (listed by solve())
         self._left: dict[tuple, tuple[Block, ...]] = {}  # (def block, use block) -> loops left between them
 
     # -- queries -----------------------------------------------------------------------------
@@ -204,13 +206,21 @@ class FunctionUniformity:
     def solve(self) -> None:
         """Lower levels until nothing changes, then summarise the result and the requirement."""
         # the ops in order, each with its id, its transfer function (None: no result) and whether it
-        # writes; an op with neither does nothing in a sweep and is left out
+        # writes; an op with neither does nothing in a sweep and is left out.  The same walk lists every
+        # op for _need() and finds the requirements that do not depend on the facts (all but calls').
         sweep = []
+        ops = self._ops
+        known = self._requirements
         for b in self.cfg.blocks:
             for op in b.all_ops():
-                transfer, writes = self._transfer_of(op) if op.has_result else None, op.kind in WRITES
+                ops.append(op)
+                kind = op.kind
+                transfer = _transfer_of(kind) if op.type is not T.void else None
+                writes = kind in WRITES
                 if transfer is not None or writes:
                     sweep.append((op, id(op), transfer, writes))
+                if kind != "call":
+                    known[id(op)] = _static_requirement(op)
         facts = self.facts
         changed = True
         while changed:
@@ -270,17 +280,6 @@ class FunctionUniformity:
         return self._lower(self.var_facts, id(root), worst([value, self.fact_at(op.operands[0], block), control]))
 
     # -- transfer functions ------------------------------------------------------------------
-    @staticmethod
-    def _transfer_of(op: Op):
-        """The transfer function of ``op``'s kind (called with the analysis and the op)."""
-        k = op.kind
-        special = _TRANSFER.get(k) or (_subgroup if k.startswith("subgroup_") else None)
-        if special is not None:
-            return special
-        if k in ATOMICS:
-            return _atomic
-        return FunctionUniformity._operands
-
     def _operands(self, op: Op) -> Fact:
         out = UNIFORM  # worst() of the operands' facts, unrolled: this runs for most ops on every sweep
         block, facts = op.block, self.facts
@@ -387,32 +386,28 @@ class FunctionUniformity:
 
     def requirement(self, op: Op) -> Need | None:
         """What ``op`` needs of the control flow reaching it (None: nothing); computed once per op."""
-        n = self._requirements.get(id(op), _UNSET)
-        if n is _UNSET:
-            n = self._requirements[id(op)] = self._requirement(op)
-        return cast("Need | None", n)
+        known = self._requirements
+        if id(op) not in known:
+            known[id(op)] = self._requirement(op)
+        return known[id(op)]
 
     def _requirement(self, op: Op) -> Need | None:
         if op.kind == "call":
             callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
             n = callee.need
             return None if n is None else Need(n.level, n.op, (op,) + n.via)
-        if OPS[op.kind].tangled == "execution":
-            level = scope_level(op.attrs["exec_scope"])
-        else:
-            level = matrix_scope_level(op)
-        return Need(level, op) if level > DIVERGENT else None
+        return _static_requirement(op)
 
     def _need(self) -> Need | None:
+        """The most demanding requirement of the function's ops (the first one on a tie)."""
         best = None
-        known = self._requirements
-        for b in self.cfg.blocks:
-            for op in b.all_ops():
-                n = cast("Need | None", known.get(id(op), _UNSET))  # requirement(), inlined
-                if n is _UNSET:
-                    n = known[id(op)] = self._requirement(op)
-                if n is not None and (best is None or n.level > best.level):
-                    best = n
+        known = self._requirements  # (every op's but calls', found by solve())
+        for op in self._ops:
+            n = known.get(id(op), _UNSET)
+            if n is _UNSET:
+                n = known[id(op)] = self._requirement(op)
+            if n is not None and (best is None or n.level > best.level):
+                best = n
         return best
 
     def errors(self, calls: tuple = ()):
@@ -427,7 +422,7 @@ class FunctionUniformity:
                 if op.kind == "call":
                     callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
                     yield from callee.errors(calls + (op,))
-                n = cast("Need | None", known.get(id(op), _UNSET))
+                n = known.get(id(op), _UNSET)
                 if n is _UNSET:
                     n = self.requirement(op)
                 if n is not None and self.ctl[b] < n.level:
@@ -462,7 +457,28 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
 
 
 _CALL = FunctionUniformity._call
-_UNSET = object()  # no requirement computed yet
+_UNSET: Any = object()  # no requirement computed yet
+_TRANSFERS: dict[str, Callable] = {}  # op kind -> its transfer function, found once per kind
+
+
+def _transfer_of(kind: str) -> Callable:
+    """The transfer function of ops of ``kind`` (called with the analysis and the op)."""
+    transfer = _TRANSFERS.get(kind)
+    if transfer is None:
+        transfer = _TRANSFER.get(kind) or (_subgroup if kind.startswith("subgroup_") else None)
+        if transfer is None:
+            transfer = _atomic if kind in ATOMICS else FunctionUniformity._operands
+        _TRANSFERS[kind] = transfer
+    return transfer
+
+
+def _static_requirement(op: Op) -> Need | None:
+    """What ``op`` (not a call) needs of the control flow reaching it (None: nothing)."""
+    if OPS[op.kind].tangled == "execution":
+        level = scope_level(op.attrs["exec_scope"])
+    else:
+        level = matrix_scope_level(op)
+    return Need(level, op) if level > DIVERGENT else None
 
 
 def _atomic(self: FunctionUniformity, op: Op) -> Fact:

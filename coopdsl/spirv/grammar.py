@@ -127,18 +127,40 @@ def encode_into(words: list[int], opname: str, operands: tuple, req: Requirement
                 words.append((count << 16) | code)
                 words.extend(operands)
                 return
-    words.extend(encode_walking(opname, *operands, req=req))
+    _walk_into(words, opname, operands, req)
 
 
 def encode_walking(opname: str, *operands, req: Requirements | None = None) -> list[int]:
     """:func:`encode` by walking the grammar's operand list (every instruction goes this way but those
     given only Ids where the grammar wants only Ids)."""
-    code, kinds, caps, exts, version = INSTRUCTIONS[opname]
-    if req is not None:
+    words: list[int] = []
+    _walk_into(words, opname, operands, req)
+    return words
+
+
+_WALKS: dict[str, tuple] = {}  # opname -> (opcode, operands with their kinds' categories, caps, exts, version)
+
+
+def _walk_plan(opname: str) -> tuple:
+    """The grammar's row for ``opname`` with each operand's category looked up once per instruction."""
+    plan = _WALKS.get(opname)
+    if plan is None:
+        code, kinds, caps, exts, version = INSTRUCTIONS[opname]
+        steps = tuple((kind, quant, name, OPERAND_KINDS[kind]) for kind, quant, name in kinds)
+        plan = _WALKS[opname] = (code, steps, caps, exts, version)
+    return plan
+
+
+def _walk_into(words: list[int], opname: str, operands: tuple, req: Requirements | None) -> None:
+    """Append the words of ``opname`` to ``words``, walking its operand list (the first word, count and
+    opcode, is set last)."""
+    code, steps, caps, exts, version = _walk_plan(opname)
+    if req is not None and (caps or exts):
         req.need(caps, exts, version)
     values = list(operands)
-    words: list[int] = [0]  # the first word (count and opcode) is set last
-    for kind, quant, name in kinds:
+    start = len(words)
+    words.append(0)
+    for kind, quant, name, category in steps:
         if quant == "":
             if not values:
                 raise InternalCompilerError(f"{opname}: missing operand {name or kind}")
@@ -149,16 +171,16 @@ def encode_walking(opname: str, *operands, req: Requirements | None = None) -> l
             while values:
                 _encode_one(opname, kind, values, words, req)
             continue
-        if OPERAND_KINDS[kind] == "Id" and type(values[0]) is int and values[0] > 0:
+        if category == "Id" and type(values[0]) is int and values[0] > 0:
             words.append(values.pop(0))  # _encode_one's first case, the most common one
         else:
             _encode_one(opname, kind, values, words, req)
     if values:
         raise InternalCompilerError(f"{opname}: {len(values)} operand(s) left over: {values!r}")
-    if len(words) > 0xFFFF:
-        raise ValueError(f"instruction with {len(words)} words is too long")
-    words[0] = (len(words) << 16) | code  # (words.instruction, without copying the operands)
-    return words
+    count = len(words) - start
+    if count > 0xFFFF:
+        raise ValueError(f"instruction with {count} words is too long")
+    words[start] = (count << 16) | code
 
 
 def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> None:
@@ -207,8 +229,13 @@ def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> 
         raise InternalCompilerError(f"{opname}: cannot encode operand kind {kind}")
 
 
+_ENUM_TABLES: dict[str, dict] = {}  # operand kind -> its enumerants (ENUMS decodes each kind once, behind a call)
+
+
 def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]]:
-    table = ENUMS[kind]
+    table = _ENUM_TABLES.get(kind)
+    if table is None:
+        table = _ENUM_TABLES[kind] = ENUMS[kind]
     row: tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None] | None
     if isinstance(value, int):
         row = next((r for r in table.values() if r[0] == value), None)
@@ -219,7 +246,7 @@ def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]
         if row is None:
             raise InternalCompilerError(f"{opname}: {kind} has no enumerant {value!r}")
     number, params, caps, exts, version = row
-    if req is not None:
+    if req is not None and (caps or exts):  # (need() records nothing else)
         req.need(caps, exts, version)
     return number, params
 

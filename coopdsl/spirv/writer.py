@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import InternalCompilerError
+from ..errors import InternalCompilerError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
 from .grammar import encode_into, opcode
@@ -31,7 +31,9 @@ class Writer:
         self.b.resolve_symbolic = functools.partial(_symbolic, module, self.ids)
         self.labels: dict[int, int] = {}
         self.used_globals: list[GlobalVar] = []
-        self.op_locations: dict = {}  # index in the function section -> SourceLoc of the op lowered there
+        # (first, end, location): the op lowered into instructions first..end-1 of the function section
+        self.op_spans: list[tuple[int, int, SourceLoc]] = []
+        self.memo: dict = {}  # what lowerings work out once per (op kind, type object) while writing
 
     def function_id(self, f: Function) -> int:
         """The id of function ``f`` (functions may be named before they are written)."""
@@ -146,7 +148,7 @@ class Writer:
         for blk in f.blocks:
             labels[id(blk)] = new_id()
             for op in blk.all_ops():
-                if op.has_result and op.kind not in ALIASES:
+                if op.type is not T.void and op.kind not in ALIASES:
                     ids[id(op)] = new_id()
         b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
         for p in f.params:
@@ -197,17 +199,17 @@ class Writer:
             raise InternalCompilerError(f"no SPIR-V lowering for op {op.kind}", op.loc) from None
         b = self.b
         ids = self.ids
-        rid = ids.get(id(op))
-        first = b.counts["function"]
+        counts = b.counts
+        first = counts["function"]
         try:
-            ty = b.type_id(op.type) if op.has_result else None
-            lower(self, op, ty, rid, [ids.get(id(v)) or self.id(v) for v in op.operands])  # (ids are >= 1)
+            t = op.type
+            lower(self, op, None if t is T.void else b.type_id(t), ids.get(id(op)),
+                  [ids.get(id(v)) or self.id(v) for v in op.operands])  # (ids are >= 1)
         except InternalCompilerError as e:
             raise InternalCompilerError(e.message, e.loc if e.loc is not None else op.loc) from None
         except (KeyError, ValueError, TypeError) as e:
             raise InternalCompilerError(f"cannot lower {op.kind}: {type(e).__name__}: {e}", op.loc) from None
-        for i in range(first, b.counts["function"]):
-            self.op_locations[i] = op.loc
+        self.op_spans.append((first, counts["function"], op.loc))
 
     def emit(self, opname: str, *operands) -> None:
         """Emit one instruction into the function section (what ``self.b.emit("function", ...)`` does)."""
@@ -243,8 +245,8 @@ def write_with_locations(module: Module, version: tuple[int, int]) -> tuple[list
     "line N" counts) to the source location of the op it was lowered from."""
     w = Writer(module, version)
     words = w.write()
-    base = w.b.function_base
-    return words, {base + i + 1: loc for i, loc in w.op_locations.items()}
+    base = w.b.function_base + 1
+    return words, {base + i: loc for first, end, loc in w.op_spans for i in range(first, end)}
 
 
 __all__ = ["write"]

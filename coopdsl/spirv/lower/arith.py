@@ -60,13 +60,21 @@ def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
     return [("OpUConvert", mid)] + ([("OpBitcast", dst)] if d.signed else [])
 
 
+_SIGNED_REM = "signed rem"  # (not an opcode: the sequence _signed_rem() writes)
+
+
 @lowering(*dict.fromkeys([*ARITH, *BOOL_OPS]))
 def _arith(w, op, ty, rid, args):
     t = op.operands[0].type
-    if op.kind == "rem" and T.elem_of(t) != T.boolean and family(t) == 1:
+    key = (op.kind, id(t))  # (the writer's memo lives no longer than the module's types)
+    name = w.memo.get(key)
+    if name is None:
+        signed_rem = op.kind == "rem" and T.elem_of(t) != T.boolean and family(t) == 1
+        name = w.memo[key] = _SIGNED_REM if signed_rem else arith_opcode(op.kind, t)
+    if name is _SIGNED_REM:
         _signed_rem(w, t, ty, rid, *args)
         return
-    w.emit(arith_opcode(op.kind, t), ty, rid, *args)
+    w.emit(name, ty, rid, *args)
 
 
 def _signed_rem(w, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
