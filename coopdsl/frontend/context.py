@@ -59,6 +59,8 @@ class Context:
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
         self.locals = set(src.body_names())
+        self._globals_seen: dict[str, object] = {}  # global or closure name -> what lookup() made of it
+        self._access_parts: dict[int, tuple] = {}  # id(buffer) -> (buffer, access prefix, element pointer type)
         self._handler_of = type(self)._handlers().get  # node type -> handler, looked up once per node
         self._iv = 0
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
@@ -116,13 +118,19 @@ class Context:
             if isinstance(value, Undefined):
                 raise NameResolutionError(f"'{name}' may be used before it is assigned", self.em.loc)
             return value
+        found = self._globals_seen.get(name, _UNSEEN)  # (closures and globals hold still while compiling)
+        if found is not _UNSEEN:
+            return found
         if name in self.scope:
-            return self.classify_global(name, self.scope[name])
-        if name in self.fn.__globals__:
-            return self.classify_global(name, self.fn.__globals__[name])
-        if name in PY_BUILTINS:
+            found = self.classify_global(name, self.scope[name])
+        elif name in self.fn.__globals__:
+            found = self.classify_global(name, self.fn.__globals__[name])
+        elif name in PY_BUILTINS:
             return PY_BUILTINS[name]
-        raise NameResolutionError(f"name '{name}' is not defined", self.em.loc)
+        else:
+            raise NameResolutionError(f"name '{name}' is not defined", self.em.loc)
+        self._globals_seen[name] = found
+        return found
 
     def classify_global(self, name: str, value):
         if isinstance(value, (bool, int, float, str, type(None), py_types.ModuleType)):
@@ -221,9 +229,16 @@ class Context:
                 raise TypeMismatchError(f"index {known} is out of bounds for {buf.kind} '{buf.name}'{size} "
                                         f"(indices count from 0; Python's negative indices are not supported)",
                                         self.em.loc)
-        idx = self.as_index(index, f"a {buf.kind} index")
-        prefix = [self.em.const(T.u32, i) for i in buf.prefix]
-        return self.em.op("access", T.PointerType(buf.elem, buf.storage), [buf.var, *prefix, idx])
+        if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.kind == "int":
+            idx = index  # (what as_index() returns for it, without making its message)
+        else:
+            idx = self.as_index(index, f"a {buf.kind} index")
+        made = self._access_parts.get(id(buf))
+        if made is None or made[0] is not buf:  # the chain's prefix and the element pointer type, once per buffer
+            made = self._access_parts[id(buf)] = (buf, [self.em.const(T.u32, i) for i in buf.prefix],
+                                                  T.PointerType(buf.elem, buf.storage))
+        _, prefix, ptr = made
+        return self.em.op("access", ptr, [buf.var, *prefix, idx])
 
     def function_variable(self, ptr: T.PointerType):
         """An OpVariable in Function storage; SPIR-V wants these first in the entry block."""
@@ -305,6 +320,8 @@ def _is_coopdsl_object(value) -> bool:
     mod = getattr(type(value), "__module__", "") or ""
     return mod.startswith("coopdsl.") or mod == "coopdsl"
 
+
+_UNSEEN = object()  # a name lookup() has not resolved as a global yet
 
 PY_BUILTINS = {name: getattr(py_builtins, name) for name in
                ("range", "min", "max", "abs", "int", "float", "bool", "len", "True", "False", "None")

@@ -69,7 +69,7 @@ class Emitter:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc) from None
         if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
             return self._select_by_branch(self.block, *operands)
-        if _spec_foldable(kind, type, operands, attrs):
+        if kind in SPEC_FOLDABLE and _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
             # (OpSpecConstantOp), so it can size types and arrays.
             return self.module.spec_op(kind, type, operands)

@@ -226,13 +226,21 @@ class Module:
     written_buffers: set = field(default_factory=set)  # buffer names any function stores to
     helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
     _spec_ops_by_sym: dict = field(default_factory=dict, repr=False)  # SymDim -> spec_ops with it, in order
+    # (id(type), const key) -> (type, constant): const() for a type object seen before, without hashing the
+    # type (the entry holds the object, so no other object takes its id)
+    _consts_by_type_id: dict = field(default_factory=dict, repr=False)
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""
-        key = (type, const_key(value))
+        value_key = const_key(value)
+        known = self._consts_by_type_id.get((id(type), value_key))
+        if known is not None and known[0] is type:
+            return known[1]
+        key = (type, value_key)
         c = self._consts.get(key)
         if c is None:
             c = self._consts[key] = Const(type, value)
+        self._consts_by_type_id[(id(type), value_key)] = (type, c)
         return c
 
     def spec_op(self, kind: str, type: Type, operands: list[Value]) -> SpecOp:
@@ -257,10 +265,13 @@ class Module:
         """Whether any value or global of the module involves a PhysicalStorageBuffer pointer."""
         if any(_has_psb(g.type) for g in self.globals):
             return True
+        seen: set[int] = set()  # type objects looked into (ops share them: each is looked into once)
         for f in self.functions:  # only pointers and structs can hold one: the others are not looked into
             for t in [p.type for p in f.params] + [op.type for b in f.blocks for op in (*b.phis, *b.ops)]:
-                if isinstance(t, (PointerType, StructType)) and _has_psb(t):
-                    return True
+                if isinstance(t, (PointerType, StructType)) and id(t) not in seen:
+                    if _has_psb(t):
+                        return True
+                    seen.add(id(t))
         return False
 
     @property

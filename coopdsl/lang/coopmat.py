@@ -61,7 +61,11 @@ def _layout(cg, value):
     if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
         raise ArgumentError(f"layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "
                             f"got {cg.describe(value)}", cg.em.loc)
-    return Layout(value.value)
+    layout = _LAYOUTS.get(value.value)
+    return layout if layout is not None else Layout(value.value)
+
+
+_LAYOUTS = {layout.value: layout for layout in Layout}  # (calling the Enum is a slow way to the same member)
 
 
 def _stride(cg, p, b: Builtin, is_store: bool):

@@ -136,20 +136,31 @@ def bind(cg, b: Builtin, args: list, kwargs: dict) -> dict:
     are checked by the builtin itself (so it can explain what they mean).
     """
     params = b.params or ()
-    names = [p.name for p in params]
-    positional = [p.name for p in params if not p.keyword_only]
-    out: dict = {}
+    plan = _BIND_PLANS.get(id(params))
+    if plan is None or plan[0] is not params:
+        plan = _BIND_PLANS[id(params)] = _bind_plan(params)
+    _, names, positional, required = plan
     if len(args) > len(positional):
         raise ArgumentError(f"{b.name}{b.signature} takes at most {len(positional)} positional "
                             f"arguments, got {len(args)}", cg.em.loc)
-    out.update(zip(positional, args))
+    out = dict(zip(positional, args))
     for k, v in kwargs.items():
         if k not in names:
             raise ArgumentError(f"{b.name}{b.signature} has no argument '{k}'", cg.em.loc)
         if k in out:
             raise ArgumentError(f"{b.name}: argument '{k}' given twice", cg.em.loc)
         out[k] = v
-    for p in params:
-        if p.required and p.name not in out:
-            raise ArgumentError(f"{b.name}{b.signature}: missing argument '{p.name}'", cg.em.loc)
+    for name in required:
+        if name not in out:
+            raise ArgumentError(f"{b.name}{b.signature}: missing argument '{name}'", cg.em.loc)
     return out
+
+
+# id(params) -> (params, names, positional names, required names): the lists bind() matches arguments
+# against, made once per parameter tuple (the entry holds the tuple, so no other object takes its id)
+_BIND_PLANS: dict[int, tuple] = {}
+
+
+def _bind_plan(params: tuple[Param, ...]) -> tuple:
+    return (params, frozenset(p.name for p in params), tuple(p.name for p in params if not p.keyword_only),
+            tuple(p.name for p in params if p.required))

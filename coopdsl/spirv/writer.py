@@ -144,12 +144,16 @@ class Writer:
         fid = self.ids[id(f)]
         ftype = b.type_id(f.type)
         b.emit("debug_name", "OpName", fid, f.name)
-        ids, labels, new_id = self.ids, self.labels, b.new_id
+        ids, labels, void = self.ids, self.labels, T.void
+        bound = b.bound  # (b.new_id(), inlined: a label per block, an id per op with a result)
         for blk in f.blocks:
-            labels[id(blk)] = new_id()
+            labels[id(blk)] = bound
+            bound += 1
             for op in blk.all_ops():
-                if op.type is not T.void and op.kind not in ALIASES:
-                    ids[id(op)] = new_id()
+                if op.type is not void and op.kind not in ALIASES:
+                    ids[id(op)] = bound
+                    bound += 1
+        b.bound = bound
         b.emit("function", "OpFunction", b.type_id(f.type.ret), fid, "None", ftype)
         for p in f.params:
             pid = self.ids.setdefault(id(p), b.new_id())

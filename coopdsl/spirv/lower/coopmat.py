@@ -16,7 +16,11 @@ def _layout_id(w, op) -> int:
     layout = op.attrs["layout"]
     if not isinstance(layout, Layout):  # a specialization constant
         return w.id(layout)
-    return w.b.const_id(T.u32, enum_value("CooperativeMatrixLayout", LAYOUTS[layout.name]))
+    key = ("layout", id(layout))  # (Layout members live as long as the process)
+    cid = w.memo.get(key)
+    if cid is None:
+        cid = w.memo[key] = w.b.const_id(T.u32, enum_value("CooperativeMatrixLayout", LAYOUTS[layout.name]))
+    return cid
 
 
 @lowering("coop_load")
