@@ -80,8 +80,8 @@ def _torch_timer(pair: str, n: int):
     return one_round
 
 
-def _summary(rounds: list[list[float]], n: int) -> dict:
-    flop = 2.0 * n ** 3
+def _summary(rounds: list[list[float]], n: int, flop: float | None = None) -> dict:
+    flop = flop or 2.0 * n ** 3
     med = float(np.median([t for r in rounds for t in r]))
     per_round = [flop / (float(np.median(r)) * 1e-3) / 1e12 for r in rounds]
     return {"ms": med, "tflops": flop / (med * 1e-3) / 1e12, "lo": min(per_round), "hi": max(per_round)}

@@ -143,25 +143,30 @@ TILED_KMAJOR["u8"] = TILED_KMAJOR["i8"]
 
 
 @cache
-def tiled_kernel(kind: str, b_kmajor: bool = False) -> cd.Kernel:
+def tiled_kernel(kind: str, b_kmajor: bool = False, edge_m: bool = False) -> cd.Kernel:
     """The tiled kernel (``coopdsl.ops.gemm_tiled``) for input kind ``kind``; B row-major, or K-major
-    (given as its N x K transpose) with ``b_kmajor``."""
+    (given as its N x K transpose) with ``b_kmajor``; for any M (not only multiples of TILE_M) with
+    ``edge_m``."""
     ab, acc_t, _, _, _ = KINDS[kind]
-    return gemm_tiled.make(ab, acc_t, b_kmajor)
+    return gemm_tiled.make(ab, acc_t, b_kmajor, edge_m)
 
 
 @cache
-def tiled_tuner(kind: str, configs: tuple[Config, ...], b_kmajor: bool = False) -> Autotuner:
-    """The autotuner of ``tiled_kernel(kind, b_kmajor)`` over ``configs`` (those that divide a problem's sizes)."""
-    return Autotuner(tiled_kernel(kind, b_kmajor), configs, key=["M", "N", "K"])
+def tiled_tuner(kind: str, configs: tuple[Config, ...], b_kmajor: bool = False, edge_m: bool = False) -> Autotuner:
+    """The autotuner of ``tiled_kernel(kind, b_kmajor, edge_m)`` over ``configs`` (those that suit a problem's
+    sizes, :func:`tiled_configs`)."""
+    return Autotuner(tiled_kernel(kind, b_kmajor, edge_m), configs, key=["M", "N", "K"])
 
 
-def tiled_configs(kind: str, m: int, n: int, k: int, b_kmajor: bool = False) -> tuple[Config, ...]:
-    """The configurations of :data:`TILED` (:data:`TILED_KMAJOR` with ``b_kmajor``) whose tiles divide an
-    m x n x k problem (none: the general kernel)."""
+def tiled_configs(kind: str, m: int, n: int, k: int, b_kmajor: bool = False) -> tuple[tuple[Config, ...], bool]:
+    """(configurations of :data:`TILED`, :data:`TILED_KMAJOR` with ``b_kmajor``, for an m x n x k problem;
+    whether they need the M edge): those whose tiles divide all three sizes, else those whose tiles divide
+    N and K (the kernel then handles the last, partial block row: ``gemm_tiled.make(..., edge_m=True)``);
+    none: the general kernel."""
     table = TILED_KMAJOR if b_kmajor else TILED
-    return tuple(c for c in table[kind]
-                 if m % c.values["TILE_M"] == 0 and n % c.values["TILE_N"] == 0 and k % c.values["TILE_K"] == 0)
+    fit = tuple(c for c in table[kind] if n % c.values["TILE_N"] == 0 and k % c.values["TILE_K"] == 0)
+    whole = tuple(c for c in fit if m % c.values["TILE_M"] == 0)
+    return (whole, False) if whole else (fit, bool(fit))
 
 
 @cache
@@ -185,14 +190,15 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     with ``transpose_b=True``, ``a @ b.T`` for b of N x K (a linear layer's weight matrix, as
     ``torch.nn.functional.linear`` takes it), read in place: no transposed copy is made.
 
-    When M, N and K are multiples of a tile of :data:`TILED`, the tiled kernel
+    When N and K are multiples of a tile of :data:`TILED`, the tiled kernel
     (:mod:`coopdsl.ops.gemm_tiled`) computes it, with the first such
-    configuration or the one the autotune cache holds; otherwise the general
-    kernel, with the block shape the autotune cache holds for (M, N, K) on the
-    device, else 64 x 64. ``tune=True`` first times the candidates (the
-    dividing configurations of :data:`TILED`, or the shapes of
-    :data:`CONFIGS`) when the cache has no entry (writing ``out``, which is
-    then overwritten) and stores the fastest (``docs/autotune.md``: the cache
+    configuration or the one the autotune cache holds; M may be any size (a
+    last, partial block row is written up to row M - 1: the token count of a
+    linear layer). Otherwise the general kernel computes it, with the block
+    shape the autotune cache holds for (M, N, K) on the device, else 64 x 64.
+    ``tune=True`` first times the candidates (the suitable configurations of
+    :data:`TILED`, or the shapes of :data:`CONFIGS`) when the cache has no
+    entry (writing ``out``, which is then overwritten) and stores the fastest (``docs/autotune.md``: the cache
     file and ``COOPDSL_AUTOTUNE_CACHE``). On the CPU interpreter nothing is
     tuned or read from the cache.
 
@@ -223,15 +229,15 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     elif tuple(out.shape) != (m, n) or np.dtype(out.dtype) != out_dtype:
         raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
                          f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
-    tiled = tiled_configs(kind, m, n, k1, transpose_b)
-    if tiled:  # every size a multiple of a tile: the faster kernel, no bounds checks
+    tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
+    if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]
         if not wants_cpu(device):
-            t = tiled_tuner(kind, tiled, transpose_b)
+            t = tiled_tuner(kind, tiled, transpose_b, edge_m)
             found = (t.best_config(_tiled_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
                      else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
             config = found or config
-        variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b), config)
+        variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b, edge_m), config)
         variant.launch(_tiled_grid({"M": m, "N": n, **spec}), a, b, out, M=m, N=n, K=k1, device=device, **spec)
         return out
     config = DEFAULT

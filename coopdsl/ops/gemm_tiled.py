@@ -26,9 +26,13 @@ and the kernel requires that size (``subgroup_size=32``, as do ``coopdsl.ops.gem
 ``examples/gemm_shared.py``): the runtime requests it from the driver (NVIDIA runs only 32; RADV would
 otherwise choose wave64) and refuses a device that cannot run it.
 
-Sizes are specialization constants (M, N, K multiples of TILE_M, TILE_N and TILE_K). Dispatch
-``grid(M, N, TILE_M, TILE_N)`` workgroups. :func:`config` builds a ``coopdsl.autotune.Config`` of
-these parameters. ``coopdsl.ops.matmul`` uses this kernel when the sizes are multiples of a tile;
+Sizes are specialization constants: N and K multiples of TILE_N and TILE_K, and M a multiple of TILE_M,
+or any M with ``make(..., edge_m=True)``: the rows of A past M are read as row M - 1 (clamped, branch-free:
+row i of D depends only on row i of A), the tiles wholly past row M - 1 are not written, and the one
+that straddles it goes through shared memory, element by element up to row M - 1 (the token count of a
+linear layer is rarely a multiple of 128; its other two sizes usually are). Dispatch
+``grid(M, N, TILE_M, TILE_N)`` workgroups. :func:`config` builds a ``coopdsl.autotune.Config`` of these
+parameters. ``coopdsl.ops.matmul`` uses this kernel when N and K are multiples of a tile;
 ``benchmarks/best_gemm/`` measures it per type pair.
 """
 
@@ -64,21 +68,24 @@ def depth(a_type: Any) -> int:
 
 
 def grid(M: int, N: int, TILE_M: int, TILE_N: int) -> tuple[int, int, int]:
-    """The dispatch size for an M x N result with TILE_M x TILE_N blocks."""
-    return ((M // TILE_M) * (N // TILE_N), 1, 1)
+    """The dispatch size for an M x N result with TILE_M x TILE_N blocks (the last block row may be partial)."""
+    return ((-(-M // TILE_M)) * (N // TILE_N), 1, 1)
 
 
-def shared_bytes(a_type: Any, c: dict, b_kmajor: bool = False) -> int:
-    """The shared memory configuration ``c`` (TILE_*, STAGES) uses, in bytes."""
+def shared_bytes(a_type: Any, c: dict, b_kmajor: bool = False, edge_m: bool = False, c_bytes: int = 4) -> int:
+    """The shared memory configuration ``c`` (TILE_*, STAGES) uses, in bytes (``edge_m``: with the staging of
+    one 16 x LN accumulator tile of ``c_bytes`` components per subgroup)."""
     epv = 16 // a_type.nbytes
     a_rows, a_len = c["TILE_M"], c["TILE_K"]
     b_rows, b_len = (c["TILE_N"], c["TILE_K"]) if b_kmajor else (c["TILE_K"], c["TILE_N"])
-    return 16 * c.get("STAGES", 1) * (a_rows * (a_len // epv + 1) + b_rows * (b_len // epv + 1))
+    staging = c["WG"] // 32 * 16 * c.get("LN", 16) * c_bytes if edge_m else 0
+    return 16 * c.get("STAGES", 1) * (a_rows * (a_len // epv + 1) + b_rows * (b_len // epv + 1)) + staging
 
 
-def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
+def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False) -> cd.Kernel:
     """The GEMM kernel for A/B components ``a_type`` and accumulator/result components ``c_type``;
-    ``b_kmajor``: B is given as its N x K transpose (row-major), see the module's docstring."""
+    ``b_kmajor``: B is given as its N x K transpose (row-major); ``edge_m``: M need not be a multiple of
+    TILE_M (see the module's docstring)."""
     epv = 16 // a_type.nbytes  # elements per 128-bit vector
     lk = depth(a_type)
     zero = 0 if c_type.kind == "int" else 0.0
@@ -109,6 +116,9 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
         C_COLS = SG_N // LN
         BLOCKS_M = M // TILE_M
         BLOCKS_N = N // TILE_N
+        if edge_m:
+            BLOCKS_M = (M + TILE_M - 1) // TILE_M  # the last block row may be partial
+            LAST_ROW = M - 1                       # rows of A past M read this one
 
         a_sh = cd.shared(vec4[u32], STAGES * A_SIZE)
         b_sh = cd.shared(vec4[u32], STAGES * B_SIZE)
@@ -117,6 +127,8 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
         acc = cd.local_array(TC, C_ROWS * C_COLS)
         a_frag = cd.local_array(TA, C_ROWS)
         b_frag = cd.local_array(TB, C_COLS)
+        if edge_m:
+            stage = cd.shared(c_type, (WG // 32) * 16 * LN)  # one accumulator tile per subgroup
 
         # grouped ordering: GROUP_M block rows are walked column by column
         wid = cd.workgroup_id.x
@@ -136,7 +148,10 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
 
         for t in cd.range(A_LOADS, unroll=True):
             i = t * WG + tid
-            a_reg[t] = a[(row0 + i // A_ROW) * KV + i % A_ROW]
+            if edge_m:
+                a_reg[t] = a[min(row0 + i // A_ROW, LAST_ROW) * KV + i % A_ROW]
+            else:
+                a_reg[t] = a[(row0 + i // A_ROW) * KV + i % A_ROW]
         for t in cd.range(B_LOADS, unroll=True):
             i = t * WG + tid
             if b_kmajor:
@@ -173,7 +188,10 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
             for t in cd.range(A_LOADS, unroll=True):
                 if more:
                     i = t * WG + tid
-                    a_reg[t] = a[(row0 + i // A_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
+                    if edge_m:
+                        a_reg[t] = a[min(row0 + i // A_ROW, LAST_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
+                    else:
+                        a_reg[t] = a[(row0 + i // A_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
             for t in cd.range(B_LOADS, unroll=True):
                 if more:
                     i = t * WG + tid
@@ -212,6 +230,20 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False) -> cd.Kernel:
 
         for i in cd.range(C_ROWS, unroll=True):
             for j in cd.range(C_COLS, unroll=True):
-                acc[i * C_COLS + j].store(d, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * LN, stride=N)
+                if edge_m:
+                    r = row0 + sg_row + i * 16  # the tile's first row (the same in the whole subgroup)
+                    if r + 16 <= M:
+                        acc[i * C_COLS + j].store(d, r * N + col0 + sg_col + j * LN, stride=N)
+                    elif r < M:  # straddles row M: through shared memory, up to row M - 1
+                        base = sg * (16 * LN)
+                        acc[i * C_COLS + j].store(stage, base, stride=LN)
+                        cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
+                        for t in cd.range(16 * LN // 32, unroll=True):
+                            e = t * 32 + cd.subgroup_invocation_id
+                            if r + e // LN < M:
+                                d[(r + e // LN) * N + col0 + sg_col + j * LN + e % LN] = stage[base + e]
+                        cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
+                else:
+                    acc[i * C_COLS + j].store(d, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * LN, stride=N)
 
     return gemm_tiled

@@ -84,9 +84,24 @@ def test_matmul_of_tile_multiples_on_the_tiled_kernel(kind):
     from coopdsl.ops import gemm
 
     m, n, k = 1024, 512, 384
-    assert gemm.tiled_configs(kind, m, n, k)
+    assert gemm.tiled_configs(kind, m, n, k)[0] and not gemm.tiled_configs(kind, m, n, k)[1]
     a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(6))
     out = ops.matmul(a, b, kind=kind)
+    if kind in ("f16", "bf16"):
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
+    else:
+        np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("kind, m", [("f16", 1), ("f16", 1000), ("bf16", 77), ("i8", 999), ("u8", 130)])
+@pytest.mark.parametrize("transpose_b", [False, True], ids=["B row-major", "B K-major"])
+def test_matmul_of_any_m_on_the_tiled_kernel_with_the_m_edge(kind, m, transpose_b):
+    from coopdsl.ops import gemm
+
+    n, k = 512, 256
+    assert gemm.tiled_configs(kind, m, n, k, transpose_b)[1]  # the M edge
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(12), transpose_b=transpose_b)
+    out = ops.matmul(a, b, kind=kind, transpose_b=transpose_b)
     if kind in ("f16", "bf16"):
         np.testing.assert_allclose(out, ref, atol=1e-4 * k)
     else:
@@ -107,7 +122,7 @@ def test_matmul_tunes_the_tiled_configurations_that_divide_the_problem(tmp_path,
     ref = a.astype(np.float32) @ b.astype(np.float32)
     np.testing.assert_array_equal(ops.matmul(a, b, tune=True), ref)
     (entry,) = json.loads((tmp_path / "tune.json").read_text())["entries"].values()
-    assert set(entry["timings"]) == {repr(c) for c in gemm.tiled_configs("f16", m, n, k)}
+    assert set(entry["timings"]) == {repr(c) for c in gemm.tiled_configs("f16", m, n, k)[0]}
     assert all(isinstance(t, float) for t in entry["timings"].values())
     np.testing.assert_array_equal(ops.matmul(a, b), ref)  # from the cache
     gemm.tiled_tuner.cache_clear()

@@ -128,17 +128,22 @@ def test_matmul_takes_its_block_shape_from_the_autotune_cache(tmp_path, monkeypa
 def test_tiled_configurations_divide_the_problem_and_fit_the_shared_memory():
     from coopdsl.ops import gemm_tiled
 
-    assert gemm.tiled_configs("f16", 1000, 333, 129) == ()          # the general kernel
-    assert gemm.tiled_configs("f16", 256, 128, 64)[0] == gemm.TILED["f16"][0]
-    assert all(c.values["TILE_N"] == 128 for c in gemm.tiled_configs("f16", 512, 384, 64))  # 384 = 3 x 128
-    assert gemm.tiled_configs("i8", 128, 128, 32) == ()               # 8-bit tiles are 64 deep
+    assert gemm.tiled_configs("f16", 1000, 333, 129) == ((), False)  # the general kernel
+    configs, edge = gemm.tiled_configs("f16", 256, 128, 64)
+    assert configs[0] == gemm.TILED["f16"][0] and not edge
+    assert all(c.values["TILE_N"] == 128 for c in gemm.tiled_configs("f16", 512, 384, 64)[0])  # 384 = 3 x 128
+    assert gemm.tiled_configs("i8", 128, 128, 32) == ((), False)      # 8-bit tiles are 64 deep
+    # M of no tile's multiple: every configuration dividing N and K, with the M edge
+    configs, edge = gemm.tiled_configs("f16", 1000, 256, 64)
+    assert edge and configs == tuple(c for c in gemm.TILED["f16"] if c.values["TILE_K"] <= 64)
+    assert gemm.tiled_configs("f16", 384, 256, 64)[1] is False        # 384 = 3 x 128: no edge needed
     for kind, configs in gemm.TILED.items():
-        a_t = gemm.KINDS[kind][0]
+        a_t, c_bytes = gemm.KINDS[kind][0], gemm.KINDS[kind][1].nbytes
         first = configs[0].values
         assert (first["LN"], first["TILE_M"], first["TILE_N"]) == (16, 128, 128)  # runs wherever 16x16 tiles do
         for c in configs:
             v = c.values
-            assert gemm_tiled.shared_bytes(a_t, v) <= gemm_tiled.SHARED_LIMIT
+            assert gemm_tiled.shared_bytes(a_t, v, edge_m=True, c_bytes=c_bytes) <= gemm_tiled.SHARED_LIMIT
             assert v["LN"] % (16 // a_t.nbytes) == 0  # a row-major B fragment starts on a 128-bit vector
 
 
@@ -149,9 +154,9 @@ def test_matmul_of_tile_multiples_runs_the_tiled_kernel(kind, m, n, k, monkeypat
     launched = []
     real = gemm.tiled_kernel
 
-    def spy(kind_, kmajor=False):
+    def spy(kind_, kmajor=False, edge_m=False):
         launched.append(kind_)
-        return real(kind_, kmajor)
+        return real(kind_, kmajor, edge_m)
 
     monkeypatch.setattr(gemm, "tiled_kernel", spy)
     a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(7))
@@ -173,13 +178,13 @@ def test_the_tiled_kernels_validate():
 
 @pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
 @pytest.mark.parametrize("kind", ["f16", "bf16", "i8", "u8"])
-@pytest.mark.parametrize("m, n, k", [(256, 128, 128), (37, 70, 45)])  # the tiled kernel, the general one
+@pytest.mark.parametrize("m, n, k", [(256, 128, 128), (37, 70, 45), (37, 128, 128)])  # tiled, general, M edge
 def test_matmul_with_b_transposed(kind, m, n, k, monkeypatch):
     kernels = []
     for name in ("tiled_kernel", "kernel"):
         real = getattr(gemm, name)
-        monkeypatch.setattr(gemm, name, lambda kind_, kmajor=False, real=real, name=name:
-                            kernels.append((name, kmajor)) or real(kind_, kmajor))
+        monkeypatch.setattr(gemm, name, lambda kind_, kmajor=False, *edge, real=real, name=name:
+                            kernels.append((name, kmajor, *edge)) or real(kind_, kmajor, *edge))
     a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(11), transpose_b=True)
     out = ops.matmul(a, b, kind=kind, device="cpu", transpose_b=True)
     assert out.shape == (m, n)
@@ -187,7 +192,7 @@ def test_matmul_with_b_transposed(kind, m, n, k, monkeypatch):
         np.testing.assert_allclose(out, ref, atol=1e-4 * k)
     else:
         np.testing.assert_array_equal(out, ref)
-    assert kernels == [("tiled_kernel" if m % 128 == 0 else "kernel", True)]
+    assert kernels == [("kernel", True) if n % 128 else ("tiled_kernel", True, m % 128 != 0)]
 
 
 def test_matmul_with_b_transposed_checks_the_shapes():
@@ -201,11 +206,12 @@ def test_matmul_with_b_transposed_checks_the_shapes():
 def test_kmajor_tiled_configurations_fit_and_start_with_one_every_device_runs():
     from coopdsl.ops import gemm_tiled
 
-    assert gemm.tiled_configs("i8", 256, 256, 256, b_kmajor=True)[0] == gemm.TILED_KMAJOR["i8"][0]
+    assert gemm.tiled_configs("i8", 256, 256, 256, b_kmajor=True)[0][0] == gemm.TILED_KMAJOR["i8"][0]
     for kind, configs in gemm.TILED_KMAJOR.items():
         assert configs[0].values["LN"] == 16
         for c in configs:
-            assert gemm_tiled.shared_bytes(gemm.KINDS[kind][0], c.values, b_kmajor=True) <= gemm_tiled.SHARED_LIMIT
+            assert gemm_tiled.shared_bytes(gemm.KINDS[kind][0], c.values, b_kmajor=True, edge_m=True,
+                                           c_bytes=gemm.KINDS[kind][1].nbytes) <= gemm_tiled.SHARED_LIMIT
 
 
 @pytest.mark.parametrize("kind", sorted(gemm.KINDS))
@@ -223,3 +229,48 @@ def test_the_transpose_b_example_of_docs_ops_md_runs(monkeypatch):
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "transpose_b=True" in b]
     monkeypatch.setenv("COOPDSL_DEVICE", "cpu")  # every launch on the interpreter
     exec(compile(code, "docs/ops.md", "exec"), {"np": np, "ops": ops})
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+@pytest.mark.parametrize("kind, m", [("f16", 1), ("f16", 77), ("bf16", 200), ("i8", 130), ("u8", 15)])
+def test_matmul_of_any_m_runs_the_tiled_kernel_with_the_m_edge(kind, m, monkeypatch):
+    # N and K tile multiples, M not: the last block row is partial (and its last tile too when M % 16 != 0)
+    launched = []
+    real = gemm.tiled_kernel
+    monkeypatch.setattr(gemm, "tiled_kernel", lambda kind_, kmajor=False, edge_m=False:
+                        launched.append(edge_m) or real(kind_, kmajor, edge_m))
+    n, k = 128, 128
+    a, b, ref = matmul_inputs(kind, m, n, k, np.random.default_rng(5))
+    out = ops.matmul(a, b, kind=kind, device="cpu")
+    if kind in ("f16", "bf16"):
+        np.testing.assert_allclose(out, ref, atol=1e-4 * k)
+    else:
+        np.testing.assert_array_equal(out, ref)
+    assert launched == [True]
+
+
+@pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
+def test_the_m_edge_writes_nothing_past_row_m():
+    # the output buffer holds exactly M rows: a write past them is an out-of-bounds store the interpreter
+    # reports, and a sentinel row after them in a larger buffer stays untouched
+    from coopdsl.ops import gemm_tiled
+
+    m, n, k = 40, 128, 64
+    a, b, ref = matmul_inputs("f16", m, n, k, np.random.default_rng(9))
+    kern, spec = gemm_tiled.specialized(gemm.tiled_kernel("f16", False, True), gemm.TILED["f16"][0])
+    d = np.full((m + 8, n), 7.0, np.float32)
+    kern.launch(gemm_tiled.grid(m, n, spec["TILE_M"], spec["TILE_N"]), a.view(np.uint32).reshape(-1, 4),
+                b.view(np.uint32).reshape(-1, 4), d, M=m, N=n, K=k, device="cpu", **spec)
+    np.testing.assert_allclose(d[:m], ref, atol=1e-4 * k)
+    assert (d[m:] == 7.0).all()
+
+
+def test_the_m_edge_kernels_validate():
+    # the rows of A are clamped (one more UMin per load loop than the kernel without the edge) and the
+    # straddling tile goes through shared memory between Subgroup-scope barriers
+    for kind in gemm.TILED:
+        for kmajor in (False, True):
+            edge = compile_checked(gemm.tiled_kernel(kind, kmajor, True), "OpCooperativeMatrixStoreKHR",
+                                   r"OpControlBarrier %uint_3 %uint_3 ")
+            plain = gemm.tiled_kernel(kind, kmajor).disassemble()
+            assert edge.count(" UMin ") == plain.count(" UMin ") + 2
