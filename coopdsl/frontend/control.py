@@ -84,13 +84,17 @@ class ControlFlow(Context):
         merge = em.new_block("endif")
         em.current.merge = SelectionMerge(merge)
         em.terminate("cond_br", [cond], [then_b, else_b or merge])
-        em.start(then_b)
-        self.body(node.body)
-        em.branch(merge)
-        if else_b is not None:
-            em.start(else_b)
-            self.body(node.orelse)
+        self.ssa.nested += 1
+        try:
+            em.start(then_b)
+            self.body(node.body)
             em.branch(merge)
+            if else_b is not None:
+                em.start(else_b)
+                self.body(node.orelse)
+                em.branch(merge)
+        finally:
+            self.ssa.nested -= 1
         self._start_merge(merge)
 
     def _start_merge(self, merge) -> None:
@@ -189,6 +193,13 @@ class ControlFlow(Context):
         self._loop(node, node.body, test=node.test)
 
     def _loop(self, node, body, iv=None, test=None, control=LoopHint()):
+        self.ssa.nested += 1
+        try:
+            self._loop_blocks(node, body, iv, test, control)
+        finally:
+            self.ssa.nested -= 1
+
+    def _loop_blocks(self, node, body, iv, test, control):
         em = self.em
         pre = em.current
         header, body_b = em.new_block("loop"), em.new_block("body")

@@ -117,7 +117,11 @@ def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Valu
     header.merge = SelectionMerge(merge)
     em.terminate("cond_br", [left], [rhs, merge] if kind == "land" else [merge, rhs])
     em.start(rhs)
-    v = cg.as_operand(cg.visit(node))
+    cg.ssa.nested += 1  # (a comprehension on the right binds its name in a block the merge does not follow)
+    try:
+        v = cg.as_operand(cg.visit(node))
+    finally:
+        cg.ssa.nested -= 1
     if arith.is_number(v):
         v = em.const(T.boolean, bool(v))
     if not isinstance(v, Value) or v.type != T.boolean:

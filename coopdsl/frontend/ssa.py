@@ -28,16 +28,32 @@ class Undefined:
 
 
 class SSA:
+    """Variables' values per block.  A variable written once, outside every branch and loop (a kernel's
+    parameters, and sizes and offsets computed up front) has that one value in every block the code
+    generator reaches after the write, which all come after the block of the write in a chain nothing
+    branches around: it is read without walking up to that block."""
+
     def __init__(self, emitter):
         self.em = emitter
         self.defs: dict[str, dict[Block, object]] = {}
         self.read_through: dict[Block, Block] = {}  # loop header -> pre-header
+        self.nested = 0  # runtime branches and loops the code generator is inside (0: the function's own chain)
+        self.once: dict[str, object] = {}  # variables written once so far, while nested was 0 -> the value
+        self.more: set[str] = set()  # variables written again, or while nested was not 0
 
     def write(self, name: str, block: Block, value) -> None:
         self.defs.setdefault(name, {})[block] = value
+        if name not in self.more:
+            if self.nested or name in self.once:
+                self.once.pop(name, None)
+                self.more.add(name)
+            else:
+                self.once[name] = value
 
     def read(self, name: str, block: Block):
         """The value of ``name`` at the end of ``block`` (may be Undefined)."""
+        if name in self.once:
+            return self.once[name]
         table = self.defs.get(name)
         if table is None:
             table = self.defs[name] = {}
@@ -165,6 +181,8 @@ class SSA:
         for table in self.defs.values():
             for b, v in table.items():
                 table[b] = _replace_leaf(v, old, new)
+        for name, v in self.once.items():
+            self.once[name] = _replace_leaf(v, old, new)
         return users
 
 

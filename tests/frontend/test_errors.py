@@ -222,6 +222,37 @@ def test_maybe_unassigned():
     expect_error(k_maybe, NameResolutionError, "'y' may be used before it is assigned", "# E:maybe", 12)
 
 
+@cd.kernel
+def k_maybe_loop(x: cd.Buffer[u32], n: u32):
+    for j in range(n):
+        y = x[j]
+    x[1] = y  # E:maybeloop
+
+
+@cd.kernel
+def k_maybe_while(x: cd.Buffer[u32]):
+    while x[0] > 1:
+        z = 3
+        break
+    x[1] = z  # E:maybewhile
+
+
+@cd.kernel
+def k_maybe_short_circuit(x: cd.Buffer[u32]):
+    c = x[0] > 1 and len([i for i in cd.static_range(1)]) == 1
+    x[c] = i  # E:maybeshort
+
+
+def test_maybe_unassigned_when_the_only_assignment_is_in_a_loop_or_a_short_circuit():
+    """A variable assigned once is read without a walk up the blocks only when that assignment is outside
+    every branch and loop (frontend/ssa.py): one inside a loop, or a comprehension's name bound on the
+    right of 'and', still leaves it unassigned on a path."""
+    expect_error(k_maybe_loop, NameResolutionError, "'y' may be used before it is assigned", "# E:maybeloop", 12)
+    expect_error(k_maybe_while, NameResolutionError, "'z' may be used before it is assigned", "# E:maybewhile", 12)
+    expect_error(k_maybe_short_circuit, NameResolutionError, "'i' may be used before it is assigned",
+                 "# E:maybeshort", 12)
+
+
 @cd.kernel(workgroup_size=(32, 1, 1))
 def k_method(c: cd.Buffer[f32]):
     acc = Acc[f32, 16, 16].splat(0.0)
