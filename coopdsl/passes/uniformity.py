@@ -35,7 +35,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from .._records import record
 from ..errors import SourceLoc
@@ -205,26 +205,11 @@ class FunctionUniformity:
     # -- solving -----------------------------------------------------------------------------
     def solve(self) -> None:
         """Lower levels until nothing changes, then summarise the result and the requirement."""
-        # the ops in order, each with its id, its transfer function (None: no result) and whether it
-        # writes; an op with neither does nothing in a sweep and is left out.  The same walk lists every
-        # op for _need() and finds the requirements that do not depend on the facts (all but calls').
-        sweep = []
-        ops = self._ops
-        known = self._requirements
-        for b in self.cfg.blocks:
-            for op in b.all_ops():
-                ops.append(op)
-                kind = op.kind
-                transfer = _transfer_of(kind) if op.type is not T.void else None
-                writes = kind in WRITES
-                if transfer is not None or writes:
-                    sweep.append((op, id(op), transfer, writes))
-                if kind != "call":
-                    known[id(op)] = _static_requirement(op)
+        sweep, watched = self._list_ops()
         facts = self.facts
-        changed = True
-        while changed:
-            changed = False
+        again = True
+        while again:  # a sweep whose changes no op before it reads leaves the next one nothing to change
+            again = False
             for op, key, transfer, writes in sweep:
                 if transfer is not None:
                     old = facts.get(key, UNIFORM)[0]
@@ -234,12 +219,49 @@ class FunctionUniformity:
                         fact = transfer(self, op)
                         if fact[0] < old:  # _lower, inlined
                             facts[key] = fact
-                            changed = True
-                if writes:
-                    changed |= self._record_write(op)
-            changed |= self._update_control()
+                            if key in watched:
+                                again = True
+                if writes and self._record_write(op):
+                    again = True  # (loads of the variable may come before the write)
+            if self._update_control():
+                again = True
         self.result = self._result()
         self.need = self._need()
+
+    def _list_ops(self) -> tuple[list[tuple], set[int]]:
+        """One walk over the reachable ops, in order: lists them (for _need()), finds the requirements
+        that do not depend on the facts (all but calls'; kept when there is one), and returns
+
+        * the sweep: each op with its id, its transfer function (None: no result) and whether it writes
+          (an op with neither does nothing in a sweep and is left out);
+        * the watched values: those an op at or before their own place in the sweep reads (a phi's value
+          from the end of its loop), and branch conditions (exit and control facts read them anywhere).
+          A sweep that lowers none of them, no variable's and no block's control changes nothing for the
+          ops before each change: the sweep after it would change nothing (the fixed point is reached).
+        """
+        sweep = []
+        ops = self._ops
+        known = self._requirements
+        listed: set[int] = set()
+        watched: set[int] = set()
+        for b in self.cfg.blocks:
+            for op in b.all_ops():
+                ops.append(op)
+                kind_transfer, writes, execution, exempt = _KIND_ROWS.get(op.kind) or _kind_row(op.kind)
+                transfer = None if op.type is T.void else kind_transfer
+                if transfer is not None or writes:
+                    sweep.append((op, id(op), transfer, writes))
+                    for v in op.operands:
+                        if id(v) not in listed:
+                            watched.add(id(v))
+                listed.add(id(op))
+                if execution or not exempt and _has_matrix(op):
+                    need = _static_requirement(op)
+                    if need is not None:
+                        known[id(op)] = need
+            if b.terminator.kind == "cond_br":
+                watched.add(id(b.terminator.operands[0]))
+        return sweep, watched
 
     @staticmethod
     def _lower(table: dict, key: int, fact: Fact) -> bool:
@@ -401,11 +423,9 @@ class FunctionUniformity:
     def _need(self) -> Need | None:
         """The most demanding requirement of the function's ops (the first one on a tie)."""
         best = None
-        known = self._requirements  # (every op's but calls', found by solve())
+        known = self._requirements  # (every op's but calls', where it has one: found by solve())
         for op in self._ops:
-            n = known.get(id(op), _UNSET)
-            if n is _UNSET:
-                n = known[id(op)] = self._requirement(op)
+            n = self.requirement(op) if op.kind == "call" else known.get(id(op))
             if n is not None and (best is None or n.level > best.level):
                 best = n
         return best
@@ -414,7 +434,7 @@ class FunctionUniformity:
         """UniformityErrors of this function's ops, in program order (callees' before their calls);
         ``calls`` are the call ops that lead here from the kernel."""
         reachable = set(self.cfg.blocks)
-        known = self._requirements  # (every reachable op's, made by _need())
+        known = self._requirements  # (every reachable op's that has one, made by solve() and _need())
         for b in self.func.blocks:
             if b not in reachable:
                 continue
@@ -422,9 +442,9 @@ class FunctionUniformity:
                 if op.kind == "call":
                     callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
                     yield from callee.errors(calls + (op,))
-                n = known.get(id(op), _UNSET)
-                if n is _UNSET:
                     n = self.requirement(op)
+                else:
+                    n = known.get(id(op))
                 if n is not None and self.ctl[b] < n.level:
                     from .uniformity_report import error  # (the messages: only a kernel in error needs them)
 
@@ -457,19 +477,29 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
 
 
 _CALL = FunctionUniformity._call
-_UNSET: Any = object()  # no requirement computed yet
-_TRANSFERS: dict[str, Callable] = {}  # op kind -> its transfer function, found once per kind
+# op kind -> (its transfer function, whether it writes memory, whether it is tangled by its execution scope,
+# whether no matrix scope's uniformity is needed of it by its types: phis, element access and calls, whose
+# requirement is their callee's): what the sweep asks of every op, found once per kind
+_KIND_ROWS: dict[str, tuple[Callable, bool, bool, bool]] = {}
 
 
-def _transfer_of(kind: str) -> Callable:
-    """The transfer function of ops of ``kind`` (called with the analysis and the op)."""
-    transfer = _TRANSFERS.get(kind)
+def _kind_row(kind: str) -> tuple[Callable, bool, bool, bool]:
+    transfer = _TRANSFER.get(kind) or (_subgroup if kind.startswith("subgroup_") else None)
     if transfer is None:
-        transfer = _TRANSFER.get(kind) or (_subgroup if kind.startswith("subgroup_") else None)
-        if transfer is None:
-            transfer = _atomic if kind in ATOMICS else FunctionUniformity._operands
-        _TRANSFERS[kind] = transfer
-    return transfer
+        transfer = _atomic if kind in ATOMICS else FunctionUniformity._operands
+    row = _KIND_ROWS[kind] = (transfer, kind in WRITES, OPS[kind].tangled == "execution",
+                              kind in ("phi", "call") or kind in ELEMENT_ACCESS)
+    return row
+
+
+def _has_matrix(op: Op) -> bool:
+    """Whether ``op`` makes or takes a cooperative matrix."""
+    if isinstance(op.type, T.CoopMatType):
+        return True
+    for v in op.operands:
+        if isinstance(v.type, T.CoopMatType):
+            return True
+    return False
 
 
 def _static_requirement(op: Op) -> Need | None:

@@ -230,6 +230,37 @@ def test_local_array_stored_under_divergent_control():
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
+def divergent_on_the_next_iteration(c: cd.Buffer[f32], n: u32):
+    x = u32(0)
+    for _i in range(n):
+        if x == 0:  # C:carried
+            Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16)  # E:carried
+        x = cd.local_invocation_index
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def stored_divergently_on_the_next_iteration(c: cd.Buffer[f32], n: u32):
+    arr = cd.local_array(u32, 1)
+    arr[0] = n
+    for _i in range(n):
+        y = arr[0] + 1
+        z = y * 2
+        if z > 2:  # C:stored
+            Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16)  # E:stored
+        arr[0] = cd.local_invocation_index
+
+
+def test_values_that_become_divergent_only_around_a_loop():
+    """The analysis sweeps the ops in order until a sweep changes nothing an earlier op reads: here the
+    condition depends on what the end of the loop body makes divergent, through a phi and through a local
+    array, so it is found divergent only on a later sweep."""
+    expect_divergent(divergent_on_the_next_iteration, "the matrix store", "# E:carried", 13, "# C:carried", 12)
+    err = expect_divergent(stored_divergently_on_the_next_iteration, "the matrix store", "# E:stored", 13,
+                           "# C:stored", 12)
+    assert "cd.local_invocation_index" in err.message
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
 def atomic_condition(c: cd.Buffer[f32], counter: cd.Buffer[u32]):
     if cd.atomic_add(counter, 0, u32(1)) == 0:  # C:atomic
         Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16)  # E:atomic
