@@ -173,7 +173,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
     if isinstance(base, BufferRef):
         if arith.is_number(value):
             value = cg.em.literal(value, base.elem)
-        if not isinstance(value, Value) or value.type != base.elem:
+        if not isinstance(value, Value) or value.type is not base.elem and value.type != base.elem:
             raise TypeMismatchError(
                 f"cannot store {cg.describe(value)} into {base.kind} '{base.name}' of {base.elem}; convert it first",
                 cg.src.loc(target))

@@ -262,7 +262,7 @@ class Context:
         c = self.as_operand(self.visit(node))
         if isinstance(c, (bool, int, float)):
             return bool(c)
-        if not isinstance(c, Value) or c.type != T.boolean:
+        if not isinstance(c, Value) or c.type is not T.boolean and c.type != T.boolean:
             raise TypeMismatchError(
                 f"a condition must be a bool, got {self.describe(c)}; compare explicitly (e.g. x != 0)",
                 self.src.loc(node))

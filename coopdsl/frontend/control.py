@@ -180,7 +180,7 @@ class ControlFlow(Context):
         v = self.as_operand(v)
         if isinstance(v, (int, float, bool)):
             return em_literal(self.em, v, ty)
-        if v.type != ty:
+        if v.type is not ty and v.type != ty:
             a, b = arith.unify(self.em, "lt", v, self.em.literal(0, ty))
             if a.type != ty:
                 raise TypeMismatchError(f"{what} is {v.type} but the loop counts in {ty}", self.em.loc)

@@ -45,7 +45,7 @@ def expr_binop(cg, node: ast.BinOp):
         raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", cg.em.loc)
     a = cg.as_operand(cg.visit(node.left))
     b = cg.as_operand(cg.visit(node.right))
-    if op in ("add", "sub") and isinstance(a, Value) and is_data_ptr(a.type):
+    if op in ("add", "sub") and isinstance(a, Value) and isinstance(a.type, T.PointerType) and is_data_ptr(a.type):
         return ptr_offset(cg, a, b, op)
     if isinstance(a, tuple) and isinstance(b, tuple) and op == "add":
         return a + b

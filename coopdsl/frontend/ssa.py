@@ -112,7 +112,7 @@ class SSA:
 
     def _as_value(self, name: str, v, ty: T.Type) -> Value:
         if isinstance(v, Value):
-            if v.type != ty:
+            if v.type is not ty and v.type != ty:
                 raise CompileError(
                     f"'{name}' is {ty} on one path and {v.type} on another; "
                     f"convert one of them so both have the same type", self.em.loc)

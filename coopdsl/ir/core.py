@@ -259,6 +259,9 @@ class Module:
         """The module value a symbolic dimension stands for."""
         if sym.op == "spec":
             return next(s for s in self.spec_consts if s.spec_id == sym.args[0])
+        for o in self._spec_ops_by_sym.get(sym, ()):  # (spec_op() lists each op there, in the same order)
+            if o in self.spec_ops:
+                return o
         return next(o for o in self.spec_ops if o.sym == sym)
 
     def uses_device_addresses(self) -> bool:

@@ -40,8 +40,11 @@ COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 BITWISE = ("and", "or", "xor", "shl", "shr")
 
 
+NUMBERS = (bool, int, float)  # Python numbers: compile-time values
+
+
 def is_number(v) -> bool:
-    return isinstance(v, (bool, int, float))
+    return isinstance(v, NUMBERS)
 
 
 def default_type(v) -> T.ScalarType:
@@ -53,23 +56,28 @@ def default_type(v) -> T.ScalarType:
 
 def binary(em, op: str, a, b):
     """``a <op> b`` where either side may be a Python number or an IR value."""
+    # (is_number, _no_arrays, T.elem_of and _check_arith_elem are written out in the common cases below:
+    # this runs for every operator of a kernel)
     a_value, b_value = isinstance(a, Value), isinstance(b, Value)
-    if not a_value and not b_value and is_number(a) and is_number(b):
+    a_number, b_number = isinstance(a, NUMBERS), isinstance(b, NUMBERS)
+    if not a_value and not b_value and a_number and b_number:
         return _fold(em, op, a, b)
-    if not a_value and not is_number(a) or not b_value and not is_number(b):
-        bad = a if not (a_value or is_number(a)) else b
+    if not a_value and not a_number or not b_value and not b_number:
+        bad = a if not (a_value or a_number) else b
         raise TypeMismatchError(f"unsupported operand for {SYMBOL[op]}: {_describe(bad)}", em.loc)
-    _no_arrays(em, a, b)
+    if a_value and isinstance(a.type, T.ArrayType) or b_value and isinstance(b.type, T.ArrayType):
+        _no_arrays(em, a, b)
     if op == "pow":
         raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
     if a_value and isinstance(a.type, T.CoopMatType) or b_value and isinstance(b.type, T.CoopMatType):
         return _coopmat_binary(em, op, a, b)
     a, b = unify(em, op, a, b)
     t = a.type
-    elem = T.elem_of(t)
+    elem = t if type(t) is T.ScalarType else T.elem_of(t)
     if not isinstance(elem, T.ScalarType):
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on {t} values", em.loc)
-    _check_arith_elem(em, op, elem)
+    if elem.kind == "float" and elem.encoding is not None:
+        _check_arith_elem(em, op, elem)
     if op == "div" and elem.kind != "float":
         raise TypeMismatchError(f"'/' divides floats; use '//' to divide {elem} values", em.loc)
     if op == "floordiv":
@@ -111,12 +119,12 @@ def _check_arith_elem(em, op: str, elem) -> None:
 
 def unify(em, op: str, a, b) -> tuple[Value, Value]:
     """Bring two scalar/vector operands (one may be a Python number) to one type."""
-    if is_number(a):
+    if isinstance(a, NUMBERS):
         a = em.literal(a, b.type)
-    if is_number(b):
+    if isinstance(b, NUMBERS):
         b = em.literal(b, a.type)
     ta, tb = a.type, b.type
-    if ta == tb:
+    if ta is tb or ta == tb:
         return a, b
     # vector <op> scalar: splat the scalar
     if isinstance(ta, T.VectorType) and tb == ta.elem:

@@ -11,12 +11,12 @@ def _phi(op: Op) -> None:
     if len(op.attrs["incoming"]) != len(op.operands):
         fail(op, "needs one incoming block per operand")
     for v in op.operands:
-        if v.type != op.type:
+        if v.type is not op.type and v.type != op.type:
             fail(op, f"operand {v.type} differs from the phi's type {op.type}")
 
 
 def _cond_br(op: Op) -> None:
-    if op.operands[0].type != T.boolean or len(op.attrs["targets"]) != 2:
+    if op.operands[0].type is not T.boolean and op.operands[0].type != T.boolean or len(op.attrs["targets"]) != 2:
         fail(op, "needs a bool condition and two targets")
 
 

@@ -22,7 +22,7 @@ def _load(op: Op) -> None:
 
 def _store(op: Op) -> None:
     p = pointer(op, 0)
-    if op.operands[1].type != p.pointee:
+    if op.operands[1].type is not p.pointee and op.operands[1].type != p.pointee:
         fail(op, f"stores {op.operands[1].type} through a pointer to {p.pointee}")
 
 
