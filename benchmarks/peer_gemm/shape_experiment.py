@@ -13,7 +13,10 @@ For each type pair it times, with vk_cooperative_matrix_perf's own harness (``--
   coopdsl keeps it), and ``theirs+p2l+mem2reg`` both;
 * ``theirs -O`` and ``ours -O``: spirv-opt's performance recipe;
 * ``ours+wg-builtin``: ours with glslang's workgroup-size form (``LocalSize 1 1 1`` and a
-  ``WorkgroupSize``-decorated spec-constant composite) instead of ``LocalSizeId``.
+  ``WorkgroupSize``-decorated spec-constant composite) instead of ``LocalSizeId``;
+* with ``--ours-form LABEL=FORM,FORM``: ours built by coopdsl in those code-shape forms of
+  ``benchmarks/peer_gemm/shmem.py`` (``shmem.FORMS``, e.g. ``func``: every offset through a device
+  function, as the GLSL's ``coordToOffset``).
 
 Every form is validated with spirv-val first. Rounds alternate the order. The table gives each form's
 median TFLOP/s per configuration; it shows which differences between the two modules the driver's
@@ -88,12 +91,17 @@ def main(argv=None) -> int:
                    help="time this spirv-opt form instead of the default ones (repeatable), e.g. "
                         "'theirs+inline=--inline-entry-points-exhaustive,--eliminate-dead-functions'")
     p.add_argument("--forms-file", type=Path, help="more --form values, one a line")
+    p.add_argument("--ours-form", action="append", default=[], metavar="LABEL=FORM,FORM",
+                   help="also time ours built in these shmem.FORMS (repeatable), e.g. 'ours+func=func'")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     if args.forms_file:
         args.form += [line.strip() for line in args.forms_file.read_text().splitlines() if line.strip()]
-    opt = {label: passes.split(",") for label, passes in (f.split("=", 1) for f in args.form)} or None
+    opt = {label: passes.split(",") for label, passes in (f.split("=", 1) for f in args.form)}
+    if not opt and not args.ours_form:
+        opt = None  # the default forms
     from benchmarks._gpu import require_gpu
+    from benchmarks.peer_gemm import shmem
     from benchmarks.peer_gemm.shmem import emit_all
 
     device = require_gpu("shape_experiment.py")
@@ -105,6 +113,8 @@ def main(argv=None) -> int:
     for t in args.types:
         theirs = (args.harness / "shaders" / f"shmem{t}.spv").read_bytes()
         variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes(), opt)
+        for label, names_ in (f.split("=", 1) for f in args.ours_form):
+            variants[label] = shmem.variant(*shmem.VARIANTS[tuple(t.split("_"))], names_.split(",")).compile()
         names = list(variants)
         results: dict[tuple, dict[str, list[float]]] = {}
         for r in range(args.rounds):
@@ -127,6 +137,7 @@ def main(argv=None) -> int:
     head = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
             f"Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC --types "
             f"{' '.join(args.types)} --rounds {args.rounds}" + "".join(f" --form '{f}'" for f in args.form)
+            + "".join(f" --ours-form '{f}'" for f in args.ours_form)
             + " --out docs/benchmarks.md` (forms: see the script's docstring)."]
     print("\n".join(head + lines))
     if args.out:
@@ -134,7 +145,7 @@ def main(argv=None) -> int:
 
         heading = "## Peer harness: which code-shape differences the driver reacts to (H100)"
         if opt is not None:
-            heading += ": " + ", ".join(opt)
+            heading += ": " + ", ".join([*opt, *(f.split("=", 1)[0] for f in args.ours_form)])
         replace_section(args.out, heading, "\n".join(head + lines))
     return 0
 

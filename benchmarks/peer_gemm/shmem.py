@@ -43,13 +43,24 @@ SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
 # loads with the math; one branch around the prefetch loops cost up to 25% (f16->f16 256x256 tiles,
 # int8 with column-major B).  Making shared-memory accesses available/visible at Workgroup scope, as
 # glslang also writes, made no difference; COOPDSL_PEER_OPTS="outer_if,visibility" rebuilds those forms.
+# "func" computes every offset through a device function, as the GLSL's coordToOffset (OpFunctionCall).
 OPTS = set(filter(None, __import__("os").environ.get("COOPDSL_PEER_OPTS", "").split(",")))
-INNER_IF = "outer_if" not in OPTS
-VISIBILITY = "visibility" in OPTS
+FORMS = ("outer_if", "visibility", "func")
 
 
-def variant(a_type, c_type) -> cd.Kernel:
-    """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``."""
+@cd.func
+def coord_to_offset(i, j, stride, col_major):
+    """The GLSL's ``coordToOffset``: element (i, j) of a matrix with ``stride``, row- or column-major."""
+    return stride * j + i if col_major else stride * i + j
+
+
+def variant(a_type, c_type, opts=None) -> cd.Kernel:
+    """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``; ``opts`` (default:
+    ``COOPDSL_PEER_OPTS``) names code-shape forms of :data:`FORMS`."""
+    opts = OPTS if opts is None else set(opts)
+    if opts - set(FORMS):
+        raise ValueError(f"unknown forms {sorted(opts - set(FORMS))}; known: {', '.join(FORMS)}")
+    INNER_IF, VISIBILITY, FUNC = "outer_if" not in opts, "visibility" in opts, "func" in opts
     epv = 16 // a_type.nbytes  # A/B elements per 128-bit vector
 
     @cd.struct
@@ -104,8 +115,12 @@ def variant(a_type, c_type) -> cd.Kernel:
 
         atilek = epv * (tid % INVS_PER_ROW_A)
         btilej = epv * (tid % INVS_PER_ROW_B)
-        gabase = strideA * (TILE_M * tile_y)
-        gbbase = strideB * (TILE_N * tile_x) if BColMajor else TILE_N * tile_x
+        if FUNC:
+            gabase = coord_to_offset(TILE_M * tile_y, u32(0), strideA, False)
+            gbbase = coord_to_offset(u32(0), TILE_N * tile_x, strideB, BColMajor)
+        else:
+            gabase = strideA * (TILE_M * tile_y)
+            gbbase = strideB * (TILE_N * tile_x) if BColMajor else TILE_N * tile_x
         for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
             temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
         for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
@@ -129,9 +144,13 @@ def variant(a_type, c_type) -> cd.Kernel:
             cd.barrier()
 
             # prefetch the next slice while this one is multiplied
-            gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
-            gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
-                strideB * (chunk_k + TILE_K) + TILE_N * tile_x
+            if FUNC:
+                gabase = coord_to_offset(TILE_M * tile_y, chunk_k + TILE_K, strideA, False)
+                gbbase = coord_to_offset(chunk_k + TILE_K, TILE_N * tile_x, strideB, BColMajor)
+            else:
+                gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
+                gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
+                    strideB * (chunk_k + TILE_K) + TILE_N * tile_x
             if INNER_IF:
                 for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
                     if not last:
@@ -149,7 +168,10 @@ def variant(a_type, c_type) -> cd.Kernel:
                 sk = lK * kk
                 for i in cd.range(C_ROWS, unroll=True):
                     si = lM * (C_ROWS * warp_y + i)
-                    if VISIBILITY:
+                    if FUNC:
+                        mat_a[i] = MatA[a_type, lM, lK].load(
+                            a_sh, coord_to_offset(si, sk, STRIDE_A_SH, False) // epv, stride=STRIDE_A_SH // epv)
+                    elif VISIBILITY:
                         mat_a[i] = MatA[a_type, lM, lK].load(a_sh, (STRIDE_A_SH * si + sk) // epv,
                                                               stride=STRIDE_A_SH // epv, visible=cd.Workgroup)
                     else:
@@ -157,7 +179,10 @@ def variant(a_type, c_type) -> cd.Kernel:
                                                               stride=STRIDE_A_SH // epv)
                 for j in cd.range(C_COLS, unroll=True):
                     sj = lN * (C_COLS * warp_x + j)
-                    b_off = STRIDE_B_SH * sj + sk if BColMajor else STRIDE_B_SH * sk + sj
+                    if FUNC:
+                        b_off = coord_to_offset(sk, sj, STRIDE_B_SH, BColMajor)
+                    else:
+                        b_off = STRIDE_B_SH * sj + sk if BColMajor else STRIDE_B_SH * sk + sj
                     if VISIBILITY:
                         mat_b = MatB[a_type, lK, lN].load(b_sh, b_off // epv, stride=STRIDE_B_SH // epv,
                                                            layout=b_layout, visible=cd.Workgroup)
@@ -171,11 +196,12 @@ def variant(a_type, c_type) -> cd.Kernel:
             gi = TILE_M * tile_y + lM * (C_ROWS * warp_y + i)
             for j in cd.range(C_COLS, unroll=True):
                 gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
-                mat_c[j] = Acc[c_type, lM, lN].load(c_ptr, strideC * gi + gj, stride=strideC)
+                c_off = coord_to_offset(gi, gj, strideC, False) if FUNC else strideC * gi + gj
+                mat_c[j] = Acc[c_type, lM, lN].load(c_ptr, c_off, stride=strideC)
             for j in cd.range(C_COLS, unroll=True):
                 gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
                 out = result[i * C_COLS + j] * c_type(alpha) + mat_c[j] * c_type(beta)
-                out.store(d_ptr, strideD * gi + gj, stride=strideD)
+                out.store(d_ptr, coord_to_offset(gi, gj, strideD, False) if FUNC else strideD * gi + gj, stride=strideD)
 
     return main
 

@@ -102,3 +102,19 @@ def test_the_fp8_variants_multiply_on_the_interpreter(tokens):
                   device="cpu", TILE_M=tile, TILE_N=tile, TILE_K=tile, K=k, M=m, N=n, alpha=1.0, beta=1.0,
                   BColMajor=False, WG=64)
     np.testing.assert_array_equal(d.astype(np.int64), a @ b + c.astype(np.int64))
+
+
+@pytest.mark.parametrize("forms", [(), ("func",), ("func", "visibility"), ("outer_if",)])
+def test_the_shmem_code_shape_forms_validate_and_keep_the_interface(forms):
+    kernel = shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], forms)
+    text = kernel.disassemble()                                   # accepted by spirv-val
+    spec = {s["id"]: s["name"] for s in kernel.reflect()["spec_constants"]}
+    assert {i: spec[i] for i in PEER_SPEC_IDS} == PEER_SPEC_IDS
+    # "func": the offsets go through a device function, as the GLSL's coordToOffset
+    assert ("OpFunctionCall" in text) == ("func" in forms)
+    assert ("MakePointerAvailable" in text) == ("visibility" in forms)
+
+
+def test_an_unknown_shmem_form_is_refused():
+    with pytest.raises(ValueError, match=r"unknown forms \['fast'\]; known: outer_if, visibility, func"):
+        shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], ["fast"])
