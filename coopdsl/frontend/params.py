@@ -87,11 +87,10 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     offset = 0
     for arg in a.args:
         name = arg.arg
-        loc = src.loc(arg)
         ann = annotations.get(name)
         if ann is None:
             raise TypeMismatchError(
-                f"parameter '{name}' needs an annotation: Buffer[T], Spec[T], Push[T] or a scalar type", loc)
+                f"parameter '{name}' needs an annotation: Buffer[T], Spec[T], Push[T] or a scalar type", src.loc(arg))
         if isinstance(ann, ConstParam):
             consts = consts or {}
             if name in consts:
@@ -100,11 +99,11 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 value = defaults[name]
             else:
                 raise TypeMismatchError(f"compile-time parameter '{name}' has no value: give a default or "
-                                        f"use {fn.__name__}.specialize({name}=...)", loc)
+                                        f"use {fn.__name__}.specialize({name}=...)", src.loc(arg))
             if ann.type is not None and not (isinstance(value, ann.type) and not (
                     ann.type is int and isinstance(value, bool))):
                 raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
-                                        f"got {value!r}", loc)
+                                        f"got {value!r}", src.loc(arg))
             bindings[name] = value
         elif isinstance(ann, UniformParam):
             binding = len(params.buffers) + len(params.uniforms)
@@ -131,9 +130,9 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 used_ids.add(sid)
             next_id = max(next_id, sid + 1)
             if any(s.spec_id == sid for s in params.specs):
-                raise TypeMismatchError(f"specialization constant id {sid} is used twice", loc)
+                raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
             default = defaults.get(name, False if ann.type.kind == "bool" else 0)
-            default = _check_default(ann.type, default, name, loc)
+            default = _check_default(ann.type, default, name, src, arg)
             sc = SpecConst(ann.type, name, sid, default)
             module.spec_consts.append(sc)
             params.specs.append(sc)
@@ -141,14 +140,15 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
         elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType, T.StructType, T.PointerType)):
             t = ann.type if isinstance(ann, PushParam) else ann
             if isinstance(t, T.ScalarType) and not t.is_ieee and t.kind == "float":
-                raise TypeMismatchError(f"push constant '{name}' cannot be {t}", loc)
+                raise TypeMismatchError(f"push constant '{name}' cannot be {t}", src.loc(arg))
             align = 8 if isinstance(t, T.PointerType) else T.align_of(t)
             offset = (offset + align - 1) // align * align
             params.push.append((name, t, offset))
             offset += 8 if isinstance(t, T.PointerType) else T.size_of(t)
         else:
             raise TypeMismatchError(
-                f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type", loc)
+                f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type",
+                src.loc(arg))
     if params.push:
         struct = T.StructType(f"{tree.name}_push", tuple((n, t) for n, t, _ in params.push),
                               tuple(o for _, _, o in params.push), block=True)
@@ -157,8 +157,8 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     return params, bindings
 
 
-def _check_default(t: T.ScalarType, value, name: str, loc):
+def _check_default(t: T.ScalarType, value, name: str, src, arg):
     try:
         return fit(value, t)
     except LiteralError as e:
-        raise TypeMismatchError(f"default of specialization constant '{name}': {e}", loc) from None
+        raise TypeMismatchError(f"default of specialization constant '{name}': {e}", src.loc(arg)) from None

@@ -103,6 +103,13 @@ class SymDim:
     op: str
     args: tuple
 
+    def __repr__(self) -> str:
+        """The dataclass repr, kept once made: :func:`symbolic` orders operands by it (the fields never change)."""
+        text = self.__dict__.get("_repr")
+        if text is None:
+            text = self.__dict__["_repr"] = f"SymDim(op={self.op!r}, args={self.args!r})"
+        return text
+
     def __str__(self) -> str:
         if self.op == "spec":
             return str(self.args[1])
