@@ -38,7 +38,7 @@ try:
     from .lang.inputs import BUILTIN_VARS
     from .lang.loops import range_ as range  # noqa: A001, F401  (coopdsl.range: range with loop hints)
     from .lang.loops import static_range
-    from .lang.memory import barrier, control_barrier, local_array, memory_barrier, shared
+    from .lang.memory import barrier, control_barrier, local_array, memory_barrier, private_array, shared
     from .lang.structs import Ptr, Uniform, struct
     from .lang.types import (
                          Acc,
@@ -126,7 +126,7 @@ __all__ = [
     "UseA", "UseB", "UseAcc",
     # builtins
     "muladd", "barrier", "bitcast", "static_range", "load_element", "store_element",
-    "shared", "local_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
+    "shared", "local_array", "private_array", "control_barrier", "memory_barrier",  # (cd.range is not star-exported)
     "bitcast_array", "sub_array",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",

@@ -146,9 +146,10 @@ class Context:
     def assign(self, name: str, value) -> None:
         if isinstance(value, BuiltinVar):
             value = self.as_runtime(value)
-        if isinstance(value, BufferRef) and isinstance(value.var, GlobalVar) and value.storage == "Workgroup" and \
-                value.name.startswith("shared"):
-            value.name = value.var.name = name  # name shared arrays after their variable
+        if isinstance(value, BufferRef) and isinstance(value.var, GlobalVar) and (
+                value.storage == "Workgroup" and value.name.startswith("shared")
+                or value.storage == "Private" and value.name.startswith("private")):
+            value.name = value.var.name = name  # name shared and private arrays after their variable
         elif isinstance(value, BufferRef) and value.storage == "Function" and value.name == "local":
             value.name = name
         if self.em.block is not None:  # values bound in unreachable code are never read

@@ -127,6 +127,12 @@ class Machine:
             self.shared.append(region)
             base = (self.lanes.wg * size).astype(np.int64)
             got = Ptr(region, base, base, base + size, region.label)
+        elif g.role == "private":  # one array per invocation, like a local variable
+            size = self.layout.size(g.type.pointee)
+            region = Region("function", f"private array '{g.name}'", np.zeros(self.lanes.N * size + 16, np.uint8),
+                            size)
+            base = np.arange(self.lanes.N, dtype=np.int64) * size
+            got = Ptr(region, base, base, base + size, region.label)
         else:
             raise InternalCompilerError(f"interpreter: global '{g.name}' ({g.role}) has no value")
         self._globals[id(g)] = got

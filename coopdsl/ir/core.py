@@ -81,7 +81,7 @@ class SpecOp(Value):
 class GlobalVar(Value):
     """A module-scope variable; ``type`` is a PointerType.
 
-    ``role`` is "buffer", "push", "builtin" or "shared"; ``info`` holds the
+    ``role`` is "buffer", "uniform", "push", "builtin", "shared" or "private"; ``info`` holds the
     role's details (binding/set, builtin name, ...).
     """
 

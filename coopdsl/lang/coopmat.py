@@ -83,9 +83,9 @@ def _stride(cg, p, b: Builtin, is_store: bool):
 
 def _matrix_pointer(cg, buf, offset, what: str):
     """Pointer to the first element of a matrix in a buffer, shared array or ``Ptr`` (not a local array)."""
-    if isinstance(buf, BufferRef) and buf.storage == "Function":
+    if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
         raise TypeMismatchError(
-            f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} local array "
+            f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} {buf.kind} "
             f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "
             f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
             f"local_array of matrices instead", cg.em.loc)

@@ -66,6 +66,24 @@ def local_array(cg, args, kwargs):
     return BufferRef("local", var, elem, "Function", (), length)
 
 
+@builtin("(elem, length)")
+def private_array(cg, args, kwargs):
+    """A per-invocation array of ``length`` elements of ``elem`` at module scope (OpVariable Private), as a
+    GLSL global array or an HLSL ``static`` one is.
+
+    It is used like :func:`local_array` (scalars, vectors or cooperative matrices; compile-time or
+    ``Spec`` length; runtime indices), and differs only in its storage class: one variable for the
+    whole module instead of one per function, which some drivers compile differently (the peer GEMM of
+    ``benchmarks/peer_gemm`` keeps its accumulators in one). Each call declares a new variable, and
+    its values start undefined.
+    """
+    elem, length = _array_params(cg, private_array, args, kwargs, allow_matrices=True)
+    n = sum(1 for g in cg.module.globals if g.role == "private")
+    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Private"), f"private{n}", "private")
+    cg.module.globals.append(var)
+    return BufferRef(var.name, var, elem, "Private", (), length)
+
+
 SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "UniformMemory",
              "WorkgroupMemory", "ImageMemory", "OutputMemory", "MakeAvailable", "MakeVisible", "Volatile")
 

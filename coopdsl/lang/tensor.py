@@ -251,8 +251,8 @@ def _layout_and_view(cg, p: dict, b) -> list[Value]:
 def _tensor_pointer(cg, p: dict, b, decode: bool):
     """Pointer to element ``offset`` of the memory a tensor load/store addresses, with its rules checked."""
     buf, offset = p["buffer"], cg.as_operand(p["offset"])
-    if isinstance(buf, BufferRef) and buf.storage == "Function":
-        raise TypeMismatchError(f"{b.name}: cannot address local array '{buf.name}'; tensor loads and stores take "
+    if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
+        raise TypeMismatchError(f"{b.name}: cannot address {buf.kind} '{buf.name}'; tensor loads and stores take "
                                 f"buffers, shared arrays and Ptr[...]", cg.em.loc)
     if decode and isinstance(buf, BufferRef) and buf.storage == "Workgroup":
         raise TypeMismatchError(f"{b.name}: a decode function reads device memory (a buffer or a Ptr[...]), not "

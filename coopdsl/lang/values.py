@@ -30,8 +30,8 @@ class BufferRef:
 
     @property
     def kind(self) -> str:
-        return {"StorageBuffer": "buffer", "Workgroup": "shared array", "Function": "local array"}.get(
-            self.storage, "memory")
+        return {"StorageBuffer": "buffer", "Workgroup": "shared array", "Function": "local array",
+                "Private": "private array"}.get(self.storage, "memory")
 
 
 @record(frozen=True)

@@ -550,7 +550,8 @@ def _is_unsigned(t: T.Type) -> bool:
 
 def _memory_name(root) -> str:
     if isinstance(root, GlobalVar):
-        return {"buffer": f"buffer '{root.name}'", "shared": f"shared array '{root.name}'"}.get(
+        return {"buffer": f"buffer '{root.name}'", "shared": f"shared array '{root.name}'",
+                "private": f"private array '{root.name}'"}.get(
             root.role, f"'{root.name}'")
     return "device memory through a pointer" if root == DEVICE_MEMORY else "memory through a pointer"
 
