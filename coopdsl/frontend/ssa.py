@@ -124,6 +124,8 @@ class SSA:
     # -- loops ------------------------------------------------------------------
     def loop_phi(self, name: str, header: Block, preheader: Block, loc: SourceLoc) -> None:
         """Give ``name`` a phi in ``header`` fed from ``preheader`` (latch added later)."""
+        if name not in self.once and name not in self.more:
+            return  # never written yet: Undefined in every block, as read() would find walking up to the entry
         entry = self.read(name, preheader)
         if isinstance(entry, Undefined):
             return

@@ -69,7 +69,9 @@ class Emitter:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc) from None
         if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
             return self._select_by_branch(self.block, *operands)
-        if kind in SPEC_FOLDABLE and _spec_foldable(kind, type, operands, attrs):
+        # (an op whose first operand is an op is not foldable: _spec_foldable's loop would stop there)
+        if kind in SPEC_FOLDABLE and operands and _type(operands[0]) is not Op and \
+                _spec_foldable(kind, type, operands, attrs):
             # integer/bool arithmetic on specialization constants stays a constant
             # (OpSpecConstantOp), so it can size types and arrays.
             return self.module.spec_op(kind, type, operands)
@@ -107,6 +109,8 @@ class Emitter:
         except LiteralError as e:
             raise TypeMismatchError(str(e), self.loc) from None
 
+
+_type = type  # (Emitter.op's parameter ``type`` hides the builtin)
 
 # spirv-val rejects OpSelect on these (on arrays before SPIR-V 1.4)
 BRANCH_SELECTED = (T.CoopMatType, T.TensorLayoutType, T.TensorViewType, T.ArrayType)

@@ -16,8 +16,9 @@ def run(module: Module) -> bool:
             changed = False
             for blk in func.blocks:
                 for seq in (blk.phis, blk.ops):
-                    keep = [op for op in seq if not OPS[op.kind].pure or id(op) in used]
-                    if len(keep) != len(seq):
-                        seq[:] = keep
-                        changed = removed = True
+                    for op in seq:  # (a list is rebuilt only when one of its ops goes: seldom)
+                        if id(op) not in used and OPS[op.kind].pure:
+                            seq[:] = [op for op in seq if not OPS[op.kind].pure or id(op) in used]
+                            changed = removed = True
+                            break
     return removed
