@@ -232,6 +232,8 @@ class Context:
                                         self.em.loc)
         if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.kind == "int":
             idx = index  # (what as_index() returns for it, without making its message)
+        elif type(index) is int:
+            idx = self.em.literal(index, T.u32 if index >= 0 else T.i32)  # (likewise)
         else:
             idx = self.as_index(index, f"a {buf.kind} index")
         made = self._access_parts.get(id(buf))

@@ -26,6 +26,7 @@ class Emitter:
         self.loc = loc
         self.block: Block | None = None
         self._names: dict[str, int] = {}
+        self._int_literals: dict[tuple[int, int], tuple[T.Type, Const]] = {}  # see literal()
 
     # -- blocks -----------------------------------------------------------------
     def new_block(self, hint: str) -> Block:
@@ -101,13 +102,20 @@ class Emitter:
 
     def literal(self, value: Any, type: T.Type) -> Const:
         """A Python number as a constant of ``type`` (scalar component for composites)."""
+        if _type(value) is int:  # an int literal of a type object seen before: its constant, found once
+            known = self._int_literals.get((id(type), value))
+            if known is not None and known[0] is type:
+                return known[1]
         elem = T.elem_of(type)
         if not isinstance(elem, T.ScalarType):
             raise TypeMismatchError(f"cannot use the number {value!r} as a {type}", self.loc)
         try:
-            return self.const(type, fit(value, elem))
+            c = self.const(type, fit(value, elem))
         except LiteralError as e:
             raise TypeMismatchError(str(e), self.loc) from None
+        if _type(value) is int:  # (the entry holds the type object, so no other object takes its id)
+            self._int_literals[(id(type), value)] = (type, c)
+        return c
 
 
 _type = type  # (Emitter.op's parameter ``type`` hides the builtin)

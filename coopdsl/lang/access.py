@@ -36,7 +36,8 @@ def bind_access(cg, b, args: list, kwargs: dict, is_store: bool) -> dict:
     if kwargs.get(wrong) is not None:
         raise ArgumentError(f"{wrong}= applies to {'loads' if is_store else 'stores'}; a "
                             f"{'store' if is_store else 'load'} takes {right}=", cg.em.loc)
-    kwargs = {k: v for k, v in kwargs.items() if k != wrong}
+    if wrong in kwargs:  # (given as None: dropped)
+        kwargs = {k: v for k, v in kwargs.items() if k != wrong}
     return bind(cg, b, args, kwargs)
 
 

@@ -33,7 +33,7 @@ def muladd(cg, args, kwargs):
     data holding signed values.
     """
     p = bind(cg, muladd, args, kwargs)
-    a, b, c = (cg.as_operand(p[k]) for k in "abc")
+    a, b, c = cg.as_operand(p["a"]), cg.as_operand(p["b"]), cg.as_operand(p["c"])
     signed = check_muladd(cg.em, a, b, c)
     if p.get("signed") is not None:
         signed = _signedness(cg, p["signed"], c.type)

@@ -18,6 +18,7 @@ can declare them while writing.  A wrong operand list is an internal error
 from __future__ import annotations
 
 from dataclasses import field
+from typing import NoReturn
 
 from .._records import record
 from ..errors import InternalCompilerError
@@ -169,12 +170,12 @@ def _walk_into(words: list[int], opname: str, operands: tuple, req: Requirements
                 continue
         else:  # '*'
             while values:
-                _encode_one(opname, kind, values, words, req)
+                _encode_one(opname, kind, values, words, req, category)
             continue
         if category == "Id" and type(values[0]) is int and values[0] > 0:
             words.append(values.pop(0))  # _encode_one's first case, the most common one
         else:
-            _encode_one(opname, kind, values, words, req)
+            _encode_one(opname, kind, values, words, req, category)
     if values:
         raise InternalCompilerError(f"{opname}: {len(values)} operand(s) left over: {values!r}")
     count = len(words) - start
@@ -183,31 +184,40 @@ def _walk_into(words: list[int], opname: str, operands: tuple, req: Requirements
     words[start] = (count << 16) | code
 
 
-def _encode_one(opname: str, kind: str, values: list, words: list[int], req) -> None:
+def _encode_one(opname: str, kind: str, values: list, words: list[int], req, category: str | None = None) -> None:
+    """Encode the next of ``values`` as an operand of ``kind`` (whose category the walk may pass along)."""
     value = values.pop(0)
-    category = OPERAND_KINDS[kind]
+    if category is None:
+        category = OPERAND_KINDS[kind]
     if category == "Id":
-        _check(isinstance(value, int) and value > 0, opname, kind, value)
+        if not (isinstance(value, int) and value > 0):
+            _fail(opname, kind, value)
         words.append(value)
     elif kind == "LiteralString":
-        _check(isinstance(value, str), opname, kind, value)
+        if not isinstance(value, str):
+            _fail(opname, kind, value)
         words.extend(string_words(value))
     elif kind == "LiteralSpecConstantOpInteger":
         # the opcode of the operation; its operand ids follow (not described by the grammar)
-        _check(isinstance(value, int), opname, kind, value)
+        if not isinstance(value, int):
+            _fail(opname, kind, value)
         words.append(value)
         while values:
             operand = values.pop(0)
-            _check(isinstance(operand, int) and operand > 0, opname, "IdRef", operand)
+            if not (isinstance(operand, int) and operand > 0):
+                _fail(opname, "IdRef", operand)
             words.append(operand)
     elif kind == "LiteralContextDependentNumber":
-        _check(isinstance(value, (list, tuple)), opname, kind, value)
+        if not isinstance(value, (list, tuple)):
+            _fail(opname, kind, value)
         words.extend(value)
     elif category == "Literal":
-        _check(isinstance(value, int), opname, kind, value)
+        if not isinstance(value, int):
+            _fail(opname, kind, value)
         words.append(value & 0xFFFFFFFF)
     elif category == "Composite":  # PairIdRefLiteralInteger etc.: two plain words
-        _check(isinstance(value, tuple) and len(value) == 2, opname, kind, value)
+        if not (isinstance(value, tuple) and len(value) == 2):
+            _fail(opname, kind, value)
         words.extend(value)
     elif category == "ValueEnum":
         number, params = _enumerant(opname, kind, value, req)
@@ -251,6 +261,5 @@ def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]
     return number, params
 
 
-def _check(ok: bool, opname: str, kind: str, value) -> None:
-    if not ok:
-        raise InternalCompilerError(f"{opname}: operand of kind {kind} cannot be {value!r}")
+def _fail(opname: str, kind: str, value) -> NoReturn:
+    raise InternalCompilerError(f"{opname}: operand of kind {kind} cannot be {value!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Sequence
 
@@ -12,9 +13,14 @@ GENERATOR = 0  # no registered tool id; the high 16 bits name the generator
 
 def string_words(text: str) -> list[int]:
     """A literal string: UTF-8, NUL-terminated, NUL-padded to a word boundary."""
+    return list(_string_words(text))
+
+
+@functools.lru_cache(maxsize=4096)  # names of buffers, variables and members: the same ones in every module
+def _string_words(text: str) -> tuple[int, ...]:
     data = text.encode("utf-8") + b"\0"
     data += b"\0" * (-len(data) % 4)
-    return list(struct.unpack(f"<{len(data) // 4}I", data))
+    return struct.unpack(f"<{len(data) // 4}I", data)
 
 
 def instruction(opcode: int, operands: Sequence[int]) -> list[int]:
