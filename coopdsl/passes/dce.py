@@ -12,7 +12,7 @@ def run(module: Module) -> bool:
     for func in module.functions:
         changed = True
         while changed:
-            used = {id(v) for op in func.ops() for v in op.operands}
+            used = {id(v) for b in func.blocks for op in b.all_ops() for v in op.operands}
             changed = False
             for blk in func.blocks:
                 for seq in (blk.phis, blk.ops):

@@ -155,6 +155,7 @@ class FunctionUniformity:
         self.need: Need | None = None
         self._requirements: dict[int, Need | None] = {}  # by id(op), once solved
         self._ops: list[Op] = []  # the reachable ops in order (listed by solve())
+        self._has_calls = False  # whether one of them is a call (found by solve())
         self._left: dict[tuple, tuple[Block, ...]] = {}  # (def block, use block) -> loops left between them
 
     # -- queries -----------------------------------------------------------------------------
@@ -259,6 +260,8 @@ class FunctionUniformity:
                     need = _static_requirement(op)
                     if need is not None:
                         known[id(op)] = need
+                elif op.kind == "call":
+                    self._has_calls = True
             if b.terminator.kind == "cond_br":
                 watched.add(id(b.terminator.operands[0]))
         return sweep, watched
@@ -433,6 +436,9 @@ class FunctionUniformity:
     def errors(self, calls: tuple = ()):
         """UniformityErrors of this function's ops, in program order (callees' before their calls);
         ``calls`` are the call ops that lead here from the kernel."""
+        if not self._has_calls and all(n is None or self.ctl[n.op.block] >= n.level
+                                       for n in self._requirements.values()):
+            return  # no op needs control more uniform than reaches it, and no callee to look into (the usual)
         reachable = set(self.cfg.blocks)
         known = self._requirements  # (every reachable op's that has one, made by solve() and _need())
         for b in self.func.blocks:
