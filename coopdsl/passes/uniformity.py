@@ -436,7 +436,7 @@ class FunctionUniformity:
     def errors(self, calls: tuple = ()):
         """UniformityErrors of this function's ops, in program order (callees' before their calls);
         ``calls`` are the call ops that lead here from the kernel."""
-        if not self._has_calls and all(n is None or self.ctl[n.op.block] >= n.level
+        if not self._has_calls and all(n is None or self.ctl[cast(Block, n.op.block)] >= n.level
                                        for n in self._requirements.values()):
             return  # no op needs control more uniform than reaches it, and no callee to look into (the usual)
         reachable = set(self.cfg.blocks)
