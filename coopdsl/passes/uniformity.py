@@ -250,13 +250,18 @@ class FunctionUniformity:
                 ops.append(op)
                 kind_transfer, writes, execution, exempt = _KIND_ROWS.get(op.kind) or _kind_row(op.kind)
                 transfer = None if op.type is T.void else kind_transfer
+                matrix = isinstance(op.type, T.CoopMatType)  # (whether it makes or takes one: _has_matrix())
                 if transfer is not None or writes:
                     sweep.append((op, id(op), transfer, writes))
                     for v in op.operands:
                         if id(v) not in listed:
                             watched.add(id(v))
+                        if isinstance(v.type, T.CoopMatType):
+                            matrix = True
+                elif not matrix:
+                    matrix = _has_matrix(op)
                 listed.add(id(op))
-                if execution or not exempt and _has_matrix(op):
+                if execution or not exempt and matrix:
                     need = _static_requirement(op)
                     if need is not None:
                         known[id(op)] = need

@@ -34,6 +34,7 @@ class Writer:
         # (first, end, location): the op lowered into instructions first..end-1 of the function section
         self.op_spans: list[tuple[int, int, SourceLoc]] = []
         self.memo: dict = {}  # what lowerings work out once per (op kind, type object) while writing
+        self.function_words = self.b.sections["function"]  # (the section lowerings emit into)
 
     def function_id(self, f: Function) -> int:
         """The id of function ``f`` (functions may be named before they are written)."""
@@ -144,7 +145,7 @@ class Writer:
         fid = self.ids[id(f)]
         ftype = b.type_id(f.type)
         b.emit("debug_name", "OpName", fid, f.name)
-        ids, labels, void = self.ids, self.labels, T.void
+        ids, labels, void, counts, type_id, spans = self.ids, self.labels, T.void, b.counts, b.type_id, self.op_spans
         bound = b.bound  # (b.new_id(), inlined: a label per block, an id per op with a result)
         for blk in f.blocks:
             labels[id(blk)] = bound
@@ -165,8 +166,19 @@ class Writer:
                 for v, pred in zip(op.operands, op.attrs["incoming"]):
                     pairs.append((self.id(v), self.labels[id(pred)]))
                 b.emit("function", "OpPhi", b.type_id(op.type), self.ids[id(op)], *pairs)
-            for op in blk.ops:
-                self._op(op)
+            for op in blk.ops:  # (_op(), inlined for the kinds whose lowering is loaded: every op goes here)
+                lower = dict.get(LOWERINGS, op.kind)  # (the registry's get() is a Python call)
+                if lower is None:
+                    self._op(op)  # a family loaded on first need, or the error
+                    continue
+                first = counts["function"]
+                try:
+                    t = op.type
+                    lower(self, op, None if t is void else type_id(t), ids.get(id(op)),
+                          [ids.get(id(v)) or self.id(v) for v in op.operands])  # (ids are >= 1)
+                except (InternalCompilerError, KeyError, ValueError, TypeError) as e:
+                    raise _lowering_error(op, e) from None
+                spans.append((first, counts["function"], op.loc))
             if blk.merge is not None:
                 if isinstance(blk.merge, LoopMerge):
                     b.emit("function", "OpLoopMerge", self.labels[id(blk.merge.merge)],
@@ -209,17 +221,21 @@ class Writer:
             t = op.type
             lower(self, op, None if t is T.void else b.type_id(t), ids.get(id(op)),
                   [ids.get(id(v)) or self.id(v) for v in op.operands])  # (ids are >= 1)
-        except InternalCompilerError as e:
-            raise InternalCompilerError(e.message, e.loc if e.loc is not None else op.loc) from None
-        except (KeyError, ValueError, TypeError) as e:
-            raise InternalCompilerError(f"cannot lower {op.kind}: {type(e).__name__}: {e}", op.loc) from None
+        except (InternalCompilerError, KeyError, ValueError, TypeError) as e:
+            raise _lowering_error(op, e) from None
         self.op_spans.append((first, counts["function"], op.loc))
 
     def emit(self, opname: str, *operands) -> None:
         """Emit one instruction into the function section (what ``self.b.emit("function", ...)`` does)."""
-        b = self.b
-        encode_into(b.sections["function"], opname, operands, b.req)
-        b.counts["function"] += 1
+        encode_into(self.function_words, opname, operands, self.b.req)
+        self.b.counts["function"] += 1
+
+
+def _lowering_error(op: Op, e: Exception) -> InternalCompilerError:
+    """A lowering's failure, at the op's source line (an internal error keeps the location it has)."""
+    if isinstance(e, InternalCompilerError):
+        return InternalCompilerError(e.message, e.loc if e.loc is not None else op.loc)
+    return InternalCompilerError(f"cannot lower {op.kind}: {type(e).__name__}: {e}", op.loc)
 
 
 def _symbolic(module: Module, ids: dict[int, int], d: T.SymDim) -> int:
