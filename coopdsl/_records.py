@@ -99,6 +99,8 @@ def _process(cls: type, frozen: bool, want_repr: bool) -> type:
         if frozen:
             hashed = [f.name for f in values if (f.compare if f.hash is None else f.hash)]
             _add(cls, "__hash__", _hash(_key(hashed)))
+            if "__getstate__" not in own:
+                _set(cls, "__getstate__", _getstate)
         else:
             _set(cls, "__hash__", None)
     if "__match_args__" not in own:
@@ -186,10 +188,28 @@ def _eq(key: Callable[[Any], tuple]) -> Callable:
     return __eq__
 
 
+_HASH = "_record_hash"  # where a frozen record keeps its hash once made (the fields never change)
+
+
 def _hash(key: Callable[[Any], tuple]) -> Callable:
+    """``hash`` of the fields' tuple, kept in the instance: IR types are dict keys throughout the compiler
+    and nest (a pointer to an array of matrices with symbolic sizes), and hashing one again hashed all
+    it is made of again."""
     def __hash__(self: Any) -> int:
-        return hash(key(self))
+        d = self.__dict__
+        h = d.get(_HASH)
+        if h is None:
+            h = d[_HASH] = hash(key(self))  # (an unhashable field raises, as before, and nothing is kept)
+        return h
     return __hash__
+
+
+def _getstate(self: Any) -> dict:
+    """What pickling and copying keep: the instance's fields, not its kept hash (which differs between
+    processes)."""
+    state = self.__dict__.copy()
+    state.pop(_HASH, None)
+    return state
 
 
 def _repr(names: tuple[str, ...]) -> Callable:

@@ -95,3 +95,23 @@ def test_record_refuses_what_it_does_not_make():
 
             def __setattr__(self, name, value):
                 pass
+
+
+def test_a_frozen_record_keeps_its_hash_but_pickles_and_copies_without_it():
+    import copy
+    import pickle
+
+    from coopdsl.ir import types as T
+
+    (dp, *_), (rp, *_) = _pair(dataclass, record)
+    r = rp(3, 1.5, (1, 2))
+    assert hash(r) == hash(dp(3, 1.5, (1, 2))) == hash(r)  # the dataclass's hash, kept after the first time
+    t = T.PointerType(T.ArrayType(T.f16, T.SymDim("spec", (1, "K", "u32", 256))), "Workgroup")
+    h = hash(t)
+    for other in (pickle.loads(pickle.dumps(t)), copy.copy(t), copy.deepcopy(t)):
+        assert "_record_hash" not in vars(other)  # (made again where it is hashed)
+        assert other == t and hash(other) == h
+    with pytest.raises(TypeError):
+        hash(rp([1]))  # an unhashable field still fails, every time
+    with pytest.raises(TypeError):
+        hash(rp([1]))
