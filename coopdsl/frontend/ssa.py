@@ -129,7 +129,9 @@ class SSA:
         entry = self.read(name, preheader)
         if isinstance(entry, Undefined):
             return
-        self.write(name, header, self._loop_phis(name, entry, header, preheader, loc, ()))
+        value = self._loop_phis(name, entry, header, preheader, loc, ())
+        if value is not entry:  # (a compile-time object the loop does not carry: read through the pre-header)
+            self.write(name, header, value)
 
     def _loop_phis(self, name, entry, header, preheader, loc, path):
         if isinstance(entry, tuple):  # one phi per runtime element of a compile-time container
