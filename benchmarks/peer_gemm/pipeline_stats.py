@@ -98,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     for (types, shape, tiles, bcol, wg, ratio), stats in table:
         cells = [f"{_fmt(stats['theirs'].get(n))} / {_fmt(stats['ours'].get(n))}" for n in names]
         lines.append(f"| {types} | {shape} | {tiles} | {bcol} | {wg} | {ratio:.2f} | " + " | ".join(cells) + " |")
+    seen = [k for _, stats in table for k in stats["theirs"]]
+    same = [k for k in dict.fromkeys(seen) if k not in names]
+    if same:
+        lines += ["", "The same for theirs and ours in every configuration: " + ", ".join(same) + "."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -6,7 +6,7 @@
 For each type pair it times, with vk_cooperative_matrix_perf's own harness (``--shmem``, 8192^3, built as
 ``run_peer.py`` builds it), these forms of ``shmem<A>_<C>.spv``:
 
-* ``theirs``: the peer's glslang output; ``ours``: ``benchmarks/peer_gemm/shmem.py``;
+* ``theirs``: the peer's glslang output; ``ours``: ``benchmarks/peer_gemm/shmem.py`` (its default forms);
 * ``theirs+mem2reg``: theirs after spirv-opt's local-variable-to-SSA passes (the form coopdsl writes: SSA
   values and phis instead of Function variables);
 * ``theirs+private-to-local``: theirs with its Private accumulator array made a Function variable (where
@@ -114,7 +114,8 @@ def main(argv=None) -> int:
         theirs = (args.harness / "shaders" / f"shmem{t}.spv").read_bytes()
         variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes(), opt)
         for label, names_ in (f.split("=", 1) for f in args.ours_form):
-            variants[label] = shmem.variant(*shmem.VARIANTS[tuple(t.split("_"))], names_.split(",")).compile()
+            chosen = [n for n in names_.split(",") if n]  # 'LABEL=' builds the port with no form at all
+            variants[label] = shmem.variant(*shmem.VARIANTS[tuple(t.split("_"))], chosen).compile()
         names = list(variants)
         results: dict[tuple, dict[str, list[float]]] = {}
         for r in range(args.rounds):

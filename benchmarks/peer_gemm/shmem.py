@@ -38,14 +38,23 @@ VARIANTS = {
 
 SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
 
-# Code shape matters to the driver's compiler (measured on the H100, docs/benchmarks.md): testing
-# "not last" inside each unrolled prefetch iteration, as the GLSL does, lets it interleave the global
-# loads with the math; one branch around the prefetch loops cost up to 25% (f16->f16 256x256 tiles,
-# int8 with column-major B).  Making shared-memory accesses available/visible at Workgroup scope, as
-# glslang also writes, made no difference; COOPDSL_PEER_OPTS="outer_if,visibility" rebuilds those forms.
-# "func" computes every offset through a device function, as the GLSL's coordToOffset (OpFunctionCall).
-OPTS = set(filter(None, __import__("os").environ.get("COOPDSL_PEER_OPTS", "").split(",")))
-FORMS = ("outer_if", "visibility", "func")
+# Code shape matters to the driver's compiler (measured on the H100, docs/benchmarks.md), so the port keeps
+# the GLSL's shape where the driver was seen to react to it; each choice is a form of FORMS, and
+# COOPDSL_PEER_OPTS (comma-separated) or variant(..., opts) picks other ones:
+# * "not last" is tested inside each unrolled prefetch iteration, as the GLSL does ("outer_if": one branch
+#   around the prefetch loops, which cost up to 25%: f16->f16 256x256 tiles, int8 with column-major B);
+# * "func" (default): every offset through a device function, as the GLSL's coordToOffset (OpFunctionCall);
+#   without it the offsets are inlined arithmetic, 7% slower at f16->f32 128x256x16 with row-major B and
+#   3-4% for int8 with column-major B;
+# * "private" (default): the accumulators in a module-scope array (OpVariable Private), as the GLSL's global
+#   `result`; without it (a Function array) f16->f32 256x128x16 with column-major B runs 5% slower;
+# * "visibility": shared-memory accesses made available/visible at Workgroup scope, as glslang writes them;
+#   "writeback": alpha * result + beta * C stored back into the accumulator array before the store to D, as
+#   the GLSL does. Neither changed anything measurable.
+DEFAULT_FORMS = ("func", "private")
+_ENV = __import__("os").environ.get("COOPDSL_PEER_OPTS")
+OPTS = set(filter(None, _ENV.split(","))) if _ENV is not None else set(DEFAULT_FORMS)
+FORMS = ("outer_if", "visibility", "func", "private", "writeback")
 
 
 @cd.func
@@ -55,12 +64,13 @@ def coord_to_offset(i, j, stride, col_major):
 
 
 def variant(a_type, c_type, opts=None) -> cd.Kernel:
-    """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``; ``opts`` (default:
-    ``COOPDSL_PEER_OPTS``) names code-shape forms of :data:`FORMS`."""
+    """The shmem kernel for A/B components ``a_type`` and C/D components ``c_type``; ``opts`` names its
+    code-shape forms of :data:`FORMS` (default: ``COOPDSL_PEER_OPTS`` when set, else :data:`DEFAULT_FORMS`)."""
     opts = OPTS if opts is None else set(opts)
     if opts - set(FORMS):
         raise ValueError(f"unknown forms {sorted(opts - set(FORMS))}; known: {', '.join(FORMS)}")
-    INNER_IF, VISIBILITY, FUNC = "outer_if" not in opts, "visibility" in opts, "func" in opts
+    INNER_IF, VISIBILITY, FUNC, PRIVATE, WRITEBACK = ("outer_if" not in opts, "visibility" in opts,
+                                                      "func" in opts, "private" in opts, "writeback" in opts)
     epv = 16 // a_type.nbytes  # A/B elements per 128-bit vector
 
     @cd.struct
@@ -96,7 +106,10 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
         b_sh = cd.shared(vec4[u32], B_NUM_ROWS * STRIDE_B_SH // epv)
         temp_a = cd.local_array(vec4[u32], A_NUM_ROWS // A_STEP)
         temp_b = cd.local_array(vec4[u32], B_NUM_ROWS // B_STEP)
-        result = cd.local_array(Acc[c_type, lM, lN], C_ROWS * C_COLS)
+        if PRIVATE:
+            result = cd.private_array(Acc[c_type, lM, lN], C_ROWS * C_COLS)
+        else:
+            result = cd.local_array(Acc[c_type, lM, lN], C_ROWS * C_COLS)
         mat_a = cd.local_array(MatA[a_type, lM, lK], C_ROWS)
         mat_c = cd.local_array(Acc[c_type, lM, lN], C_COLS)
 
@@ -201,6 +214,9 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
             for j in cd.range(C_COLS, unroll=True):
                 gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
                 out = result[i * C_COLS + j] * c_type(alpha) + mat_c[j] * c_type(beta)
+                if WRITEBACK:
+                    result[i * C_COLS + j] = out
+                    out = result[i * C_COLS + j]
                 out.store(d_ptr, coord_to_offset(gi, gj, strideD, False) if FUNC else strideD * gi + gj, stride=strideD)
 
     return main

@@ -104,7 +104,8 @@ def test_the_fp8_variants_multiply_on_the_interpreter(tokens):
     np.testing.assert_array_equal(d.astype(np.int64), a @ b + c.astype(np.int64))
 
 
-@pytest.mark.parametrize("forms", [(), ("func",), ("func", "visibility"), ("outer_if",)])
+@pytest.mark.parametrize("forms", [(), ("func",), ("func", "visibility"), ("outer_if",), ("func", "private"),
+                                   ("func", "private", "writeback")])
 def test_the_shmem_code_shape_forms_validate_and_keep_the_interface(forms):
     kernel = shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], forms)
     text = kernel.disassemble()                                   # accepted by spirv-val
@@ -113,8 +114,28 @@ def test_the_shmem_code_shape_forms_validate_and_keep_the_interface(forms):
     # "func": the offsets go through a device function, as the GLSL's coordToOffset
     assert ("OpFunctionCall" in text) == ("func" in forms)
     assert ("MakePointerAvailable" in text) == ("visibility" in forms)
+    assert ("%result = OpVariable" in text and "Private" in text.split("%result = OpVariable")[1].split("\n")[0]) \
+        == ("private" in forms)
 
 
 def test_an_unknown_shmem_form_is_refused():
-    with pytest.raises(ValueError, match=r"unknown forms \['fast'\]; known: outer_if, visibility, func"):
+    known = "outer_if, visibility, func, private, writeback"
+    with pytest.raises(ValueError, match=rf"unknown forms \['fast'\]; known: {known}"):
         shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], ["fast"])
+
+
+def test_the_port_is_built_in_the_glsl_shape_by_default(monkeypatch):
+    # offsets through a function and Private accumulators: the shape whose timings docs/benchmarks.md reports
+    monkeypatch.delenv("COOPDSL_PEER_OPTS", raising=False)
+    default = shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], shmem.DEFAULT_FORMS).compile()
+    assert shmem.DEFAULT_FORMS == ("func", "private") and shmem.OPTS == set(shmem.DEFAULT_FORMS)
+    assert shmem.variant(*shmem.VARIANTS[("fp16", "fp32")]).compile() == default
+
+
+def test_the_binary_probe_reports_what_the_cache_data_holds():
+    from benchmarks.peer_gemm.binary_probe import describe
+
+    blob = bytes(56) + b"CPKV" + bytes(range(256)) * 4 + b"\x7fELF" + bytes(12)
+    text = describe(blob)
+    assert text.startswith(f"{len(blob)} bytes, 'CPKV' tag at 56, ") and text.endswith("ELF images at [1084]")
+    assert describe(bytes(100)).endswith("'CPKV' tag at none, 0.00 bits/byte, ELF images at none")
