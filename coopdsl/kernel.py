@@ -96,7 +96,8 @@ class Kernel:
         ``device`` (a shipped profile name such as ``"nvidia-h100"``, a
         ``coopdsl devices --json`` file or dict, or a runtime Device) also
         checks that the device offers every cooperative-matrix type and MulAdd
-        the kernel uses: ``coopdsl.devices.DeviceMismatchError`` (a
+        the kernel uses, with their scopes and workgroup sizes, and its
+        required subgroup size: ``coopdsl.devices.DeviceMismatchError`` (a
         CompileError) at the offending line otherwise (docs/devices.md).
         """
         module, binary = self._build(target_env, spec)

@@ -129,9 +129,19 @@ def test_the_required_size_wins_over_the_environment_but_not_over_a_contrary_lau
     assert set(out.tolist()) == {16}
     sizes_any.launch((1,), out, device="cpu")
     assert set(out.tolist()) == {64}
-    with pytest.raises(ValueError, match=r"sizes16 requires subgroups of 16 invocations "
-                                         r"\(@coopdsl.kernel\(subgroup_size=16\)\); got subgroup_size=32"):
+    from coopdsl.interp import LaunchArgumentError
+
+    where = f"{__file__}:{_line_of('subgroup_size=16)')}:{len('@cd.kernel(workgroup_size=(64, 1, 1), ') + 1}"
+    with pytest.raises(LaunchArgumentError) as e:
         sizes16.launch((1,), out, device="cpu", subgroup_size=32)
+    assert str(e.value) == (f"sizes16 requires subgroups of 16 invocations (@coopdsl.kernel(subgroup_size=16) at "
+                            f"{where}); the launch asks for subgroup_size=32: leave it out")
+
+
+def test_a_bad_subgroup_size_in_the_environment_names_the_variable(monkeypatch):
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", "3")
+    with pytest.raises(ValueError, match=r"COOPDSL_SUBGROUP_SIZE=3: the subgroup size must be one of"):
+        sizes_any.launch((1,), np.zeros(64, np.uint32), device="cpu")
 
 
 # -- device checks -------------------------------------------------------------------------------------
@@ -163,14 +173,15 @@ def test_without_a_required_size_a_wave64_device_cannot_run_a_32_wide_workgroup_
 def test_the_h100_runs_only_32():
     assert mismatches(mm32.reflect(), "nvidia-h100") == []
     (m,) = mismatches(sizes16.reflect(), "nvidia-h100")
-    assert "NVIDIA H100 80GB HBM3 runs subgroups of 32 (minSubgroupSize to maxSubgroupSize)" in m.what
+    assert m.what.endswith("NVIDIA H100 80GB HBM3 runs only subgroups of 32")
 
 
 def test_a_device_without_subgroup_size_control_runs_only_its_own_size():
     fixed = _profile(features={"subgroupSizeControl": False}, subgroup_size=64, min_subgroup_size=32,
                      max_subgroup_size=64)
     (m,) = mismatches(mm32.reflect(), fixed)
-    assert m.what.endswith("runs subgroups of 32 to 64 and cannot require a size (no subgroupSizeControl)")
+    assert m.what.endswith("runs subgroups of 32 to 64 (minSubgroupSize to maxSubgroupSize) and cannot require a "
+                           "size (no subgroupSizeControl)")
     only32 = _profile(features={"subgroupSizeControl": False}, subgroup_size=32, min_subgroup_size=32,
                       max_subgroup_size=32)
     assert mismatches(mm32.reflect(), only32) == []
@@ -180,7 +191,7 @@ def test_a_profile_without_the_range_has_only_its_subgroup_size():
     old = _profile(subgroup_size=32)
     del old["min_subgroup_size"], old["max_subgroup_size"]
     assert mismatches(mm32.reflect(), old) == []
-    assert "runs subgroups of 32 " in mismatches(sizes16.reflect(), old)[0].what
+    assert mismatches(sizes16.reflect(), old)[0].what.endswith("runs only subgroups of 32")
 
 
 def test_a_workgroup_needing_more_subgroups_than_the_device_allows_is_refused():

@@ -217,10 +217,10 @@ def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
         pass  # the device's only size: nothing to request
     elif not p.subgroup_size_control:
         return [Mismatch(loc, f"the kernel requires subgroups of {n} invocations (subgroup_size={n}); {p.name} "
-                              f"runs subgroups of {_sizes(lo, hi)} and cannot require a size (no subgroupSizeControl)")]
+                              f"{_runs(lo, hi)} and cannot require a size (no subgroupSizeControl)")]
     elif not lo <= n <= hi:
         return [Mismatch(loc, f"the kernel requires subgroups of {n} invocations (subgroup_size={n}); {p.name} "
-                              f"runs subgroups of {_sizes(lo, hi)} (minSubgroupSize to maxSubgroupSize)")]
+                              f"{_runs(lo, hi)}")]
     most = n * p.max_compute_workgroup_subgroups
     if most and env.invocations > most:
         return [Mismatch(loc, f"a workgroup of {env.invocations} invocations in subgroups of {n} needs "
@@ -229,8 +229,9 @@ def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
     return []
 
 
-def _sizes(lo: int, hi: int) -> str:
-    return str(lo) if lo == hi else f"{lo} to {hi}"
+def _runs(lo: int, hi: int) -> str:
+    return f"runs only subgroups of {lo}" if lo == hi else \
+        f"runs subgroups of {lo} to {hi} (minSubgroupSize to maxSubgroupSize)"
 
 
 def _check_matrix(m: _Matrix, env: _Env) -> Mismatch | None:

@@ -67,11 +67,13 @@ def wants_cpu(device: Any) -> bool:
 def subgroup_size_from(value: int | None) -> int:
     """The subgroup size to emulate: ``value``, else ``COOPDSL_SUBGROUP_SIZE``, else 32."""
     chosen: int | str | None = value
+    source = "subgroup size"
     if chosen is None:
         env = os.environ.get(SUBGROUP_ENV)
         chosen = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
+        source = f"{SUBGROUP_ENV}={env}: the subgroup size" if env else source
     if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen not in SUBGROUP_SIZES:
-        raise ValueError(f"subgroup size must be one of {SUBGROUP_SIZES}, got {chosen!r}")
+        raise ValueError(f"{source} must be one of {SUBGROUP_SIZES}, got {chosen!r}")
     return chosen
 
 
@@ -119,8 +121,10 @@ def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dic
     required = getattr(kernel, "subgroup_size", None)  # @kernel(subgroup_size=N): the size it runs at
     if required is not None:
         if subgroup_size is not None and subgroup_size != required:
-            raise ValueError(f"{kernel.name} requires subgroups of {required} invocations "
-                             f"(@coopdsl.kernel(subgroup_size={required})); got subgroup_size={subgroup_size}")
+            raise LaunchArgumentError(f"{kernel.name} requires subgroups of {required} invocations "
+                                      f"(@coopdsl.kernel(subgroup_size={required}) at "
+                                      f"{kernel.reflect()['subgroup_size_loc']}); the launch asks for "
+                                      f"subgroup_size={subgroup_size}: leave it out")
         subgroup_size = required
     try:
         run(kernel.ir(), grid, values, spec, subgroup_size)

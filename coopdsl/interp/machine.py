@@ -130,7 +130,7 @@ class Machine:
         elif g.role == "private":  # one array per invocation, like a local variable
             size = self.layout.size(g.type.pointee)
             region = Region("function", f"private array '{g.name}'", np.zeros(self.lanes.N * size + 16, np.uint8),
-                            size)
+                            size, written=np.zeros(self.lanes.N * size + 16, bool))
             base = np.arange(self.lanes.N, dtype=np.int64) * size
             got = Ptr(region, base, base, base + size, region.label)
         else:
@@ -149,7 +149,8 @@ class Machine:
         size = self.layout.size(op.type.pointee)
         if region is None:
             region = Region("function", f"local variable (line {op.loc.line})",
-                            np.zeros(self.lanes.N * size + 16, np.uint8), size)
+                            np.zeros(self.lanes.N * size + 16, np.uint8), size,
+                            written=np.zeros(self.lanes.N * size + 16, bool))
             self._regions[id(op)] = region
         base = np.arange(self.lanes.N, dtype=np.int64) * size
         return Ptr(region, base, base, base + size, region.label)

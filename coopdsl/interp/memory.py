@@ -61,6 +61,7 @@ class Region:
     tracker: Any = None  # a RaceTracker for shared memory
     element: int = 0  # bytes per element of an array region (for messages), 0 if not an array
     allocations: list[Allocation] = field(default_factory=list)
+    written: np.ndarray | None = None  # per byte, whether anything wrote it yet (local and private memory)
 
 
 class DeviceMemory:
@@ -216,6 +217,40 @@ def write_scalars(region: Region, addr: np.ndarray, t: T.ScalarType, values: np.
     sd = storage_dtype(t)
     raw = encode(t, np.broadcast_to(values, np.shape(addr)))
     _scatter(region.data, addr, sd, raw)
+    if region.written is not None:
+        region.written[np.asarray(addr)[..., None] + np.arange(sd.itemsize)] = True
+
+
+def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str, slots: np.ndarray) -> None:
+    """Raise Fault if a read of ``t`` at ``addr`` (M,) through ``p`` takes a byte of a value nothing wrote:
+    local variables and private arrays start undefined, and a GPU reads whatever their registers held."""
+    written = p.region.written
+    if written is None:
+        return
+    offsets = _value_bytes(t, layout)
+    unwritten = ~written[np.asarray(addr)[:, None] + offsets].all(axis=1)
+    if unwritten.any():
+        k = int(np.argmax(unwritten))
+        at = int(addr[k] - np.broadcast_to(p.lo, np.shape(addr))[k]) if p.lo is not None else int(addr[k])
+        raise Fault(f"{what} of {p.label} at byte {at} before anything was stored there: the value is undefined "
+                    f"(a GPU reads whatever its registers held)", int(slots[k]))
+
+
+def _value_bytes(t: T.Type, layout: Layout) -> np.ndarray:
+    """The byte offsets a value of ``t`` occupies (struct padding left out)."""
+    if isinstance(t, T.ScalarType):
+        return np.arange(t.nbytes)
+    if isinstance(t, T.VectorType):
+        return np.arange(t.count * t.elem.nbytes)
+    if isinstance(t, T.CoopMatType):
+        return np.arange(layout.coop_length(t) * t.elem.nbytes)
+    if isinstance(t, T.StructType):
+        return np.concatenate([layout.member_offset(t, i) + _value_bytes(m, layout) for i, (_, m) in
+                               enumerate(t.members)])
+    if isinstance(t, T.ArrayType):
+        inner, stride = _value_bytes(t.elem, layout), layout.stride(t)
+        return np.concatenate([i * stride + inner for i in range(layout.length(t))])
+    return np.arange(layout.size(t))
 
 
 def _gather(data: np.ndarray, addr: np.ndarray, sd: np.dtype) -> np.ndarray:

@@ -88,7 +88,7 @@ def _matrix_pointer(cg, buf, offset, what: str):
             f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} {buf.kind} "
             f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "
             f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
-            f"local_array of matrices instead", cg.em.loc)
+            f"local_array or private_array of matrices instead", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, what)
     elem = ptr.type.pointee
     if isinstance(elem, T.VectorType) and elem.count == 3:

@@ -224,11 +224,20 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     for name, x in (("a", a), ("b", b)):
         if np.dtype(x.dtype) != in_dtype:
             raise ValueError(f"matmul({kind}): {name} must be {np.dtype(in_dtype).name}, got {np.dtype(x.dtype).name}")
+        if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
+            raise ValueError(f"matmul: {name} must be C-contiguous (row-major); pass np.ascontiguousarray({name})"
+                             + (" or, for a transposed b, b itself with transpose_b=True" if name == "b" else ""))
     if out is None:
         out = np.zeros((m, n), out_dtype)
     elif tuple(out.shape) != (m, n) or np.dtype(out.dtype) != out_dtype:
         raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
                          f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
+    if m == 0 or n == 0 or k1 == 0:  # nothing to launch: an empty result, or a sum over nothing
+        if isinstance(out, np.ndarray):
+            out[...] = 0
+        elif m and n:
+            out.write(np.zeros((m, n), out_dtype))
+        return out
     tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]
@@ -257,6 +266,9 @@ def _kind_of(a: Any) -> str:
     for name, (_, _, _, in_dtype, _) in KINDS.items():
         if dt == in_dtype and name != "bf16":
             return name
+    if dt.kind == "f":
+        raise ValueError(f"matmul: {dt.name} inputs are not supported; convert them: a.astype(np.float16), or "
+                         f"ops.to_bf16(a) with kind='bf16'")
     raise ValueError(f"matmul: no kind for {dt.name} inputs; pass kind= ('bf16' for uint16 bit patterns)")
 
 

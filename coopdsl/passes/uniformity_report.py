@@ -17,10 +17,10 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "
 _NAMES = {"coop_muladd": "cd.muladd", "coop_load": "the matrix load (.load)", "coop_store": "the matrix store (.store)",
           "splat": "the matrix .splat", "mat_times_scalar": "matrix * scalar",
           "convert": "the matrix conversion", "bitcast": "cd.bitcast of a matrix",
-          "load": "reading a whole matrix from a local variable or array (as `m[i] = x` with a runtime index "
-                  "does after the write)",
-          "store": "storing a whole matrix into a local variable or array (as `m[i] = x` with a runtime index "
-                   "does before the write)",
+          "load": "reading a whole matrix from a local variable or a local or private array (as `m[i] = x` "
+                  "with a runtime index also does after the write)",
+          "store": "storing a whole matrix into a local variable or a local or private array (as `m[i] = x` "
+                   "with a runtime index also does before the write)",
           "coop_from_array": "the matrix built from arrays (.from_rows / .from_cols)",
           "coop_to_array": "the matrix split into arrays (.to_rows / .to_cols)"}
 

@@ -41,8 +41,8 @@ def test_bad_arguments_are_refused_before_launch():
         ops.matmul(a, np.zeros((4, 4), np.float16))
     with pytest.raises(ValueError, match=r"matmul\(f16\): b must be float16, got float32"):
         ops.matmul(a, np.zeros((8, 4), np.float32))
-    with pytest.raises(ValueError, match="no kind for float32 inputs"):
-        ops.matmul(np.zeros((4, 8), np.float32), np.zeros((8, 4), np.float32))
+    with pytest.raises(ValueError, match="no kind for int16 inputs"):
+        ops.matmul(np.zeros((4, 8), np.int16), np.zeros((8, 4), np.int16))
     with pytest.raises(ValueError, match="out must be float32 of shape"):
         ops.matmul(a, np.zeros((8, 4), np.float16), out=np.zeros((4, 4), np.float16))
     q = np.zeros((2, 10, 24), np.float16)
@@ -274,3 +274,21 @@ def test_the_m_edge_kernels_validate():
                                    r"OpControlBarrier %uint_3 %uint_3 ")
             plain = gemm.tiled_kernel(kind, kmajor).disassemble()
             assert edge.count(" UMin ") == plain.count(" UMin ") + 2
+
+
+def test_matmul_of_empty_sizes_launches_nothing():
+    a, b = np.ones((0, 64), np.float16), np.ones((64, 128), np.float16)
+    assert ops.matmul(a, b).shape == (0, 128)
+    out = np.full((3, 5), 7.0, np.float32)                      # K = 0: a sum over nothing
+    assert ops.matmul(np.ones((3, 0), np.float16), np.ones((0, 5), np.float16), out=out) is out
+    assert (out == 0).all()
+
+
+def test_matmul_says_how_to_pass_float32_and_strided_inputs():
+    with pytest.raises(ValueError, match=r"float32 inputs are not supported; convert them: a.astype\(np.float16\), "
+                                         r"or ops.to_bf16\(a\) with kind='bf16'"):
+        ops.matmul(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))
+    b = np.ones((64, 32), np.float16)
+    with pytest.raises(ValueError, match=r"b must be C-contiguous \(row-major\); pass np.ascontiguousarray\(b\) or, "
+                                         r"for a transposed b, b itself with transpose_b=True"):
+        ops.matmul(np.ones((16, 32), np.float16), b.T, device="cpu")

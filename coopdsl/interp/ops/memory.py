@@ -10,7 +10,7 @@ from ...ir import types as T
 from ...ir.attrs import Scope
 from ..machine import InputVar
 from ..mapping import lanes_to_matrix, matrix_to_lanes
-from ..memory import Ptr, check_alignment, check_range, device_pointer, read, write
+from ..memory import Ptr, check_alignment, check_range, check_written, device_pointer, read, write
 from ..values import scatter, take_lanes
 from .registry import semantics
 
@@ -65,6 +65,7 @@ def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
     cp = p.taken(np.zeros(1, np.int64) if uniform else idx)
     check_range(cp, cp.addr, cp.addr + size, "read", idx)
     check_alignment(cp, cp.addr, aligned, "read", idx)
+    check_written(cp, cp.addr, t, layout, "read", idx)
     if uniform:
         return _first(t, read(p.region, cp.addr, t, layout))
     if p.region.tracker is not None:

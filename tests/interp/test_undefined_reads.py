@@ -1,0 +1,65 @@
+"""Reading local or private memory before anything was stored there is undefined: the interpreter says so, at
+the user's line, instead of reading zeros (a GPU reads whatever its registers held)."""
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, RowMajor, f16, f32, u32
+from coopdsl.interp import InterpreterError
+
+from ..conftest import marker_line
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def forgot_to_zero(a: cd.Buffer[f16], b: cd.Buffer[f16], c: cd.Buffer[f32]):
+    acc = cd.private_array(Acc[f32, 16, 16], 2)
+    acc[0] = Acc[f32, 16, 16].splat(0.0)   # acc[1] is never zeroed
+    for t in cd.range(2, unroll=True):
+        ta = MatA[f16, 16, 16].load(a, 0, stride=16, layout=RowMajor)
+        tb = MatB[f16, 16, 16].load(b, 0, stride=16, layout=RowMajor)
+        acc[t] = cd.muladd(ta, tb, acc[t])  # U:acc
+    acc[1].store(c, 0, stride=16, layout=RowMajor)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def half_written(out: cd.Buffer[u32]):
+    tmp = cd.local_array(u32, 4)
+    i = cd.local_invocation_id.x
+    tmp[i % 2] = i
+    out[i] = tmp[i % 4]  # U:local
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def fully_written(out: cd.Buffer[u32]):
+    tmp = cd.local_array(u32, 4)
+    i = cd.local_invocation_id.x
+    for t in range(4):
+        tmp[t] = i + t
+    out[i] = tmp[i % 4]
+
+
+def _run(kernel, *args):
+    with pytest.raises(InterpreterError) as e:
+        kernel.launch((1,), *args, device="cpu")
+    return e.value
+
+
+def test_an_accumulator_never_zeroed_is_reported_at_its_first_read():
+    z = np.zeros(256, np.float16)
+    err = _run(forgot_to_zero, z, z, np.zeros(256, np.float32))
+    assert "read of private array 'acc' at byte 32 before anything was stored there: the value is undefined" \
+        in str(err)
+    assert (err.loc.file, err.loc.line) == (__file__, marker_line("# U:acc"))
+
+
+def test_a_local_array_element_never_written_is_reported():
+    err = _run(half_written, np.zeros(32, np.uint32))
+    assert "read of local variable" in str(err) and "before anything was stored there" in str(err)
+    assert err.loc.line == marker_line("# U:local")
+
+
+def test_written_memory_reads_as_before():
+    out = np.zeros(32, np.uint32)
+    fully_written.launch((1,), out, device="cpu")
+    np.testing.assert_array_equal(out, [i + i % 4 for i in range(32)])
