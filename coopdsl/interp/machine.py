@@ -121,7 +121,7 @@ class Machine:
             t = g.type.pointee
             element = self.layout.stride(t) if isinstance(t, T.ArrayType) else 0
             region = Region("shared", f"shared array '{g.name}'", np.zeros(self.lanes.W * size + 16, np.uint8), size,
-                            element=element)
+                            element=element, written=np.zeros(self.lanes.W * size + 16, bool))
             if self.check_races:
                 region.tracker = RaceTracker(region, self.lanes)
             self.shared.append(region)

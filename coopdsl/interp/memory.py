@@ -236,6 +236,15 @@ def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str
                     f"(a GPU reads whatever its registers held)", int(slots[k]))
 
 
+def first_unwritten(region: Region, addr: np.ndarray, nbytes: int) -> int | None:
+    """The flat index of the first element at byte offsets ``addr`` (elements of ``nbytes``) that has a byte
+    nothing wrote, or None (also when the region is not tracked)."""
+    if region.written is None:
+        return None
+    ok = region.written[np.asarray(addr).reshape(-1)[:, None] + np.arange(nbytes)].all(axis=1)
+    return None if ok.all() else int(np.argmin(ok))
+
+
 def _value_bytes(t: T.Type, layout: Layout) -> np.ndarray:
     """The byte offsets a value of ``t`` occupies (struct padding left out)."""
     if isinstance(t, T.ScalarType):

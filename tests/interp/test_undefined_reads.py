@@ -63,3 +63,37 @@ def test_written_memory_reads_as_before():
     out = np.zeros(32, np.uint32)
     fully_written.launch((1,), out, device="cpu")
     np.testing.assert_array_equal(out, [i + i % 4 for i in range(32)])
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def half_staged(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    tile = cd.shared(f16, 256)
+    i = cd.local_invocation_id.x
+    for t in range(4):                  # stages 128 of the 256 halves: rows 8 to 15 are never stored
+        tile[t * 32 + i] = a[t * 32 + i]
+    cd.barrier()
+    ta = MatA[f16, 16, 16].load(tile, 0, stride=16, layout=RowMajor)  # U:shared
+    tb = MatB[f16, 16, 16].load(a, 0, stride=16, layout=RowMajor)
+    cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0)).store(c, 0, stride=16, layout=RowMajor)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def shared_scalar(out: cd.Buffer[u32]):
+    s = cd.shared(u32, 64)
+    i = cd.local_invocation_id.x
+    s[i] = i
+    cd.barrier()
+    out[i] = s[i + 32]  # U:sharedscalar
+
+
+def test_a_matrix_load_of_shared_memory_nobody_staged_is_reported():
+    err = _run(half_staged, np.zeros(256, np.float16), np.zeros(256, np.float32))
+    assert "cooperative-matrix load of shared array 'tile' reads element (8, 0) before anything was stored there: " \
+           "the value is undefined" in str(err)
+    assert err.loc.line == marker_line("# U:shared")
+
+
+def test_a_shared_element_nobody_wrote_is_reported():
+    err = _run(shared_scalar, np.zeros(32, np.uint32))
+    assert "read of shared array 's' at byte 128 before anything was stored there" in str(err)
+    assert err.loc.line == marker_line("# U:sharedscalar")

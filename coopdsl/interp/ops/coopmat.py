@@ -12,7 +12,7 @@ import numpy as np
 from ...ir import types as T
 from ...ir.attrs import Layout as MemLayout
 from ..floats import round_float
-from ..memory import check_alignment, check_range, read_scalars, write_scalars
+from ..memory import check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP
 from ..values import encode, signed_of, unsigned_of, value_dtype
 from .registry import semantics
@@ -72,6 +72,12 @@ def _load(m, op, args):
     region = pointer.region
     if region.tracker is not None:
         region.tracker.read(*acc.tracked_bytes(region.tracker))
+    bad = first_unwritten(region, acc.addr, t.elem.nbytes)
+    if bad is not None:
+        k, e = divmod(bad, acc.rows * acc.cols)
+        raise m.error(op, f"cooperative-matrix load of {acc.pointer.label} reads element ({e // acc.cols}, "
+                          f"{e % acc.cols}) before anything was stored there: the value is undefined",
+                      int(acc.slots[k]))
     values = read_scalars(region, acc.addr, t.elem)
     if len(acc.active) == acc.groups:
         return values

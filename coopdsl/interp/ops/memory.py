@@ -98,6 +98,8 @@ def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) ->
     new = staging.data[:len(idx) * size].reshape(len(idx), size)
     tr.write(byte_addr, new, tr.agents(idx), idx)
     p.region.data[byte_addr] = new
+    if p.region.written is not None:
+        p.region.written[byte_addr] = True
 
 
 def _staging(region, byte_addr: np.ndarray):

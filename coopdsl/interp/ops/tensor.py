@@ -23,7 +23,7 @@ from ...ir import types as T
 from ...ir.ops.tensor import decode_ref, view_of
 from ..lanes import Lanes
 from ..machine import Machine
-from ..memory import Ptr, check_alignment, check_range, read_scalars, write_scalars
+from ..memory import Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP
 from ..values import PerLane, decode, encode, storage_dtype, unsigned_of, value_dtype
 from .registry import semantics
@@ -266,6 +266,11 @@ def _load(m, op, args):
         region = pointer.region
         if region.tracker is not None:
             region.tracker.read(*_tracked(region.tracker, acc, addr, t.elem.nbytes))
+        bad = first_unwritten(region, addr, t.elem.nbytes)
+        if bad is not None:
+            slot = np.broadcast_to(acc.slots[:, None, None], acc.index.shape)[acc.accessed][bad]
+            raise m.error(op, f"tensor load of {pointer.label} reads an element before anything was stored "
+                              f"there: the value is undefined", int(slot))
         out[acc.accessed] = read_scalars(region, addr, t.elem)
     else:
         out[acc.accessed] = _decode(m, op, ref.func, acc)
