@@ -218,7 +218,32 @@ def write_scalars(region: Region, addr: np.ndarray, t: T.ScalarType, values: np.
     raw = encode(t, np.broadcast_to(values, np.shape(addr)))
     _scatter(region.data, addr, sd, raw)
     if region.written is not None:
-        region.written[np.asarray(addr)[..., None] + np.arange(sd.itemsize)] = True
+        _mark(region.written, np.asarray(addr), sd.itemsize)
+
+
+_WORD = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # a scalar's bytes seen as one word of the written map
+_ALL = {2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}  # ... all of them written
+
+
+def _mark(written: np.ndarray, addr: np.ndarray, size: int) -> None:
+    """Mark the ``size`` bytes at each of ``addr`` written (aligned scalars as one word each)."""
+    if size == 1:
+        written[addr] = True
+    elif size in _WORD and not np.any(addr % size):
+        written[:len(written) // size * size].view(_WORD[size])[addr // size] = _ALL[size]
+    else:
+        written[addr[..., None] + np.arange(size)] = True
+
+
+def _all_written(written: np.ndarray, addr: np.ndarray, size: int) -> np.ndarray:
+    """Per address of ``addr`` (M,), whether the ``size`` bytes there were all written."""
+    if size == 1:
+        return written[addr]
+    word = 4 if size % 4 == 0 else 2 if size % 2 == 0 else 1
+    if word > 1 and not np.any(addr % word):
+        words = written[:len(written) // word * word].view(_WORD[word])
+        return np.all(words[addr[:, None] // word + np.arange(size // word)] == _ALL[word], axis=1)
+    return np.all(written[addr[:, None] + np.arange(size)], axis=1)
 
 
 def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str, slots: np.ndarray) -> None:
@@ -227,8 +252,11 @@ def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str
     written = p.region.written
     if written is None:
         return
-    offsets = _value_bytes(t, layout)
-    unwritten = ~written[np.asarray(addr)[:, None] + offsets].all(axis=1)
+    a = np.asarray(addr)
+    if isinstance(t, (T.ScalarType, T.VectorType, T.CoopMatType)):  # one run of bytes
+        unwritten = ~_all_written(written, a, len(_value_bytes(t, layout)))
+    else:
+        unwritten = ~written[a[:, None] + _value_bytes(t, layout)].all(axis=1)
     if unwritten.any():
         k = int(np.argmax(unwritten))
         at = int(addr[k] - np.broadcast_to(p.lo, np.shape(addr))[k]) if p.lo is not None else int(addr[k])
@@ -241,7 +269,7 @@ def first_unwritten(region: Region, addr: np.ndarray, nbytes: int) -> int | None
     nothing wrote, or None (also when the region is not tracked)."""
     if region.written is None:
         return None
-    ok = region.written[np.asarray(addr).reshape(-1)[:, None] + np.arange(nbytes)].all(axis=1)
+    ok = _all_written(region.written, np.asarray(addr).reshape(-1), nbytes)
     return None if ok.all() else int(np.argmin(ok))
 
 

@@ -99,7 +99,7 @@ def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) ->
     tr.write(byte_addr, new, tr.agents(idx), idx)
     p.region.data[byte_addr] = new
     if p.region.written is not None:
-        p.region.written[byte_addr] = True
+        p.region.written[byte_addr] = True  # (shared memory: the race tracker's path writes the bytes itself)
 
 
 def _staging(region, byte_addr: np.ndarray):
