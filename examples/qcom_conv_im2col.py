@@ -25,7 +25,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f32, i32, u32
 TILE_M, TILE_N, TILE_K = 32, 32, 8  # an f32 row of A is 8 elements (256 bits)
 
 
-@cd.kernel(workgroup_size=(32, 1, 1))
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)  # rows of the matrices are the 32 invocations
 def conv2d_nhwc(x: cd.Buffer[f32], w: cd.Buffer[f32], y: cd.Buffer[f32],
                 H: cd.Spec[u32] = 16, W: cd.Spec[u32] = 16, C: cd.Spec[u32] = 16, F: cd.Spec[u32] = 32,
                 FH: cd.Spec[u32] = 3, FW: cd.Spec[u32] = 3, STRIDE: cd.Spec[u32] = 1, DILATION: cd.Spec[u32] = 1,

@@ -28,7 +28,7 @@ QK = 32                              # weights per q4_0 block
 BLOCK_WORDS = 9                      # u16 words per block: the f16 scale and 16 bytes of codes
 
 
-@cd.kernel(workgroup_size=(32, 1, 1))
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)  # rows of the matrices are the 32 invocations
 def matmul_q4_0(qa: cd.Buffer[u16], x: cd.Buffer[f32], y: cd.Buffer[f32],
                 N: cd.Spec[u32] = 64, K: cd.Spec[u32] = 64):
     lane = cd.subgroup_invocation_id

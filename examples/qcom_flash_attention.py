@@ -27,7 +27,7 @@ TQ = TK = D = 32  # query rows per subgroup, keys per tile, head dimension
 DK = 8            # K of every multiply-add: an f32 row of A is 8 elements (256 bits)
 
 
-@cd.kernel(workgroup_size=(32, 1, 1))
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)  # rows of the matrices are the 32 invocations
 def attention(q: cd.Buffer[f32], k: cd.Buffer[f32], v: cd.Buffer[f32], o: cd.Buffer[f32],
               NK: cd.Spec[cd.u32] = 64):
     q0 = cd.workgroup_id.x * TQ

@@ -25,7 +25,7 @@ from coopdsl import Acc, MatA, MatB, f16, u32
 TEXELS_PER_TILE, FEATURES = 32, 16  # an f16 row of A is 16 elements (256 bits)
 
 
-@cd.kernel(workgroup_size=(32, 1, 1))
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)  # rows of the matrices are the 32 invocations
 def ntc_decode(latent: cd.Buffer[u32], w0: cd.Buffer[f16], w1: cd.Buffer[f16], out: cd.Buffer[u32]):
     texel = cd.workgroup_id.x * TEXELS_PER_TILE + cd.subgroup_invocation_id
     packed = cd.array(u32, 8)                    # this texel's 16 f16 latents, two per word
