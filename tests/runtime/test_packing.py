@@ -85,6 +85,9 @@ def test_struct_layouts_match_the_registry():
     assert ctypes.sizeof(vk.CoopMatPropertiesKHR) == 56
     assert ctypes.sizeof(vk.WriteDescriptorSet) == 64
     assert ctypes.sizeof(vk.ComputePipelineCreateInfo) == 96
+    assert ctypes.sizeof(vk.RequiredSubgroupSizeCreateInfo) == 24
+    size_control = vk.SubgroupSizeControlProperties  # chained(): its members, then spare padding
+    assert (size_control.minSubgroupSize.offset, size_control.requiredSubgroupSizeStages.offset) == (16, 28)
     assert len(vk.Vulkan12Features.BOOLS) == 47 and len(vk.Vulkan13Features.BOOLS) == 15
     assert len(vk.FEATURES_1_0) == 55
 
