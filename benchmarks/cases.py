@@ -54,24 +54,39 @@ def gemm_khr(size, rng, device=None) -> Result:
     return Result("gemm_khr.py", "gemm", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
-def to_bf16_bits(x: np.ndarray) -> np.ndarray:
-    """float32 -> bf16 bit patterns (uint16), round to nearest even."""
-    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(a, b, the product in float64) for a GEMM with inputs of ``kind`` ("f16", "bf16": bit patterns as uint16,
+    "i8", "u8"): a is m x k, b is k x n, or n x k with ``transpose_b`` (the product is then a @ b.T). Floats are
+    uniform in [-1, 1), integers over their whole range. The one input generator of the tests and benchmarks."""
+    from coopdsl.ops import from_bf16, to_bf16
 
-
-def from_bf16_bits(b: np.ndarray) -> np.ndarray:
-    return (b.astype(np.uint32) << 16).view(np.float32)
+    b_shape = (n, k) if transpose_b else (k, n)
+    if kind in ("f16", "bf16"):
+        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, b_shape)
+        if kind == "f16":
+            a, b = a32.astype(np.float16), b32.astype(np.float16)
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        else:
+            a, b = to_bf16(a32), to_bf16(b32)
+            a64, b64 = from_bf16(a).astype(np.float64), from_bf16(b).astype(np.float64)
+    else:
+        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
+        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, b_shape).astype(dt)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return a, b, a64 @ (b64.T if transpose_b else b64)
 
 
 def bf16_gemm(size, rng, device=None) -> Result:
     M, N, K = size
     k = load_example("bf16_gemm.py")["gemm_bf16"]
-    a = to_bf16_bits(rng.uniform(-1, 1, (M, K)).astype(np.float32))
-    b = to_bf16_bits(rng.uniform(-1, 1, (K, N)).astype(np.float32))
+    from coopdsl.ops import from_bf16, to_bf16
+
+    a = to_bf16(rng.uniform(-1, 1, (M, K)).astype(np.float32))
+    b = to_bf16(rng.uniform(-1, 1, (K, N)).astype(np.float32))
     c = np.zeros((M, N), np.float32)
     k.launch((N // 16, M // 16, 1), a, b, c, M=M, N=N, K=K, device=device)
-    ref = from_bf16_bits(a).astype(np.float64) @ from_bf16_bits(b).astype(np.float64)
+    ref = from_bf16(a).astype(np.float64) @ from_bf16(b).astype(np.float64)
     abs_err, rel_err = _rel(c, ref)
     tol = 1e-3 * np.sqrt(K)
     return Result("bf16_gemm.py", "gemm_bf16", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)

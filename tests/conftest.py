@@ -69,23 +69,8 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def matmul_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False):
-    """(a, b, the product in float64) for ``ops.matmul`` of input kind ``kind`` ("f16", "bf16", "i8", "u8"):
-    a is m x k, b is k x n, or n x k with ``transpose_b`` (the product is then a @ b.T)."""
-    import numpy as np
+    """``benchmarks.cases.gemm_inputs``: (a, b, the product in float64) for ``ops.matmul`` of input kind
+    ``kind``."""
+    from benchmarks.cases import gemm_inputs
 
-    from coopdsl import ops
-
-    b_shape = (n, k) if transpose_b else (k, n)
-    if kind in ("f16", "bf16"):
-        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, b_shape)
-        if kind == "f16":
-            a, b = a32.astype(np.float16), b32.astype(np.float16)
-            a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        else:
-            a, b = ops.to_bf16(a32), ops.to_bf16(b32)
-            a64, b64 = ops.from_bf16(a).astype(np.float64), ops.from_bf16(b).astype(np.float64)
-    else:
-        dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
-        a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, b_shape).astype(dt)
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    return a, b, a64 @ (b64.T if transpose_b else b64)
+    return gemm_inputs(kind, m, n, k, rng, transpose_b)

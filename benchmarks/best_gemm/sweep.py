@@ -25,29 +25,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.best_gemm.kernel import PAIRS, SHARED_LIMIT, grid, make, shared_bytes  # noqa: E402
-from benchmarks.cases import to_bf16_bits  # noqa: E402
+from benchmarks.cases import gemm_inputs  # noqa: E402
 from coopdsl import bf16, f16, i8, u8  # noqa: E402
+
+KIND = {f16: "f16", bf16: "bf16", i8: "i8", u8: "u8"}  # A/B component type -> benchmarks.cases input kind
+D_DTYPE = {"f16-f16": np.float16, "f16-f32": np.float32, "bf16-f32": np.float32, "s8-s32": np.int32,
+           "u8-u32": np.uint32}
 
 
 def inputs(pair: str, M: int, N: int, K: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(A, B as the kernel reads them with B row-major K x N, D zeroed, A x B in float64)."""
-    a_t, c_t, _ = PAIRS[pair]
-    if a_t in (i8, u8):
-        lo, hi, dt = (-128, 128, np.int8) if a_t is i8 else (0, 256, np.uint8)
-        a = rng.integers(lo, hi, (M, K)).astype(dt)
-        b = rng.integers(lo, hi, (K, N)).astype(dt)
-        ref = a.astype(np.float64) @ b.astype(np.float64)
-        return a, b, np.zeros((M, N), np.int32 if a_t is i8 else np.uint32), ref
-    af = rng.uniform(-1, 1, (M, K)).astype(np.float32)
-    bf = rng.uniform(-1, 1, (K, N)).astype(np.float32)
-    if a_t is bf16:
-        a, b = to_bf16_bits(af), to_bf16_bits(bf)
-        ref = (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64) @ \
-            (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    else:
-        a, b = af.astype(np.float16), bf.astype(np.float16)
-        ref = a.astype(np.float64) @ b.astype(np.float64)
-    return a, b, np.zeros((M, N), np.float16 if c_t is f16 else np.float32), ref
+    a, b, ref = gemm_inputs(KIND[PAIRS[pair][0]], M, N, K, rng)
+    return a, b, np.zeros((M, N), D_DTYPE[pair]), ref
 
 
 def configs(pair: str) -> list[dict]:
