@@ -148,10 +148,10 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False)
 
         for t in cd.range(A_LOADS, unroll=True):
             i = t * WG + tid
+            row = row0 + i // A_ROW
             if edge_m:
-                a_reg[t] = a[min(row0 + i // A_ROW, LAST_ROW) * KV + i % A_ROW]
-            else:
-                a_reg[t] = a[(row0 + i // A_ROW) * KV + i % A_ROW]
+                row = min(row, LAST_ROW)
+            a_reg[t] = a[row * KV + i % A_ROW]
         for t in cd.range(B_LOADS, unroll=True):
             i = t * WG + tid
             if b_kmajor:
@@ -188,10 +188,10 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False)
             for t in cd.range(A_LOADS, unroll=True):
                 if more:
                     i = t * WG + tid
+                    row = row0 + i // A_ROW
                     if edge_m:
-                        a_reg[t] = a[min(row0 + i // A_ROW, LAST_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
-                    else:
-                        a_reg[t] = a[(row0 + i // A_ROW) * KV + (k0 + TILE_K) // epv + i % A_ROW]
+                        row = min(row, LAST_ROW)
+                    a_reg[t] = a[row * KV + (k0 + TILE_K) // epv + i % A_ROW]
             for t in cd.range(B_LOADS, unroll=True):
                 if more:
                     i = t * WG + tid
