@@ -247,21 +247,22 @@ def _all_written(written: np.ndarray, addr: np.ndarray, size: int) -> np.ndarray
 
 
 def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str, slots: np.ndarray) -> None:
-    """Raise Fault if a read of ``t`` at ``addr`` (M,) through ``p`` takes a byte of a value nothing wrote:
-    local variables and private arrays start undefined, and a GPU reads whatever their registers held."""
+    """Raise Fault if a read of ``t`` at ``addr`` (M,) through ``p`` takes a byte of a value nothing stored:
+    shared, local and private memory start undefined, and a GPU reads whatever was left there."""
     written = p.region.written
     if written is None:
         return
     a = np.asarray(addr)
+    offsets = _value_bytes(t, layout)
     if isinstance(t, (T.ScalarType, T.VectorType, T.CoopMatType)):  # one run of bytes
-        unwritten = ~_all_written(written, a, len(_value_bytes(t, layout)))
+        k = first_unwritten(p.region, a, len(offsets))
     else:
-        unwritten = ~written[a[:, None] + _value_bytes(t, layout)].all(axis=1)
-    if unwritten.any():
-        k = int(np.argmax(unwritten))
-        at = int(addr[k] - np.broadcast_to(p.lo, np.shape(addr))[k]) if p.lo is not None else int(addr[k])
+        ok = written[a[:, None] + offsets].all(axis=1)
+        k = None if ok.all() else int(np.argmin(ok))
+    if k is not None:
+        at = int(a[k] - np.broadcast_to(p.lo, a.shape)[k]) if p.lo is not None else int(a[k])
         raise Fault(f"{what} of {p.label} at byte {at} before anything was stored there: the value is undefined "
-                    f"(a GPU reads whatever its registers held)", int(slots[k]))
+                    f"(a GPU reads whatever was left there)", int(slots[k]))
 
 
 def first_unwritten(region: Region, addr: np.ndarray, nbytes: int) -> int | None:
