@@ -50,13 +50,13 @@ def test_an_accumulator_never_zeroed_is_reported_at_its_first_read():
     err = _run(forgot_to_zero, z, z, np.zeros(256, np.float32))
     assert "read of private array 'acc' at byte 32 before anything was stored there: the value is undefined" \
         in str(err)
-    assert (err.loc.file, err.loc.line) == (__file__, marker_line("# U:acc"))
+    assert (err.loc.file, err.loc.line, err.loc.col) == (__file__, marker_line("# U:acc"), 36)  # the acc[t] read
 
 
 def test_a_local_array_element_never_written_is_reported():
     err = _run(half_written, np.zeros(32, np.uint32))
     assert "read of local variable" in str(err) and "before anything was stored there" in str(err)
-    assert err.loc.line == marker_line("# U:local")
+    assert (err.loc.line, err.loc.col) == (marker_line("# U:local"), 14)
 
 
 def test_written_memory_reads_as_before():
@@ -90,10 +90,10 @@ def test_a_matrix_load_of_shared_memory_nobody_staged_is_reported():
     err = _run(half_staged, np.zeros(256, np.float16), np.zeros(256, np.float32))
     assert "cooperative-matrix load of shared array 'tile' reads element (8, 0) before anything was stored there: " \
            "the value is undefined" in str(err)
-    assert err.loc.line == marker_line("# U:shared")
+    assert (err.loc.line, err.loc.col) == (marker_line("# U:shared"), 10)
 
 
 def test_a_shared_element_nobody_wrote_is_reported():
     err = _run(shared_scalar, np.zeros(32, np.uint32))
     assert "read of shared array 's' at byte 128 before anything was stored there" in str(err)
-    assert err.loc.line == marker_line("# U:sharedscalar")
+    assert (err.loc.line, err.loc.col) == (marker_line("# U:sharedscalar"), 14)
