@@ -7,6 +7,8 @@ import pytest
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, RowMajor, bf16, f16, f32, i8, i32, u8, u32, vec4
 
+from .conftest import expect_interp_error
+
 SIZES = [8, 16, 32, 64]
 
 
@@ -35,6 +37,35 @@ def test_load_and_store_layouts_and_strides(sgs):
         np.testing.assert_array_equal(rows[s * 128:(s + 1) * 128].reshape(16, 8), r)
         stored = cols[s * 256 + 1 + np.arange(8)[None, :] * 17 + np.arange(16)[:, None]]
         np.testing.assert_array_equal(stored, c)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def spec_layouts(a: cd.Buffer[f16], out: cd.Buffer[f16], COL: cd.Spec[cd.boolean] = False,
+                 OUT_LAYOUT: cd.Spec[u32] = 0):
+    m = MatA[f16, 16, 8].load(a, 3, stride=20, layout=u32(1) if COL else u32(0))  # a spec-constant select
+    m.store(out, 0, stride=24, layout=OUT_LAYOUT)  # E:spec-layout-store
+
+
+@pytest.mark.parametrize("col", [False, True], ids=["RowMajor", "ColumnMajor"])
+@pytest.mark.parametrize("out_layout", [0, 1], ids=["stored RowMajor", "stored ColumnMajor"])
+def test_a_specialization_constant_layout_takes_its_launch_value(col, out_layout):
+    # the harness's shmem kernel picks B's layout this way (BColMajor ? ColumnMajor : RowMajor)
+    a = np.arange(512).astype(np.float16)
+    out = np.zeros(24 * 16, np.float16)
+    spec_layouts.launch((1,), a, out, device="cpu", COL=col, OUT_LAYOUT=out_layout)
+    r, c = np.arange(16)[:, None], np.arange(8)[None, :]
+    m = a[3 + c * 20 + r] if col else a[3 + r * 20 + c]
+    stored = out[r * 24 + c] if out_layout == 0 else out[c * 24 + r]
+    np.testing.assert_array_equal(stored, m)
+
+
+def test_a_specialization_constant_layout_of_no_layout_is_reported_at_its_line():
+    out = np.zeros(24 * 16, np.float16)
+    err = expect_interp_error(
+        lambda: spec_layouts.launch((1,), np.arange(512).astype(np.float16), out, device="cpu", OUT_LAYOUT=7),
+        "cooperative-matrix store layout is 7 at this launch (a specialization constant); it must be 0 "
+        "(RowMajor) or 1 (ColumnMajor)", "# E:spec-layout-store")
+    assert err.loc.col == 5
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
@@ -145,8 +176,6 @@ def saturating_product_overflow(a: cd.Buffer[i32], c: cd.Buffer[i32]):
 
 
 def test_32_bit_products_wrap_and_a_saturating_overflow_of_the_product_is_reported():
-    from .conftest import expect_interp_error
-
     a = np.full(256, 2**20, np.int32)
     c = np.zeros(256, np.int32)
     expect_interp_error(lambda: saturating_product_overflow.launch((1,), a, c, device="cpu"),

@@ -41,7 +41,7 @@ class _Access:
         elem = lay.size(op.operands[0].type.pointee)
         isz = t.elem.nbytes
         r, c = np.arange(rows)[:, None], np.arange(cols)[None, :]
-        major, minor = (r, c) if op.attrs["layout"] is MemLayout.RowMajor else (c, r)
+        major, minor = (r, c) if _row_major(m, op) else (c, r)
         self.addr = base[:, None, None] + major * (step[:, None, None] * elem) + minor * isz
         self.addr = np.broadcast_to(self.addr, (max(len(base), len(self.active)), rows, cols))
         self.isz = isz
@@ -62,6 +62,19 @@ class _Access:
         else:
             agents = np.repeat(tracker.agents(self.slots), per)
         return byte_addr, agents, np.repeat(self.slots, per)
+
+
+def _row_major(m, op) -> bool:
+    """Whether ``op`` reads or writes rows: its layout, or the value of its specialization-constant layout."""
+    layout = op.attrs["layout"]
+    if isinstance(layout, MemLayout):
+        return layout is MemLayout.RowMajor
+    value = int(m.spec.value(layout))
+    if value not in (MemLayout.RowMajor.value, MemLayout.ColumnMajor.value):
+        raise m.error(op, f"cooperative-matrix {'store' if op.kind == 'coop_store' else 'load'} layout is "
+                          f"{value} at this launch (a specialization constant); it must be "
+                          f"{MemLayout.RowMajor.value} (RowMajor) or {MemLayout.ColumnMajor.value} (ColumnMajor)")
+    return value == MemLayout.RowMajor.value
 
 
 @semantics("coop_load")
