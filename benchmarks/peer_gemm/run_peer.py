@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import re
 import shutil
 import statistics
@@ -38,9 +39,34 @@ SECTIONS = {"shmem": "## Peer harness: vk_cooperative_matrix_perf --shmem, their
             "workgroup": "## Peer harness: vk_cooperative_matrix_perf workgroup kernel, theirs vs ours (H100)"}
 
 
+ONLY_ANCHOR = "            // For non-power of two tile sizes, round up the matrix size to"
+ONLY_FILTER = """            if (const char *only = getenv("PEER_ONLY")) {  // coopdsl: only the listed configurations
+                char key[96];
+                snprintf(key, sizeof key, ";%ux%ux%u:%ux%u:%u;", MSize, NSize, KSize, testCase.TILE_M,
+                         testCase.TILE_N, (unsigned)testCase.BColMajor);
+                if (!strstr((std::string(";") + only + ";").c_str(), key)) continue;
+            }
+"""
+
+
+def only_value(configs: list[str]) -> str:
+    """The ``PEER_ONLY`` value for configurations written ``lMxlNxlK:TILE_MxTILE_N:BColMajor``."""
+    for c in configs:
+        if not re.fullmatch(r"\d+x\d+x\d+:\d+x\d+:[01]", c):
+            raise SystemExit(f"--only {c!r}: write a configuration as lMxlNxlK:TILE_MxTILE_N:BColMajor, "
+                             "e.g. 16x8x16:256x128:0")
+    return ";".join(configs)
+
+
 def build(src: Path, headers: Path, work: Path, parallel_fill: bool) -> Path:
-    """Compile the harness (one g++ line); returns the executable."""
+    """Compile the harness (one g++ line); returns the executable.
+
+    The build also lets the ``PEER_ONLY`` environment variable (see :func:`only_value`) skip every other
+    configuration before its buffers are set up; unset, the harness runs as written."""
     source = (src / "src" / "vk_cooperative_matrix_perf.cpp").read_text()
+    if ONLY_ANCHOR not in source:
+        raise SystemExit("the harness's configuration loop changed; the PEER_ONLY filter has no place to go")
+    source = source.replace(ONLY_ANCHOR, ONLY_FILTER + ONLY_ANCHOR, 1)
     if parallel_fill:
         fill = "for (uint32_t j = 0; j < m.totalElements; ++j) {\n                    if (m.isFloatType())"
         if fill not in source:
@@ -59,10 +85,12 @@ def build(src: Path, headers: Path, work: Path, parallel_fill: bool) -> Path:
     return exe
 
 
-def run(exe: Path, folder: Path, dim: int, correctness: bool, kernel: str = "shmem") -> str:
+def run(exe: Path, folder: Path, dim: int, correctness: bool, kernel: str = "shmem", only: str = "") -> str:
+    """The harness's output for the shaders in ``folder``; ``only``: a ``PEER_ONLY`` filter (empty: all)."""
     args = [str(exe)] + (["--shmem"] if kernel == "shmem" else []) + \
         (["--correctness"] if correctness else [f"--dim={dim}"])
-    r = subprocess.run(args, cwd=folder, capture_output=True, text=True, timeout=1200)
+    env = dict(os.environ, PEER_ONLY=only) if only else {k: v for k, v in os.environ.items() if k != "PEER_ONLY"}
+    r = subprocess.run(args, cwd=folder, capture_output=True, text=True, timeout=1200, env=env)
     return r.stdout + r.stderr
 
 

@@ -14,13 +14,16 @@ For each type pair it times, with vk_cooperative_matrix_perf's own harness (``--
 * ``theirs -O`` and ``ours -O``: spirv-opt's performance recipe;
 * ``ours+wg-builtin``: ours with glslang's workgroup-size form (``LocalSize 1 1 1`` and a
   ``WorkgroupSize``-decorated spec-constant composite) instead of ``LocalSizeId``;
+* with ``--spv-form LABEL=PATH``: any other module, e.g. the peer's GLSL changed by hand and compiled with
+  glslang as its ``compile.bat`` does (to move theirs toward ours one difference at a time);
 * with ``--ours-form LABEL=FORM,FORM``: ours built by coopdsl in those code-shape forms of
   ``benchmarks/peer_gemm/shmem.py`` (``shmem.FORMS``, e.g. ``func``: every offset through a device
   function, as the GLSL's ``coordToOffset``).
 
-Every form is validated with spirv-val first. Rounds alternate the order. The table gives each form's
-median TFLOP/s per configuration; it shows which differences between the two modules the driver's
-compiler is sensitive to.
+``--only`` limits the run to the named configurations (the harness build skips the others before setting
+up their buffers; shaders, dispatch and timing are unchanged). Every form is validated with spirv-val
+first. Rounds alternate the order. The table gives each form's median TFLOP/s per configuration; it shows
+which differences between the two modules the driver's compiler is sensitive to.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.peer_gemm.run_peer import build, parse, run  # noqa: E402
+from benchmarks.peer_gemm.run_peer import build, only_value, parse, run  # noqa: E402
 from coopdsl.spirv import tools  # noqa: E402
 
 OPT = {"theirs+mem2reg": ["--eliminate-local-single-block", "--eliminate-local-single-store", "--ssa-rewrite"],
@@ -93,17 +96,24 @@ def main(argv=None) -> int:
     p.add_argument("--forms-file", type=Path, help="more --form values, one a line")
     p.add_argument("--ours-form", action="append", default=[], metavar="LABEL=FORM,FORM",
                    help="also time ours built in these shmem.FORMS (repeatable), e.g. 'ours+func=func'")
+    p.add_argument("--spv-form", action="append", default=[], metavar="LABEL=PATH",
+                   help="also time this module (repeatable; e.g. the peer's GLSL changed by hand and compiled "
+                        "with glslang as its compile.bat does: nothing of the peer is kept in this repository)")
+    p.add_argument("--only", nargs="+", default=[], metavar="lMxlNxlK:TILE_MxTILE_N:BColMajor",
+                   help="run only these configurations (e.g. 16x8x16:256x128:0); the others are skipped "
+                        "before their buffers are set up")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     if args.forms_file:
         args.form += [line.strip() for line in args.forms_file.read_text().splitlines() if line.strip()]
     opt = {label: passes.split(",") for label, passes in (f.split("=", 1) for f in args.form)}
-    if not opt and not args.ours_form:
+    if not opt and not args.ours_form and not args.spv_form:
         opt = None  # the default forms
     from benchmarks._gpu import require_gpu
     from benchmarks.peer_gemm import shmem
     from benchmarks.peer_gemm.shmem import emit_all
 
+    only = only_value(args.only)
     device = require_gpu("shape_experiment.py")
     exe = build(args.harness, args.vulkan_headers.resolve(), args.work / "build", True)
     ours_dir = args.work / "ours"
@@ -116,6 +126,12 @@ def main(argv=None) -> int:
         for label, names_ in (f.split("=", 1) for f in args.ours_form):
             chosen = [n for n in names_.split(",") if n]  # 'LABEL=' builds the port with no form at all
             variants[label] = shmem.variant(*shmem.VARIANTS[tuple(t.split("_"))], chosen).compile()
+        for label, path in (f.split("=", 1) for f in args.spv_form):
+            binary = Path(path).read_bytes()
+            message = tools.validation_message(binary, "vulkan1.3")
+            if message is not None:
+                raise SystemExit(f"{label}: spirv-val rejects {path}: {message}")
+            variants[label] = binary
         names = list(variants)
         results: dict[tuple, dict[str, list[float]]] = {}
         for r in range(args.rounds):
@@ -125,9 +141,10 @@ def main(argv=None) -> int:
                 shutil.rmtree(shaders, ignore_errors=True)
                 shaders.mkdir(parents=True)
                 (shaders / f"shmem{t}.spv").write_bytes(variants[name])
-                for key, value in parse(run(exe, folder, 8192, False)).items():
+                got = parse(run(exe, folder, 8192, False, only=only))
+                for key, value in got.items():
                     results.setdefault(key, {}).setdefault(name, []).append(value)
-                print(t, name, "done", flush=True)
+                print(t, name, "round", r, " ".join(f"{k[1]}x{k[2]}:{k[4]}={v}" for k, v in got.items()), flush=True)
         lines += ["", f"{t}, TFLOP/s (TOP/s), median of {args.rounds} rounds:", "",
                   "| tiles | TILE_M x TILE_N x TILE_K | B col-major | " + " | ".join(names) + " |",
                   "|---" * (len(names) + 3) + "|"]
@@ -139,6 +156,8 @@ def main(argv=None) -> int:
             f"Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC --types "
             f"{' '.join(args.types)} --rounds {args.rounds}" + "".join(f" --form '{f}'" for f in args.form)
             + "".join(f" --ours-form '{f}'" for f in args.ours_form)
+            + "".join(f" --spv-form '{f}'" for f in args.spv_form)
+            + (f" --only {' '.join(args.only)}" if args.only else "")
             + " --out docs/benchmarks.md` (forms: see the script's docstring)."]
     print("\n".join(head + lines))
     if args.out:
@@ -146,7 +165,7 @@ def main(argv=None) -> int:
 
         heading = "## Peer harness: which code-shape differences the driver reacts to (H100)"
         if opt is not None:
-            heading += ": " + ", ".join([*opt, *(f.split("=", 1)[0] for f in args.ours_form)])
+            heading += ": " + ", ".join([*opt, *(f.split("=", 1)[0] for f in args.ours_form + args.spv_form)])
         replace_section(args.out, heading, "\n".join(head + lines))
     return 0
 

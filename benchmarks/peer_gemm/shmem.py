@@ -50,11 +50,18 @@ SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
 #   `result`; without it (a Function array) f16->f32 256x128x16 with column-major B runs 5% slower;
 # * "visibility": shared-memory accesses made available/visible at Workgroup scope, as glslang writes them;
 #   "writeback": alpha * result + beta * C stored back into the accumulator array before the store to D, as
-#   the GLSL does. Neither changed anything measurable.
-DEFAULT_FORMS = ("func", "private")
+#   the GLSL does; "aligned": the C load and D store declared 16-byte aligned (glslang's buffer_reference
+#   default). None of the three changed anything measurable.
+# * "glsl_order" (default): statements in the GLSL's order where Python's differs: A's base offset and loads
+#   before B's, each row index computed before the `not last` test, a shared-memory element index before the
+#   value stored there. Without it f16->f16 16x8x16 256x128x32 with row-major B runs 4% slower and 16x16x16
+#   256x256x32 with column-major B 3% (docs/benchmarks.md, "which code-shape differences");
+# * "reread" (default): the invocation index read from its built-in at each use, as the GLSL reads
+#   gl_LocalInvocationID.x, instead of once into a value.
+DEFAULT_FORMS = ("func", "private", "glsl_order", "reread")
 _ENV = __import__("os").environ.get("COOPDSL_PEER_OPTS")
 OPTS = set(filter(None, _ENV.split(","))) if _ENV is not None else set(DEFAULT_FORMS)
-FORMS = ("outer_if", "visibility", "func", "private", "writeback")
+FORMS = ("outer_if", "visibility", "func", "private", "writeback", "aligned", "glsl_order", "reread")
 
 
 @cd.func
@@ -71,6 +78,10 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
         raise ValueError(f"unknown forms {sorted(opts - set(FORMS))}; known: {', '.join(FORMS)}")
     INNER_IF, VISIBILITY, FUNC, PRIVATE, WRITEBACK = ("outer_if" not in opts, "visibility" in opts,
                                                       "func" in opts, "private" in opts, "writeback" in opts)
+    CD_ALIGN = 16 if "aligned" in opts else None
+    ORDER, REREAD = "glsl_order" in opts, "reread" in opts
+    if (ORDER or REREAD) and not (FUNC and INNER_IF):
+        raise ValueError("the glsl_order and reread forms need the func form and the per-row test (no outer_if)")
     epv = 16 // a_type.nbytes  # A/B elements per 128-bit vector
 
     @cd.struct
@@ -126,30 +137,53 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
         for t in cd.range(C_ROWS * C_COLS, unroll=True):
             result[t] = Acc[c_type, lM, lN].splat(0)
 
-        atilek = epv * (tid % INVS_PER_ROW_A)
-        btilej = epv * (tid % INVS_PER_ROW_B)
+        atilek = epv * ((cd.local_invocation_id.x if REREAD else tid) % INVS_PER_ROW_A)
+        if not ORDER:
+            btilej = epv * (tid % INVS_PER_ROW_B)
         if FUNC:
             gabase = coord_to_offset(TILE_M * tile_y, u32(0), strideA, False)
-            gbbase = coord_to_offset(u32(0), TILE_N * tile_x, strideB, BColMajor)
+            if not ORDER:
+                gbbase = coord_to_offset(u32(0), TILE_N * tile_x, strideB, BColMajor)
         else:
             gabase = strideA * (TILE_M * tile_y)
             gbbase = strideB * (TILE_N * tile_x) if BColMajor else TILE_N * tile_x
         for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
-            temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+            if ORDER:
+                atilei = i + cd.local_invocation_id.x // INVS_PER_ROW_A if REREAD else i + tid // INVS_PER_ROW_A
+                slot = i // A_STEP
+                temp_a[slot] = a_ptr[(gabase + strideA * atilei + atilek) // epv]
+            else:
+                temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
+        if ORDER:
+            btilej = epv * ((cd.local_invocation_id.x if REREAD else tid) % INVS_PER_ROW_B)
+            gbbase = coord_to_offset(u32(0), TILE_N * tile_x, strideB, BColMajor)
         for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
-            temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
+            if ORDER:
+                btilek = k + cd.local_invocation_id.x // INVS_PER_ROW_B if REREAD else k + tid // INVS_PER_ROW_B
+                slot = k // B_STEP
+                temp_b[slot] = b_ptr[(gbbase + strideB * btilek + btilej) // epv]
+            else:
+                temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
 
         for chunk_k in range(0, K, TILE_K):
             last = chunk_k + TILE_K >= K
             cd.barrier()  # everyone finished reading shared memory in the last iteration
             for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
-                if VISIBILITY:
+                if ORDER:  # the GLSL's order: the row, the element index, then the value
+                    si = i + cd.local_invocation_id.x // INVS_PER_ROW_A if REREAD else i + tid // INVS_PER_ROW_A
+                    at = (STRIDE_A_SH * si + atilek) // epv
+                    a_sh[at] = temp_a[i // A_STEP]
+                elif VISIBILITY:
                     cd.store_element(a_sh, (STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv,
                                      temp_a[i // A_STEP], available=cd.Workgroup)
                 else:
                     a_sh[(STRIDE_A_SH * (i + tid // INVS_PER_ROW_A) + atilek) // epv] = temp_a[i // A_STEP]
             for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
-                if VISIBILITY:
+                if ORDER:
+                    sk = k + cd.local_invocation_id.x // INVS_PER_ROW_B if REREAD else k + tid // INVS_PER_ROW_B
+                    at = (STRIDE_B_SH * sk + btilej) // epv
+                    b_sh[at] = temp_b[k // B_STEP]
+                elif VISIBILITY:
                     cd.store_element(b_sh, (STRIDE_B_SH * (k + tid // INVS_PER_ROW_B) + btilej) // epv,
                                      temp_b[k // B_STEP], available=cd.Workgroup)
                 else:
@@ -157,25 +191,43 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
             cd.barrier()
 
             # prefetch the next slice while this one is multiplied
-            if FUNC:
-                gabase = coord_to_offset(TILE_M * tile_y, chunk_k + TILE_K, strideA, False)
-                gbbase = coord_to_offset(chunk_k + TILE_K, TILE_N * tile_x, strideB, BColMajor)
+            if ORDER:  # the GLSL's order: A's base, A's loads, B's base, B's loads; each row index before the test
+                gabase = coord_to_offset(TILE_M * tile_y, chunk_k + TILE_K,
+                                         strideA, False)
+                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                    atilei = i + cd.local_invocation_id.x // INVS_PER_ROW_A if REREAD else i + tid // INVS_PER_ROW_A
+                    if not last:
+                        slot = i // A_STEP
+                        temp_a[slot] = a_ptr[(gabase + strideA * atilei + atilek) // epv]
+                gbbase = coord_to_offset(chunk_k + TILE_K, TILE_N * tile_x,
+                                         strideB, BColMajor)
+                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                    btilek = k + cd.local_invocation_id.x // INVS_PER_ROW_B if REREAD else k + tid // INVS_PER_ROW_B
+                    if not last:
+                        slot = k // B_STEP
+                        temp_b[slot] = b_ptr[(gbbase + strideB * btilek + btilej) // epv]
             else:
-                gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
-                gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
-                    strideB * (chunk_k + TILE_K) + TILE_N * tile_x
-            if INNER_IF:
-                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
-                    if not last:
+                if FUNC:
+                    gabase = coord_to_offset(TILE_M * tile_y, chunk_k + TILE_K, strideA, False)
+                    gbbase = coord_to_offset(chunk_k + TILE_K, TILE_N * tile_x, strideB, BColMajor)
+                else:
+                    gabase = strideA * (TILE_M * tile_y) + chunk_k + TILE_K
+                    gbbase = strideB * (TILE_N * tile_x) + chunk_k + TILE_K if BColMajor else \
+                        strideB * (chunk_k + TILE_K) + TILE_N * tile_x
+                if INNER_IF:
+                    for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
+                        if not last:
+                            temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek)
+                                                        // epv]
+                    for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
+                        if not last:
+                            temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej)
+                                                        // epv]
+                elif not last:
+                    for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
                         temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
-                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
-                    if not last:
+                    for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
                         temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
-            elif not last:
-                for i in cd.range(0, A_NUM_ROWS, A_STEP, unroll=True):
-                    temp_a[i // A_STEP] = a_ptr[(gabase + strideA * (i + tid // INVS_PER_ROW_A) + atilek) // epv]
-                for k in cd.range(0, B_NUM_ROWS, B_STEP, unroll=True):
-                    temp_b[k // B_STEP] = b_ptr[(gbbase + strideB * (k + tid // INVS_PER_ROW_B) + btilej) // epv]
 
             for kk in cd.range(TILE_K // lK, unroll=True):
                 sk = lK * kk
@@ -210,14 +262,15 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
             for j in cd.range(C_COLS, unroll=True):
                 gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
                 c_off = coord_to_offset(gi, gj, strideC, False) if FUNC else strideC * gi + gj
-                mat_c[j] = Acc[c_type, lM, lN].load(c_ptr, c_off, stride=strideC)
+                mat_c[j] = Acc[c_type, lM, lN].load(c_ptr, c_off, stride=strideC, aligned=CD_ALIGN)
             for j in cd.range(C_COLS, unroll=True):
                 gj = TILE_N * tile_x + lN * (C_COLS * warp_x + j)
                 out = result[i * C_COLS + j] * c_type(alpha) + mat_c[j] * c_type(beta)
                 if WRITEBACK:
                     result[i * C_COLS + j] = out
                     out = result[i * C_COLS + j]
-                out.store(d_ptr, coord_to_offset(gi, gj, strideD, False) if FUNC else strideD * gi + gj, stride=strideD)
+                out.store(d_ptr, coord_to_offset(gi, gj, strideD, False) if FUNC else strideD * gi + gj, stride=strideD,
+                          aligned=CD_ALIGN)
 
     return main
 

@@ -1,5 +1,5 @@
-"""The ports of vk_cooperative_matrix_perf's kernels keep the harness's interface, and the workgroup one
-computes D = alpha * A x B + beta * C (checked on the CPU interpreter; the harness runs them on the GPU)."""
+"""The ports of vk_cooperative_matrix_perf's kernels keep the harness's interface, and both compute
+D = alpha * A x B + beta * C (checked on the CPU interpreter; the harness runs them on the GPU)."""
 
 import numpy as np
 import pytest
@@ -105,7 +105,8 @@ def test_the_fp8_variants_multiply_on_the_interpreter(tokens):
 
 
 @pytest.mark.parametrize("forms", [(), ("func",), ("func", "visibility"), ("outer_if",), ("func", "private"),
-                                   ("func", "private", "writeback")])
+                                   ("func", "private", "writeback"), ("func", "aligned"), ("func", "glsl_order"),
+                                   ("func", "reread"), shmem.DEFAULT_FORMS])
 def test_the_shmem_code_shape_forms_validate_and_keep_the_interface(forms):
     kernel = shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], forms)
     text = kernel.disassemble()                                   # accepted by spirv-val
@@ -116,6 +117,54 @@ def test_the_shmem_code_shape_forms_validate_and_keep_the_interface(forms):
     assert ("MakePointerAvailable" in text) == ("visibility" in forms)
     assert ("%result = OpVariable" in text and "Private" in text.split("%result = OpVariable")[1].split("\n")[0]) \
         == ("private" in forms)
+    # "aligned": the C load and the D store declare glslang's 16 bytes
+    assert ("OpCooperativeMatrixStoreKHR" in text and text.split("OpCooperativeMatrixStoreKHR")[1].split("\n")[0]
+            .endswith("Aligned 16")) == ("aligned" in forms)
+    # "reread": the invocation index read from its built-in at each use, not once
+    assert (text.count("OpLoad %v3uint %local_invocation_id") > 1) == ("reread" in forms)
+    # "glsl_order": B's base offset is computed after A's first loads, as in the GLSL
+    first_a_load = text.index("OpLoad %v4uint")
+    calls = [i for i in range(len(text)) if text.startswith("OpFunctionCall", i)]
+    if "func" in forms:
+        assert (calls[1] > first_a_load) == ("glsl_order" in forms)
+
+
+def test_the_glsl_order_forms_need_the_function_and_the_per_row_test():
+    with pytest.raises(ValueError, match="the glsl_order and reread forms need the func form"):
+        shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], ("glsl_order",))
+    with pytest.raises(ValueError, match="the glsl_order and reread forms need the func form"):
+        shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], ("func", "reread", "outer_if"))
+
+
+@pytest.mark.parametrize("forms", [(), ("func", "private"), shmem.DEFAULT_FORMS], ids=["no forms", "func,private",
+                                                                                       "default"])
+@pytest.mark.parametrize("tokens", [("fp16", "fp32"), ("fp16", "fp16"), ("s8", "s32")], ids="_".join)
+@pytest.mark.parametrize("b_col_major", [False, True], ids=["B row-major", "B column-major"])
+def test_the_shmem_port_multiplies_on_the_interpreter(forms, tokens, b_col_major):
+    # the harness's smallest tiles (128 x 128, TILE_K 16 or 32 for 16-bit and 64 for 8-bit inputs) over two
+    # K slices, with the spec constants the harness sets (its BColMajor picks B's layout at pipeline creation)
+    a_type, c_type = shmem.VARIANTS[tokens]
+    kernel = shmem.variant(a_type, c_type, forms)
+    tm = tn = 128
+    tk = 64 if tokens[0] == "s8" else 16
+    m, n, k = tm, tn, 2 * tk
+    rng = np.random.default_rng(2)
+    dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
+    dt_c = {"fp16": np.float16, "fp32": np.float32, "s32": np.int32}[tokens[1]]
+    a = rng.integers(-2, 3, (m, k)).astype(dt_a)
+    b = rng.integers(-2, 3, (k, n)).astype(dt_a)
+    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
+    d = np.zeros((m, n), dt_c)
+    b_mem = b.T.copy() if b_col_major else b
+    kernel.launch((n // tn, m // tm, 1),
+                  {"inputAV4": a.view(np.uint32).reshape(-1, 4), "inputBV4": b_mem.view(np.uint32).reshape(-1, 4),
+                   "inputC": c, "outputO": d},
+                  device="cpu", lM=16, lN=16, lK=32 if tokens[0] == "s8" else 16, TILE_M=tm, TILE_N=tn, TILE_K=tk,
+                  K=k, strideA=k, strideB=k if b_col_major else n, strideC=n, strideD=n, alpha=2.0, beta=-1.0,
+                  BColMajor=b_col_major, A_ROW_LEN=tk, A_NUM_ROWS=tm, B_ROW_LEN=tk if b_col_major else tn,
+                  B_NUM_ROWS=tn if b_col_major else tk, WG=256, M=m, N=n)
+    ref = 2 * (a.astype(np.int64) @ b.astype(np.int64)) - c.astype(np.int64)
+    np.testing.assert_array_equal(d.astype(np.int64), ref)
 
 
 def test_an_unknown_shmem_form_is_refused():
@@ -125,10 +174,12 @@ def test_an_unknown_shmem_form_is_refused():
 
 
 def test_the_port_is_built_in_the_glsl_shape_by_default(monkeypatch):
-    # offsets through a function and Private accumulators: the shape whose timings docs/benchmarks.md reports
+    # offsets through a function, Private accumulators, the GLSL's statement order and built-in reads: the
+    # shape whose timings docs/benchmarks.md reports
     monkeypatch.delenv("COOPDSL_PEER_OPTS", raising=False)
     default = shmem.variant(*shmem.VARIANTS[("fp16", "fp32")], shmem.DEFAULT_FORMS).compile()
-    assert shmem.DEFAULT_FORMS == ("func", "private") and shmem.OPTS == set(shmem.DEFAULT_FORMS)
+    assert shmem.DEFAULT_FORMS == ("func", "private", "glsl_order", "reread")
+    assert shmem.OPTS == set(shmem.DEFAULT_FORMS)
     assert shmem.variant(*shmem.VARIANTS[("fp16", "fp32")]).compile() == default
 
 
