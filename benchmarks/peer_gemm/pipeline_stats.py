@@ -92,12 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         table.append(((types, f"{lm}x{ln}x{lk}", f"{tm}x{tn}x{tk}", bcol, wg, ratio), stats))
         print(types, lm, ln, lk, tm, tn, tk, bcol, wg, ratio,
               {k: (stats["theirs"][k], stats["ours"].get(k)) for k in stats["theirs"]}, flush=True)
-    lines.append("| types | lMxlNxlK | tiles | B col-major | workgroup | ratio | "
-                 + " | ".join(f"{n} (theirs / ours)" for n in names) + " |")
-    lines.append("|---" * (6 + len(names)) + "|")
+    head = ["types", "lMxlNxlK", "tiles", "B col-major", "workgroup", "ratio", *(f"{n} (theirs / ours)" for n in names)]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|---" * len(head) + "|")
     for (types, shape, tiles, bcol, wg, ratio), stats in table:
         cells = [f"{_fmt(stats['theirs'].get(n))} / {_fmt(stats['ours'].get(n))}" for n in names]
-        lines.append(f"| {types} | {shape} | {tiles} | {bcol} | {wg} | {ratio:.2f} | " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join([types, shape, tiles, str(bcol), str(wg), f"{ratio:.2f}", *cells]) + " |")
     seen = [k for _, stats in table for k in stats["theirs"]]
     same = [k for k in dict.fromkeys(seen) if k not in names]
     if same:
