@@ -76,6 +76,11 @@ PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
 WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
 ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
 ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
+# matrix ops whose operands are per invocation by nature (each invocation's row or column of the matrix);
+# every other op that takes or makes a cooperative matrix needs all its operands uniform in the matrix's scope
+# (SPV_KHR_cooperative_matrix: "All the operands to this instruction must be dynamically uniform within every
+# instance of the Scope of the cooperative matrix")
+PER_INVOCATION_OPERANDS = ("coop_from_array",)
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
 
@@ -146,6 +151,7 @@ class FunctionUniformity:
         self.func = func
         self.params = params
         self.cfg = CFG(func)
+        self.module_entry = analysis.module.entry
         self.facts: dict[int, Fact] = {}
         for p, level in zip(func.params, params):
             self.facts[id(p)] = (level, Origin(f"the argument '{p.name}' of {func.name}()", func.loc))
@@ -155,6 +161,7 @@ class FunctionUniformity:
         self.need: Need | None = None
         self._requirements: dict[int, Need | None] = {}  # by id(op), once solved
         self._ops: list[Op] = []  # the reachable ops in order (listed by solve())
+        self._matrix_ops: list[Op] = []  # those whose operands must be uniform in their matrices' scope
         self._has_calls = False  # whether one of them is a call (found by solve())
         self._left: dict[tuple, tuple[Block, ...]] = {}  # (def block, use block) -> loops left between them
 
@@ -265,6 +272,8 @@ class FunctionUniformity:
                     need = _static_requirement(op)
                     if need is not None:
                         known[id(op)] = need
+                        if matrix and op.kind not in PER_INVOCATION_OPERANDS:
+                            self._matrix_ops.append(op)
                 elif op.kind == "call":
                     self._has_calls = True
             if b.terminator.kind == "cond_br":
@@ -300,10 +309,14 @@ class FunctionUniformity:
 
     def _record_write(self, op: Op) -> bool:
         root = memory_root(op.operands[0])
-        if not (isinstance(root, Op) and root.kind == "variable"):
+        if not (isinstance(root, Op) and root.kind == "variable"
+                or root in self.analysis.kernel_private and self.func is self.module_entry):
             return False
         block = op.block
         assert block is not None  # the ops analysed are in blocks
+        matrix = _matrix_of(op.operands[0])
+        if matrix is not None:  # one element of a matrix, per invocation by nature: the matrix stays one matrix
+            return self._lower(self.var_facts, id(root), self.fact_at(matrix, block))
         value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if op.kind in ATOMICS \
             else self.fact_at(op.operands[1], block)
         control = (self.ctl[block], Origin("a value stored under non-uniform control flow", op.loc))
@@ -347,7 +360,8 @@ class FunctionUniformity:
             return level, (Origin(f"cd.{root.name}", op.loc) if level < WORKGROUP else None)
         if isinstance(root, GlobalVar) and root.role in ("push", "uniform"):
             return address
-        if isinstance(root, Op):  # a Function variable
+        if isinstance(root, Op) or root in self.analysis.kernel_private and self.func is self.module_entry:
+            # a Function variable, or a Private one only the kernel uses
             if _into_matrix(ptr):  # m[i] with a runtime i: one invocation's element, like an extract
                 return DIVERGENT, Origin("an element of a cooperative matrix (each invocation holds different "
                                          "ones)", op.loc)
@@ -439,8 +453,14 @@ class FunctionUniformity:
         return best
 
     def errors(self, calls: tuple = ()):
-        """UniformityErrors of this function's ops, in program order (callees' before their calls);
-        ``calls`` are the call ops that lead here from the kernel."""
+        """UniformityErrors of this function's ops: first those of control flow, in program order (callees'
+        before their calls), then those of operands (a matrix made under non-uniform control is a
+        non-uniform operand later: the control is the cause to report); ``calls`` are the call ops that lead
+        here from the kernel."""
+        yield from self._control_errors(calls)
+        yield from self._operand_errors(calls)
+
+    def _control_errors(self, calls: tuple):
         if not self._has_calls and all(n is None or self.ctl[cast(Block, n.op.block)] >= n.level
                                        for n in self._requirements.values()):
             return  # no op needs control more uniform than reaches it, and no callee to look into (the usual)
@@ -452,7 +472,7 @@ class FunctionUniformity:
             for op in b.all_ops():
                 if op.kind == "call":
                     callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
-                    yield from callee.errors(calls + (op,))
+                    yield from callee._control_errors(calls + (op,))
                     n = self.requirement(op)
                 else:
                     n = known.get(id(op))
@@ -461,12 +481,50 @@ class FunctionUniformity:
 
                     yield error(self, b, n, calls)
 
+    def _operand_errors(self, calls: tuple):
+        operands = self.nonuniform_operands()
+        if not self._has_calls and not operands:
+            return
+        for op in self._ops:
+            if op.kind == "call":
+                callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
+                yield from callee._operand_errors(calls + (op,))
+            bad = operands.get(id(op))
+            if bad is not None:
+                from .uniformity_report import operand_error
+
+                index, fact, level = bad
+                yield operand_error(self, op, index, fact, level, calls)
+
+    def nonuniform_operands(self) -> dict[int, tuple]:
+        """The matrix ops with an operand less uniform than their matrices' scope needs: id(op) ->
+        (operand index, the operand's fact, the level needed); the first such operand of each op."""
+        out = {}
+        for op in self._matrix_ops:
+            need = self._requirements[id(op)]
+            assert need is not None  # (listed with their requirement)
+            for i, v in enumerate(op.operands):
+                fact = self.fact_at(v, op.block)
+                if fact[0] < need.level:
+                    out[id(op)] = (i, fact, need.level)
+                    break
+        return out
+
 
 def _whole_matrix(mode) -> bool:
     """Whether a reduction in ``mode`` leaves every element the same (cd.Row | cd.Column)."""
     from ..ir.ops.coopmat2 import ReduceMode  # (loaded: the reduction being looked at is one of its ops)
 
     return mode == ReduceMode.Row | ReduceMode.Column
+
+
+def _matrix_of(ptr: Value) -> Value | None:
+    """The pointer to the cooperative matrix ``ptr`` points into an element of (None: it does not)."""
+    while isinstance(ptr, Op) and ptr.kind == "access":
+        ptr = ptr.operands[0]
+        if isinstance(ptr.type, T.PointerType) and isinstance(ptr.type.pointee, T.CoopMatType):
+            return ptr
+    return None
 
 
 def _into_matrix(ptr: Value) -> bool:
@@ -484,7 +542,12 @@ _TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
              "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
              "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
                                                                   "(each invocation gets its own)", op.loc)),
-             "variable": lambda self, op: UNIFORM}
+             "variable": lambda self, op: UNIFORM,
+             # an element put into a matrix (per invocation by nature) leaves it one matrix, and a matrix
+             # built from each invocation's row or column is one matrix
+             "insert": lambda self, op: self.fact_at(op.operands[1], op.block)
+             if isinstance(op.type, T.CoopMatType) else self._operands(op),
+             "coop_from_array": lambda self, op: UNIFORM}
 
 
 _CALL = FunctionUniformity._call
@@ -578,6 +641,12 @@ class Uniformity:
         self.module = module
         self.written = {memory_root(op.operands[0]) for f in module.functions for op in f.ops()
                         if op.kind in WRITES}
+        # Private variables only the kernel itself uses: per invocation, like its Function variables, so
+        # tracked as they are (what was stored to them); one a device function uses is not tracked
+        elsewhere = {v for f in module.functions if f is not module.entry for op in f.ops() for v in op.operands
+                     if isinstance(v, GlobalVar) and v.role == "private"}
+        self.kernel_private = {v for op in module.entry.ops() for v in op.operands
+                               if isinstance(v, GlobalVar) and v.role == "private"} - elsewhere
         self.contexts: dict[tuple, FunctionUniformity] = {}
         self.function(module.entry, ())  # the kernel's analysis, made now
 

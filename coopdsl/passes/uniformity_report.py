@@ -61,6 +61,52 @@ def error(fu, block: Block, need, calls: tuple = ()) -> UniformityError:
     return UniformityError(f"{head}{detail}. {advice}", loc)
 
 
+# what the operands of matrix ops are called in the user's terms (others: "operand N")
+_OPERANDS = {"coop_load": ("the pointer (buffer and offset)", "the stride"),
+             "coop_store": ("the pointer (buffer and offset)", "the matrix", "the stride"),
+             "coop_muladd": ("the matrix A", "the matrix B", "the matrix C"),
+             "splat": ("the value",), "mat_times_scalar": ("the matrix", "the scalar"),
+             "select": ("the condition", "the first choice", "the second choice"),
+             "coop_load_tensor": ("the pointer (buffer and offset)", "the tensor layout", "the tensor view",
+                                  "the decode function", "the clamp value"),
+             "coop_store_tensor": ("the pointer (buffer and offset)", "the matrix stored", "the tensor layout",
+                                   "the tensor view")}
+
+
+def operand_error(fu, op: Op, index: int, fact: tuple, level, calls: tuple = ()) -> UniformityError:
+    """The UniformityError for operand ``index`` of the matrix op ``op`` (in the analysed function ``fu``),
+    which is only as uniform as ``fact`` where ``level`` is needed."""
+    scope = level.name.lower()
+    names = _OPERANDS.get(op.kind, ())
+    v = op.operands[index]
+    what = names[index] if index < len(names) else \
+        "the matrix operand" if isinstance(v.type, T.CoopMatType) else f"operand {index + 1}"
+    if op.kind in ("load", "store"):  # a whole matrix in a local variable, a local or a private array
+        what = "the index into the array of matrices" if index == 0 else "the matrix stored into the array"
+    else:
+        what += f" of {op_name(op)}"
+    text = f"{what} must be the same in every invocation of the {scope}{_symbolic_note(op)} " \
+           f"(dynamically uniform, as SPIR-V requires of every operand of a cooperative-matrix operation)"
+    if calls:
+        text += f" (in {fu.func.name}(), called at line {calls[-1].loc.line})"
+    got, origin = fact
+    text += ", but it is not"
+    if origin is not None:
+        at = f" (line {origin.loc.line})" if origin.loc is not None and origin.loc.line != op.loc.line \
+            and f"line {origin.loc.line}" not in origin.what else ""
+        text += f": it depends on {origin.what}{at}"
+    if 0 < got < level:
+        text += ", which is uniform within each subgroup only: not enough for an operation of workgroup scope"
+    advice = (f"Compute it from values uniform across the {scope} (cd.workgroup_id, "
+              + ("cd.subgroup_id, " if scope == "subgroup" else "")
+              + "push or spec constants, loads of read-only buffers at such addresses), or, if you know it is "
+              f"the same in every invocation of the {scope}, wrap it in cd.assume_uniform(...)")
+    if op.kind in ("load", "store") and index == 0:
+        advice = (f"Index arrays of matrices with values uniform across the {scope} (unrolled loop counters, "
+                  "cd.subgroup_id, spec constants), or pick the matrix with a uniform choice")
+    return UniformityError(f"{text}. {advice}", op.loc)
+
+
 def _symbolic_note(op: Op) -> str:
     types = [op.type] + [v.type for v in op.operands]
     if any(isinstance(t, T.CoopMatType) and not isinstance(t.scope, int) for t in types):
