@@ -118,6 +118,23 @@ def test_splat_value_must_be_uniform():
                         "the value splat into a cooperative matrix must be the same", "# E:splat")
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def nonuniform_matrix_index(c: cd.Buffer[f32]):
+    mats = cd.local_array(Acc[f32, 16, 16], 2)
+    mats[0] = Acc[f32, 16, 16].splat(0.0)
+    mats[1] = Acc[f32, 16, 16].splat(1.0)
+    m = mats[cd.assume_uniform(cd.subgroup_invocation_id % 2)]  # E:pick
+    m.store(c, 0, stride=16)
+
+
+def test_an_array_of_matrices_must_be_indexed_uniformly():
+    # each invocation would read its part of a different matrix
+    expect_interp_error(lambda: nonuniform_matrix_index.launch((1,), np.zeros(256, np.float32), device="cpu"),
+                        "the index into the array of matrices must be the same in every invocation of the "
+                        "subgroup (dynamically uniform), but it differs; in workgroup (0, 0, 0), local invocation 1",
+                        "# E:pick")
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def write_write(out: cd.Buffer[u32]):
     tile = cd.shared(u32, 4)

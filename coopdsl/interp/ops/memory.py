@@ -42,13 +42,25 @@ def _load(m, op, args):
     (p,) = args
     if isinstance(p, InputVar):
         return p.value
+    if isinstance(op.type, T.CoopMatType):
+        _same_matrix(m, op, p, op.type)
     return load_value(m, p, op.type, _aligned(op))
 
 
 @semantics("store")
 def _store(m, op, args):
     p, value = args
-    store_value(m, p, op.operands[1].type, value, _aligned(op))
+    t = op.operands[1].type
+    if isinstance(t, T.CoopMatType):
+        _same_matrix(m, op, p, t)
+    store_value(m, p, t, value, _aligned(op))
+
+
+def _same_matrix(m, op, p: Ptr, t: T.CoopMatType) -> None:
+    """A whole matrix read from or written to a local or private array must be the same element of it in
+    every invocation of the matrix's scope (the compiler checks this unless cd.assume_uniform promised it)."""
+    if p.lo is not None and np.ndim(p.addr):  # per-invocation memory: the offset within each one's array
+        m.group_uniform(op, m.layout.scope(t), p.addr - p.lo, "the index into the array of matrices")
 
 
 def _aligned(op) -> int | None:
