@@ -4,7 +4,8 @@
         [--rounds 2] [--out docs/benchmarks.md]
 
 For each type pair it times, with vk_cooperative_matrix_perf's own harness (``--shmem``, 8192^3, built as
-``run_peer.py`` builds it), these forms of ``shmem<A>_<C>.spv``:
+``run_peer.py`` builds it), these forms of ``shmem<A>_<C>.spv`` (with ``--kernel workgroup``: of
+``workgroup<A>_<C>.spv``, the harness run without ``--shmem``, and ``workgroup.FORMS`` for ``--ours-form``):
 
 * ``theirs``: the peer's glslang output; ``ours``: ``benchmarks/peer_gemm/shmem.py`` (its default forms);
 * ``theirs+mem2reg``: theirs after spirv-opt's local-variable-to-SSA passes (the form coopdsl writes: SSA
@@ -102,6 +103,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", default=[], metavar="lMxlNxlK:TILE_MxTILE_N:BColMajor",
                    help="run only these configurations (e.g. 16x8x16:256x128:0); the others are skipped "
                         "before their buffers are set up")
+    p.add_argument("--kernel", choices=["shmem", "workgroup"], default="shmem",
+                   help="which of the peer's kernels (workgroup: its coopmat2 kernel, with workgroup.FORMS)")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     if args.forms_file:
@@ -110,22 +113,24 @@ def main(argv=None) -> int:
     if not opt and not args.ours_form and not args.spv_form:
         opt = None  # the default forms
     from benchmarks._gpu import require_gpu
-    from benchmarks.peer_gemm import shmem
-    from benchmarks.peer_gemm.shmem import emit_all
+    from benchmarks.peer_gemm import shmem, workgroup
+
+    port = shmem if args.kernel == "shmem" else workgroup
+    kern = args.kernel
 
     only = only_value(args.only)
     device = require_gpu("shape_experiment.py")
     exe = build(args.harness, args.vulkan_headers.resolve(), args.work / "build", True)
     ours_dir = args.work / "ours"
     ours_dir.mkdir(parents=True, exist_ok=True)
-    emit_all(ours_dir)
+    port.emit_all(ours_dir)
     lines = []
     for t in args.types:
-        theirs = (args.harness / "shaders" / f"shmem{t}.spv").read_bytes()
-        variants = forms(theirs, (ours_dir / f"shmem{t}.spv").read_bytes(), opt)
+        theirs = (args.harness / "shaders" / f"{kern}{t}.spv").read_bytes()
+        variants = forms(theirs, (ours_dir / f"{kern}{t}.spv").read_bytes(), opt)
         for label, names_ in (f.split("=", 1) for f in args.ours_form):
             chosen = [n for n in names_.split(",") if n]  # 'LABEL=' builds the port with no form at all
-            variants[label] = shmem.variant(*shmem.VARIANTS[tuple(t.split("_"))], chosen).compile()
+            variants[label] = port.variant(*port.VARIANTS[tuple(t.split("_"))], chosen).compile()
         for label, path in (f.split("=", 1) for f in args.spv_form):
             binary = Path(path).read_bytes()
             message = tools.validation_message(binary, "vulkan1.3")
@@ -140,8 +145,8 @@ def main(argv=None) -> int:
                 shaders = folder / "shaders"
                 shutil.rmtree(shaders, ignore_errors=True)
                 shaders.mkdir(parents=True)
-                (shaders / f"shmem{t}.spv").write_bytes(variants[name])
-                got = parse(run(exe, folder, 8192, False, only=only))
+                (shaders / f"{kern}{t}.spv").write_bytes(variants[name])
+                got = parse(run(exe, folder, 8192, False, kern, only=only))
                 for key, value in got.items():
                     results.setdefault(key, {}).setdefault(name, []).append(value)
                 print(t, name, "round", r, " ".join(f"{k[1]}x{k[2]}:{k[4]}={v}" for k, v in got.items()), flush=True)
@@ -153,8 +158,9 @@ def main(argv=None) -> int:
             lines.append(f"| {key[0]} | {key[1]}x{key[2]}x{key[3]} | {key[4]} | " + " | ".join(cells) + " |")
     info = device.info
     head = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
-            f"Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC --types "
-            f"{' '.join(args.types)} --rounds {args.rounds}" + "".join(f" --form '{f}'" for f in args.form)
+            "Command: `python benchmarks/peer_gemm/shape_experiment.py --harness SRC --vulkan-headers INC "
+            + ("--kernel workgroup " if kern == "workgroup" else "")
+            + f"--types {' '.join(args.types)} --rounds {args.rounds}" + "".join(f" --form '{f}'" for f in args.form)
             + "".join(f" --ours-form '{f}'" for f in args.ours_form)
             + "".join(f" --spv-form '{f}'" for f in args.spv_form)
             + (f" --only {' '.join(args.only)}" if args.only else "")
@@ -164,6 +170,8 @@ def main(argv=None) -> int:
         from benchmarks._report import replace_section
 
         heading = "## Peer harness: which code-shape differences the driver reacts to (H100)"
+        if kern == "workgroup":
+            heading = heading.replace("(H100)", "(H100), workgroup kernel")
         if opt is not None:
             heading += ": " + ", ".join([*opt, *(f.split("=", 1)[0] for f in args.ours_form + args.spv_form)])
         replace_section(args.out, heading, "\n".join(head + lines))

@@ -44,8 +44,20 @@ VARIANTS = {
 W = cd.Workgroup
 
 
-def variant(a_type, c_type) -> cd.Kernel:
-    """The workgroup kernel for A/B components ``a_type`` and C/D components ``c_type``."""
+# Code-shape forms (as shmem.FORMS; docs/benchmarks.md): "glsl_order" writes the GLSL's shape where the
+# port's differs: one B layout, re-dimensioned under `if BColMajor` (a specialization-constant branch), instead
+# of one layout per B layout, and the C and D tiles sliced separately, each where the GLSL slices it.
+FORMS = ("glsl_order",)
+DEFAULT_FORMS: tuple[str, ...] = ()
+
+
+def variant(a_type, c_type, opts=None) -> cd.Kernel:
+    """The workgroup kernel for A/B components ``a_type`` and C/D components ``c_type``, in the code-shape
+    forms ``opts`` of :data:`FORMS` (default: :data:`DEFAULT_FORMS`)."""
+    opts = set(DEFAULT_FORMS if opts is None else opts)
+    if opts - set(FORMS):
+        raise ValueError(f"unknown forms {sorted(opts - set(FORMS))}; known: {', '.join(FORMS)}")
+    ORDER = "glsl_order" in opts
 
     @cd.struct
     class Params:
@@ -73,10 +85,18 @@ def variant(a_type, c_type) -> cd.Kernel:
 
         result = Acc[c_type, TILE_M, TILE_N, W].splat(0)
         layout_a = cd.tensor_layout(2).dimension(M, K)
-        layout_c = cd.tensor_layout(2).dimension(M, N)
-        layout_b = cd.tensor_layout(2).dimension(K, N)
-        layout_b_cm = cd.tensor_layout(2).dimension(N, K)
-        transposed = cd.tensor_view(2, perm=(1, 0))
+        if ORDER:  # the GLSL's: A, B, C, the view, then B re-dimensioned for column-major B
+            layout_b = cd.tensor_layout(2).dimension(K, N)
+            layout_c = cd.tensor_layout(2).dimension(M, N)
+            transposed = cd.tensor_view(2, perm=(1, 0))
+            if BColMajor:
+                layout_b = layout_b.dimension(N, K)
+            layout_b_cm = layout_b
+        else:
+            layout_c = cd.tensor_layout(2).dimension(M, N)
+            layout_b = cd.tensor_layout(2).dimension(K, N)
+            layout_b_cm = cd.tensor_layout(2).dimension(N, K)
+            transposed = cd.tensor_view(2, perm=(1, 0))
 
         for chunk_k in range(0, K, TILE_K):
             mat_a = MatA[a_type, TILE_M, TILE_K, W].load_tensor(
@@ -92,6 +112,8 @@ def variant(a_type, c_type) -> cd.Kernel:
         tile = layout_c.slice(TILE_M * tile_y, TILE_M, TILE_N * tile_x, TILE_N)
         mat_c = Acc[c_type, TILE_M, TILE_N, W].load_tensor(c_ptr, 0, tile)
         out = result * c_type(alpha) + mat_c * c_type(beta)
+        if ORDER:
+            tile = layout_c.slice(TILE_M * tile_y, TILE_M, TILE_N * tile_x, TILE_N)
         out.store_tensor(d_ptr, 0, tile)
 
     return main

@@ -27,11 +27,12 @@ def test_the_port_keeps_the_harness_interface(port, tokens):
     assert r["entry_point"] == "main" and r["push_constants"]["size"] == 0
 
 
+@pytest.mark.parametrize("forms", [(), ("glsl_order",)], ids=["default", "glsl_order"])
 @pytest.mark.parametrize("tokens", [("fp16", "fp32"), ("fp16", "fp16"), ("s8", "s32")], ids="_".join)
 @pytest.mark.parametrize("b_col_major", [False, True], ids=["B row-major", "B column-major"])
-def test_the_workgroup_port_multiplies_on_the_interpreter(tokens, b_col_major):
+def test_the_workgroup_port_multiplies_on_the_interpreter(tokens, b_col_major, forms):
     a_type, c_type = workgroup.VARIANTS[tokens]
-    kernel = workgroup.variant(a_type, c_type)
+    kernel = workgroup.variant(a_type, c_type, forms)
     m, n, k, tile = 32, 48, 48, 16
     rng = np.random.default_rng(1)
     dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
