@@ -147,10 +147,20 @@ def _value_index(cg, base: Value, index):
         if isinstance(index, int) and not isinstance(index, bool):
             if index < 0:
                 raise TypeMismatchError("a matrix element index must not be negative", cg.em.loc)
+            _check_matrix_index(cg, t, index)
             return cg.em.op("extract", t.elem, [base], index=index)
         ptr = _spill_element(cg, base, index)
         return cg.em.op("load", t.elem, [ptr])
     raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
+
+
+def _check_matrix_index(cg, t: T.CoopMatType, index: int) -> None:
+    """A constant element index no invocation can hold: each holds ``m.length()`` elements, a share of the
+    matrix's rows x cols that depends on the device, so any index from rows x cols on is out of range."""
+    if isinstance(t.rows, int) and isinstance(t.cols, int) and index >= t.rows * t.cols:
+        raise TypeMismatchError(f"element index {index} is out of range for {t}: an invocation holds m.length() "
+                                f"of its {t.rows * t.cols} elements (fewer on a device with more than one "
+                                f"invocation per scope)", cg.em.loc)
 
 
 def _spill_element(cg, m: Value, index):
@@ -198,6 +208,8 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
         if isinstance(index, int) and not isinstance(index, bool):
             if index < 0 or isinstance(base.type, T.VectorType) and index >= base.type.count:
                 raise TypeMismatchError(f"element index {index} is out of range for {base.type}", cg.em.loc)
+            if isinstance(base.type, T.CoopMatType):
+                _check_matrix_index(cg, base.type, index)
             cg.assign(target.value.id, cg.em.op("insert", base.type, [value, base], index=index))
             return
         if isinstance(base.type, T.VectorType):

@@ -6,6 +6,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
+from ..ir.literals import LiteralError, fit
 from .pointers import ptr_element
 from .registry import bind, builtin
 from .structs import is_data_ptr
@@ -57,7 +58,10 @@ def memory_operands(cg, p: dict, is_store: bool):
     if aligned is not None:
         if isinstance(aligned, bool) or not isinstance(aligned, int) or aligned <= 0 or aligned & (aligned - 1):
             raise ArgumentError(f"aligned must be a power-of-two number of bytes, got {aligned!r}", cg.em.loc)
-        fields["aligned"] = aligned
+        try:  # the memory operand's literal is a 32-bit word
+            fields["aligned"] = fit(aligned, T.u32)
+        except LiteralError as e:
+            raise ArgumentError(f"aligned={aligned}: {e}", cg.em.loc) from None
     for flag in ("nontemporal", "volatile"):
         if p.get(flag) is not None and cg.compile_time(p[flag], flag, bool):
             fields[flag] = True

@@ -21,9 +21,9 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import TypeMismatchError
+from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Value
+from ..ir.core import Const, Value
 
 PY_BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
@@ -71,11 +71,14 @@ def binary(em, op: str, a, b):
         raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
     if a_value and isinstance(a.type, T.CoopMatType) or b_value and isinstance(b.type, T.CoopMatType):
         return _coopmat_binary(em, op, a, b)
+    given = b  # (the right operand as written: a constant divisor or shift count is checked below)
     a, b = unify(em, op, a, b)
     t = a.type
     elem = t if type(t) is T.ScalarType else T.elem_of(t)
     if not isinstance(elem, T.ScalarType):
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on {t} values", em.loc)
+    if op in _UNDEFINED_AT and elem.kind == "int":
+        _check_constant_operand(em, op, given, elem)
     if elem.kind == "float" and elem.encoding is not None:
         _check_arith_elem(em, op, elem)
     if op == "div" and elem.kind != "float":
@@ -97,6 +100,23 @@ def binary(em, op: str, a, b):
     if elem.kind == "bool":
         raise TypeMismatchError(f"'{SYMBOL[op]}' needs numbers, got bool", em.loc)
     return em.op(op, t, [a, b])
+
+
+_UNDEFINED_AT = ("floordiv", "rem", "shl", "shr")  # integer ops undefined in SPIR-V for some right operands
+
+
+def _check_constant_operand(em, op: str, b, elem: T.ScalarType) -> None:
+    """A constant right operand for which SPIR-V leaves ``op`` undefined (a zero divisor, a shift count
+    outside 0..width-1) is a mistake at the user's line, as C compilers and glslang's folder report it."""
+    value = b.value if isinstance(b, Const) else b
+    if isinstance(value, bool) or not isinstance(value, int):
+        return
+    if op in ("floordiv", "rem") and value == 0:
+        raise ArgumentError(f"integer {'division' if op == 'floordiv' else 'remainder'} by the constant 0: "
+                            f"undefined in SPIR-V (OpUDiv/OpSDiv/OpUMod/OpSRem by zero)", em.loc)
+    if op in ("shl", "shr") and not 0 <= value < elem.width:
+        raise ArgumentError(f"a shift of {elem} by {value}: the count must be from 0 to {elem.width - 1} "
+                            f"(SPIR-V leaves larger and negative shift counts undefined)", em.loc)
 
 
 def _fold(em, op, a, b):

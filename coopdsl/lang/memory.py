@@ -6,6 +6,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
+from ..ir.literals import LiteralError, fit
 from .registry import bind, builtin
 from .types import as_scope
 from .values import BufferRef
@@ -31,6 +32,12 @@ def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
                                 f"got {cg.describe(length)}", cg.em.loc)
     if isinstance(length, int) and length <= 0:
         raise ArgumentError(f"{b.name}: the length must be positive, got {length}", cg.em.loc)
+    if isinstance(length, int):
+        try:  # an array type's length is a 32-bit constant
+            fit(length, T.u32)
+        except LiteralError as e:
+            raise ArgumentError(f"{b.name}: the length {length} does not fit an array type: {e}", cg.em.loc) \
+                from None
     return elem, length
 
 

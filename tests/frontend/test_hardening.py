@@ -395,3 +395,42 @@ def test_messages_point_to_the_fix():
                  "cd.muladd(a, b, c)", "# E:matmul", 11)
     expect_error(k_int_matrix_div, TypeMismatchError, "'/' divides floats; use '//' to divide Acc[i32, 16, 16]",
                  "# E:intdiv", 9)
+
+
+# -- constants for which SPIR-V leaves an operation undefined (2026-11-26) ---------------------------
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_shift_too_far(out: cd.Buffer[u32]):
+    x = cd.local_invocation_index
+    out[0] = (x << 31) + (x >> 0)  # the widest and the narrowest valid counts
+    out[1] = x << 32  # E:shift
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_divide_by_zero(out: cd.Buffer[i32]):
+    out[0] = i32(cd.local_invocation_index) // 0  # E:div
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_remainder_by_zero(out: cd.Buffer[u32]):
+    out[0] = cd.vec2[u32](cd.local_invocation_index, 1).x % 0  # E:rem
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_matrix_element_beyond(out: cd.Buffer[f32]):
+    m = Acc[f32, 16, 16].splat(0.0)
+    m[255] = 1.0  # within rows x cols: the device decides whether this invocation holds it
+    m[256] = 1.0  # E:melem
+    m.store(out, 0, stride=16)
+
+
+@pytest.mark.parametrize("k, message, marker, col", [
+    (k_shift_too_far, "a shift of u32 by 32: the count must be from 0 to 31 (SPIR-V leaves larger and negative "
+                      "shift counts undefined)", "# E:shift", 14),
+    (k_divide_by_zero, "integer division by the constant 0: undefined in SPIR-V", "# E:div", 14),
+    (k_remainder_by_zero, "integer remainder by the constant 0: undefined in SPIR-V", "# E:rem", 14),
+    (k_matrix_element_beyond, "element index 256 is out of range for Acc[f32, 16, 16]: an invocation holds "
+                              "m.length() of its 256 elements", "# E:melem", 5),
+], ids=["shift", "division", "remainder", "matrix element"])
+def test_constants_that_make_an_operation_undefined_are_located_errors(k, message, marker, col):
+    # spirv-val accepts all four (the values are constants, not types); the GPU result would be undefined
+    expect_error(k, CompileError, message, marker, col)

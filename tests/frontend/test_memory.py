@@ -1,5 +1,7 @@
 """Shared (workgroup) arrays, local arrays, dynamic element access, barriers."""
 
+import pytest
+
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, TypeMismatchError, f16, f32, u32, vec4
 
@@ -132,3 +134,35 @@ def k_bad_align(a: cd.Buffer[f16]):
 
 def test_alignment_must_be_a_power_of_two():
     expect_error(k_bad_align, cd.ArgumentError, "aligned must be a power-of-two", "# E:align", 9)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_huge_align(a: cd.Buffer[f16], c: cd.Buffer[f32]):
+    cd.store_element(c, 0, 1.0, aligned=2**31)  # a 32-bit literal: fine
+    Acc[f32, 16, 16].splat(0.0).store(c, 0, stride=16, aligned=2**40)  # E:hugealign
+
+
+def test_an_alignment_beyond_32_bits_is_refused_not_wrapped():
+    # the Aligned memory operand is one 32-bit word: 2**40 once reached spirv-val as "Aligned 0"
+    expect_error(k_huge_align, cd.ArgumentError, "aligned=1099511627776: the literal 1099511627776 does not fit "
+                 "in u32 (0..4294967295)", "# E:hugealign", 5)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_huge_local(c: cd.Buffer[f32]):
+    p = cd.local_array(f32, 2**32)  # E:hugelocal
+    p[0] = 1.0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_huge_shared(c: cd.Buffer[f32]):
+    p = cd.shared(f32, 2**40)  # E:hugeshared
+    p[0] = 1.0
+
+
+@pytest.mark.parametrize("k, name, n, marker", [(k_huge_local, "local_array", 2**32, "# E:hugelocal"),
+                                                 (k_huge_shared, "shared", 2**40, "# E:hugeshared")])
+def test_an_array_length_beyond_32_bits_is_refused_not_wrapped(k, name, n, marker):
+    # OpTypeArray's length is a 32-bit constant: these once reached spirv-val as a length of 0
+    expect_error(k, cd.ArgumentError, f"{name}: the length {n} does not fit an array type: the literal {n} does "
+                 "not fit in u32 (0..4294967295)", marker, 9)

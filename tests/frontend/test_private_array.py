@@ -80,6 +80,17 @@ def test_private_array_length_is_positive():
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
+def k_private_huge(c: cd.Buffer[f32]):
+    p = cd.private_array(f32, 2**40)  # E:privhuge
+    p[0] = 1.0
+
+
+def test_private_array_length_fits_32_bits():
+    expect_error(k_private_huge, cd.ArgumentError, "private_array: the length 1099511627776 does not fit an array "
+                 "type: the literal 1099511627776 does not fit in u32", "# E:privhuge", 9)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
 def k_private_branch(a: cd.Buffer[f16], c: cd.Buffer[f32]):
     p = cd.private_array(u32, 2)
     q = cd.private_array(u32, 2)
