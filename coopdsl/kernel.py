@@ -271,17 +271,28 @@ def _runtime() -> ModuleType:
 
 def _grid(grid: Any) -> tuple[int, int, int]:
     if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
-            and type(grid[2]) is int and grid[0] > 0 and grid[1] > 0 and grid[2] > 0:
+            and type(grid[2]) is int and 0 < grid[0] <= _U32 and 0 < grid[1] <= _U32 and 0 < grid[2] <= _U32:
         return grid  # the common case, checked without building anything
-    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] > 0:
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] <= _U32:
         return (grid[0], 1, 1)
     g = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
         if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
             g = tuple(int(x) for x in g)  # int subclasses (numpy ints are not int)
         else:
-            raise ValueError(f"grid must be 1 to 3 positive ints, got {grid!r}")
-    return g + (1,) * (3 - len(g))
+            from .runtime.errors import LaunchError
+
+            raise LaunchError(f"grid must be 1 to 3 positive ints, got {grid!r}")
+    g = g + (1,) * (3 - len(g))
+    if g[0] > _U32 or g[1] > _U32 or g[2] > _U32:
+        from .runtime.errors import LaunchError
+
+        raise LaunchError(f"grid {g} does not fit a dispatch: each count is a 32-bit unsigned int "
+                          f"(up to {_U32}; devices allow less, see maxComputeWorkGroupCount)")
+    return g
+
+
+_U32 = 0xFFFFFFFF
 
 
 @overload

@@ -17,7 +17,7 @@ PKG = Path(__file__).resolve().parents[1] / "coopdsl"
 # layer -> the layers it may import (besides itself); "" is the package's top-level modules
 ALLOWED = {
     "errors": {"_records"},
-    "ir": {"errors", "_records", "_lazy"},  # _lazy: registries whose families load on first need
+    "ir": {"errors", "_records", "_lazy", "_numbers"},  # _lazy: registries whose families load on first need
     "lang": {"ir", "errors", "_records", "_lazy"},
     "frontend": {"lang", "ir", "errors", "_records"},
     "passes": {"ir", "errors", "_records"},
@@ -25,8 +25,9 @@ ALLOWED = {
     "interp": {"ir", "errors"},
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
+    "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
     "devices": {"errors", "_lazy"},  # device profiles and checks work on reflection data only
-    "runtime": {"errors", "devices"},
+    "runtime": {"errors", "devices", "_numbers"},  # _numbers: whether a number fits a type (one decision)
     "reflect": {"ir", "spirv", "devices", "errors"},
 }
 

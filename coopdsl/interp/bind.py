@@ -75,6 +75,10 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
         raise LaunchArgumentError(f"buffer '{g.name}' has {size}-byte elements; {arr.nbytes} bytes given")
     if not arr.flags.c_contiguous:
         raise LaunchArgumentError(f"buffer '{g.name}' must be C-contiguous (use np.ascontiguousarray)")
+    if not g.info.get("readonly") and not arr.flags.writeable:  # (as the GPU runtime says it)
+        raise LaunchArgumentError(f"buffer '{g.name}' is written by the kernel, but the numpy array given for it "
+                                  f"is read-only (pass a writable copy, e.g. np.array(x), or declare the "
+                                  f"parameter read-only by never storing to it)")
     return device.allocate(f"buffer '{g.name}'", arr, arr, writable=not g.info.get("readonly"))
 
 
@@ -128,4 +132,12 @@ def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, 
         if arr.dtype.kind == "f" and np.any(flat != np.trunc(flat)) or np.any((flat < lo) | (flat > hi)):
             raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: not an integer in {lo}..{hi}")
         return np.array([int(x) for x in flat], storage_dtype(elem)).tobytes()
+    if elem.is_ieee:  # a float beyond the type's range is refused, not rounded to infinity (literals.fit)
+        from ..ir.literals import LiteralError, fit
+
+        for x in flat:
+            try:
+                fit(float(x), elem)
+            except LiteralError as e:
+                raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: {e}") from None
     return flat.astype(storage_dtype(elem)).tobytes()

@@ -94,21 +94,23 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
     placed = allocate_arguments(module, Layout(specs, probe), values, device)
     region = device.finish()
     globals_ = pointers_of(placed, region)
-    ids = _workgroup_ids(grid)
+    total = grid[0] * grid[1] * grid[2]
     per_batch = max(1, max_slots // probe.slots_per_wg)
     with np.errstate(all="ignore"):
-        for start in range(0, len(ids), per_batch):
-            lanes = Lanes(wg_size, sgs, ids[start:start + per_batch], grid)
+        for start in range(0, total, per_batch):
+            lanes = Lanes(wg_size, sgs, _workgroup_ids(grid, start, per_batch), grid)
             m = Machine(module, specs, lanes, region, globals_, check_races)
             m.call_function = run_function
             run_function(m, module.entry, [], lanes.valid.copy())
     device.write_back()
 
 
-def _workgroup_ids(grid: tuple[int, int, int]) -> np.ndarray:
+def _workgroup_ids(grid: tuple[int, int, int], start: int, count: int) -> np.ndarray:
+    """The ids (x, y, z) of workgroups ``start`` to ``start + count`` of ``grid`` in dispatch order (x fastest),
+    made per batch: a large grid costs time, not memory for all its ids at once."""
     gx, gy, gz = grid
-    z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
-    return np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int64)
+    flat = np.arange(start, min(start + count, gx * gy * gz), dtype=np.int64)
+    return np.stack([flat % gx, flat // gx % gy, flat // (gx * gy)], axis=1)
 
 
 def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],

@@ -41,6 +41,7 @@ BEGIN_INFO = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO,
                                        flags=vk.COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT)
 FLUSH_EVERY = 64  # dispatches recorded before a batch hands them to the GPU (and records on)
 MAX_GROUPS = 0x7FFFFFFF  # grid sizes passed to the untyped vkCmdDispatch as C ints
+_NO_LIMIT = (0xFFFFFFFF,) * 3
 _BARRIER_ARGS = (ctypes.c_uint32(COMPUTE_AND_TRANSFER), ctypes.c_uint32(COMPUTE_AND_TRANSFER), ctypes.c_uint32(0),
                  ctypes.c_uint32(1), FULL_BARRIER_REF, ctypes.c_uint32(0), None, ctypes.c_uint32(0), None)
 
@@ -88,6 +89,9 @@ class Batch:
         self.flush_every = flush_every
         self._flush_at = flush_every if flush_every is not None else -1
         self._v = self.device.vk
+        info = self.device.info  # (a stand-in device may carry the listing's dict)
+        self._max_groups = info.get("max_workgroup_count", _NO_LIMIT) if isinstance(info, dict) \
+            else info.max_workgroup_count
         self.launches = 0  # dispatches recorded over the batch's life
         self._counted = False  # whether this batch is counted in device.recording
         self._cb: int | None = None
@@ -192,6 +196,11 @@ class Batch:
     def dispatch(self, pipeline: int, layout: int, ds: DescriptorSet, push: bytes, grid: tuple[int, int, int],
                  query: tuple[int, int] | None = None) -> None:
         """Record barrier, bind, push constants and dispatch; ``query`` (pool, index) adds timestamps around it."""
+        limit = self._max_groups
+        if grid[0] > limit[0] or grid[1] > limit[1] or grid[2] > limit[2]:  # (before anything is recorded)
+            raise LaunchError(f"grid {tuple(grid)} exceeds what the device dispatches at once "
+                              f"(maxComputeWorkGroupCount {tuple(limit)}); split the work over several launches "
+                              f"or let each workgroup do more")
         v = self._v
         cb = self._cb if self._cb is not None else self.command_buffer
         self._raw_barrier(self._cb_arg, *_BARRIER_ARGS)  # the hot path: untyped call, arguments pre-wrapped
@@ -208,7 +217,7 @@ class Batch:
             v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_TOP_OF_PIPE, query[0], query[1])
         if grid[0] <= MAX_GROUPS and grid[1] <= MAX_GROUPS and grid[2] <= MAX_GROUPS:
             self._raw_dispatch(self._cb_arg, grid[0], grid[1], grid[2])
-        else:
+        else:  # (a device whose limit is above 2**31 - 1: the typed call takes the whole uint32 range)
             v.vkCmdDispatch(cb, grid[0], grid[1], grid[2])
         if query:
             v.vkCmdWriteTimestamp(cb, vk.PIPELINE_STAGE_BOTTOM_OF_PIPE, query[0], query[1] + 1)

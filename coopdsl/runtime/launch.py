@@ -204,9 +204,11 @@ def _push(b: Batch, program: Program, args: dict) -> bytes:
         return b""
     if program.push_struct is not None:
         try:
-            return program.push_struct.pack(*[args[n] for n in program.push_names])
-        except (KeyError, struct.error):
+            packed = program.push_struct.pack(*[args[n] for n in program.push_names])
+        except (KeyError, struct.error, OverflowError, TypeError):
             pass  # the general path below names the culprit
+        else:
+            return packed
     values = _pointers(b, program.pointer_members, args) if program.pointer_members else args
     raw = pack_members(program.push_block, values, "push constant")
     return raw + bytes(program.push_size - len(raw))

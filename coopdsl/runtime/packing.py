@@ -32,9 +32,11 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
         value = spec.get(s["name"], s["default"])
         size = 4 if t == "bool" else SCALAR_SIZE[t]
         code = STRUCT_CODE[t]
+        if t not in BIT_PATTERNS:
+            value = fitted(value, t, f"specialization constant {s['name']}")
         try:
             raw = struct.pack("<" + code, bool(value) if t == "bool" else value)
-        except struct.error as e:
+        except (struct.error, OverflowError, TypeError) as e:
             raise LaunchError(f"specialization constant {s['name']} ({t}) cannot be {value!r}: {e}") from None
         entries.append((s["id"], len(data), size))
         data += raw
@@ -82,12 +84,34 @@ def pack_members(block: dict, values: dict, what: str) -> bytes:
                 raise LaunchError(f"{what} '{m['name']}' is {t}: give {n} values")
             out[m["offset"]:m["offset"] + arr.nbytes] = arr.tobytes()
             continue
+        if t != "ptr":
+            value = fitted(value, t, f"{what} '{m['name']}'")
         try:
             raw = struct.pack("<" + STRUCT_CODE[t], value)
-        except (struct.error, KeyError) as e:
+        except (struct.error, KeyError, OverflowError, TypeError) as e:
             raise LaunchError(f"{what} '{m['name']}' ({t}) cannot be {value!r}: {e}") from None
         out[m["offset"]:m["offset"] + len(raw)] = raw
     return bytes(out)
+
+
+def fitted(value: Any, t: str, what: str) -> Any:
+    """``value`` as a Python number of scalar type ``t`` (a reflection type name), checked by the one place
+    that decides whether a number fits a type (coopdsl._numbers, which the compiler asks too): never
+    wrapped, overflowed or truncated."""
+    from .._numbers import LiteralError, fit_named
+
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy scalars: their Python value
+    if t == "bool":
+        if isinstance(value, (bool, int)) and value in (0, 1):
+            return int(value)
+        raise LaunchError(f"{what} (bool) cannot be {value!r}: give True or False")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise LaunchError(f"{what} ({t}) cannot be {value!r}: give a number")
+    try:
+        return fit_named(value, t)
+    except LiteralError as e:
+        raise LaunchError(f"{what} ({t}) cannot be {value!r}: {e}") from None
 
 
 def element_bytes(binding: dict) -> int:

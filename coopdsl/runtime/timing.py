@@ -37,8 +37,8 @@ def bench(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict
     All dispatches go into one submission, separated by barriers so each timing covers one whole kernel;
     numpy outputs hold the result of the last dispatch afterwards.
     """
-    if repeat < 1 or warmup < 0:
-        raise ValueError("repeat must be >= 1 and warmup >= 0")
+    if type(repeat) is not int or type(warmup) is not int or repeat < 1 or warmup < 0:
+        raise LaunchError(f"repeat must be >= 1 and warmup >= 0, got repeat={repeat!r}, warmup={warmup!r}")
     dev = resolve_device(device, args)
     if current_batch(dev) is not None:
         raise LaunchError("bench times its own submission: call it outside a `with runtime.batch(...)` block")

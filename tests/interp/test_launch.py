@@ -1,5 +1,7 @@
 """Choosing the CPU, subgroup sizes, batches of workgroups, and the lower-level run()."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -81,3 +83,42 @@ def test_unknown_arguments_and_spec_constants():
         run(spec_workgroup.ir(), (1, 1, 1), {"out": np.zeros(8, np.uint32)}, {"SIZE": 3})
     with pytest.raises(LaunchArgumentError, match=r"unknown argument\(s\) \['extra'\]"):
         run(spec_workgroup.ir(), (1, 1, 1), {"out": np.zeros(8, np.uint32), "extra": 1})
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def scaled_by(x: cd.Buffer[f32], s: f32):
+    x[cd.global_invocation_id.x] = x[cd.global_invocation_id.x] * s
+
+
+
+def test_grids_that_no_dispatch_can_hold_are_refused_on_every_device():
+    from coopdsl.runtime import LaunchError
+
+    x = np.zeros(64, np.float32)
+    for grid, shown in (((2**32,), "(4294967296, 1, 1)"), (2**40, "(1099511627776, 1, 1)")):
+        with pytest.raises(LaunchError, match=re.escape(f"grid {shown} does not fit a dispatch: each count is a "
+                                                        "32-bit unsigned int")):
+            scaled_by.launch(grid, x, device="cpu")
+    with pytest.raises(LaunchError, match=r"grid must be 1 to 3 positive ints, got \(1, 0\)"):
+        scaled_by.launch((1, 0), x, device="cpu")
+
+
+def test_workgroup_ids_are_made_per_batch_in_dispatch_order():
+    from coopdsl.interp.launch import _workgroup_ids
+
+    grid = (3, 2, 2)
+    whole = _workgroup_ids(grid, 0, 100)
+    assert whole.tolist() == [[x, y, z] for z in range(2) for y in range(2) for x in range(3)]
+    assert _workgroup_ids(grid, 4, 5).tolist() == whole[4:9].tolist()
+    assert _workgroup_ids((2**31, 2**31, 1), 2**40, 2).tolist() == [[0, 512, 0], [1, 512, 0]]  # no 2**62 ids
+
+
+def test_a_float_push_constant_beyond_its_type_and_a_read_only_output_are_refused():
+    from coopdsl.interp import LaunchArgumentError
+
+    with pytest.raises(LaunchArgumentError, match=r"push constant 's' \(f32\) cannot be 1e\+300: the literal "
+                                                  r"1e\+300 does not fit in f32"):
+        scaled_by.launch((1,), np.zeros(32, np.float32), 1e300, device="cpu")
+    with pytest.raises(LaunchArgumentError, match="buffer 'x' is written by the kernel, but the numpy array given "
+                                                  "for it is read-only"):
+        scaled_by.launch((1,), np.frombuffer(bytes(128), np.float32), 2.0, device="cpu")

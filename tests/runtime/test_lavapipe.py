@@ -180,3 +180,18 @@ def test_bad_device_index(device):
 
     with pytest.raises(ValueError, match="device index must be an int from 0 to .*coopdsl devices.*got 99"):
         runtime.Device(99)
+
+
+def test_a_grid_beyond_the_devices_limit_is_refused_before_anything_is_recorded(device):
+    # a count above the device's maxComputeWorkGroupCount is invalid usage (one beyond 32 bits once wrapped
+    # to a dispatch of nothing, silently)
+    limit = device.info.max_workgroup_count
+    x = np.ones(64, np.float32)
+    y = np.zeros(64, np.float32)
+    with pytest.raises(cd.runtime.LaunchError, match=r"exceeds what .* dispatches at once "
+                                                     r"\(maxComputeWorkGroupCount \(\d+, \d+, \d+\)\)"):
+        saxpy.launch((1, limit[1] + 1, 1), x, y, 64, 2.0, device=device)
+    with pytest.raises(cd.runtime.LaunchError, match=r"repeat must be >= 1 and warmup >= 0, got repeat=0"):
+        saxpy.bench((1,), x, y, 64, 2.0, device=device, repeat=0)
+    saxpy.launch((1,), x, y, 64, 2.0, device=device)  # the device is fine afterwards
+    np.testing.assert_array_equal(y, np.full(64, 2.0, np.float32))

@@ -144,3 +144,33 @@ def test_scalar_push_blocks_pack_through_one_precompiled_struct():
     assert st.pack(*[values[n] for n in names]) == pack_push({"push_constants": block}, values) + b"\0\0"
     assert flat_struct(REFL["push_constants"], 24) == (None, ())  # a pointer member: the general path
     assert flat_struct({"size": 8, "members": [{"name": "p.M", "offset": 0, "type": "u32", "size": 4}]}, 8)[0] is None
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"n": 3, "alpha": 1e300, "p": 0, "h": 0.0}, "push constant 'alpha' (f32) cannot be 1e+300: the literal 1e+300 "
+                                                  "does not fit in f32"),
+    ({"n": 3, "alpha": 1.0, "p": 0, "h": 70000.0}, "push constant 'h' (f16) cannot be 70000.0: the literal 70000.0 "
+                                                    "does not fit in f16"),
+    ({"n": 2**32, "alpha": 1.0, "p": 0, "h": 0.0}, "push constant 'n' (u32) cannot be 4294967296: the literal "
+                                                    "4294967296 does not fit in u32"),
+    ({"n": np.array([1, 2]), "alpha": 1.0, "p": 0, "h": 0.0}, "push constant 'n' (u32) cannot be array([1, 2]): "
+                                                               "give a number"),
+    ({"n": 1.5, "alpha": 1.0, "p": 0, "h": 0.0}, "cannot use the float literal 1.5 as u32"),
+], ids=["f32 overflow", "f16 overflow", "u32 overflow", "an array for a scalar", "a float for an int"])
+def test_push_constants_go_through_the_one_literal_check(values, message):
+    # (1e300 once became +inf for f32 on the CPU path, and an OverflowError or numpy TypeError on the GPU path)
+    with pytest.raises(LaunchError) as e:
+        pack_push(REFL, values)
+    assert message in str(e.value)
+
+
+def test_push_constants_keep_numpy_scalars_infinities_and_nan():
+    raw = pack_push(REFL, {"n": np.uint32(7), "alpha": float("inf"), "p": 0, "h": np.float16(0.5)})
+    n, alpha = struct.unpack_from("<If", raw)
+    assert n == 7 and alpha == float("inf")
+
+
+def test_spec_constant_values_go_through_the_one_literal_check():
+    with pytest.raises(LaunchError, match=r"specialization constant SCALE \(f32\) cannot be 1e\+300: the literal "
+                                          r"1e\+300 does not fit in f32"):
+        pack_spec(REFL, {"SCALE": 1e300})
