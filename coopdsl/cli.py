@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         except CoopDSLError as e:
             print(str(e), file=sys.stderr)
             return 1
+        except OSError as e:  # a folder that cannot be made or written (build's output): the OS's reason
+            where = f"{e.filename}: " if e.filename else ""
+            print(f"coopdsl: error: {where}{e.strerror or e}", file=sys.stderr)
+            return 2
         finally:
             if argv is None:  # before the collector is back on
                 _before_exit()
@@ -142,10 +146,13 @@ def _write(path: str, data: str | bytes) -> None:
         return
     if Path(path).is_dir():
         raise UsageError(f"{path}: is a directory; give a file name")
-    if isinstance(data, bytes):
-        Path(path).write_bytes(data)
-    else:
-        Path(path).write_text(data)
+    try:
+        if isinstance(data, bytes):
+            Path(path).write_bytes(data)
+        else:
+            Path(path).write_text(data)
+    except OSError as e:  # a missing folder, no permission, a full disk: the OS's reason, no traceback
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def cmd_emit(args: argparse.Namespace) -> int:

@@ -78,6 +78,19 @@ def test_missing_file_and_bad_spec(tmp_path, capsys):
     assert "no specialization constant 'Q'" in capsys.readouterr().err
 
 
+def test_an_output_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path, capsys):
+    # (both once ended in an OSError traceback)
+    missing = tmp_path / "no" / "such" / "folder" / "a.spv"
+    assert main(["emit", str(GEMM), "-o", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == f"coopdsl: error: cannot write {missing}: No such file or directory"
+    spec = tmp_path / "b.toml"
+    spec.write_text(f'[[kernel]]\nfile = "{GEMM}"\nname = "gemm"\n')
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    assert main(["build", str(spec), "-o", str(blocker / "out")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"coopdsl: error: {blocker / 'out'}: Not a directory")
+
+
 def test_compile_error_exit_code_and_location(tmp_path, capsys):
     src = tmp_path / "bad.py"
     src.write_text(BAD)
