@@ -210,6 +210,13 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     numpy arrays or resident arrays.  With 8-bit inputs on NVIDIA the tiled
     kernel is about twice as fast with ``transpose_b=True`` (B K-major).
     """
+    _check_operands(a=a, b=b, out=out)
+    if device is not None and not isinstance(device, str):
+        from ..runtime import Device
+
+        if not isinstance(device, Device):
+            raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
+                            f"got {type(device).__name__} {device!r}")
     kind = kind or _kind_of(a)
     if kind not in KINDS:
         raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -259,6 +266,17 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     variant = general.specialize(**config.values) if config != DEFAULT else general
     variant.launch(_grid({"M": m, "N": n, **config.values}), a, b, out, M=m, N=n, K=k1, device=device)
     return out
+
+
+def _check_operands(**arrays: Any) -> None:
+    """Each of ``arrays`` is a numpy array or a resident ``coopdsl.runtime.Array`` (``out`` may be None)."""
+    for name, x in arrays.items():
+        if x is None and name == "out":
+            continue
+        if not isinstance(x, np.ndarray) and not (hasattr(x, "dtype") and hasattr(x, "shape")
+                                                  and type(x).__module__.startswith("coopdsl.runtime")):
+            raise ValueError(f"matmul: {name} must be a numpy array or a coopdsl.runtime.Array, got "
+                             f"{type(x).__name__} (convert it: np.asarray({name}, np.float16), ...)")
 
 
 def _kind_of(a: Any) -> str:

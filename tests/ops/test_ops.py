@@ -292,3 +292,14 @@ def test_matmul_says_how_to_pass_float32_and_strided_inputs():
     with pytest.raises(ValueError, match=r"b must be C-contiguous \(row-major\); pass np.ascontiguousarray\(b\) or, "
                                          r"for a transposed b, b itself with transpose_b=True"):
         ops.matmul(np.ones((16, 32), np.float16), b.T, device="cpu")
+
+
+def test_matmul_names_operands_and_devices_it_cannot_use():
+    # (a list once failed with "'list' object has no attribute 'dtype'", device=3 with "'int' object has no
+    # attribute 'info'")
+    with pytest.raises(ValueError, match=r"matmul: a must be a numpy array or a coopdsl.runtime.Array, got list"):
+        ops.matmul([[1.0]], np.ones((1, 1), np.float16), device="cpu")
+    with pytest.raises(ValueError, match=r"matmul: out must be a numpy array or a coopdsl.runtime.Array, got tuple"):
+        ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), out=(1, 2), device="cpu")
+    with pytest.raises(TypeError, match=r"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
+        ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), device=3)
