@@ -63,6 +63,9 @@ class Origin:
 
     what: str
     loc: SourceLoc | None = None
+    # only possibly not uniform: a load from memory the kernel also writes (a value another invocation may
+    # have stored), which is often uniform in fact (a shared value read after a barrier)
+    maybe: bool = False
 
 
 Fact = tuple  # (Level, Origin | None)
@@ -86,12 +89,18 @@ UNKNOWN_MEMORY = "unknown memory"
 
 
 def worst(facts) -> Fact:
-    """The least uniform of ``facts`` (the first one on a tie)."""
+    """The least uniform of ``facts`` (on a tie the first one, unless a later one is certain where the first
+    is only possibly not uniform)."""
     out = UNIFORM
     for f in facts:
-        if f[0] < out[0]:
+        if f[0] < out[0] or f[0] == out[0] and _more_certain(f, out):
             out = f
     return out
+
+
+def _more_certain(f: Fact, than: Fact) -> bool:
+    """Whether ``f`` certainly is what ``than`` only possibly is (both at one level below WORKGROUP)."""
+    return than[1] is not None and than[1].maybe and f[1] is not None and not f[1].maybe
 
 
 def memory_root(ptr: Value):
@@ -333,7 +342,7 @@ class FunctionUniformity:
                 f = self.fact_at(v, block)
             else:
                 continue  # uniform: never lower than out
-            if f[0] < out[0]:
+            if f[0] < out[0] or f[0] == out[0] and f[0] < WORKGROUP and _more_certain(f, out):
                 out = f
         return out
 
@@ -368,7 +377,8 @@ class FunctionUniformity:
             return worst([address, self.var_facts.get(id(root), UNIFORM)])
         if self.analysis.read_only(root):
             return address
-        return DIVERGENT, Origin(f"a load from {_memory_name(root)}, which the kernel also writes", op.loc)
+        return DIVERGENT, Origin(f"a load from {_memory_name(root)}, which the kernel also writes", op.loc,
+                                 maybe=True)
 
     def _extract(self, op: Op) -> Fact:
         src = op.operands[0]
@@ -505,7 +515,9 @@ class FunctionUniformity:
             assert need is not None  # (listed with their requirement)
             for i, v in enumerate(op.operands):
                 fact = self.fact_at(v, op.block)
-                if fact[0] < need.level:
+                # only what certainly differs: a value that is merely read from memory the kernel writes is
+                # often uniform in fact (a shared value after a barrier); the interpreter checks it at run time
+                if fact[0] < need.level and not (fact[1] is not None and fact[1].maybe):
                     out[id(op)] = (i, fact, need.level)
                     break
         return out

@@ -157,3 +157,36 @@ def test_the_rule_is_documented(scope):
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "uniformity.md").read_text()
     assert "Operands of cooperative-matrix operations" in text and f"the {scope}" in text
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def scale_from_shared(c: cd.Buffer[f32], s: cd.Buffer[f32]):
+    sh = cd.shared(f32, 1)
+    if cd.local_invocation_index == 0:
+        sh[0] = s[0] * 2.0
+    cd.barrier()
+    scale = sh[0]  # one value for all, after the barrier: only possibly not uniform to the analysis
+    m = Acc[f32, 16, 16].load(c, cd.subgroup_id * 256, stride=16)
+    (m * scale).store(c, cd.subgroup_id * 256, stride=16)
+    Acc[f32, 16, 16](scale).store(c, 512 + cd.subgroup_id * 256, stride=16)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def scale_from_shared_and_lane(c: cd.Buffer[f32], s: cd.Buffer[f32]):
+    sh = cd.shared(f32, 1)
+    if cd.local_invocation_index == 0:
+        sh[0] = s[0]
+    cd.barrier()
+    scale = sh[0] + f32(cd.subgroup_invocation_id)  # a value that certainly differs dominates
+    (Acc[f32, 16, 16].splat(1.0) * scale).store(c, 0, stride=16)  # E:mixed
+
+
+def test_an_operand_read_from_memory_the_kernel_writes_is_accepted_and_checked_at_run_time():
+    # a scale broadcast through shared memory (GLSL and HLSL kernels do this) compiles and runs; only an
+    # operand that certainly differs per invocation is a compile error
+    scale_from_shared.compile()
+    c = np.ones(1024, np.float32)
+    scale_from_shared.launch((1,), c, np.array([1.5], np.float32), device="cpu")
+    np.testing.assert_array_equal(c, np.full(1024, 3.0, np.float32))
+    expect_error(scale_from_shared_and_lane, UniformityError, f"the scalar of matrix * scalar {RULE}: it depends on "
+                 "cd.subgroup_invocation_id", "# E:mixed", 6)
