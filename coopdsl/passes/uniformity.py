@@ -8,6 +8,10 @@ invocation of the matrix's scope together and control barriers by every
 invocation of their execution scope, so one of them in a block that control
 reaches less uniformly is a :class:`~coopdsl.errors.UniformityError` (see
 docs/uniformity.md for the rules and the ``cd.assume_uniform`` escape hatch).
+So is an operand of a matrix operation that certainly differs within the
+matrix's scope (SPIR-V requires every operand to be dynamically uniform); one
+that only possibly differs (read from memory the kernel writes) is left to
+the interpreter's run-time check.
 
 The analysis is optimistic and monotone (in the style of WGSL's uniformity
 analysis and of SSA divergence analyses): every level starts at WORKGROUP and
@@ -16,8 +20,10 @@ only goes down, until nothing changes.
 * Values: constants, specialization constants, push constants and uniform
   blocks are uniform; builtins by their meaning (:data:`BUILTIN_LEVELS`);
   loads are as uniform as their address when the memory is read-only in the
-  kernel (Function variables: as uniform as everything stored to them and the
-  control under which it was stored); atomics are divergent; subgroup
+  kernel (Function variables, and Private ones only the kernel uses: as
+  uniform as everything stored to them and the control under which it was
+  stored; an element written into a matrix leaves the matrix as it was);
+  atomics are divergent; subgroup
   reductions, broadcasts, votes and ballots are subgroup-uniform; other ops are
   as uniform as their least uniform operand.  A phi is also only as uniform as
   the branches whose two sides meet at it, and a value leaving a loop only as
