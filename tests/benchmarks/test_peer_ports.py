@@ -191,3 +191,30 @@ def test_the_binary_probe_reports_what_the_cache_data_holds():
     text = describe(blob)
     assert text.startswith(f"{len(blob)} bytes, 'CPKV' tag at 56, ") and text.endswith("ELF images at [1084]")
     assert describe(bytes(100)).endswith("'CPKV' tag at none, 0.00 bits/byte, ELF images at none")
+
+
+def test_compare_runs_finds_configurations_below_in_every_run(tmp_path):
+    import json
+
+    from benchmarks.peer_gemm import compare_runs
+
+    def raw(name, results):
+        path = tmp_path / name
+        path.write_text(json.dumps({"results": results}))
+        return path
+
+    k1, k2 = "fp16_fp16|16x8x16|256|128|32|0|256", "u8_u32|16x16x32|128|256|64|1|256"
+    k3 = "s8_s32|16x8x32|128|128|64|1|256"
+    run1 = compare_runs.ratios([raw("a.json", {k1: {"theirs": [100.0], "ours": [96.0]},
+                                              k2: {"theirs": [100.0], "ours": [99.0]}}),
+                                raw("b.json", {k3: {"theirs": [10.0, 10.0, 11.0], "ours": [10.0, 10.2, 9.0]}})])
+    run2 = compare_runs.ratios([raw("c.json", {k1: {"theirs": [100.0], "ours": [97.0]},
+                                              k2: {"theirs": [100.0], "ours": [100.2]},
+                                              k3: {"theirs": [10.0], "ours": [10.0]}})])
+    assert run1[k3] == 1.0  # medians: 10.0 / 10.0
+    lines = compare_runs.report([run1, run2], ["one", "two"])
+    assert lines[0] == "- one: 1 of 3 configurations at 1.00 or above, lowest 0.960"
+    assert lines[1] == "- two: 2 of 3 configurations at 1.00 or above, lowest 0.970"
+    assert lines[2] == f"- below 1.00 in every run: 1 ({k1})"
+    assert "| fp16_fp16 | 16x8x16 | 256x128x32 | 0 | 0.960 | 0.970 |" in lines
+    assert "| u8_u32 | 16x16x32 | 128x256x64 | 1 | 0.990 | 1.002 |" in lines
