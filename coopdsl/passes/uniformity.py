@@ -235,13 +235,15 @@ class FunctionUniformity:
             again = False
             for op, key, transfer, writes in sweep:
                 if transfer is not None:
-                    old = facts.get(key, UNIFORM)[0]
-                    # nothing is lower than DIVERGENT: the (side-effect free) transfer could not change it;
-                    # calls are evaluated still (each analyses its callee for the arguments' levels)
-                    if old or transfer is _CALL:
+                    cur = facts.get(key, UNIFORM)
+                    old = cur[0]
+                    # nothing is lower than DIVERGENT: the (side-effect free) transfer could not change it,
+                    # except to make a possible divergence a certain one; calls are evaluated still (each
+                    # analyses its callee for the arguments' levels)
+                    if old or transfer is _CALL or cur[1] is not None and cur[1].maybe:
                         fact = transfer(self, op)
-                        if fact[0] < old:  # _lower, inlined
-                            facts[key] = fact
+                        if fact[0] < old or fact[0] == old and old < WORKGROUP and _more_certain(fact, cur):
+                            facts[key] = fact  # (_lower, inlined)
                             if key in watched:
                                 again = True
                 if writes and self._record_write(op):
@@ -298,7 +300,7 @@ class FunctionUniformity:
     @staticmethod
     def _lower(table: dict, key: int, fact: Fact) -> bool:
         old = table.get(key, UNIFORM)
-        if fact[0] < old[0]:
+        if fact[0] < old[0] or fact[0] == old[0] < WORKGROUP and _more_certain(fact, old):
             table[key] = fact
             return True
         return False

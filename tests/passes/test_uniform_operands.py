@@ -190,3 +190,20 @@ def test_an_operand_read_from_memory_the_kernel_writes_is_accepted_and_checked_a
     np.testing.assert_array_equal(c, np.full(1024, 3.0, np.float32))
     expect_error(scale_from_shared_and_lane, UniformityError, f"the scalar of matrix * scalar {RULE}: it depends on "
                  "cd.subgroup_invocation_id", "# E:mixed", 6)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def lane_by_the_back_edge(c: cd.Buffer[f32], s: cd.Buffer[f32], n: u32):
+    sh = cd.shared(f32, 1)
+    if cd.local_invocation_index == 0:
+        sh[0] = s[0]
+    cd.barrier()
+    scale = sh[0]  # possibly different, at first sight
+    for _ in range(n):
+        (Acc[f32, 16, 16].splat(1.0) * scale).store(c, 0, stride=16)  # E:backedge
+        scale = scale + f32(cd.subgroup_invocation_id)  # certainly different, from the second iteration on
+
+
+def test_a_certain_divergence_that_arrives_by_a_loops_back_edge_is_found():
+    expect_error(lane_by_the_back_edge, UniformityError, f"the scalar of matrix * scalar {RULE}: it depends on "
+                 "cd.subgroup_invocation_id", "# E:backedge", 10)
