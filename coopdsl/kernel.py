@@ -139,7 +139,7 @@ class Kernel:
         from .reflect import reflect
 
         where = str(_decorator_loc(self.fn, "subgroup_size")) if self.subgroup_size else None
-        return reflect(module, binary, self.subgroup_size, where)
+        return reflect(module, binary, self.subgroup_size, where, str(_decorator_loc(self.fn, "workgroup_size")))
 
 
     # -- running ----------------------------------------------------------------------

@@ -38,10 +38,11 @@ def module_capabilities(binary: bytes) -> tuple[list[str], list[str]]:
     return caps, exts
 
 
-def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, subgroup_size_loc: str | None = None
-            ) -> dict:
+def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, subgroup_size_loc: str | None = None,
+            workgroup_size_loc: str | None = None) -> dict:
     """The reflection dict of ``module`` compiled to ``binary``; ``subgroup_size`` is the kernel's required
-    subgroup size (``@kernel(subgroup_size=...)``, None for any) and ``subgroup_size_loc`` where it was given."""
+    subgroup size (``@kernel(subgroup_size=...)``, None for any) and ``subgroup_size_loc`` where it was given;
+    ``workgroup_size_loc`` is where the workgroup size was given (device checks point there)."""
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
@@ -72,6 +73,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
         "workgroup_size_spec_ids": [s.spec_id if isinstance(s, SpecConst) else None for s in size],
         "subgroup_size": subgroup_size,
         "subgroup_size_loc": subgroup_size_loc,
+        "workgroup_size_loc": workgroup_size_loc,
         "bindings": bindings,
         "push_constants": push,
         "spec_constants": [{"id": s.spec_id, "name": s.name, "type": s.type.name, "default": s.default}

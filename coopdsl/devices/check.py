@@ -103,7 +103,7 @@ def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = N
     found = _scope_problems(mats, env)
     found += [p for m in reflection.get("muladds", []) if (p := _check_muladd(_muladd(m, env), env))]
     found += [p for m in mats if (p := _check_matrix(m, env))]
-    return found + _subgroup_size_problems(reflection, env)
+    return _workgroup_problems(reflection, env) + found + _subgroup_size_problems(reflection, env)
 
 
 def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
@@ -226,6 +226,25 @@ def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
         return [Mismatch(loc, f"a workgroup of {env.invocations} invocations in subgroups of {n} needs "
                               f"{-(-env.invocations // n)} subgroups; {p.name} allows at most "
                               f"{p.max_compute_workgroup_subgroups} (maxComputeWorkgroupSubgroups)")]
+    return []
+
+
+def _workgroup_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+    """A workgroup (its size as specialized) the device cannot run: maxComputeWorkGroupInvocations and
+    maxComputeWorkGroupSize (VUID-RuntimeSpirv-x-06429 ...); a driver handed one may fail or crash."""
+    wg, p = env.workgroup, env.profile
+    loc = _loc(reflection.get("workgroup_size_loc"))
+    shown = "x".join(map(str, wg))
+    if min(wg) < 1:
+        return [Mismatch(loc, f"a workgroup of {shown} invocations: each size must be at least 1")]
+    if p.max_workgroup_invocations and env.invocations > p.max_workgroup_invocations:
+        return [Mismatch(loc, f"a workgroup of {shown} = {env.invocations} invocations; {p.name} runs at most "
+                              f"{p.max_workgroup_invocations} (maxComputeWorkGroupInvocations)")]
+    over = [(axis, n, m) for axis, n, m in zip("xyz", wg, p.max_workgroup_size) if n > m]
+    if over:
+        axis, n, m = over[0]
+        return [Mismatch(loc, f"a workgroup of {shown} invocations: {n} along {axis}; {p.name} allows at most "
+                              f"{'x'.join(map(str, p.max_workgroup_size))} (maxComputeWorkGroupSize)")]
     return []
 
 

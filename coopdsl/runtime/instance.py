@@ -39,6 +39,8 @@ class DeviceInfo:
     # subgroup size control (Vulkan 1.3): the sizes a pipeline may require (both subgroup_size without it)
     # maxComputeWorkGroupCount: the largest grid a dispatch may have, per axis (Vulkan's minimum: 65535)
     max_workgroup_count: tuple[int, int, int] = (65535, 65535, 65535)
+    # maxComputeWorkGroupSize: the largest workgroup per axis (Vulkan's minimum: 128 x 128 x 64)
+    max_workgroup_size: tuple[int, int, int] = (128, 128, 64)
     min_subgroup_size: int = 0
     max_subgroup_size: int = 0
     max_compute_workgroup_subgroups: int = 0
@@ -143,6 +145,8 @@ class Instance:
             max_workgroup_invocations=p.limits.maxComputeWorkGroupInvocations,
             max_workgroup_count=(int(p.limits.maxComputeWorkGroupCount[0]), int(p.limits.maxComputeWorkGroupCount[1]),
                                  int(p.limits.maxComputeWorkGroupCount[2])),
+            max_workgroup_size=(int(p.limits.maxComputeWorkGroupSize[0]), int(p.limits.maxComputeWorkGroupSize[1]),
+                                int(p.limits.maxComputeWorkGroupSize[2])),
             timestamp_period_ns=float(p.limits.timestampPeriod), extensions=exts, features=features,
             float16=features.get("shaderFloat16", False), int8=features.get("shaderInt8", False),
             bfloat16=features.get("shaderBFloat16Type", False),
