@@ -98,11 +98,18 @@ class Cache:
         if self.path is None:
             return
         entries = {**self._read(), key: record}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".autotune-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"format": FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-        os.replace(tmp, self.path)  # atomic: a reader sees the old file or the new one
+        tmp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".autotune-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump({"format": FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)  # atomic: a reader sees the old file or the new one
+        except OSError as e:  # an unwritable cache costs the next process a tuning, not this launch
+            warnings.warn(f"coopdsl.autotune: cannot write the cache {self.path} ({e.strerror or e}); the choice "
+                          f"is kept in this process only", stacklevel=3)
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
 
     def _read(self) -> dict[str, dict]:
         if self.path is None or not self.path.exists():
@@ -160,8 +167,20 @@ def device_key(device: Any) -> str:
     return f"{info.name} / {info.driver_name} {info.driver_info}".strip()
 
 
+def _on_cpu(device: Any) -> bool:
+    """Whether a launch with ``device`` runs on the CPU interpreter (``"cpu"``, or COOPDSL_DEVICE=cpu)."""
+    if device is not None and not isinstance(device, str):
+        return False
+    from .interp import wants_cpu
+
+    return wants_cpu(device)
+
+
 def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
     """``device``, else that of the first resident array among ``args``, else the default device."""
+    if _on_cpu(device):
+        raise AutotuneError("autotune: configurations are timed on a GPU; on the CPU interpreter (device='cpu') "
+                            "launch() runs the first config, and best_config()/cached_config() have nothing to give")
     from . import runtime
 
     if device is not None:
@@ -244,7 +263,10 @@ class Autotuner:
     def launch(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> None:
         """Launch with the fastest config (tuning first on a new problem or device); ``grid`` may be a
         function of the arguments and the config's values, by name (``lambda p: (p["n"] // p["TILE"],)``)."""
-        config = self.best_config(grid, *args, device=device, **kwargs)
+        if _on_cpu(device):  # the CPU interpreter: nothing to time, the first config runs
+            config = self.configs[0]
+        else:
+            config = self.best_config(grid, *args, device=device, **kwargs)
         variant, spec = self.variant(config)
         variant.launch(self._grid(grid, config, args, kwargs), *args, device=device, **kwargs, **spec)
 

@@ -261,3 +261,24 @@ def test_variant_splits_const_and_spec_values(timer, tmp_path):
     variant, spec = tuner(timer, tmp_path / "c.json").variant(Config(PER=4, WG=32))
     assert variant.consts == {"PER": 4} and spec == {"WG": 32}
     assert "PER=4" in repr(variant)
+
+
+def test_on_the_cpu_interpreter_the_first_config_runs_untimed(timer, tmp_path):
+    # (device="cpu" once failed with "'str' object has no attribute 'info'")
+    t = tuner(timer, tmp_path / "cache.json")
+    x = np.arange(100, dtype=np.float32)
+    t.launch(grid, x, 100, device="cpu")
+    np.testing.assert_array_equal(x, 2.0 * np.arange(100, dtype=np.float32))
+    assert timer.calls == [] and not (tmp_path / "cache.json").exists()
+    with pytest.raises(AutotuneError, match=r"configurations are timed on a GPU; on the CPU interpreter "
+                                            r"\(device='cpu'\) launch\(\) runs the first config"):
+        t.best_config(grid, x, 100, device="cpu")
+
+
+def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_launch(timer, tmp_path):
+    # the cache path is a folder: reading it warns, and so does writing it (which once raised IsADirectoryError)
+    t = tuner(timer, tmp_path)
+    with pytest.warns(UserWarning) as caught:
+        assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == CONFIGS[1]
+    assert any(f"cannot write the cache {tmp_path}" in str(w.message) for w in caught)
+    assert list(tmp_path.glob(".autotune-*")) == []  # no temporary file left behind
