@@ -28,6 +28,14 @@ class Array:
     """
 
     def __init__(self, device: Device, shape: tuple[int, ...], dtype: np.dtype):
+        from .device import Device as _Device
+
+        if not isinstance(device, _Device):
+            raise ArrayError(f"device must be a coopdsl.runtime.Device (or None for the default one), got "
+                             f"{type(device).__name__} {device!r}")
+        if (dtype.kind not in "biuf" or dtype.hasobject) and dtype.name not in _ML_DTYPES:
+            raise ArrayError(f"a device array holds numbers: numpy bool, int, uint or float dtypes "
+                             f"(bf16/fp8 as uint16/uint8 bit patterns), got {dtype}")
         self.device, self.shape, self.dtype = device, shape, dtype
         self.size = int(np.prod(shape, dtype=np.int64))
         self.nbytes = self.size * dtype.itemsize
@@ -125,6 +133,9 @@ def as_numpy(data: Any) -> np.ndarray:
         raise ArrayError(f"cannot make a device array from {type(data).__name__}: it has neither the buffer "
                          f"protocol nor __array__ (for a list, use np.array(values, dtype=...))") from None
     return np.asarray(view)
+
+
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes' number types (numpy kind 'V')
 
 
 def numpy_dtype(dtype: Any) -> np.dtype:

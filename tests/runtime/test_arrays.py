@@ -188,3 +188,15 @@ def test_empty_arrays_launch(device):
     e = runtime.empty(0, np.float32, device=device)
     axpy.launch((1,), e, e, 0, 1.0)
     assert e.numpy().shape == (0,)
+
+
+def test_device_arrays_hold_numbers_on_a_device(device):
+    # (an object array was uploaded as pointers; device="gpu0" failed with "'str' object has no attribute 'pool'")
+    from coopdsl import runtime
+
+    with pytest.raises(runtime.ArrayError, match=r"a device array holds numbers: numpy bool, int, uint or float "
+                                                 r"dtypes .*, got object"):
+        runtime.array(np.zeros(3, object), device=device)
+    with pytest.raises(runtime.ArrayError, match=r"device must be a coopdsl.runtime.Device \(or None for the default "
+                                                 r"one\), got str 'gpu0'"):
+        runtime.array(np.zeros(4, np.float32), device="gpu0")
