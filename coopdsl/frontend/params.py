@@ -129,6 +129,9 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 sid = next_id
                 used_ids.add(sid)
             next_id = max(next_id, sid + 1)
+            if sid > 0xFFFFFFFF:  # (the next free id after one at the very top)
+                raise TypeMismatchError(f"no 32-bit specialization constant id is left for '{name}' (the ids above "
+                                        f"it are taken); give it one, e.g. Spec[u32, 0]", src.loc(arg))
             if any(s.spec_id == sid for s in params.specs):
                 raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
             default = defaults.get(name, False if ann.type.kind == "bool" else 0)
@@ -141,6 +144,10 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             t = ann.type if isinstance(ann, PushParam) else ann
             if isinstance(t, T.ScalarType) and not t.is_ieee and t.kind == "float":
                 raise TypeMismatchError(f"push constant '{name}' cannot be {t}", src.loc(arg))
+            if isinstance(t, (T.ScalarType, T.VectorType)) and T.scalar_of(t).is_bool:
+                raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
+                                        f"blocks (as in struct members); pass a u32 and test it (`if {name} != 0:`), "
+                                        f"or make it a Spec[cd.boolean] specialization constant", src.loc(arg))
             align = 8 if isinstance(t, T.PointerType) else T.align_of(t)
             offset = (offset + align - 1) // align * align
             params.push.append((name, t, offset))

@@ -220,9 +220,10 @@ def _spec(t, spec_id=None):
     if not isinstance(t, ScalarType):
         raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
                                  f"got {_named(t)}", "Spec[")
-    if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or spec_id < 0):
-        raise _declaration_error(f"a specialization constant id must be a non-negative int, got {spec_id!r}",
-                                 "Spec[")
+    if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or
+                                not 0 <= spec_id <= 0xFFFFFFFF):
+        raise _declaration_error(f"a specialization constant id must be an int from 0 to 4294967295 (a 32-bit "
+                                 f"SpecId), got {spec_id!r}", "Spec[")
     return SpecParam(t, spec_id)
 
 

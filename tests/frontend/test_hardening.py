@@ -190,6 +190,9 @@ def test_workgroup_sizes_are_checked_at_the_decorator(tmp_path, size, shown):
     ("cd.Buffer[cd.Acc[cd.f32, 16, 16]]", "Buffer[...] takes one scalar, vector or struct element type", 13),
     ("cd.Spec[cd.Acc[cd.f32, 16, 16]]", "Spec[...] takes a scalar type", 13),
     ("cd.Uniform[cd.f32]", "Uniform[...] takes a @coopdsl.struct type, got f32", 13),
+    # a SpecId is a 32-bit literal: 2**40 was once written as SpecId 0
+    ("cd.Spec[cd.u32, 2**40]", "a specialization constant id must be an int from 0 to 4294967295 (a 32-bit "
+                               "SpecId), got 1099511627776", 13),
 ])
 def test_bad_parameter_declarations_are_located(tmp_path, future, annotation, message, col):
     path, err = _declare(tmp_path, future + textwrap.dedent(f"""\
@@ -434,3 +437,16 @@ def k_matrix_element_beyond(out: cd.Buffer[f32]):
 def test_constants_that_make_an_operation_undefined_are_located_errors(k, message, marker, col):
     # spirv-val accepts all four (the values are constants, not types); the GPU result would be undefined
     expect_error(k, CompileError, message, marker, col)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bool_push(c: cd.Buffer[f32], flag: cd.boolean):  # E:boolpush
+    if flag:
+        c[0] = 1.0
+
+
+def test_a_bool_push_constant_is_refused_with_the_way_round_it():
+    # (it reached spirv-val: "OpTypeBool ... only ... non-externally visible shader Storage Classes")
+    expect_error(k_bool_push, TypeMismatchError, "push constant 'flag' cannot be bool: SPIR-V has no bool in "
+                 "push-constant blocks (as in struct members); pass a u32 and test it (`if flag != 0:`), or make "
+                 "it a Spec[cd.boolean] specialization constant", "# E:boolpush", 36)
