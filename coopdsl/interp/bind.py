@@ -88,7 +88,12 @@ def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory):
     v = values[g.name]
     size = layout.size(g.type.pointee)
     if isinstance(v, dict):
-        data = _pack(T.pointee_struct(g.type), v, layout, device, "uniform member", f"{g.name}.")
+        st = T.pointee_struct(g.type)
+        unknown = [k for k in v if k not in {name for name, _ in st.members}]
+        if unknown:  # (as the GPU runtime says it)
+            raise LaunchArgumentError(f"uniform block '{g.name}' has no member {', '.join(map(repr, unknown))}; its "
+                                      f"members are {', '.join(name for name, _ in st.members)}")
+        data = _pack(st, v, layout, device, "uniform member", f"{g.name}.", check_keys=False)
     elif isinstance(v, np.ndarray) and v.nbytes >= size:
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
@@ -96,7 +101,13 @@ def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory):
     return device.allocate(f"uniform block '{g.name}'", data)
 
 
-def _pack(st: T.StructType, values: dict, layout: Layout, device: DeviceMemory, what: str, prefix: str) -> bytes:
+def _pack(st: T.StructType, values: dict, layout: Layout, device: DeviceMemory, what: str, prefix: str,
+          check_keys: bool = True) -> bytes:
+    unknown = [k for k in values if k not in {name for name, _ in st.members}]
+    if unknown and prefix and check_keys:  # (the top level: the kernel's arguments; a uniform block's own keys:
+        # checked by _uniform)
+        raise LaunchArgumentError(f"{what} '{prefix[:-1]}' has no member {', '.join(map(repr, unknown))}; "
+                                  f"its members are {', '.join(name for name, _ in st.members)}")
     out = bytearray(layout.size(st))
     for i, (name, t) in enumerate(st.members):
         if name not in values:
@@ -107,6 +118,15 @@ def _pack(st: T.StructType, values: dict, layout: Layout, device: DeviceMemory, 
     return bytes(out)
 
 
+def _data_elem(t: T.PointerType) -> T.Type | None:
+    """The scalar or vector element a device pointer addresses (``Ptr[f32]``: a block around a runtime array of
+    f32), or None for a pointer to a struct."""
+    p = t.pointee
+    if isinstance(p, T.StructType) and len(p.members) == 1 and isinstance(p.members[0][1], T.RuntimeArrayType):
+        p = p.members[0][1].elem
+    return p if isinstance(p, (T.ScalarType, T.VectorType)) else None
+
+
 def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, name: str) -> bytes:
     if isinstance(t, T.StructType):
         if not isinstance(v, dict):
@@ -114,9 +134,19 @@ def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, 
         return _pack(t, v, layout, device, what, name + ".")
     if isinstance(t, T.PointerType):
         if isinstance(v, np.ndarray):
+            pointee = _data_elem(t)
+            if pointee is not None:
+                elem = T.scalar_of(pointee)
+                want = storage_dtype(elem)
+                if v.dtype != want and _NAMES.get(v.dtype.name) != elem.name:
+                    raise LaunchArgumentError(f"{what} '{name}' points to {pointee}; got a {v.dtype} array "
+                                              f"(pass {np.dtype(want).name})")
             a = device.allocate(f"the array passed for '{name}'", np.ascontiguousarray(v), v,
                                 writable=v.flags.c_contiguous)
             v = DEVICE_BASE + a.start
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and not 0 <= int(v) < 1 << 64:
+            raise LaunchArgumentError(f"{what} '{name}' is a pointer: the address {int(v)} is not a 64-bit "
+                                      f"unsigned int")
         if not isinstance(v, (int, np.integer)):
             raise LaunchArgumentError(f"{what} '{name}' is a pointer: give a numpy array or an int address")
         return np.array(v, np.uint64).tobytes()

@@ -14,7 +14,7 @@ from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
 from .memory import Buffer
-from .packing import check_array, member_value, pack_members, set_member
+from .packing import check_array, check_struct_keys, member_value, pack_members, pointer_problem, set_member
 from .program import Program
 
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
@@ -194,6 +194,7 @@ def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
         raise LaunchError(f"missing buffer '{binding['name']}'")
     if binding["kind"] == "uniform_buffer" and isinstance(value, dict):
         block = {"size": binding["size"], "members": binding["members"]}
+        check_struct_keys(binding["members"], value, f"uniform block '{binding['name']}'", whole=True)
         value = np.frombuffer(pack_members(block, _pointers(b, binding["members"], value), "uniform member"),
                               np.uint8)
     return check_array(binding, value)
@@ -225,6 +226,10 @@ def _pointers(b: Batch, members: list[dict], values: dict) -> dict:
             v = member_value(values, m["name"])
         except KeyError:
             continue
+        if isinstance(v, (Array, np.ndarray)):
+            problem = pointer_problem(m, v.dtype)
+            if problem:
+                raise ArrayError(problem)
         if isinstance(v, Array):
             address = resident_buffer(v, b.device, f"pointer '{m['name']}'").address()
             b.use(v)

@@ -70,6 +70,7 @@ def pack_push(reflection: dict, values: dict) -> bytes:
 
 def pack_members(block: dict, values: dict, what: str) -> bytes:
     """Bytes of a block described by reflection ``{"size", "members"}`` (dotted names for nested structs)."""
+    check_struct_keys(block["members"], values, what)
     out = bytearray(block["size"])
     for m in block["members"]:
         try:
@@ -112,6 +113,41 @@ def fitted(value: Any, t: str, what: str) -> Any:
         return fit_named(value, t)
     except LiteralError as e:
         raise LaunchError(f"{what} ({t}) cannot be {value!r}: {e}") from None
+
+
+def check_struct_keys(members: list[dict], values: dict, what: str, whole: bool = False) -> None:
+    """LaunchError for a key of a struct's dict that names no member (a misspelt member would otherwise be
+    ignored and the member reported missing, or left at an old value)."""
+    children: dict[str, list[str]] = {"": []} if whole else {}
+    for m in members:
+        parts = m["name"].split(".")
+        for i in range(0 if whole else 1, len(parts)):
+            kids = children.setdefault(".".join(parts[:i]), [])
+            if parts[i] not in kids:
+                kids.append(parts[i])
+    for prefix, kids in children.items():
+        try:
+            v = values if prefix == "" else member_value(values, prefix)
+        except KeyError:
+            continue
+        if isinstance(v, dict):
+            extra = [k for k in v if k not in kids]
+            if extra:
+                where = f" '{prefix}'" if prefix else ""
+                raise LaunchError(f"{what}{where} has no member {', '.join(map(repr, extra))}; its members are "
+                                  f"{', '.join(kids)}")
+
+
+def pointer_problem(member: dict, dtype: np.dtype) -> str | None:
+    """Why an array of ``dtype`` cannot be passed for pointer ``member`` (it addresses another type)."""
+    pointee = member.get("pointee")
+    if not pointee:
+        return None
+    elem = pointee.split("<")[-1].rstrip(">")  # vec4<u32> -> u32
+    if elem not in DTYPES or dtype == np.dtype(DTYPES[elem]) or (elem == "bf16" and dtype.name == "bfloat16"):
+        return None
+    return (f"pointer '{member['name']}' points to {pointee}; got a {dtype} array "
+            f"(pass {np.dtype(DTYPES[elem]).name}{' bits' if elem in BIT_PATTERNS else ''})")
 
 
 def element_bytes(binding: dict) -> int:

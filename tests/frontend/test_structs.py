@@ -1,5 +1,8 @@
 """Structs, uniform blocks, push-constant structs and buffer device addresses (Ptr[T])."""
 
+import numpy as np
+import pytest
+
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, NameResolutionError, f16, f32, u32, vec4
 
@@ -50,9 +53,9 @@ def test_structs_uniforms_and_pointers():
     assert r["push_constants"]["members"] == [
         {"name": "p.M", "offset": 0, "type": "u32", "size": 4},
         {"name": "p.alpha", "offset": 4, "type": "f32", "size": 4},
-        {"name": "p.src", "offset": 8, "type": "ptr", "size": 8},
-        {"name": "p.a", "offset": 16, "type": "ptr", "size": 8},
-        {"name": "dst", "offset": 24, "type": "ptr", "size": 8}]
+        {"name": "p.src", "offset": 8, "type": "ptr", "size": 8, "pointee": "f32"},
+        {"name": "p.a", "offset": 16, "type": "ptr", "size": 8, "pointee": "f16"},
+        {"name": "dst", "offset": 24, "type": "ptr", "size": 8, "pointee": "f32"}]
 
 
 def test_scalar_layout():
@@ -70,3 +73,66 @@ def k_member(p: Params, out: cd.Buffer[f32]):
 def test_unknown_struct_member():
     expect_error(k_member, NameResolutionError, "struct Params has no member 'beta' (it has: M, alpha, src, a)",
                  "# E:member", 14)
+
+
+@cd.struct
+class Job:
+    n: u32
+    scale: f32
+    data: cd.Ptr[f32]
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def scaled_job(job: Job, cfg: cd.Uniform[Job], out: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    if i < job.n:
+        out[i] = job.data[i] * job.scale + cfg.scale
+
+
+def _launch_errors(device):
+    """What each wrong struct argument raises with ``device`` (the class name and message)."""
+    from coopdsl.errors import CoopDSLError
+    from coopdsl.runtime import LaunchError
+
+    d = np.arange(32, dtype=np.float32)
+    good = {"n": 32, "scale": 2.0, "data": d}
+    bad = {"misspelt member": ({**good, "scael": 1.0}, good),
+           "wrong pointee": ({**good, "data": d.astype(np.float64)}, good),
+           "uniform extra key": (good, {**good, "zz": 1}),
+           "negative address": ({**good, "data": -5}, good)}
+    out = {}
+    for name, (job, cfg) in bad.items():
+        try:
+            scaled_job.launch((1,), job, cfg, np.zeros(32, np.float32), device=device)
+            out[name] = "ran"
+        except (CoopDSLError, LaunchError) as e:
+            out[name] = str(e)
+    return out
+
+
+def test_struct_arguments_are_checked_on_the_interpreter():
+    # a misspelt member, a pointer given an array of another type (float64 data read as f32 was garbage) and
+    # a negative address (a numpy OverflowError) are named
+    got = _launch_errors("cpu")
+    assert got["misspelt member"] == "push constant 'job' has no member 'scael'; its members are n, scale, data"
+    assert got["wrong pointee"] == "push constant 'job.data' points to f32; got a float64 array (pass float32)"
+    assert got["uniform extra key"] == "uniform block 'cfg' has no member 'zz'; its members are n, scale, data"
+    assert got["negative address"] == "push constant 'job.data' is a pointer: the address -5 is not a 64-bit " \
+                                      "unsigned int"
+
+
+@pytest.mark.vulkan
+def test_struct_arguments_are_checked_by_the_gpu_runtime():
+    from coopdsl import runtime
+
+    try:
+        dev = runtime.Device()
+    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
+        pytest.skip(f"no Vulkan device: {e}")
+    if not dev.has_device_address:
+        pytest.skip("the device has no bufferDeviceAddress")
+    got = _launch_errors(dev)
+    assert got["misspelt member"] == "push constant 'job' has no member 'scael'; its members are n, scale, data"
+    assert got["wrong pointee"] == "pointer 'job.data' points to f32; got a float64 array (pass float32)"
+    assert got["uniform extra key"] == "uniform block 'cfg' has no member 'zz'; its members are n, scale, data"
+    assert got["negative address"].startswith("push constant 'job.data' (ptr) cannot be -5")
