@@ -77,6 +77,9 @@ def subgroup_size_from(value: int | None) -> int:
     return chosen
 
 
+MAX_INVOCATIONS = 1024  # per workgroup: what NVIDIA, AMD (RADV) and Intel (ANV) GPUs allow
+
+
 def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any] | None = None,
         subgroup_size: int | None = None, check_races: bool = True, max_slots: int = MAX_SLOTS) -> None:
     """Interpret ``module`` over ``grid`` workgroups with kernel arguments ``values`` (by parameter name).
@@ -89,6 +92,10 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
     wg_size = (x, y, z)
     if min(wg_size) < 1:
         raise LaunchArgumentError(f"workgroup size {wg_size} must be positive")
+    if x * y * z > MAX_INVOCATIONS:
+        raise LaunchArgumentError(f"a workgroup of {x}x{y}x{z} = {x * y * z} invocations: the interpreter runs at "
+                                  f"most {MAX_INVOCATIONS}, the maxComputeWorkGroupInvocations of NVIDIA, AMD and "
+                                  f"Intel GPUs")
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)
     device = DeviceMemory()
     placed = allocate_arguments(module, Layout(specs, probe), values, device)

@@ -122,3 +122,21 @@ def test_a_float_push_constant_beyond_its_type_and_a_read_only_output_are_refuse
     with pytest.raises(LaunchArgumentError, match="buffer 'x' is written by the kernel, but the numpy array given "
                                                   "for it is read-only"):
         scaled_by.launch((1,), np.frombuffer(bytes(128), np.float32), 2.0, device="cpu")
+
+
+@cd.kernel(workgroup_size=("WG", 1, 1))
+def sized_by_spec(x: cd.Buffer[f32], WG: cd.Spec[u32] = 64):
+    x[cd.local_invocation_index] = 1.0
+
+
+def test_a_workgroup_no_gpu_runs_is_refused_on_the_interpreter_too():
+    # (2**32 - 1 invocations once failed with numpy's MemoryError)
+    from coopdsl.interp import LaunchArgumentError
+
+    x = np.zeros(1024, np.float32)
+    sized_by_spec.launch((1,), x, WG=1024, device="cpu")
+    assert (x == 1.0).all()
+    for wg in (1025, 2**32 - 1):
+        with pytest.raises(LaunchArgumentError, match=rf"a workgroup of {wg}x1x1 = {wg} invocations: the "
+                                                      r"interpreter runs at most 1024"):
+            sized_by_spec.launch((1,), x, WG=wg, device="cpu")
