@@ -55,12 +55,12 @@ def wants_cpu(device: Any) -> bool:
     if device is None:
         env = _device_env().strip().lower()
         if env not in ("", "cpu", "gpu"):
-            raise ValueError(f"{DEVICE_ENV} must be 'cpu' or 'gpu', got {env!r}")
+            raise LaunchArgumentError(f"{DEVICE_ENV} must be 'cpu' or 'gpu', got {env!r}")
         return env == "cpu"
     if isinstance(device, str):
         if device.lower() == "cpu":
             return True
-        raise ValueError(f"device must be 'cpu', None or a coopdsl.runtime.Device, got {device!r}")
+        raise LaunchArgumentError(f"device must be 'cpu', None or a coopdsl.runtime.Device, got {device!r}")
     return False
 
 
@@ -73,7 +73,7 @@ def subgroup_size_from(value: int | None) -> int:
         chosen = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
         source = f"{SUBGROUP_ENV}={env}: the subgroup size" if env else source
     if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen not in SUBGROUP_SIZES:
-        raise ValueError(f"{source} must be one of {SUBGROUP_SIZES}, got {chosen!r}")
+        raise LaunchArgumentError(f"{source} must be one of {SUBGROUP_SIZES}, got {chosen!r}")
     return chosen
 
 
