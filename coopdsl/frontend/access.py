@@ -78,6 +78,33 @@ def swizzle(cg, v: Value, attr: str):
     return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
 
 
+def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Value:
+    """``v`` with the components ``attr`` names (``.x``, ``.xy``, ``.zw`` ...) replaced by ``value``, as GLSL's
+    ``v.xy = w`` (each component once; a scalar for one component, a vector of as many for several)."""
+    t = v.type
+    assert isinstance(t, T.VectorType)  # the caller checked
+    loc = cg.src.loc(target)
+    idx = [SWIZZLE[c] for c in attr]
+    if any(i >= t.count for i in idx):
+        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)
+    if len(set(idx)) != len(idx):
+        raise TypeMismatchError(f"cannot assign to '.{attr}': it names a component twice", loc)
+    value = cg.as_operand(value)
+    if len(idx) == 1:
+        if arith.is_number(value):
+            value = cg.em.literal(value, t.elem)
+        if not isinstance(value, Value) or value.type != t.elem:
+            raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {t.elem}",
+                                    loc)
+        return cg.em.op("insert", t, [value, v], index=idx[0])
+    want = T.VectorType(t.elem, len(idx))
+    if not isinstance(value, Value) or value.type != want:
+        raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {want}", loc)
+    for k, i in enumerate(idx):
+        v = cg.em.op("insert", t, [cg.em.op("extract", t.elem, [value], index=k), v], index=i)
+    return v
+
+
 def expr_subscript(cg, node: ast.Subscript):
     base = cg.visit(node.value)
     if isinstance(node.slice, ast.Slice):
@@ -233,6 +260,11 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
 
     ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
     """
+    if isinstance(target.value, ast.Name) and all(c in SWIZZLE for c in target.attr):
+        held = cg.lookup(target.value.id, target.value)
+        if isinstance(held, Value) and isinstance(held.type, T.VectorType):
+            cg.assign(target.value.id, _store_swizzle(cg, held, target.attr, value, target))
+            return
     path: list[str] = []
     node: ast.expr = target
     while isinstance(node, ast.Attribute):

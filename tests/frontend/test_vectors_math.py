@@ -29,6 +29,45 @@ def test_vector_constructors_swizzles_and_element_wise_ops():
                     r"OpSDiv %v2int", r"OpSNegate %v2int", r"OpFDiv %v4float")
 
 
+@cd.kernel(workgroup_size=(4, 1, 1))
+def swizzle_stores(out: cd.Buffer[vec4[f32]]):
+    v = vec4[f32](1.0, 2.0, 3.0, 4.0)
+    v.x += 10.0                                   # GLSL's v.x += 10.0
+    v.zw = vec2[f32](7.0, 8.0)                    # several components from a vector of as many
+    v.b = f32(cd.local_invocation_index)          # rgba names too
+    out[cd.local_invocation_index] = v
+
+
+def test_swizzle_assignments_replace_components():
+    compile_checked(swizzle_stores, r"OpCompositeInsert %v4float", r"OpCompositeExtract %float")
+    import numpy as np
+
+    out = np.zeros((4, 4), np.float32)
+    swizzle_stores.launch((1,), out, device="cpu")
+    np.testing.assert_array_equal(out, [[11.0, 2.0, i, 8.0] for i in range(4)])
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def swizzle_twice(out: cd.Buffer[vec4[f32]]):
+    v = vec4[f32](1.0)
+    v.xx = vec2[f32](1.0, 2.0)  # E:twice
+    out[0] = v
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def swizzle_wrong_size(out: cd.Buffer[vec4[f32]]):
+    v = vec4[f32](1.0)
+    v.xy = 1.0  # E:size
+    out[0] = v
+
+
+def test_swizzle_assignments_name_each_component_once_and_take_a_vector_of_as_many():
+    expect_error(swizzle_twice, TypeMismatchError, "cannot assign to '.xx': it names a component twice",
+                 "# E:twice", 5)
+    expect_error(swizzle_wrong_size, TypeMismatchError, "cannot assign the number 1.0 to '.xy' of vec4[f32]; it "
+                 "takes a vec2[f32]", "# E:size", 5)
+
+
 @cd.kernel(workgroup_size=(32, 1, 1))
 def glsl_overloads(v: cd.Buffer[vec4[f32]], x: cd.Buffer[f32], w: cd.Buffer[vec3[u32]]):
     i = cd.global_invocation_id.x
