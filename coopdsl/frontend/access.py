@@ -78,6 +78,34 @@ def swizzle(cg, v: Value, attr: str):
     return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
 
 
+def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute) -> Value:
+    """``v`` (a struct or vector value) with the member or components ``chain`` names replaced by ``value``:
+    ``s.alpha = 2.0``, ``s.pos.xy = w``, ``v.x += 1.0`` on values held by names, as in GLSL."""
+    t = v.type
+    name, rest = chain[0], chain[1:]
+    if isinstance(t, T.VectorType) and not rest and all(c in SWIZZLE for c in name):
+        return _store_swizzle(cg, v, name, value, target)
+    if not isinstance(t, T.StructType):
+        raise TypeMismatchError(f"{with_article(t)} has no member '{name}' to assign", cg.src.loc(target))
+    try:
+        i = t.member_index(name)
+    except KeyError:
+        raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
+                                  f"{', '.join(n for n, _ in t.members)})", cg.src.loc(target)) from None
+    mt = t.members[i][1]
+    if rest:
+        inner = cg.em.op("extract", mt, [v], index=i)
+        new = _store_in_value(cg, inner, rest, value, target)
+    else:
+        new = cg.as_operand(value)
+        if arith.is_number(new) and isinstance(mt, T.ScalarType):
+            new = cg.em.literal(new, mt)
+        if not isinstance(new, Value) or new.type != mt:
+            raise TypeMismatchError(f"cannot assign {cg.describe(new)} to member '{name}' of struct {t.name}, "
+                                    f"which is {mt}", cg.src.loc(target))
+    return cg.em.op("insert", t, [new, v], index=i)
+
+
 def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Value:
     """``v`` with the components ``attr`` names (``.x``, ``.xy``, ``.zw`` ...) replaced by ``value``, as GLSL's
     ``v.xy = w`` (each component once; a scalar for one component, a vector of as many for several)."""
@@ -260,10 +288,15 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
 
     ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
     """
-    if isinstance(target.value, ast.Name) and all(c in SWIZZLE for c in target.attr):
-        held = cg.lookup(target.value.id, target.value)
-        if isinstance(held, Value) and isinstance(held.type, T.VectorType):
-            cg.assign(target.value.id, _store_swizzle(cg, held, target.attr, value, target))
+    chain: list[str] = []
+    root: ast.expr = target
+    while isinstance(root, ast.Attribute):
+        chain.insert(0, root.attr)
+        root = root.value
+    if isinstance(root, ast.Name):
+        held = cg.lookup(root.id, root)
+        if isinstance(held, Value) and isinstance(held.type, (T.VectorType, T.StructType)):
+            cg.assign(root.id, _store_in_value(cg, held, chain, value, target))
             return
     path: list[str] = []
     node: ast.expr = target

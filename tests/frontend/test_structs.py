@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, NameResolutionError, f16, f32, u32, vec4
+from coopdsl import Acc, MatA, MatB, NameResolutionError, f16, f32, u32, vec2, vec4
 
 from ..conftest import compile_checked, expect_error
 
@@ -136,3 +136,59 @@ def test_struct_arguments_are_checked_by_the_gpu_runtime():
     assert got["wrong pointee"] == "pointer 'job.data' points to f32; got a float64 array (pass float32)"
     assert got["uniform extra key"] == "uniform block 'cfg' has no member 'zz'; its members are n, scale, data"
     assert got["negative address"].startswith("push constant 'job.data' (ptr) cannot be -5")
+
+
+@cd.struct
+class Inner:
+    w: vec2[f32]
+    k: u32
+
+
+@cd.struct
+class Outer:
+    a: f32
+    n: u32
+    inner: Inner
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def struct_value_stores(out: cd.Buffer[f32], src: cd.Buffer[Outer]):
+    s = src[0]
+    s.a = 2.5                                   # GLSL's s.a = 2.5 on a local struct
+    s.a += 1.0
+    s.n = u32(7)
+    s.inner.k = cd.local_invocation_index       # a member of a member
+    s.inner.w.y = 9.0                           # a component of a vector member
+    src[cd.local_invocation_index + 1] = s
+    out[cd.local_invocation_index] = s.a + f32(s.n) + f32(s.inner.k) + s.inner.w.y
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def struct_value_bad_member(src: cd.Buffer[Outer]):
+    s = src[0]
+    s.b = 1.0  # E:nomember
+    src[1] = s
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def struct_value_bad_type(src: cd.Buffer[Outer]):
+    s = src[0]
+    s.inner = 1.0  # E:membertype
+    src[1] = s
+
+
+def test_members_of_struct_values_held_by_names_are_assigned():
+    compile_checked(struct_value_stores, r"OpCompositeInsert %Outer", r"OpCompositeInsert %Inner",
+                    r"OpCompositeInsert %v2float")
+    out = np.zeros(4, np.float32)
+    src = np.zeros(5 * 24, np.uint8)
+    struct_value_stores.launch((1,), out, src, device="cpu")
+    np.testing.assert_array_equal(out, [19.5, 20.5, 21.5, 22.5])
+    rows = np.frombuffer(src.tobytes(), np.dtype({"names": ["a", "n", "w0", "w1", "k"],
+                                                  "formats": ["<f4", "<u4", "<f4", "<f4", "<u4"],
+                                                  "offsets": [0, 4, 8, 12, 16], "itemsize": 24}))
+    assert [tuple(r) for r in rows[1:]] == [(3.5, 7, 0.0, 9.0, k) for k in range(4)]
+    expect_error(struct_value_bad_member, NameResolutionError, "struct Outer has no member 'b' (it has: a, n, "
+                 "inner)", "# E:nomember", 5)
+    expect_error(struct_value_bad_type, cd.TypeMismatchError, "cannot assign the number 1.0 to member 'inner' of "
+                 "struct Outer, which is Inner", "# E:membertype", 5)
