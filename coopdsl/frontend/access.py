@@ -78,6 +78,31 @@ def swizzle(cg, v: Value, attr: str):
     return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
 
 
+def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str, value,
+                      target: ast.Attribute) -> None:
+    """Store ``value`` into components ``attr`` of the vector in memory at ``ptr`` + ``indices``: one
+    ``OpAccessChain`` and ``OpStore`` per component (GLSL's ``buf[i].xy = w``)."""
+    loc = cg.src.loc(target)
+    idx = [SWIZZLE[c] for c in attr]
+    if any(i >= t.count for i in idx):
+        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)
+    if len(set(idx)) != len(idx):
+        raise TypeMismatchError(f"cannot assign to '.{attr}': it names a component twice", loc)
+    value = cg.as_operand(value)
+    if len(idx) == 1 and arith.is_number(value):
+        value = cg.em.literal(value, t.elem)
+    want = t.elem if len(idx) == 1 else T.VectorType(t.elem, len(idx))
+    if not isinstance(value, Value) or value.type != want:
+        raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {want}", loc)
+    pt = ptr.type
+    assert isinstance(pt, T.PointerType)  # (an element pointer)
+    psb = pt.storage == "PhysicalStorageBuffer"
+    for k, i in enumerate(idx):
+        part = value if len(idx) == 1 else cg.em.op("extract", t.elem, [value], index=k)
+        at = cg.em.op("access", T.PointerType(t.elem, pt.storage), [ptr, *indices, cg.em.const(T.u32, i)])
+        cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(T.align_of(t.elem))} if psb else {}))
+
+
 def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute) -> Value:
     """``v`` (a struct or vector value) with the member or components ``chain`` names replaced by ``value``:
     ``s.alpha = 2.0``, ``s.pos.xy = w``, ``v.x += 1.0`` on values held by names, as in GLSL."""
@@ -316,8 +341,12 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
         cg.note_buffer_write(base)
     else:
         raise TypeMismatchError(f"cannot assign to a member of an element of {cg.describe(base)}", cg.src.loc(target))
-    t, indices = ptr.type.pointee, []
-    for name in path:
+    t: T.Type = ptr.type.pointee
+    indices: list[Value] = []
+    for n, name in enumerate(path):
+        if isinstance(t, T.VectorType) and n == len(path) - 1 and all(c in SWIZZLE for c in name):
+            _store_components(cg, ptr, indices, t, name, value, target)  # buf[i].x = v, buf[i].pos.xy = w
+            return
         if not isinstance(t, T.StructType):
             raise TypeMismatchError(f"{with_article(t)} has no member '{name}'", cg.src.loc(target))
         try:

@@ -245,3 +245,29 @@ def shade(v: cd.Buffer[vec4[f32]], lim: cd.Buffer[f32], n: cd.Buffer[i32]):
 def test_doc_example_and_python_abs_on_runtime_values():
     compile_checked(shade, r"FClamp", r"OpSelect %v4float", r"OpVectorShuffle %v4float %\w+ %\w+ 3 2 1 0",
                     r"OpExtInst %float %\w+ FAbs", r"OpExtInst %int %\w+ SAbs", r"Normalize")
+
+
+@cd.struct
+class Particle:
+    pos: vec4[f32]
+    w: f32
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def component_stores(out: cd.Buffer[vec4[f32]], ps: cd.Buffer[Particle]):
+    i = cd.local_invocation_index
+    out[i].y = f32(i)                           # GLSL's out[i].y = float(i): one component in memory
+    out[i].zw = vec2[f32](5.0, 6.0)
+    ps[i].pos.xw = vec2[f32](1.0, 2.0)          # components of a struct member
+
+
+def test_components_of_vectors_in_memory_are_stored_in_place():
+    import numpy as np
+
+    compile_checked(component_stores, r"OpAccessChain %_ptr_StorageBuffer_float %\w+ %uint_1",
+                    r"OpAccessChain %_ptr_StorageBuffer_float %\w+ %uint_0 %uint_3")
+    out = np.zeros((4, 4), np.float32)
+    ps = np.zeros((4, 8), np.float32)
+    component_stores.launch((1,), out, ps, device="cpu")
+    np.testing.assert_array_equal(out, [[0.0, i, 5.0, 6.0] for i in range(4)])
+    np.testing.assert_array_equal(ps[:, :4], [[1.0, 0.0, 0.0, 2.0]] * 4)
