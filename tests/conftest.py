@@ -74,3 +74,15 @@ def matmul_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = Fa
     from benchmarks.cases import gemm_inputs
 
     return gemm_inputs(kind, m, n, k, rng, transpose_b)
+
+
+@pytest.fixture(scope="session")
+def device():
+    """A ``runtime.Device`` on the first Vulkan device (lavapipe in CI); skips the test, with the reason, when
+    there is none. Directories with other needs (tests/gpu: cooperative matrices) define their own."""
+    from coopdsl import runtime
+
+    try:
+        return runtime.Device()
+    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
+        pytest.skip(f"no Vulkan device: {e}")

@@ -122,16 +122,10 @@ def test_struct_arguments_are_checked_on_the_interpreter():
 
 
 @pytest.mark.vulkan
-def test_struct_arguments_are_checked_by_the_gpu_runtime():
-    from coopdsl import runtime
-
-    try:
-        dev = runtime.Device()
-    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
-        pytest.skip(f"no Vulkan device: {e}")
-    if not dev.has_device_address:
+def test_struct_arguments_are_checked_by_the_gpu_runtime(device):
+    if not device.has_device_address:
         pytest.skip("the device has no bufferDeviceAddress")
-    got = _launch_errors(dev)
+    got = _launch_errors(device)
     assert got["misspelt member"] == "push constant 'job' has no member 'scael'; its members are n, scale, data"
     assert got["wrong pointee"] == "pointer 'job.data' points to f32; got a float64 array (pass float32)"
     assert got["uniform extra key"] == "uniform block 'cfg' has no member 'zz'; its members are n, scale, data"

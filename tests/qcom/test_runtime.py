@@ -39,13 +39,7 @@ def ones_by_rows(out: cd.Buffer[f32]):
 
 
 @pytest.mark.vulkan
-def test_launch_on_a_device_without_the_extension_names_it():
-    from coopdsl import runtime
-
-    try:
-        device = runtime.Device()
-    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
-        pytest.skip(f"no Vulkan device: {e}")
+def test_launch_on_a_device_without_the_extension_names_it(device):
     if "VK_QCOM_cooperative_matrix_conversion" in device.info.extensions:
         pytest.skip("this device has the extension")
     with pytest.raises(DeviceFeatureError, match="extension VK_QCOM_cooperative_matrix_conversion.*"
