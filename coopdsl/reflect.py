@@ -171,18 +171,10 @@ def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
             size = T.size_of(t)
             entry = {"name": prefix + name, "offset": base + off, "type": _type_name(t), "size": size}
             if isinstance(t, T.PointerType):  # what an array passed for it must hold (None: a struct)
-                elem = _data_elem(t)
+                elem = T.data_elem(t)
                 entry["pointee"] = _type_name(elem) if elem is not None else None
             out.append(entry)
     return out
-
-
-def _data_elem(t: T.PointerType) -> T.Type | None:
-    """The scalar or vector element a device pointer addresses (``Ptr[f32]``: a block around a runtime array)."""
-    p = t.pointee
-    if isinstance(p, T.StructType) and len(p.members) == 1 and isinstance(p.members[0][1], T.RuntimeArrayType):
-        p = p.members[0][1].elem
-    return p if isinstance(p, (T.ScalarType, T.VectorType)) else None
 
 
 def _type_name(t: T.Type) -> str:

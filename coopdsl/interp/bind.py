@@ -118,15 +118,6 @@ def _pack(st: T.StructType, values: dict, layout: Layout, device: DeviceMemory, 
     return bytes(out)
 
 
-def _data_elem(t: T.PointerType) -> T.Type | None:
-    """The scalar or vector element a device pointer addresses (``Ptr[f32]``: a block around a runtime array of
-    f32), or None for a pointer to a struct."""
-    p = t.pointee
-    if isinstance(p, T.StructType) and len(p.members) == 1 and isinstance(p.members[0][1], T.RuntimeArrayType):
-        p = p.members[0][1].elem
-    return p if isinstance(p, (T.ScalarType, T.VectorType)) else None
-
-
 def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, name: str) -> bytes:
     if isinstance(t, T.StructType):
         if not isinstance(v, dict):
@@ -134,7 +125,7 @@ def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, 
         return _pack(t, v, layout, device, what, name + ".")
     if isinstance(t, T.PointerType):
         if isinstance(v, np.ndarray):
-            pointee = _data_elem(t)
+            pointee = T.data_elem(t)
             if pointee is not None:
                 elem = T.scalar_of(pointee)
                 want = storage_dtype(elem)

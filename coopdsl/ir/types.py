@@ -304,6 +304,15 @@ def block_array(t: Type) -> RuntimeArrayType:
     return members[0][1]
 
 
+def data_elem(t: PointerType) -> Type | None:
+    """The scalar or vector a device pointer addresses (``Ptr[f32]``: a block around a runtime array of
+    f32), or None when it addresses structs (what an array passed for it must hold, if anything)."""
+    p = t.pointee
+    if isinstance(p, StructType) and len(p.members) == 1 and isinstance(p.members[0][1], RuntimeArrayType):
+        p = p.members[0][1].elem
+    return p if isinstance(p, (ScalarType, VectorType)) else None
+
+
 def with_elem(t: Type, elem: ScalarType) -> Type:
     """``t`` with its scalar component replaced (shape kept)."""
     if isinstance(t, VectorType):
