@@ -65,12 +65,31 @@ def _methods(receiver) -> str:
     return ", ".join(B.method_names(receiver))
 
 
+def _swizzle_indices(t: T.VectorType, attr: str, loc, store: bool = False) -> list[int]:
+    """The component indices ``attr`` names in ``t``; a store names each component once."""
+    idx = [SWIZZLE[c] for c in attr]
+    if any(i >= t.count for i in idx):
+        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)
+    if store and len(set(idx)) != len(idx):
+        raise TypeMismatchError(f"cannot assign to '.{attr}': it names a component twice", loc)
+    return idx
+
+
+def _swizzle_value(cg, t: T.VectorType, attr: str, n: int, value, loc) -> Value:
+    """``value`` as what a store to ``n`` components ``attr`` of ``t`` takes: a component, or a vector of ``n``."""
+    value = cg.as_operand(value)
+    if n == 1 and arith.is_number(value):
+        value = cg.em.literal(value, t.elem)
+    want = t.elem if n == 1 else T.VectorType(t.elem, n)
+    if not isinstance(value, Value) or value.type != want:
+        raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {want}", loc)
+    return value
+
+
 def swizzle(cg, v: Value, attr: str):
     t = v.type
     assert isinstance(t, T.VectorType)  # the caller checked
-    idx = [SWIZZLE[c] for c in attr]
-    if any(i >= t.count for i in idx):
-        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", cg.em.loc)
+    idx = _swizzle_indices(t, attr, cg.em.loc)
     if len(idx) == 1:
         return cg.em.op("extract", t.elem, [v], index=idx[0])
     if len(idx) > 4:
@@ -83,17 +102,8 @@ def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str,
     """Store ``value`` into components ``attr`` of the vector in memory at ``ptr`` + ``indices``: one
     ``OpAccessChain`` and ``OpStore`` per component (GLSL's ``buf[i].xy = w``)."""
     loc = cg.src.loc(target)
-    idx = [SWIZZLE[c] for c in attr]
-    if any(i >= t.count for i in idx):
-        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)
-    if len(set(idx)) != len(idx):
-        raise TypeMismatchError(f"cannot assign to '.{attr}': it names a component twice", loc)
-    value = cg.as_operand(value)
-    if len(idx) == 1 and arith.is_number(value):
-        value = cg.em.literal(value, t.elem)
-    want = t.elem if len(idx) == 1 else T.VectorType(t.elem, len(idx))
-    if not isinstance(value, Value) or value.type != want:
-        raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {want}", loc)
+    idx = _swizzle_indices(t, attr, loc, store=True)
+    value = _swizzle_value(cg, t, attr, len(idx), value, loc)
     pt = ptr.type
     assert isinstance(pt, T.PointerType)  # (an element pointer)
     psb = pt.storage == "PhysicalStorageBuffer"
@@ -137,22 +147,10 @@ def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Val
     t = v.type
     assert isinstance(t, T.VectorType)  # the caller checked
     loc = cg.src.loc(target)
-    idx = [SWIZZLE[c] for c in attr]
-    if any(i >= t.count for i in idx):
-        raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)
-    if len(set(idx)) != len(idx):
-        raise TypeMismatchError(f"cannot assign to '.{attr}': it names a component twice", loc)
-    value = cg.as_operand(value)
+    idx = _swizzle_indices(t, attr, loc, store=True)
+    value = _swizzle_value(cg, t, attr, len(idx), value, loc)
     if len(idx) == 1:
-        if arith.is_number(value):
-            value = cg.em.literal(value, t.elem)
-        if not isinstance(value, Value) or value.type != t.elem:
-            raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {t.elem}",
-                                    loc)
         return cg.em.op("insert", t, [value, v], index=idx[0])
-    want = T.VectorType(t.elem, len(idx))
-    if not isinstance(value, Value) or value.type != want:
-        raise TypeMismatchError(f"cannot assign {cg.describe(value)} to '.{attr}' of {t}; it takes a {want}", loc)
     for k, i in enumerate(idx):
         v = cg.em.op("insert", t, [cg.em.op("extract", t.elem, [value], index=k), v], index=i)
     return v
