@@ -27,6 +27,18 @@ def test_the_port_keeps_the_harness_interface(port, tokens):
     assert r["entry_point"] == "main" and r["push_constants"]["size"] == 0
 
 
+def _small_ints(tokens, m: int, n: int, k: int, seed: int):
+    """A (m x k), B (k x n), C (m x n) of small integers in the pair's input and accumulator dtypes (exact in
+    every type), and a zeroed D."""
+    rng = np.random.default_rng(seed)
+    dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
+    dt_c = {"fp16": np.float16, "fp32": np.float32, "s32": np.int32}[tokens[1]]
+    a = rng.integers(-2, 3, (m, k)).astype(dt_a)
+    b = rng.integers(-2, 3, (k, n)).astype(dt_a)
+    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
+    return a, b, c, np.zeros((m, n), dt_c)
+
+
 @pytest.mark.parametrize("forms", [(), ("glsl_order",)], ids=["default", "glsl_order"])
 @pytest.mark.parametrize("tokens", [("fp16", "fp32"), ("fp16", "fp16"), ("s8", "s32")], ids="_".join)
 @pytest.mark.parametrize("b_col_major", [False, True], ids=["B row-major", "B column-major"])
@@ -34,13 +46,7 @@ def test_the_workgroup_port_multiplies_on_the_interpreter(tokens, b_col_major, f
     a_type, c_type = workgroup.VARIANTS[tokens]
     kernel = workgroup.variant(a_type, c_type, forms)
     m, n, k, tile = 32, 48, 48, 16
-    rng = np.random.default_rng(1)
-    dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
-    dt_c = {"fp16": np.float16, "fp32": np.float32, "s32": np.int32}[tokens[1]]
-    a = rng.integers(-2, 3, (m, k)).astype(dt_a)
-    b = rng.integers(-2, 3, (k, n)).astype(dt_a)
-    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
-    d = np.zeros((m, n), dt_c)
+    a, b, c, d = _small_ints(tokens, m, n, k, seed=1)
     kernel.launch((n // tile, m // tile, 1),
                   {"inputA": a, "inputB": b.T.copy() if b_col_major else b, "inputC": c, "outputO": d},
                   device="cpu", TILE_M=tile, TILE_N=tile, TILE_K=tile, K=k, M=m, N=n, alpha=2.0, beta=-1.0,
@@ -149,13 +155,7 @@ def test_the_shmem_port_multiplies_on_the_interpreter(forms, tokens, b_col_major
     tm = tn = 128
     tk = 64 if tokens[0] == "s8" else 16
     m, n, k = tm, tn, 2 * tk
-    rng = np.random.default_rng(2)
-    dt_a = {"fp16": np.float16, "s8": np.int8}[tokens[0]]
-    dt_c = {"fp16": np.float16, "fp32": np.float32, "s32": np.int32}[tokens[1]]
-    a = rng.integers(-2, 3, (m, k)).astype(dt_a)
-    b = rng.integers(-2, 3, (k, n)).astype(dt_a)
-    c = rng.integers(-2, 3, (m, n)).astype(dt_c)
-    d = np.zeros((m, n), dt_c)
+    a, b, c, d = _small_ints(tokens, m, n, k, seed=2)
     b_mem = b.T.copy() if b_col_major else b
     kernel.launch((n // tn, m // tm, 1),
                   {"inputAV4": a.view(np.uint32).reshape(-1, 4), "inputBV4": b_mem.view(np.uint32).reshape(-1, 4),
