@@ -272,3 +272,23 @@ def test_workgroup_scope_matrices():
     ref.reshape(-1)[::n] = np.arange(128)  # component 0 of local invocation l is element l * n
     for w in range(2):
         np.testing.assert_allclose(c[w * 4096:(w + 1) * 4096].reshape(64, 64), ref, rtol=1e-5, atol=1e-5)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def offset_through_a_bitcast(b: cd.Buffer[f16], c: cd.Buffer[f32], K: u32):
+    acc = Acc[f32, 16, 16].splat(0.0)
+    for k0 in range(0, K, 16):
+        for j in cd.range(2, unroll=True):  # an i32 counter: k0 * 16 + j * 16 bitcasts it to u32
+            acc = cd.muladd(MatA[f16, 16, 16].splat(1.0), MatB[f16, 16, 16].load(b, k0 * 16 + j * 16, stride=16),
+                            acc)
+    acc.store(c, cd.subgroup_id * 256, stride=16)
+
+
+def test_a_uniform_value_stays_uniform_through_a_bitcast():
+    # (the bitcast of a value the same in every invocation came out per invocation-shaped (1,), and the matrix
+    # load's uniformity check failed with numpy's "cannot reshape array of size 1" – found writing a kernel from
+    # the docs)
+    b = np.ones(1024, np.float16)
+    c = np.zeros(512, np.float32)
+    offset_through_a_bitcast.launch((1,), b, c, 32, device="cpu")
+    np.testing.assert_array_equal(c, np.full(512, 64.0, np.float32))

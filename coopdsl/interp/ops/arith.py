@@ -100,7 +100,7 @@ def _float_to_int(x: np.ndarray, dst: T.ScalarType) -> np.ndarray:
 def bitcast(x: Any, src: T.Type, dst: T.Type) -> np.ndarray:
     """The bits of ``x`` (type ``src``) reinterpreted as ``dst`` (same total size)."""
     se, de = T.scalar_of(src), T.scalar_of(dst)
-    raw = np.ascontiguousarray(encode(se, x))
+    raw = np.array(encode(se, x), order="C")  # (np.ascontiguousarray makes a uniform 0-d value one of shape (1,))
     lead = raw.shape[:-1] if isinstance(src, T.VectorType) else raw.shape
     if isinstance(src, T.CoopMatType):
         return decode(de, raw.view(storage_dtype(de)))
