@@ -292,3 +292,10 @@ def test_a_uniform_value_stays_uniform_through_a_bitcast():
     c = np.zeros(512, np.float32)
     offset_through_a_bitcast.launch((1,), b, c, 32, device="cpu")
     np.testing.assert_array_equal(c, np.full(512, 64.0, np.float32))
+
+
+def test_a_kernel_written_from_the_docs_runs_on_the_interpreter():
+    from ..docs_only_kernel import run_and_check, scaled_tiles
+
+    scaled_tiles.compile()  # spirv-val
+    run_and_check("cpu")
