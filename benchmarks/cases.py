@@ -54,16 +54,28 @@ def gemm_khr(size, rng, device=None) -> Result:
     return Result("gemm_khr.py", "gemm", size, abs_err, rel_err, f"abs <= {tol:.3g}", abs_err <= tol)
 
 
-def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False
+HARNESS_FLOATS = (-0.5, 0.0, 0.5, 1.0)  # vk_cooperative_matrix_perf's float inputs: ((rand() & 3) - 1) / 2
+
+
+def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False, values: str = "uniform"
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(a, b, the product in float64) for a GEMM with inputs of ``kind`` ("f16", "bf16": bit patterns as uint16,
     "i8", "u8"): a is m x k, b is k x n, or n x k with ``transpose_b`` (the product is then a @ b.T). Floats are
-    uniform in [-1, 1), integers over their whole range. The one input generator of the tests and benchmarks."""
+    uniform in [-1, 1), integers over their whole range. The one input generator of the tests and benchmarks.
+
+    ``values="harness"``: floats drawn from {-0.5, 0, 0.5, 1} as vk_cooperative_matrix_perf fills its inputs
+    (few mantissa bits, a quarter zeros: the tensor cores draw less power on them, so under the H100's power
+    limit the same kernel runs at higher clocks); integers are over their whole range either way, as there."""
     from coopdsl.ops import from_bf16, to_bf16
 
+    if values not in ("uniform", "harness"):
+        raise ValueError(f"values must be 'uniform' or 'harness', got {values!r}")
     b_shape = (n, k) if transpose_b else (k, n)
     if kind in ("f16", "bf16"):
-        a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, b_shape)
+        if values == "harness":
+            a32, b32 = rng.choice(HARNESS_FLOATS, (m, k)), rng.choice(HARNESS_FLOATS, b_shape)
+        else:
+            a32, b32 = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, b_shape)
         if kind == "f16":
             a, b = a32.astype(np.float16), b32.astype(np.float16)
             a64, b64 = a.astype(np.float64), b.astype(np.float64)

@@ -191,13 +191,40 @@ def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
     return runtime.default_device()
 
 
-def bench_timer(warmup: int, repeat: int) -> Timer:
-    """The default timer: the median GPU time of ``Kernel.bench`` (milliseconds)."""
+CLOCK_UP_MS = 200.0  # untimed GPU work before the first config is timed (see BenchTimer)
+CLOCK_UP_MAX = 10000  # dispatches at most in that work (for kernels of microseconds)
 
-    def timer(variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> float:
-        return variant.bench(grid, *args, device=device, warmup=warmup, repeat=repeat, **kwargs).median_ms
 
-    return timer
+class BenchTimer:
+    """The default timer: the median GPU time of ``Kernel.bench`` (milliseconds), ``warmup`` untimed and
+    ``repeat`` timed dispatches per config.
+
+    Before the first config of a tuning, :meth:`start` runs that config untimed for about ``clock_up_ms``
+    of GPU time (one dispatch to estimate, then enough for the rest): an idle GPU runs at low clocks, and
+    on the H100 they take about 150 ms of work to come back up, so without it the first config timed after
+    an idle spell ran 4x slower in its first dispatches and was judged by them.
+    """
+
+    def __init__(self, warmup: int, repeat: int, clock_up_ms: float = CLOCK_UP_MS):
+        self.warmup, self.repeat, self.clock_up_ms = warmup, repeat, clock_up_ms
+
+    def start(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> None:
+        """Bring the clocks up with ``variant`` (its results are overwritten by the timings that follow)."""
+        if self.clock_up_ms <= 0:
+            return
+        first = variant.bench(grid, *args, device=device, warmup=0, repeat=1, **kwargs).median_ms
+        count = min(CLOCK_UP_MAX, int(self.clock_up_ms / max(first, 1e-6)))
+        if count > 0:
+            variant.bench(grid, *args, device=device, warmup=0, repeat=count, **kwargs)
+
+    def __call__(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> float:
+        return variant.bench(grid, *args, device=device, warmup=self.warmup, repeat=self.repeat,
+                             **kwargs).median_ms
+
+
+def bench_timer(warmup: int, repeat: int, clock_up_ms: float = CLOCK_UP_MS) -> BenchTimer:
+    """The default timer (:class:`BenchTimer`): the median GPU time of ``Kernel.bench`` (milliseconds)."""
+    return BenchTimer(warmup, repeat, clock_up_ms)
 
 
 # -- the tuner ---------------------------------------------------------------------------------------------
@@ -206,7 +233,7 @@ class Autotuner:
 
     def __init__(self, kernel: Kernel, configs: Sequence[Config], key: Sequence[str], *,
                  cache: str | Path | None | bool = True, warmup: int = 5, repeat: int = 20,
-                 restore: Sequence[str] = (), timer: Timer | None = None):
+                 restore: Sequence[str] = (), timer: Timer | None = None, clock_up_ms: float = CLOCK_UP_MS):
         if not isinstance(kernel, Kernel):
             raise AutotuneError(f"autotune applies to a @coopdsl.kernel, got {type(kernel).__name__}")
         self.kernel = kernel
@@ -217,7 +244,7 @@ class Autotuner:
         self.restore = _check_names(kernel.name, "restore", restore, self.signature)
         self.const_names = {n for n, k in kinds.items() if k == "const"}
         self.cache = Cache(default_cache_path() if cache is True else None if cache is False else cache)
-        self.timer = timer or bench_timer(warmup, repeat)
+        self.timer = timer or bench_timer(warmup, repeat, clock_up_ms)
         self.fingerprint = kernel_fingerprint(kernel)
         self.last_timings: dict[str, float | str] = {}  # config -> ms or the error, of the last tuning
 
@@ -273,9 +300,13 @@ class Autotuner:
     def _tune(self, grid, args: tuple, kwargs: dict, bound: dict, dev) -> tuple[Config, dict]:
         saved = {n: _snapshot(bound[n]) for n in self.restore}
         timings: dict[str, float | str] = {}
+        start = getattr(self.timer, "start", None)  # a timer's preparation before the first config (clocks)
         for config in self.configs:
             variant, spec = self.variant(config)
             try:
+                if start is not None:  # once, on the first config that runs
+                    start(variant, self._grid(grid, config, args, kwargs), args, {**kwargs, **spec}, dev)
+                    start = None
                 timings[repr(config)] = self.timer(variant, self._grid(grid, config, args, kwargs), args,
                                                    {**kwargs, **spec}, dev)
             except (CoopDSLError, RuntimeError, ValueError) as e:  # this config cannot run: try the others
@@ -314,7 +345,7 @@ class Autotuner:
 
 def autotune(configs: Sequence[Config], key: Sequence[str], *, cache: str | Path | None | bool = True,
              warmup: int = 5, repeat: int = 20, restore: Sequence[str] = (),
-             timer: Timer | None = None) -> Callable[[Kernel], Autotuner]:
+             timer: Timer | None = None, clock_up_ms: float = CLOCK_UP_MS) -> Callable[[Kernel], Autotuner]:
     """Decorate a ``@coopdsl.kernel`` so that each launch uses the fastest of ``configs``.
 
     ``key`` names the arguments whose values define a problem (tuning happens once per problem and
@@ -322,11 +353,13 @@ def autotune(configs: Sequence[Config], key: Sequence[str], *, cache: str | Path
     None: this process only). ``warmup``/``repeat`` are ``Kernel.bench``'s. ``restore`` names arguments
     (numpy arrays or resident ``runtime.Array``) the kernel writes and reads, put back after each
     config's timing so that the real launch starts from the caller's data. ``timer`` replaces the
-    timing (``(variant, grid, args, kwargs, device) -> ms``; for tests).
+    timing (``(variant, grid, args, kwargs, device) -> ms``; for tests; a ``start`` method with the same
+    arguments, if it has one, runs once before the first config is timed). ``clock_up_ms``: the untimed GPU
+    work the default timer runs before the first config (:class:`BenchTimer`; 0 for none).
     """
     def wrap(kernel: Kernel) -> Autotuner:
         return Autotuner(kernel, configs, key, cache=cache, warmup=warmup, repeat=repeat, restore=restore,
-                         timer=timer)
+                         timer=timer, clock_up_ms=clock_up_ms)
 
     return wrap
 

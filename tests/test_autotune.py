@@ -282,3 +282,40 @@ def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_launch(timer, tm
         assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == CONFIGS[1]
     assert any(f"cannot write the cache {tmp_path}" in str(w.message) for w in caught)
     assert list(tmp_path.glob(".autotune-*")) == []  # no temporary file left behind
+
+
+def test_the_default_timer_brings_the_clocks_up_before_the_first_config(tmp_path, monkeypatch):
+    # an idle GPU runs at low clocks (on the H100 about 150 ms of work brings them back): before timing the
+    # first config, the default timer runs it untimed for about clock_up_ms (one dispatch to estimate the
+    # time, then the rest), once per tuning; then every config is timed with warmup + repeat dispatches
+    calls = []
+
+    def bench(self, grid, *args, device=None, warmup=5, repeat=20, **kwargs):
+        calls.append((self.consts["PER"], kwargs["WG"], warmup, repeat))
+        return SimpleNamespace(median_ms={1: 3.0, 4: 1.0, 2: 2.0}[self.consts["PER"]])
+
+    monkeypatch.setattr(cd.Kernel, "bench", bench)
+    t = autotune(CONFIGS, ["n"], cache=tmp_path / "c.json", warmup=7, repeat=9, clock_up_ms=150.0)(scale)
+    assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=4, WG=32)
+    assert calls == [(1, 64, 0, 1), (1, 64, 0, 50), (1, 64, 7, 9), (4, 32, 7, 9), (2, 128, 7, 9)]
+    calls.clear()
+    t.best_config(grid, np.zeros(200, np.float32), 200, device=H100)  # a new problem: a new tuning
+    assert calls[:2] == [(1, 64, 0, 1), (1, 64, 0, 50)] and len(calls) == 5
+    calls.clear()
+    none = autotune(CONFIGS, ["n"], cache=False, clock_up_ms=0)(scale)
+    none.best_config(grid, np.zeros(100, np.float32), 100, device=H100)
+    assert calls == [(1, 64, 5, 20), (4, 32, 5, 20), (2, 128, 5, 20)]
+
+
+def test_a_timer_start_runs_once_on_the_first_config_that_runs(tmp_path):
+    class Starting(FakeTimer):
+        def start(self, variant, grid, args, kwargs, device):
+            self.calls.append(("start", variant.consts["PER"]))
+            if variant.consts["PER"] == 1:
+                raise LaunchError("does not fit")
+
+    timer = Starting({(1, 64): 3.0, (4, 32): 1.0, (2, 128): 2.0})
+    t = tuner(timer, tmp_path / "c.json")
+    assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=4, WG=32)
+    assert [c[0] for c in timer.calls] == ["start", "start", (4, 32), (2, 128)]
+    assert t.last_timings["Config(PER=1, WG=64)"] == "error: LaunchError: does not fit"

@@ -33,9 +33,11 @@ D_DTYPE = {"f16-f16": np.float16, "f16-f32": np.float32, "bf16-f32": np.float32,
            "u8-u32": np.uint32}
 
 
-def inputs(pair: str, M: int, N: int, K: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(A, B as the kernel reads them with B row-major K x N, D zeroed, A x B in float64)."""
-    a, b, ref = gemm_inputs(KIND[PAIRS[pair][0]], M, N, K, rng)
+def inputs(pair: str, M: int, N: int, K: int, rng, values: str = "uniform"
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(A, B as the kernel reads them with B row-major K x N, D zeroed, A x B in float64); ``values`` as in
+    ``benchmarks.cases.gemm_inputs``."""
+    a, b, ref = gemm_inputs(KIND[PAIRS[pair][0]], M, N, K, rng, values=values)
     return a, b, np.zeros((M, N), D_DTYPE[pair]), ref
 
 

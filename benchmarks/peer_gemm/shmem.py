@@ -58,10 +58,15 @@ SG_WIDE, SG_HIGH = 4, 2  # subgroups per workgroup, across and down
 #   256x256x32 with column-major B 3% (docs/benchmarks.md, "which code-shape differences");
 # * "reread" (default): the invocation index read from its built-in at each use, as the GLSL reads
 #   gl_LocalInvocationID.x, instead of once into a value.
+# * "grouped" (not the GLSL's algorithm): workgroups take their blocks of D in groups of GROUP_M block rows
+#   walked column by column (Triton's grouped ordering, as coopdsl/ops/gemm_tiled.py does) instead of the
+#   dispatch's row-major order, so that the blocks in flight at once share more of A and B in L2. Measured on the
+#   harness: -7% to +6.5% depending on the configuration (docs/benchmarks.md, "ours+grouped"), so not a default.
 DEFAULT_FORMS = ("func", "private", "glsl_order", "reread")
 _ENV = __import__("os").environ.get("COOPDSL_PEER_OPTS")
 OPTS = set(filter(None, _ENV.split(","))) if _ENV is not None else set(DEFAULT_FORMS)
-FORMS = ("outer_if", "visibility", "func", "private", "writeback", "aligned", "glsl_order", "reread")
+FORMS = ("outer_if", "visibility", "func", "private", "writeback", "aligned", "glsl_order", "reread", "grouped")
+GROUP_M = 8  # block rows per group of the "grouped" form
 
 
 @cd.func
@@ -79,7 +84,7 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
     INNER_IF, VISIBILITY, FUNC, PRIVATE, WRITEBACK = ("outer_if" not in opts, "visibility" in opts,
                                                       "func" in opts, "private" in opts, "writeback" in opts)
     CD_ALIGN = 16 if "aligned" in opts else None
-    ORDER, REREAD = "glsl_order" in opts, "reread" in opts
+    ORDER, REREAD, GROUPED = "glsl_order" in opts, "reread" in opts, "grouped" in opts
     if (ORDER or REREAD) and not (FUNC and INNER_IF):
         raise ValueError("the glsl_order and reread forms need the func form and the per-row test (no outer_if)")
     epv = 16 // a_type.nbytes  # A/B elements per 128-bit vector
@@ -129,8 +134,17 @@ def variant(a_type, c_type, opts=None) -> cd.Kernel:
         c_ptr = params.inputC
         d_ptr = params.outputO
         tid = cd.local_invocation_id.x
-        tile_x = cd.workgroup_id.x
-        tile_y = cd.workgroup_id.y
+        if GROUPED:  # the dispatch is (N / TILE_N, M / TILE_M): number it in rows, walk groups of rows by column
+            blocks_n = cd.num_workgroups.x
+            wid = cd.workgroup_id.y * blocks_n + cd.workgroup_id.x
+            in_group = GROUP_M * blocks_n
+            first_m = (wid // in_group) * GROUP_M
+            group_rows = min(cd.num_workgroups.y - first_m, GROUP_M)
+            tile_x = (wid % in_group) // group_rows
+            tile_y = first_m + (wid % in_group) % group_rows
+        else:
+            tile_x = cd.workgroup_id.x
+            tile_y = cd.workgroup_id.y
         warp_x = cd.subgroup_id % SG_WIDE
         warp_y = cd.subgroup_id // SG_WIDE
 

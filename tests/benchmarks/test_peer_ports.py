@@ -168,6 +168,30 @@ def test_the_shmem_port_multiplies_on_the_interpreter(forms, tokens, b_col_major
     np.testing.assert_array_equal(d.astype(np.int64), ref)
 
 
+@pytest.mark.parametrize("group_m", [2, shmem.GROUP_M])
+@pytest.mark.parametrize("b_col_major", [False, True], ids=["B row-major", "B column-major"])
+def test_the_grouped_shmem_form_covers_every_block_once(monkeypatch, group_m, b_col_major):
+    # 5 block rows x 2 block columns: with GROUP_M 2 the last group has one row; with 8, one group of 5
+    monkeypatch.setattr(shmem, "GROUP_M", group_m)
+    tokens = ("fp16", "fp32")
+    kernel = shmem.variant(*shmem.VARIANTS[tokens], shmem.DEFAULT_FORMS + ("grouped",))
+    assert "NumWorkgroups" in kernel.disassemble()
+    tm = tn = 128
+    tk = 16
+    m, n, k = 5 * tm, 2 * tn, 2 * tk
+    a, b, c, d = _small_ints(tokens, m, n, k, seed=4)
+    b_mem = b.T.copy() if b_col_major else b
+    kernel.launch((n // tn, m // tm, 1),
+                  {"inputAV4": a.view(np.uint32).reshape(-1, 4), "inputBV4": b_mem.view(np.uint32).reshape(-1, 4),
+                   "inputC": c, "outputO": d},
+                  device="cpu", lM=16, lN=16, lK=16, TILE_M=tm, TILE_N=tn, TILE_K=tk,
+                  K=k, strideA=k, strideB=k if b_col_major else n, strideC=n, strideD=n, alpha=1.0, beta=3.0,
+                  BColMajor=b_col_major, A_ROW_LEN=tk, A_NUM_ROWS=tm, B_ROW_LEN=tk if b_col_major else tn,
+                  B_NUM_ROWS=tn if b_col_major else tk, WG=256, M=m, N=n)
+    ref = a.astype(np.int64) @ b.astype(np.int64) + 3 * c.astype(np.int64)
+    np.testing.assert_array_equal(d.astype(np.int64), ref)
+
+
 def test_an_unknown_shmem_form_is_refused():
     known = "outer_if, visibility, func, private, writeback"
     with pytest.raises(ValueError, match=rf"unknown forms \['fast'\]; known: {known}"):
