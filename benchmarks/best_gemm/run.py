@@ -163,19 +163,19 @@ def run_pair(pair: str, args, device) -> dict:
         _free(big)
         by_values[values] = {name: _summary(t, n) for name, t in times.items()} | {"errors": errors}
     theirs, ctl = [], []
-    ra, rb, rd = (runtime.array(x, device=device) for x in inputs(pair, n, n, n, rng)[:3])
+    control_arrays = resident("uniform", n)[0] if control is not None else None
     for _ in range(args.rounds if torch_round is not None or control is not None else 0):
         if torch_round is not None:
             time.sleep(args.pause)
             theirs.append(torch_round(args.warmup, args.repeat))
-        if control is not None:
+        if control is not None and control_arrays is not None:
             time.sleep(args.pause)
-            ctl.append(control.bench((n // 128, n // 128, 1), ra, rb, rd, 1.0, 0.0, M=n, N=n, K=n, device=device,
-                                     warmup=args.warmup, repeat=args.repeat).times_ms)
+            ctl.append(control.bench((n // 128, n // 128, 1), *control_arrays["ours"], 1.0, 0.0, M=n, N=n, K=n,
+                                     device=device, warmup=args.warmup, repeat=args.repeat).times_ms)
+    if control_arrays is not None:
+        _free(control_arrays)
     stats = {key: v for e in variant.statistics(device=device, M=n, N=n, K=n, **spec)
              for key, v in e["statistics"].items()}
-    for x in (ra, rb, rd):
-        x.free()
     return {"pair": pair, "config": best.values, "tuning": tuning, "by_values": by_values,
             "torch": _summary(theirs, n) if theirs else None, "gemm_shared": _summary(ctl, n) if ctl else None,
             "statistics": stats}
