@@ -192,15 +192,16 @@ def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
 
 
 CLOCK_UP_MS = 200.0  # untimed GPU work before the first config is timed (see BenchTimer)
-CLOCK_UP_MAX = 10000  # dispatches at most in that work (for kernels of microseconds)
+CLOCK_UP_MAX = 10000  # dispatches at most per submission of that work (for kernels of microseconds)
+CLOCK_UP_ROUNDS = 32  # submissions at most
 
 
 class BenchTimer:
     """The default timer: the median GPU time of ``Kernel.bench`` (milliseconds), ``warmup`` untimed and
     ``repeat`` timed dispatches per config.
 
-    Before the first config of a tuning, :meth:`start` runs that config untimed for about ``clock_up_ms``
-    of GPU time (one dispatch to estimate, then enough for the rest): an idle GPU runs at low clocks, and
+    Before the first config of a tuning, :meth:`start` runs that config untimed until its dispatches have
+    taken ``clock_up_ms`` of GPU time (1, then 4, 16, ... per submission): an idle GPU runs at low clocks, and
     on the H100 they take about 150 ms of work to come back up, so without it the first config timed after
     an idle spell ran 4x slower in its first dispatches and was judged by them.
     """
@@ -210,12 +211,12 @@ class BenchTimer:
 
     def start(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> None:
         """Bring the clocks up with ``variant`` (its results are overwritten by the timings that follow)."""
-        if self.clock_up_ms <= 0:
-            return
-        first = variant.bench(grid, *args, device=device, warmup=0, repeat=1, **kwargs).median_ms
-        count = min(CLOCK_UP_MAX, int(self.clock_up_ms / max(first, 1e-6)))
-        if count > 0:
-            variant.bench(grid, *args, device=device, warmup=0, repeat=count, **kwargs)
+        done, count = 0.0, 1
+        for _ in range(CLOCK_UP_ROUNDS):  # 1, 4, 16, ... dispatches until that much GPU time has passed
+            if done >= self.clock_up_ms:
+                return
+            done += sum(variant.bench(grid, *args, device=device, warmup=0, repeat=count, **kwargs).times_ms)
+            count = min(CLOCK_UP_MAX, 4 * count)
 
     def __call__(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> float:
         return variant.bench(grid, *args, device=device, warmup=self.warmup, repeat=self.repeat,

@@ -286,21 +286,24 @@ def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_launch(timer, tm
 
 def test_the_default_timer_brings_the_clocks_up_before_the_first_config(tmp_path, monkeypatch):
     # an idle GPU runs at low clocks (on the H100 about 150 ms of work brings them back): before timing the
-    # first config, the default timer runs it untimed for about clock_up_ms (one dispatch to estimate the
-    # time, then the rest), once per tuning; then every config is timed with warmup + repeat dispatches
+    # first config, the default timer runs it untimed, 1, 4, 16, ... dispatches a submission, until they have
+    # taken clock_up_ms of GPU time, once per tuning; then every config is timed with warmup + repeat
     calls = []
 
     def bench(self, grid, *args, device=None, warmup=5, repeat=20, **kwargs):
         calls.append((self.consts["PER"], kwargs["WG"], warmup, repeat))
-        return SimpleNamespace(median_ms={1: 3.0, 4: 1.0, 2: 2.0}[self.consts["PER"]])
+        t = {1: 3.0, 4: 1.0, 2: 2.0}[self.consts["PER"]]
+        return SimpleNamespace(median_ms=t, times_ms=[t] * repeat)
 
     monkeypatch.setattr(cd.Kernel, "bench", bench)
     t = autotune(CONFIGS, ["n"], cache=tmp_path / "c.json", warmup=7, repeat=9, clock_up_ms=150.0)(scale)
     assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=4, WG=32)
-    assert calls == [(1, 64, 0, 1), (1, 64, 0, 50), (1, 64, 7, 9), (4, 32, 7, 9), (2, 128, 7, 9)]
+    # 3 + 12 + 48 ms < 150: a fourth submission of 64 (255 ms in all)
+    clock_up = [(1, 64, 0, 1), (1, 64, 0, 4), (1, 64, 0, 16), (1, 64, 0, 64)]
+    assert calls == clock_up + [(1, 64, 7, 9), (4, 32, 7, 9), (2, 128, 7, 9)]
     calls.clear()
     t.best_config(grid, np.zeros(200, np.float32), 200, device=H100)  # a new problem: a new tuning
-    assert calls[:2] == [(1, 64, 0, 1), (1, 64, 0, 50)] and len(calls) == 5
+    assert calls[:4] == clock_up and len(calls) == 7
     calls.clear()
     none = autotune(CONFIGS, ["n"], cache=False, clock_up_ms=0)(scale)
     none.best_config(grid, np.zeros(100, np.float32), 100, device=H100)

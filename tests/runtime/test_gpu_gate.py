@@ -40,7 +40,8 @@ def test_gpu_benchmarks_exit_with_one_message():
     assert PROBLEM in str(info.value)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "VK_DRIVER_FILES": "/nonexistent/icd.json"}
     scripts = {"gpu_check.py": "gpu_check.py", "gemm_bench.py": "gemm_bench.py", "best_gemm/run.py": "best_gemm/run.py",
-               "best_gemm/ops_matmul.py": "best_gemm/ops_matmul.py", "best_gemm/sweep.py": "sweep.py"}
+               "best_gemm/ops_matmul.py": "best_gemm/ops_matmul.py", "best_gemm/sweep.py": "sweep.py",
+               "autotune_clock.py": "autotune_clock.py"}
     for script, name in scripts.items():
         r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script)], env=env, capture_output=True,
                            text=True, timeout=120)
