@@ -63,11 +63,11 @@ def timers(pair: str, shaders: Path, device: Any) -> dict[str, Timer]:
         raise SystemExit(f"--peer-shaders: no {path.name} in {shaders}")
     peer_binary = path.read_bytes()
 
+    reflection = port.reflect()
+
     def peer(arrays: dict, n: int, warmup: int, repeat: int) -> list[float]:
-        _, reflection, plan = port._launch_info()
-        values, words = port._bind((arrays,), spec(pair, n), plan)
-        return runtime.bench(peer_binary, reflection, grid(pair, n), values, spec=words, warmup=warmup,
-                             repeat=repeat, device=device).times_ms
+        return runtime.bench(peer_binary, reflection, grid(pair, n), {"params": arrays}, spec=spec(pair, n),
+                             warmup=warmup, repeat=repeat, device=device).times_ms
 
     def ours(arrays: dict, n: int, warmup: int, repeat: int) -> list[float]:
         return port.bench(grid(pair, n), arrays, device=device, warmup=warmup, repeat=repeat,
