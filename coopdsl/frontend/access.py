@@ -46,11 +46,7 @@ def expr_attribute(cg, node: ast.Attribute):
         if is_block_ptr(t):
             return block_member(cg, obj, attr)
         if isinstance(t, T.StructType):
-            try:
-                index = t.member_index(attr)
-            except KeyError:
-                raise NameResolutionError(f"struct {t.name} has no member '{attr}' (it has: "
-                                          f"{', '.join(n for n, _ in t.members)})", cg.em.loc) from None
+            index = _member_index(t, attr, cg.em.loc)
             return cg.em.op("extract", t.members[index][1], [obj], index=index)
         m = B.method(obj, attr)
         if m is not None:
@@ -59,6 +55,16 @@ def expr_attribute(cg, node: ast.Attribute):
             raise NameResolutionError(f"{t} has no attribute '{attr}' (it has: {_methods(obj)})", cg.em.loc)
         raise NameResolutionError(f"{with_article(t)} value has no attribute '{attr}'", cg.em.loc)
     raise NameResolutionError(f"{cg.describe(obj)} has no attribute '{attr}'", cg.em.loc)
+
+
+def _member_index(t: T.StructType, name: str, loc) -> int:
+    """The index of member ``name`` of struct ``t`` (read, assigned in a value or in memory), or the error
+    listing the members it has."""
+    try:
+        return t.member_index(name)
+    except KeyError:
+        raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
+                                  f"{', '.join(n for n, _ in t.members)})", loc) from None
 
 
 def _methods(receiver) -> str:
@@ -122,11 +128,7 @@ def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute
         return _store_swizzle(cg, v, name, value, target)
     if not isinstance(t, T.StructType):
         raise TypeMismatchError(f"{with_article(t)} has no member '{name}' to assign", cg.src.loc(target))
-    try:
-        i = t.member_index(name)
-    except KeyError:
-        raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
-                                  f"{', '.join(n for n, _ in t.members)})", cg.src.loc(target)) from None
+    i = _member_index(t, name, cg.src.loc(target))
     mt = t.members[i][1]
     if rest:
         inner = cg.em.op("extract", mt, [v], index=i)
@@ -347,11 +349,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
             return
         if not isinstance(t, T.StructType):
             raise TypeMismatchError(f"{with_article(t)} has no member '{name}'", cg.src.loc(target))
-        try:
-            i = t.member_index(name)
-        except KeyError:
-            raise NameResolutionError(f"struct {t.name} has no member '{name}' (it has: "
-                                      f"{', '.join(n for n, _ in t.members)})", cg.src.loc(target)) from None
+        i = _member_index(t, name, cg.src.loc(target))
         indices.append(cg.em.const(T.u32, i))
         t = t.members[i][1]
     value = cg.as_operand(value)
