@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device = require_gpu("autotune_clock.py")
     n = args.n
-    a, b, d, _ = inputs("f16-f16", n, n, n, np.random.default_rng(0))
+    a, b, d, _ = inputs("f16-f16", n, n, n, np.random.default_rng(0), reference=False)
     arrays = [runtime.array(x, device=device) for x in (a, b, d)]
     configs = [config(256, 256, 32, 128, 64, group=8), config(256, 256, 32, 128, 64, group=1)]
     rows = []

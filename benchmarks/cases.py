@@ -57,15 +57,16 @@ def gemm_khr(size, rng, device=None) -> Result:
 HARNESS_FLOATS = (-0.5, 0.0, 0.5, 1.0)  # vk_cooperative_matrix_perf's float inputs: ((rand() & 3) - 1) / 2
 
 
-def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False, values: str = "uniform"
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = False, values: str = "uniform",
+                reference: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(a, b, the product in float64) for a GEMM with inputs of ``kind`` ("f16", "bf16": bit patterns as uint16,
     "i8", "u8"): a is m x k, b is k x n, or n x k with ``transpose_b`` (the product is then a @ b.T). Floats are
     uniform in [-1, 1), integers over their whole range. The one input generator of the tests and benchmarks.
 
     ``values="harness"``: floats drawn from {-0.5, 0, 0.5, 1} as vk_cooperative_matrix_perf fills its inputs
     (few mantissa bits, a quarter zeros: the tensor cores draw less power on them, so under the H100's power
-    limit the same kernel runs at higher clocks); integers are over their whole range either way, as there."""
+    limit the same kernel runs at higher clocks); integers are over their whole range either way, as there.
+    ``reference=False``: no product (None), for inputs only timed (an 8192^3 float64 product takes seconds)."""
     from coopdsl.ops import from_bf16, to_bf16
 
     if values not in ("uniform", "harness"):
@@ -86,7 +87,7 @@ def gemm_inputs(kind: str, m: int, n: int, k: int, rng, transpose_b: bool = Fals
         dt, lo, hi = (np.int8, -128, 128) if kind == "i8" else (np.uint8, 0, 256)
         a, b = rng.integers(lo, hi, (m, k)).astype(dt), rng.integers(lo, hi, b_shape).astype(dt)
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    return a, b, a64 @ (b64.T if transpose_b else b64)
+    return a, b, (a64 @ (b64.T if transpose_b else b64)) if reference else None
 
 
 def bf16_gemm(size, rng, device=None) -> Result:

@@ -110,8 +110,8 @@ def run_pair(pair: str, args, device) -> dict:
         time.sleep(args.pause)
         return timer(*a)
 
-    def resident(values: str, m: int) -> tuple[dict, np.ndarray]:
-        a, b, d, ref = inputs(pair, m, m, m, rng, values)
+    def resident(values: str, m: int, reference: bool = False) -> tuple[dict, np.ndarray | None]:
+        a, b, d, ref = inputs(pair, m, m, m, rng, values, reference)
         ours = [runtime.array(x, device=device) for x in (a, np.ascontiguousarray(b.T) if b_kmajor else b, d)]
         return {"ours": ours, "peer": peer.arrays(pair, a, b, device) if args.peer_shaders else None}, ref
 
@@ -137,7 +137,8 @@ def run_pair(pair: str, args, device) -> dict:
     by_values = {}
     for values in args.values:
         m = args.check  # correctness against numpy, on these inputs, of each kernel timed
-        small, ref = resident(values, m)
+        small, ref = resident(values, m, reference=True)
+        assert ref is not None
         errors = {}
         for name in ("ours", *others):
             out = small["ours"][2] if name == "ours" else small["peer"]["outputO"]

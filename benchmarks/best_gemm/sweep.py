@@ -33,11 +33,11 @@ D_DTYPE = {"f16-f16": np.float16, "f16-f32": np.float32, "bf16-f32": np.float32,
            "u8-u32": np.uint32}
 
 
-def inputs(pair: str, M: int, N: int, K: int, rng, values: str = "uniform"
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(A, B as the kernel reads them with B row-major K x N, D zeroed, A x B in float64); ``values`` as in
-    ``benchmarks.cases.gemm_inputs``."""
-    a, b, ref = gemm_inputs(KIND[PAIRS[pair][0]], M, N, K, rng, values=values)
+def inputs(pair: str, M: int, N: int, K: int, rng, values: str = "uniform", reference: bool = True
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(A, B as the kernel reads them with B row-major K x N, D zeroed, A x B in float64); ``values`` and
+    ``reference`` as in ``benchmarks.cases.gemm_inputs``."""
+    a, b, ref = gemm_inputs(KIND[PAIRS[pair][0]], M, N, K, rng, values=values, reference=reference)
     return a, b, np.zeros((M, N), D_DTYPE[pair]), ref
 
 
@@ -109,7 +109,7 @@ def time_pair(pair: str, todo: list, args, rng, device) -> list[dict]:
     from coopdsl import runtime
 
     n = args.n
-    a, b, d, _ = inputs(pair, n, n, n, rng)
+    a, b, d, _ = inputs(pair, n, n, n, rng, reference=False)
     arrays = {"a": runtime.array(a, device=device), "b": runtime.array(b, device=device),
               "bt": runtime.array(np.ascontiguousarray(b.T), device=device), "d": runtime.array(d, device=device)}
     if pair == "f16-f32":  # the example kernel, as a control
