@@ -185,6 +185,8 @@ def test_harness_inputs_take_the_harness_values():
     a, b, ref = gemm_inputs("f16", 64, 32, 48, np.random.default_rng(1), values="harness")
     assert set(np.unique(a.astype(np.float32))) <= set(HARNESS_FLOATS) and set(np.unique(b)) == set(HARNESS_FLOATS)
     np.testing.assert_array_equal(ref, a.astype(np.float64) @ b.astype(np.float64))
+    a2, b2, none = gemm_inputs("f16", 64, 32, 48, np.random.default_rng(1), values="harness", reference=False)
+    assert none is None and np.array_equal(a, a2) and np.array_equal(b, b2)  # the same inputs, no product
     with pytest.raises(ValueError, match="values must be 'uniform' or 'harness'"):
         gemm_inputs("f16", 4, 4, 4, np.random.default_rng(1), values="ones")
 
@@ -206,3 +208,11 @@ def test_runs_split_over_calls_are_tabled_together(tmp_path):
     text = out.read_text()
     assert text.startswith("## Best GEMM per type pair (issue 16)") and "Machine: GPU, driver drv 1." in text
     assert "| s8-s32 | 600.0 (590.0..610.0) | 580 |" in text and "| u8-u32 | 601.0 (591.0..611.0) | 580 |" in text
+
+
+def test_the_instruction_count_needs_valgrind(monkeypatch):
+    from benchmarks import compile_instructions
+
+    monkeypatch.setattr(compile_instructions.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit, match="compile_instructions.py: cannot run: valgrind is not on PATH"):
+        compile_instructions.main([])
