@@ -35,13 +35,14 @@ class Kernel:
 
     def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
                  target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
-                 subgroup_size: int | None = None):
+                 subgroup_size: int | None = None, entry_point: str | None = None):
         self.fn = fn
         self.consts = dict(consts or {})
         self._specialized: dict = {}
         self.name = fn.__name__
         self.workgroup_size = _check_wg(fn, workgroup_size)
         self.subgroup_size = _check_subgroup_size(fn, subgroup_size)
+        self.entry_point = _check_entry_point(fn, entry_point)
         if target_env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {target_env!r}")
         self.target_env = target_env
@@ -70,7 +71,7 @@ class Kernel:
         key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
         if key not in self._specialized:
             self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged,
-                                            self.subgroup_size)
+                                            self.subgroup_size, self.entry_point)
         return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------
@@ -297,17 +298,17 @@ _U32 = 0xFFFFFFFF
 
 @overload
 def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
-           subgroup_size: int | None = ...) -> Kernel: ...
+           subgroup_size: int | None = ..., entry_point: str | None = ...) -> Kernel: ...
 
 
 @overload
 def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
-           subgroup_size: int | None = ...) -> Callable[[Callable], Kernel]: ...
+           subgroup_size: int | None = ..., entry_point: str | None = ...) -> Callable[[Callable], Kernel]: ...
 
 
 def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
-           target_env: str = tools.DEFAULT_TARGET_ENV,
-           subgroup_size: int | None = None) -> Kernel | Callable[[Callable], Kernel]:
+           target_env: str = tools.DEFAULT_TARGET_ENV, subgroup_size: int | None = None,
+           entry_point: str | None = None) -> Kernel | Callable[[Callable], Kernel]:
     """Decorate a function as a coopdsl compute kernel.
 
     ``workgroup_size`` is up to three positive ints (missing ones are 1); an
@@ -327,14 +328,19 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     ``compile(device=...)`` reports a device that cannot, at the decorator;
     reflection carries it for host code (``subgroup_size``).
 
+    ``entry_point`` names the module's ``OpEntryPoint`` (default: the
+    function's name), as glslang's ``--source-entrypoint``/``-e`` and DXC's
+    ``-E`` do: a host that creates its pipelines with a fixed name (ggml uses
+    ``"main"``) can load the module as it is.
+
     Usage::
 
         @coopdsl.kernel(workgroup_size=(32, 1, 1))
         def k(a: coopdsl.Buffer[coopdsl.f32]): ...
     """
     if fn is None:
-        return lambda f: Kernel(f, workgroup_size, target_env, subgroup_size=subgroup_size)
-    return Kernel(fn, workgroup_size, target_env, subgroup_size=subgroup_size)
+        return lambda f: Kernel(f, workgroup_size, target_env, subgroup_size=subgroup_size, entry_point=entry_point)
+    return Kernel(fn, workgroup_size, target_env, subgroup_size=subgroup_size, entry_point=entry_point)
 
 
 def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
@@ -355,6 +361,17 @@ def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
 
 MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
 SUBGROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)  # requiredSubgroupSize: a power of two (Vulkan allows up to 128)
+
+
+def _check_entry_point(fn: Callable, name: Any) -> str | None:
+    """The entry point's name, or None (the function's); a located CompileError (at the decorator)
+    when it is not a non-empty string of printable ASCII without spaces."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name or not all(33 <= ord(c) < 127 for c in name):
+        raise CompileError(f"{fn.__name__}: entry_point must be a non-empty name of printable ASCII "
+                           f"characters without spaces (or None), got {name!r}", _decorator_loc(fn, "entry_point"))
+    return name
 
 
 def _check_subgroup_size(fn: Callable, size: Any) -> int | None:
@@ -394,6 +411,8 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
     compile_kernel(k.fn, src, module, k.consts)
+    if k.entry_point is not None:
+        module.entry.name = k.entry_point
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)
     _apply_spec_defaults(module, spec)
     run_pipeline(module)

@@ -1,0 +1,94 @@
+"""ggml's block-quantized weight formats as coopdsl block structs and decode functions.
+
+A quantized matrix is stored row after row as *blocks*: each block covers
+``QK`` consecutive elements of one row (``QK`` = 32 or 256) and holds their
+quantized values and scales.  A cooperative-matrix load through a tensor
+layout with block size ``(1, QK)`` (``docs/lang/nv2.md``) hands the decode
+function a pointer to the block holding an element and the element's index in
+it; the function returns the element as f16.  These are the formats of
+:mod:`coopdsl.ops.quant` (the numpy packers and reference dequantizers), laid
+out byte for byte as ggml's ``block_q4_0``, ``block_q8_0`` and ``block_q4_K``:
+
+* ``q4_0`` (18 bytes, 32 elements): f16 ``d``; 16 bytes ``qs``; byte ``j`` holds
+  element ``j`` in its low nibble and ``j + 16`` in its high nibble; the value is
+  ``(q - 8) * d``.
+* ``q8_0`` (34 bytes, 32 elements): f16 ``d``; 32 signed bytes ``qs``; value ``q * d``.
+* ``q4_K`` (144 bytes, 256 elements): f16 ``d`` and ``dmin``; 12 bytes of 6-bit
+  scales and mins for the 8 sub-blocks of 32 (ggml's ``get_scale_min_k4``); 128
+  bytes ``qs``: bytes ``32 c .. 32 c + 31`` hold sub-block ``2 c`` in their low
+  nibbles and ``2 c + 1`` in their high nibbles; the value is
+  ``d * sc * q - dmin * m``.
+
+:data:`FORMATS` maps a format name to ``(block struct, elements per block,
+decode function)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, no_type_check
+
+import coopdsl as cd
+from coopdsl import f16, f32, i8, i32, u8, u32
+
+
+@cd.struct
+class BlockQ4_0:
+    d: f16                       # scale
+    qs: cd.array[u8, 16]         # 32 four-bit values, two per byte
+
+
+@cd.struct
+class BlockQ8_0:
+    d: f16                       # scale
+    qs: cd.array[i8, 32]         # 32 signed bytes
+
+
+@cd.struct
+class BlockQ4_K:
+    d: f16                       # super-block scale of the scales
+    dmin: f16                    # super-block scale of the mins
+    scales: cd.array[u8, 12]     # 8 six-bit scales and 8 six-bit mins, packed
+    qs: cd.array[u8, 128]        # 256 four-bit values
+
+
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python)
+def decode_q4_0(block, block_coords, coord_in_block):
+    """Element ``coord_in_block[1]`` (0 .. 31) of a q4_0 block, as f16."""
+    idx = coord_in_block[1]
+    q = (u32(block.qs[idx & 15]) >> ((idx & 16) >> 2)) & 15
+    return (f16(q) - f16(8.0)) * block.d
+
+
+@cd.func
+@no_type_check
+def decode_q8_0(block, block_coords, coord_in_block):
+    """Element ``coord_in_block[1]`` (0 .. 31) of a q8_0 block, as f16."""
+    return f16(i32(block.qs[coord_in_block[1]])) * block.d
+
+
+@cd.func
+@no_type_check
+def decode_q4_K(block, block_coords, coord_in_block):
+    """Element ``coord_in_block[1]`` (0 .. 255) of a q4_K block, as f16 (ggml's ``get_scale_min_k4``)."""
+    idx = coord_in_block[1]
+    sub = idx >> 5                       # sub-block of 32: 0 .. 7
+    if sub < 4:
+        sc = u32(block.scales[sub]) & 63
+        mn = u32(block.scales[sub + 4]) & 63
+    else:
+        hi = u32(block.scales[sub + 4])
+        sc = (hi & 15) | ((u32(block.scales[sub - 4]) >> 6) << 4)
+        mn = (hi >> 4) | ((u32(block.scales[sub]) >> 6) << 4)
+    q = (u32(block.qs[((idx & 192) >> 1) + (idx & 31)]) >> ((idx & 32) >> 3)) & 15
+    return f16(f32(block.d) * f32(sc) * f32(q) - f32(block.dmin) * f32(mn))
+
+
+# format -> (block struct, elements per block, decode function)
+FORMATS: dict[str, tuple[Any, int, Any]] = {
+    "q4_0": (BlockQ4_0, 32, decode_q4_0),
+    "q8_0": (BlockQ8_0, 32, decode_q8_0),
+    "q4_K": (BlockQ4_K, 256, decode_q4_K),
+}
+# format -> bytes per block
+FORMATS_BYTES = {"q4_0": 18, "q8_0": 34, "q4_K": 144}

@@ -1,0 +1,276 @@
+"""ggml's cooperative-matrix-2 matrix multiplication (``mul_mm_cm2``), written in coopdsl.
+
+The kernels have exactly the interface of the pipelines ggml's Vulkan back end
+creates from its GLSL ``mul_mm_cm2.comp`` (non-``MUL_MAT_ID`` variants), so
+ggml can load their SPIR-V in place of its own (``benchmarks/ggml/``):
+
+* bindings (set 0): 0 = A (``data_a``: f16, bf16 or blocks of a quantized
+  format), 1 = B (f16; bf16 for the bf16 kernel), 2 = D (f32);
+* push constants, 17 ``u32`` in this order (ggml's ``vk_mat_mat_push_constants``):
+  ``M N K stride_a stride_b stride_d batch_stride_a batch_stride_b
+  batch_stride_d base_work_group_z num_batches k_split ne02 ne12 broadcast2
+  broadcast3 padded_N`` (strides in elements);
+* specialization constants: 0 ``BLOCK_SIZE`` (the workgroup size), 1 ``BM``,
+  2 ``BN``, 3 ``BK``, 4 ``enable_smaller_matrices`` (0/1), 5 ``ALIGNED`` (0/1);
+* dispatch: ``(ceil(M / BM) * split_k, ceil(N / BN), batches)`` workgroups.
+
+In ggml's terms the product is ``D[n][m] = sum_k A[m][k] * B[n][k]``: A is M x K
+(row ``m`` at ``m * stride_a``), B is N x K (row ``n`` at ``n * stride_b``), and
+D is stored N x M (row ``n`` at ``n * stride_d``), one matrix per batch (the
+``ne02``/``ne12``/``broadcast`` push constants map a batch of B and D to the
+batch of A it multiplies).  With ``k_split < K`` workgroup ``x`` also selects a
+slice of K and writes a partial product ``batch_stride_d * num_batches`` further
+on, for ggml's split-k reduction.
+
+Each workgroup computes a BM x BN tile of ``D^T`` with workgroup-scope
+matrices; A is read through a tensor layout (with block size ``(1, QK)`` and
+a decode function of :mod:`coopdsl.ops.ggml_formats` for quantized formats),
+B through a transposing view, D stored through a transposing view.  As in
+the GLSL, tiles that lie wholly inside the matrices with K aligned take an
+unclamped, 8x-unrolled fast path, and with ``enable_smaller_matrices`` a
+narrow last column of tiles uses BN / 2 or BN / 4 wide matrices.
+
+:func:`kernel` builds the kernel for an A format and accumulator type;
+:data:`PIPELINES` lists ggml's pipeline names each one serves.
+"""
+
+
+from functools import cache
+from typing import Any, no_type_check
+
+import numpy as np
+
+import coopdsl as cd
+from coopdsl import Acc, MatA, MatB, bf16, f16, f32, u32
+
+from .ggml_formats import FORMATS, FORMATS_BYTES
+
+W = cd.Workgroup
+ALIGN8 = 0xFFFFFFF8          # ~7: a multiple of 8 (GLSL's "stride &= ~7" alignment hint)
+START_ALIGN_K = 256
+F16_MAX = 65504.0
+
+# A format -> ggml's pipeline-name stem (ggml names quantized cm2 matmuls "<stem>_f16": B is f16)
+STEMS = {"f16": "matmul_f16", "bf16": "matmul_bf16", "q4_0": "matmul_q4_0_f16",
+         "q8_0": "matmul_q8_0_f16", "q4_K": "matmul_q4_k_f16"}
+
+
+def pipeline_names(fmt: str, f16acc: bool) -> list[str]:
+    """ggml's names of the six pipelines ({l, m, s} x {unaligned, aligned}) one module serves."""
+    stem = STEMS[fmt] + ("_f16acc" if f16acc else "")
+    return [f"{stem}{a}_{size}" for a in ("", "_aligned") for size in ("l", "m", "s")]
+
+
+# (A format, f16 accumulator) -> the pipeline names; bf16 has only an f32 accumulator, as in ggml
+PIPELINES: dict[tuple[str, bool], list[str]] = {
+    (fmt, acc): pipeline_names(fmt, acc)
+    for fmt in STEMS for acc in (False, True) if not (fmt == "bf16" and acc)
+}
+
+
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def clamp_f16(r, c, x):
+    """GLSL's ACC_TYPE_MAX clamp of an f16 accumulator before it is widened."""
+    return cd.clamp(x, f16(-F16_MAX), f16(F16_MAX))
+
+
+@cd.func
+@no_type_check
+def load_a(TA, QK, decode, data_a, pos_a, tile):
+    """An A tile: read directly (QK == 1) or decoded from blocks."""
+    if QK == 1:
+        return TA.load_tensor(data_a, pos_a, tile)
+    return TA.load_tensor(data_a, pos_a, tile, decode=decode)
+
+
+@cd.func
+@no_type_check
+def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, ld, pos_a, pos_b, pos_d,
+           row0, rows, rows_in, col0, cols, block_k, end_k, BK, unrolled, f16acc):
+    """One tile: D^T[row0 .., col0 ..] = A[row0 .., k] B[col0 .., k]^T over k in [block_k, end_k).
+
+    ``unrolled``: the fast path (every load inside the matrices, K a multiple of BK): steps of
+    8 (32-element blocks) or 256 // BK (256-element blocks) loads, unrolled, then the rest.
+    Otherwise A is read through ``la`` while the step lies inside A (``rows_in`` and the step
+    inside K) and through the clamped ``la_edge`` elsewhere, as the GLSL does."""
+    transposed = cd.tensor_view(2, perm=(1, 0))
+    s = TS(0.0)
+    if unrolled:
+        if QK == 256:
+            step = u32(256)
+        else:
+            step = BK * 8
+        k_iters = (end_k - block_k) // step
+        for i in range(k_iters):
+            if QK == 256:
+                for j in cd.range(0, 256 // BK, 1, unroll=True):
+                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode)
+                    b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
+                    s = cd.muladd(a, b, s)
+                    block_k += BK
+            else:
+                for j in cd.static_range(8):
+                    a = load_a(TA, QK, decode, data_a, pos_a, la.slice(row0, rows, block_k, BK))
+                    b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
+                    s = cd.muladd(a, b, s)
+                    block_k += BK
+    while block_k < end_k:
+        b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
+        if unrolled or (rows_in and block_k + BK <= end_k):
+            s = cd.muladd(load_a(TA, QK, decode, data_a, pos_a, la.slice(row0, rows, block_k, BK)), b, s)
+        else:
+            s = cd.muladd(load_a(TA, QK, decode, data_a, pos_a, la_edge.slice(row0, rows, block_k, BK)), b, s)
+        block_k += BK
+    if f16acc:
+        s = s.map(clamp_f16)
+    TD(s).store_tensor(data_d, pos_d, ld.slice(col0, cols, row0, rows), view=transposed)
+
+
+@cache
+def kernel(fmt: str, f16acc: bool = False) -> cd.Kernel:
+    """The ``mul_mm_cm2`` kernel for A in ``fmt`` (``f16``, ``bf16``, ``q4_0``, ``q8_0`` or ``q4_K``)
+    with an f16 (``f16acc``) or f32 accumulator; B is f16 (bf16 for ``fmt="bf16"``), D f32."""
+    if fmt not in STEMS:
+        raise ValueError(f"mul_mm_cm2: unknown A format {fmt!r}; expected one of {', '.join(STEMS)}")
+    if fmt == "bf16" and f16acc:
+        raise ValueError("mul_mm_cm2: the bf16 kernel accumulates in f32 only (as ggml's)")
+    if fmt in FORMATS:
+        a_type, QK, decode = FORMATS[fmt]
+        mat_t = f16
+    else:
+        mat_t = bf16 if fmt == "bf16" else f16
+        a_type, QK, decode = mat_t, 1, None
+    b_type = mat_t
+    acc_t = f16 if f16acc else f32
+
+    @no_type_check
+    def mul_mm_cm2(data_a: cd.Buffer[a_type], data_b: cd.Buffer[b_type], data_d: cd.Buffer[f32],
+                   M: u32, N: u32, K: u32, stride_a: u32, stride_b: u32, stride_d: u32,
+                   batch_stride_a: u32, batch_stride_b: u32, batch_stride_d: u32,
+                   base_work_group_z: u32, num_batches: u32, k_split: u32,
+                   ne02: u32, ne12: u32, broadcast2: u32, broadcast3: u32, padded_N: u32,
+                   BLOCK_SIZE: cd.Spec[u32, 0] = 256, BM: cd.Spec[u32, 1] = 64, BN: cd.Spec[u32, 2] = 64,
+                   BK: cd.Spec[u32, 3] = 32, SMALL: cd.Spec[u32, 4] = 0, ALIGNED: cd.Spec[u32, 5] = 0):
+        ic = cd.workgroup_id.y
+        batch_idx = cd.workgroup_id.z + base_work_group_z
+        i13 = batch_idx // ne12
+        i12 = batch_idx % ne12
+        batch_idx_a = (i13 // broadcast3) * ne02 + i12 // broadcast2
+        blocks_m = (M + BM - 1) // BM
+        ir = cd.workgroup_id.x % blocks_m
+        ik = cd.workgroup_id.x // blocks_m
+        start_k = ik * k_split
+        end_k = min(K, (ik + 1) * k_split)
+        pos_a = batch_idx_a * (batch_stride_a // QK)
+        pos_b = batch_idx * batch_stride_b
+        pos_d = batch_idx * batch_stride_d + ik * batch_stride_d * num_batches
+        sa = stride_a // QK
+        sb = stride_b
+        if ALIGNED != 0:
+            if QK == 1:
+                sa = sa & ALIGN8
+            sb = sb & ALIGN8
+        row0 = ir * BM
+        col0 = ic * BN
+        la = cd.tensor_layout(2)
+        la_clamp = cd.tensor_layout(2, clamp=cd.ClampConstant)
+        if QK > 1:
+            la = la.block_size(1, QK)
+            la_clamp = la_clamp.block_size(1, QK)
+        la = la.dimension(M, end_k)
+        la_clamp = la_clamp.dimension(M, end_k)
+        lb = cd.tensor_layout(2).dimension(padded_N, end_k)
+        lb_clamp = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(padded_N, end_k)
+        ld = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(N, M).stride(stride_d, 1)
+
+        fast = row0 + BM <= M and col0 + BN <= padded_N and start_k % START_ALIGN_K == 0 and end_k % BK == 0
+        if QK == 1:
+            fast = fast and sa % 8 == 0
+        if fast and sb % 8 == 0:
+            # every load inside the matrices: unclamped layouts, aligned strides, unrolled steps
+            start_k = start_k & (0xFFFFFFFF - (START_ALIGN_K - 1))
+            if QK == 1:
+                sa = sa & ALIGN8
+            la = la.stride(sa, 1)
+            lb = lb.stride(sb & ALIGN8, 1)
+            if SMALL != 0 and col0 + BN // 4 >= N:
+                k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 4, W], Acc[acc_t, BM, BN // 4, W],
+                       Acc[f32, BM, BN // 4, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc)
+                return
+            if SMALL != 0 and col0 + BN // 2 >= N:
+                k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 2, W], Acc[acc_t, BM, BN // 2, W],
+                       Acc[f32, BM, BN // 2, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc)
+                return
+            k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
+                   Acc[f32, BM, BN, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
+                   pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc)
+            return
+        # edges: A clamped where the tile leaves it, B always clamped
+        la = la.stride(sa, 1)
+        la_clamp = la_clamp.stride(sa, 1)
+        lb_clamp = lb_clamp.stride(sb, 1)
+        k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
+               Acc[f32, BM, BN, W], QK, decode, data_a, data_b, data_d, la, la_clamp, lb_clamp, ld,
+               pos_a, pos_b, pos_d, row0, BM, row0 + BM <= M, col0, BN, start_k, end_k, BK, False, f16acc)
+
+    # named as ggml's module (matmul_q4_0_f16_f16acc_cm2), entered as "main" like ggml's pipelines
+    mul_mm_cm2.__name__ = mul_mm_cm2.__qualname__ = STEMS[fmt] + ("_f16acc" if f16acc else "") + "_cm2"
+    return cd.kernel(mul_mm_cm2, workgroup_size=("BLOCK_SIZE", 1, 1), entry_point="main")
+
+
+# ggml's tile configurations for cm2 (``ggml_vk_load_shaders``): spec constants 0..4
+# (BLOCK_SIZE, BM, BN, BK, enable_smaller_matrices) for float A and for quantized A
+TILES = {
+    "float": {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 0), "s": (128, 64, 64, 64, 0)},
+    "quant": {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 1), "s": (256, 32, 64, 128, 0)},
+}
+SPEC_NAMES = ("BLOCK_SIZE", "BM", "BN", "BK", "SMALL")
+
+
+def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[int, ...] = "m",
+           split_k: int = 1, aligned: bool = False, n: int | None = None, device: Any = None) -> Any:
+    """Run the kernel as ggml dispatches it: ``D[i] = B[i] A[i // r]^T`` (N x M, float32 each).
+
+    ``a``: M x K weights in ``fmt`` (float16, bfloat16 bit patterns as uint16, or the uint8
+    blocks of :func:`coopdsl.ops.quant.quantize`, one row of blocks per weight row), or a stack
+    of ``ne02`` of them; ``b``: N x K activations (float16; uint16 bf16 bit patterns for
+    ``fmt="bf16"``), or a stack of ``ne12`` of them, ``ne12`` a multiple of ``ne02`` (ggml's
+    broadcast: batch ``i`` of B multiplies batch ``i // (ne12 // ne02)`` of A).  ``tile`` is
+    ``"l"``, ``"m"``, ``"s"`` (ggml's configurations, :data:`TILES`) or the five spec values;
+    ``split_k`` > 1 splits K over workgroups and sums their partial products on the host
+    (ggml's reduction shader does it there); ``n`` (default: all of B's rows) is how many
+    rows of B are real: the kernel may read all of B's rows (ggml's ``padded_N``) but writes
+    only ``n`` rows of D.  ``device`` as ``Kernel.launch``.  Returns D (``n`` x M, float32)
+    with ``b``'s leading shape."""
+    k = kernel(fmt, f16acc)
+    qk = FORMATS[fmt][1] if fmt in FORMATS else 1
+    a3 = np.ascontiguousarray(a)[None] if np.ndim(a) == 2 else np.ascontiguousarray(a)
+    b3 = np.ascontiguousarray(b)[None] if np.ndim(b) == 2 else np.ascontiguousarray(b)
+    ne02, m = a3.shape[0], a3.shape[1]
+    ne12, rows_b, kk = b3.shape
+    n = rows_b if n is None else n
+    if not 0 < n <= rows_b:
+        raise ValueError(f"mul_mm: n={n} but b holds {rows_b} rows a batch")
+    if fmt in FORMATS:
+        if a3.dtype != np.uint8 or a3.shape[2] * qk != kk * FORMATS_BYTES[fmt]:
+            raise ValueError(f"mul_mm: a must be the uint8 {fmt} blocks of an M x {kk} matrix "
+                             f"({kk // qk * FORMATS_BYTES[fmt]} bytes a row), got {a3.dtype} {a3.shape}")
+    elif a3.shape[2] != kk:
+        raise ValueError(f"mul_mm: a has {a3.shape[2]} columns but b has {kk}")
+    if ne12 % ne02:
+        raise ValueError(f"mul_mm: b's {ne12} batches are not a multiple of a's {ne02}")
+    spec = TILES["quant" if qk > 1 else "float"][tile] if isinstance(tile, str) else tuple(tile)
+    bs, bm, bn, bk, small = spec
+    k_split = kk if split_k == 1 else (-(-kk // split_k) + 255) // 256 * 256  # ggml rounds up to 256
+    parts = -(-kk // k_split)
+    d = np.zeros((parts, ne12, n, m), np.float32)
+    grid = (-(-m // bm) * parts, -(-n // bn), ne12)
+    k.launch(grid, a3, b3, d, M=m, N=n, K=kk, stride_a=kk, stride_b=kk, stride_d=m,
+             batch_stride_a=m * kk, batch_stride_b=rows_b * kk, batch_stride_d=m * n, base_work_group_z=0,
+             num_batches=ne12, k_split=k_split, ne02=ne02, ne12=ne12, broadcast2=ne12 // ne02, broadcast3=1,
+             padded_N=rows_b, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small, ALIGNED=int(aligned), device=device)
+    out = d.sum(axis=0)
+    return out[0] if np.ndim(b) == 2 else out
