@@ -1,0 +1,203 @@
+"""Bandwidth-bound matrix-vector products for decoding: ``y = x W^T`` for 1 to 16 rows of ``x``.
+
+``W`` is M x K weights (f16, bf16 bit patterns, or ggml's q4_0 / q8_0 / q4_K blocks of
+:mod:`coopdsl.ops.quant`), ``x`` is NX x K f32 activations (NX, 1 to 16, a compile-time
+parameter), ``y`` is NX x M f32.  Reading W once is the whole cost, so the kernels are built
+around that read: each subgroup of 32 owns ``ROWS`` rows of W, its lanes walk along a row
+together (consecutive lanes read consecutive 16-byte pieces, or consecutive blocks), every
+lane keeps ``NX`` partial sums per row in registers, and one subgroup sum per output ends
+the row.  No cooperative matrices: at one to sixteen columns a MulAdd would mostly multiply
+zeros.  The layouts (``docs/ops.md``, "Quantized weights"):
+
+* f16 / bf16: W row ``r`` is ``K`` 16-bit values; it is read as ``K / 8`` ``uvec4`` (K a
+  multiple of 8);
+* q4_0 (18-byte blocks) and q8_0 (34-byte blocks) are read as 16-bit words (the blocks are
+  only 2-byte aligned): one block per lane and step;
+* q4_K (144-byte blocks): one 32-element sub-block per lane and step, scales decoded per lane.
+
+Dispatch ``(ceil(M / (ROWS * WG / 32)), 1, 1)`` workgroups (:func:`gemv` does it).
+"""
+
+from functools import cache
+from typing import Any, no_type_check
+
+import numpy as np
+
+import coopdsl as cd
+from coopdsl import f16, f32, u16, u32, vec2, vec4
+
+WG = 128            # four subgroups of 32
+ROWS = 2            # rows of W per subgroup
+MAX_ROWS_X = 16     # the most rows of x one dispatch takes
+FORMATS = ("f16", "bf16", "q4_0", "q8_0", "q4_K")
+
+
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def dot8(x, base, w0, w1, w2, w3, BF16):
+    """sum of x[base .. base + 7] times the eight 16-bit weights packed in w0..w3 (two per word)."""
+    xa = x[base // 4]
+    xb = x[base // 4 + 1]
+    if BF16:
+        lo = vec4[f32](cd.bitcast(w0 << 16, f32), cd.bitcast(w1 << 16, f32),
+                       cd.bitcast(w2 << 16, f32), cd.bitcast(w3 << 16, f32))
+        hi = vec4[f32](cd.bitcast(w0 & 0xFFFF0000, f32), cd.bitcast(w1 & 0xFFFF0000, f32),
+                       cd.bitcast(w2 & 0xFFFF0000, f32), cd.bitcast(w3 & 0xFFFF0000, f32))
+    else:
+        h0 = cd.bitcast(w0, vec2[f16])
+        h1 = cd.bitcast(w1, vec2[f16])
+        h2 = cd.bitcast(w2, vec2[f16])
+        h3 = cd.bitcast(w3, vec2[f16])
+        lo = vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
+        hi = vec4[f32](f32(h0.y), f32(h1.y), f32(h2.y), f32(h3.y))
+    # element 2i is the low half of word i, 2i + 1 the high half
+    return cd.dot(vec4[f32](xa.x, xa.z, xb.x, xb.z), lo) + cd.dot(vec4[f32](xa.y, xa.w, xb.y, xb.w), hi)
+
+
+@cache
+def kernel(fmt: str, nx: int) -> cd.Kernel:
+    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if not 1 <= nx <= MAX_ROWS_X:
+        raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
+    bf = fmt == "bf16"
+
+    if fmt in ("f16", "bf16"):
+        @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+        @no_type_check
+        def gemv_f16(w: cd.Buffer[vec4[u32]], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+            lane = cd.subgroup_invocation_id
+            row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
+            acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
+            kv = K // 8
+            for kb in range(lane, kv, 32):
+                for r in cd.static_range(ROWS):
+                    if row0 + r < M:
+                        wv = w[(row0 + r) * kv + kb]
+                        for j in cd.static_range(nx):
+                            acc[r][j] += dot8(x, j * K + kb * 8, wv.x, wv.y, wv.z, wv.w, bf)
+            for r in cd.static_range(ROWS):
+                for j in cd.static_range(nx):
+                    total = cd.subgroup_add(acc[r][j])
+                    if lane == 0 and row0 + r < M:
+                        y[j * M + row0 + r] = total
+        return gemv_f16
+
+    if fmt in ("q4_0", "q8_0"):
+        words = 9 if fmt == "q4_0" else 17   # 16-bit words a block
+
+        @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+        @no_type_check
+        def gemv_q(w: cd.Buffer[u16], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+            lane = cd.subgroup_invocation_id
+            row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
+            acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
+            nb = K // 32
+            for b in range(lane, nb, 32):
+                for r in cd.static_range(ROWS):
+                    if row0 + r < M:
+                        base = ((row0 + r) * nb + b) * words
+                        d = f32(cd.bitcast(w[base], f16))
+                        for j in cd.static_range(nx):
+                            xo = (j * K + b * 32) // 4
+                            s = f32(0.0)
+                            if words == 9:
+                                for c in cd.static_range(4):
+                                    lo = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
+                                    ql = vec4[f32](f32(lo & 15), f32((lo >> 8) & 15), f32((lo >> 16) & 15),
+                                                   f32((lo >> 24) & 15))
+                                    qh = vec4[f32](f32((lo >> 4) & 15), f32((lo >> 12) & 15),
+                                                   f32((lo >> 20) & 15), f32(lo >> 28))
+                                    s += cd.dot(ql - 8.0, x[xo + c]) + cd.dot(qh - 8.0, x[xo + 4 + c])
+                            else:
+                                for c in cd.static_range(8):
+                                    q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
+                                    qv = vec4[f32](f32(cd.bitcast(q << 24, cd.i32) >> 24),
+                                                   f32(cd.bitcast(q << 16, cd.i32) >> 24),
+                                                   f32(cd.bitcast(q << 8, cd.i32) >> 24),
+                                                   f32(cd.bitcast(q, cd.i32) >> 24))
+                                    s += cd.dot(qv, x[xo + c])
+                            acc[r][j] += s * d
+            for r in cd.static_range(ROWS):
+                for j in cd.static_range(nx):
+                    total = cd.subgroup_add(acc[r][j])
+                    if lane == 0 and row0 + r < M:
+                        y[j * M + row0 + r] = total
+        return gemv_q
+
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+    @no_type_check
+    def gemv_q4_K(w: cd.Buffer[u32], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+        lane = cd.subgroup_invocation_id
+        row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
+        acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
+        nsub = K // 32
+        for t in range(lane, nsub, 32):
+            b = t >> 3            # block
+            sub = t & 7           # sub-block of 32 in it
+            for r in cd.static_range(ROWS):
+                if row0 + r < M:
+                    base = ((row0 + r) * (K // 256) + b) * 36   # 144 bytes = 36 words
+                    dm = cd.bitcast(w[base], vec2[f16])
+                    s0 = w[base + 1]
+                    s4 = w[base + 2]
+                    s8 = w[base + 3]
+                    if sub < 4:
+                        sc = (s0 >> (8 * sub)) & 63
+                        mn = (s4 >> (8 * sub)) & 63
+                    else:
+                        sh = 8 * (sub - 4)
+                        sc = ((s8 >> sh) & 15) | (((s0 >> sh) >> 6) & 3) << 4
+                        mn = ((s8 >> sh) >> 4 & 15) | (((s4 >> sh) >> 6) & 3) << 4
+                    d = f32(dm.x) * f32(sc)
+                    m = f32(dm.y) * f32(mn)
+                    q0 = base + 4 + (sub >> 1) * 8   # the 32 bytes of this pair of sub-blocks
+                    shift = (sub & 1) * 4
+                    for j in cd.static_range(nx):
+                        xo = (j * K + t * 32) // 4
+                        s = f32(0.0)
+                        xs = f32(0.0)
+                        for c in cd.static_range(8):
+                            q = w[q0 + c] >> shift
+                            qv = vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15), f32((q >> 24) & 15))
+                            xv = x[xo + c]
+                            s += cd.dot(qv, xv)
+                            xs += xv.x + xv.y + xv.z + xv.w
+                        acc[r][j] += d * s - m * xs
+        for r in cd.static_range(ROWS):
+            for j in cd.static_range(nx):
+                total = cd.subgroup_add(acc[r][j])
+                if lane == 0 and row0 + r < M:
+                    y[j * M + row0 + r] = total
+    return gemv_q4_K
+
+
+def block_shape(fmt: str) -> tuple[int, int]:
+    """(elements, bytes) of one block of ``fmt`` (one 16-bit value for f16/bf16)."""
+    return {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}[fmt]
+
+
+def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> Any:
+    """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 ``x`` (N x K).
+
+    ``w`` is M x K float16 (``fmt="f16"``), uint16 bf16 bit patterns (``"bf16"``), or the
+    uint8 blocks of :func:`coopdsl.ops.quant.quantize`; K must be a multiple of 8 (f16/bf16)
+    or of the block size.  ``w``, ``x`` and ``out`` may be numpy or resident arrays
+    (``coopdsl.runtime``); ``device`` as ``Kernel.launch``."""
+    qk, nbytes = block_shape(fmt)
+    n, k = x.shape
+    m = w.shape[0]
+    row_bytes = k * 2 if qk == 1 else k // qk * nbytes
+    if k % max(qk, 8) or w.shape[1] * w.dtype.itemsize != row_bytes:
+        raise ValueError(f"gemv: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} values "
+                         f"({row_bytes} bytes a row; K a multiple of {max(qk, 8)})")
+    if isinstance(w, np.ndarray):   # the kernels read the bytes as 16- or 32-bit words
+        w = np.ascontiguousarray(w).view(np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16).reshape(-1)
+        if fmt in ("f16", "bf16"):
+            w = w.reshape(-1, 4)
+    if isinstance(x, np.ndarray):
+        x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 4)
+    y = np.empty((n, m), np.float32) if out is None else out
+    kernel(fmt, n).launch((-(-m // (ROWS * WG // 32)), 1, 1), w, x, y, M=m, K=k, device=device)
+    return y

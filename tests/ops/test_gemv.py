@@ -1,0 +1,55 @@
+"""The decode kernels (coopdsl/ops/gemv.py): y = x W^T for 1 to 16 rows of x, W in f16, bf16, q4_0, q8_0
+or q4_K, against numpy on dequantized weights on the CPU interpreter; M not a multiple of the rows a
+workgroup covers, and the errors for shapes they do not take."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coopdsl.ops import gemv as G
+from coopdsl.ops import to_bf16
+from coopdsl.ops.quant import dequantize, quantize
+
+
+def _weights(fmt, m, k, rng):
+    w = rng.standard_normal((m, k)).astype(np.float32)
+    if fmt == "f16":
+        a = w.astype(np.float16)
+        return a, a.astype(np.float32)
+    if fmt == "bf16":
+        a = to_bf16(w)
+        return a, (a.astype(np.uint32) << 16).view(np.float32)
+    q = quantize(w, fmt)
+    return q, dequantize(q, fmt, k)
+
+
+@pytest.mark.parametrize("fmt", G.FORMATS)
+@pytest.mark.parametrize("n", [1, 2, 8, 16])
+def test_matches_numpy_on_the_interpreter(fmt, n):
+    rng = np.random.default_rng(n)
+    m, k = 21, 768 if fmt == "q4_K" else 320
+    w, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = G.gemv(w, x, fmt, device="cpu")
+    ref = x @ wd.T
+    assert y.shape == (n, m)
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("fmt", G.FORMATS)
+def test_each_kernel_validates_and_reads_with_subgroup_sums(fmt):
+    text = G.kernel(fmt, 2).disassemble()   # compile() ran spirv-val
+    assert "OpGroupNonUniformFAdd %float %uint_3 Reduce" in text
+    assert "OpCooperativeMatrix" not in text
+
+
+def test_shapes_it_does_not_take_are_named():
+    with pytest.raises(ValueError, match="unknown weight format 'q5_K'"):
+        G.kernel("q5_K", 1)
+    with pytest.raises(ValueError, match="17 rows of x; the decode kernels take 1 to 16"):
+        G.kernel("f16", 17)
+    with pytest.raises(ValueError, match=r"are not M x 64 q4_0 values \(36 bytes a row; K a multiple of 32\)"):
+        G.gemv(np.zeros((4, 40), np.uint8), np.zeros((1, 64), np.float32), "q4_0", device="cpu")
+    with pytest.raises(ValueError, match="K a multiple of 8"):
+        G.gemv(np.zeros((4, 12), np.float16), np.zeros((1, 12), np.float32), "f16", device="cpu")
