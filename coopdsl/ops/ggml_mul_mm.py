@@ -102,15 +102,15 @@ def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, 
         else:
             step = BK * 8
         k_iters = (end_k - block_k) // step
-        for i in range(k_iters):
+        for _i in range(k_iters):
             if QK == 256:
-                for j in cd.range(0, 256 // BK, 1, unroll=True):
+                for _j in cd.range(0, 256 // BK, 1, unroll=True):
                     a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode)
                     b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
                     s = cd.muladd(a, b, s)
                     block_k += BK
             else:
-                for j in cd.static_range(8):
+                for _j in cd.static_range(8):
                     a = load_a(TA, QK, decode, data_a, pos_a, la.slice(row0, rows, block_k, BK))
                     b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
                     s = cd.muladd(a, b, s)

@@ -1,0 +1,146 @@
+"""The kernels of LLM inference on a GPU, side by side in one run: decode GEMV (coopdsl.ops.gemv), quantized
+and f16 prefill products (coopdsl.ops.ggml_mul_mm), a plain copy kernel for the bandwidth the device
+achieves, and torch.matmul on the dequantized weights when torch (with CUDA) is present.
+
+    python3 benchmarks/ops_llm.py [--m 4096] [--k 14336] [--prefill 512] [--out FILE]
+
+Shapes follow ggml's test-backend-ops perf cases (``MUL_MAT m=4096, n=1|8|512, k=14336``): W is M x K,
+x is N x K, y = x W^T.  GPU timestamps, ``--warmup`` untimed dispatches first (the clocks of an idle GPU
+need ~150 ms of work to come back, docs/runtime.md), median of ``--repeat``.  Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import coopdsl as cd  # noqa: E402
+from benchmarks._gpu import require_gpu  # noqa: E402
+from coopdsl import u32, vec4  # noqa: E402
+from coopdsl.ops import gemv as G  # noqa: E402
+from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
+from coopdsl.ops.quant import dequantize, quantize  # noqa: E402
+
+
+@cd.kernel(workgroup_size=(256, 1, 1))
+def copy16(src: cd.Buffer[vec4[u32]], dst: cd.Buffer[vec4[u32]], n: u32):
+    """dst = src, 16 bytes an invocation: the bandwidth yardstick."""
+    i = cd.global_invocation_id.x + cd.global_invocation_id.y * 65535 * 256
+    if i < n:
+        dst[i] = src[i]
+
+
+def weights(fmt: str, m: int, k: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(what the kernel reads, the float32 values it stands for)."""
+    w = (rng.standard_normal((m, k)) * 0.05).astype(np.float32)
+    if fmt == "f16":
+        a = w.astype(np.float16)
+        return a, a.astype(np.float32)
+    q = quantize(w, fmt)
+    return q, dequantize(q, fmt, k)
+
+
+def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
+    """Median ms of torch.matmul(x, W^T) in f16 on the dequantized weights (CUDA events), or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    wt = torch.from_numpy(w32).to("cuda", torch.float16)
+    xt = torch.from_numpy(x).to("cuda", torch.float16)
+    for _ in range(50):
+        torch.matmul(xt, wt.T)
+    times = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        torch.matmul(xt, wt.T)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--m", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=14336)
+    ap.add_argument("--prefill", type=int, default=512)
+    ap.add_argument("--formats", default="f16,q4_0,q8_0,q4_K")
+    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    dev = require_gpu("ops_llm.py")
+    rng = np.random.default_rng(0)
+    m, k = args.m, args.k
+    lines = [f"`python3 benchmarks/ops_llm.py --m {m} --k {k} --prefill {args.prefill}` on {dev.name}, "
+             f"{date.today()} ({platform.node()})", ""]
+
+    # the yardstick: a copy of the f16 weights' bytes
+    nbytes = m * k * 2
+    src = np.zeros(nbytes // 16 * 4, np.uint32).reshape(-1, 4)
+    dst = np.zeros_like(src)
+    n16 = src.shape[0]
+    grid = (min(-(-n16 // 256), 65535), -(-n16 // (256 * 65535)), 1)
+    r = copy16.bench(grid, src, dst, n16, device=dev, warmup=args.warmup, repeat=args.repeat)
+    copy_gbs = 2 * nbytes / (r.median_ms * 1e-3) / 1e9
+    lines += [f"copy kernel: {nbytes / 1e6:.0f} MB read + written in {r.median_ms * 1e3:.1f} us = "
+              f"{copy_gbs:.0f} GB/s (read + write)", ""]
+
+    lines += ["| weights | rows of x | coopdsl | weight GB/s | vs copy | torch.matmul (f16, dequantized) "
+              "| coopdsl check |",
+              "|---|---|---|---|---|---|---|"]
+    for fmt in args.formats.split(","):
+        w, w32 = weights(fmt, m, k, rng)
+        for n in (1, 8, args.prefill):
+            x = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
+            ref = x @ w32.T
+            if n <= G.MAX_ROWS_X:
+                y = G.gemv(w, x, fmt, device=dev)
+                wv = np.ascontiguousarray(w).view(np.uint32 if fmt in ("f16", "q4_K") else np.uint16).reshape(-1)
+                if fmt == "f16":
+                    wv = wv.reshape(-1, 4)
+                r = G.kernel(fmt, n).bench((-(-m // (G.ROWS * G.WG // 32)), 1, 1), wv,
+                                           x.reshape(-1, 4), y, M=m, K=k, device=dev,
+                                           warmup=args.warmup, repeat=args.repeat)
+                what = f"{r.median_ms * 1e3:.1f} us"
+            else:
+                b = x.astype(np.float16)
+                y = MM.mul_mm(w, b, fmt, tile="l", device=dev)
+                spec = MM.TILES["float" if fmt == "f16" else "quant"]["l"]
+                d = np.zeros((n, m), np.float32)
+                r = MM.kernel(fmt, False).bench(
+                    (-(-m // spec[1]), -(-n // spec[2]), 1), w, b, d, M=m, N=n, K=k, stride_a=k, stride_b=k,
+                    stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
+                    base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1, broadcast3=1,
+                    padded_N=n, BLOCK_SIZE=spec[0], BM=spec[1], BN=spec[2], BK=spec[3], SMALL=spec[4],
+                    ALIGNED=1, device=dev, warmup=args.warmup // 10, repeat=args.repeat // 5)
+                what = f"{r.median_ms * 1e3:.1f} us ({2 * m * n * k / (r.median_ms * 1e-3) / 1e12:.0f} TFLOP/s)"
+            err = float(np.abs(y - ref).max() / np.abs(ref).max())
+            gbs = w.nbytes / (r.median_ms * 1e-3) / 1e9
+            t = torch_ms(w32, x, args.repeat)
+            tt = "n/a" if t is None else f"{t * 1e3:.1f} us"
+            lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
+                         f"rel. err {err:.1e} |")
+            print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    main()
+    print(f"({time.time() - t0:.0f} s)")
