@@ -29,7 +29,7 @@ from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
 from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
-from . import gemm_tiled
+from . import gemm_tiled, gemv
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -209,6 +209,10 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     ``coopdsl.runtime.Array`` of that dtype and shape M x N).  Inputs may be
     numpy arrays or resident arrays.  With 8-bit inputs on NVIDIA the tiled
     kernel is about twice as fast with ``transpose_b=True`` (B K-major).
+
+    Decoding shapes, ``transpose_b=True`` with 1 to 16 rows of f16/bf16 ``a`` (K a multiple of 8),
+    run the bandwidth-bound kernel of :mod:`coopdsl.ops.gemv` instead (a bf16 ``a`` must then be
+    a numpy array): a MulAdd would mostly multiply zeros there.
     """
     _check_operands(a=a, b=b, out=out)
     if device is not None and not isinstance(device, str):
@@ -245,6 +249,12 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
         elif m and n:
             out.write(np.zeros((m, n), out_dtype))
         return out
+    if transpose_b and m <= gemv.MAX_ROWS_X and kind in ("f16", "bf16") and k1 % 8 == 0 \
+            and (kind == "f16" or isinstance(a, np.ndarray)):
+        # decoding: a few rows of activations against a weight matrix read once, at memory speed
+        x = from_bf16(a) if kind == "bf16" else a
+        wv = b if isinstance(b, np.ndarray) else b.view(np.uint32)
+        return gemv.gemv(wv, x, kind, out=out, device=device)
     tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]

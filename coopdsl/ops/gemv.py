@@ -1,7 +1,7 @@
 """Bandwidth-bound matrix-vector products for decoding: ``y = x W^T`` for 1 to 16 rows of ``x``.
 
 ``W`` is M x K weights (f16, bf16 bit patterns, or ggml's q4_0 / q8_0 / q4_K blocks of
-:mod:`coopdsl.ops.quant`), ``x`` is NX x K f32 activations (NX, 1 to 16, a compile-time
+:mod:`coopdsl.ops.quant`), ``x`` is NX x K f32 or f16 activations (NX, 1 to 16, a compile-time
 parameter), ``y`` is NX x M f32.  Reading W once is the whole cost, so the kernels are built
 around that read: each subgroup of 32 owns ``ROWS`` rows of W, its lanes walk along a row
 together (consecutive lanes read consecutive 16-byte pieces, or consecutive blocks), every
@@ -34,10 +34,17 @@ FORMATS = ("f16", "bf16", "q4_0", "q8_0", "q4_K")
 
 @cd.func
 @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def x4(x, i):
+    """Four values of x from element ``4 i``, as f32 (x holds f32 or f16 vec4s)."""
+    return vec4[f32](x[i])
+
+
+@cd.func
+@no_type_check
 def dot8(x, base, w0, w1, w2, w3, BF16):
     """sum of x[base .. base + 7] times the eight 16-bit weights packed in w0..w3 (two per word)."""
-    xa = x[base // 4]
-    xb = x[base // 4 + 1]
+    xa = x4(x, base // 4)
+    xb = x4(x, base // 4 + 1)
     if BF16:
         lo = vec4[f32](cd.bitcast(w0 << 16, f32), cd.bitcast(w1 << 16, f32),
                        cd.bitcast(w2 << 16, f32), cd.bitcast(w3 << 16, f32))
@@ -55,18 +62,19 @@ def dot8(x, base, w0, w1, w2, w3, BF16):
 
 
 @cache
-def kernel(fmt: str, nx: int) -> cd.Kernel:
-    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16)."""
+def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
+    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
     bf = fmt == "bf16"
+    xt = vec4[f16] if x_f16 else vec4[f32]
 
     if fmt in ("f16", "bf16"):
         @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
         @no_type_check
-        def gemv_f16(w: cd.Buffer[vec4[u32]], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+        def gemv_f16(w: cd.Buffer[vec4[u32]], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
             lane = cd.subgroup_invocation_id
             row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
             acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
@@ -89,7 +97,7 @@ def kernel(fmt: str, nx: int) -> cd.Kernel:
 
         @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
         @no_type_check
-        def gemv_q(w: cd.Buffer[u16], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+        def gemv_q(w: cd.Buffer[u16], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
             lane = cd.subgroup_invocation_id
             row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
             acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
@@ -109,7 +117,7 @@ def kernel(fmt: str, nx: int) -> cd.Kernel:
                                                    f32((lo >> 24) & 15))
                                     qh = vec4[f32](f32((lo >> 4) & 15), f32((lo >> 12) & 15),
                                                    f32((lo >> 20) & 15), f32(lo >> 28))
-                                    s += cd.dot(ql - 8.0, x[xo + c]) + cd.dot(qh - 8.0, x[xo + 4 + c])
+                                    s += cd.dot(ql - 8.0, x4(x, xo + c)) + cd.dot(qh - 8.0, x4(x, xo + 4 + c))
                             else:
                                 for c in cd.static_range(8):
                                     q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
@@ -117,7 +125,7 @@ def kernel(fmt: str, nx: int) -> cd.Kernel:
                                                    f32(cd.bitcast(q << 16, cd.i32) >> 24),
                                                    f32(cd.bitcast(q << 8, cd.i32) >> 24),
                                                    f32(cd.bitcast(q, cd.i32) >> 24))
-                                    s += cd.dot(qv, x[xo + c])
+                                    s += cd.dot(qv, x4(x, xo + c))
                             acc[r][j] += s * d
             for r in cd.static_range(ROWS):
                 for j in cd.static_range(nx):
@@ -128,7 +136,7 @@ def kernel(fmt: str, nx: int) -> cd.Kernel:
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check
-    def gemv_q4_K(w: cd.Buffer[u32], x: cd.Buffer[vec4[f32]], y: cd.Buffer[f32], M: u32, K: u32):
+    def gemv_q4_K(w: cd.Buffer[u32], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
         lane = cd.subgroup_invocation_id
         row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
         acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
@@ -161,7 +169,7 @@ def kernel(fmt: str, nx: int) -> cd.Kernel:
                         for c in cd.static_range(8):
                             q = w[q0 + c] >> shift
                             qv = vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15), f32((q >> 24) & 15))
-                            xv = x[xo + c]
+                            xv = x4(x, xo + c)
                             s += cd.dot(qv, xv)
                             xs += xv.x + xv.y + xv.z + xv.w
                         acc[r][j] += d * s - m * xs
@@ -179,7 +187,7 @@ def block_shape(fmt: str) -> tuple[int, int]:
 
 
 def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> Any:
-    """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 ``x`` (N x K).
+    """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 or float16 ``x`` (N x K).
 
     ``w`` is M x K float16 (``fmt="f16"``), uint16 bf16 bit patterns (``"bf16"``), or the
     uint8 blocks of :func:`coopdsl.ops.quant.quantize`; K must be a multiple of 8 (f16/bf16)
@@ -196,8 +204,11 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
         w = np.ascontiguousarray(w).view(np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16).reshape(-1)
         if fmt in ("f16", "bf16"):
             w = w.reshape(-1, 4)
+    x_f16 = np.dtype(x.dtype) == np.float16
+    if not x_f16 and np.dtype(x.dtype) != np.float32:
+        raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
     if isinstance(x, np.ndarray):
-        x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, 4)
+        x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    kernel(fmt, n).launch((-(-m // (ROWS * WG // 32)), 1, 1), w, x, y, M=m, K=k, device=device)
+    kernel(fmt, n, x_f16).launch((-(-m // (ROWS * WG // 32)), 1, 1), w, x, y, M=m, K=k, device=device)
     return y

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="valid-type"
+# (struct members are annotated with coopdsl types, which mypy does not know as Python types)
 """ggml's block-quantized weight formats as coopdsl block structs and decode functions.
 
 A quantized matrix is stored row after row as *blocks*: each block covers

@@ -100,6 +100,19 @@ class Array:
         buf, self._buffer = self._buffer, None
         self.device.pool.give(buf)
 
+    def view(self, dtype: Any) -> Array:
+        """The same device memory seen as ``dtype``, as numpy's ``ndarray.view``: no copy; the last
+        dimension is rescaled by the ratio of the item sizes (its bytes must divide evenly). A kernel that
+        reads quantized blocks as 16-bit words takes ``weights.view(np.uint16)``. The view keeps this array
+        alive and shares its memory: free the base, not the view (``view.free()`` is an ArrayError)."""
+        dt = numpy_dtype(dtype)
+        row = (self.shape[-1] if self.shape else 1) * self.dtype.itemsize
+        if row % dt.itemsize:
+            raise ArrayError(f"cannot view a device array {self.shape} {self.dtype} as {dt}: its last dimension "
+                             f"holds {row} bytes, not a multiple of {dt.itemsize}")
+        shape = (*self.shape[:-1], row // dt.itemsize) if self.shape else (row // dt.itemsize,)
+        return ArrayView(self, shape, dt)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = self.numpy()
         return out if dtype is None else out.astype(dtype)
@@ -112,6 +125,10 @@ class Array:
         except Exception:  # interpreter shutdown: the device may already be gone
             pass
 
+    def _base_array(self) -> Array:
+        """The array that owns the memory (itself; a view's base)."""
+        return self
+
     def _not_pending(self, action: str) -> None:
         from .batch import current_batch
 
@@ -119,6 +136,29 @@ class Array:
         if b is not None and b.uses(self):
             raise ArrayError(f"cannot {action} a device array that launches recorded in the open batch use; "
                              f"leave the `with` block (or call batch.submit()) first")
+
+
+class ArrayView(Array):
+    """Another dtype's view of an :class:`Array`'s memory (made by :meth:`Array.view`)."""
+
+    def __init__(self, base: Array, shape: tuple[int, ...], dtype: np.dtype):  # no memory of its own
+        self.base = base._base_array()
+        self.device, self.shape, self.dtype = base.device, shape, dtype
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.nbytes = self.size * dtype.itemsize
+
+    @property
+    def _buffer(self) -> Buffer | None:  # type: ignore[override]
+        return self.base._buffer
+
+    def _base_array(self) -> Array:
+        return self.base
+
+    def free(self) -> None:
+        raise ArrayError("a view of a device array shares its base's memory: free the base array instead")
+
+    def __del__(self) -> None:
+        pass
 
 
 def as_numpy(data: Any) -> np.ndarray:

@@ -200,3 +200,30 @@ def test_device_arrays_hold_numbers_on_a_device(device):
     with pytest.raises(runtime.ArrayError, match=r"device must be a coopdsl.runtime.Device \(or None for the default "
                                                  r"one\), got str 'gpu0'"):
         runtime.array(np.zeros(4, np.float32), device="gpu0")
+
+
+def test_a_view_reinterprets_the_memory_in_place(device):
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    a = runtime.array(data, device=device)
+    bits = a.view(np.uint32)
+    assert (bits.shape, bits.dtype, bits.nbytes) == ((2, 4), np.uint32, 32)
+    np.testing.assert_array_equal(bits.numpy(), data.view(np.uint32))
+    halves = a.view(np.uint16)
+    assert halves.shape == (2, 8)
+    y = runtime.zeros(8, np.float32, device=device)
+    axpy.launch((1,), a.view(np.float32).view(np.float32), y, 8, 2.0)   # a view binds like its base
+    np.testing.assert_array_equal(y.numpy(), 2 * data.reshape(-1))
+    bits.write(np.full((2, 4), 0x3F800000, np.uint32))                  # writes land in the base's memory
+    np.testing.assert_array_equal(a.numpy(), np.ones((2, 4), np.float32))
+
+
+def test_a_view_cannot_be_freed_and_dies_with_its_base(device):
+    a = runtime.array(np.zeros(6, np.uint8), device=device)
+    with pytest.raises(ArrayError, match="not a multiple of 4"):
+        a.view(np.uint32)
+    v = a.view(np.uint16)
+    with pytest.raises(ArrayError, match="free the base array instead"):
+        v.free()
+    a.free()
+    with pytest.raises(ArrayError, match="was freed"):
+        v.numpy()
