@@ -29,7 +29,8 @@ def test_each_module_has_ggmls_interface(fmt, f16acc):
     assert text.count("OpCooperativeMatrixMulAddKHR") >= 4
     r = k.reflect()
     assert [(b["binding"], b["name"]) for b in r["bindings"]] == [(0, "data_a"), (1, "data_b"), (2, "data_d")]
-    assert [(m["name"], m["offset"]) for m in r["push_constants"]["members"]] == [(n, 4 * i) for i, n in enumerate(PUSH)]
+    members = r["push_constants"]["members"]
+    assert [(m["name"], m["offset"]) for m in members] == [(n, 4 * i) for i, n in enumerate(PUSH)]
     assert [(s["name"], s["id"]) for s in r["spec_constants"]] == [
         ("BLOCK_SIZE", 0), ("BM", 1), ("BN", 2), ("BK", 3), ("SMALL", 4), ("ALIGNED", 5)]
     if fmt in ("q4_0", "q8_0", "q4_K"):
