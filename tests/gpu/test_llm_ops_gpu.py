@@ -1,0 +1,73 @@
+"""The inference kernels on a real GPU against numpy (run with -m gpu): ggml's mul_mm_cm2 interface for every
+A format and tile configuration ggml uses, the decode GEMVs, and ops.linear on numpy and resident arrays."""
+
+import numpy as np
+import pytest
+
+from coopdsl import ops, runtime
+from coopdsl.ops import gemv as G
+from coopdsl.ops import ggml_mul_mm as MM
+
+pytestmark = pytest.mark.gpu
+
+
+def _weights(fmt, m, k, rng):
+    w = (rng.standard_normal((m, k)) * 0.1).astype(np.float32)
+    if fmt == "f16":
+        a = w.astype(np.float16)
+        return a, a.astype(np.float32)
+    if fmt == "bf16":
+        a = ops.to_bf16(w)
+        return a, ops.from_bf16(a)
+    q = ops.quantize(w, fmt)
+    return q, ops.dequantize(q, fmt, k)
+
+
+@pytest.mark.parametrize("fmt,f16acc", sorted(MM.PIPELINES))
+@pytest.mark.parametrize("tile", ["l", "m", "s"])
+@pytest.mark.parametrize("m,n,k,aligned", [(512, 300, 1024, True), (333, 77, 768, False)])
+def test_ggml_mul_mm(fmt, f16acc, tile, m, n, k, aligned, device):
+    rng = np.random.default_rng(m + n)
+    a, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    b = ops.to_bf16(x) if fmt == "bf16" else x.astype(np.float16)
+    xb = ops.from_bf16(b) if fmt == "bf16" else b.astype(np.float32)
+    d = MM.mul_mm(a, b, fmt, f16acc=f16acc, tile=tile, aligned=aligned, device=device)
+    ref = xb @ wd.T
+    assert np.abs(d - ref).max() <= (0.02 if f16acc else 2e-3) * np.abs(ref).max()
+
+
+def test_ggml_mul_mm_split_k_and_broadcast(device):
+    rng = np.random.default_rng(9)
+    a, wd = _weights("q4_K", 256, 1024, rng)
+    x = rng.standard_normal((96, 1024)).astype(np.float16)
+    d = MM.mul_mm(a, x, "q4_K", tile="m", split_k=3, device=device)
+    assert np.abs(d - x.astype(np.float32) @ wd.T).max() <= 2e-3 * np.abs(d).max()
+    a2 = np.stack([_weights("q8_0", 128, 256, rng)[0] for _ in range(2)])
+    x2 = rng.standard_normal((4, 40, 256)).astype(np.float16)
+    d2 = MM.mul_mm(a2, x2, "q8_0", tile="s", device=device)
+    ref = np.stack([x2[i].astype(np.float32) @ ops.dequantize(a2[i // 2], "q8_0", 256).T for i in range(4)])
+    assert np.abs(d2 - ref).max() <= 2e-3 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("fmt", G.FORMATS)
+@pytest.mark.parametrize("n", [1, 8, 16])
+def test_gemv(fmt, n, device):
+    rng = np.random.default_rng(n)
+    w, wd = _weights(fmt, 1000, 4096, rng)
+    x = rng.standard_normal((n, 4096)).astype(np.float32)
+    y = G.gemv(w, x, fmt, device=device)
+    assert np.abs(y - x @ wd.T).max() <= 1e-4 * np.abs(y).max()
+
+
+@pytest.mark.parametrize("fmt", ["f16", "q4_0", "q4_K"])
+def test_linear_on_resident_arrays(fmt, device):
+    rng = np.random.default_rng(5)
+    w, wd = _weights(fmt, 256, 512, rng)
+    wr = runtime.array(w, device=device)
+    for n, dt in ((2, np.float32), (100, np.float16)):
+        x = rng.standard_normal((n, 512)).astype(dt)
+        y = runtime.zeros((n, 256), np.float32, device=device)
+        ops.linear(runtime.array(x, device=device), wr, None if fmt == "f16" else fmt, out=y, device=device)
+        ref = x.astype(np.float32) @ wd.T
+        assert np.abs(y.numpy() - ref).max() <= 2e-3 * np.abs(ref).max()
