@@ -84,7 +84,7 @@ def main() -> None:
     dev = require_gpu("ops_llm.py")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
-    lines = [f"`python3 benchmarks/ops_llm.py --m {m} --k {k} --prefill {args.prefill}` on {dev.name}, "
+    lines = [f"`python3 benchmarks/ops_llm.py --m {m} --k {k} --prefill {args.prefill}` on {dev.info.name}, "
              f"{date.today()} ({platform.node()})", ""]
 
     # the yardstick: a copy of the f16 weights' bytes

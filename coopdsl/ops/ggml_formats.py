@@ -30,19 +30,19 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i8, i32, u8, u32
+from coopdsl import f16, f32, i32, u8, u16, u32
 
 
 @cd.struct
 class BlockQ4_0:
     d: f16                       # scale
-    qs: cd.array[u8, 16]         # 32 four-bit values, two per byte
+    qs: cd.array[u16, 8]         # 32 four-bit values, two per byte (read 16 bits at a time, as ggml does)
 
 
 @cd.struct
 class BlockQ8_0:
     d: f16                       # scale
-    qs: cd.array[i8, 32]         # 32 signed bytes
+    qs: cd.array[u16, 16]        # 32 signed bytes, read 16 bits at a time as ggml does
 
 
 @cd.struct
@@ -58,7 +58,8 @@ class BlockQ4_K:
 def decode_q4_0(block, block_coords, coord_in_block):
     """Element ``coord_in_block[1]`` (0 .. 31) of a q4_0 block, as f16."""
     idx = coord_in_block[1]
-    q = (u32(block.qs[idx & 15]) >> ((idx & 16) >> 2)) & 15
+    # byte idx & 15 holds element idx (low nibble, idx < 16) and idx + 16 (high nibble)
+    q = (u32(block.qs[(idx & 14) >> 1]) >> (((idx & 16) >> 2) + 8 * (idx & 1))) & 15
     return (f16(q) - f16(8.0)) * block.d
 
 
@@ -66,7 +67,9 @@ def decode_q4_0(block, block_coords, coord_in_block):
 @no_type_check
 def decode_q8_0(block, block_coords, coord_in_block):
     """Element ``coord_in_block[1]`` (0 .. 31) of a q8_0 block, as f16."""
-    return f16(i32(block.qs[coord_in_block[1]])) * block.d
+    idx = coord_in_block[1]
+    q = u32(block.qs[idx >> 1]) << (24 - 8 * (idx & 1))      # the byte at the top of a word
+    return f16(cd.bitcast(q, i32) >> 24) * block.d
 
 
 @cd.func
