@@ -15,7 +15,7 @@ out byte for byte as ggml's ``block_q4_0``, ``block_q8_0`` and ``block_q4_K``:
   element ``j`` in its low nibble and ``j + 16`` in its high nibble; the value is
   ``(q - 8) * d``.
 * ``q8_0`` (34 bytes, 32 elements): f16 ``d``; 32 signed bytes ``qs``; value ``q * d``.
-* ``q4_K`` (144 bytes, 256 elements): f16 ``d`` and ``dmin``; 12 bytes of 6-bit
+* ``q4_K`` (144 bytes, 256 elements; read as a 16-byte head and 32 words): f16 ``d`` and ``dmin``; 12 bytes of 6-bit
   scales and mins for the 8 sub-blocks of 32 (ggml's ``get_scale_min_k4``); 128
   bytes ``qs``: bytes ``32 c .. 32 c + 31`` hold sub-block ``2 c`` in their low
   nibbles and ``2 c + 1`` in their high nibbles; the value is
@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u8, u16, u32
+from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 
 @cd.struct
@@ -47,10 +47,8 @@ class BlockQ8_0:
 
 @cd.struct
 class BlockQ4_K:
-    d: f16                       # super-block scale of the scales
-    dmin: f16                    # super-block scale of the mins
-    scales: cd.array[u8, 12]     # 8 six-bit scales and 8 six-bit mins, packed
-    qs: cd.array[u8, 128]        # 256 four-bit values
+    head: vec4[u32]              # f16 d and dmin; 12 bytes of 8 six-bit scales and 8 six-bit mins
+    qs: cd.array[u32, 32]        # 256 four-bit values (128 bytes)
 
 
 @cd.func
@@ -75,18 +73,20 @@ def decode_q8_0(block, block_coords, coord_in_block):
 @cd.func
 @no_type_check
 def decode_q4_K(block, block_coords, coord_in_block):
-    """Element ``coord_in_block[1]`` (0 .. 255) of a q4_K block, as f16 (ggml's ``get_scale_min_k4``)."""
+    """Element ``coord_in_block[1]`` (0 .. 255) of a q4_K block, as f16: one 16-byte load of the
+    head gives the scales (ggml's ``get_scale_min_k4``, branch-free as ggml's cm2 decoder does it)."""
     idx = coord_in_block[1]
     sub = idx >> 5                       # sub-block of 32: 0 .. 7
-    if sub < 4:
-        sc = u32(block.scales[sub]) & 63
-        mn = u32(block.scales[sub + 4]) & 63
-    else:
-        hi = u32(block.scales[sub + 4])
-        sc = (hi & 15) | ((u32(block.scales[sub - 4]) >> 6) << 4)
-        mn = (hi >> 4) | ((u32(block.scales[sub]) >> 6) << 4)
-    q = (u32(block.qs[((idx & 192) >> 1) + (idx & 31)]) >> ((idx & 32) >> 3)) & 15
-    return f16(f32(block.d) * f32(sc) * f32(q) - f32(block.dmin) * f32(mn))
+    v = block.head
+    dm = cd.bitcast(v.x, vec2[f16])
+    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+    sh = 8 * (sub & 3)
+    sc = ((v.y if sub < 4 else sc_hi) >> sh) & 63
+    mn = ((v.z if sub < 4 else mb_hi) >> sh) & 63
+    # bytes 32 c .. 32 c + 31 (c = sub // 2): low nibbles for even sub-blocks, high for odd
+    q = (block.qs[((idx & 192) >> 3) + ((idx & 31) >> 2)] >> (8 * (idx & 3) + 4 * (sub & 1))) & 15
+    return f16(f32(dm.x) * f32(sc) * f32(q) - f32(dm.y) * f32(mn))
 
 
 # format -> (block struct, elements per block, decode function)

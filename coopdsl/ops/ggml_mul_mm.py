@@ -77,15 +77,6 @@ def clamp_f16(r, c, x):
 
 @cd.func
 @no_type_check
-def load_a(TA, QK, decode, data_a, pos_a, tile):
-    """An A tile: read directly (QK == 1) or decoded from blocks."""
-    if QK == 1:
-        return TA.load_tensor(data_a, pos_a, tile)
-    return TA.load_tensor(data_a, pos_a, tile, decode=decode)
-
-
-@cd.func
-@no_type_check
 def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, ld, pos_a, pos_b, pos_d,
            row0, rows, rows_in, col0, cols, block_k, end_k, BK, unrolled, f16acc):
     """One tile: D^T[row0 .., col0 ..] = A[row0 .., k] B[col0 .., k]^T over k in [block_k, end_k).
@@ -110,17 +101,17 @@ def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, 
                     s = cd.muladd(a, b, s)
                     block_k += BK
             else:
-                for _j in cd.static_range(8):
-                    a = load_a(TA, QK, decode, data_a, pos_a, la.slice(row0, rows, block_k, BK))
+                for _j in cd.range(0, 8, 1, unroll=True):   # as GLSL's [[unroll]]: the driver unrolls
+                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode)
                     b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
                     s = cd.muladd(a, b, s)
                     block_k += BK
     while block_k < end_k:
         b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
         if unrolled or (rows_in and block_k + BK <= end_k):
-            s = cd.muladd(load_a(TA, QK, decode, data_a, pos_a, la.slice(row0, rows, block_k, BK)), b, s)
+            s = cd.muladd(TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode), b, s)
         else:
-            s = cd.muladd(load_a(TA, QK, decode, data_a, pos_a, la_edge.slice(row0, rows, block_k, BK)), b, s)
+            s = cd.muladd(TA.load_tensor(data_a, pos_a, la_edge.slice(row0, rows, block_k, BK), decode=decode), b, s)
         block_k += BK
     if f16acc:
         s = s.map(clamp_f16)
@@ -128,11 +119,16 @@ def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, 
 
 
 @cache
-def kernel(fmt: str, f16acc: bool = False) -> cd.Kernel:
+def kernel(fmt: str, f16acc: bool = False, paths: str = "all") -> cd.Kernel:
     """The ``mul_mm_cm2`` kernel for A in ``fmt`` (``f16``, ``bf16``, ``q4_0``, ``q8_0`` or ``q4_K``)
-    with an f16 (``f16acc``) or f32 accumulator; B is f16 (bf16 for ``fmt="bf16"``), D f32."""
+    with an f16 (``f16acc``) or f32 accumulator; B is f16 (bf16 for ``fmt="bf16"``), D f32.
+
+    ``paths`` ("all", the default; "nosmall": no BN/2 and BN/4 tiles; "generic": no fast path)
+    leaves code paths out, for measuring what each costs the driver's compiler."""
     if fmt not in STEMS:
         raise ValueError(f"mul_mm_cm2: unknown A format {fmt!r}; expected one of {', '.join(STEMS)}")
+    if paths not in ("all", "nosmall", "generic"):
+        raise ValueError(f"mul_mm_cm2: paths must be 'all', 'nosmall' or 'generic', got {paths!r}")
     if fmt == "bf16" and f16acc:
         raise ValueError("mul_mm_cm2: the bf16 kernel accumulates in f32 only (as ggml's)")
     if fmt in FORMATS:
@@ -142,6 +138,7 @@ def kernel(fmt: str, f16acc: bool = False) -> cd.Kernel:
         mat_t = bf16 if fmt == "bf16" else f16
         a_type, QK, decode = mat_t, 1, None
     b_type = mat_t
+    use_fast, use_small = paths != "generic", paths == "all"
     acc_t = f16 if f16acc else f32
 
     @no_type_check
@@ -187,19 +184,19 @@ def kernel(fmt: str, f16acc: bool = False) -> cd.Kernel:
         fast = row0 + BM <= M and col0 + BN <= padded_N and start_k % START_ALIGN_K == 0 and end_k % BK == 0
         if QK == 1:
             fast = fast and sa % 8 == 0
-        if fast and sb % 8 == 0:
+        if use_fast and fast and sb % 8 == 0:
             # every load inside the matrices: unclamped layouts, aligned strides, unrolled steps
             start_k = start_k & (0xFFFFFFFF - (START_ALIGN_K - 1))
             if QK == 1:
                 sa = sa & ALIGN8
             la = la.stride(sa, 1)
             lb = lb.stride(sb & ALIGN8, 1)
-            if SMALL != 0 and col0 + BN // 4 >= N:
+            if use_small and SMALL != 0 and col0 + BN // 4 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 4, W], Acc[acc_t, BM, BN // 4, W],
                        Acc[f32, BM, BN // 4, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
                        pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc)
                 return
-            if SMALL != 0 and col0 + BN // 2 >= N:
+            if use_small and SMALL != 0 and col0 + BN // 2 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 2, W], Acc[acc_t, BM, BN // 2, W],
                        Acc[f32, BM, BN // 2, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
                        pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc)
@@ -245,7 +242,6 @@ def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[
     rows of B are real: the kernel may read all of B's rows (ggml's ``padded_N``) but writes
     only ``n`` rows of D.  ``device`` as ``Kernel.launch``.  Returns D (``n`` x M, float32)
     with ``b``'s leading shape."""
-    k = kernel(fmt, f16acc)
     qk = FORMATS[fmt][1] if fmt in FORMATS else 1
     a3 = np.ascontiguousarray(a)[None] if np.ndim(a) == 2 else np.ascontiguousarray(a)
     b3 = np.ascontiguousarray(b)[None] if np.ndim(b) == 2 else np.ascontiguousarray(b)
@@ -264,6 +260,9 @@ def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[
         raise ValueError(f"mul_mm: b's {ne12} batches are not a multiple of a's {ne02}")
     spec = TILES["quant" if qk > 1 else "float"][tile] if isinstance(tile, str) else tuple(tile)
     bs, bm, bn, bk, small = spec
+    # without enable_smaller_matrices the BN/2 and BN/4 tiles are dead code; leaving them out keeps
+    # matrix shapes the device may not offer (32 x 16 at 256 invocations) out of the module
+    k = kernel(fmt, f16acc, "all" if small else "nosmall")
     k_split = kk if split_k == 1 else (-(-kk // split_k) + 255) // 256 * 256  # ggml rounds up to 256
     parts = -(-kk // k_split)
     d = np.zeros((parts, ne12, n, m), np.float32)

@@ -72,7 +72,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     size = "l" if n > 128 else "m" if n > 64 else "s"
     bs, bm, bn, bk, small = MM.TILES["quant"][size]
     y = np.empty((n, m), np.float32) if out is None else out
-    MM.kernel(fmt).launch((-(-m // bm), -(-n // bn), 1), w, x, y, M=m, N=n, K=k, stride_a=k, stride_b=k,
+    MM.kernel(fmt, False, "all" if small else "nosmall").launch((-(-m // bm), -(-n // bn), 1), w, x, y, M=m, N=n, K=k, stride_a=k, stride_b=k,
                           stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
                           base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1,
                           broadcast3=1, padded_N=n, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small,

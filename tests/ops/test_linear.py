@@ -65,9 +65,9 @@ def test_quantized_prefill_runs_ggmls_kernel(monkeypatch):
     used = []
     real = MM.kernel
 
-    def spy(fmt, f16acc=False):
+    def spy(fmt, *args):
         used.append(fmt)
-        return real(fmt, f16acc)
+        return real(fmt, *args)
 
     monkeypatch.setattr(MM, "kernel", spy)
     y = ops.linear(x, w, "q4_0", device="cpu")
