@@ -71,6 +71,35 @@ def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
     return float(np.median(times))
 
 
+def overhead(dev, n: int = 200) -> str:
+    """Wall time per call (each waited for) of ops.matmul / ops.linear on resident arrays against the
+    Kernel.launch they make, 1 x 4096 x 4096 f16 (the decode kernel) and 512 x 4096 x 4096 f16 (the tiled GEMM)."""
+    from coopdsl import ops, runtime
+
+    rng = np.random.default_rng(1)
+    w = runtime.array(rng.standard_normal((4096, 4096)).astype(np.float16), device=dev)
+    x1 = runtime.array(rng.standard_normal((1, 4096)).astype(np.float16), device=dev)
+    y1 = runtime.zeros((1, 4096), np.float32, device=dev)
+    wv = w.view(np.uint32)
+    k1 = G.kernel("f16", 1, True)
+    grid1 = (-(-4096 // (G.ROWS * G.WG // 32)), 1, 1)
+
+    def per_call(fn) -> float:
+        for _ in range(50):
+            fn()
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t) / n * 1e6
+
+    launch = per_call(lambda: k1.launch(grid1, wv, x1, y1, M=4096, K=4096, device=dev))
+    op = per_call(lambda: ops.matmul(x1, w, out=y1, device=dev, transpose_b=True))
+    lin = per_call(lambda: ops.linear(x1, w, out=y1, device=dev))
+    return (f"host cost, 1 x 4096 x 4096 f16 on resident arrays, wall time per call (each waited for, {n} calls): "
+            f"Kernel.launch {launch:.1f} us, ops.matmul(transpose_b=True) {op:.1f} us (+{op - launch:.1f}), "
+            f"ops.linear {lin:.1f} us (+{lin - launch:.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", type=int, default=4096)
@@ -134,6 +163,7 @@ def main() -> None:
             lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
                          f"rel. err {err:.1e} |")
             print(lines[-1], flush=True)
+    lines += ["", overhead(dev)]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

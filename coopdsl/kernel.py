@@ -59,6 +59,10 @@ class Kernel:
 
     def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
+        merged = {**self.consts, **consts}
+        key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
+        if key in self._specialized:  # checked already: no parse on the hot path of a host op
+            return self._specialized[key]
         from .frontend.params import parameter_annotations
         from .frontend.source import parse_function
         from .lang.types import ConstParam
@@ -67,8 +71,6 @@ class Kernel:
         for name in consts:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
-        merged = {**self.consts, **consts}
-        key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
         if key not in self._specialized:
             self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged,
                                             self.subgroup_size, self.entry_point)

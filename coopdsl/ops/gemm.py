@@ -38,6 +38,10 @@ DEFAULT = Config(TI=2, TJ=2)  # 64 x 64 blocks
 # must fit the 48 KiB of shared memory every device offers, so 128 x 128 is left out)
 CONFIGS = (DEFAULT, Config(TI=2, TJ=4), Config(TI=4, TJ=2), Config(TI=1, TJ=1))
 
+# (path, kind, layout, M, N, K, device) -> the config the autotune cache held on this problem's first call (or
+# that tune=True found): the cache is read once per problem and process, not on every call of a host op
+_CONFIGS: dict[tuple, Any] = {}
+
 # input kind -> (A/B component type, C type, MulAdd depth, numpy input dtype, numpy output dtype)
 KINDS = {
     "f16": (f16, f32, 16, np.float16, np.float32),
@@ -259,19 +263,23 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]
         if not wants_cpu(device):
-            t = tiled_tuner(kind, tiled, transpose_b, edge_m)
-            found = (t.best_config(_tiled_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
-                     else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
-            config = found or config
+            memo = ("tiled", kind, transpose_b, edge_m, m, n, k1, device)
+            if tune or memo not in _CONFIGS:
+                t = tiled_tuner(kind, tiled, transpose_b, edge_m)
+                _CONFIGS[memo] = (t.best_config(_tiled_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
+                                  else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
+            config = _CONFIGS[memo] or config
         variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b, edge_m), config)
         variant.launch(_tiled_grid({"M": m, "N": n, **spec}), a, b, out, M=m, N=n, K=k1, device=device, **spec)
         return out
     config = DEFAULT
     if not wants_cpu(device):
-        t = tuner(kind, transpose_b)
-        found = (t.best_config(_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
-                 else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
-        config = found or DEFAULT
+        key = ("general", kind, transpose_b, m, n, k1, device)
+        if tune or key not in _CONFIGS:
+            t = tuner(kind, transpose_b)
+            _CONFIGS[key] = (t.best_config(_grid, a, b, out, M=m, N=n, K=k1, device=device) if tune
+                             else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
+        config = _CONFIGS[key] or DEFAULT
     general = kernel(kind, transpose_b)
     variant = general.specialize(**config.values) if config != DEFAULT else general
     variant.launch(_grid({"M": m, "N": n, **config.values}), a, b, out, M=m, N=n, K=k1, device=device)

@@ -215,16 +215,19 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all", staged: bool = Tr
             if use_small and SMALL != 0 and col0 + BN // 4 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 4, W], Acc[acc_t, BM, BN // 4, W],
                        Acc[f32, BM, BN // 4, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc,
+                       stage, scales, M, sa, BLOCK_SIZE)
                 return
             if use_small and SMALL != 0 and col0 + BN // 2 >= N:
                 k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 2, W], Acc[acc_t, BM, BN // 2, W],
                        Acc[f32, BM, BN // 2, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
+                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc,
+                       stage, scales, M, sa, BLOCK_SIZE)
                 return
             k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
                    Acc[f32, BM, BN, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
-                   pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc, stage, scales, M, sa, BLOCK_SIZE)
+                   pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc,
+                       stage, scales, M, sa, BLOCK_SIZE)
             return
         # edges: A clamped where the tile leaves it, B always clamped
         la = la.stride(sa, 1)
@@ -232,7 +235,8 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all", staged: bool = Tr
         lb_clamp = lb_clamp.stride(sb, 1)
         k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
                Acc[f32, BM, BN, W], QK, dec, data_a, data_b, data_d, la, la_clamp, lb_clamp, ld,
-               pos_a, pos_b, pos_d, row0, BM, row0 + BM <= M, col0, BN, start_k, end_k, BK, False, f16acc, stage, scales, M, sa, BLOCK_SIZE)
+               pos_a, pos_b, pos_d, row0, BM, row0 + BM <= M, col0, BN, start_k, end_k, BK, False, f16acc,
+               stage, scales, M, sa, BLOCK_SIZE)
 
     # named as ggml's module (matmul_q4_0_f16_f16acc_cm2), entered as "main" like ggml's pipelines
     mul_mm_cm2.__name__ = mul_mm_cm2.__qualname__ = STEMS[fmt] + ("_f16acc" if f16acc else "") + "_cm2"

@@ -32,7 +32,8 @@ def _fmt_of(w: Any, fmt: str | None) -> str:
                          f"one of {', '.join(QUANTIZED)} for uint8 blocks)")
     want = {"f16": np.float16, "bf16": np.uint16, **{q: np.uint8 for q in QUANTIZED}}
     if fmt not in want:
-        raise ValueError(f"linear: unknown weight format {fmt!r}; expected f16, bf16 or one of {', '.join(QUANTIZED)}")
+        raise ValueError(f"linear: unknown weight format {fmt!r}; expected f16, bf16 or one of "
+                         f"{', '.join(QUANTIZED)}")
     if dt != want[fmt]:
         raise ValueError(f"linear: {fmt} weights are {np.dtype(want[fmt])} arrays, got {dt}")
     return fmt
@@ -72,9 +73,10 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     size = "l" if n > 128 else "m" if n > 64 else "s"
     bs, bm, bn, bk, small = MM.TILES["quant"][size]
     y = np.empty((n, m), np.float32) if out is None else out
-    MM.kernel(fmt, False, "all" if small else "nosmall").launch((-(-m // bm), -(-n // bn), 1), w, x, y, M=m, N=n, K=k, stride_a=k, stride_b=k,
-                          stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
-                          base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1,
-                          broadcast3=1, padded_N=n, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small,
-                          ALIGNED=int(k % 8 == 0), device=device)
+    mm = MM.kernel(fmt, False, "all" if small else "nosmall")
+    mm.launch((-(-m // bm), -(-n // bn), 1), w, x, y, M=m, N=n, K=k, stride_a=k, stride_b=k,
+              stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
+              base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1,
+              broadcast3=1, padded_N=n, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small,
+              ALIGNED=int(k % 8 == 0), device=device)
     return y
