@@ -60,6 +60,9 @@ class Machine:
         # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
         # operand (reductions, per-element operations) run it through this
         self.call_function: Callable | None = None
+        # set while a callback of a workgroup-scope matrix runs (a per-element or combine function): its
+        # shared-memory accesses count as the workgroup's for race tracking (see coopdsl.interp.callbacks)
+        self.workgroup_callback = False
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:

@@ -10,6 +10,10 @@ the invocations of the matrix's scope instance:
 * a combine function combines pairs of values spread over the members of
   each scope instance, along a binary tree (SPIR-V leaves the order open;
   floating-point results may differ from a GPU's in the last bits).
+
+At workgroup scope the shared-memory accesses of either count as the whole
+workgroup's for race tracking (SPIR-V does not say which invocation calls a
+callback): see :mod:`coopdsl.interp.callbacks`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import types as T
+from ...ir.attrs import Scope
 from ...ir.core import Function
 from ...ir.ops.coopmat2 import ReduceMode
 from ..mapping import lanes_to_matrix, matrix_to_lanes
@@ -46,7 +51,8 @@ def _per_element(m, op, args):
     extra = [matrix_to_lanes(m, t, e) if isinstance(v.type, T.CoopMatType) else e
              for v, e in zip(op.operands[2:], extras)]
     out = comps.copy()
-    saved = m.mask
+    saved, was = m.mask, m.workgroup_callback
+    m.workgroup_callback = scope is Scope.Workgroup
     try:
         for i in range(n):
             flat = lane * n + i
@@ -59,6 +65,7 @@ def _per_element(m, op, args):
             out[:, i] = np.where(inside, result, out[:, i])
     finally:
         m.set_mask(saved)
+        m.workgroup_callback = was
     return lanes_to_matrix(m, t, out)
 
 
@@ -105,8 +112,9 @@ def _combine(m, func: Function, scope, a: np.ndarray, b: np.ndarray) -> np.ndarr
     a2, b2 = a.reshape(groups, -1), b.reshape(groups, -1)
     count = a2.shape[1]
     out = np.zeros((groups, count), value_dtype(T.scalar_of(func.type.ret)))
-    saved = m.mask
+    saved, was = m.mask, m.workgroup_callback
     running = lanes.group_mask(scope, saved)
+    m.workgroup_callback = scope is Scope.Workgroup
     try:
         for k0 in range(0, count, members):
             k = min(members, count - k0)
@@ -118,4 +126,5 @@ def _combine(m, func: Function, scope, a: np.ndarray, b: np.ndarray) -> np.ndarr
             out[:, k0:k0 + k] = np.broadcast_to(result, (lanes.N,)).reshape(groups, size)[:, :k]
     finally:
         m.set_mask(saved)
+        m.workgroup_callback = was
     return out.reshape(shape)

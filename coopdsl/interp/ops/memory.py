@@ -82,7 +82,7 @@ def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
         return _first(t, read(p.region, cp.addr, t, layout))
     if p.region.tracker is not None:
         tr = p.region.tracker
-        tr.read(cp.addr[:, None] + np.arange(size), tr.agents(idx), idx)
+        tr.read(cp.addr[:, None] + np.arange(size), tr.agents(idx, m.workgroup_callback), idx)
     values = read(p.region, cp.addr, t, layout)
     if isinstance(t, T.CoopMatType):
         comps = np.zeros((m.lanes.N,) + values.shape[1:], values.dtype)
@@ -108,7 +108,7 @@ def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) ->
     staging = _staging(p.region, byte_addr)
     write(staging, np.arange(len(idx), dtype=np.int64) * size, t, values, layout)
     new = staging.data[:len(idx) * size].reshape(len(idx), size)
-    tr.write(byte_addr, new, tr.agents(idx), idx)
+    tr.write(byte_addr, new, tr.agents(idx, m.workgroup_callback), idx)
     p.region.data[byte_addr] = new
     if p.region.written is not None:
         p.region.written[byte_addr] = True  # (shared memory: the race tracker's path writes the bytes itself)

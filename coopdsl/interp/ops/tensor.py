@@ -6,11 +6,12 @@ int64 arrays.  A load or store takes them per scope instance (they must be
 dynamically uniform there), maps every (row, col) of the matrix to a tensor
 element (clip, view permutation, span coordinates, offsets, clamp mode,
 blocks, strides) and reads or writes it, or, with a decode function, runs that
-function once per element on a machine of its own (one invocation per
-element).  Two readings of the spec: RepeatMirrored compares against the
-layout's dimension (the pseudo-code's ``dim`` is the loop index); an access
-outside the tensor with ClampUndefined, or through a span of 0, is reported
-as the undefined behaviour it is.
+function once per element on a machine of its own (one slot per element,
+each run by the invocation holding the element: see
+:mod:`coopdsl.interp.callbacks`).  Two readings of the spec: RepeatMirrored
+compares against the layout's dimension (the pseudo-code's ``dim`` is the
+loop index); an access outside the tensor with ClampUndefined, or through a
+span of 0, is reported as the undefined behaviour it is.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.ops.tensor import decode_ref, view_of
-from ..lanes import Lanes
-from ..machine import Machine
+from ..callbacks import CallbackLanes, CallbackMachine
 from ..memory import Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP
 from ..values import PerLane, decode, encode, storage_dtype, unsigned_of, value_dtype
@@ -306,20 +306,24 @@ def _tracked(tracker, acc: _Tensor, addr: np.ndarray, size: int):
 
 def _decode(m, op, func, acc: _Tensor) -> np.ndarray:
     """The decode function's value for each accessed element: it runs once per element, on a machine whose
-    invocations are those elements (it may read kernel memory, not shared memory or built-in inputs)."""
+    slots are those elements, each run by the invocation holding it in the loaded matrix (its built-ins,
+    its workgroup's shared memory: see coopdsl.interp.callbacks)."""
     block = func.params[0].type.pointee
     addr = acc.addresses(m.layout.size(block))
     n = len(addr)
     if n == 0:
         return np.zeros(0, value_dtype(op.type.elem))
-    lanes = Lanes((n, 1, 1), 1, np.zeros((1, 3), np.int64), (1, 1, 1))
-    sub = Machine(m.module, m.spec, lanes, m.device, m.device_pointers(), check_races=False)
-    sub.call_function = m.call_function
+    t = op.type
+    cols, per = m.layout.shape(t)[1], m.layout.coop_length(t)
+    g, r, c = np.nonzero(acc.accessed)  # the order of boolean indexing
+    owners = acc.active[g] * m.lanes.group_size(acc.scope) + (r * cols + c) // per
+    lanes = CallbackLanes(m.lanes, owners, r, c, "decode function")
+    sub = CallbackMachine(m, lanes, acc.scope)
     bounds = acc.element_pointers()
     lo = None if bounds.lo is None else np.broadcast_to(bounds.lo, (n,))
     hi = None if bounds.hi is None else np.broadcast_to(bounds.hi, (n,))
-    ptr = Ptr(bounds.region, addr, lo, hi, "the decode function's block")
-    coords = [np.asarray(c[acc.accessed], np.uint32) for c in acc.block_coord]
-    within = [np.asarray(c[acc.accessed], np.uint32) for c in acc.coord_in_block]
+    ptr = Ptr(sub.view(bounds.region), addr, lo, hi, "the decode function's block")
+    coords = [np.asarray(x[acc.accessed], np.uint32) for x in acc.block_coord]
+    within = [np.asarray(x[acc.accessed], np.uint32) for x in acc.coord_in_block]
     result = m.call_function(sub, func, [ptr, coords, within], lanes.valid.copy())
     return np.broadcast_to(result, (n,))
