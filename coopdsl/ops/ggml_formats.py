@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
+from coopdsl import f16, f32, i16, i32, u16, u32, vec2, vec4
 
 
 @cd.struct
@@ -42,7 +42,7 @@ class BlockQ4_0:
 @cd.struct
 class BlockQ8_0:
     d: f16                       # scale
-    qs: cd.array[u16, 16]        # 32 signed bytes, read 16 bits at a time as ggml does
+    qs: cd.array[i16, 16]        # 32 signed bytes, read 16 bits at a time as ggml does
 
 
 @cd.struct
@@ -66,8 +66,9 @@ def decode_q4_0(block, block_coords, coord_in_block):
 def decode_q8_0(block, block_coords, coord_in_block):
     """Element ``coord_in_block[1]`` (0 .. 31) of a q8_0 block, as f16."""
     idx = coord_in_block[1]
-    q = u32(block.qs[idx >> 1]) << (24 - 8 * (idx & 1))      # the byte at the top of a word
-    return f16(cd.bitcast(q, i32) >> 24) * block.d
+    w = i32(block.qs[idx >> 1])                     # sign-extended: the high byte by one shift, the low by two
+    q = (w >> 8) if (idx & 1) == 1 else ((w << 24) >> 24)
+    return f16(q) * block.d
 
 
 @cd.func
