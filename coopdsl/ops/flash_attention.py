@@ -1,14 +1,23 @@
-"""``attention``: forward scaled-dot-product attention, optionally causal (flash-attention style).
+"""``attention``: forward scaled-dot-product attention for inference (flash attention).
 
-For each head, O = softmax(scale * Q K^T [+ causal mask]) V with Q, K, V of
-shape (heads, S, D), f16, and O float32.  One workgroup (one subgroup) takes
-16 queries of one head and walks the keys in blocks of 16: S = Q K^T with
-cooperative matrices (K read column-major from shared memory as K^T), an
-online softmax per query row in scalar code (running max and sum, the running
-output rescaled), then O += P V with cooperative matrices.  Rows and keys past
-S are zero-filled and masked, so S need not be a multiple of 16; D is a
-compile-time parameter (a multiple of 16).  Only the element copies and the
-per-row softmax branch; every matrix operation stays in uniform control flow.
+O = softmax(scale * Q K^T [soft-capped] + mask) V per query head, with Q of shape
+(Hq, Sq, D), K and V of shape (Hkv, Skv, D) (Hkv dividing Hq: grouped-query and multi-query
+attention), causal and sliding-window masks aligned at the end of the keys (a KV cache), an
+additive mask, and f32 or f16 output. Two kernels:
+
+* on devices with ``VK_NV_cooperative_matrix2`` and on the CPU interpreter: ggml's
+  flash-attention kernel (:mod:`coopdsl.ops.ggml_flash_attn`, a coopdsl port of llama.cpp's
+  ``flash_attn_cm2.comp``), launched as ggml launches it, with split_k and its reduce for
+  decoding (:mod:`coopdsl.ops.attention_nv2`);
+* elsewhere (any device with ``VK_KHR_cooperative_matrix`` and subgroups of 32): :func:`kernel`
+  below. One workgroup (one subgroup) takes 16 queries of one head and walks the keys in blocks
+  of 16: S = Q K^T with cooperative matrices (K read column-major from shared memory as K^T), an
+  online softmax per query row in scalar code (running max and sum, the running output
+  rescaled; causal, window, the mask and the soft-cap applied there), then O += P V with
+  cooperative matrices. Rows and keys past the ends are zero-filled and masked, so no length
+  need be a multiple of 16; D is a compile-time parameter (a multiple of 16). Only the element
+  copies and the per-row softmax branch; every matrix operation stays in uniform control flow.
+  It is simple rather than fast (about 1% of torch's attention on an H100).
 """
 
 from __future__ import annotations
@@ -20,23 +29,32 @@ from typing import Any, no_type_check
 import numpy as np
 
 import coopdsl as cd
-from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32
+from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 
-NEG = -1.0e30  # the running max's start and the score of masked keys (finite: exp(NEG - m) is 0)
+from . import attention_nv2 as nv2
+
+NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
+NEG_INF = float("-inf")
+IMPLS = ("nv2", "khr")
 
 
 @cache
-def kernel(d: int) -> cd.Kernel:
-    """The attention kernel for head size ``d`` (a multiple of 16)."""
+def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
+    """The KHR attention kernel for head size ``d`` (a multiple of 16), writing f32 (or f16) output."""
     nd = d // 16
     tile_loads = 16 * d // 32  # elements of a 16 x d tile each invocation copies
+    out_t = f16 if out_f16 else f32
 
     @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
-    def attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], o: cd.Buffer[f32],
-                  S: u32, scale: f32, causal: u32):
+    def attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], m: cd.Buffer[f16], o: cd.Buffer[out_t],
+                  Sq: u32, Skv: u32, scale: f32, causal: u32, off: i32, window: u32, group: u32, softcap: f32,
+                  has_mask: u32, mask_stride: u32):
         q0 = cd.workgroup_id.x * 16
-        base = cd.workgroup_id.y * S * d
+        head = cd.workgroup_id.y
+        qbase = head * Sq * d
+        kvbase = (head // group) * Skv * d
+        mbase = head * mask_stride  # 0: one mask for every head
         lid = cd.local_invocation_index
         sq = cd.shared(f16, 16 * d)
         sk = cd.shared(f16, 16 * d)
@@ -51,26 +69,33 @@ def kernel(d: int) -> cd.Kernel:
             e = lid + t * 32
             r = e // d
             val = f16(0.0)
-            if q0 + r < S:
-                val = q[base + (q0 + r) * d + e % d]
+            if q0 + r < Sq:
+                val = q[qbase + (q0 + r) * d + e % d]
             sq[e] = val
             so[e] = 0.0
         if lid < 16:
             row_max[lid] = NEG
             row_sum[lid] = 0.0
-        end = S
-        if causal != 0 and q0 + 16 < S:  # later key blocks are all masked
-            end = q0 + 16
+        start = u32(0)
+        end = Skv
+        if window != 0:  # earlier key blocks are outside every row's window
+            lo = i32(q0) + off - i32(window) + 1
+            if lo > 0:
+                start = (u32(lo) // 16) * 16
+        if causal != 0:  # later key blocks are all masked
+            hi = i32(q0) + 16 + off
+            if hi < i32(end):
+                end = u32(max(hi, 0))
         cd.barrier()
-        for j0 in range(0, end, 16):
+        for j0 in range(start, end, 16):
             for t in cd.static_range(tile_loads):
                 e = lid + t * 32
                 r = e // d
                 kv = f16(0.0)
                 vv = f16(0.0)
-                if j0 + r < S:
-                    kv = k[base + (j0 + r) * d + e % d]
-                    vv = v[base + (j0 + r) * d + e % d]
+                if j0 + r < Skv:
+                    kv = k[kvbase + (j0 + r) * d + e % d]
+                    vv = v[kvbase + (j0 + r) * d + e % d]
                 sk[e] = kv
                 sv[e] = vv
             cd.barrier()
@@ -81,17 +106,28 @@ def kernel(d: int) -> cd.Kernel:
             scores.store(ss, 0, stride=16)
             cd.barrier()
             if lid < 16:  # online softmax of row `lid`
+                row = q0 + lid
+                last = i32(row) + off  # the last key this row sees (causal)
                 m_old = row_max[lid]
                 m_new = m_old
                 for c in cd.static_range(16):
+                    col = j0 + c
                     s = ss[lid * 16 + c] * scale
-                    if j0 + c >= S or (causal != 0 and j0 + c > q0 + lid):
-                        s = NEG
+                    if softcap != 0.0:
+                        s = softcap * cd.tanh(s)
+                    if has_mask != 0 and row < Sq and col < Skv:
+                        s += f32(m[mbase + row * Skv + col])
+                    if col >= Skv or (causal != 0 and i32(col) > last) or \
+                            (window != 0 and i32(col) < last - i32(window) + 1):
+                        s = f32(NEG_INF)
                     ss[lid * 16 + c] = s
                     m_new = max(m_new, s)
                 total = 0.0
                 for c in cd.static_range(16):
-                    p = cd.exp(ss[lid * 16 + c] - m_new)
+                    s = ss[lid * 16 + c]
+                    p = 0.0
+                    if s > NEG:
+                        p = cd.exp(s - m_new)
                     sp[lid * 16 + c] = f16(p)
                     total += p
                 a = cd.exp(m_old - m_new)
@@ -112,49 +148,220 @@ def kernel(d: int) -> cd.Kernel:
         for t in cd.static_range(tile_loads):
             e = lid + t * 32
             r = e // d
-            if q0 + r < S:
-                o[base + (q0 + r) * d + e % d] = so[e] / row_sum[r]
+            if q0 + r < Sq:
+                total = row_sum[r]
+                val = 0.0
+                if total != 0.0:  # a row that sees no key gives 0
+                    val = so[e] / total
+                o[qbase + (q0 + r) * d + e % d] = out_t(val)
 
     return attention
 
 
-def attention(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None, out: Any = None,
-              device: Any = None) -> Any:
-    """softmax(scale * q k^T) v per head; q, k, v are float16 of shape (heads, S, D) or (S, D).
+# --- the public op -------------------------------------------------------------------------------
 
-    ``causal=True`` masks keys after each query.  ``scale`` defaults to
-    1/sqrt(D).  D must be a multiple of 16 (up to 256); S is any length.
-    Returns float32 of q's shape (or fills ``out``).
+
+def _fail(msg: str) -> ValueError:
+    return ValueError(f"attention: {msg}")
+
+
+def _check_array(name: str, x: Any) -> None:
+    if not isinstance(x, np.ndarray) and not nv2.is_resident(x):
+        raise TypeError(f"attention: {name} must be a numpy array or a coopdsl.runtime.Array, got "
+                        f"{type(x).__name__} (convert it: np.asarray({name}, np.float16))")
+    if isinstance(x, np.ndarray) and not x.flags.c_contiguous and name == "out":
+        raise _fail("out must be C-contiguous")
+
+
+def _resolve_device(device: Any, arrays: list[Any]) -> Any:
+    """'cpu' for the interpreter, else a runtime Device (the resident arrays' one by default)."""
+    from coopdsl.interp import wants_cpu
+
+    resident = [x for x in arrays if nv2.is_resident(x)]
+    if device is None or isinstance(device, str):
+        if wants_cpu(device):  # (raises for any other string)
+            if resident:
+                raise _fail("resident coopdsl.runtime.Arrays cannot run on the CPU interpreter; pass numpy arrays")
+            return "cpu"
+        if resident:
+            return resident[0].device
+        from ..runtime import default_device
+
+        return default_device()
+    from ..runtime import Device
+
+    if not isinstance(device, Device):
+        raise TypeError(f"attention: device must be None, 'cpu' or a coopdsl.runtime.Device, got "
+                        f"{type(device).__name__} {device!r}")
+    return device
+
+
+def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None, window: int | None = None,
+              scale: float | None = None, softcap: float = 0.0, out_dtype: Any = np.float32, out: Any = None,
+              device: Any = None, acc: str = "f32", impl: str | None = None) -> Any:
+    """Attention ``softmax(scale * q k^T [soft-capped] + mask) v`` per query head.
+
+    * ``q``: (Hq, Sq, D); ``k``, ``v``: (Hkv, Skv, D) with Hkv dividing Hq (grouped-query
+      attention; Hkv = 1 is multi-query). 2-D inputs (S, D) are one head. Sq may differ from Skv.
+      q may be float16, float32 or bf16 (uint16 bit patterns, :func:`coopdsl.ops.to_bf16`); k and v
+      float16 or bf16. bf16 K/V are converted to f16 (the kernel's format; values past 65504
+      become inf). numpy arrays or resident ``coopdsl.runtime.Array``s.
+    * D: a multiple of 16 from 16 to 256 (64, 80, 96, 128 and 256 are tested).
+    * ``causal=True``: query i sees keys j <= i + Skv - Sq (the diagonal aligned at the end of the
+      keys, as for new tokens after a KV cache). ``window=W``: query i also no longer sees keys
+      j < i + Skv - Sq - W + 1 (a sliding window of the W latest keys). ``mask``: an additive float
+      mask (Sq, Skv) or (Hq, Sq, Skv) (-inf hides a key; resident masks float16 or float32),
+      combined with causal and window. A row that sees no key gives 0.
+    * ``scale``: default 1 / sqrt(D). ``softcap`` > 0: scores -> softcap * tanh(scores / softcap)
+      (ggml's logit soft-cap, applied before the mask).
+    * ``out_dtype``: np.float32 or np.float16. The result has q's shape: ``out`` if given (numpy or
+      resident, of that dtype and shape), else a new numpy array, or a new resident Array on q's
+      device when q is resident.
+    * ``acc``: "f32" (default, llama.cpp's choice) or "f16": the component type of ggml's scores,
+      probabilities and softmax statistics (the output accumulator is f16 in both, as in ggml).
+    * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
+      resident arrays' device, else the default one). ``impl``: "nv2" or "khr" forces a kernel.
+
+    On a device with VK_NV_cooperative_matrix2, and on the interpreter, ggml's flash-attention
+    kernel runs (with ggml's split_k over the keys when there are few query rows, for decoding);
+    elsewhere the simple KHR kernel of this module (``acc`` does not apply there).
     """
-    shape = tuple(q.shape)
-    if len(shape) not in (2, 3):
-        raise ValueError(f"attention: q must be (heads, S, D) or (S, D), got shape {shape}")
-    heads, s, d = (1, *shape) if len(shape) == 2 else shape
     for name, x in (("q", q), ("k", k), ("v", v)):
-        if tuple(x.shape) != shape:
-            raise ValueError(f"attention: {name} has shape {tuple(x.shape)}, q has {shape}")
-        if np.dtype(x.dtype) != np.float16:
-            raise ValueError(f"attention: {name} must be float16, got {np.dtype(x.dtype).name}")
+        _check_array(name, x)
+    if mask is not None:
+        _check_array("mask", mask)
+    if out is not None:
+        _check_array("out", out)
+    qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
+    if len(qs) not in (2, 3):
+        raise _fail(f"q must be (heads, S, D) or (S, D), got shape {qs}")
+    if len(ks) != len(qs):
+        raise _fail(f"k has shape {ks}, q has {qs}: both (heads, S, D) or both (S, D)")
+    if vs != ks:
+        raise _fail(f"v has shape {vs} but k has shape {ks}: k and v must have the same shape")
+    hq, sq, d = (1, *qs) if len(qs) == 2 else qs
+    hkv, skv, dk = (1, *ks) if len(ks) == 2 else ks
+    if dk != d:
+        raise _fail(f"k has shape {ks}, q has {qs}: the head size D differs ({dk} vs {d})")
+    if hkv == 0 or hq % hkv:
+        raise _fail(f"k and v have {hkv} heads, q has {hq}: the K/V heads must divide the query heads")
     if d % 16 or not 16 <= d <= 256:
-        raise ValueError(f"attention: the head size D must be a multiple of 16 from 16 to 256, got {d}")
+        raise _fail(f"the head size D must be a multiple of 16 from 16 to 256, got {d}")
+    for name, x, ok in (("q", q, ("f16", "f32", "bf16")), ("k", k, ("f16", "bf16")), ("v", v, ("f16", "bf16"))):
+        dt = np.dtype(x.dtype)
+        if dt not in (np.float16, np.float32, np.uint16) or nv2.kind_of(x) not in ok:
+            allowed = "float16, float32 or bf16 (uint16 bit patterns)" if name == "q" else \
+                "float16 or bf16 (uint16 bit patterns)"
+            raise _fail(f"{name} must be {allowed}, got {dt.name}")
+    if mask is not None:
+        ms = tuple(mask.shape)
+        if ms not in ((sq, skv), (1, sq, skv), (hq, sq, skv)):
+            raise _fail(f"mask must be (Sq, Skv) = {(sq, skv)} or (Hq, Sq, Skv) = {(hq, sq, skv)}, got {ms}")
+        mdt = np.dtype(mask.dtype)
+        if mdt.kind != "f" or (nv2.is_resident(mask) and mdt not in (np.float16, np.float32)):
+            raise _fail(f"mask must hold floats (float16 or float32 when resident), got {mdt.name}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
+        raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
+    softcap = float(softcap)
+    if not softcap >= 0.0 or math.isinf(softcap):
+        raise _fail(f"softcap must be 0 (off) or a positive finite number, got {softcap}")
+    try:
+        odt = np.dtype(out_dtype)
+    except TypeError:
+        odt = None
+    if odt not in (np.float32, np.float16):
+        raise _fail(f"out_dtype must be np.float32 or np.float16, got {out_dtype!r}")
+    if acc not in ("f32", "f16"):
+        raise _fail(f"acc must be 'f32' or 'f16', got {acc!r}")
+    if impl is not None and impl not in IMPLS:
+        raise _fail(f"impl must be None, 'nv2' or 'khr', got {impl!r}")
+    if out is not None and (tuple(out.shape) != qs or np.dtype(out.dtype) != odt):
+        raise _fail(f"out must be {odt.name} of shape {qs}, got {np.dtype(out.dtype).name} {tuple(out.shape)}")
+    dev = _resolve_device(device, [q, k, v, mask, out])
     if out is None:
-        out = np.zeros(shape, np.float32)
-    elif tuple(out.shape) != shape or np.dtype(out.dtype) != np.float32:
-        raise ValueError(f"attention: out must be float32 of shape {shape}")
+        out = np.empty(qs, odt) if not nv2.is_resident(q) else nv2.empty(qs, odt, dev)
+    if sq == 0 or hq == 0:
+        return out
+    if skv == 0:  # every row sees no key
+        if isinstance(out, np.ndarray):
+            out[...] = 0
+        else:
+            out.write(np.zeros(qs, odt))
+        return out
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    kernel(d).launch((-(-s // 16), heads, 1), q, k, v, out, S=s, scale=scale, causal=int(bool(causal)),
-                     device=device)
+    win = int(window or 0)
+    if impl is None:
+        impl = "nv2" if isinstance(dev, str) or nv2.has_nv2(dev) else "khr"
+    dims = (hq, sq, d, hkv, skv)
+    if impl == "nv2":
+        return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
+                       out_dtype=odt, out=out, dev=dev, acc=acc)
+    return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
+                out_dtype=odt, out=out, dev=dev)
+
+
+def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
+         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any) -> Any:
+    """The KHR kernel for checked arguments (see :func:`attention`)."""
+    hq, sq, d, hkv, skv = dims
+    qh = nv2.as_kind(q, "f16", hq * sq * d, dev)
+    kh = nv2.as_kind(k, "f16", hkv * skv * d, dev)
+    vh = nv2.as_kind(v, "f16", hkv * skv * d, dev)
+    m, mask_stride = qh, 0
+    if mask is not None:
+        heads = hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1
+        if not isinstance(mask, np.ndarray) and np.dtype(mask.dtype) == np.float16:
+            m = mask
+        else:
+            m = nv2.build_mask(nv2.MaskSpec(sq, skv, False, 0, heads), mask, dev)
+        mask_stride = sq * skv if heads > 1 else 0
+    if softcap:
+        scale = float(np.float32(scale) / np.float32(softcap))
+    nv2.go(kernel(d, np.dtype(out_dtype) == np.float16), (-(-sq // 16), hq, 1), nv2.view(qh, np.float16),
+           nv2.view(kh, np.float16), nv2.view(vh, np.float16), nv2.view(m, np.float16), nv2.view(out, out.dtype),
+           sq, skv, scale, int(causal), skv - sq, window, hq // hkv, softcap, int(mask is not None), mask_stride,
+           device=nv2.launch_device(dev))
     return out
 
 
-def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False, scale: float | None = None):
-    """The numpy model the op is checked against (float32 arithmetic, f16 probabilities as the kernel)."""
-    q32, k32, v32 = (np.asarray(x, np.float32) for x in (q, k, v))
-    d = q32.shape[-1]
+# --- the model ----------------------------------------------------------------------------------
+
+
+def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None, *, mask: Any = None,
+              window: int | None = None, softcap: float = 0.0) -> np.ndarray:
+    """The float64 numpy model of :func:`attention` (bf16 inputs as uint16 bit patterns); rows that see no
+    key give 0."""
+    def f64(x: Any) -> np.ndarray:
+        x = np.asarray(x)
+        if x.dtype == np.uint16:
+            x = (x.astype(np.uint32) << 16).view(np.float32)
+        return x.astype(np.float64)
+
+    q64, k64, v64 = f64(q), f64(k), f64(v)
+    two_d = q64.ndim == 2
+    if two_d:
+        q64, k64, v64 = q64[None], k64[None], v64[None]
+    hq, sq, d = q64.shape
+    hkv, skv, _ = k64.shape
+    k64 = np.repeat(k64, hq // hkv, axis=0)
+    v64 = np.repeat(v64, hq // hkv, axis=0)
     scale = 1.0 / math.sqrt(d) if scale is None else scale
-    s = np.einsum("...qd,...kd->...qk", q32, k32) * scale
+    s = np.matmul(q64, k64.transpose(0, 2, 1)) * scale
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+    if mask is not None:
+        s = s + np.asarray(mask, np.float64)
+    last = np.arange(sq)[:, None] + (skv - sq)
+    j = np.arange(skv)[None, :]
+    hidden = np.zeros((sq, skv), bool)
     if causal:
-        n = s.shape[-1]
-        s = np.where(np.triu(np.ones((n, n), bool), 1), -np.inf, s)
-    p = np.exp(s - s.max(axis=-1, keepdims=True))
-    return np.einsum("...qk,...kd->...qd", p, v32) / p.sum(axis=-1, keepdims=True)
+        hidden |= j > last
+    if window:
+        hidden |= j < last - window + 1
+    s = np.where(hidden, -np.inf, s)
+    mx = s.max(axis=-1, keepdims=True)
+    mx = np.where(np.isfinite(mx), mx, 0.0)
+    e = np.exp(s - mx)
+    total = e.sum(axis=-1, keepdims=True)
+    o = np.matmul(e, v64) / np.where(total == 0.0, 1.0, total)
+    return o[0] if two_d else o

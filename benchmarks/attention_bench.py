@@ -1,0 +1,197 @@
+"""ops.attention against torch.nn.functional.scaled_dot_product_attention on the same GPU, in one run.
+
+    python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--out FILE]
+
+Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
+(Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
+query row, Skv = 16384 and 131072, D = 128. TFLOP/s counts 4 H Sq Skv D flops (half of it for causal
+prefill); decoding also shows the K/V bytes read per second.
+
+coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
+``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
+causal mask and its mask_opt bits, that is the flash-attention kernel, plus the split_k reduce when
+decoding, plus Q's f16 -> f32 conversion), each timed with ``Kernel.bench`` (GPU timestamps, median of
+``--repeat``) and summed; "wall" is the host time per call of 20 calls recorded in one batch (host
+overhead and GPU time overlapping). torch is timed with CUDA events around each call (median). Before
+each measurement ``--warmup-ms`` of the same work runs untimed (an idle GPU's clocks need ~150 ms of
+work to come back, docs/runtime.md). Each coopdsl result is checked against float64 numpy on a few heads.
+Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._gpu import require_gpu  # noqa: E402
+from coopdsl import ops, runtime  # noqa: E402
+from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
+from coopdsl.ops import flash_attention  # noqa: E402
+
+# (label, Hq, Hkv, Sq, Skv, D, causal)
+SHAPES = [
+    ("prefill", 32, 32, 4096, 4096, 128, False),
+    ("prefill causal", 32, 32, 4096, 4096, 128, True),
+    ("prefill", 32, 32, 4096, 4096, 64, False),
+    ("prefill causal", 32, 32, 4096, 4096, 64, True),
+    ("prefill", 16, 16, 8192, 8192, 128, False),
+    ("prefill causal", 16, 16, 8192, 8192, 128, True),
+    ("decode", 32, 8, 1, 16384, 128, True),
+    ("decode", 32, 8, 1, 131072, 128, True),
+]
+
+
+def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
+    f = 4.0 * hq * sq * skv * d
+    return f / 2 if causal and sq == skv else f
+
+
+def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float):
+    """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch)."""
+    ops.attention(q, k, v, causal=causal, out=out, acc=acc)  # builds and caches the mask, compiles
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+    parts = []
+    for kernel, grid, args, kwargs in launches:
+        probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
+        warm = max(3, int(warmup_ms / max(probe.median_ms, 1e-3)))
+        r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
+        parts.append((kernel.name, r.median_ms))
+    n = 20
+    with runtime.batch(dev):
+        for _ in range(n):
+            ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+    t = time.perf_counter()
+    with runtime.batch(dev):
+        for _ in range(n):
+            ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+    wall = (time.perf_counter() - t) / n * 1e3
+    return sum(ms for _, ms in parts), parts, wall
+
+
+def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float) -> tuple[float | None, str]:
+    """Median ms of torch's scaled_dot_product_attention (CUDA events), and which call it was."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None, "no torch"
+    if not torch.cuda.is_available():
+        return None, "no CUDA"
+    qt, kt, vt = (torch.from_numpy(x).to("cuda")[None] for x in (q, k, v))  # (1, H, S, D) f16
+    hq, hkv = q.shape[0], k.shape[0]
+    sq = q.shape[1]
+    # torch's is_causal aligns the diagonal at the top left; one query row after a cache sees every key
+    is_causal = causal and sq > 1
+    kw: dict = {"is_causal": is_causal}
+    note = "SDPA"
+    if hkv != hq:
+        try:
+            F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+            kw["enable_gqa"] = True
+            note = "SDPA enable_gqa"
+        except TypeError:  # torch < 2.5: K/V heads repeated
+            kt, vt = kt.repeat_interleave(hq // hkv, 1), vt.repeat_interleave(hq // hkv, 1)
+            note = "SDPA, K/V repeated"
+
+    def call():
+        return F.scaled_dot_product_attention(qt, kt, vt, **kw)
+
+    call()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    one = (time.perf_counter() - t) * 1e3
+    for _ in range(max(3, int(warmup_ms / max(one, 1e-3)))):
+        call()
+    times = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        call()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times)), f"{note} ({torch.__version__})"
+
+
+def check(q, k, v, out, causal: bool, heads: int = 1) -> float:
+    """Largest error of the first ``heads`` query heads against float64 numpy, relative to the largest value."""
+    hq, hkv = q.shape[0], k.shape[0]
+    got = out.numpy()[:heads].astype(np.float64)
+    g = hq // hkv
+    kk = np.stack([k[h // g] for h in range(heads)])
+    vv = np.stack([v[h // g] for h in range(heads)])
+    want = flash_attention.reference(q[:heads], kk, vv, causal)
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--acc", default="f32,f16", help="ggml's softmax accumulator types to run (f32, f16)")
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--warmup-ms", type=float, default=200.0)
+    ap.add_argument("--shapes", default="", help="comma-separated row numbers of SHAPES (default: all)")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    dev = require_gpu("attention_bench.py")
+    path = "ggml flash_attn_cm2 (NV2)" if nv2.has_nv2(dev) else "KHR fallback kernel"
+    lines = [f"`python3 benchmarks/attention_bench.py --acc {args.acc}` on {dev.info.name} "
+             f"({nv2.shader_cores(dev)} SMs as ggml counts them), {date.today()} ({platform.node()}); "
+             f"coopdsl path: {path}", "",
+             "| case | Hq/Hkv | Sq | Skv | D | acc | coopdsl GPU | TFLOP/s | K/V GB/s | wall/call (batch) "
+             "| torch | TFLOP/s | K/V GB/s | coopdsl / torch | rel. err | kernels |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    rng = np.random.default_rng(0)
+    rows = [int(i) for i in args.shapes.split(",")] if args.shapes else range(len(SHAPES))
+    t_ms, note = None, ""
+    for i in rows:
+        label, hq, hkv, sq, skv, d, causal = SHAPES[i]
+        q = rng.standard_normal((hq, sq, d)).astype(np.float16)
+        k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+        v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+        dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
+        out = runtime.zeros((hq, sq, d), np.float32, device=dev)
+        f = flops(hq, sq, skv, d, causal)
+        kv_bytes = 2 * k.nbytes
+        t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms)
+        for acc in args.acc.split(","):
+            ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms)
+            err = check(q, k, v, out, causal)
+            decode = sq == 1
+            kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f}" if decode else ""
+            if t_ms is None:
+                tt = tf = tkv = ratio = note
+            else:
+                tt, tf = f"{t_ms * 1e3:.0f} us", f"{f / (t_ms * 1e-3) / 1e12:.1f}"
+                tkv = f"{kv_bytes / (t_ms * 1e-3) / 1e9:.0f}" if decode else ""
+                ratio = f"{t_ms / ms:.2f}"
+            kernels = " + ".join(f"{name} {p * 1e3:.0f} us" for name, p in parts)
+            lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {acc} | {ms * 1e3:.0f} us | "
+                         f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {wall * 1e3:.0f} us | {tt} | {tf} | {tkv} | "
+                         f"{ratio} | {err:.1e} | {kernels} |")
+            print(lines[-1], flush=True)
+        for x in (dq, dk, dv, out):
+            x.free()
+    text = "\n".join(lines) + "\n"
+    if note:
+        text += f"\ntorch: {note}\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    main()
+    print(f"({time.time() - t0:.0f} s)")

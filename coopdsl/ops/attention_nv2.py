@@ -1,0 +1,409 @@
+"""The host side of ``ops.attention`` on devices with ``VK_NV_cooperative_matrix2`` (and on the CPU
+interpreter): ggml's flash-attention kernel (:mod:`coopdsl.ops.ggml_flash_attn`) launched as
+ggml's ``ggml_vk_flash_attn`` launches it (:func:`coopdsl.ops.ggml_host.flash_attn_dispatch`),
+with the split_k reduce (:mod:`coopdsl.ops.fa_reduce`) and the mask_opt pass
+(:mod:`coopdsl.ops.fa_mask_opt`) in coopdsl, plus the small kernels around them: the f16
+additive mask of ``causal``/``window`` (combined with a user mask), and element-type conversions
+(bf16 and f16 to f32 for Q, bf16 to f16 for K/V, f32 to f16 for the output).
+
+Tensors in ggml's terms. ``ops.attention`` takes Q (Hq, Sq, D), K and V (Hkv, Skv, D) and
+returns O (Hq, Sq, D). ggml's kernel reads Q as ``[D, rows, heads, batch]`` and writes dst as
+``[D, heads, rows, batch]`` (rows and heads swapped), so the heads are given as ggml's *batch*
+dimension (``ne3``): Q ``ne = (D, Sq, 1, Hq)``, K/V ``(D, Skv, 1, Hkv)`` (grouped-query
+attention through ggml's batch broadcast ``iq3 / (Hq / Hkv)``), dst ``[D, 1, Sq, Hq]``, which
+is O's memory order. With one query row (decoding) both orders are the same, and the heads stay
+ggml's heads (``ne = (D, 1, Hq, 1)``), so that ggml's grouped-query path applies: one workgroup
+takes the Hq / Hkv query heads sharing a K/V head as the rows of its tile, and reads that K/V
+head once. ggml's split_k (several workgroups per row over ranges of keys, then the reduce)
+gives one query token enough workgroups to fill the GPU.
+"""
+
+import contextlib
+import ctypes
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any, no_type_check
+
+import numpy as np
+
+import coopdsl as cd
+from coopdsl import f16, f32, i32, u16, u32
+
+from . import fa_mask_opt, fa_reduce
+from . import ggml_host as host
+from .ggml_flash_attn import flash_attn_cm2
+
+NEG_INF = float("-inf")
+F16_MAX = 65504.0
+DEFAULT_CORES = 132  # the H100 SXM and the H200; used where the device does not say
+GROUP = 256          # invocations of the element-wise kernels
+MAX_GROUPS = 65535   # their grid (each invocation strides over the rest)
+NV2_FEATURES = ("cooperativeMatrixWorkgroupScope", "cooperativeMatrixFlexibleDimensions",
+                "cooperativeMatrixReductions", "cooperativeMatrixConversions",
+                "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing")
+
+# element kinds of the conversion kernel: coopdsl type (bf16 travels as uint16 bit patterns)
+KINDS = {"f16": f16, "f32": f32, "bf16": u16}
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+@cache
+def fa_kernel(f16acc: bool) -> cd.Kernel:
+    """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators."""
+    return flash_attn_cm2.specialize(F16ACC=int(f16acc))
+
+
+@cache
+def convert_kernel(src: str, dst: str) -> cd.Kernel:
+    """``y[i] = dst(x[i])`` for ``n`` elements; ``src``/``dst`` are keys of :data:`KINDS` (a bf16
+    source is read as bit patterns and widened exactly; f32 to f16 rounds, past 65504 to inf)."""
+    s_t, d_t = KINDS[src], KINDS[dst]
+    from_bf16 = src == "bf16"
+
+    @cd.kernel(workgroup_size=(GROUP, 1, 1))
+    @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+    def convert(x: cd.Buffer[s_t], y: cd.Buffer[d_t], n: u32):
+        i = cd.global_invocation_id.x
+        stride = cd.num_workgroups.x * GROUP
+        while i < n:
+            if from_bf16:
+                val = cd.bitcast(u32(x[i]) << 16, f32)
+            else:
+                val = f32(x[i])
+            y[i] = d_t(val)
+            i += stride
+
+    return convert
+
+
+@cache
+def mask_kernel(user_t: Any) -> cd.Kernel:
+    """The f16 additive mask of ``n`` elements, rows of ``Skv`` keys, ``Sq`` rows a head: a user mask
+    (``user_t`` f16 or f32; element ``i % user_len``, so a shared (Sq, Skv) mask repeats over the
+    heads; values below -65504 become -inf, above 65504 65504) plus -inf where ``causal`` hides key
+    j from query row i (j > i + off) and where ``window`` does (j < i + off - window + 1)."""
+
+    @cd.kernel(workgroup_size=(GROUP, 1, 1))
+    @no_type_check
+    def build_mask(user: cd.Buffer[user_t], out: cd.Buffer[f16], n: u32, Skv: u32, Sq: u32, off: i32,
+                   causal: u32, window: u32, user_len: u32):
+        i = cd.global_invocation_id.x
+        stride = cd.num_workgroups.x * GROUP
+        while i < n:
+            j = i32(i % Skv)
+            last = i32((i // Skv) % Sq) + off  # the last key row i sees
+            val = f16(0.0)
+            if user_len != 0:
+                x = f32(user[i % user_len])
+                if x < -F16_MAX:
+                    val = f16(NEG_INF)
+                else:
+                    val = f16(min(x, F16_MAX))
+            if causal != 0 and j > last:
+                val = f16(NEG_INF)
+            if window != 0 and j < last - i32(window) + 1:
+                val = f16(NEG_INF)
+            out[i] = val
+            i += stride
+
+    return build_mask
+
+
+def elementwise_grid(n: int) -> tuple[int]:
+    return (max(1, min(-(-n // GROUP), MAX_GROUPS)),)
+
+
+# --- devices and arrays --------------------------------------------------------------------------
+
+
+def is_resident(x: Any) -> bool:
+    return x is not None and not isinstance(x, np.ndarray) and type(x).__module__.startswith("coopdsl.runtime")
+
+
+def has_nv2(dev: Any) -> bool:
+    """Whether runtime Device ``dev`` offers what ggml's kernel needs of VK_NV_cooperative_matrix2."""
+    c = dev.info.coopmat2
+    return bool(c) and all(c.get(f) for f in NV2_FEATURES) and int(c.get("max_workgroup_size") or 0) >= 256
+
+
+_cores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def shader_cores(dev: Any) -> int:
+    """The device's SM count, as ggml reads it (``VK_NV_shader_sm_builtins``' shaderSMCount); 132
+    (an H100 SXM, an H200) where the device does not report one, and on the interpreter."""
+    if isinstance(dev, str):
+        return DEFAULT_CORES
+    if dev in _cores:
+        return _cores[dev]
+    count = DEFAULT_CORES
+    if "VK_NV_shader_sm_builtins" in dev.info.extensions:
+        try:
+            from ..runtime import vk
+
+            sm_props = vk.chained("VkPhysicalDeviceShaderSMBuiltinsPropertiesNV", 1000154001,
+                                  extra=[("shaderSMCount", ctypes.c_uint32), ("shaderWarpsPerSM", ctypes.c_uint32)])
+            sm = vk.make(sm_props)
+            props = vk.PhysicalDeviceProperties2(sType=vk.ST_PHYSICAL_DEVICE_PROPERTIES_2)
+            props.pNext = vk.chain(sm)
+            dev.vk.vkGetPhysicalDeviceProperties2(dev.physical, ctypes.cast(ctypes.pointer(props), ctypes.c_void_p))
+            if sm.shaderSMCount:
+                count = int(sm.shaderSMCount)
+        except Exception:  # an unexpected loader: keep the default
+            pass
+    _cores[dev] = count
+    return count
+
+
+def empty(shape: tuple[int, ...], dtype: Any, dev: Any) -> Any:
+    """An uninitialised array on ``dev``: numpy on the interpreter, a resident Array on a GPU."""
+    if isinstance(dev, str):
+        return np.empty(shape, dtype)
+    from ..runtime import empty as rt_empty
+
+    return rt_empty(shape, dtype, device=dev)
+
+
+def upload(x: np.ndarray, dev: Any) -> Any:
+    if isinstance(dev, str):
+        return x
+    from ..runtime import array
+
+    return array(x, device=dev)
+
+
+def view(x: Any, dtype: Any) -> Any:
+    """The memory of ``x`` (numpy or resident) as a flat ``dtype`` array (resident: a view)."""
+    if isinstance(x, np.ndarray):
+        return x.reshape(-1).view(dtype)
+    return x if np.dtype(x.dtype) == np.dtype(dtype) else x.view(dtype)
+
+
+def launch_device(dev: Any) -> Any:
+    return "cpu" if isinstance(dev, str) else dev
+
+
+_recording: list | None = None
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list]:
+    """Collects every kernel launch ``ops.attention`` makes in the block (both paths), as
+    ``(kernel, grid, args, kwargs)``: a benchmark can time each with ``kernel.bench(grid, *args, **kwargs)``
+    (``benchmarks/attention_bench.py``). The launches still run."""
+    global _recording
+    outer, _recording = _recording, []
+    try:
+        yield _recording
+    finally:
+        _recording = outer
+
+
+def go(kernel: cd.Kernel, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> None:
+    """``kernel.launch(grid, *args, **kwargs)``, noted when :func:`recording`."""
+    if _recording is not None:
+        _recording.append((kernel, grid, args, kwargs))
+    kernel.launch(grid, *args, **kwargs)
+
+
+def convert(x: Any, src: str, dst: str, n: int, dev: Any, out: Any = None) -> Any:
+    """``x`` (on ``dev``) converted from ``src`` to ``dst`` by :func:`convert_kernel`: a new array, or ``out``."""
+    if out is None:
+        out = empty((n,), np.float16 if dst == "f16" else np.float32, dev)
+    go(convert_kernel(src, dst), elementwise_grid(n), view(x, x.dtype), view(out, out.dtype), n,
+       device=launch_device(dev))
+    return out
+
+
+def kind_of(x: Any) -> str:
+    """'f16', 'f32' or 'bf16' (uint16 bit patterns) for the dtype of ``x``."""
+    dt = np.dtype(x.dtype)
+    return {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.uint16): "bf16"}[dt]
+
+
+def as_kind(x: Any, kind: str, n: int, dev: Any) -> Any:
+    """``x`` (numpy, or resident on ``dev``) as ``kind`` ('f16' or 'f32') on ``dev``: numpy inputs are
+    converted on the host and uploaded, resident ones of another kind converted on the device."""
+    src = kind_of(x)
+    if isinstance(x, np.ndarray):
+        with np.errstate(over="ignore"):
+            if src == "bf16":
+                h = (x.astype(np.uint32) << 16).view(np.float32)
+            else:
+                h = x
+            h = np.ascontiguousarray(h, np.float16 if kind == "f16" else np.float32)
+        return upload(h, dev)
+    if src == kind:
+        return x
+    return convert(x, src, kind, n, dev)
+
+
+# --- masks ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """What the additive mask holds: the query rows and keys, causal and window, and whether it is per
+    head (``heads`` > 1: (heads, Sq, Skv); otherwise one (Sq, Skv) mask for all heads)."""
+
+    Sq: int
+    Skv: int
+    causal: bool
+    window: int  # 0: none
+    heads: int
+
+
+def structural_mask_is_empty(Sq: int, Skv: int, causal: bool, window: int) -> bool:
+    """Whether causal/window hide no key (causal with one query row, a window of at least Skv)."""
+    off = Skv - Sq
+    hides_future = causal and off < Skv - 1                    # row 0's last key is not the last key
+    hides_past = bool(window) and (Sq - 1) + off - window + 1 > 0  # the last row's first key > 0
+    return not hides_future and not hides_past
+
+
+def build_mask(spec: MaskSpec, user: Any, dev: Any) -> Any:
+    """The f16 mask (flat, ``spec.heads * Sq * Skv`` elements) on ``dev``; ``user``: None, or the user's
+    mask (numpy, or resident f16/f32) of ``spec.heads`` or one head."""
+    n = spec.heads * spec.Sq * spec.Skv
+    out = empty((n,), np.float16, dev)
+    if user is None:
+        user_arr, user_t, user_len = out, f16, 0
+    else:
+        if isinstance(user, np.ndarray):
+            user = upload(np.ascontiguousarray(user, np.float32), dev)
+        user_t = f16 if np.dtype(user.dtype) == np.float16 else f32
+        user_arr, user_len = view(user, user.dtype), user.size
+    go(mask_kernel(user_t), elementwise_grid(n), user_arr, out, n, spec.Skv, spec.Sq, spec.Skv - spec.Sq,
+       int(spec.causal), spec.window, user_len, device=launch_device(dev))
+    return out
+
+
+class _Lru(OrderedDict):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def put(self, key: Any, value: Any) -> Any:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+        return value
+
+    def fetch(self, key: Any) -> Any:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+
+# causal/window masks (and their mask_opt bits) per (device, MaskSpec, ...): built once per shape
+_masks = _Lru(16)
+
+
+def _dev_key(dev: Any) -> Any:
+    return "cpu" if isinstance(dev, str) else id(dev)
+
+
+def clear_caches() -> None:
+    """Forget the cached causal/window masks."""
+    _masks.clear()
+
+
+# --- the launch ----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
+             mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
+             tiles: tuple[int, int, int] | None) -> host.FaDispatch:
+    """ggml's decisions for these tensors (cached: the same shapes give the same launch)."""
+    br, bc, wg = tiles if tiles is not None else (None, None, None)
+    return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, False, scale, 0.0, softcap, f32acc,
+                                    device=host.FaDevice(shader_core_count=cores), Br=br, Bc=bc,
+                                    workgroup_size=wg)
+
+
+def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
+        scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, acc: str = "f32",
+        tiles: tuple[int, int, int] | None = None, cores: int | None = None) -> Any:
+    """Attention on ``dev`` (a runtime Device with NV2, or "cpu") for checked arguments.
+
+    ``dims`` = (Hq, Sq, D, Hkv, Skv); ``q``, ``k``, ``v``, ``mask`` numpy or resident on ``dev``
+    (``mask`` None, or (Sq, Skv) / (Hq, Sq, Skv) values); ``out`` the output array (numpy or resident,
+    ``out_dtype``) that is filled and returned. ``tiles`` = (Br, Bc, workgroup size) replaces ggml's
+    tuning and ``cores`` the SM count (for tests: the interpreter runs small tiles faster, and the
+    core count decides split_k)."""
+    hq, sq, d, hkv, skv = dims
+    ldev = launch_device(dev)
+    qf = as_kind(q, "f32", hq * sq * d, dev)
+    kh = as_kind(k, "f16", hkv * skv * d, dev)
+    vh = as_kind(v, "f16", hkv * skv * d, dev)
+    heads_layout = sq == 1  # see the module docstring
+
+    # the mask
+    user_heads = 0 if mask is None else (hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1)
+    structural = not structural_mask_is_empty(sq, skv, causal, window)
+    m = None
+    mspec = None
+    mask_heads = 1
+    if mask is not None or structural:
+        mask_heads = user_heads if mask is not None else 1
+        mspec = MaskSpec(sq, skv, causal and structural, window if structural else 0, mask_heads)
+        if mask is None:
+            key = (_dev_key(dev), mspec)
+            m = _masks.fetch(key)
+            if m is None:
+                m = _masks.put(key, build_mask(mspec, None, dev))
+        elif not structural and not isinstance(mask, np.ndarray) and np.dtype(mask.dtype) == np.float16:
+            m = mask  # a resident f16 mask goes to the kernel as it is
+            mspec = None
+        else:
+            m = build_mask(mspec, mask, dev)
+            mspec = None
+    if heads_layout:
+        q_ne, k_ne = (d, 1, hq, 1), (d, skv, hkv, 1)
+        mask_ne = (skv, 1, mask_heads, 1) if m is not None else None
+    else:
+        q_ne, k_ne = (d, sq, 1, hq), (d, skv, 1, hkv)
+        mask_ne = (skv, sq, 1, mask_heads) if m is not None else None
+    disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
+                    cores if cores is not None else shader_cores(dev), tiles)
+
+    # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
+    mo = None
+    if disp.use_mask_opt:
+        mo_key = (_dev_key(dev), mspec, disp.Br, disp.Bc, "mask_opt") if mspec is not None else None
+        mo = _masks.fetch(mo_key) if mo_key is not None else None
+        if mo is None:
+            grid, values = fa_mask_opt.launch_args(mask_ne, disp.Br, disp.Bc)  # type: ignore[arg-type]
+            nd, rows, nem2, nem3 = disp.mask_opt_dims
+            mo = empty((nd * rows * nem2 * nem3,), np.uint32, dev)
+            go(fa_mask_opt.fa_mask_opt, grid, view(m, np.float16), mo, device=ldev, **values)
+            if mo_key is not None:
+                _masks.put(mo_key, mo)
+
+    qb = view(qf, np.uint8)
+    out_flat = view(out, out.dtype)
+    f16_out = np.dtype(out_dtype) == np.float16
+    if disp.split_k > 1:
+        o = empty((disp.split_k_floats,), np.float32, dev)
+    elif f16_out:
+        o = empty((hq * sq * d,), np.float32, dev)
+    else:
+        o = out_flat
+    go(fa_kernel(disp.f16acc), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
+       view(m, np.uint8) if m is not None else qb, view(qf, np.float32), o,
+       view(mo, np.uint32) if mo is not None else view(qf, np.uint32), disp.push, device=ldev, **disp.spec)
+    if disp.split_k > 1:
+        ne1, ne2, ne3 = disp.push["ne1"], disp.push["ne2"], disp.push["ne3"]
+        go(fa_reduce.kernel(f16_out), fa_reduce.grid(d, ne1, ne2, ne3), o, o, out_flat, d, ne1, ne2, ne3,
+           disp.split_k, 0, device=ldev)
+    elif f16_out:
+        convert(o, "f32", "f16", hq * sq * d, dev, out=out_flat)
+    return out

@@ -1,0 +1,180 @@
+"""ops.attention on a GPU at real sizes against float64 numpy (run with -m gpu): ggml's flash-attention kernel
+on a device with VK_NV_cooperative_matrix2 (prefill Sq = Skv = 2048, D = 128, 8 heads; decoding one query
+row against 32768 keys with split_k), on resident arrays, and the KHR fallback forced with impl="khr"."""
+
+import numpy as np
+import pytest
+
+from coopdsl import ops, runtime
+from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import flash_attention
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def nv2_device(device):
+    if not nv2.has_nv2(device):
+        pytest.skip(f"{device.info.name} has no VK_NV_cooperative_matrix2 (workgroup scope, tensor addressing, ...)")
+    return device
+
+
+@pytest.fixture
+def dispatches(monkeypatch):
+    seen = []
+    real = nv2.dispatch
+    monkeypatch.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+    return seen
+
+
+def _inputs(hq, hkv, sq, skv, d, seed=0, spread=1.5):
+    rng = np.random.default_rng(seed)
+    q = (rng.standard_normal((hq, sq, d)) * spread).astype(np.float16)  # peaky enough to notice a wrong key
+    k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    return q, k, v
+
+
+def _check(out, q, k, v, heads=(0, -1), tol=5e-3, **opts):
+    """out (numpy or resident) against the float64 model on a few query heads."""
+    got = out.numpy() if not isinstance(out, np.ndarray) else out
+    hq, hkv = q.shape[0], k.shape[0]
+    idx = sorted({h % hq for h in heads})
+    g = hq // hkv
+    mask = opts.pop("mask", None)
+    if mask is not None and mask.ndim == 3 and mask.shape[0] == hq:
+        mask = mask[idx]
+    want = flash_attention.reference(q[idx], np.stack([k[h // g] for h in idx]), np.stack([v[h // g] for h in idx]),
+                                     mask=mask, **opts)
+    got = got[idx].astype(np.float64)
+    assert np.isfinite(got).all()
+    err = np.abs(got - want).max()
+    assert err <= tol * max(1.0, np.abs(want).max()), f"max error {err}"
+
+
+def _resident(dev, *xs):
+    return [runtime.array(x, device=dev) for x in xs]
+
+
+PREFILL = {  # (Hq, Hkv, Sq, Skv, D, options)
+    "plain": (8, 8, 2048, 2048, 128, {}),
+    "causal": (8, 8, 2048, 2048, 128, {"causal": True}),
+    "causal_gqa": (8, 2, 2048, 2048, 128, {"causal": True}),
+    "kv_cache_mqa": (8, 1, 512, 2048, 128, {"causal": True}),
+    "window": (8, 2, 2048, 2048, 128, {"causal": True, "window": 300}),
+    "softcap": (8, 8, 2048, 2048, 128, {"causal": True, "softcap": 20.0}),
+    "f16acc": (8, 8, 2048, 2048, 128, {"causal": True, "acc": "f16"}),
+    "d64": (8, 8, 2048, 2048, 64, {"causal": True}),
+    "d80": (8, 8, 1000, 1000, 80, {"causal": True}),
+    "d96": (8, 4, 1024, 1024, 96, {}),
+    "d256": (4, 4, 1024, 1024, 256, {"causal": True}),
+    "unaligned": (8, 2, 777, 1111, 128, {"causal": True}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PREFILL))
+def test_prefill_resident(nv2_device, name, dispatches):
+    hq, hkv, sq, skv, d, opts = PREFILL[name]
+    opts = dict(opts)
+    q, k, v = _inputs(hq, hkv, sq, skv, d)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    out = ops.attention(dq, dk, dv, **opts)
+    assert isinstance(out, runtime.Array) and out.shape == q.shape and out.dtype == np.float32
+    opts.pop("acc", None)
+    _check(out, q, k, v, **opts)
+    if name == "causal":  # a large causal mask: ggml's mask_opt bits skip the blocks above the diagonal
+        assert dispatches[-1].use_mask_opt
+
+
+def test_masks_outputs_and_dtypes(nv2_device):
+    dev = nv2_device
+    hq, hkv, s, d = 8, 2, 2048, 128
+    q, k, v = _inputs(hq, hkv, s, s, d, seed=1)
+    dq, dk, dv = _resident(dev, q, k, v)
+    rng = np.random.default_rng(2)
+    mask = rng.uniform(-4, 4, (s, s)).astype(np.float32)
+    mask[rng.random((s, s)) < 0.3] = -np.inf
+    # a resident f16 mask goes to the kernel as it is; a numpy one is converted, per head or shared
+    out = ops.attention(dq, dk, dv, mask=runtime.array(mask.astype(np.float16), device=dev))
+    _check(out, q, k, v, mask=mask.astype(np.float16).astype(np.float64))
+    per_head = np.broadcast_to(mask, (hq, s, s)).copy()
+    per_head[3] = 0.0
+    out = ops.attention(dq, dk, dv, mask=per_head, causal=True)
+    _check(out, q, k, v, heads=(0, 3), mask=per_head, causal=True)
+    # f16 output into a resident out
+    o16 = runtime.zeros(q.shape, np.float16, device=dev)
+    assert ops.attention(dq, dk, dv, causal=True, out_dtype=np.float16, out=o16) is o16
+    _check(o16, q, k, v, causal=True)
+    # f16 and bf16 Q, bf16 K/V (converted on the device)
+    qb, kb, vb = (ops.to_bf16(x.astype(np.float32)) for x in (q, k, v))
+    out = ops.attention(*_resident(dev, qb, kb, vb), causal=True)
+    _check(out, qb, kb, vb, causal=True)
+    out = ops.attention(runtime.array(q.astype(np.float32), device=dev), dk, dv, causal=True)
+    _check(out, q, k, v, causal=True)
+    # numpy in, numpy out
+    out = ops.attention(q, k, v, causal=True, device=dev)
+    assert isinstance(out, np.ndarray)
+    _check(out, q, k, v, causal=True)
+
+
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
+def test_decode_split_k(nv2_device, out_dtype, dispatches):
+    hq, hkv, skv, d = 32, 8, 32768, 128
+    q, k, v = _inputs(hq, hkv, 1, skv, d, seed=3, spread=3.0)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    out = ops.attention(dq, dk, dv, causal=True, out_dtype=out_dtype)
+    _check(out, q, k, v, heads=(0, 5, 31), causal=True)
+    disp = dispatches[-1]
+    assert disp.gqa_ratio == 4 and disp.split_k > 1 and disp.push["nem1"] == 0  # no mask: causal hides nothing
+    out = ops.attention(dq, dk, dv, causal=True, window=4096, out_dtype=out_dtype)
+    _check(out, q, k, v, heads=(0, 31), causal=True, window=4096)
+
+
+def test_decode_with_a_per_head_mask(nv2_device):
+    hq, skv, d = 8, 32768, 128
+    q, k, v = _inputs(hq, hq, 1, skv, d, seed=4, spread=3.0)
+    rng = np.random.default_rng(5)
+    mask = np.where(rng.random((hq, 1, skv)) < 0.5, -np.inf, 0.0).astype(np.float16)
+    out = ops.attention(*_resident(nv2_device, q, k, v), mask=runtime.array(mask, device=nv2_device))
+    _check(out, q, k, v, heads=(0, 7), mask=mask.astype(np.float64))
+
+
+def test_calls_in_one_batch(nv2_device):
+    # temporaries (split_k scratch, converted Q) stay alive until the batch runs
+    dev = nv2_device
+    cases = [_inputs(32, 8, 1, 4096, 128, seed=s) for s in range(3)] + [_inputs(4, 4, 300, 300, 64, seed=9)]
+    arrays = [_resident(dev, *c) for c in cases]
+    outs = []
+    with runtime.batch(dev):
+        for dq, dk, dv in arrays:
+            outs.append(ops.attention(dq, dk, dv, causal=True, out_dtype=np.float16))
+    for (q, k, v), out in zip(cases, outs):
+        _check(out, q, k, v, causal=True)
+
+
+def test_khr_fallback(device):
+    q, k, v = _inputs(8, 2, 500, 700, 128, seed=6)
+    out = ops.attention(*_resident(device, q, k, v), causal=True, window=200, impl="khr")
+    _check(out, q, k, v, causal=True, window=200)
+
+
+def test_the_sm_count_is_the_devices(nv2_device):
+    cores = nv2.shader_cores(nv2_device)
+    assert 16 <= cores <= 1024
+    if "H100" in nv2_device.info.name or "H200" in nv2_device.info.name:
+        assert cores in (114, 132)
+
+
+def test_the_examples_of_docs_ops_md_run(nv2_device):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    (first,) = [b for b in blocks if "window=" in b]
+    (decode,) = [b for b in blocks if "kc = runtime.array" in b]
+    ns: dict = {}
+    exec(compile(first, "docs/ops.md", "exec"), ns)
+    exec(compile(decode, "docs/ops.md", "exec"), ns)  # goes on from the first block's names
+    q, k, v = (ns[n].numpy() for n in ("qt", "kc", "vc"))
+    _check(ns["ot"], q, k, v, heads=(0, 31), causal=True)

@@ -1,0 +1,373 @@
+"""ops.attention on the CPU interpreter against a float64 numpy model: ggml's flash-attention kernel (the
+NV2 path, which the interpreter runs) and the KHR fallback kernel, every option; the helper kernels
+(split_k reduce, mask_opt, mask building, conversions) against their numpy models; every error. Resident
+arrays run on the Vulkan device of the `device` fixture (lavapipe in CI) where the kernels allow it; the
+NV2 path on resident arrays is tested on the GPU (tests/gpu/test_attention_gpu.py)."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from coopdsl import ops
+from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import fa_mask_opt, fa_reduce, flash_attention
+from coopdsl.ops import ggml_host as host
+from coopdsl.spirv import tools
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("coopdsl.interp") is None,
+                                reason="the CPU interpreter (coopdsl.interp) is not installed")
+
+
+def _inputs(hq, hkv, sq, skv, d, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((hq, sq, d)).astype(np.float16)
+    k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    return q, k, v
+
+
+def _mask(shape, seed=1):
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(-3.0, 3.0, shape)
+    m[rng.random(shape) < 0.25] = -np.inf
+    return m
+
+
+def _close(got, want, tol=4e-3):
+    assert got.shape == want.shape
+    got = np.asarray(got, np.float64)
+    assert np.isfinite(got).all()
+    err = np.abs(got - want).max()
+    assert err <= tol * max(1.0, np.abs(want).max()), f"max error {err}"
+
+
+@pytest.fixture
+def dispatches(monkeypatch):
+    """ggml's launch decisions of each NV2 call (ggml_host.FaDispatch), in order."""
+    seen = []
+    real = nv2.dispatch
+    monkeypatch.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+    return seen
+
+
+# (Hq, Hkv, Sq, Skv, D, options); "mask" is the mask's shape
+CASES = {
+    "plain": (2, 2, 40, 40, 64, {}),
+    "causal": (2, 2, 40, 40, 64, {"causal": True}),
+    "causal_kv_cache_gqa": (4, 2, 20, 70, 64, {"causal": True}),
+    "causal_more_queries_than_keys": (2, 2, 70, 10, 64, {"causal": True}),  # the first 60 rows see nothing
+    "window_mqa_d80": (4, 1, 20, 70, 80, {"causal": True, "window": 16}),
+    "window_not_causal": (2, 2, 30, 50, 64, {"window": 10}),
+    "mask_d96": (2, 1, 33, 50, 96, {"mask": (33, 50)}),
+    "mask_per_head_causal": (4, 2, 25, 45, 64, {"mask": (4, 25, 45), "causal": True}),
+    "softcap_d128": (2, 2, 30, 30, 128, {"softcap": 2.0, "causal": True}),
+    "gqa_aligned_d128": (4, 2, 24, 64, 128, {}),
+    "mqa": (4, 1, 40, 64, 64, {"causal": True}),
+    "d256": (2, 1, 20, 40, 256, {"causal": True}),
+    "f16_out": (2, 2, 20, 20, 64, {"out_dtype": np.float16}),
+    "f16acc": (2, 2, 40, 70, 64, {"acc": "f16", "causal": True}),
+    "decode_gqa": (8, 2, 1, 300, 128, {"causal": True}),
+    "decode_mask_per_head": (2, 2, 1, 100, 64, {"mask": (2, 1, 100)}),
+    "decode_window": (4, 2, 1, 200, 64, {"window": 50, "causal": True}),
+    "decode_f16_out": (4, 2, 1, 100, 64, {"out_dtype": np.float16}),
+    "speculative_rows": (4, 2, 5, 200, 64, {"causal": True}),
+    "mask_opt": (2, 1, 40, 1100, 64, {"causal": True}),
+}
+# case -> (gqa_ratio > 1, split_k > 1, mask_opt) of ggml's launch
+EXPECT = {"decode_gqa": (True, True, False), "decode_f16_out": (True, True, False),
+          "decode_mask_per_head": (False, True, False), "speculative_rows": (False, True, False),
+          "mask_opt": (False, True, True), "plain": (False, False, False), "d256": (False, True, False)}
+
+
+def _run_case(name, impl, dispatches=None):
+    hq, hkv, sq, skv, d, opts = CASES[name]
+    opts = dict(opts)
+    q, k, v = _inputs(hq, hkv, sq, skv, d)
+    if "mask" in opts:
+        opts["mask"] = _mask(opts["mask"])
+    out = ops.attention(q, k, v, device="cpu", impl=impl, **opts)
+    want = flash_attention.reference(q, k, v, opts.get("causal", False), mask=opts.get("mask"),
+                                     window=opts.get("window"), softcap=opts.get("softcap", 0.0))
+    assert out.dtype == opts.get("out_dtype", np.float32) and out.shape == q.shape
+    _close(out, want)
+    if name == "causal_more_queries_than_keys":
+        assert (out[:, :60] == 0).all()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_nv2_path(name, dispatches):
+    _run_case(name, None, dispatches)  # the interpreter runs ggml's kernel
+    assert len(dispatches) == 1
+    if name in EXPECT:
+        d = dispatches[0]
+        assert (d.gqa_ratio > 1, d.split_k > 1, d.use_mask_opt) == EXPECT[name]
+
+
+KHR_CASES = ["causal", "causal_kv_cache_gqa", "causal_more_queries_than_keys", "window_mqa_d80",
+             "window_not_causal", "mask_per_head_causal", "softcap_d128", "f16_out", "decode_window"]
+
+
+@pytest.mark.parametrize("name", KHR_CASES)
+def test_khr_path(name, dispatches):
+    _run_case(name, "khr")
+    assert not dispatches
+
+
+def test_small_tiles_and_forced_split_k():
+    # the smallest tiles the H100 runs at workgroup scope, and split_k from a made-up core count
+    q, k, v = _inputs(4, 2, 19, 53, 64)
+    for cores, tiles in ((1, (16, 16, 32)), (64, (16, 16, 32)), (300, None)):
+        out = np.empty(q.shape, np.float32)
+        nv2.run(q, k, v, (4, 19, 64, 2, 53), causal=True, mask=None, window=0, scale=0.125, softcap=0.0,
+                out_dtype=np.float32, out=out, dev="cpu", tiles=tiles, cores=cores)
+        _close(out, flash_attention.reference(q, k, v, True, 0.125))
+
+
+@pytest.mark.parametrize("impl", [None, "khr"])
+def test_bf16_and_f32_inputs_and_2d(impl):
+    rng = np.random.default_rng(5)
+    q32, k32, v32 = (rng.standard_normal((s, 64)).astype(np.float32) for s in (21, 37, 37))
+    qb, kb, vb = ops.to_bf16(q32), ops.to_bf16(k32), ops.to_bf16(v32)
+    out = ops.attention(qb, kb, vb, causal=True, device="cpu", impl=impl)
+    _close(out, flash_attention.reference(qb, kb, vb, True))   # the bf16 values, K/V rounded to f16
+    out = ops.attention(q32, k32.astype(np.float16), vb, device="cpu", impl=impl)  # f32 q, mixed k/v
+    _close(out, flash_attention.reference(q32, k32.astype(np.float16), vb))
+    assert out.shape == (21, 64)
+
+
+def test_scale_out_and_shared_mask_broadcast():
+    q, k, v = _inputs(3, 3, 18, 33, 64)
+    m = _mask((1, 18, 33))
+    out = np.full((3, 18, 64), np.nan, np.float16)
+    got = ops.attention(q, k, v, mask=m, scale=0.3, out_dtype=np.float16, out=out, device="cpu")
+    assert got is out
+    _close(out, flash_attention.reference(q, k, v, False, 0.3, mask=m[0]))
+
+
+def test_empty_sizes():
+    q, k, v = _inputs(2, 1, 5, 0, 64)
+    assert (ops.attention(q, k, v, device="cpu") == 0).all()  # no key: every row gives 0
+    q, k, v = _inputs(2, 1, 0, 7, 64)
+    assert ops.attention(q, k, v, device="cpu").shape == (2, 0, 64)
+
+
+def test_causal_masks_are_built_once_per_shape(monkeypatch, dispatches):
+    nv2.clear_caches()
+    built = []
+    real = nv2.build_mask
+    monkeypatch.setattr(nv2, "build_mask", lambda *a: built.append(a[0]) or real(*a))
+    q, k, v = _inputs(2, 1, 40, 1100, 64)
+    for _ in range(2):
+        _close(ops.attention(q, k, v, causal=True, device="cpu"), flash_attention.reference(q, k, v, True))
+    assert len(built) == 1 and dispatches[0].use_mask_opt
+    assert sum(1 for key in nv2._masks if "mask_opt" in key) == 1
+    q1 = q[:, :1]
+    ops.attention(q1, k, v, causal=True, device="cpu")  # one query row: causal hides nothing, no mask
+    assert len(built) == 1 and dispatches[-1].push["nem1"] == 0 and dispatches[-1].spec["Flags"] & 2 == 0
+
+
+def test_recording_lists_the_launches_of_a_call():
+    q, k, v = _inputs(8, 2, 1, 300, 64)
+    ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu")
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu")
+    assert [kernel.name for kernel, *_ in launches] == ["flash_attn_cm2", "fa_split_k_reduce"]
+    kernel, grid, args, kwargs = launches[1]
+    out2 = np.zeros_like(out)
+    kernel.launch(grid, *args[:2], out2.reshape(-1), *args[3:], **kwargs)  # launches again as recorded
+    np.testing.assert_array_equal(out, out2)
+
+
+class _Info:
+    def __init__(self, extensions=(), coopmat2=None):
+        self.extensions, self.coopmat2 = list(extensions), coopmat2 or {}
+
+
+class _Dev:
+    def __init__(self, info):
+        self.info = info
+
+
+def test_device_facts():
+    assert nv2.shader_cores("cpu") == nv2.DEFAULT_CORES == 132
+    assert nv2.shader_cores(_Dev(_Info())) == 132  # no VK_NV_shader_sm_builtins: ggml's guess for NVIDIA
+    full = {f: True for f in nv2.NV2_FEATURES}
+    assert nv2.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 256})))
+    assert not nv2.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 128})))
+    assert not nv2.has_nv2(_Dev(_Info(coopmat2={**full, "cooperativeMatrixTensorAddressing": False,
+                                                "max_workgroup_size": 256})))
+    assert not nv2.has_nv2(_Dev(_Info()))
+
+
+# --- the helper kernels --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sinks", [False, True])
+@pytest.mark.parametrize("out_f16", [False, True])
+def test_split_k_reduce_is_ggmls(sinks, out_f16):
+    rng = np.random.default_rng(3)
+    D, ne1, ne2, ne3, kn = 40, 3, 2, 2, 37
+    scratch = rng.uniform(0.1, 2.0, (D * ne1 + 2 * ne1) * kn * ne2 * ne3).astype(np.float32)
+    s = rng.uniform(-1.0, 3.0, ne1).astype(np.float32)
+    out = np.zeros(ne3 * ne2 * ne1 * D, np.float16 if out_f16 else np.float32)
+    fa_reduce.kernel(out_f16).launch(fa_reduce.grid(D, ne1, ne2, ne3), scratch, s, out, D, ne1, ne2, ne3, kn,
+                                     int(sinks), device="cpu")
+    want = host.split_k_reduce(scratch, D, ne1, ne2, ne3, kn, s if sinks else None)
+    _close(out.reshape(want.shape), want, 1e-6 if not out_f16 else 1e-3)
+
+
+@pytest.mark.parametrize("shape, br, bc", [((1, 2, 40, 300), 16, 16), ((2, 1, 33, 1100), 32, 32)])
+def test_mask_opt_is_ggmls(shape, br, bc):
+    nem3, nem2, nem1, nem0 = shape
+    rows = np.arange(nem1)[:, None]
+    m = np.broadcast_to(np.where(np.arange(nem0)[None, :] <= rows + 100, 0.0, -np.inf), shape).astype(np.float16)
+    m[0, 0, 3, 200] = 1.5
+    m[..., 5, 17] = -30000.0  # very negative is not -inf
+    grid, values = fa_mask_opt.launch_args((nem0, nem1, nem2, nem3), br, bc)
+    nd, tile_rows, _, _ = fa_mask_opt.dims(nem0, nem1, nem2, nem3, br, bc)
+    out = np.zeros(nd * tile_rows * nem2 * nem3, np.uint32)
+    fa_mask_opt.fa_mask_opt.launch(grid, m.reshape(-1), out, device="cpu", **values)
+    np.testing.assert_array_equal(out, host.mask_opt(m, br, bc))
+
+
+def test_the_reduce_and_mask_opt_have_ggmls_interfaces():
+    r = fa_reduce.kernel().reflect()
+    assert r["entry_point"] == "main" and r["workgroup_size_spec_ids"][0] == 0
+    assert [(b["name"], b["binding"]) for b in r["bindings"]] == [("data_a", 0), ("data_s", 1), ("data_d", 2)]
+    assert [(m["name"], m["offset"]) for m in r["push_constants"]["members"]] == \
+        [(n, 4 * i) for i, n in enumerate(("D", "ne1", "ne2", "ne3", "k_num", "sinks"))]
+    r = fa_mask_opt.fa_mask_opt.reflect()
+    assert r["entry_point"] == "main" and r["subgroup_size"] == 32
+    assert [(b["name"], b["binding"]) for b in r["bindings"]] == [("data_a", 0), ("data_d", 1)]
+    assert r["push_constants"]["size"] == 36
+    assert [(s["name"], s["id"]) for s in r["spec_constants"]] == \
+        [("BLOCK_SIZE", 0), ("NUM_SUBGROUPS", 1), ("Br", 2), ("Bc", 3)]
+
+
+def test_helper_kernels_validate():
+    kernels = [fa_reduce.kernel(False), fa_reduce.kernel(True), fa_mask_opt.fa_mask_opt,
+               nv2.mask_kernel(nv2.f16), nv2.mask_kernel(nv2.f32), flash_attention.kernel(80, True)]
+    kernels += [nv2.convert_kernel(s, d) for s, d in (("bf16", "f32"), ("f16", "f32"), ("bf16", "f16"),
+                                                       ("f32", "f16"))]
+    for k in kernels:
+        assert tools.validation_message(k.compile(), "vulkan1.3") is None
+
+
+def test_conversions_and_mask_building():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(1000).astype(np.float32) * 1e3
+    x[:3] = (np.inf, -1e6, 7e4)
+    bits = ops.to_bf16(x)
+    got = nv2.convert(bits, "bf16", "f32", x.size, "cpu")
+    np.testing.assert_array_equal(got, ops.from_bf16(bits))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(nv2.convert(bits, "bf16", "f16", x.size, "cpu"),
+                                      ops.from_bf16(bits).astype(np.float16))
+        np.testing.assert_array_equal(nv2.convert(x, "f32", "f16", x.size, "cpu"), x.astype(np.float16))
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    np.testing.assert_array_equal(nv2.convert(h, "f16", "f32", x.size, "cpu"), h.astype(np.float32))
+    # causal + window + a per-head user mask with values past f16's range
+    user = rng.uniform(-2, 2, (3, 6, 9))
+    user[0, 0, 0], user[1, 1, 1], user[2, 2, 2] = -1e30, 1e9, -np.inf
+    spec = nv2.MaskSpec(6, 9, True, 4, 3)
+    got = nv2.build_mask(spec, user, "cpu").reshape(3, 6, 9)
+    last = np.arange(6)[:, None] + 3
+    j = np.arange(9)[None, :]
+    with np.errstate(over="ignore"):
+        want = np.where((j > last) | (j < last - 3), -np.inf, np.minimum(user, 65504.0)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+
+
+# --- the documented example ----------------------------------------------------------------------
+
+
+def test_the_attention_example_of_docs_ops_md_runs(monkeypatch):
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "window=" in b]
+    monkeypatch.setenv("COOPDSL_DEVICE", "cpu")  # every launch on the interpreter
+    exec(compile(code, "docs/ops.md", "exec"), {"np": np, "ops": ops})
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+def test_errors():
+    q, k, v = _inputs(4, 2, 8, 16, 64)
+
+    def fails(exc, pattern, *args, **kw):
+        with pytest.raises(exc, match=pattern):
+            ops.attention(*args, device="cpu", **kw)
+
+    fails(TypeError, r"q must be a numpy array or a coopdsl.runtime.Array, got list", q.tolist(), k, v)
+    fails(TypeError, r"mask must be a numpy array .* got float", q, k, v, mask=0.0)
+    fails(ValueError, r"q must be \(heads, S, D\) or \(S, D\), got shape \(64,\)", q[0, 0], k, v)
+    fails(ValueError, r"k has shape \(16, 64\), q has \(4, 8, 64\)", q, k[0], v[0])
+    fails(ValueError, r"v has shape \(2, 15, 64\) but k has shape \(2, 16, 64\)", q, k, v[:, :15])
+    fails(ValueError, r"the head size D differs \(32 vs 64\)", q, k[..., :32], v[..., :32])
+    fails(ValueError, r"k and v have 3 heads, q has 4", q, *_inputs(1, 3, 1, 16, 64)[1:])
+    fails(ValueError, r"D must be a multiple of 16 from 16 to 256, got 72", *_inputs(1, 1, 4, 4, 72))
+    fails(ValueError, r"D must be a multiple of 16 from 16 to 256, got 272", *_inputs(1, 1, 4, 4, 272))
+    fails(ValueError, r"q must be float16, float32 or bf16 \(uint16 bit patterns\), got float64",
+          q.astype(np.float64), k, v)
+    fails(ValueError, r"k must be float16 or bf16 \(uint16 bit patterns\), got float32", q, k.astype(np.float32), v)
+    fails(ValueError, r"v must be float16 or bf16 .* got int8", q, k, v.astype(np.int8))
+    fails(ValueError, r"mask must be \(Sq, Skv\) = \(8, 16\) or \(Hq, Sq, Skv\) = \(4, 8, 16\), got \(8, 15\)",
+          q, k, v, mask=np.zeros((8, 15)))
+    fails(ValueError, r"mask must be .* got \(2, 8, 16\)", q, k, v, mask=np.zeros((2, 8, 16)))
+    fails(ValueError, r"mask must hold floats .* got int32", q, k, v, mask=np.zeros((8, 16), np.int32))
+    fails(ValueError, r"window must be a positive int .* got 0", q, k, v, window=0)
+    fails(ValueError, r"window must be a positive int .* got 2.5", q, k, v, window=2.5)
+    fails(ValueError, r"softcap must be 0 \(off\) or a positive finite number, got -1.0", q, k, v, softcap=-1)
+    fails(ValueError, r"out_dtype must be np.float32 or np.float16, got <class 'numpy.float64'>", q, k, v,
+          out_dtype=np.float64)
+    fails(ValueError, r"out must be float32 of shape \(4, 8, 64\), got float16 \(4, 8, 64\)", q, k, v,
+          out=np.zeros(q.shape, np.float16))
+    fails(ValueError, r"out must be float16 of shape \(4, 8, 64\), got float16 \(4, 64, 8\)", q, k, v,
+          out_dtype=np.float16, out=np.zeros((4, 64, 8), np.float16))
+    fails(ValueError, r"out must be C-contiguous", q, k, v, out=np.zeros((4, 64, 8), np.float32).transpose(0, 2, 1))
+    fails(ValueError, r"acc must be 'f32' or 'f16', got 'bf16'", q, k, v, acc="bf16")
+    fails(ValueError, r"impl must be None, 'nv2' or 'khr', got 'fast'", q, k, v, impl="fast")
+    with pytest.raises(TypeError, match=r"device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
+        ops.attention(q, k, v, device=3)
+
+
+# --- resident arrays (the Vulkan device of the `device` fixture: lavapipe in CI) ---------------------
+
+
+def test_resident_conversions_and_masks(device):
+    from coopdsl import runtime
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(3000).astype(np.float32)
+    bits = ops.to_bf16(x)
+    dx = runtime.array(bits, device=device)
+    got = nv2.as_kind(dx, "f32", x.size, device)
+    np.testing.assert_array_equal(got.numpy(), ops.from_bf16(bits))
+    got = nv2.as_kind(runtime.array(x.astype(np.float16), device=device), "f32", x.size, device)
+    np.testing.assert_array_equal(got.numpy(), x.astype(np.float16).astype(np.float32))
+    dh = runtime.array(x.astype(np.float16), device=device)
+    assert nv2.as_kind(dh, "f16", x.size, device) is dh  # already the kernel's format: no copy
+    user = runtime.array(rng.uniform(-2, 2, (5, 70)).astype(np.float32), device=device)
+    got = nv2.build_mask(nv2.MaskSpec(5, 70, True, 0, 1), user, device).numpy().reshape(5, 70)
+    want = np.where(np.arange(70)[None, :] > np.arange(5)[:, None] + 65, -np.inf, user.numpy()).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_resident_attention_runs_or_names_what_the_device_lacks(device):
+    from coopdsl import runtime
+
+    q, k, v = _inputs(2, 1, 20, 40, 64)
+    dq, dk, dv = (runtime.array(x, device=device) for x in (q, k, v))
+    if nv2.has_nv2(device) or not device.info.has_coopmat:
+        # lavapipe (no cooperative matrices) refuses the KHR kernel; an NV2 GPU is tests/gpu's
+        if not nv2.has_nv2(device):
+            with pytest.raises(runtime.DeviceFeatureError):
+                ops.attention(dq, dk, dv, causal=True)
+        return
+    out = ops.attention(dq, dk, dv, causal=True)
+    assert isinstance(out, runtime.Array)
+    _close(out.numpy(), flash_attention.reference(q, k, v, True))
