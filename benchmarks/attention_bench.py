@@ -1,6 +1,7 @@
 """ops.attention against torch.nn.functional.scaled_dot_product_attention on the same GPU, in one run.
 
-    python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--out FILE]
+    python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
+                                          [--tiles 64x64x128,128x64x256] [--out FILE]
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
@@ -15,7 +16,9 @@ decoding, plus Q's f16 -> f32 conversion), each timed with ``Kernel.bench`` (GPU
 overhead and GPU time overlapping). torch is timed with CUDA events around each call (median). Before
 each measurement ``--warmup-ms`` of the same work runs untimed (an idle GPU's clocks need ~150 ms of
 work to come back, docs/runtime.md). Each coopdsl result is checked against float64 numpy on a few heads.
-Prints a markdown table.
+Prints a markdown table. ``--tiles BrxBcxWG,...`` adds rows with those tiles (Br query rows, Bc keys,
+WG invocations) in place of ggml's tuning (``attention_nv2.run(..., tiles=)``), to look for better ones;
+a device that cannot run a tile shows the error.
 """
 
 from __future__ import annotations
@@ -54,17 +57,30 @@ def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
     return f / 2 if causal and sq == skv else f
 
 
-def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float):
-    """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch)."""
-    ops.attention(q, k, v, causal=causal, out=out, acc=acc)  # builds and caches the mask, compiles
+def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float, tiles=None):
+    """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch, or None with
+    ``tiles``)."""
+    if tiles is None:
+        def call():
+            return ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+    else:
+        hq, sq, d = q.shape
+        hkv, skv, _ = k.shape
+
+        def call():
+            return nv2.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
+                           softcap=0.0, out_dtype=np.float32, out=out, dev=dev, acc=acc, tiles=tiles)
+    call()  # builds and caches the mask, compiles
     with nv2.recording() as launches:
-        ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+        call()
     parts = []
     for kernel, grid, args, kwargs in launches:
         probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
-        warm = max(3, int(warmup_ms / max(probe.median_ms, 1e-3)))
+        warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
         r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
         parts.append((kernel.name, r.median_ms))
+    if tiles is not None:
+        return sum(ms for _, ms in parts), parts, None
     n = 20
     with runtime.batch(dev):
         for _ in range(n):
@@ -141,8 +157,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--warmup-ms", type=float, default=200.0)
     ap.add_argument("--shapes", default="", help="comma-separated row numbers of SHAPES (default: all)")
+    ap.add_argument("--tiles", default="", help="extra rows with these tiles, BrxBcxWG,... (e.g. 128x64x256)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    tile_list = [tuple(int(x) for x in t.split("x")) for t in args.tiles.split(",") if t]
     dev = require_gpu("attention_bench.py")
     path = "ggml flash_attn_cm2 (NV2)" if nv2.has_nv2(dev) else "KHR fallback kernel"
     lines = [f"`python3 benchmarks/attention_bench.py --acc {args.acc}` on {dev.info.name} "
@@ -166,21 +184,31 @@ def main() -> None:
         kv_bytes = 2 * k.nbytes
         t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms)
         for acc in args.acc.split(","):
-            ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms)
-            err = check(q, k, v, out, causal)
-            decode = sq == 1
-            kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f}" if decode else ""
-            if t_ms is None:
-                tt = tf = tkv = ratio = note
-            else:
-                tt, tf = f"{t_ms * 1e3:.0f} us", f"{f / (t_ms * 1e-3) / 1e12:.1f}"
-                tkv = f"{kv_bytes / (t_ms * 1e-3) / 1e9:.0f}" if decode else ""
-                ratio = f"{t_ms / ms:.2f}"
-            kernels = " + ".join(f"{name} {p * 1e3:.0f} us" for name, p in parts)
-            lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {acc} | {ms * 1e3:.0f} us | "
-                         f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {wall * 1e3:.0f} us | {tt} | {tf} | {tkv} | "
-                         f"{ratio} | {err:.1e} | {kernels} |")
-            print(lines[-1], flush=True)
+            for tiles in [None, *tile_list]:
+                tag = acc if tiles is None else f"{acc}, tiles {'x'.join(map(str, tiles))}"
+                try:
+                    ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms,
+                                                   tiles)
+                except Exception as e:  # a tile the device cannot run
+                    lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {type(e).__name__}: "
+                                 f"{str(e).splitlines()[0][:120]} |")
+                    print(lines[-1], flush=True)
+                    continue
+                err = check(q, k, v, out, causal)
+                decode = sq == 1
+                kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f}" if decode else ""
+                if t_ms is None:
+                    tt = tf = tkv = ratio = note
+                else:
+                    tt, tf = f"{t_ms * 1e3:.0f} us", f"{f / (t_ms * 1e-3) / 1e12:.1f}"
+                    tkv = f"{kv_bytes / (t_ms * 1e-3) / 1e9:.0f}" if decode else ""
+                    ratio = f"{t_ms / ms:.2f}"
+                kernels = " + ".join(f"{name} {p * 1e3:.0f} us" for name, p in parts)
+                walls = "" if wall is None else f"{wall * 1e3:.0f} us"
+                lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {ms * 1e3:.0f} us | "
+                             f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {walls} | {tt} | {tf} | {tkv} | "
+                             f"{ratio} | {err:.1e} | {kernels} |")
+                print(lines[-1], flush=True)
         for x in (dq, dk, dv, out):
             x.free()
     text = "\n".join(lines) + "\n"

@@ -284,14 +284,16 @@ def build_mask(spec: MaskSpec, user: Any, dev: Any) -> Any:
 
 
 class _Lru(OrderedDict):
-    def __init__(self, size: int):
+    """At most ``size`` entries and ``max_bytes`` of arrays, least recently used dropped first."""
+
+    def __init__(self, size: int, max_bytes: int):
         super().__init__()
-        self.size = size
+        self.size, self.max_bytes = size, max_bytes
 
     def put(self, key: Any, value: Any) -> Any:
         self[key] = value
         self.move_to_end(key)
-        while len(self) > self.size:
+        while len(self) > 1 and (len(self) > self.size or sum(v.nbytes for v in self.values()) > self.max_bytes):
             self.popitem(last=False)
         return value
 
@@ -302,8 +304,9 @@ class _Lru(OrderedDict):
         return value
 
 
-# causal/window masks (and their mask_opt bits) per (device, MaskSpec, ...): built once per shape
-_masks = _Lru(16)
+# causal/window masks (and their mask_opt bits) per (device, MaskSpec, ...): built once per shape; at most
+# 16 of them and 512 MiB (an 8192 x 8192 causal mask is 128 MiB)
+_masks = _Lru(16, 512 << 20)
 
 
 def _dev_key(dev: Any) -> Any:
