@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, i16, i32
+from coopdsl import f16, i8, i16, i32, vec2
 from coopdsl.ops import ggml_formats as F
 from coopdsl.ops import ggml_mul_mm as MM
 
@@ -34,7 +34,17 @@ def decode_q8_0_i16(block, block_coords, coord_in_block):
     return f16(q) * block.d
 
 
-VARIANTS = {"q8_0_i16": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i16))}
+@cd.func
+@no_type_check
+def decode_q8_0_i8v(block, block_coords, coord_in_block):
+    """q8_0 as ggml's GLSL writes it: a signed 16-bit word seen as two signed bytes (unpack8), one picked."""
+    idx = coord_in_block[1]
+    v = cd.bitcast(block.qs[idx >> 1], vec2[i8])
+    return f16(i32(v[idx & 1])) * block.d
+
+
+VARIANTS = {"q8_0_i16": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i16)),
+            "q8_0_i8v": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i8v))}
 
 
 def main(out: Path) -> None:

@@ -24,8 +24,8 @@ def _weights(fmt, m, k, rng):
 
 
 @pytest.mark.parametrize("fmt,f16acc", sorted(MM.PIPELINES))
-@pytest.mark.parametrize("tile", ["l", "m", "s"])
-@pytest.mark.parametrize("m,n,k,aligned", [(512, 300, 1024, True), (333, 77, 768, False)])
+@pytest.mark.parametrize("tile,m,n,k,aligned", [("l", 512, 300, 1024, True), ("m", 256, 200, 512, True),
+                                                ("s", 333, 77, 768, False)])
 def test_ggml_mul_mm(fmt, f16acc, tile, m, n, k, aligned, device):
     rng = np.random.default_rng(m + n)
     a, wd = _weights(fmt, m, k, rng)
