@@ -20,6 +20,7 @@ gives one query token enough workgroups to fill the GPU.
 
 import contextlib
 import ctypes
+import sys
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -122,7 +123,11 @@ def elementwise_grid(n: int) -> tuple[int]:
 
 
 def is_resident(x: Any) -> bool:
-    return x is not None and not isinstance(x, np.ndarray) and type(x).__module__.startswith("coopdsl.runtime")
+    """Whether ``x`` is a ``coopdsl.runtime.Array`` (without importing the runtime when nothing made one)."""
+    if x is None or isinstance(x, np.ndarray):
+        return False
+    mod = sys.modules.get("coopdsl.runtime.array")
+    return mod is not None and isinstance(x, mod.Array)
 
 
 def has_nv2(dev: Any) -> bool:
@@ -167,6 +172,36 @@ def empty(shape: tuple[int, ...], dtype: Any, dev: Any) -> Any:
     from ..runtime import empty as rt_empty
 
     return rt_empty(shape, dtype, device=dev)
+
+
+class Owned:
+    """An array this module made (a cached mask, a scratch buffer) with its views, made once."""
+
+    def __init__(self, arr: Any):
+        self.arr = arr
+        self.views: dict[Any, Any] = {}
+
+    def as_(self, dtype: Any) -> Any:
+        v = self.views.get(dtype)
+        if v is None:
+            v = self.views[dtype] = view(self.arr, dtype)
+        return v
+
+
+# scratch buffers per (device, role): the largest one needed so far, reused by every call (launches on a
+# device run in order, each after a full barrier, so a call never overwrites what an earlier one still reads)
+_scratch: dict[tuple[Any, str], Owned] = {}
+
+
+def scratch(role: str, n: int, dtype: Any, dev: Any) -> Owned:
+    """A buffer of at least ``n`` elements of ``dtype`` on ``dev`` for ``role`` (numpy: a new one)."""
+    if isinstance(dev, str):
+        return Owned(np.empty((n,), dtype))
+    key = (dev, role)
+    s = _scratch.get(key)
+    if s is None or s.arr.size < n or s.arr.device is not dev:
+        s = _scratch[key] = Owned(empty((max(n, 4),), dtype, dev))
+    return s
 
 
 def upload(x: np.ndarray, dev: Any) -> Any:
@@ -220,15 +255,18 @@ def convert(x: Any, src: str, dst: str, n: int, dev: Any, out: Any = None) -> An
     return out
 
 
+_KIND_OF = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.uint16): "bf16"}
+
+
 def kind_of(x: Any) -> str:
     """'f16', 'f32' or 'bf16' (uint16 bit patterns) for the dtype of ``x``."""
-    dt = np.dtype(x.dtype)
-    return {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.uint16): "bf16"}[dt]
+    return _KIND_OF[np.dtype(x.dtype)]
 
 
-def as_kind(x: Any, kind: str, n: int, dev: Any) -> Any:
+def as_kind(x: Any, kind: str, n: int, dev: Any, role: str | None = None) -> Any:
     """``x`` (numpy, or resident on ``dev``) as ``kind`` ('f16' or 'f32') on ``dev``: numpy inputs are
-    converted on the host and uploaded, resident ones of another kind converted on the device."""
+    converted on the host and uploaded, resident ones of another kind converted on the device (into the
+    scratch buffer of ``role`` when given, else a new array)."""
     src = kind_of(x)
     if isinstance(x, np.ndarray):
         with np.errstate(over="ignore"):
@@ -240,7 +278,9 @@ def as_kind(x: Any, kind: str, n: int, dev: Any) -> Any:
         return upload(h, dev)
     if src == kind:
         return x
-    return convert(x, src, kind, n, dev)
+    if role is None:
+        return convert(x, src, kind, n, dev)
+    return convert(x, src, kind, n, dev, out=scratch(role, n, np.float16 if kind == "f16" else np.float32, dev).arr)
 
 
 # --- masks ---------------------------------------------------------------------------------------
@@ -293,7 +333,7 @@ class _Lru(OrderedDict):
     def put(self, key: Any, value: Any) -> Any:
         self[key] = value
         self.move_to_end(key)
-        while len(self) > 1 and (len(self) > self.size or sum(v.nbytes for v in self.values()) > self.max_bytes):
+        while len(self) > 1 and (len(self) > self.size or sum(v.arr.nbytes for v in self.values()) > self.max_bytes):
             self.popitem(last=False)
         return value
 
@@ -314,8 +354,9 @@ def _dev_key(dev: Any) -> Any:
 
 
 def clear_caches() -> None:
-    """Forget the cached causal/window masks."""
+    """Forget the cached causal/window masks and the scratch buffers."""
     _masks.clear()
+    _scratch.clear()
 
 
 # --- the launch ----------------------------------------------------------------------------------
@@ -344,9 +385,9 @@ def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal:
     core count decides split_k)."""
     hq, sq, d, hkv, skv = dims
     ldev = launch_device(dev)
-    qf = as_kind(q, "f32", hq * sq * d, dev)
-    kh = as_kind(k, "f16", hkv * skv * d, dev)
-    vh = as_kind(v, "f16", hkv * skv * d, dev)
+    qf = as_kind(q, "f32", hq * sq * d, dev, "q")
+    kh = as_kind(k, "f16", hkv * skv * d, dev, "k")
+    vh = as_kind(v, "f16", hkv * skv * d, dev, "v")
     heads_layout = sq == 1  # see the module docstring
 
     # the mask
@@ -362,12 +403,12 @@ def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal:
             key = (_dev_key(dev), mspec)
             m = _masks.fetch(key)
             if m is None:
-                m = _masks.put(key, build_mask(mspec, None, dev))
+                m = _masks.put(key, Owned(build_mask(mspec, None, dev)))
         elif not structural and not isinstance(mask, np.ndarray) and np.dtype(mask.dtype) == np.float16:
-            m = mask  # a resident f16 mask goes to the kernel as it is
+            m = Owned(mask)  # a resident f16 mask goes to the kernel as it is
             mspec = None
         else:
-            m = build_mask(mspec, mask, dev)
+            m = Owned(build_mask(mspec, mask, dev))
             mspec = None
     if heads_layout:
         q_ne, k_ne = (d, 1, hq, 1), (d, skv, hkv, 1)
@@ -384,10 +425,11 @@ def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal:
         mo_key = (_dev_key(dev), mspec, disp.Br, disp.Bc, "mask_opt") if mspec is not None else None
         mo = _masks.fetch(mo_key) if mo_key is not None else None
         if mo is None:
+            assert m is not None  # (mask_opt comes with a mask)
             grid, values = fa_mask_opt.launch_args(mask_ne, disp.Br, disp.Bc)  # type: ignore[arg-type]
             nd, rows, nem2, nem3 = disp.mask_opt_dims
-            mo = empty((nd * rows * nem2 * nem3,), np.uint32, dev)
-            go(fa_mask_opt.fa_mask_opt, grid, view(m, np.float16), mo, device=ldev, **values)
+            mo = Owned(empty((nd * rows * nem2 * nem3,), np.uint32, dev))
+            go(fa_mask_opt.fa_mask_opt, grid, m.as_(np.float16), mo.arr, device=ldev, **values)
             if mo_key is not None:
                 _masks.put(mo_key, mo)
 
@@ -395,14 +437,15 @@ def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal:
     out_flat = view(out, out.dtype)
     f16_out = np.dtype(out_dtype) == np.float16
     if disp.split_k > 1:
-        o = empty((disp.split_k_floats,), np.float32, dev)
+        o = scratch("split_k", disp.split_k_floats, np.float32, dev).arr
     elif f16_out:
-        o = empty((hq * sq * d,), np.float32, dev)
+        o = scratch("o", hq * sq * d, np.float32, dev).arr
     else:
         o = out_flat
+    unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
     go(fa_kernel(disp.f16acc), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
-       view(m, np.uint8) if m is not None else qb, view(qf, np.float32), o,
-       view(mo, np.uint32) if mo is not None else view(qf, np.uint32), disp.push, device=ldev, **disp.spec)
+       m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
+       mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)
     if disp.split_k > 1:
         ne1, ne2, ne3 = disp.push["ne1"], disp.push["ne2"], disp.push["ne3"]
         go(fa_reduce.kernel(f16_out), fa_reduce.grid(d, ne1, ne2, ne3), o, o, out_flat, d, ne1, ne2, ne3,
