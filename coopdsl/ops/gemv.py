@@ -41,35 +41,38 @@ def x4(x, i):
 
 @cd.func
 @no_type_check
-def dot8(x, base, w0, w1, w2, w3, BF16):
-    """sum of x[base .. base + 7] times the eight 16-bit weights packed in w0..w3 (two per word)."""
-    xa = x4(x, base // 4)
-    xb = x4(x, base // 4 + 1)
+def halves(w0, w1, w2, w3, BF16, HIGH):
+    """Four of eight 16-bit weights packed two per word: elements 0, 2, 4, 6 (the low halves of the
+    words) or, with ``HIGH``, 1, 3, 5, 7, as f32."""
     if BF16:
-        lo = vec4[f32](cd.bitcast(w0 << 16, f32), cd.bitcast(w1 << 16, f32),
-                       cd.bitcast(w2 << 16, f32), cd.bitcast(w3 << 16, f32))
-        hi = vec4[f32](cd.bitcast(w0 & 0xFFFF0000, f32), cd.bitcast(w1 & 0xFFFF0000, f32),
-                       cd.bitcast(w2 & 0xFFFF0000, f32), cd.bitcast(w3 & 0xFFFF0000, f32))
-    else:
-        h0 = cd.bitcast(w0, vec2[f16])
-        h1 = cd.bitcast(w1, vec2[f16])
-        h2 = cd.bitcast(w2, vec2[f16])
-        h3 = cd.bitcast(w3, vec2[f16])
-        lo = vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
-        hi = vec4[f32](f32(h0.y), f32(h1.y), f32(h2.y), f32(h3.y))
-    # element 2i is the low half of word i, 2i + 1 the high half
-    return cd.dot(vec4[f32](xa.x, xa.z, xb.x, xb.z), lo) + cd.dot(vec4[f32](xa.y, xa.w, xb.y, xb.w), hi)
+        if HIGH:
+            return vec4[f32](cd.bitcast(w0 & 0xFFFF0000, f32), cd.bitcast(w1 & 0xFFFF0000, f32),
+                             cd.bitcast(w2 & 0xFFFF0000, f32), cd.bitcast(w3 & 0xFFFF0000, f32))
+        return vec4[f32](cd.bitcast(w0 << 16, f32), cd.bitcast(w1 << 16, f32),
+                         cd.bitcast(w2 << 16, f32), cd.bitcast(w3 << 16, f32))
+    h0 = cd.bitcast(w0, vec2[f16])
+    h1 = cd.bitcast(w1, vec2[f16])
+    h2 = cd.bitcast(w2, vec2[f16])
+    h3 = cd.bitcast(w3, vec2[f16])
+    if HIGH:
+        return vec4[f32](f32(h0.y), f32(h1.y), f32(h2.y), f32(h3.y))
+    return vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
 
 
 @cache
 def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
-    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16)."""
+    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16).
+
+    Each step a lane decodes its piece of ``ROWS`` weight rows into registers once, then reads each
+    row of x once for all of them; the step loop carries an unroll hint so that the loads of
+    consecutive steps can be in flight together."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
     bf = fmt == "bf16"
     xt = vec4[f16] if x_f16 else vec4[f32]
+    unroll = 4 if nx <= 2 else 2
 
     if fmt in ("f16", "bf16"):
         @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
@@ -79,12 +82,20 @@ def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
             row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
             acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
             kv = K // 8
-            for kb in range(lane, kv, 32):
+            for kb in cd.range(lane, kv, 32, unroll=unroll):
+                lo = []
+                hi = []
                 for r in cd.static_range(ROWS):
-                    if row0 + r < M:
-                        wv = w[(row0 + r) * kv + kb]
-                        for j in cd.static_range(nx):
-                            acc[r][j] += dot8(x, j * K + kb * 8, wv.x, wv.y, wv.z, wv.w, bf)
+                    wv = w[min(row0 + r, M - 1) * kv + kb]   # a row past M reads row M - 1 and is not stored
+                    lo = lo + [halves(wv.x, wv.y, wv.z, wv.w, bf, False)]
+                    hi = hi + [halves(wv.x, wv.y, wv.z, wv.w, bf, True)]
+                for j in cd.static_range(nx):
+                    xa = x4(x, (j * K + kb * 8) // 4)
+                    xb = x4(x, (j * K + kb * 8) // 4 + 1)
+                    xe = vec4[f32](xa.x, xa.z, xb.x, xb.z)      # element 2i: the low half of word i
+                    xo = vec4[f32](xa.y, xa.w, xb.y, xb.w)
+                    for r in cd.static_range(ROWS):
+                        acc[r][j] += cd.dot(xe, lo[r]) + cd.dot(xo, hi[r])
             for r in cd.static_range(ROWS):
                 for j in cd.static_range(nx):
                     total = cd.subgroup_add(acc[r][j])
@@ -102,31 +113,36 @@ def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
             row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
             acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
             nb = K // 32
-            for b in range(lane, nb, 32):
+            for b in cd.range(lane, nb, 32, unroll=unroll):
+                wr = []    # per row: the block's 32 weights as 8 vec4 (elements 4c .. 4c + 3)
                 for r in cd.static_range(ROWS):
-                    if row0 + r < M:
-                        base = ((row0 + r) * nb + b) * words
-                        d = f32(cd.bitcast(w[base], f16))
-                        for j in cd.static_range(nx):
-                            xo = (j * K + b * 32) // 4
-                            s = f32(0.0)
-                            if words == 9:
-                                for c in cd.static_range(4):
-                                    lo = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
-                                    ql = vec4[f32](f32(lo & 15), f32((lo >> 8) & 15), f32((lo >> 16) & 15),
-                                                   f32((lo >> 24) & 15))
-                                    qh = vec4[f32](f32((lo >> 4) & 15), f32((lo >> 12) & 15),
-                                                   f32((lo >> 20) & 15), f32(lo >> 28))
-                                    s += cd.dot(ql - 8.0, x4(x, xo + c)) + cd.dot(qh - 8.0, x4(x, xo + 4 + c))
-                            else:
-                                for c in cd.static_range(8):
-                                    q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
-                                    qv = vec4[f32](f32(cd.bitcast(q << 24, cd.i32) >> 24),
-                                                   f32(cd.bitcast(q << 16, cd.i32) >> 24),
-                                                   f32(cd.bitcast(q << 8, cd.i32) >> 24),
-                                                   f32(cd.bitcast(q, cd.i32) >> 24))
-                                    s += cd.dot(qv, x4(x, xo + c))
-                            acc[r][j] += s * d
+                    base = (min(row0 + r, M - 1) * nb + b) * words
+                    d = f32(cd.bitcast(w[base], f16))
+                    if words == 9:
+                        lows = []
+                        highs = []
+                        for c in cd.static_range(4):
+                            q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
+                            lows = lows + [(vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
+                                                      f32((q >> 24) & 15)) - 8.0) * d]
+                            highs = highs + [(vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15),
+                                                        f32((q >> 20) & 15), f32(q >> 28)) - 8.0) * d]
+                        wr = wr + [lows + highs]
+                    else:
+                        vals = []
+                        for c in cd.static_range(8):
+                            q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
+                            vals = vals + [vec4[f32](f32(cd.bitcast(q << 24, cd.i32) >> 24),
+                                                     f32(cd.bitcast(q << 16, cd.i32) >> 24),
+                                                     f32(cd.bitcast(q << 8, cd.i32) >> 24),
+                                                     f32(cd.bitcast(q, cd.i32) >> 24)) * d]
+                        wr = wr + [vals]
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 32) // 4
+                    for c in cd.static_range(8):
+                        xv = x4(x, xo + c)
+                        for r in cd.static_range(ROWS):
+                            acc[r][j] += cd.dot(wr[r][c], xv)
             for r in cd.static_range(ROWS):
                 for j in cd.static_range(nx):
                     total = cd.subgroup_add(acc[r][j])
@@ -141,38 +157,44 @@ def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
         row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
         acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
         nsub = K // 32
-        for t in range(lane, nsub, 32):
+        for t in cd.range(lane, nsub, 32, unroll=unroll):
             b = t >> 3            # block
             sub = t & 7           # sub-block of 32 in it
+            shift = (sub & 1) * 4
+            dr = []
+            mr = []
+            qr = []               # per row: the sub-block's 32 levels as 8 vec4
             for r in cd.static_range(ROWS):
-                if row0 + r < M:
-                    base = ((row0 + r) * (K // 256) + b) * 36   # 144 bytes = 36 words
-                    dm = cd.bitcast(w[base], vec2[f16])
-                    s0 = w[base + 1]
-                    s4 = w[base + 2]
-                    s8 = w[base + 3]
-                    if sub < 4:
-                        sc = (s0 >> (8 * sub)) & 63
-                        mn = (s4 >> (8 * sub)) & 63
-                    else:
-                        sh = 8 * (sub - 4)
-                        sc = ((s8 >> sh) & 15) | (((s0 >> sh) >> 6) & 3) << 4
-                        mn = ((s8 >> sh) >> 4 & 15) | (((s4 >> sh) >> 6) & 3) << 4
-                    d = f32(dm.x) * f32(sc)
-                    m = f32(dm.y) * f32(mn)
-                    q0 = base + 4 + (sub >> 1) * 8   # the 32 bytes of this pair of sub-blocks
-                    shift = (sub & 1) * 4
-                    for j in cd.static_range(nx):
-                        xo = (j * K + t * 32) // 4
-                        s = f32(0.0)
-                        xs = f32(0.0)
-                        for c in cd.static_range(8):
-                            q = w[q0 + c] >> shift
-                            qv = vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15), f32((q >> 24) & 15))
-                            xv = x4(x, xo + c)
-                            s += cd.dot(qv, xv)
-                            xs += xv.x + xv.y + xv.z + xv.w
-                        acc[r][j] += d * s - m * xs
+                base = (min(row0 + r, M - 1) * (K // 256) + b) * 36   # 144 bytes = 36 words
+                dm = cd.bitcast(w[base], vec2[f16])
+                s0 = w[base + 1]
+                s4 = w[base + 2]
+                s8 = w[base + 3]
+                sh = 8 * (sub & 3)
+                sc_hi = (s8 & 0x0F0F0F0F) | ((s0 & 0xC0C0C0C0) >> 2)
+                mb_hi = ((s8 & 0xF0F0F0F0) >> 4) | ((s4 & 0xC0C0C0C0) >> 2)
+                sc = ((s0 if sub < 4 else sc_hi) >> sh) & 63
+                mn = ((s4 if sub < 4 else mb_hi) >> sh) & 63
+                dr = dr + [f32(dm.x) * f32(sc)]
+                mr = mr + [f32(dm.y) * f32(mn)]
+                q0 = base + 4 + (sub >> 1) * 8   # the 32 bytes of this pair of sub-blocks
+                levels = []
+                for c in cd.static_range(8):
+                    q = w[q0 + c] >> shift
+                    levels = levels + [vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
+                                                 f32((q >> 24) & 15))]
+                qr = qr + [levels]
+            for j in cd.static_range(nx):
+                xo = (j * K + t * 32) // 4
+                xs = f32(0.0)
+                s = [f32(0.0) for r in cd.static_range(ROWS)]
+                for c in cd.static_range(8):
+                    xv = x4(x, xo + c)
+                    xs += xv.x + xv.y + xv.z + xv.w
+                    for r in cd.static_range(ROWS):
+                        s[r] += cd.dot(qr[r][c], xv)
+                for r in cd.static_range(ROWS):
+                    acc[r][j] += dr[r] * s[r] - mr[r] * xs
         for r in cd.static_range(ROWS):
             for j in cd.static_range(nx):
                 total = cd.subgroup_add(acc[r][j])
