@@ -25,7 +25,7 @@ def _weights(fmt, m, k, rng):
 
 
 @pytest.mark.parametrize("fmt", G.FORMATS)
-@pytest.mark.parametrize("n", [1, 2, 8, 16])
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 16])
 def test_matches_numpy_on_the_interpreter(fmt, n):
     rng = np.random.default_rng(n)
     m, k = 21, 768 if fmt == "q4_K" else 320
