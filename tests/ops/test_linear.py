@@ -98,3 +98,15 @@ def test_weights_it_does_not_take_are_named():
         ops.linear(x, np.zeros((4, 64), np.float16), "q8_0")
     with pytest.raises(ValueError, match=r"not M x 64 q4_0 blocks \(36 bytes a row"):
         ops.linear(np.zeros((20, 64), np.float16), np.zeros((4, 30), np.uint8), "q4_0", device="cpu")
+
+
+def test_the_docs_example_runs():
+    """docs/ops.md, "Linear layers": its example runs as written (on the interpreter) and its assert holds."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    section = text[text.index("## Linear layers"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "ops.linear" in code
+    exec(compile(code, "docs/ops.md", "exec"), {})
