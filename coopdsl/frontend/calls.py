@@ -59,7 +59,11 @@ def expr_call(cg, node: ast.Call):
             raise TypeMismatchError(
                 f"{func.__name__}() works on compile-time values only; for runtime values use "
                 f"coopdsl types (e.g. i32(x), f32(x))", cg.em.loc)
-        return func(*args)
+        try:
+            return func(*args)
+        except (TypeError, ValueError, OverflowError) as e:  # int((1.0, 2.0)), int(float("inf")), ...
+            raise TypeMismatchError(f"{func.__name__}() of compile-time {', '.join(map(repr, args))}: {e}",
+                                    cg.em.loc) from None
     if func is range:
         raise UnsupportedSyntaxError("range(...) can only be iterated by a for loop", cg.em.loc)
     raise TypeMismatchError(f"{cg.describe(func)} cannot be called in a kernel", cg.em.loc)
@@ -92,6 +96,7 @@ def construct(cg, t, args, kwargs):
         return arith.convert(cg.em, args[0], t)
     parts = []
     for a in args:
+        a = arith.operand(cg.em, a, f"{t}(...)")
         if isinstance(a, Value) and isinstance(a.type, T.VectorType):
             parts += [cg.em.op("extract", a.type.elem, [a], index=i) for i in range(a.type.count)]
         else:

@@ -47,6 +47,35 @@ def is_number(v) -> bool:
     return isinstance(v, NUMBERS)
 
 
+ARITH_TYPES = (T.ScalarType, T.VectorType, T.CoopMatType)  # what arithmetic, math and conversions work on
+
+
+def describe_operand(v) -> str:
+    """How an operand is named in an error: in the words kernels are written in."""
+    if isinstance(v, Value):
+        return f"a runtime {v.type}"
+    if isinstance(v, T.Type):
+        return f"the type {v}"
+    if v is None:
+        return "None"
+    if isinstance(v, str):
+        return f"the string {v!r}"
+    if isinstance(v, (tuple, list)):
+        return f"a compile-time {type(v).__name__} of {len(v)}"
+    return f"{type(v).__name__} {v!r}"
+
+
+def operand(em, v, what: str):
+    """The one gate of every arithmetic, math and conversion operand: a Python number or a runtime value.
+    Any other compile-time object (a type, an enum, a function, None, a string, a tuple...) is a located
+    TypeMismatchError naming ``what`` and the operand. (Runtime values of other types, such as structs or
+    arrays, are refused by each operation with its own message.)"""
+    if isinstance(v, NUMBERS) or isinstance(v, Value):
+        return v
+    raise TypeMismatchError(f"{what}: expected a number or a runtime scalar, vector or cooperative matrix, "
+                            f"got {describe_operand(v)}", em.loc)
+
+
 def default_type(v) -> T.ScalarType:
     """The type a bare Python number takes when it must become a runtime value (bool, i32, f32)."""
     if isinstance(v, bool):
@@ -139,6 +168,8 @@ def _check_arith_elem(em, op: str, elem) -> None:
 
 def unify(em, op: str, a, b) -> tuple[Value, Value]:
     """Bring two scalar/vector operands (one may be a Python number) to one type."""
+    a = operand(em, a, f"'{SYMBOL.get(op, op)}'")
+    b = operand(em, b, f"'{SYMBOL.get(op, op)}'")
     if isinstance(a, NUMBERS):
         a = em.literal(a, b.type)
     if isinstance(b, NUMBERS):
@@ -176,7 +207,10 @@ def _coopmat_binary(em, op: str, a, b):
         if t.elem.kind != "int":
             raise TypeMismatchError(f"'//' divides integers; use '/' for {t}", em.loc)
         op = "div"
-    other = b if mat is a else a
+    other = operand(em, b if mat is a else a, f"'{SYMBOL[op]}'")
+    if isinstance(other, Value) and not isinstance(other.type, (T.ScalarType, T.CoopMatType)):
+        raise TypeMismatchError(f"'{SYMBOL[op]}' combines {t} with a scalar or a matrix of the same type, "
+                                f"not {describe_operand(other)}", em.loc)
     if is_number(other):
         other = em.literal(other, t.elem)
     if isinstance(other.type, T.ScalarType):
@@ -216,6 +250,7 @@ def _no_arrays(em, *values) -> None:
 def unary(em, op: str, v):
     if is_number(v):
         return PY_UNARY[op](v)
+    v = operand(em, v, f"unary '{'-' if op == 'neg' else '+' if op == 'pos' else '~'}'")
     _no_arrays(em, v)
     t = v.type
     elem = T.elem_of(t)
@@ -243,6 +278,7 @@ def logical_not(em, v):
 
 def convert(em, v, target: T.Type):
     """``target(v)``: a numeric conversion (constant-folded for Python numbers)."""
+    v = operand(em, v, f"{target}(x)")
     if is_number(v):
         if isinstance(target, T.ScalarType) and target.kind == "int" and isinstance(v, float):
             v = int(v)

@@ -82,7 +82,7 @@ def _make(name: str, row) -> Builtin:
             return _mix_bool(cg, [cg.as_operand(a) for a in args])
         if kwargs or len(args) != arity:
             raise ArgumentError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}", cg.em.loc)
-        vals = [cg.as_operand(a) for a in args]
+        vals = [arith.operand(cg.em, cg.as_operand(a), f"{name}()") for a in args]
         typed = [v for v in vals if isinstance(v, Value)]
         if not typed:
             raise TypeMismatchError(f"{name}() needs at least one runtime argument (compile-time math: use Python)",
@@ -152,8 +152,9 @@ def _is_impl(kind):
             raise ArgumentError(f"{kind}() takes 1 argument", cg.em.loc)
         v = cg.as_runtime(args[0])
         e = T.elem_of(v.type)
-        if not isinstance(e, T.ScalarType) or e.kind != "float":
-            raise TypeMismatchError(f"{kind}() takes floats, got {v.type}", cg.em.loc)
+        if not isinstance(v.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) \
+                or e.kind != "float":
+            raise TypeMismatchError(f"{kind}() takes float scalars or vectors, got {v.type}", cg.em.loc)
         rt = T.VectorType(T.boolean, v.type.count) if isinstance(v.type, T.VectorType) else T.boolean
         return cg.em.op(kind, rt, [v])
     return impl

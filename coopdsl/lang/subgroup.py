@@ -31,6 +31,17 @@ def _numeric(cg, name, v) -> Value:
     return v
 
 
+def _lane_value(cg, name, v) -> Value:
+    """A value the lanes of a subgroup exchange (broadcast, shuffle, all-equal): a runtime scalar or vector
+    (numbers, bools), as the SPIR-V group instructions take; not a matrix, array, struct or pointer."""
+    v = cg.as_runtime(v)
+    e = T.elem_of(v.type)
+    if not isinstance(v.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) or \
+            (e.kind == "float" and not e.is_ieee):
+        raise TypeMismatchError(f"{name}() takes a scalar or vector of numbers or bools (not {v.type})", cg.em.loc)
+    return v
+
+
 def _args(cg, name, args, kwargs, n):
     if kwargs or len(args) != n:
         raise ArgumentError(f"{name}() takes {n} argument{'s' if n != 1 else ''}", cg.em.loc)
@@ -68,13 +79,13 @@ def _vote(kind):
 
 def _all_equal(cg, args, kwargs):
     (v,) = _args(cg, "subgroup_all_equal", args, kwargs, 1)
-    v = cg.as_runtime(v)
+    v = _lane_value(cg, "subgroup_all_equal", v)
     return cg.em.op("subgroup_all_equal", T.boolean, [v])
 
 
 def _broadcast(cg, args, kwargs):
     v, lane = _args(cg, "subgroup_broadcast", args, kwargs, 2)
-    v = cg.as_runtime(v)
+    v = _lane_value(cg, "subgroup_broadcast", v)
     if isinstance(lane, int) and not isinstance(lane, bool):
         return cg.em.op("subgroup_broadcast", v.type, [v, cg.em.literal(lane, T.u32)])
     lane = cg.as_index(lane, "the lane")  # a runtime lane: a shuffle (Broadcast needs a constant before 1.5)
@@ -83,7 +94,7 @@ def _broadcast(cg, args, kwargs):
 
 def _broadcast_first(cg, args, kwargs):
     (v,) = _args(cg, "subgroup_broadcast_first", args, kwargs, 1)
-    v = cg.as_runtime(v)
+    v = _lane_value(cg, "subgroup_broadcast_first", v)
     return cg.em.op("subgroup_broadcast_first", v.type, [v])
 
 
@@ -100,7 +111,7 @@ def _shuffle(kind, mode):
 
     def impl(cg, args, kwargs):
         v, lane = _args(cg, name, args, kwargs, 2)
-        v = cg.as_runtime(v)
+        v = _lane_value(cg, name, v)
         lane = cg.as_index(lane, "the lane")
         if lane.type != T.u32:
             raise TypeMismatchError(f"{name}() lane must be u32, got {lane.type}", cg.em.loc)

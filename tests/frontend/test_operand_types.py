@@ -94,4 +94,4 @@ def test_builtins_on_structs():
                  "got Word", "# E:bitcast", 12)
     expect_error(k_mod_structs, TypeMismatchError, "mod() takes floats (GLSL mod); use % for integers, got Point",
                  "# E:mod", 9)
-    expect_error(k_isnan_struct, TypeMismatchError, "isnan() takes floats, got Point", "# E:isnan", 9)
+    expect_error(k_isnan_struct, TypeMismatchError, "isnan() takes float scalars or vectors, got Point", "# E:isnan", 9)
