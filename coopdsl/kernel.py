@@ -10,6 +10,7 @@ pointing at the user's line; the traceback holds no compiler frame.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ class Kernel:
     def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
                  target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
                  subgroup_size: int | None = None, entry_point: str | None = None):
+        _check_function(fn)
         self.fn = fn
         self.consts = dict(consts or {})
         self._specialized: dict = {}
@@ -278,10 +280,16 @@ def _grid(grid: Any) -> tuple[int, int, int]:
         return grid  # the common case, checked without building anything
     if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] <= _U32:
         return (grid[0], 1, 1)
-    g = (grid,) if isinstance(grid, int) else tuple(grid)
+    import numbers
+
+    try:
+        g = (grid,) if isinstance(grid, numbers.Integral) else tuple(grid)
+    except TypeError:  # launch(None, ...), launch(2.5, ...)
+        g = ()
     if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
-        if 1 <= len(g) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in g):
-            g = tuple(int(x) for x in g)  # int subclasses (numpy ints are not int)
+        if 1 <= len(g) <= 3 and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) and int(x) > 0
+                                    for x in g):
+            g = tuple(int(x) for x in g)  # int subclasses and numpy integers (the push constants take them too)
         else:
             from .runtime.errors import LaunchError
 
@@ -365,6 +373,20 @@ MAX_WORKGROUP_DIM = 0xFFFFFFFF  # LocalSize operands are 32-bit literals
 SUBGROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)  # requiredSubgroupSize: a power of two (Vulkan allows up to 128)
 
 
+def _check_function(fn: Any) -> None:
+    """@kernel decorates a plain Python function (not a kernel, a class, a lambda's result...)."""
+    import inspect
+
+    if inspect.isfunction(fn):
+        return
+    from .errors import DeclarationError, caller_loc
+
+    what = (f"kernel '{fn.name}' (decorated twice?)" if isinstance(fn, Kernel)
+            else f"class {fn.__name__}" if isinstance(fn, type) else f"{type(fn).__name__} {fn!r}")
+    raise DeclarationError(f"@coopdsl.kernel decorates a function (def name(params): ...), got {what}",
+                           caller_loc("kernel"))
+
+
 def _check_entry_point(fn: Callable, name: Any) -> str | None:
     """The entry point's name, or None (the function's); a located CompileError (at the decorator)
     when it is not a non-empty string of printable ASCII without spaces."""
@@ -401,6 +423,11 @@ def _check_wg(fn: Callable, size: Any) -> tuple:
         if isinstance(s, bool) or not (isinstance(s, str) or (isinstance(s, int) and 0 < s <= MAX_WORKGROUP_DIM)):
             raise CompileError(f"{fn.__name__}: workgroup_size entries must be ints from 1 to {MAX_WORKGROUP_DIM} "
                                f"or Spec parameter names, got {s!r}", where)
+    fixed = [s for s in size if isinstance(s, int)]
+    if len(fixed) > 1 and math.prod(fixed) > MAX_WORKGROUP_DIM:
+        raise CompileError(f"{fn.__name__}: workgroup_size {tuple(size)} has {math.prod(fixed)} invocations; "
+                           f"the product must fit in 32 bits (devices allow at most "
+                           f"maxComputeWorkGroupInvocations, 1024 on most)", where)
     return size + (1,) * (3 - len(size))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
 from ..ir.core import LoopMerge, SelectionMerge, Value
@@ -16,6 +16,8 @@ from .access import store_attribute, store_subscript
 from .calls import call_parts
 from .context import Context, describe_node
 from .expr import BINOPS
+
+MAX_UNROLLED = 65536  # iterations one static_range may unroll (each is compiled: a bound, not a hang)
 
 
 class ControlFlow(Context):
@@ -139,7 +141,15 @@ class ControlFlow(Context):
     def _static_for(self, node, args, kwargs):
         if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
             raise TypeMismatchError("static_range needs compile-time integer arguments", self.src.loc(node.iter))
-        for v in range(*args):
+        try:
+            steps = range(*args)
+        except (TypeError, ValueError) as e:  # static_range(0, 4, 0), static_range(1, 2, 3, 4)
+            raise TypeMismatchError(f"static_range{tuple(args)}: {e}", self.src.loc(node.iter)) from None
+        if len(steps) > MAX_UNROLLED:
+            raise ArgumentError(f"static_range{tuple(args)} unrolls {len(steps)} iterations; at most {MAX_UNROLLED} "
+                             f"(each is compiled: use range(...) or cd.range(...) for a runtime loop)",
+                             self.src.loc(node.iter))
+        for v in steps:
             if self.em.block is None:
                 return
             self.assign(node.target.id, v)

@@ -77,8 +77,12 @@ class ScalarType(Type):
     def __repr__(self) -> str:
         return self.name
 
-    def __call__(self, *args: object, **kwargs: object) -> NoReturn:  # pragma: no cover - kernel-only
-        raise TypeError(f"{self.name}(...) converts values inside a coopdsl kernel only")
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
+        from ..errors import DeclarationError, caller_loc
+
+        what = "decorates nothing" if len(args) == 1 and callable(args[0]) else "converts values"
+        raise DeclarationError(f"{self.name}(...) {what} outside a kernel: it converts values inside a coopdsl "
+                               f"kernel only (an annotation is written `x: {self.name}`)", caller_loc(self.name))
 
 
 @record(frozen=True)

@@ -148,11 +148,21 @@ def _check_constant_operand(em, op: str, b, elem: T.ScalarType) -> None:
                             f"(SPIR-V leaves larger and negative shift counts undefined)", em.loc)
 
 
+MAX_FOLD_BITS = 4096  # a compile-time integer larger than this cannot fit any type: refused, not computed
+
+
 def _fold(em, op, a, b):
+    if op in ("pow", "shl") and isinstance(a, int) and isinstance(b, int) and not isinstance(b, bool) and b > 0:
+        bits = b if op == "shl" else b * max(abs(a), 1).bit_length() if abs(a) > 1 else 0
+        if a and bits > MAX_FOLD_BITS:
+            raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r} has about {bits} bits; compile-time integers "
+                                f"are limited to {MAX_FOLD_BITS} bits (no coopdsl type holds more than 64)", em.loc)
     try:
         return PY_BINARY[op](a, b)
     except ZeroDivisionError:
         raise TypeMismatchError("division by zero in a compile-time expression", em.loc) from None
+    except OverflowError as e:  # 10.0 ** 400
+        raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
 
 
 def _describe(v) -> str:

@@ -139,11 +139,17 @@ def struct(cls: None = None, *, layout_rule: str = ...) -> Callable[[type], T.St
 def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructType | Callable[[type], T.StructType]:
     """Declare a struct from an annotated class: ``@cd.struct class Params: M: u32; alpha: f32``."""
     def make(c: type) -> T.StructType:
+        if not isinstance(c, type):
+            raise DeclarationError(f"@coopdsl.struct decorates a class with annotated members, got "
+                                   f"{type(c).__name__} {c!r}", caller_loc("struct"))
         if layout_rule not in ("std430", "scalar"):
-            raise ValueError("layout_rule must be 'std430' or 'scalar'")
+            raise DeclarationError(f"struct {c.__name__}: layout_rule must be 'std430' or 'scalar' (std140 is for "
+                                   f"uniform blocks in GLSL; coopdsl lays uniform blocks out as std430 or scalar), "
+                                   f"got {layout_rule!r}", caller_loc("layout_rule"))
         members = list(_member_types(c).items())
         if not members:
-            raise TypeError(f"struct {c.__name__} has no annotated members")
+            raise DeclarationError(f"struct {c.__name__} has no annotated members (a SPIR-V struct needs at least "
+                                   f"one)", caller_loc("class"))
         return layout(c.__name__, members, scalar=layout_rule == "scalar", where=lambda m: _member_loc(c, m))
     return make(cls) if cls is not None else make
 

@@ -1,0 +1,97 @@
+"""Hardening classes 4 and 5: limits (workgroup sizes whose product overflows 32 bits, unbounded unrolling,
+compile-time integers no type can hold) and declarations (kernel decorating a non-function, empty or
+std140 structs, a type used as a decorator, bad grids) are located coopdsl errors, never internal errors,
+foreign exceptions or hangs. Each row of the tables is one probe."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl.errors import ArgumentError, CompileError, DeclarationError, InternalCompilerError
+from coopdsl.runtime.errors import LaunchError
+
+HEAD = "import coopdsl as cd\nfrom coopdsl import *\n"
+
+
+def _exec(tmp_path, name, body):
+    src = HEAD + textwrap.dedent(body)
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    ns = {"__name__": name, "__file__": str(path)}
+    exec(compile(src, str(path), "exec", dont_inherit=True), ns)
+    return ns, src
+
+
+def _line(src, marker):
+    return next(i for i, line in enumerate(src.splitlines(), 1) if marker in line)
+
+
+COMPILE_CASES = [
+    ("wg_product", "@cd.kernel(workgroup_size=(65536, 65536, 1))  # HERE\ndef k(o: cd.Buffer[f32]):\n    o[0] = 1.0\n",
+     CompileError, "the product must fit in 32 bits"),
+    ("wg_product_z", "@cd.kernel(workgroup_size=(32, 1, 2**31))  # HERE\ndef k(o: cd.Buffer[f32]):\n    o[0] = 1.0\n",
+     CompileError, "has 68719476736 invocations"),
+    ("static_range_big", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    for i in cd.static_range(10**7):  # HERE\n        o[0] = 1.0\n", ArgumentError, "at most 65536"),
+    ("static_range_step0", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    for i in cd.static_range(0, 4, 0):  # HERE\n        o[0] = 1.0\n", CompileError, "must not be zero"),
+    ("pow_huge", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    x = 10 ** 10 ** 8  # HERE\n    o[0] = 1.0\n", ArgumentError, "limited to 4096 bits"),
+    ("shift_huge", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    x = 1 << 10 ** 9  # HERE\n    o[0] = 1.0\n", ArgumentError, "limited to 4096 bits"),
+    ("float_overflow", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    x = 10.0 ** 400  # HERE\n    o[0] = 1.0\n", ArgumentError, "compile-time 10.0 ** 400"),
+]
+
+
+@pytest.mark.parametrize("name,body,error,message", COMPILE_CASES, ids=[c[0] for c in COMPILE_CASES])
+def test_limits_are_located_errors(name, body, error, message, tmp_path):
+    with pytest.raises(CompileError) as e:
+        ns, src = _exec(tmp_path, name, body)
+        ns["k"].compile()
+    src = HEAD + textwrap.dedent(body)
+    assert isinstance(e.value, error) and not isinstance(e.value, InternalCompilerError)
+    assert message in str(e.value)
+    assert e.value.loc.line == _line(src, "# HERE")
+
+
+DECLARATION_CASES = [
+    ("kernel_twice", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\n@cd.kernel(workgroup_size=(32, 1, 1))\n"
+     "def k(o: cd.Buffer[f32]):\n    o[0] = 1.0\n", "got kernel 'k' (decorated twice?)"),
+    ("kernel_class", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\nclass k:\n    pass\n", "got class k"),
+    ("struct_empty", "@cd.struct  # HERE\nclass S:\n    pass\n", "struct S has no annotated members"),
+    ("struct_std140", "@cd.struct(layout_rule='std140')  # HERE\nclass S:\n    a: f32\n",
+     "layout_rule must be 'std430' or 'scalar'"),
+    ("type_as_decorator", "@cd.i32  # HERE\ndef k(o):\n    pass\n", "i32(...) decorates nothing outside a kernel"),
+]
+
+
+@pytest.mark.parametrize("name,body,message", DECLARATION_CASES, ids=[c[0] for c in DECLARATION_CASES])
+def test_bad_declarations_are_located_errors(name, body, message, tmp_path):
+    with pytest.raises(DeclarationError) as e:
+        _exec(tmp_path, name, body)
+    src = HEAD + textwrap.dedent(body)
+    assert message in str(e.value)
+    assert e.value.loc.line == _line(src, "# HERE")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def ones(o: cd.Buffer[cd.f32]):
+    o[cd.global_invocation_id.x] = 1.0
+
+
+@pytest.mark.parametrize("grid", [None, 2.5, "4", (0,), (1, 2, 3, 4), (-1,)])
+def test_a_bad_grid_is_a_launch_error(grid):
+    with pytest.raises(LaunchError, match="grid must be 1 to 3 positive ints"):
+        ones.launch(grid, np.zeros(32, np.float32), device="cpu")
+
+
+@pytest.mark.parametrize("grid", [(np.int64(1),), np.uint32(1), (np.int32(1), 1, 1)])
+def test_a_grid_of_numpy_integers_is_taken_as_push_constants_take_them(grid):
+    out = np.zeros(32, np.float32)
+    ones.launch(grid, out, device="cpu")
+    assert (out == 1).all()
