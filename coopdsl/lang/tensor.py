@@ -287,9 +287,11 @@ def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
         return cg.em.literal(0, mat_type)
     if isinstance(fill, (int, float)) and not isinstance(fill, bool):
         return cg.em.literal(fill, mat_type)
+    if isinstance(fill, Value) and fill.type == mat_type.elem:  # a runtime scalar (f16(1.0)): every element
+        return cg.em.op("splat", mat_type, [fill])
     if not isinstance(fill, Value) or fill.type != mat_type:
-        raise TypeMismatchError(f"load_tensor: fill must be a number or a {mat_type}, got {cg.describe(fill)}",
-                                cg.em.loc)
+        raise TypeMismatchError(f"load_tensor: fill must be a number, a runtime {mat_type.elem} or a {mat_type}, "
+                                f"got {cg.describe(fill)}", cg.em.loc)
     return fill
 
 

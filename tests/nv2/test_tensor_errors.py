@@ -233,7 +233,8 @@ def k_fill(a: cd.Buffer[f32]):
     (k_not_layout, TypeMismatchError, "load_tensor: layout must be a tensor layout (cd.tensor_layout(...)), got a "
      "runtime TensorView[2, False, 0, 1]", "# E:notlayout", 9),
     (k_not_view, TypeMismatchError, "store_tensor: view must be a tensor view", "# E:notview", 5),
-    (k_fill, TypeMismatchError, "load_tensor: fill must be a number or a Acc[f32, 16, 16], got a runtime "
+    (k_fill, TypeMismatchError, "load_tensor: fill must be a number, a runtime f32 or a Acc[f32, 16, 16], got a "
+     "runtime "
      "Acc[f32, 16, 32]", "# E:fill", 9),
 ])
 def test_load_and_store_rules(k, cls, message, marker, col):

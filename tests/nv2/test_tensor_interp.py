@@ -161,3 +161,24 @@ def test_a_decode_function_reads_buffers_and_push_constants_bound_with_partial()
     k_table.launch((1,), codes.reshape(-1), table, dst, 0.25, device="cpu")
     np.testing.assert_array_equal(dst, table[codes.reshape(16, 16)] + np.float32(0.25))
     assert "OpFunctionParameter" in k_table.disassemble()
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def fill_runtime_scalar(a: cd.Buffer[cd.f16], o: cd.Buffer[cd.f16], n: cd.u32, pad: cd.f32):
+    """A clamped load whose outside elements take a runtime f16 (GLSL's coopMatLoadTensorNV keeps the
+    matrix's previous elements there; coopdsl's fill: valid code that was refused)."""
+    layout = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(n, n)
+    view = cd.tensor_view(2).clip(0, n, 0, n)
+    m = cd.Acc[cd.f16, 16, 16].load_tensor(a, 0, layout.slice(0, 16, 0, 16), view=view, fill=cd.f16(pad))
+    m.store(o, 0, stride=16)
+
+
+def test_a_runtime_scalar_fills_the_clipped_elements():
+    a = np.arange(256, dtype=np.float16)
+    o = np.zeros(256, np.float16)
+    fill_runtime_scalar.launch((1, 1, 1), a, o, 8, 7.5, device="cpu")
+    text = fill_runtime_scalar.disassemble()   # validated by spirv-val when compiled
+    splat = next(line.split("=")[0].strip() for line in text.splitlines() if "OpCompositeConstruct" in line)
+    assert any("OpCooperativeMatrixLoadTensorNV" in line and f" {splat} " in line for line in text.splitlines())
+    got = o.reshape(16, 16)
+    assert (got[8:, :] == 7.5).all() and (got[:, 8:] == 7.5).all()
