@@ -81,9 +81,12 @@ def read_spec(path: str | Path) -> BuildSpec:
     """Parse and check the build spec at ``path``."""
     p = check_file(path, "build spec")
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:  # TOML is UTF-8 (a Latin-1 file, a binary file)
+        raise InputError(f"{path}: not valid TOML: byte {e.start} is not UTF-8 ({e.reason}); TOML files are "
+                         f"UTF-8") from None
     _keys(data, TOP_KEYS, f"{path}")
     header = _opt(data, "header", str, f"{path}") or f"{p.stem}.h"
     if Path(header).name != header or not header.endswith(".h"):

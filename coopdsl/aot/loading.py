@@ -45,7 +45,13 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
         raise KernelFileError(_exception_message(e, str(p))) from None
     finally:
         sys.path.pop(0)
-    return {k.name: k for k in namespace.values() if isinstance(k, Kernel)}
+    # kernels by name; a kernel's .specialize() variants share its name: the kernel itself (its defaults)
+    # answers for the name, whatever order the file binds them in
+    found: dict[str, Kernel] = {}
+    for k in namespace.values():
+        if isinstance(k, Kernel) and (k.name not in found or found[k.name].consts or not k.consts):
+            found[k.name] = k
+    return found
 
 
 def _run_file(path: str) -> dict:

@@ -187,6 +187,13 @@ def test_bad_specs(tmp_path, spec, message):
     assert str(info.value).startswith(str(tmp_path / "k.toml"))
 
 
+@pytest.mark.parametrize("raw", [b'header = "\xe9.h"\n', b"\xff\xfe\x00binary"])
+def test_a_spec_that_is_not_utf8_is_an_input_error(tmp_path, raw):
+    (tmp_path / "k.toml").write_bytes(raw)
+    with pytest.raises(InputError, match="not valid TOML: byte .* is not UTF-8"):
+        build(tmp_path / "k.toml", tmp_path / "out")
+
+
 def test_missing_kernel_file_and_unknown_kernel(project):
     (project / "kernels.toml").write_text(SPEC.replace('file = "scale.py"', 'file = "nope.py"'))
     with pytest.raises(InputError, match=r"kernel #2 'scale' \(nope.py\): no such file"):

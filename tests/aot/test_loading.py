@@ -34,3 +34,24 @@ def test_the_file_runs_as_under_runpy_and_is_parsed_once(tmp_path, monkeypatch):
     tree = source._files[str(path)][1]
     assert source.parse_function(k.fn).tree is tree.body[-1]  # the front end's tree is the one that ran
     assert k.compile()
+
+
+def test_a_kernel_answers_for_its_name_before_its_specializations(tmp_path):
+    """`coopdsl emit F --kernel k` and build specs load kernels by name; a .specialize() variant bound later
+    in the file shares the name and must not replace the kernel with its defaults."""
+    path = tmp_path / "kf.py"
+    path.write_text(textwrap.dedent('''
+        import coopdsl as cd
+        from coopdsl import f32
+
+
+        @cd.kernel(workgroup_size=(32, 1, 1))
+        def k(o: cd.Buffer[f32], S: cd.Const[int] = 2):
+            o[0] = f32(S)
+
+
+        k4 = k.specialize(S=4)
+    '''))
+    found = load_kernels(path)
+    assert list(found) == ["k"] and found["k"].consts == {}
+    assert "OpConstant %float 2" in found["k"].disassemble()
