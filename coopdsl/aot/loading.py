@@ -41,6 +41,9 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
         raise e.with_traceback(None) from None
     except SyntaxError as e:
         raise KernelFileError(_syntax_message(e, str(p))) from None
+    except RecursionError:  # Python's own parser gave up (a 3,000-term expression)
+        raise KernelFileError(f"{p}: error: an expression in {p.name} is nested too deeply for Python's parser "
+                              f"(RecursionError while parsing); split it into several statements") from None
     except (Exception, SystemExit) as e:  # the user's module failed: say where, not how runpy got there
         raise KernelFileError(_exception_message(e, str(p))) from None
     finally:
@@ -54,6 +57,22 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
     return found
 
 
+def _check_encoding(path: str) -> None:
+    """A file ``linecache`` could not read because it is not UTF-8 (and declares no other encoding) is a
+    located error: Python would refuse to import it, and coopdsl could not find its kernels' source."""
+    raw = Path(path).read_bytes()
+    if not raw.strip() or b"coding" in b"\n".join(raw.splitlines()[:2]):
+        return
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise KernelFileError(f"{path}:{line}:{col}: error: byte 0x{raw[e.start]:02x} is not UTF-8; Python source "
+                              f"files are UTF-8 unless they declare another encoding on their first or second line "
+                              f"(# -*- coding: latin-1 -*-, PEP 263)") from None
+
+
 def _run_file(path: str) -> dict:
     """Run the file as ``runpy.run_path(path, run_name="__coopdsl_emit__")`` does, parsing it only once:
     the code runs from the tree the front end then finds the kernels' source in (a large file took as
@@ -61,6 +80,7 @@ def _run_file(path: str) -> dict:
     linecache.checkcache(path)
     text = "".join(linecache.getlines(path))
     if not text:
+        _check_encoding(path)
         return runpy.run_path(path, run_name=RUN_NAME)
     code = compile(parse_file(path, text), path, "exec")
     module = types.ModuleType(RUN_NAME)

@@ -55,3 +55,27 @@ def test_a_kernel_answers_for_its_name_before_its_specializations(tmp_path):
     found = load_kernels(path)
     assert list(found) == ["k"] and found["k"].consts == {}
     assert "OpConstant %float 2" in found["k"].disassemble()
+
+
+def test_a_file_that_is_not_utf8_is_located_at_its_first_bad_byte(tmp_path):
+    import pytest
+
+    from coopdsl.aot.errors import KernelFileError
+
+    path = tmp_path / "latin.py"
+    path.write_bytes(b"import coopdsl as cd\n# caf\xe9\n")
+    with pytest.raises(KernelFileError, match=r"latin.py:2:6: error: byte 0xe9 is not UTF-8.*PEP 263"):
+        load_kernels(path)
+
+
+def test_an_expression_too_deep_for_pythons_parser_is_an_error_not_a_trace_into_ast(tmp_path):
+    import pytest
+
+    from coopdsl.aot.errors import KernelFileError
+
+    path = tmp_path / "deep.py"
+    path.write_text("def f(o):\n    return " + " + ".join(["o"] * 3000) + "\n")   # 3,000 terms
+    with pytest.raises(KernelFileError) as e:
+        load_kernels(path)
+    assert str(e.value).startswith(f"{path}: error: an expression in deep.py is nested too deeply")
+    assert "ast.py" not in str(e.value)
