@@ -86,3 +86,21 @@ def device():
         return runtime.Device()
     except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
         pytest.skip(f"no Vulkan device: {e}")
+
+
+def weights(fmt: str, m: int, k: int, rng, scale: float = 1.0):
+    """(what a kernel reads, the float32 values it stands for) of an M x K weight matrix in ``fmt``: float16,
+    bf16 bit patterns (uint16), or the uint8 blocks of ``ops.quantize`` (q4_0, q8_0, q4_K)."""
+    import numpy as np
+
+    from coopdsl import ops
+
+    w = (rng.standard_normal((m, k)) * scale).astype(np.float32)
+    if fmt == "f16":
+        a = w.astype(np.float16)
+        return a, a.astype(np.float32)
+    if fmt == "bf16":
+        a = ops.to_bf16(w)
+        return a, ops.from_bf16(a)
+    q = ops.quantize(w, fmt)
+    return q, ops.dequantize(q, fmt, k)

@@ -1,6 +1,9 @@
 """The inference kernels on a real GPU against numpy (run with -m gpu): ggml's mul_mm_cm2 interface for every
 A format and tile configuration ggml uses, the decode GEMVs, and ops.linear on numpy and resident arrays."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,19 +11,14 @@ from coopdsl import ops, runtime
 from coopdsl.ops import gemv as G
 from coopdsl.ops import ggml_mul_mm as MM
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.conftest import weights  # noqa: E402
+
 pytestmark = pytest.mark.gpu
 
 
 def _weights(fmt, m, k, rng):
-    w = (rng.standard_normal((m, k)) * 0.1).astype(np.float32)
-    if fmt == "f16":
-        a = w.astype(np.float16)
-        return a, a.astype(np.float32)
-    if fmt == "bf16":
-        a = ops.to_bf16(w)
-        return a, ops.from_bf16(a)
-    q = ops.quantize(w, fmt)
-    return q, ops.dequantize(q, fmt, k)
+    return weights(fmt, m, k, rng, scale=0.1)
 
 
 @pytest.mark.parametrize("fmt,f16acc", sorted(MM.PIPELINES))

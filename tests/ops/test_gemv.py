@@ -8,20 +8,11 @@ import numpy as np
 import pytest
 
 from coopdsl.ops import gemv as G
-from coopdsl.ops import to_bf16
-from coopdsl.ops.quant import dequantize, quantize
+from tests.conftest import weights
 
 
 def _weights(fmt, m, k, rng):
-    w = rng.standard_normal((m, k)).astype(np.float32)
-    if fmt == "f16":
-        a = w.astype(np.float16)
-        return a, a.astype(np.float32)
-    if fmt == "bf16":
-        a = to_bf16(w)
-        return a, (a.astype(np.uint32) << 16).view(np.float32)
-    q = quantize(w, fmt)
-    return q, dequantize(q, fmt, k)
+    return weights(fmt, m, k, rng)
 
 
 @pytest.mark.parametrize("fmt", G.FORMATS)

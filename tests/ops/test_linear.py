@@ -9,18 +9,11 @@ import pytest
 from coopdsl import ops
 from coopdsl.ops import gemv as G
 from coopdsl.ops import ggml_mul_mm as MM
+from tests.conftest import weights
 
 
 def _weights(fmt, m, k, rng):
-    w = rng.standard_normal((m, k)).astype(np.float32)
-    if fmt == "f16":
-        a = w.astype(np.float16)
-        return a, a.astype(np.float32)
-    if fmt == "bf16":
-        a = ops.to_bf16(w)
-        return a, ops.from_bf16(a)
-    q = ops.quantize(w, fmt)
-    return q, ops.dequantize(q, fmt, k)
+    return weights(fmt, m, k, rng)
 
 
 def _spy(monkeypatch, module, name):
