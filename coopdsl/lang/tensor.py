@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, ShapeError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
@@ -245,6 +245,12 @@ def _layout_and_view(cg, p: dict, b) -> list[Value]:
     if not isinstance(view, Value) or not isinstance(view.type, T.TensorViewType):
         raise TypeMismatchError(f"{b.name}: view must be a tensor view (cd.tensor_view(...)), got "
                                 f"{cg.describe(view)}", cg.em.loc)
+    if not view.type.has_dims and view.type.dim != layout.type.dim:
+        # SPV_NV_cooperative_matrix2's addressing reads the layout's span for each view dimension
+        raise ShapeError(f"{b.name}: a view without its own dimensions (has_dims=False) takes the layout's span "
+                         f"as its dimensions, so it needs as many: the view has {view.type.dim}, the layout "
+                         f"{layout.type.dim} (give the view has_dims=True and .dimension(...), or "
+                         f"cd.tensor_view({layout.type.dim}, ...))", cg.em.loc)
     return [layout, view]
 
 

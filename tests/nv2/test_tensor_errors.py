@@ -16,7 +16,7 @@ from coopdsl import (
     u16,
     u32,
 )
-from coopdsl.errors import DeclarationError
+from coopdsl.errors import DeclarationError, ShapeError
 
 from ..conftest import expect_error, marker_line
 
@@ -216,7 +216,14 @@ def k_fill(a: cd.Buffer[f32]):
     m = Acc[f32, 16, 16].load_tensor(a, 0, cd.tensor_layout(2), fill=Acc[f32, 16, 32].splat(0.0))  # E:fill
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_view_rank(a: cd.Buffer[f32], n: u32):
+    m = Acc[f32, 16, 16].load_tensor(a, 0, cd.tensor_layout(2).dimension(n, n), view=cd.tensor_view(3))  # E:vrank
+
+
 @pytest.mark.parametrize("k,cls,message,marker,col", [
+    (k_view_rank, ShapeError, "load_tensor: a view without its own dimensions (has_dims=False) takes the layout's "
+     "span as its dimensions, so it needs as many: the view has 3, the layout 2", "# E:vrank", 9),
     (k_store_blocks, ArgumentError, "store_tensor: this layout has block size 32; stores take layouts with block "
      "size 1", "# E:storeblock", 5),
     (k_store_blocks_phi, ArgumentError, "this layout has block size 32", "# E:storeblockphi", 5),
