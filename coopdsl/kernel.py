@@ -223,6 +223,8 @@ class Kernel:
                     return
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
+        if spec:
+            self._check_spec(spec)
         if (device is None or isinstance(device, str)) and _interp().wants_cpu(device):
             _interp().launch(self, _grid(grid), values, spec, subgroup_size)
             return
@@ -231,6 +233,21 @@ class Kernel:
                              "@coopdsl.kernel(subgroup_size=...) requires one)")
         recorded = _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
         self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args)
+
+    def _check_spec(self, spec: dict[str, Any]) -> None:
+        """The rules a kernel's specialization constants obey at their defaults hold at the values a launch
+        gives them too: the kernel is compiled once per set of values that differ from the defaults (cached;
+        the SPIR-V is not used, the driver specializes the default module), and a value that breaks a rule
+        is the same located CompileError ``compile(spec=...)`` raises."""
+        defaults = self.__dict__.get("_spec_defaults")
+        if defaults is None:
+            defaults = self.__dict__["_spec_defaults"] = {sc.name: sc.default for sc in self.ir().spec_consts}
+        changed = {n: v for n, v in spec.items() if n in defaults and v != defaults[n]}
+        if changed:
+            try:
+                self._build(None, changed)
+            except ValueError:  # a value that does not fit the constant's type: the runtime's packing says so
+                pass
 
     def statistics(self, device: Any = None, **spec: Any) -> list[dict[str, Any]]:
         """What the GPU's driver reports about the kernel's compiled pipeline for these specialization
@@ -439,6 +456,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
 
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
+    module.spec_overrides = dict(spec)
     compile_kernel(k.fn, src, module, k.consts)
     if k.entry_point is not None:
         module.entry.name = k.entry_point

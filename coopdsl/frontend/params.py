@@ -136,6 +136,11 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
             default = defaults.get(name, False if ann.type.kind == "bool" else 0)
             default = _check_default(ann.type, default, name, src, arg)
+            if name in module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
+                try:                           # Kernel.compile reports a value that does not)
+                    default = fit(module.spec_overrides[name], ann.type)
+                except LiteralError:
+                    pass
             sc = SpecConst(ann.type, name, sid, default)
             module.spec_consts.append(sc)
             params.specs.append(sc)

@@ -224,6 +224,9 @@ class Module:
     source_file: str = ""
     target_version: tuple = (1, 6)
     written_buffers: set = field(default_factory=set)  # buffer names any function stores to
+    # spec constant name -> the default compile(spec=...) gives it: the front end creates the constant with
+    # that value, so every rule it checks at a spec constant's value sees it (not the Python default)
+    spec_overrides: dict = field(default_factory=dict)
     helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
     _spec_ops_by_sym: dict = field(default_factory=dict, repr=False)  # SymDim -> spec_ops with it, in order
     # (id(type), const key) -> (type, constant): const() for a type object seen before, without hashing the

@@ -1,0 +1,76 @@
+"""Hardening class 2: a rule that holds for a specialization constant's default holds for every value it gets
+(compile(spec=...), coopdsl emit --spec, launch(...)): the same located error, not a module that passes at
+its default and breaks later (the interpreter's numpy, or a driver)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from coopdsl.errors import ShapeError
+
+SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import MatA, f16, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def k(src: cd.Buffer[f16], out: cd.Buffer[f16], K: cd.Spec[u32] = 16, M: cd.Spec[u32] = 32):
+        a = MatA[f16, M, K].from_rows(cd.array(f16, K))  # THE LINE
+        a.store(out, 0, stride=K)
+''')
+
+CASES = [({"K": 32}, "has 16 columns (256 bits), not K = 32"),
+         ({"M": 256}, "has 256 rows, one per invocation of a subgroup, but a subgroup has at most 128")]
+
+
+@pytest.fixture()
+def kernel(tmp_path):
+    path = tmp_path / "qk.py"
+    path.write_text(SRC)
+    ns = {"__name__": "qk", "__file__": str(path)}
+    exec(compile(SRC, str(path), "exec", dont_inherit=True), ns)
+    return ns["k"], path
+
+
+def _line():
+    return next(i for i, line in enumerate(SRC.splitlines(), 1) if "THE LINE" in line)
+
+
+def test_the_defaults_compile(kernel):
+    assert "OpCompositeConstructCoopMatQCOM" in kernel[0].disassemble()
+
+
+@pytest.mark.parametrize("spec,message", CASES)
+def test_compile_with_spec_values_checks_them(kernel, spec, message):
+    with pytest.raises(ShapeError) as e:
+        kernel[0].compile(spec=spec)
+    assert message in str(e.value) and e.value.loc.line == _line()
+
+
+@pytest.mark.parametrize("spec,message", CASES)
+def test_launch_with_spec_values_checks_them(kernel, spec, message):
+    with pytest.raises(ShapeError) as e:
+        kernel[0].launch((1, 1, 1), np.zeros(64, np.float16), np.zeros(256 * 32, np.float16), device="cpu", **spec)
+    assert message in str(e.value) and e.value.loc.line == _line()
+
+
+def test_a_launch_at_the_defaults_compiles_nothing_more(kernel):
+    k = kernel[0]
+    k.compile()
+    before = len(k._cache)
+    k.launch((1, 1, 1), np.zeros(64, np.float16), np.zeros(32 * 16, np.float16), device="cpu", K=16)
+    assert len(k._cache) == before
+
+
+@pytest.mark.parametrize("spec,message", CASES)
+def test_emit_with_spec_values_checks_them(kernel, spec, message, tmp_path):
+    (name, value), = spec.items()
+    r = subprocess.run([sys.executable, "-m", "coopdsl", "emit", str(kernel[1]), "--spec", f"{name}={value}",
+                        "-o", str(tmp_path / "k.spv")], capture_output=True, text=True, check=False)
+    assert r.returncode == 1
+    assert f"qk.py:{_line()}:" in r.stderr and message in r.stderr
