@@ -36,6 +36,7 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
     queue = [0]
     came_from = np.full(m.lanes.N, -1, np.int32)
     result = None
+    back_edges = 0
     while queue:
         b = heapq.heappop(queue)
         here = pending.pop(b)
@@ -47,7 +48,15 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
         t = block.last_op
         kind = t.kind
         if kind == "br":
-            _goto(pending, queue, index[id(t.attrs["targets"][0])], here)
+            target = index[id(t.attrs["targets"][0])]
+            if target <= b:  # a loop's back edge: a loop that never ends is reported, not run forever
+                back_edges += 1
+                if back_edges > max_iterations():
+                    raise m.error(t, f"a loop ran {max_iterations():,} iterations without ending; it may never "
+                                     f"end (a range step of 0, a condition that never changes?); raise "
+                                     f"COOPDSL_INTERP_MAX_ITERATIONS if it really is this long",
+                                  int(np.argmax(here)))
+            _goto(pending, queue, target, here)
         elif kind == "cond_br":
             cond = np.broadcast_to(m.value(t.operands[0]), here.shape)
             yes, no = t.attrs["targets"]
@@ -62,6 +71,17 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
         came_from[here] = b
     m.set_mask(mask)
     return result
+
+
+def max_iterations() -> int:
+    """How many times the back edges of one function call may be taken before the interpreter reports a loop
+    that does not end (COOPDSL_INTERP_MAX_ITERATIONS, default 1,048,576)."""
+    import os
+
+    try:
+        return max(1, int(os.environ.get("COOPDSL_INTERP_MAX_ITERATIONS", 1 << 20)))
+    except ValueError:
+        return 1 << 20
 
 
 def execute(m: Machine, op: Op) -> None:
