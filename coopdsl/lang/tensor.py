@@ -23,7 +23,7 @@ import struct
 from ..errors import ArgumentError, ShapeError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
-from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
 from ..ir.ops.tensor import SETTERS, is_int32, layout_state
 from .access import bind_access, memory_operands, memory_pointer
 from .callbacks import callback_operand
@@ -182,9 +182,28 @@ def _setter(kind: str, name: str, signature: str, doc: str):
             values = [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)]
         if kind == "tensor_layout_stride":
             _check_strides(cg, receiver, values)
+        if kind == "tensor_layout_dimension" and _set_earlier(receiver, "tensor_layout_stride"):
+            raise ArgumentError("dimension() resets the strides that stride() set earlier on this layout "
+                                "(OpTensorLayoutSetDimensionNV makes them those of a packed tensor): call stride() "
+                                "after dimension()", cg.em.loc)
+        if kind in ("tensor_view_dimension", "tensor_view_stride") and not t.has_dims:
+            raise ArgumentError(f"{name}() on a view made with has_dims=False would be ignored (such a view takes "
+                                f"the layout's span as its dimensions): create it with "
+                                f"cd.tensor_view({t.dim}, has_dims=True, ...)", cg.em.loc)
         return cg.em.op(kind, t, [receiver, *values])
 
     VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
+
+
+def _set_earlier(layout: Value, kind: str) -> bool:
+    """Whether the chain of setters that made ``layout`` (back to its creation, its last dimension() or a
+    merge of control flow) contains a ``kind`` op."""
+    v = layout
+    while isinstance(v, Op) and v.kind.startswith("tensor_layout_") and v.kind != "tensor_layout_dimension":
+        if v.kind == kind:
+            return True
+        v = v.operands[0]
+    return False
 
 
 def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:

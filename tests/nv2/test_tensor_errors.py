@@ -217,11 +217,27 @@ def k_fill(a: cd.Buffer[f32]):
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
+def k_stride_then_dimension(a: cd.Buffer[f32], n: u32):
+    lay = cd.tensor_layout(2).stride(n, 1).dimension(n, n)  # E:stridefirst
+    m = Acc[f32, 16, 16].load_tensor(a, 0, lay.slice(0, 16, 0, 16))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_dims_on_dimless_view(a: cd.Buffer[f32], n: u32):
+    v = cd.tensor_view(2).dimension(n, n)  # E:dimlessview
+    m = Acc[f32, 16, 16].load_tensor(a, 0, cd.tensor_layout(2).dimension(n, n), view=v)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
 def k_view_rank(a: cd.Buffer[f32], n: u32):
     m = Acc[f32, 16, 16].load_tensor(a, 0, cd.tensor_layout(2).dimension(n, n), view=cd.tensor_view(3))  # E:vrank
 
 
 @pytest.mark.parametrize("k,cls,message,marker,col", [
+    (k_stride_then_dimension, ArgumentError, "dimension() resets the strides that stride() set earlier on this "
+     "layout", "# E:stridefirst", 11),
+    (k_dims_on_dimless_view, ArgumentError, "dimension() on a view made with has_dims=False would be ignored",
+     "# E:dimlessview", 9),
     (k_view_rank, ShapeError, "load_tensor: a view without its own dimensions (has_dims=False) takes the layout's "
      "span as its dimensions, so it needs as many: the view has 3, the layout 2", "# E:vrank", 9),
     (k_store_blocks, ArgumentError, "store_tensor: this layout has block size 32; stores take layouts with block "
