@@ -320,6 +320,11 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
         root = root.value
     if isinstance(root, ast.Name):
         held = cg.lookup(root.id, root)
+        entry = cg.read_only.get(root.id)
+        if entry is not None and entry[0] is held:
+            raise TypeMismatchError(f"{entry[1]} is read-only (as in GLSL and HLSL): its members cannot be "
+                                    f"assigned; copy what you change into a variable of your own",
+                                    cg.src.loc(target))
         if isinstance(held, Value) and isinstance(held.type, (T.VectorType, T.StructType)):
             cg.assign(root.id, _store_in_value(cg, held, chain, value, target))
             return

@@ -50,13 +50,17 @@ class CodeGen(ControlFlow):
             parts: list[Value] = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, "Uniform"),
                                                                     [var, self.em.const(T.u32, i)])])
                                   for i, (_, t) in enumerate(block.members)]
-            self.ssa.write(name, entry, self.em.op("construct", st, parts))
+            value = self.em.op("construct", st, parts)
+            self.ssa.write(name, entry, value)
+            self.read_only[name] = (value, f"uniform block '{name}'")
             self.locals.add(name)
         for index, (name, t, _) in enumerate(p.push):
             assert p.push_var is not None  # made with the first push constant
             ptr = self.em.op("access", T.PointerType(t, "PushConstant"),
                              [p.push_var, self.em.const(T.u32, index)])
-            self.ssa.write(name, entry, self.em.op("load", t, [ptr]))
+            value = self.em.op("load", t, [ptr])
+            self.ssa.write(name, entry, value)
+            self.read_only[name] = (value, f"push constant '{name}'")
 
 
 CodeGen.STATEMENTS = {

@@ -63,6 +63,9 @@ class Context:
         self._access_parts: dict[int, tuple] = {}  # id(buffer) -> (buffer, access prefix, element pointer type)
         self._handler_of = type(self)._handlers().get  # node type -> handler, looked up once per node
         self._iv = 0
+        # kernel parameter name -> (the value it holds on entry, what it is): a uniform block or push constant,
+        # read-only (its members are not assigned while the name still holds it)
+        self.read_only: dict[str, tuple[Value, str]] = {}
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
         self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
 
