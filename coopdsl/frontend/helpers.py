@@ -113,6 +113,7 @@ def call(cg, dfn, args: list, kwargs: dict):
         raise ArgumentError(f"{dfn.fn.__name__}(): {e}", cg.em.loc) from None
     bound.apply_defaults()
     values = {k: cg.as_operand(v) for k, v in bound.arguments.items()}
+    values = _annotated(cg, dfn, values)
     for name, v in values.items():
         if isinstance(v, tuple) and any(isinstance(x, Value) for x in _flat(v)):
             raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is a list holding runtime values; "
@@ -126,8 +127,50 @@ def call(cg, dfn, args: list, kwargs: dict):
         func = _compile(cg.module, dfn, values, key)
     runtime_args = [v for v in values.values() if _is_runtime(v)]
     return_type = func.type.ret
+    want = _annotations(dfn).get("return")
+    if want is not None and return_type != want:
+        raise TypeMismatchError(f"{dfn.fn.__name__}() returns {return_type}, but is annotated -> {want}",
+                                func.loc or cg.em.loc)
     result = cg.em.op("call", return_type, runtime_args, func=func)
     return None if return_type is T.void else result
+
+
+def _annotations(dfn) -> dict:
+    """The parameter and return annotations of ``dfn`` that name coopdsl value types (others are ignored)."""
+    cached = dfn.__dict__.get("_coopdsl_annotations")
+    if cached is not None:
+        return cached
+    out = {}
+    for name, ann in getattr(dfn.fn, "__annotations__", {}).items():
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, dfn.fn.__globals__, {})  # noqa: S307 - the user's own annotation
+            except Exception:
+                continue
+        if isinstance(ann, (T.ScalarType, T.VectorType, T.CoopMatType)):
+            out[name] = ann
+    dfn.__dict__["_coopdsl_annotations"] = out
+    return out
+
+
+def _annotated(cg, dfn, values: dict) -> dict:
+    """Arguments checked against the parameters' coopdsl type annotations (``def f(x: f32)``): a Python
+    number takes the annotated type; a runtime value of another type is a located error, as a typed
+    parameter is in GLSL, HLSL and Slang (before, annotations were ignored)."""
+    anns = _annotations(dfn)
+    if not anns:
+        return values
+    out = dict(values)
+    for name, t in anns.items():
+        if name not in values or name == "return":
+            continue
+        v = values[name]
+        if isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
+            out[name] = cg.em.literal(v, t)
+        elif isinstance(v, Value) and v.type != t:
+            raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is {cg.describe(v)}, but the parameter "
+                                    f"is annotated {t}; convert it ({t}(x))", cg.em.loc)
+    return out
 
 
 def _flat(t):
