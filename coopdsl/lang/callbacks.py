@@ -107,6 +107,9 @@ def _check_parameters(cg, dfn: DeviceFunction, bound: dict, what: str, passes) -
                 f"cd.partial({name}, {p.name}=...), give it a default, or remove it", cg.em.loc)
 
 
+REPEAT_UNSAFE = ("atomic_rmw", "atomic_cmpxchg")  # ops whose effect differs when a callback runs twice
+
+
 def tangled(op: Op) -> str | None:
     """What makes ``op`` tangled (all invocations of a scope must run it together), or None."""
     kind = OPS[op.kind].tangled
@@ -138,6 +141,12 @@ def _walk(func: Function, what: str, calls: tuple, seen: set) -> None:
                 f"invocation of the scope together, so SPV_NV_cooperative_matrix2 forbids tangled instructions "
                 f"(cooperative-matrix operations, control barriers, subgroup operations) in callbacks and the "
                 f"functions they call", op.loc)
+        if op.kind in REPEAT_UNSAFE:
+            via = "".join(f", through the call of {c.attrs['func'].name} at line {c.loc.line}" for c in calls)
+            raise ArgumentError(
+                f"an atomic read-modify-write cannot run inside {what}{via}: SPV_NV_cooperative_matrix2 calls it "
+                f"per element, unordered, and \"calls may occur more than once\", so its effect could repeat "
+                f"(plain stores, which repeat harmlessly, are allowed)", op.loc)
         if op.kind == "call":
             _walk(op.attrs["func"], what, calls + (op,), seen)
 
