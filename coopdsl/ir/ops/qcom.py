@@ -216,7 +216,7 @@ def _packed_note(m: T.CoopMatType, elem: T.ScalarType) -> str:
     if elem != PACKED or m.elem == PACKED:
         return ""
     per = 4 // m.elem.nbytes
-    return f" ({per} {m.elem} per u32)" if per > 1 else " (one f32 per u32)"
+    return f" ({per} {m.elem} per u32)" if per > 1 else f" (one {m.elem} per u32)"
 
 
 # -- OpExtractSubArrayQCOM ------------------------------------------------------------------------
