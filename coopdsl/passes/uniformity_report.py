@@ -67,17 +67,23 @@ _OPERANDS = {"coop_load": ("the pointer (buffer and offset)", "the stride"),
              "coop_muladd": ("the matrix A", "the matrix B", "the matrix C"),
              "splat": ("the value",), "mat_times_scalar": ("the matrix", "the scalar"),
              "select": ("the condition", "the first choice", "the second choice"),
-             "coop_load_tensor": ("the pointer (buffer and offset)", "the tensor layout", "the tensor view",
-                                  "the decode function", "the clamp value"),
              "coop_store_tensor": ("the pointer (buffer and offset)", "the matrix stored", "the tensor layout",
                                    "the tensor view")}
+
+
+def _tensor_load_names(op: Op) -> tuple[str, ...]:
+    """The operands of a tensor load by what they are: pointer, fill, layout, then the optional view and
+    decode function (present or not, so named by type, not by position)."""
+    rest = ["the tensor view" if isinstance(v.type, T.TensorViewType) else "the decode function"
+            for v in op.operands[3:]]
+    return ("the pointer (buffer and offset)", "the fill value", "the tensor layout", *rest)
 
 
 def operand_error(fu, op: Op, index: int, fact: tuple, level, calls: tuple = ()) -> UniformityError:
     """The UniformityError for operand ``index`` of the matrix op ``op`` (in the analysed function ``fu``),
     which is only as uniform as ``fact`` where ``level`` is needed."""
     scope = level.name.lower()
-    names = _OPERANDS.get(op.kind, ())
+    names = _tensor_load_names(op) if op.kind == "coop_load_tensor" else _OPERANDS.get(op.kind, ())
     v = op.operands[index]
     what = names[index] if index < len(names) else \
         "the matrix operand" if isinstance(v.type, T.CoopMatType) else f"operand {index + 1}"
