@@ -11,6 +11,7 @@ from ..ir import types as T
 from ..ir.attrs import LoopHint
 from ..ir.core import LoopMerge, SelectionMerge, Value
 from ..lang import arith
+from ..lang.availability import PARTIAL_COUNT, require
 from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
 from .calls import call_parts
@@ -132,9 +133,7 @@ class ControlFlow(Context):
         if u is None or isinstance(u, bool):
             return LoopHint(unroll=u)
         if isinstance(u, int) and u > 0:
-            if self.module.target_version < (1, 4):
-                raise UnsupportedSyntaxError("unroll=<count> (PartialCount) needs SPIR-V 1.4 (vulkan1.2 or newer)",
-                                             self.src.loc(it))
+            require(self.em, PARTIAL_COUNT, "unroll=<count>", self.src.loc(it))
             return LoopHint(partial=u)
         raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
 

@@ -12,27 +12,21 @@ component type of a transpose) are :mod:`.coopcheck2`'s and
 from __future__ import annotations
 
 from .._records import record
-from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import FuncRef, Function, Param, Value
 from ..ir.ops.coopmat2 import ReduceMode
+from .availability import NV2, require
 from .callbacks import callback_operand
 from .coopcheck2 import check_reduce, check_transpose
 from .registry import bind, builtin
 from .types import Enumerant
 
-VERSION_ENVS = {(1, 3): "vulkan1.1", (1, 5): "vulkan1.2"}
-
 
 def require_spirv16(em, what: str) -> None:
     """SPV_NV_cooperative_matrix2 requires SPIR-V 1.6; spirv-val does not check it, so coopdsl does."""
-    v = em.module.target_version
-    if v < (1, 6):
-        env = VERSION_ENVS.get(v, "an older environment")
-        raise UnsupportedSyntaxError(
-            f"{what} needs SPV_NV_cooperative_matrix2, which requires SPIR-V 1.6: compile for vulkan1.3 or "
-            f"vulkan1.4 (this kernel targets SPIR-V {v[0]}.{v[1]}, {env})", em.loc)
+    require(em, NV2, what)
 
 
 # -- reduce modes and built-in combine functions ------------------------------------------------

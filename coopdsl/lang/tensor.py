@@ -20,31 +20,25 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import ArgumentError, ShapeError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, ShapeError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
 from ..ir.ops.tensor import SETTERS, is_int32, layout_state
 from .access import bind_access, memory_operands, memory_pointer
+from .availability import NV2_TENSORS, require
 from .callbacks import callback_operand
 from .registry import VALUE_METHODS, bind, builtin, make_builtin
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
 
-NV2_SPIRV = (1, 6)  # SPV_NV_cooperative_matrix2 requires SPIR-V 1.6 (spirv-val does not check it)
-ENVS = {(1, 3): "vulkan1.1", (1, 5): "vulkan1.2"}
 MAX_DIM = 5
 TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
 
 
 def require_spirv_16(cg, what: str) -> None:
     """A located error when the kernel targets SPIR-V older than 1.6 (vulkan1.1, vulkan1.2)."""
-    version = cg.module.target_version
-    if version < NV2_SPIRV:
-        env = ENVS.get(version, f"SPIR-V {version[0]}.{version[1]}")
-        raise UnsupportedSyntaxError(f"{what} needs SPIR-V 1.6 (SPV_NV_cooperative_matrix2 and "
-                                     f"SPV_NV_tensor_addressing): compile for vulkan1.3 or vulkan1.4, not {env}",
-                                     cg.em.loc)
+    require(cg.em, NV2_TENSORS, what)
 
 
 def _dimensions(cg, dim, what: str) -> int:

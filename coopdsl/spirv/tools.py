@@ -21,9 +21,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import ToolError, ValidationError
-
-TARGET_ENVS = {"vulkan1.1": (1, 3), "vulkan1.2": (1, 5), "vulkan1.3": (1, 6), "vulkan1.4": (1, 6)}
-DEFAULT_TARGET_ENV = "vulkan1.3"
+from ..ir.targets import DEFAULT_TARGET_ENV, TARGET_ENVS  # noqa: F401 - the one map, re-exported here
 
 
 def _candidate_dirs() -> Iterator[Path]:

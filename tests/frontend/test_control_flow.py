@@ -162,3 +162,17 @@ def test_and_or_short_circuit_around_memory_reads():
     body = text.split("OpFunction ", 1)[1]
     first_read = body.index("OpLoad %float")
     assert body.rfind("OpBranchConditional", 0, first_read) > body.find("OpULessThan")
+
+
+def test_unroll_count_names_the_environments_that_have_partial_count():
+    import pytest
+
+    @cd.kernel(workgroup_size=(32, 1, 1), target_env="vulkan1.1")
+    def old(x: cd.Buffer[cd.f32], n: cd.u32):
+        for i in cd.range(0, n, 1, unroll=4):
+            x[i] = 1.0
+
+    with pytest.raises(cd.CompileError, match=r"unroll=<count> needs the PartialCount loop control, which requires "
+                       r"SPIR-V 1.4: compile for vulkan1.2, vulkan1.3 or vulkan1.4 \(this kernel targets SPIR-V 1.3, "
+                       r"vulkan1.1\)"):
+        old.compile()

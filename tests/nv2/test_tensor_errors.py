@@ -341,8 +341,9 @@ def k_old_target(a: cd.Buffer[f32]):
 
 
 def test_nv2_kernels_need_spirv_1_6():
-    expect_error(k_old_target, UnsupportedSyntaxError, "a tensor layout needs SPIR-V 1.6 (SPV_NV_cooperative_matrix2 "
-                 "and SPV_NV_tensor_addressing): compile for vulkan1.3 or vulkan1.4, not vulkan1.2", "# E:target", 9)
+    expect_error(k_old_target, UnsupportedSyntaxError, "a tensor layout needs SPV_NV_cooperative_matrix2 and "
+                 "SPV_NV_tensor_addressing, which requires SPIR-V 1.6: compile for vulkan1.3 or vulkan1.4 (this "
+                 "kernel targets SPIR-V 1.5, vulkan1.2)", "# E:target", 9)
 
 
 def test_struct_array_members_are_checked_where_declared():
