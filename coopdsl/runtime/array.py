@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -144,7 +145,7 @@ class ArrayView(Array):
     def __init__(self, base: Array, shape: tuple[int, ...], dtype: np.dtype):  # no memory of its own
         self.base = base._base_array()
         self.device, self.shape, self.dtype = base.device, shape, dtype
-        self.size = int(np.prod(shape, dtype=np.int64))
+        self.size = math.prod(shape)
         self.nbytes = self.size * dtype.itemsize
 
     @property
