@@ -80,7 +80,7 @@ def overhead(dev, n: int = 200) -> str:
     w = runtime.array(rng.standard_normal((4096, 4096)).astype(np.float16), device=dev)
     x1 = runtime.array(rng.standard_normal((1, 4096)).astype(np.float16), device=dev)
     y1 = runtime.zeros((1, 4096), np.float32, device=dev)
-    wv = w.view(np.uint32)
+    wv = G.word_view(w, "f16")
     k1 = G.kernel("f16", 1, True)
     grid1 = (-(-4096 // (G.ROWS * G.WG // 32)), 1, 1)
 
@@ -137,9 +137,7 @@ def main() -> None:
             ref = x @ w32.T
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)
-                wv = np.ascontiguousarray(w).view(np.uint32 if fmt in ("f16", "q4_K") else np.uint16).reshape(-1)
-                if fmt == "f16":
-                    wv = wv.reshape(-1, 4)
+                wv = G.word_view(w, fmt)
                 r = G.kernel(fmt, n).bench((-(-m // (G.ROWS * G.WG // 32)), 1, 1), wv,
                                            x.reshape(-1, 4), y, M=m, K=k, device=dev,
                                            warmup=args.warmup, repeat=args.repeat)

@@ -257,8 +257,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
             and (kind == "f16" or isinstance(a, np.ndarray)):
         # decoding: a few rows of activations against a weight matrix read once, at memory speed
         x = from_bf16(a) if kind == "bf16" else a
-        wv = b if isinstance(b, np.ndarray) else b.view(np.uint32)
-        return gemv.gemv(wv, x, kind, out=out, device=device)
+        return gemv.gemv(b, x, kind, out=out, device=device)
     tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]

@@ -208,6 +208,17 @@ def block_shape(fmt: str) -> tuple[int, int]:
     return {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}[fmt]
 
 
+def word_view(w: Any, fmt: str) -> Any:
+    """Weights as the words the kernel of ``fmt`` reads them in (``uvec4`` of f16/bf16 pairs, 32-bit words of
+    q4_K blocks, 16-bit words of the 2-byte aligned q4_0/q8_0 blocks): a view, no copy, of a numpy array
+    or a resident ``runtime.Array``."""
+    word = np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16
+    if isinstance(w, np.ndarray):
+        v = np.ascontiguousarray(w).view(word).reshape(-1)
+        return v.reshape(-1, 4) if fmt in ("f16", "bf16") else v
+    return w if np.dtype(w.dtype) == word else w.view(word)
+
+
 def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> Any:
     """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 or float16 ``x`` (N x K).
 
@@ -222,10 +233,7 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
     if k % max(qk, 8) or w.shape[1] * w.dtype.itemsize != row_bytes:
         raise ValueError(f"gemv: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} values "
                          f"({row_bytes} bytes a row; K a multiple of {max(qk, 8)})")
-    if isinstance(w, np.ndarray):   # the kernels read the bytes as 16- or 32-bit words
-        w = np.ascontiguousarray(w).view(np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16).reshape(-1)
-        if fmt in ("f16", "bf16"):
-            w = w.reshape(-1, 4)
+    w = word_view(w, fmt)
     x_f16 = np.dtype(x.dtype) == np.float16
     if not x_f16 and np.dtype(x.dtype) != np.float32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")

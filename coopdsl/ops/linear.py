@@ -52,8 +52,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     fmt = _fmt_of(w, fmt)
     n, k = x.shape
     if n <= G.MAX_ROWS_X:
-        wv = w if isinstance(w, np.ndarray) else w.view(np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16)
-        return G.gemv(wv, x, fmt, out=out, device=device)
+        return G.gemv(w, x, fmt, out=out, device=device)
     if fmt in ("f16", "bf16"):
         from .gemm import matmul
 
