@@ -145,14 +145,10 @@ def main() -> None:
             else:
                 b = x.astype(np.float16)
                 y = MM.mul_mm(w, b, fmt, tile="l", device=dev)
-                spec = MM.TILES["float" if fmt == "f16" else "quant"]["l"]
                 d = np.zeros((n, m), np.float32)
-                r = MM.kernel(fmt, False).bench(
-                    (-(-m // spec[1]), -(-n // spec[2]), 1), w, b, d, M=m, N=n, K=k, stride_a=k, stride_b=k,
-                    stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
-                    base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1, broadcast3=1,
-                    padded_N=n, BLOCK_SIZE=spec[0], BM=spec[1], BN=spec[2], BK=spec[3], SMALL=spec[4],
-                    ALIGNED=1, device=dev, warmup=args.warmup // 10, repeat=args.repeat // 5)
+                kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile="l", aligned=True)
+                r = kern.bench(grid, w, b, d, **values, device=dev, warmup=args.warmup // 10,
+                               repeat=args.repeat // 5)
                 what = f"{r.median_ms * 1e3:.1f} us ({2 * m * n * k / (r.median_ms * 1e-3) / 1e12:.0f} TFLOP/s)"
             err = float(np.abs(y - ref).max() / np.abs(ref).max())
             gbs = w.nbytes / (r.median_ms * 1e-3) / 1e9

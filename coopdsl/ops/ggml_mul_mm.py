@@ -252,6 +252,30 @@ TILES = {
 SPEC_NAMES = ("BLOCK_SIZE", "BM", "BN", "BK", "SMALL")
 
 
+def dispatch(fmt: str, f16acc: bool, m: int, n: int, k: int, *, tile: str | tuple[int, ...] = "m",
+             aligned: bool = False, rows_b: int | None = None, batches_a: int = 1, batches_b: int = 1,
+             k_split: int | None = None) -> tuple[cd.Kernel, tuple[int, int, int], dict[str, int]]:
+    """(kernel, grid, push and specialization values) of one launch as ggml's ``ggml_vk_matmul`` makes it:
+    D (``batches_b`` x N x M) = B A^T for M x K weights in ``fmt``, B holding ``rows_b`` (>= N) rows a batch,
+    ``k_split`` (a multiple of 256, default K) splitting K over workgroups. The one place the push constants,
+    tile spec values and grid are computed (mul_mm, ops.linear and the benchmarks launch through it)."""
+    qk = FORMATS[fmt][1] if fmt in FORMATS else 1
+    bs, bm, bn, bk, small = TILES["quant" if qk > 1 else "float"][tile] if isinstance(tile, str) else tuple(tile)
+    rows_b = n if rows_b is None else rows_b
+    k_split = k if k_split is None else k_split
+    parts = -(-k // k_split)
+    # without enable_smaller_matrices the BN/2 and BN/4 tiles are dead code; leaving them out keeps
+    # matrix shapes the device may not offer (32 x 16 at 256 invocations) out of the module
+    kern = kernel(fmt, f16acc, "all" if small else "nosmall")
+    grid = (-(-m // bm) * parts, -(-n // bn), batches_b)
+    values = dict(M=m, N=n, K=k, stride_a=k, stride_b=k, stride_d=m, batch_stride_a=m * k,
+                  batch_stride_b=rows_b * k, batch_stride_d=m * n, base_work_group_z=0, num_batches=batches_b,
+                  k_split=k_split, ne02=batches_a, ne12=batches_b, broadcast2=batches_b // batches_a,
+                  broadcast3=1, padded_N=rows_b, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small,
+                  ALIGNED=int(aligned))
+    return kern, grid, values
+
+
 def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[int, ...] = "m",
            split_k: int = 1, aligned: bool = False, n: int | None = None, device: Any = None) -> Any:
     """Run the kernel as ggml dispatches it: ``D[i] = B[i] A[i // r]^T`` (N x M, float32 each).
@@ -283,18 +307,10 @@ def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[
         raise ValueError(f"mul_mm: a has {a3.shape[2]} columns but b has {kk}")
     if ne12 % ne02:
         raise ValueError(f"mul_mm: b's {ne12} batches are not a multiple of a's {ne02}")
-    spec = TILES["quant" if qk > 1 else "float"][tile] if isinstance(tile, str) else tuple(tile)
-    bs, bm, bn, bk, small = spec
-    # without enable_smaller_matrices the BN/2 and BN/4 tiles are dead code; leaving them out keeps
-    # matrix shapes the device may not offer (32 x 16 at 256 invocations) out of the module
-    k = kernel(fmt, f16acc, "all" if small else "nosmall")
     k_split = kk if split_k == 1 else (-(-kk // split_k) + 255) // 256 * 256  # ggml rounds up to 256
-    parts = -(-kk // k_split)
-    d = np.zeros((parts, ne12, n, m), np.float32)
-    grid = (-(-m // bm) * parts, -(-n // bn), ne12)
-    k.launch(grid, a3, b3, d, M=m, N=n, K=kk, stride_a=kk, stride_b=kk, stride_d=m,
-             batch_stride_a=m * kk, batch_stride_b=rows_b * kk, batch_stride_d=m * n, base_work_group_z=0,
-             num_batches=ne12, k_split=k_split, ne02=ne02, ne12=ne12, broadcast2=ne12 // ne02, broadcast3=1,
-             padded_N=rows_b, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small, ALIGNED=int(aligned), device=device)
+    kern, grid, values = dispatch(fmt, f16acc, m, n, kk, tile=tile, aligned=aligned, rows_b=rows_b,
+                                  batches_a=ne02, batches_b=ne12, k_split=k_split)
+    d = np.zeros((-(-kk // k_split), ne12, n, m), np.float32)
+    kern.launch(grid, a3, b3, d, **values, device=device)
     out = d.sum(axis=0)
     return out[0] if np.ndim(b) == 2 else out

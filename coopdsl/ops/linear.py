@@ -70,12 +70,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
                          f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
     size = "l" if n > 128 else "m" if n > 64 else "s"
-    bs, bm, bn, bk, small = MM.TILES["quant"][size]
     y = np.empty((n, m), np.float32) if out is None else out
-    mm = MM.kernel(fmt, False, "all" if small else "nosmall")
-    mm.launch((-(-m // bm), -(-n // bn), 1), w, x, y, M=m, N=n, K=k, stride_a=k, stride_b=k,
-              stride_d=m, batch_stride_a=m * k, batch_stride_b=n * k, batch_stride_d=m * n,
-              base_work_group_z=0, num_batches=1, k_split=k, ne02=1, ne12=1, broadcast2=1,
-              broadcast3=1, padded_N=n, BLOCK_SIZE=bs, BM=bm, BN=bn, BK=bk, SMALL=small,
-              ALIGNED=int(k % 8 == 0), device=device)
+    kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=size, aligned=k % 8 == 0)
+    kern.launch(grid, w, x, y, **values, device=device)
     return y
