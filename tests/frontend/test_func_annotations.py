@@ -5,11 +5,12 @@ are located errors, as typed parameters are in GLSL, HLSL and Slang. Unannotated
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import coopdsl as cd
 from coopdsl import f16, f32, u32
 from coopdsl.errors import TypeMismatchError
+
+from ..conftest import expect_error
 
 
 @cd.func
@@ -42,10 +43,6 @@ def wrong_return(o: cd.Buffer[f32]):
     o[0] = f32(half(o[1]))
 
 
-def _line(marker):
-    with open(__file__) as f:
-        return next(i for i, line in enumerate(f, 1) if marker in line)
-
 
 def test_a_number_takes_the_annotated_type_and_unannotated_helpers_stay_generic():
     out = np.zeros(32, np.float32)
@@ -55,14 +52,9 @@ def test_a_number_takes_the_annotated_type_and_unannotated_helpers_stay_generic(
 
 
 def test_an_argument_of_another_type_is_located_at_the_call():
-    with pytest.raises(TypeMismatchError) as e:
-        wrong_argument.compile()
-    assert "twice(): argument 'x' is a runtime u32, but the parameter is annotated f32" in str(e.value)
-    assert e.value.loc.line == _line("# E:arg")
+    expect_error(wrong_argument, TypeMismatchError,
+                 "twice(): argument 'x' is a runtime u32, but the parameter is annotated f32", "# E:arg", 12)
 
 
 def test_a_return_of_another_type_is_located_at_the_function():
-    with pytest.raises(TypeMismatchError) as e:
-        wrong_return.compile()
-    assert "half() returns f32, but is annotated -> f16" in str(e.value)
-    assert e.value.loc.line == _line("# E:ret")  # the def line
+    expect_error(wrong_return, TypeMismatchError, "half() returns f32, but is annotated -> f16", "# E:ret", 1)

@@ -10,6 +10,8 @@ import coopdsl as cd
 from coopdsl import f32, i32
 from coopdsl.interp.errors import InterpreterError
 
+from .conftest import line_of
+
 
 @cd.kernel(workgroup_size=(32, 1, 1))
 def stepping(o: cd.Buffer[f32], n: i32, s: i32):
@@ -19,17 +21,13 @@ def stepping(o: cd.Buffer[f32], n: i32, s: i32):
     o[cd.global_invocation_id.x] = f32(j)
 
 
-def _line(marker):
-    with open(__file__) as f:
-        return next(i for i, line in enumerate(f, 1) if marker in line)
-
 
 def test_a_loop_that_never_ends_is_reported_at_its_line(monkeypatch):
     monkeypatch.setenv("COOPDSL_INTERP_MAX_ITERATIONS", "5000")
     with pytest.raises(InterpreterError) as e:
         stepping.launch((1, 1, 1), np.zeros(32, np.float32), 10, 0, device="cpu")
     assert "a loop ran 5,000 iterations without ending" in str(e.value)
-    assert e.value.loc.line in (_line("# LOOP"), _line("# LOOP") + 1)
+    assert e.value.loc.line in (line_of("# LOOP"), line_of("# LOOP") + 1)
 
 
 def test_a_loop_that_ends_runs_as_before(monkeypatch):
