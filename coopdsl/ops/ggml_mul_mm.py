@@ -212,18 +212,14 @@ def kernel(fmt: str, f16acc: bool = False, paths: str = "all", staged: bool = Tr
                 sa = sa & ALIGN8
             la = la.stride(sa, 1)
             lb = lb.stride(sb & ALIGN8, 1)
-            if use_small and SMALL != 0 and col0 + BN // 4 >= N:
-                k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 4, W], Acc[acc_t, BM, BN // 4, W],
-                       Acc[f32, BM, BN // 4, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 4, start_k, end_k, BK, True, f16acc,
-                       stage, scales, M, sa, BLOCK_SIZE)
-                return
-            if use_small and SMALL != 0 and col0 + BN // 2 >= N:
-                k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // 2, W], Acc[acc_t, BM, BN // 2, W],
-                       Acc[f32, BM, BN // 2, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
-                       pos_a, pos_b, pos_d, row0, BM, True, col0, BN // 2, start_k, end_k, BK, True, f16acc,
-                       stage, scales, M, sa, BLOCK_SIZE)
-                return
+            for t in cd.static_range(2):   # a narrow last column of tiles: BN / 4 wide, else BN / 2
+                div = 4 >> t
+                if use_small and SMALL != 0 and col0 + BN // div >= N:
+                    k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN // div, W], Acc[acc_t, BM, BN // div, W],
+                           Acc[f32, BM, BN // div, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
+                           pos_a, pos_b, pos_d, row0, BM, True, col0, BN // div, start_k, end_k, BK, True, f16acc,
+                           stage, scales, M, sa, BLOCK_SIZE)
+                    return
             k_loop(MatA[mat_t, BM, BK, W], MatB[mat_t, BK, BN, W], Acc[acc_t, BM, BN, W],
                    Acc[f32, BM, BN, W], QK, dec, data_a, data_b, data_d, la, la, lb, ld,
                    pos_a, pos_b, pos_d, row0, BM, True, col0, BN, start_k, end_k, BK, True, f16acc,
