@@ -25,8 +25,15 @@ SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
 def expr_attribute(cg, node: ast.Attribute):
-    obj = cg.visit(node.value)
     attr = node.attr
+    if isinstance(node.value, ast.Subscript) and not isinstance(node.value.slice, ast.Slice):
+        base = cg.visit(node.value.value)
+        member = _element_member(cg, base, node.value, attr)
+        if member is not None:
+            return member
+        obj = _subscript(cg, node.value, base)
+    else:
+        obj = cg.visit(node.value)
     if isinstance(obj, py_types.ModuleType):
         if not hasattr(obj, attr):
             raise NameResolutionError(f"module '{obj.__name__}' has no attribute '{attr}'", cg.em.loc)
@@ -158,8 +165,42 @@ def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Val
     return v
 
 
+def _element_member(cg, base, node: ast.Subscript, name: str):
+    """``mem[i].name`` for memory of structs (a buffer, shared or local array, a ``Ptr`` to structs):
+    only the member is read, through an access chain to it, as glslang does (loading the whole element
+    and extracting the member makes the driver read every byte of it); an array member is the memory its
+    elements are indexed in (``mem[i].qs[j]`` reads one element).  None for anything else."""
+    if isinstance(base, BuiltinVar):
+        return None
+    if isinstance(base, BufferRef) and isinstance(base.elem, T.StructType):
+        st = base.elem
+        storage = base.storage
+    elif isinstance(base, Value) and is_data_ptr(base.type) and isinstance(ptr_elem(base.type), T.StructType):
+        st = ptr_elem(base.type)
+        storage = "PhysicalStorageBuffer"
+    else:
+        return None
+    if name not in (n for n, _ in st.members):
+        return None  # (the whole element is read and the attribute's own error or method applies)
+    index = cg.visit(node.slice)
+    if isinstance(base, BufferRef):
+        ptr = cg.element_pointer(base, index)
+    else:
+        ptr = ptr_element(cg, base, cg.as_operand(index))
+    i = st.member_index(name)
+    t = st.members[i][1]
+    if isinstance(t, T.ArrayType):
+        # writes through it mark the buffer written (its name), as writes to its elements do
+        return BufferRef(base.name if isinstance(base, BufferRef) else name, ptr, t.elem, storage, (i,), t.length)
+    member = cg.em.op("access", T.PointerType(t, storage), [ptr, cg.em.const(T.u32, i)])
+    return cg.em.op("load", t, [member], **device_access(storage, t))
+
+
 def expr_subscript(cg, node: ast.Subscript):
-    base = cg.visit(node.value)
+    return _subscript(cg, node, cg.visit(node.value))
+
+
+def _subscript(cg, node: ast.Subscript, base):
     if isinstance(node.slice, ast.Slice):
         raise UnsupportedSyntaxError("slices are not supported", cg.src.loc(node.slice))
     index = cg.visit(node.slice)
