@@ -71,9 +71,10 @@ def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
     return float(np.median(times))
 
 
-def overhead(dev, n: int = 200) -> str:
-    """Wall time per call (each waited for) of ops.matmul / ops.linear on resident arrays against the
-    Kernel.launch they make, 1 x 4096 x 4096 f16 (the decode kernel) and 512 x 4096 x 4096 f16 (the tiled GEMM)."""
+def overhead(dev, n: int = 200, rounds: int = 5) -> str:
+    """Host cost of ops.matmul / ops.linear on resident arrays against the Kernel.launch they make, 1 x 4096 x
+    4096 f16 (the decode kernel): wall time per call, each waited for (median of ``rounds`` interleaved
+    rounds of ``n`` calls), and the host time per call recorded inside a batch (``n`` calls, flushed every 64)."""
     from coopdsl import ops, runtime
 
     rng = np.random.default_rng(1)
@@ -82,22 +83,42 @@ def overhead(dev, n: int = 200) -> str:
     y1 = runtime.zeros((1, 4096), np.float32, device=dev)
     wv = G.word_view(w, "f16")
     k1 = G.kernel("f16", 1, True)
-    grid1 = (-(-4096 // (G.ROWS * G.WG // 32)), 1, 1)
+    grid1 = G.grid(4096, 1)
+    fns = {"Kernel.launch": lambda: k1.launch(grid1, wv, x1, y1, M=4096, K=4096, device=dev),
+           "ops.matmul(transpose_b=True)": lambda: ops.matmul(x1, w, out=y1, device=dev, transpose_b=True),
+           "ops.linear": lambda: ops.linear(x1, w, out=y1, device=dev)}
 
     def per_call(fn) -> float:
-        for _ in range(50):
-            fn()
         t = time.perf_counter()
         for _ in range(n):
             fn()
         return (time.perf_counter() - t) / n * 1e6
 
-    launch = per_call(lambda: k1.launch(grid1, wv, x1, y1, M=4096, K=4096, device=dev))
-    op = per_call(lambda: ops.matmul(x1, w, out=y1, device=dev, transpose_b=True))
-    lin = per_call(lambda: ops.linear(x1, w, out=y1, device=dev))
-    return (f"host cost, 1 x 4096 x 4096 f16 on resident arrays, wall time per call (each waited for, {n} calls): "
-            f"Kernel.launch {launch:.1f} us, ops.matmul(transpose_b=True) {op:.1f} us (+{op - launch:.1f}), "
-            f"ops.linear {lin:.1f} us (+{lin - launch:.1f})")
+    def in_batch(fn) -> float:
+        with runtime.batch(dev):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            return (time.perf_counter() - t) / n * 1e6
+
+    for fn in fns.values():
+        for _ in range(50):
+            fn()
+    waited: dict[str, list[float]] = {name: [] for name in fns}
+    batched: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            waited[name].append(per_call(fn))
+            batched[name].append(in_batch(fn))
+    med = {name: float(np.median(v)) for name, v in waited.items()}
+    medb = {name: float(np.median(v)) for name, v in batched.items()}
+    base, baseb = med["Kernel.launch"], medb["Kernel.launch"]
+    parts = [f"{name} {med[name]:.1f} us" + ("" if name == "Kernel.launch" else f" (+{med[name] - base:.1f})")
+             for name in fns]
+    partsb = [f"{name} {medb[name]:.1f} us" + ("" if name == "Kernel.launch" else f" (+{medb[name] - baseb:.1f})")
+              for name in fns]
+    return (f"host cost, 1 x 4096 x 4096 f16 on resident arrays, median of {rounds} interleaved rounds of {n} calls: "
+            f"each waited for: {', '.join(parts)}; recorded in a batch (host time a call): {', '.join(partsb)}")
 
 
 def main() -> None:
@@ -108,6 +129,8 @@ def main() -> None:
     ap.add_argument("--formats", default="f16,q4_0,q8_0,q4_K")
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--layouts", default="",
+                    help="GEMV layouts to time besides the default at 1 and 8 rows of x, e.g. 1:1,2:2 (rows:split)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     dev = require_gpu("ops_llm.py")
@@ -130,6 +153,9 @@ def main() -> None:
     lines += ["| weights | rows of x | coopdsl | weight GB/s | vs copy | torch.matmul (f16, dequantized) "
               "| coopdsl check |",
               "|---|---|---|---|---|---|---|"]
+    layouts = [tuple(int(v) for v in item.split(":")) for item in args.layouts.split(",") if item]
+    sweep = ["| weights | rows of x | rows of W a group | subgroups a group | coopdsl | vs copy | rel. err |",
+             "|---|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
         w, w32 = weights(fmt, m, k, rng)
         for n in (1, 8, args.prefill):
@@ -138,10 +164,18 @@ def main() -> None:
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)
                 wv = G.word_view(w, fmt)
-                r = G.kernel(fmt, n).bench((-(-m // (G.ROWS * G.WG // 32)), 1, 1), wv,
-                                           x.reshape(-1, 4), y, M=m, K=k, device=dev,
+                r = G.kernel(fmt, n).bench(G.grid(m, n), wv, x.reshape(-1, 4), y, M=m, K=k, device=dev,
                                            warmup=args.warmup, repeat=args.repeat)
                 what = f"{r.median_ms * 1e3:.1f} us"
+                for rows, split in layouts if n in (1, 8) else ():
+                    yl = np.zeros_like(y)
+                    kl = G.kernel(fmt, n, rows=rows, split=split)
+                    rl = kl.bench(G.grid(m, n, rows, split), wv, x.reshape(-1, 4), yl, M=m, K=k, device=dev,
+                                  warmup=args.warmup, repeat=args.repeat)
+                    el = float(np.abs(yl - ref).max() / np.abs(ref).max())
+                    sweep.append(f"| {fmt} | {n} | {rows} | {split} | {rl.median_ms * 1e3:.1f} us | "
+                                 f"{w.nbytes / (rl.median_ms * 1e-3) / 1e9 / copy_gbs:.2f} | {el:.1e} |")
+                    print(sweep[-1], flush=True)
             else:
                 b = x.astype(np.float16)
                 y = MM.mul_mm(w, b, fmt, tile="l", device=dev)
@@ -157,6 +191,8 @@ def main() -> None:
             lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
                          f"rel. err {err:.1e} |")
             print(lines[-1], flush=True)
+    if layouts:
+        lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)):", ""] + sweep
     lines += ["", overhead(dev)]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -170,16 +170,15 @@ def _element_member(cg, base, node: ast.Subscript, name: str):
     only the member is read, through an access chain to it, as glslang does (loading the whole element
     and extracting the member makes the driver read every byte of it); an array member is the memory its
     elements are indexed in (``mem[i].qs[j]`` reads one element).  None for anything else."""
-    if isinstance(base, BuiltinVar):
-        return None
-    if isinstance(base, BufferRef) and isinstance(base.elem, T.StructType):
-        st = base.elem
-        storage = base.storage
-    elif isinstance(base, Value) and is_data_ptr(base.type) and isinstance(ptr_elem(base.type), T.StructType):
-        st = ptr_elem(base.type)
-        storage = "PhysicalStorageBuffer"
+    if isinstance(base, BufferRef):
+        elem, storage = base.elem, base.storage
+    elif isinstance(base, Value) and is_data_ptr(base.type):
+        elem, storage = ptr_elem(base.type), "PhysicalStorageBuffer"
     else:
         return None
+    if not isinstance(elem, T.StructType):
+        return None
+    st = elem
     if name not in (n for n, _ in st.members):
         return None  # (the whole element is read and the attribute's own error or method applies)
     index = cg.visit(node.slice)

@@ -3,19 +3,20 @@
 ``W`` is M x K weights (f16, bf16 bit patterns, or ggml's q4_0 / q8_0 / q4_K blocks of
 :mod:`coopdsl.ops.quant`), ``x`` is NX x K f32 or f16 activations (NX, 1 to 16, a compile-time
 parameter), ``y`` is NX x M f32.  Reading W once is the whole cost, so the kernels are built
-around that read: each subgroup of 32 owns ``ROWS`` rows of W, its lanes walk along a row
-together (consecutive lanes read consecutive 16-byte pieces, or consecutive blocks), every
-lane keeps ``NX`` partial sums per row in registers, and one subgroup sum per output ends
-the row.  No cooperative matrices: at one to sixteen columns a MulAdd would mostly multiply
-zeros.  The layouts (``docs/ops.md``, "Quantized weights"):
+around that read: a group of subgroups owns a few rows of W (:func:`layout`), its lanes walk along
+the rows together, lane ``i`` reading the ``i``-th *unit* of a row (so that each load instruction of
+a subgroup reads one contiguous span), every lane keeps ``NX`` partial sums per row in registers,
+and subgroup sums (then, when several subgroups split K, a sum through shared memory) end each
+output.  No cooperative matrices: at one to sixteen columns a MulAdd would mostly multiply zeros.
+The units (:data:`UNITS`; the block layouts are in ``docs/ops.md``, "Quantized weights"):
 
-* f16 / bf16: W row ``r`` is ``K`` 16-bit values; it is read as ``K / 8`` ``uvec4`` (K a
-  multiple of 8);
-* q4_0 (18-byte blocks) and q8_0 (34-byte blocks) are read as 16-bit words (the blocks are
-  only 2-byte aligned): one block per lane and step;
-* q4_K (144-byte blocks): one 32-element sub-block per lane and step, scales decoded per lane.
+* f16 / bf16: 8 values (one ``uvec4``; K a multiple of 8);
+* q4_0 (18-byte blocks) and q8_0 (34-byte blocks), read as 16-bit words (the blocks are only 2-byte
+  aligned): a quarter of a block (4 or 8 bytes of levels) and its scale;
+* q4_K (144-byte blocks, read as 9 ``uvec4``): an eighth of a block (16 bytes of levels: 16 elements
+  of each of two sub-blocks) and the block's head.
 
-Dispatch ``(ceil(M / (ROWS * WG / 32)), 1, 1)`` workgroups (:func:`gemv` does it).
+Dispatch :func:`grid` workgroups (:func:`gemv` does it).
 """
 
 from functools import cache
@@ -59,148 +60,189 @@ def halves(w0, w1, w2, w3, BF16, HIGH):
     return vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
 
 
+# how a weight row is cut into the units consecutive lanes read (coalesced: lane i reads unit i): elements a
+# unit, units a block
+UNITS = {"f16": (8, 1), "bf16": (8, 1), "q4_0": (8, 4), "q8_0": (8, 4), "q4_K": (32, 8)}
+
+
+def layout(nx: int) -> tuple[int, int]:
+    """(rows of W a group of subgroups owns, subgroups a group: they split K) for ``nx`` rows of x: one row of x
+    reads two rows of W a subgroup; more rows of x share each x read among more rows of W, and split K over
+    more subgroups so that as many lanes stay in flight."""
+    if nx == 1:
+        return ROWS, 1
+    if nx <= 4:
+        return 4, 2
+    return 8, 4
+
+
+def grid(m: int, nx: int, rows: int | None = None, split: int | None = None) -> tuple[int, int, int]:
+    """The workgroups a launch for M rows of W takes."""
+    dr, ds = layout(nx)
+    rows, split = rows or dr, split or ds
+    return (-(-m // (rows * (WG // 32) // split)), 1, 1)
+
+
 @cache
-def kernel(fmt: str, nx: int, x_f16: bool = False) -> cd.Kernel:
+def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None) -> cd.Kernel:
     """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16).
 
-    Each step a lane decodes its piece of ``ROWS`` weight rows into registers once, then reads each
-    row of x once for all of them; the step loop carries an unroll hint so that the loads of
-    consecutive steps can be in flight together."""
+    A group of ``split`` subgroups (default :func:`layout`) owns ``rows`` rows of W; its lanes walk
+    along the rows together, lane ``i`` reading unit ``i`` of each (:data:`UNITS`: 16 bytes of f16,
+    a quarter of a q4_0/q8_0 block, an eighth of a q4_K block), so that one load instruction of a
+    subgroup reads a contiguous span.  Each step a lane decodes its unit of every row into registers
+    once, then reads its piece of each row of x once for all of them; the step loop carries an unroll
+    hint so that the loads of consecutive steps can be in flight together.  Subgroup sums, then (with
+    ``split`` > 1) a sum over the group through shared memory, end each output."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
+    dr, ds = layout(nx)
+    rows, split = rows or dr, split or ds
+    if split not in (1, 2, 4) or not 1 <= rows <= 16:
+        raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
     bf = fmt == "bf16"
     xt = vec4[f16] if x_f16 else vec4[f32]
-    unroll = 4 if nx <= 2 else 2
-
-    if fmt in ("f16", "bf16"):
-        @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
-        @no_type_check
-        def gemv_f16(w: cd.Buffer[vec4[u32]], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
-            lane = cd.subgroup_invocation_id
-            row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
-            acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
-            kv = K // 8
-            for kb in cd.range(lane, kv, 32, unroll=unroll):
-                lo = []
-                hi = []
-                for r in cd.static_range(ROWS):
-                    wv = w[min(row0 + r, M - 1) * kv + kb]   # a row past M reads row M - 1 and is not stored
-                    lo = lo + [halves(wv.x, wv.y, wv.z, wv.w, bf, False)]
-                    hi = hi + [halves(wv.x, wv.y, wv.z, wv.w, bf, True)]
-                for j in cd.static_range(nx):
-                    xa = x4(x, (j * K + kb * 8) // 4)
-                    xb = x4(x, (j * K + kb * 8) // 4 + 1)
-                    xe = vec4[f32](xa.x, xa.z, xb.x, xb.z)      # element 2i: the low half of word i
-                    xo = vec4[f32](xa.y, xa.w, xb.y, xb.w)
-                    for r in cd.static_range(ROWS):
-                        acc[r][j] += cd.dot(xe, lo[r]) + cd.dot(xo, hi[r])
-            for r in cd.static_range(ROWS):
-                for j in cd.static_range(nx):
-                    total = cd.subgroup_add(acc[r][j])
-                    if lane == 0 and row0 + r < M:
-                        y[j * M + row0 + r] = total
-        return gemv_f16
-
-    if fmt in ("q4_0", "q8_0"):
-        words = 9 if fmt == "q4_0" else 17   # 16-bit words a block
-
-        @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
-        @no_type_check
-        def gemv_q(w: cd.Buffer[u16], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
-            lane = cd.subgroup_invocation_id
-            row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
-            acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
-            nb = K // 32
-            for b in cd.range(lane, nb, 32, unroll=unroll):
-                wr = []    # per row: the block's 32 weights as 8 vec4 (elements 4c .. 4c + 3)
-                for r in cd.static_range(ROWS):
-                    base = (min(row0 + r, M - 1) * nb + b) * words
-                    d = f32(cd.bitcast(w[base], f16))
-                    if words == 9:
-                        lows = []
-                        highs = []
-                        for c in cd.static_range(4):
-                            q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
-                            lows = lows + [(vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
-                                                      f32((q >> 24) & 15)) - 8.0) * d]
-                            highs = highs + [(vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15),
-                                                        f32((q >> 20) & 15), f32(q >> 28)) - 8.0) * d]
-                        wr = wr + [lows + highs]
-                    else:
-                        vals = []
-                        for c in cd.static_range(8):
-                            q = u32(w[base + 1 + 2 * c]) | (u32(w[base + 2 + 2 * c]) << 16)
-                            vals = vals + [vec4[f32](f32(cd.bitcast(q << 24, cd.i32) >> 24),
-                                                     f32(cd.bitcast(q << 16, cd.i32) >> 24),
-                                                     f32(cd.bitcast(q << 8, cd.i32) >> 24),
-                                                     f32(cd.bitcast(q, cd.i32) >> 24)) * d]
-                        wr = wr + [vals]
-                for j in cd.static_range(nx):
-                    xo = (j * K + b * 32) // 4
-                    for c in cd.static_range(8):
-                        xv = x4(x, xo + c)
-                        for r in cd.static_range(ROWS):
-                            acc[r][j] += cd.dot(wr[r][c], xv)
-            for r in cd.static_range(ROWS):
-                for j in cd.static_range(nx):
-                    total = cd.subgroup_add(acc[r][j])
-                    if lane == 0 and row0 + r < M:
-                        y[j * M + row0 + r] = total
-        return gemv_q
+    unroll = 4 if nx * rows <= 4 else 2
+    groups = (WG // 32) // split
+    per_unit, units_block = UNITS[fmt]
+    wt = u16 if fmt in ("q4_0", "q8_0") else vec4[u32]
+    halfs = fmt in ("f16", "bf16")
+    q40, q80 = fmt == "q4_0", fmt == "q8_0"      # (kernels compare compile-time bools, not strings)
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check
-    def gemv_q4_K(w: cd.Buffer[u32], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
+    def gemv(w: cd.Buffer[wt], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
         lane = cd.subgroup_invocation_id
-        row0 = (cd.workgroup_id.x * (WG // 32) + cd.subgroup_id) * ROWS
-        acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(ROWS)]
-        nsub = K // 32
-        for t in cd.range(lane, nsub, 32, unroll=unroll):
-            b = t >> 3            # block
-            sub = t & 7           # sub-block of 32 in it
-            shift = (sub & 1) * 4
-            dr = []
-            mr = []
-            qr = []               # per row: the sub-block's 32 levels as 8 vec4
-            for r in cd.static_range(ROWS):
-                base = (min(row0 + r, M - 1) * (K // 256) + b) * 36   # 144 bytes = 36 words
-                dm = cd.bitcast(w[base], vec2[f16])
-                s0 = w[base + 1]
-                s4 = w[base + 2]
-                s8 = w[base + 3]
-                sh = 8 * (sub & 3)
-                sc_hi = (s8 & 0x0F0F0F0F) | ((s0 & 0xC0C0C0C0) >> 2)
-                mb_hi = ((s8 & 0xF0F0F0F0) >> 4) | ((s4 & 0xC0C0C0C0) >> 2)
-                sc = ((s0 if sub < 4 else sc_hi) >> sh) & 63
-                mn = ((s4 if sub < 4 else mb_hi) >> sh) & 63
-                dr = dr + [f32(dm.x) * f32(sc)]
-                mr = mr + [f32(dm.y) * f32(mn)]
-                q0 = base + 4 + (sub >> 1) * 8   # the 32 bytes of this pair of sub-blocks
-                levels = []
-                for c in cd.static_range(8):
-                    q = w[q0 + c] >> shift
-                    levels = levels + [vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
-                                                 f32((q >> 24) & 15))]
-                qr = qr + [levels]
-            for j in cd.static_range(nx):
-                xo = (j * K + t * 32) // 4
-                xs = f32(0.0)
-                s = [f32(0.0) for r in cd.static_range(ROWS)]
-                for c in cd.static_range(8):
-                    xv = x4(x, xo + c)
-                    xs += xv.x + xv.y + xv.z + xv.w
-                    for r in cd.static_range(ROWS):
-                        s[r] += cd.dot(qr[r][c], xv)
-                for r in cd.static_range(ROWS):
-                    acc[r][j] += dr[r] * s[r] - mr[r] * xs
-        for r in cd.static_range(ROWS):
-            for j in cd.static_range(nx):
-                total = cd.subgroup_add(acc[r][j])
-                if lane == 0 and row0 + r < M:
-                    y[j * M + row0 + r] = total
-    return gemv_q4_K
+        group = cd.subgroup_id // split
+        first = lane + 32 * (cd.subgroup_id % split)       # this lane's first unit of a row
+        row0 = (cd.workgroup_id.x * groups + group) * rows
+        acc = [[f32(0.0) for j in cd.static_range(nx)] for r in cd.static_range(rows)]
+        nu = K // per_unit                                  # units a row
+        for u in cd.range(first, nu, 32 * split, unroll=unroll):
+            b = u // units_block                            # block
+            p = u % units_block                             # unit in it
+            row = [min(row0 + r, M - 1) for r in cd.static_range(rows)]  # a row past M reads row M - 1, not stored
+            if halfs:
+                wr = []
+                for r in cd.static_range(rows):
+                    wv = w[row[r] * nu + u]
+                    wr = wr + [[halves(wv.x, wv.y, wv.z, wv.w, bf, False), halves(wv.x, wv.y, wv.z, wv.w, bf, True)]]
+                for j in cd.static_range(nx):
+                    xa = x4(x, (j * K + u * 8) // 4)
+                    xb = x4(x, (j * K + u * 8) // 4 + 1)
+                    xe = vec4[f32](xa.x, xa.z, xb.x, xb.z)      # element 2i: the low half of word i
+                    xo = vec4[f32](xa.y, xa.w, xb.y, xb.w)
+                    for r in cd.static_range(rows):
+                        acc[r][j] += cd.dot(xe, wr[r][0]) + cd.dot(xo, wr[r][1])
+            elif q40:
+                # quarter p of a block: qs bytes 4p .. 4p + 3 = elements 4p .. 4p + 3 (low nibbles), 16 + 4p .. (high)
+                wr = []
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 32) + b) * 9             # 18 bytes = 9 16-bit words
+                    d = f32(cd.bitcast(w[base], f16))
+                    q = u32(w[base + 1 + 2 * p]) | (u32(w[base + 2 + 2 * p]) << 16)
+                    lo = vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15), f32((q >> 24) & 15))
+                    hi = vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15), f32((q >> 20) & 15), f32(q >> 28))
+                    wr = wr + [[(lo - 8.0) * d, (hi - 8.0) * d]]
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 32) // 4 + p
+                    xl = x4(x, xo)
+                    xh = x4(x, xo + 4)
+                    for r in cd.static_range(rows):
+                        acc[r][j] += cd.dot(wr[r][0], xl) + cd.dot(wr[r][1], xh)
+            elif q80:
+                # quarter p of a block: qs bytes 8p .. 8p + 7 = elements 8p .. 8p + 7
+                wr = []
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 32) + b) * 17            # 34 bytes = 17 16-bit words
+                    d = f32(cd.bitcast(w[base], f16))
+                    vals = []
+                    for c in cd.static_range(2):
+                        q = u32(w[base + 1 + 4 * p + 2 * c]) | (u32(w[base + 2 + 4 * p + 2 * c]) << 16)
+                        vals = vals + [vec4[f32](f32(cd.bitcast(q << 24, cd.i32) >> 24),
+                                                 f32(cd.bitcast(q << 16, cd.i32) >> 24),
+                                                 f32(cd.bitcast(q << 8, cd.i32) >> 24),
+                                                 f32(cd.bitcast(q, cd.i32) >> 24)) * d]
+                    wr = wr + [vals]
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 32) // 4 + 2 * p
+                    xa = x4(x, xo)
+                    xb = x4(x, xo + 1)
+                    for r in cd.static_range(rows):
+                        acc[r][j] += cd.dot(wr[r][0], xa) + cd.dot(wr[r][1], xb)
+            else:
+                # eighth p of a q4_K block (9 uvec4: the head, then 8 of levels): qs bytes 16p .. 16p + 15 hold
+                # elements t of sub-block 2c (low nibbles) and of 2c + 1 (high), t = 16 h .. 16 h + 15, p = 2c + h
+                c = p >> 1
+                sh = 16 * (c & 1)                     # sub-blocks 2c, 2c + 1: scale bytes 2c & 3, 2c & 3 + 1
+                wr = []
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 256) + b) * 9
+                    v = w[base]
+                    qv = w[base + 1 + p]
+                    dm = cd.bitcast(v.x, vec2[f16])
+                    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+                    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+                    scw = (v.y if c < 2 else sc_hi) >> sh
+                    mbw = (v.z if c < 2 else mb_hi) >> sh
+                    d0 = f32(dm.x) * f32(scw & 63)
+                    d1 = f32(dm.x) * f32((scw >> 8) & 63)
+                    m0 = f32(dm.y) * f32(mbw & 63)
+                    m1 = f32(dm.y) * f32((mbw >> 8) & 63)
+                    lo = []
+                    hi = []
+                    for i in cd.static_range(4):
+                        q = qv[i]
+                        lo = lo + [vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
+                                             f32((q >> 24) & 15))]
+                        hi = hi + [vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15), f32((q >> 20) & 15),
+                                             f32(q >> 28))]
+                    wr = wr + [[d0, d1, m0, m1, lo, hi]]
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
+                    xl = [x4(x, xo + i) for i in cd.static_range(4)]
+                    xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
+                    sl = xl[0] + xl[1] + xl[2] + xl[3]
+                    sh4 = xh[0] + xh[1] + xh[2] + xh[3]
+                    xsl = sl.x + sl.y + sl.z + sl.w
+                    xsh = sh4.x + sh4.y + sh4.z + sh4.w
+                    for r in cd.static_range(rows):
+                        q = wr[r]
+                        dl = cd.dot(q[4][0], xl[0]) + cd.dot(q[4][1], xl[1]) + cd.dot(q[4][2], xl[2]) + \
+                            cd.dot(q[4][3], xl[3])
+                        dh = cd.dot(q[5][0], xh[0]) + cd.dot(q[5][1], xh[1]) + cd.dot(q[5][2], xh[2]) + \
+                            cd.dot(q[5][3], xh[3])
+                        acc[r][j] += q[0] * dl - q[2] * xsl + q[1] * dh - q[3] * xsh
+        if split == 1:
+            for r in cd.static_range(rows):
+                for j in cd.static_range(nx):
+                    total = cd.subgroup_add(acc[r][j])
+                    if lane == 0 and row0 + r < M:
+                        y[j * M + row0 + r] = total
+        else:
+            part = cd.shared(f32, (WG // 32) * rows * nx)   # per subgroup: its sums, then the group's
+            for r in cd.static_range(rows):
+                for j in cd.static_range(nx):
+                    total = cd.subgroup_add(acc[r][j])
+                    if lane == 0:
+                        part[(cd.subgroup_id * rows + r) * nx + j] = total
+            cd.barrier()
+            t = cd.local_invocation_index
+            if t < groups * rows * nx:               # one invocation an output: the group's sum
+                g = t // (rows * nx)
+                rj = t % (rows * nx)
+                total = part[g * split * rows * nx + rj]
+                for s in cd.static_range(1, split):
+                    total += part[(g * split + s) * rows * nx + rj]
+                r = rj // nx
+                row = (cd.workgroup_id.x * groups + g) * rows + r
+                if row < M:
+                    y[(rj % nx) * M + row] = total
+
+    gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_f16" if x_f16 else "")
+    return gemv
 
 
 def block_shape(fmt: str) -> tuple[int, int]:
@@ -209,13 +251,13 @@ def block_shape(fmt: str) -> tuple[int, int]:
 
 
 def word_view(w: Any, fmt: str) -> Any:
-    """Weights as the words the kernel of ``fmt`` reads them in (``uvec4`` of f16/bf16 pairs, 32-bit words of
-    q4_K blocks, 16-bit words of the 2-byte aligned q4_0/q8_0 blocks): a view, no copy, of a numpy array
+    """Weights as the words the kernel of ``fmt`` reads them in (``uvec4`` of f16/bf16 pairs or of q4_K blocks,
+    16-bit words of the 2-byte aligned q4_0/q8_0 blocks): a view, no copy, of a numpy array
     or a resident ``runtime.Array``."""
     word = np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16
     if isinstance(w, np.ndarray):
         v = np.ascontiguousarray(w).view(word).reshape(-1)
-        return v.reshape(-1, 4) if fmt in ("f16", "bf16") else v
+        return v.reshape(-1, 4) if word == np.uint32 else v
     return w if np.dtype(w.dtype) == word else w.view(word)
 
 
@@ -240,5 +282,5 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    kernel(fmt, n, x_f16).launch((-(-m // (ROWS * WG // 32)), 1, 1), w, x, y, M=m, K=k, device=device)
+    kernel(fmt, n, x_f16).launch(grid(m, n), w, x, y, M=m, K=k, device=device)
     return y

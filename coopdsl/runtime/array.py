@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -105,14 +106,28 @@ class Array:
         """The same device memory seen as ``dtype``, as numpy's ``ndarray.view``: no copy; the last
         dimension is rescaled by the ratio of the item sizes (its bytes must divide evenly). A kernel that
         reads quantized blocks as 16-bit words takes ``weights.view(np.uint16)``. The view keeps this array
-        alive and shares its memory: free the base, not the view (``view.free()`` is an ArrayError)."""
+        alive and shares its memory: free the base, not the view (``view.free()`` is an ArrayError). Asking
+        again for the same dtype gives the same view object (so a launch that binds it again finds its binding
+        remembered, as for the array itself)."""
+        views = self.__dict__.get("_views")
+        if views is None:  # weak: a view holds its base, and the base must not hold it back (no cycle)
+            views = self.__dict__["_views"] = weakref.WeakValueDictionary()
+        seen = views.get(dtype if isinstance(dtype, (str, np.dtype, type)) else None)
+        if seen is not None:  # the same view object each time: a launch binding it again finds it remembered
+            return seen
         dt = numpy_dtype(dtype)
+        seen = views.get(dt)
+        if seen is not None:
+            return seen
         row = (self.shape[-1] if self.shape else 1) * self.dtype.itemsize
         if row % dt.itemsize:
             raise ArrayError(f"cannot view a device array {self.shape} {self.dtype} as {dt}: its last dimension "
                              f"holds {row} bytes, not a multiple of {dt.itemsize}")
         shape = (*self.shape[:-1], row // dt.itemsize) if self.shape else (row // dt.itemsize,)
-        return ArrayView(self, shape, dt)
+        view = views[dt] = ArrayView(self, shape, dt)
+        if isinstance(dtype, (str, np.dtype, type)):
+            views[dtype] = view
+        return view
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = self.numpy()

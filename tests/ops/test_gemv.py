@@ -44,3 +44,22 @@ def test_shapes_it_does_not_take_are_named():
         G.gemv(np.zeros((4, 40), np.uint8), np.zeros((1, 64), np.float32), "q4_0", device="cpu")
     with pytest.raises(ValueError, match="K a multiple of 8"):
         G.gemv(np.zeros((4, 12), np.float16), np.zeros((1, 12), np.float32), "f16", device="cpu")
+
+
+@pytest.mark.parametrize("fmt", ["f16", "q4_0", "q8_0", "q4_K"])
+@pytest.mark.parametrize("rows,split", [(1, 1), (2, 4), (3, 2), (8, 1)])
+def test_every_row_and_split_layout_matches_numpy(fmt, rows, split):
+    rng = np.random.default_rng(rows * 10 + split)
+    m, k, n = 13, 512 if fmt == "q4_K" else 256, 3
+    w, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = np.full((n, m), np.nan, np.float32)
+    G.kernel(fmt, n, rows=rows, split=split).launch(G.grid(m, n, rows, split), G.word_view(w, fmt),
+                                                    x.reshape(-1, 4), y, M=m, K=k, device="cpu")
+    ref = x @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_layouts_are_checked():
+    with pytest.raises(ValueError, match="rows=2, split=3; rows 1 .. 16, split 1, 2 or 4"):
+        G.kernel("f16", 1, rows=2, split=3)

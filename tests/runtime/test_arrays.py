@@ -227,3 +227,17 @@ def test_a_view_cannot_be_freed_and_dies_with_its_base(device):
     a.free()
     with pytest.raises(ArrayError, match="was freed"):
         v.numpy()
+
+
+def test_the_same_view_comes_back_and_does_not_keep_its_base_from_being_freed(device):
+    import gc
+    import weakref
+
+    a = runtime.array(np.zeros(8, np.float32), device=device)
+    v = a.view(np.uint32)
+    assert a.view(np.uint32) is v and a.view("uint32") is v and a.view(np.dtype(np.uint32)) is v
+    assert a.view(np.uint16) is not v
+    gone = weakref.ref(a)
+    del a, v
+    assert gone() is None  # no cycle between a base and its views: freed by reference counting
+    gc.collect()
