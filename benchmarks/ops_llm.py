@@ -125,7 +125,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--k", type=int, default=14336)
-    ap.add_argument("--prefill", type=int, default=512)
+    ap.add_argument("--prefill", type=int, default=512, help="rows of x for the prefill product (0: none)")
     ap.add_argument("--formats", default="f16,q4_0,q8_0,q4_K")
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=50)
@@ -158,7 +158,7 @@ def main() -> None:
              "|---|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
         w, w32 = weights(fmt, m, k, rng)
-        for n in (1, 8, args.prefill):
+        for n in (1, 8, args.prefill) if args.prefill else (1, 8):
             x = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
             ref = x @ w32.T
             if n <= G.MAX_ROWS_X:
