@@ -34,19 +34,19 @@ def expr_call(cg, node: ast.Call):
     func = cg.visit(node.func)
     args, kwargs = call_parts(cg, node)
     if isinstance(func, B.Builtin):
-        return func.impl(cg, args, kwargs)
+        return B.call(cg, func, args, kwargs)
     if isinstance(func, DeviceFunction):
         return cg.device_call(cg, func, args, kwargs)
     if isinstance(func, Partial):  # cd.partial(f, x=...)(...) is f(..., x=...)
         return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
-        return func.builtin.impl(cg, func.receiver, args, kwargs)
+        return B.call_method(cg, func.builtin, func.receiver, args, kwargs)
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):
         return construct(cg, func, args, kwargs)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
     if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
-        return B.BUILTINS["abs"].impl(cg, args, kwargs)  # FAbs / SAbs
+        return B.call(cg, B.BUILTINS["abs"], args, kwargs)  # FAbs / SAbs
     if func is py_builtins.float and len(args) == 1 and isinstance(args[0], str) and not kwargs:
         try:  # float("inf"), float("-inf"), float("nan"): compile-time constants
             return float(args[0])
@@ -84,9 +84,9 @@ def construct(cg, t, args, kwargs):
             raise ArgumentError(f"{t}(x) takes one matrix (to convert) or one scalar (to splat)", cg.em.loc)
         a = args[0]
         if arith.is_number(a):
-            return cg.em.literal(a, t)
+            return arith.literal(cg.em, a, t)
         if isinstance(a, Value) and isinstance(a.type, T.ScalarType):
-            return B.TYPE_METHODS[(T.CoopMatType, "splat")].impl(cg, t, [a], {})
+            return B.call_method(cg, B.TYPE_METHODS[(T.CoopMatType, "splat")], t, [a], {})
         if not isinstance(a, Value) or not isinstance(a.type, T.CoopMatType):
             raise TypeMismatchError(f"{t}(x) needs a cooperative matrix or a scalar, got {cg.describe(a)}",
                                     cg.em.loc)
@@ -107,7 +107,7 @@ def construct(cg, t, args, kwargs):
         raise ArgumentError(f"{t}(...) needs {t.count} components, got {len(parts)}", cg.em.loc)
     values = [arith.convert(cg.em, p, t.elem) if arith.is_number(p) or p.type != t.elem else p for p in parts]
     if all(isinstance(p, (bool, int, float)) for p in parts) and len(set(parts)) == 1:
-        return cg.em.literal(parts[0], t)
+        return arith.literal(cg.em, parts[0], t)
     return cg.em.op("construct", t, values)
 
 
@@ -123,7 +123,7 @@ def _minmax(cg, kind, args, kwargs):
     for a in args[1:]:
         if not (arith.is_number(out) and arith.is_number(a)):
             out, a = arith.unify(cg.em, kind, out, a)  # e.g. i32 with u32, as for operators
-        out = builtin.impl(cg, [out, a], {})
+        out = B.call(cg, builtin, [out, a], {})
     return out
 
 

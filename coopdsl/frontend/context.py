@@ -32,6 +32,7 @@ from ..errors import (
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
+from ..lang.arith import index_literal
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .source import Source
@@ -177,7 +178,7 @@ class Context:
         if isinstance(v, bool) or isinstance(v, float):
             raise TypeMismatchError(f"{what} must be an integer, got {v!r}", self.em.loc)
         if isinstance(v, int):
-            return self.em.literal(v, T.u32 if v >= 0 else T.i32)
+            return index_literal(self.em, v)
         if not isinstance(v, Value) or not (isinstance(v.type, T.ScalarType) and v.type.kind == "int"):
             raise TypeMismatchError(f"{what} must be an integer, got {self.describe(v)}", self.em.loc)
         return v
@@ -236,7 +237,7 @@ class Context:
         if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.kind == "int":
             idx = index  # (what as_index() returns for it, without making its message)
         elif type(index) is int:
-            idx = self.em.literal(index, T.u32 if index >= 0 else T.i32)  # (likewise)
+            idx = index_literal(self.em, index)  # (likewise)
         else:
             idx = self.as_index(index, f"a {buf.kind} index")
         made = self._access_parts.get(id(buf))

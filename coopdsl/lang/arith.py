@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, Value
+from ..ir.literals import LiteralError, fit
+from .types import Enumerant
+
+if TYPE_CHECKING:
+    from ..ir.builder import Emitter
 
 PY_BINARY = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
@@ -43,19 +48,21 @@ BITWISE = ("and", "or", "xor", "shl", "shr")
 NUMBERS = (bool, int, float)  # Python numbers: compile-time values
 
 
-def is_number(v) -> bool:
+def is_number(v: object) -> bool:
     return isinstance(v, NUMBERS)
 
 
 ARITH_TYPES = (T.ScalarType, T.VectorType, T.CoopMatType)  # what arithmetic, math and conversions work on
 
 
-def describe_operand(v) -> str:
+def describe_operand(v: object) -> str:
     """How an operand is named in an error: in the words kernels are written in."""
     if isinstance(v, Value):
         return f"a runtime {v.type}"
     if isinstance(v, T.Type):
         return f"the type {v}"
+    if isinstance(v, Enumerant):
+        return f"coopdsl.{v!r}"
     if v is None:
         return "None"
     if isinstance(v, str):
@@ -65,7 +72,7 @@ def describe_operand(v) -> str:
     return f"{type(v).__name__} {v!r}"
 
 
-def operand(em, v, what: str):
+def operand(em: Emitter, v: Any, what: str) -> Any:
     """The one gate of every arithmetic, math and conversion operand: a Python number or a runtime value.
     Any other compile-time object (a type, an enum, a function, None, a string, a tuple...) is a located
     TypeMismatchError naming ``what`` and the operand. (Runtime values of other types, such as structs or
@@ -76,14 +83,35 @@ def operand(em, v, what: str):
                             f"got {describe_operand(v)}", em.loc)
 
 
-def default_type(v) -> T.ScalarType:
+def default_type(v: object) -> T.ScalarType:
     """The type a bare Python number takes when it must become a runtime value (bool, i32, f32)."""
     if isinstance(v, bool):
         return T.boolean
     return T.i32 if isinstance(v, int) else T.f32
 
 
-def binary(em, op: str, a, b):
+def literal(em: Emitter, v: Any, t: T.Type) -> Const:
+    """The Python number ``v`` as a constant of ``t``: the one place the language turns numbers into typed
+    constants.  A scalar type takes it as it is, a vector or cooperative-matrix type in every component, an
+    array type (of any depth) in every element.  A number that does not fit is a located
+    TypeMismatchError; whether it fits is :func:`coopdsl.ir.literals.fit`'s decision."""
+    if not isinstance(t, T.ArrayType):
+        return em.literal(v, t)
+    s: T.Type = t
+    while isinstance(s, T.ArrayType):
+        s = s.elem
+    try:
+        return em.const(t, fit(v, T.scalar_of(s)))
+    except LiteralError as e:
+        raise TypeMismatchError(str(e), em.loc) from None
+
+
+def index_literal(em: Emitter, v: int) -> Const:
+    """A Python int used as an index, offset or count: a u32 constant (an i32 one when negative)."""
+    return em.literal(v, T.u32 if v >= 0 else T.i32)
+
+
+def binary(em: Emitter, op: str, a: Any, b: Any) -> Any:
     """``a <op> b`` where either side may be a Python number or an IR value."""
     # (is_number, _no_arrays, T.elem_of and _check_arith_elem are written out in the common cases below:
     # this runs for every operator of a kernel)
@@ -134,7 +162,7 @@ def binary(em, op: str, a, b):
 _UNDEFINED_AT = ("floordiv", "rem", "shl", "shr")  # integer ops undefined in SPIR-V for some right operands
 
 
-def _check_constant_operand(em, op: str, b, elem: T.ScalarType) -> None:
+def _check_constant_operand(em: Emitter, op: str, b: Any, elem: T.ScalarType) -> None:
     """A constant right operand for which SPIR-V leaves ``op`` undefined (a zero divisor, a shift count
     outside 0..width-1) is a mistake at the user's line, as C compilers and glslang's folder report it."""
     value = b.value if isinstance(b, Const) else b
@@ -151,7 +179,7 @@ def _check_constant_operand(em, op: str, b, elem: T.ScalarType) -> None:
 MAX_FOLD_BITS = 4096  # a compile-time integer larger than this cannot fit any type: refused, not computed
 
 
-def _fold(em, op, a, b):
+def _fold(em: Emitter, op: str, a: Any, b: Any) -> Any:
     if op in ("pow", "shl") and isinstance(a, int) and isinstance(b, int) and not isinstance(b, bool) and b > 0:
         bits = b if op == "shl" else b * max(abs(a), 1).bit_length() if abs(a) > 1 else 0
         if a and bits > MAX_FOLD_BITS:
@@ -165,25 +193,25 @@ def _fold(em, op, a, b):
         raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
 
 
-def _describe(v) -> str:
+def _describe(v: object) -> str:
     return f"{type(v).__name__} {v!r}" if not isinstance(v, Value) else str(v.type)
 
 
-def _check_arith_elem(em, op: str, elem) -> None:
+def _check_arith_elem(em: Emitter, op: str, elem: T.Type) -> None:
     if isinstance(elem, T.ScalarType) and elem.kind == "float" and not elem.is_ieee and op not in ("eq", "ne"):
         raise TypeMismatchError(
             f"{elem} values cannot be used with '{SYMBOL.get(op, op)}' (SPV_KHR_bfloat16/SPV_EXT_float8 "
             f"allow conversions only); convert to f32 first", em.loc)
 
 
-def unify(em, op: str, a, b) -> tuple[Value, Value]:
+def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
     """Bring two scalar/vector operands (one may be a Python number) to one type."""
     a = operand(em, a, f"'{SYMBOL.get(op, op)}'")
     b = operand(em, b, f"'{SYMBOL.get(op, op)}'")
     if isinstance(a, NUMBERS):
-        a = em.literal(a, b.type)
+        a = literal(em, a, b.type)
     if isinstance(b, NUMBERS):
-        b = em.literal(b, a.type)
+        b = literal(em, b, a.type)
     ta, tb = a.type, b.type
     if ta is tb or ta == tb:
         return a, b
@@ -204,7 +232,7 @@ def unify(em, op: str, a, b) -> tuple[Value, Value]:
         f"convert one explicitly (e.g. {tb}(x))", em.loc)
 
 
-def _coopmat_binary(em, op: str, a, b):
+def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:
     mat = a if isinstance(a, Value) and isinstance(a.type, T.CoopMatType) else b
     t = mat.type
     assert isinstance(t, T.CoopMatType)  # binary() calls this with a matrix operand
@@ -222,7 +250,7 @@ def _coopmat_binary(em, op: str, a, b):
         raise TypeMismatchError(f"'{SYMBOL[op]}' combines {t} with a scalar or a matrix of the same type, "
                                 f"not {describe_operand(other)}", em.loc)
     if is_number(other):
-        other = em.literal(other, t.elem)
+        other = literal(em, other, t.elem)
     if isinstance(other.type, T.ScalarType):
         if other.type != t.elem:
             raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}",
@@ -233,7 +261,7 @@ def _coopmat_binary(em, op: str, a, b):
             other = em.op("splat", t, [other])
             return em.op(op, t, [other, mat])
         if op == "div" and t.elem.kind == "float":
-            inv = em.op("div", t.elem, [em.literal(1.0, t.elem), other])
+            inv = em.op("div", t.elem, [literal(em, 1.0, t.elem), other])
             return em.op("mat_times_scalar", t, [mat, inv])
         other = em.op("splat", t, [other])
         return em.op(op, t, [mat, other])
@@ -249,7 +277,7 @@ def _coopmat_binary(em, op: str, a, b):
     return em.op(op, t, [a, b])
 
 
-def _no_arrays(em, *values) -> None:
+def _no_arrays(em: Emitter, *values: Any) -> None:
     """Arrays are containers: no arithmetic, comparison or conversion applies to them as a whole."""
     for v in values:
         if isinstance(getattr(v, "type", None), T.ArrayType):
@@ -257,7 +285,7 @@ def _no_arrays(em, *values) -> None:
                                     f"conversions; work on its elements (row[i])", em.loc)
 
 
-def unary(em, op: str, v):
+def unary(em: Emitter, op: str, v: Any) -> Any:
     if is_number(v):
         return PY_UNARY[op](v)
     v = operand(em, v, f"unary '{'-' if op == 'neg' else '+' if op == 'pos' else '~'}'")
@@ -278,7 +306,7 @@ def unary(em, op: str, v):
     return em.op("not", t, [v])
 
 
-def logical_not(em, v):
+def logical_not(em: Emitter, v: Any) -> Any:
     if is_number(v):
         return not v
     if v.type != T.boolean:
@@ -286,7 +314,7 @@ def logical_not(em, v):
     return em.op("not", T.boolean, [v])
 
 
-def convert(em, v, target: T.Type):
+def convert(em: Emitter, v: Any, target: T.Type) -> Value:
     """``target(v)``: a numeric conversion (constant-folded for Python numbers)."""
     v = operand(em, v, f"{target}(x)")
     if is_number(v):
@@ -296,7 +324,7 @@ def convert(em, v, target: T.Type):
             v = float(v)
         elif isinstance(target, T.ScalarType) and target.kind == "bool":
             v = bool(v)
-        return em.literal(v, target)
+        return literal(em, v, target)
     _no_arrays(em, v)
     src = v.type
     if src == target:
@@ -318,9 +346,9 @@ def convert(em, v, target: T.Type):
     if te.kind == "bool":
         if isinstance(src, T.CoopMatType):
             raise TypeMismatchError("cooperative matrices cannot hold bools", em.loc)
-        zero = em.literal(0, src) if se.kind != "float" else em.literal(0.0, src)
+        zero = literal(em, 0, src) if se.kind != "float" else literal(em, 0.0, src)
         return em.op("ne", target, [v, zero])
     if se.kind == "bool":
-        one, zero = em.literal(1, target), em.literal(0, target)
+        one, zero = literal(em, 1, target), literal(em, 0, target)
         return em.op("select", target, [v, one, zero])
     return em.op("convert", target, [v])

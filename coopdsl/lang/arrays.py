@@ -12,18 +12,22 @@ compile-time int or an integer ``Spec`` expression; ``len(row)`` gives it back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from .._records import record
 from ..errors import ArgumentError, DeclarationError, TypeMismatchError, caller_loc
 from ..ir import types as T
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
-from ..ir.literals import LiteralError, fit
 from . import arith
-from .registry import BUILTINS, Builtin, bind, parse_signature
+from .registry import BUILTINS, Builtin, parse_signature
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 MAX_LENGTH = 1 << 16  # elements of one array (registers, or a struct member)
 
 
-def array_type(elem, length) -> T.ArrayType | str:
+def array_type(elem: object, length: object) -> T.ArrayType | str:
     """The array type of ``length`` ``elem`` values, or what is wrong with the parameters.
 
     Elements are numeric scalars or vectors, or arrays of them (arrays of arrays are values only: struct
@@ -41,14 +45,14 @@ def array_type(elem, length) -> T.ArrayType | str:
         return f"an array length is an int from 1 to {MAX_LENGTH} or an integer Spec constant, got {got}"
     if isinstance(length, int) and not 0 < length <= MAX_LENGTH:
         return f"an array length is an int from 1 to {MAX_LENGTH}, got {length}"
-    return T.ArrayType(elem, length)
+    return T.ArrayType(cast(T.Type, elem), length)
 
 
 @record(frozen=True, repr=False)
 class ArrayBuiltin(Builtin):
     """``cd.array``: called, it makes an array value; subscripted (``cd.array[f16, 16]``), it is the type."""
 
-    def __getitem__(self, params) -> T.ArrayType:
+    def __getitem__(self, params: Any) -> T.ArrayType:
         params = params if isinstance(params, tuple) else (params,)
         if len(params) != 2:
             raise DeclarationError(f"array[...] takes [element type, length], got {len(params)} parameters",
@@ -59,12 +63,11 @@ class ArrayBuiltin(Builtin):
         return t
 
 
-def _array(cg, args, kwargs):
-    p = bind(cg, array, args, kwargs)
-    t = array_type(p["elem"], p["length"])
+def _array(cg: Builder, elem: Any, length: Any, fill: Any = 0) -> Value:
+    t = array_type(elem, length)
     if isinstance(t, str):
         raise TypeMismatchError(t, cg.em.loc)
-    return filled(cg, t, cg.as_operand(p.get("fill", 0)))
+    return filled(cg, t, cg.as_operand(fill))
 
 
 array = ArrayBuiltin("array", _array, """A per-invocation array value of ``length`` elements of ``elem``.
@@ -73,31 +76,22 @@ array = ArrayBuiltin("array", _array, """A per-invocation array value of ``lengt
 ``cd.array[f16, 4](a, b, c, d)`` lists the elements and ``cd.array[f16, 16]`` is the type.  ``elem`` is
 a numeric scalar, vector or array type; ``length`` a compile-time int or an integer ``Spec`` expression
 (such arrays start as zeros).  ``row[i]`` reads, ``row[i] = x`` updates (rebinding ``row``).""",
-                     "(elem, length, fill=0)", parse_signature("(elem, length, fill=0)"))
+                     "(elem, length, fill=0)", parse_signature("(elem, length, fill=0)"), {})
 BUILTINS["array"] = array
 
 
-def filled(cg, t: T.ArrayType, fill) -> Value:
+def filled(cg: Builder, t: T.ArrayType, fill: Any) -> Value:
     """``t`` with every element ``fill`` (a number or a runtime value)."""
     if not isinstance(t.length, int) and not (arith.is_number(fill) and fill == 0 and str(fill)[:1] != "-"):
         raise TypeMismatchError(f"an array of {t.length} elements (a specialization constant) starts as zeros; "
                                 f"fill it element by element", cg.em.loc)
     if arith.is_number(fill):
-        try:
-            return cg.em.const(t, fit(fill, _scalar_of(t)))
-        except LiteralError as e:
-            raise TypeMismatchError(str(e), cg.em.loc) from None
+        return arith.literal(cg.em, fill, t)
     assert isinstance(t.length, int)  # (a symbolic length was handled above)
     return construct_array(cg, t, [fill] * t.length)
 
 
-def _scalar_of(t: T.Type) -> T.ScalarType:
-    while isinstance(t, T.ArrayType):
-        t = t.elem
-    return T.scalar_of(t)
-
-
-def construct_array(cg, t: T.ArrayType, args: list) -> Value:
+def construct_array(cg: Builder, t: T.ArrayType, args: list[Any]) -> Value:
     """``cd.array[elem, n](...)``: one value (every element) or exactly ``n`` elements (OpCompositeConstruct)."""
     args = [cg.as_operand(a) for a in args]
     if len(args) == 1:
@@ -108,10 +102,10 @@ def construct_array(cg, t: T.ArrayType, args: list) -> Value:
     return cg.em.op("construct", t, [_element(cg, t, a) for a in args])
 
 
-def _element(cg, t: T.ArrayType, v) -> Value:
+def _element(cg: Builder, t: T.ArrayType, v: Any) -> Value:
     """``v`` as an element of ``t``: numbers become constants, scalars convert like ``f32(x)``."""
     if arith.is_number(v):
-        return cg.em.literal(v, t.elem)
+        return arith.literal(cg.em, v, t.elem)
     if isinstance(v, Value) and isinstance(t.elem, T.ScalarType) and isinstance(v.type, T.ScalarType):
         return v if v.type == t.elem else arith.convert(cg.em, v, t.elem)
     if not isinstance(v, Value) or v.type != t.elem:
@@ -119,19 +113,19 @@ def _element(cg, t: T.ArrayType, v) -> Value:
     return v
 
 
-def _known_index(index):
+def _known_index(index: Any) -> int | None:
     known = index.value if isinstance(index, Const) else index
     return known if isinstance(known, int) and not isinstance(known, bool) else None
 
 
-def _check_index(cg, t: T.ArrayType, index: int) -> None:
+def _check_index(cg: Builder, t: T.ArrayType, index: int) -> None:
     if index < 0 or isinstance(t.length, int) and index >= t.length:
         last = f" (indices 0..{t.length - 1})" if isinstance(t.length, int) else ""
         raise TypeMismatchError(f"index {index} is out of range for {t}{last}; Python's negative indices are "
                                 f"not supported", cg.em.loc)
 
 
-def element_pointer(cg, v: Value, index, what: str) -> Value:
+def element_pointer(cg: Builder, v: Value, index: Any, what: str) -> Value:
     """Pointer to element ``index`` of array or matrix value ``v``, stored in a fresh Function variable."""
     t = v.type
     assert isinstance(t, (T.ArrayType, T.CoopMatType))  # the callers index arrays and matrices
@@ -141,7 +135,7 @@ def element_pointer(cg, v: Value, index, what: str) -> Value:
     return cg.em.op("access", T.PointerType(t.elem, "Function"), [var, idx])
 
 
-def read_element(cg, arr: Value, index) -> Value:
+def read_element(cg: Builder, arr: Value, index: Any) -> Value:
     """``arr[index]``: OpCompositeExtract for a constant index, through a Function variable otherwise."""
     t = arr.type
     assert isinstance(t, T.ArrayType)  # the callers read arrays
@@ -152,13 +146,13 @@ def read_element(cg, arr: Value, index) -> Value:
     return cg.em.op("load", t.elem, [element_pointer(cg, arr, index, "an array index")])
 
 
-def write_element(cg, arr: Value, index, value) -> Value:
+def write_element(cg: Builder, arr: Value, index: Any, value: Any) -> Value:
     """The array ``arr`` with element ``index`` replaced by ``value`` (what ``arr[index] = value`` rebinds)."""
     t = arr.type
     assert isinstance(t, T.ArrayType)  # the callers update arrays
     value = cg.as_operand(value)
     if arith.is_number(value):
-        value = cg.em.literal(value, t.elem)
+        value = arith.literal(cg.em, value, t.elem)
     if not isinstance(value, Value) or value.type != t.elem:
         raise TypeMismatchError(f"cannot store {cg.describe(value)} into an element of {t}; convert it first "
                                 f"(e.g. {t.elem}(x))", cg.em.loc)
@@ -172,14 +166,14 @@ def write_element(cg, arr: Value, index, value) -> Value:
     return cg.em.op("load", t, [ptr.operands[0]])
 
 
-def length_of(cg, arr: Value):
+def length_of(cg: Builder, arr: Value) -> int | Value:
     """``len(arr)``: an int, or the specialization constant (expression) the length is."""
     t = arr.type
     assert isinstance(t, T.ArrayType)
     return dim_value(cg, t.length)
 
 
-def dim_value(cg, d: T.Dim):
+def dim_value(cg: Builder, d: T.Dim) -> int | Value:
     """``d`` as a kernel value: an int, or the module's specialization constant (or OpSpecConstantOp) for it."""
     if isinstance(d, int):
         return d
@@ -187,5 +181,6 @@ def dim_value(cg, d: T.Dim):
         return cg.module.symbolic_value(d)
     args = [dim_value(cg, a) for a in d.args]
     typed = next(a for a in args if isinstance(a, Value))
-    args = [a if isinstance(a, Value) else cg.em.const(typed.type, a) for a in args]
-    return cg.em.op(d.op, typed.type, args)  # folded into an OpSpecConstantOp by the emitter
+    # (the dimension's own integers, made constants of its type as they are: not a user's number)
+    operands = [a if isinstance(a, Value) else cg.em.const(typed.type, a) for a in args]
+    return cg.em.op(d.op, typed.type, operands)  # folded into an OpSpecConstantOp by the emitter

@@ -9,65 +9,89 @@ adds the storage-class bit (UniformMemory / WorkgroupMemory) automatically.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from .._records import record
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
-from .registry import BUILTINS, Builtin, bind, make_builtin
-from .types import as_scope
+from . import arith
+from .conversions import Conversion, ScopeArg
+from .registry import BUILTINS, Builtin, make_builtin
 from .values import BufferRef
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
 
 
-def _target(cg, name, mem, index):
-    if not isinstance(mem, BufferRef) or mem.storage not in ("StorageBuffer", "Workgroup"):
-        raise TypeMismatchError(f"{name}() works on a buffer parameter or a shared array, got {cg.describe(mem)}",
-                                cg.em.loc)
-    elem = mem.elem
-    if not isinstance(elem, T.ScalarType) or elem.kind == "bool" or elem.width not in (32, 64):
-        raise TypeMismatchError(f"{name}() needs 32- or 64-bit scalar elements, got {mem.kind} '{mem.name}' of {elem}",
-                                cg.em.loc)
-    return cg.element_pointer(mem, index), elem
+@record(frozen=True)
+class AtomicMemory(Conversion):
+    """What an atomic works on: a buffer parameter or a shared array of 32- or 64-bit scalars."""
+
+    def __call__(self, cg: Builder, mem: Any, name: str, param: str) -> BufferRef:
+        if not isinstance(mem, BufferRef) or mem.storage not in ("StorageBuffer", "Workgroup"):
+            raise TypeMismatchError(f"{name}() works on a buffer parameter or a shared array, got "
+                                    f"{cg.describe(mem)}", cg.em.loc)
+        elem = mem.elem
+        if not isinstance(elem, T.ScalarType) or elem.kind == "bool" or elem.width not in (32, 64):
+            raise TypeMismatchError(f"{name}() needs 32- or 64-bit scalar elements, got {mem.kind} '{mem.name}' of "
+                                    f"{elem}", cg.em.loc)
+        return mem
 
 
-def _scope_and_semantics(cg, name, mem, p):
-    scope = p.get("scope")
+@record(frozen=True)
+class Ordering(Conversion):
+    """The semantics of an atomic: at most one ordering name (a string or a one-name tuple)."""
+
+    def __call__(self, cg: Builder, sem: Any, name: str, param: str) -> tuple[str, ...]:
+        names = (sem,) if isinstance(sem, str) else tuple(sem) if isinstance(sem, (tuple, list)) else (sem,)
+        if any(n not in ORDERINGS for n in names) or len(names) > 1:
+            raise ArgumentError(f"{name}(): semantics must be one of {', '.join(ORDERINGS)}", cg.em.loc)
+        return names
+
+
+def _scope_and_semantics(mem: BufferRef, scope: Scope | None, semantics: tuple[str, ...] | None) \
+        -> tuple[Scope, Semantics]:
+    """The scope (Device for buffers, Workgroup for shared arrays unless given) and the semantics, with the
+    storage-class bit an ordering needs."""
     if scope is None:
         scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
-    else:
-        scope = as_scope(cg, scope, f"{name}(): scope")
-    sem = p.get("semantics")
-    names = () if sem is None else ((sem,) if isinstance(sem, str) else tuple(sem))
-    if any(n not in ORDERINGS for n in names) or len(names) > 1:
-        raise ArgumentError(f"{name}(): semantics must be one of {', '.join(ORDERINGS)}", cg.em.loc)
+    names = semantics or ()
     if names:
         names += ("UniformMemory" if mem.storage == "StorageBuffer" else "WorkgroupMemory",)
     return scope, Semantics(names)
 
 
-def _value(cg, v, elem, name):
+def _value(cg: Builder, v: Any, elem: T.ScalarType, name: str) -> Value:
     v = cg.as_operand(v)
     if isinstance(v, (bool, int, float)):
-        return cg.em.literal(v, elem)
+        return arith.literal(cg.em, v, elem)
     if not isinstance(v, Value) or v.type != elem:
         raise TypeMismatchError(f"{name}() value must be {elem}, got {cg.describe(v)}", cg.em.loc)
     return v
 
 
-def _rmw(op):
+def _pointer(cg: Builder, mem: BufferRef, index: Any) -> tuple[Value, T.ScalarType]:
+    elem = mem.elem
+    assert isinstance(elem, T.ScalarType)  # AtomicMemory checked it
+    return cg.element_pointer(mem, index), elem
+
+
+def _rmw(op: str) -> Builtin:
     name = f"atomic_{op}"
 
-    def impl(cg, args, kwargs):
-        p = bind(cg, BUILTINS[name], args, kwargs)
-        ptr, elem = _target(cg, name, p["mem"], p["index"])
+    def impl(cg: Builder, mem: BufferRef, index: Any, value: Any, scope: Scope | None = None,
+             semantics: tuple[str, ...] | None = None) -> Value:
+        ptr, elem = _pointer(cg, mem, index)
         if elem.kind == "float" and op not in ("add", "exchange"):
             raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
                                     cg.em.loc)
-        scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
-        cg.note_buffer_write(p["mem"])
-        return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, p["value"], elem, name)], op=op, scope=scope,
-                        semantics=sem)
+        sc, sem = _scope_and_semantics(mem, scope, semantics)
+        cg.note_buffer_write(mem)
+        return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, value, elem, name)], op=op, scope=sc, semantics=sem)
 
     instruction = {"add": "OpAtomicIAdd, OpAtomicFAddEXT for floats", "sub": "OpAtomicISub",
                    "min": "OpAtomicSMin/UMin", "max": "OpAtomicSMax/UMax", "and": "OpAtomicAnd", "or": "OpAtomicOr",
@@ -75,48 +99,48 @@ def _rmw(op):
     return make_builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value ({instruction}). "
                         f"``mem`` is a buffer or shared array of 32- or 64-bit scalars; ``scope`` defaults to "
                         f"Device for buffers and Workgroup for shared arrays; ``semantics`` is an ordering name.",
-                   "(mem, index, value, *, scope=None, semantics=None)")
+                        "(mem, index, value, *, scope=None, semantics=None)", CONVERSIONS)
 
 
-def _cmpxchg(cg, args, kwargs):
+def _cmpxchg(cg: Builder, mem: BufferRef, index: Any, comparator: Any, value: Any, scope: Scope | None = None,
+             semantics: tuple[str, ...] | None = None) -> Value:
     name = "atomic_compare_exchange"
-    p = bind(cg, BUILTINS[name], args, kwargs)
-    ptr, elem = _target(cg, name, p["mem"], p["index"])
+    ptr, elem = _pointer(cg, mem, index)
     if elem.kind != "int":
         raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
-    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
-    cg.note_buffer_write(p["mem"])
+    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    cg.note_buffer_write(mem)
     return cg.em.op("atomic_cmpxchg", elem,
-                    [ptr, _value(cg, p["value"], elem, name), _value(cg, p["comparator"], elem, name)],
-                    scope=scope, semantics=sem)
+                    [ptr, _value(cg, value, elem, name), _value(cg, comparator, elem, name)],
+                    scope=sc, semantics=sem)
 
 
-def _load(cg, args, kwargs):
-    name = "atomic_load"
-    p = bind(cg, BUILTINS[name], args, kwargs)
-    ptr, elem = _target(cg, name, p["mem"], p["index"])
-    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
-    return cg.em.op("atomic_load", elem, [ptr], scope=scope, semantics=sem)
+def _load(cg: Builder, mem: BufferRef, index: Any, scope: Scope | None = None,
+          semantics: tuple[str, ...] | None = None) -> Value:
+    ptr, elem = _pointer(cg, mem, index)
+    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    return cg.em.op("atomic_load", elem, [ptr], scope=sc, semantics=sem)
 
 
-def _store(cg, args, kwargs):
-    name = "atomic_store"
-    p = bind(cg, BUILTINS[name], args, kwargs)
-    ptr, elem = _target(cg, name, p["mem"], p["index"])
-    scope, sem = _scope_and_semantics(cg, name, p["mem"], p)
-    cg.note_buffer_write(p["mem"])
-    cg.em.op("atomic_store", T.void, [ptr, _value(cg, p["value"], elem, name)], scope=scope, semantics=sem)
+def _store(cg: Builder, mem: BufferRef, index: Any, value: Any, scope: Scope | None = None,
+           semantics: tuple[str, ...] | None = None) -> None:
+    ptr, elem = _pointer(cg, mem, index)
+    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    cg.note_buffer_write(mem)
+    cg.em.op("atomic_store", T.void, [ptr, _value(cg, value, elem, "atomic_store")], scope=sc, semantics=sem)
 
 
+# the parameters every atomic shares; scope and semantics (None: the defaults) depend on the memory
+CONVERSIONS = {"mem": AtomicMemory(), "scope": ScopeArg("{name}(): scope"), "semantics": Ordering()}
 ATOMICS: dict[str, Builtin] = {}
 for _op in ("add", "sub", "min", "max", "and", "or", "xor", "exchange"):
     ATOMICS[f"atomic_{_op}"] = _rmw(_op)
 ATOMICS["atomic_compare_exchange"] = make_builtin(
     "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value "
     "(OpAtomicCompareExchange, integers).",
-    "(mem, index, comparator, value, *, scope=None, semantics=None)")
+    "(mem, index, comparator, value, *, scope=None, semantics=None)", CONVERSIONS)
 ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index] (OpAtomicLoad).",
-                                      "(mem, index, *, scope, semantics)")
+                                      "(mem, index, *, scope, semantics)", CONVERSIONS)
 ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index] (OpAtomicStore).",
-                                  "(mem, index, value, *, scope, semantics)")
+                                       "(mem, index, value, *, scope, semantics)", CONVERSIONS)
 BUILTINS.update(ATOMICS)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, TypeMismatchError, UniformityError
 from ..ir import types as T
@@ -34,9 +34,12 @@ from ..ir.ops import OPS
 from .functions import DeviceFunction, Partial
 from .registry import builtin
 
+if TYPE_CHECKING:
+    from .context import Builder
+
 
 @builtin("(fn, **bound)")
-def partial(cg, args, kwargs):
+def partial(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Partial:
     """``fn`` (a ``@cd.func``) with the parameters named in ``bound`` fixed, for use as a callback.
 
     ``cd.partial(store_row, out=c, ld=N)`` binds the buffer ``c`` and the push
@@ -64,7 +67,7 @@ def partial(cg, args, kwargs):
     return Partial(fn, tuple(kwargs.items()))
 
 
-def callback_operand(cg, fn: Any, what: str, passes: Sequence[tuple[str, T.Type]], ret: T.Type) -> FuncRef:
+def callback_operand(cg: Builder, fn: Any, what: str, passes: Sequence[tuple[str, T.Type]], ret: T.Type) -> FuncRef:
     """``fn`` (a ``@cd.func`` or a :class:`Partial`) compiled as the callback ``what`` describes.
 
     ``passes`` names and types the arguments the instruction passes, in order;
@@ -85,7 +88,8 @@ def callback_operand(cg, fn: Any, what: str, passes: Sequence[tuple[str, T.Type]
     return ref
 
 
-def _check_parameters(cg, dfn: DeviceFunction, bound: dict, what: str, passes) -> None:
+def _check_parameters(cg: Builder, dfn: DeviceFunction, bound: dict[str, Any], what: str,
+                      passes: Sequence[tuple[str, T.Type]]) -> None:
     """The callback's own parameters: one per passed argument first, then bound ones or defaults."""
     params = list(inspect.signature(dfn.fn).parameters.values())
     name = dfn.fn.__name__

@@ -6,12 +6,17 @@ generator handles; called anywhere else they raise a located error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, NoReturn
+
 from ..errors import UnsupportedSyntaxError
 from .registry import builtin
 
+if TYPE_CHECKING:
+    from .context import Builder
+
 
 @builtin("(start, stop[, step])")
-def static_range(cg, args, kwargs):
+def static_range(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> NoReturn:
     """Like ``range`` with compile-time ints, but the loop is unrolled at compile time.
 
     The loop variable is a Python int in each copy of the body, so it can
@@ -21,7 +26,7 @@ def static_range(cg, args, kwargs):
 
 
 @builtin("(start, stop[, step], *, unroll=None)")
-def range_(cg, args, kwargs):
+def range_(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> NoReturn:
     """A runtime loop like ``range`` with a loop-control hint for the driver's compiler.
 
     ``unroll=True`` -> OpLoopMerge Unroll, ``unroll=False`` -> DontUnroll,

@@ -8,11 +8,18 @@ type of the other arguments.  bf16/fp8 values must be converted first.
 
 from __future__ import annotations
 
-from ..errors import ArgumentError, TypeMismatchError
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
 from . import arith
-from .registry import BUILTINS, Builtin, make_builtin
+from .conversions import OPERAND, RUNTIME, Operand, Runtime, bool_vector, float_scalar_or_vector
+from .registry import BUILTINS, Builtin, call, make_builtin
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 # name -> (float op, signed op, unsigned op, arity, 16/32-bit floats only, doc)
 TABLE = {
@@ -50,20 +57,21 @@ TABLE = {
 }
 SCALAR_RESULT = {"length", "distance"}
 SCALAR_ARGS = {"min", "max", "clamp"}  # later arguments may be scalars of the vector's component type
+PARAMS = ("x", "y", "z")  # the parameters of a math builtin, as many as it takes
 
 
-def _is_bool(v) -> bool:
+def _is_bool(v: object) -> bool:
     return isinstance(v, bool) or isinstance(v, Value) and T.elem_of(v.type) == T.boolean
 
 
-def _mix_bool(cg, vals):
+def _mix_bool(cg: Builder, vals: list[Any]) -> Value:
     """GLSL mix(x, y, a) with a bool (vector) ``a``: y where a is true, else x (OpSelect)."""
     x, y, a = vals
     if arith.is_number(x) and arith.is_number(y):
         raise TypeMismatchError("mix() needs at least one runtime value among x and y", cg.em.loc)
     x, y = arith.unify(cg.em, "mix", x, y)
     if arith.is_number(a):
-        a = cg.em.const(T.boolean, a)
+        a = arith.literal(cg.em, a, T.boolean)
     want = T.VectorType(T.boolean, x.type.count) if isinstance(x.type, T.VectorType) else T.boolean
     if a.type != want:
         raise TypeMismatchError(f"mix() with a bool selector needs {want} for {x.type} values, got {a.type}",
@@ -71,24 +79,21 @@ def _mix_bool(cg, vals):
     return cg.em.op("select", x.type, [a, y, x])
 
 
-def _make(name: str, row) -> Builtin:
+def _make(name: str, row: tuple[Any, ...]) -> Builtin:
     fop, sop, uop, arity, small_only, doc = row
     kinds = "floats" + (", signed ints" if sop else "") + (", unsigned ints" if uop else "")
 
-    def impl(cg, args, kwargs):
-        if name == "atan" and not kwargs and len(args) == 2:  # GLSL atan(y, x)
-            return MATH["atan2"].impl(cg, args, kwargs)
-        if name == "mix" and not kwargs and len(args) == 3 and _is_bool(cg.as_operand(args[2])):
-            return _mix_bool(cg, [cg.as_operand(a) for a in args])
-        if kwargs or len(args) != arity:
-            raise ArgumentError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}", cg.em.loc)
-        vals = [arith.operand(cg.em, cg.as_operand(a), f"{name}()") for a in args]
+    def impl(cg: Builder, **args: Any) -> Value:
+        """The operands arrive through the one operand gate (numbers and runtime values only)."""
+        vals = [args[p] for p in PARAMS[:arity]]
+        if name == "mix" and _is_bool(vals[2]):
+            return _mix_bool(cg, vals)
         typed = [v for v in vals if isinstance(v, Value)]
         if not typed:
             raise TypeMismatchError(f"{name}() needs at least one runtime argument (compile-time math: use Python)",
                                     cg.em.loc)
         t = typed[0].type
-        vals = [cg.em.literal(v, t) if arith.is_number(v) else v for v in vals]
+        vals = [arith.literal(cg.em, v, t) if arith.is_number(v) else v for v in vals]
         if name in SCALAR_ARGS:  # GLSL min(vec, float), clamp(vec, float, float)
             vals = [vals[0]] + [_splat(cg, v, t, name) if v.type != t else v for v in vals[1:]]
         if name not in ("mix", "step", "smoothstep"):
@@ -113,84 +118,79 @@ def _make(name: str, row) -> Builtin:
         return cg.em.op("math", result, vals, fn=name)
 
     impl.__name__ = name
-    sig = "(" + ", ".join("xyz"[:arity]) + ")"
-    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop}; takes {kinds})", sig)
+    sig = "(" + ", ".join(PARAMS[:arity]) + ")"
+    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop}; takes {kinds})", sig,
+                        dict.fromkeys(PARAMS[:arity], OPERAND))
 
 
-def _splat(cg, v, t, name):
+def _splat(cg: Builder, v: Value, t: T.Type, name: str) -> Value:
     if isinstance(t, T.VectorType) and isinstance(v, Value) and v.type == t.elem:
         return cg.em.op("construct", t, [v] * t.count)
     raise TypeMismatchError(f"{name}() arguments must have one type, got {t} and {v.type}", cg.em.loc)
 
 
 MATH = {name: _make(name, row) for name, row in TABLE.items()}
+_ATAN = MATH["atan"]
+
+
+def _atan(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    """GLSL's atan: atan(x), and atan(y, x), which is atan2 (the one math builtin whose arity varies)."""
+    return call(cg, MATH["atan2"] if not kwargs and len(args) == 2 else _ATAN, args, kwargs)
+
+
+_atan.__name__ = "atan"
+MATH["atan"] = make_builtin("atan", _atan, _ATAN.doc, _ATAN.signature)
 BUILTINS.update(MATH)
 
 
-def _dot_impl(cg, args, kwargs):
-    if kwargs or len(args) != 2:
-        raise ArgumentError("dot() takes 2 arguments", cg.em.loc)
-    a, b = (cg.as_runtime(x) for x in args)
+def _dot_impl(cg: Builder, a: Value, b: Value) -> Value:
     if a.type != b.type or not isinstance(a.type, T.VectorType) or a.type.elem.kind != "float":
         raise TypeMismatchError(f"dot() takes two float vectors of one type, got {a.type} and {b.type}", cg.em.loc)
     return cg.em.op("dot", a.type.elem, [a, b])
 
 
-def _fmod_impl(cg, args, kwargs):
-    if kwargs or len(args) != 2:
-        raise ArgumentError("mod() takes 2 arguments", cg.em.loc)
-    a, b = arith.unify(cg.em, "mod", cg.as_operand(args[0]), cg.as_operand(args[1]))
+def _fmod_impl(cg: Builder, x: Any, y: Any) -> Value:
+    a, b = arith.unify(cg.em, "mod", x, y)
     e = T.elem_of(a.type)
     if not isinstance(e, T.ScalarType) or e.kind != "float" or not e.is_ieee:
         raise TypeMismatchError(f"mod() takes floats (GLSL mod); use % for integers, got {a.type}", cg.em.loc)
     return cg.em.op("fmod", a.type, [a, b])
 
 
-def _is_impl(kind):
-    def impl(cg, args, kwargs):
-        if kwargs or len(args) != 1:
-            raise ArgumentError(f"{kind}() takes 1 argument", cg.em.loc)
-        v = cg.as_runtime(args[0])
-        e = T.elem_of(v.type)
-        if not isinstance(v.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) \
-                or e.kind != "float":
-            raise TypeMismatchError(f"{kind}() takes float scalars or vectors, got {v.type}", cg.em.loc)
-        rt = T.VectorType(T.boolean, v.type.count) if isinstance(v.type, T.VectorType) else T.boolean
-        return cg.em.op(kind, rt, [v])
+def _is_impl(kind: str) -> Callable[..., Value]:
+    def impl(cg: Builder, x: Value) -> Value:
+        rt = T.VectorType(T.boolean, x.type.count) if isinstance(x.type, T.VectorType) else T.boolean
+        return cg.em.op(kind, rt, [x])
     return impl
 
 
-def _anyall(kind):
-    def impl(cg, args, kwargs):
-        if kwargs or len(args) != 1:
-            raise ArgumentError(f"{kind}() takes 1 argument", cg.em.loc)
-        v = cg.as_runtime(args[0])
-        if not isinstance(v.type, T.VectorType) or v.type.elem != T.boolean:
-            raise TypeMismatchError(f"{kind}() takes a bool vector, got {v.type}", cg.em.loc)
+def _anyall(kind: str) -> Callable[..., Value]:
+    def impl(cg: Builder, v: Value) -> Value:
         return cg.em.op(kind, T.boolean, [v])
     return impl
 
 
-def _select_impl(cg, args, kwargs):
-    if kwargs or len(args) != 3:
-        raise ArgumentError("select(cond, a, b) takes 3 arguments", cg.em.loc)
-    c = cg.as_runtime(args[0])
-    a, b = arith.unify(cg.em, "select", cg.as_operand(args[1]), cg.as_operand(args[2])) \
-        if not (arith.is_number(args[1]) and arith.is_number(args[2])) else (None, None)
-    if a is None:
+def _select_impl(cg: Builder, cond: Value, a: Any, b: Any) -> Value:
+    if arith.is_number(a) and arith.is_number(b):
         raise TypeMismatchError("select() needs at least one runtime value among a and b", cg.em.loc)
+    a, b = arith.unify(cg.em, "select", a, b)
     want = T.VectorType(T.boolean, a.type.count) if isinstance(a.type, T.VectorType) else T.boolean
-    if c.type not in (T.boolean, want):
-        raise TypeMismatchError(f"select() condition must be bool (or a bool vector), got {c.type}", cg.em.loc)
-    return cg.em.op("select", a.type, [c, a, b])
+    if cond.type not in (T.boolean, want):
+        raise TypeMismatchError(f"select() condition must be bool (or a bool vector), got {cond.type}", cg.em.loc)
+    return cg.em.op("select", a.type, [cond, a, b])
 
 
-for _name, _impl, _doc, _sig in (
-        ("dot", _dot_impl, "dot product of two float vectors (OpDot)", "(a, b)"),
-        ("mod", _fmod_impl, "GLSL mod: x - y * floor(x / y) on floats (OpFMod)", "(x, y)"),
-        ("isnan", _is_impl("isnan"), "true where x is NaN (OpIsNan)", "(x)"),
-        ("isinf", _is_impl("isinf"), "true where x is infinite (OpIsInf)", "(x)"),
-        ("any", _anyall("any"), "true if any component of a bool vector is (OpAny)", "(v)"),
-        ("all", _anyall("all"), "true if every component of a bool vector is (OpAll)", "(v)"),
-        ("select", _select_impl, "cond ? a : b per component, both evaluated (OpSelect)", "(cond, a, b)")):
-    BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig)
+_IS = Runtime(float_scalar_or_vector, "{name}() takes float scalars or vectors, got {type}")
+_BOOL_VECTOR = Runtime(bool_vector, "{name}() takes a bool vector, got {type}")
+_MOD = Operand("'mod'")
+_SELECT = Operand("'select'")
+for _name, _impl, _doc, _sig, _conversions in (
+        ("dot", _dot_impl, "dot product of two float vectors (OpDot)", "(a, b)", {"a": RUNTIME, "b": RUNTIME}),
+        ("mod", _fmod_impl, "GLSL mod: x - y * floor(x / y) on floats (OpFMod)", "(x, y)", {"x": _MOD, "y": _MOD}),
+        ("isnan", _is_impl("isnan"), "true where x is NaN (OpIsNan)", "(x)", {"x": _IS}),
+        ("isinf", _is_impl("isinf"), "true where x is infinite (OpIsInf)", "(x)", {"x": _IS}),
+        ("any", _anyall("any"), "true if any component of a bool vector is (OpAny)", "(v)", {"v": _BOOL_VECTOR}),
+        ("all", _anyall("all"), "true if every component of a bool vector is (OpAll)", "(v)", {"v": _BOOL_VECTOR}),
+        ("select", _select_impl, "cond ? a : b per component, both evaluated (OpSelect)", "(cond, a, b)",
+         {"cond": RUNTIME, "a": _SELECT, "b": _SELECT})):
+    BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)

@@ -2,47 +2,69 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from .._records import record
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
 from ..ir.literals import LiteralError, fit
-from .registry import bind, builtin
-from .types import as_scope
+from .conversions import Conversion, ScopeArg
+from .registry import builtin
 from .values import BufferRef
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def _array_params(cg, b, args, kwargs, allow_matrices: bool = False):
-    p = bind(cg, b, args, kwargs)
-    elem, length = p["elem"], p["length"]
-    if isinstance(elem, T.CoopMatType) and allow_matrices:
-        pass
-    elif isinstance(elem, T.CoopMatType):
-        raise TypeMismatchError(
-            f"{b.name}: cooperative matrices may only live in Function or Private memory "
-            f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
-    elif not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-        raise TypeMismatchError(f"{b.name}: the element type must be a numeric scalar or vector type, "
-                                f"not {cg.describe(elem)}", cg.em.loc)
-    if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
-            length.type.kind == "int":
-        length = dim_of(length)
-    elif isinstance(length, bool) or not isinstance(length, int):
-        raise TypeMismatchError(f"{b.name}: the length must be a compile-time int or an integer Spec constant, "
-                                f"got {cg.describe(length)}", cg.em.loc)
-    if isinstance(length, int) and length <= 0:
-        raise ArgumentError(f"{b.name}: the length must be positive, got {length}", cg.em.loc)
-    if isinstance(length, int):
+
+@record(frozen=True)
+class ArrayElement(Conversion):
+    """The element type of a declared array: a numeric scalar or vector type, or a cooperative-matrix type
+    where ``matrices`` (Function and Private memory only)."""
+
+    matrices: bool = False
+
+    def __call__(self, cg: Builder, elem: Any, name: str, param: str) -> T.Type:
+        if isinstance(elem, T.CoopMatType) and self.matrices:
+            return elem
+        if isinstance(elem, T.CoopMatType):
+            raise TypeMismatchError(
+                f"{name}: cooperative matrices may only live in Function or Private memory "
+                f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
+        if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
+            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar or vector type, "
+                                    f"not {cg.describe(elem)}", cg.em.loc)
+        return elem
+
+
+@record(frozen=True)
+class ArrayLength(Conversion):
+    """The length of a declared array: a positive compile-time int that fits 32 bits, or an integer Spec
+    constant (expression), as the array type's length (an int or a symbolic dimension)."""
+
+    def __call__(self, cg: Builder, length: Any, name: str, param: str) -> T.Dim:
+        if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
+                length.type.kind == "int":
+            return dim_of(length)
+        if isinstance(length, bool) or not isinstance(length, int):
+            raise TypeMismatchError(f"{name}: the length must be a compile-time int or an integer Spec constant, "
+                                    f"got {cg.describe(length)}", cg.em.loc)
+        if length <= 0:
+            raise ArgumentError(f"{name}: the length must be positive, got {length}", cg.em.loc)
         try:  # an array type's length is a 32-bit constant
             fit(length, T.u32)
         except LiteralError as e:
-            raise ArgumentError(f"{b.name}: the length {length} does not fit an array type: {e}", cg.em.loc) \
+            raise ArgumentError(f"{name}: the length {length} does not fit an array type: {e}", cg.em.loc) \
                 from None
-    return elem, length
+        return length
 
 
-@builtin("(elem, length)")
-def shared(cg, args, kwargs):
+SHARED_ELEMENT, LOCAL_ELEMENT, LENGTH = ArrayElement(), ArrayElement(matrices=True), ArrayLength()
+
+
+@builtin("(elem, length)", elem=SHARED_ELEMENT, length=LENGTH)
+def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A workgroup-shared array of ``length`` elements of ``elem`` (GLSL ``shared``).
 
     ``elem`` is a scalar or vector type (e.g. ``vec4[u32]`` to stage 128-bit
@@ -51,15 +73,14 @@ def shared(cg, args, kwargs):
     ``stride`` and offset counted in ``elem`` units.  Declares an OpVariable in
     the Workgroup storage class.
     """
-    elem, length = _array_params(cg, shared, args, kwargs)
     n = sum(1 for g in cg.module.globals if g.role == "shared")
     var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Workgroup"), f"shared{n}", "shared")
     cg.module.globals.append(var)
     return BufferRef(var.name, var, elem, "Workgroup", (), length)
 
 
-@builtin("(elem, length)")
-def local_array(cg, args, kwargs):
+@builtin("(elem, length)", elem=LOCAL_ELEMENT, length=LENGTH)
+def local_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A per-invocation array of ``length`` elements of ``elem`` (OpVariable Function).
 
     ``elem`` is a scalar, vector or cooperative-matrix type (arrays of
@@ -67,14 +88,13 @@ def local_array(cg, args, kwargs):
     ``length`` is a compile-time int or an integer ``Spec`` constant; indices
     may be runtime values.
     """
-    elem, length = _array_params(cg, local_array, args, kwargs, allow_matrices=True)
     ptr = T.PointerType(T.ArrayType(elem, length), "Function")
     var = cg.function_variable(ptr)
     return BufferRef("local", var, elem, "Function", (), length)
 
 
-@builtin("(elem, length)")
-def private_array(cg, args, kwargs):
+@builtin("(elem, length)", elem=LOCAL_ELEMENT, length=LENGTH)
+def private_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A per-invocation array of ``length`` elements of ``elem`` at module scope (OpVariable Private), as a
     GLSL global array or an HLSL ``static`` one is.
 
@@ -84,7 +104,6 @@ def private_array(cg, args, kwargs):
     ``benchmarks/peer_gemm`` keeps its accumulators in one). Each call declares a new variable, and
     its values start undefined.
     """
-    elem, length = _array_params(cg, private_array, args, kwargs, allow_matrices=True)
     n = sum(1 for g in cg.module.globals if g.role == "private")
     var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Private"), f"private{n}", "private")
     cg.module.globals.append(var)
@@ -95,50 +114,46 @@ SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "
              "WorkgroupMemory", "ImageMemory", "OutputMemory", "MakeAvailable", "MakeVisible", "Volatile")
 
 
-def _scope(cg, v, what: str) -> Scope:
-    return as_scope(cg, v, what)
+@record(frozen=True)
+class MemorySemantics(Conversion):
+    """Memory semantics: names from :data:`SEMANTICS` (a string or a tuple), at most one ordering."""
+
+    def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Semantics:
+        names = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
+        if not names or any(n not in SEMANTICS for n in names):
+            raise ArgumentError(f"semantics must be names from {', '.join(SEMANTICS)} (a string or a tuple), "
+                                f"got {v!r}", cg.em.loc)
+        order = [n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")]
+        if len(order) > 1:
+            raise ArgumentError(f"semantics may name at most one ordering, got {', '.join(order)}", cg.em.loc)
+        return Semantics(names)
 
 
-def _semantics(cg, v) -> Semantics:
-    names = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
-    if not names or any(n not in SEMANTICS for n in names):
-        raise ArgumentError(f"semantics must be names from {', '.join(SEMANTICS)} (a string or a tuple), "
-                            f"got {v!r}", cg.em.loc)
-    order = [n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")]
-    if len(order) > 1:
-        raise ArgumentError(f"semantics may name at most one ordering, got {', '.join(order)}", cg.em.loc)
-    return Semantics(names)
+SCOPE, MEMORY_SEMANTICS = ScopeArg(), MemorySemantics()
 
 
-@builtin("(execution, memory, semantics)")
-def control_barrier(cg, args, kwargs):
+@builtin("(execution, memory, semantics)", execution=SCOPE, memory=SCOPE, semantics=MEMORY_SEMANTICS)
+def control_barrier(cg: Builder, execution: Scope, memory: Scope, semantics: Semantics) -> None:
     """OpControlBarrier with explicit execution scope, memory scope and semantics.
 
     ``cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))``
     is GLSL's ``barrier()``.
     """
-    p = bind(cg, control_barrier, args, kwargs)
-    cg.em.op("control_barrier", T.void, [], exec_scope=_scope(cg, p["execution"], "execution"),
-             mem_scope=_scope(cg, p["memory"], "memory"), semantics=_semantics(cg, p["semantics"]))
+    cg.em.op("control_barrier", T.void, [], exec_scope=execution, mem_scope=memory, semantics=semantics)
 
 
-
-
-@builtin("(memory, semantics)")
-def memory_barrier(cg, args, kwargs):
+@builtin("(memory, semantics)", memory=SCOPE, semantics=MEMORY_SEMANTICS)
+def memory_barrier(cg: Builder, memory: Scope, semantics: Semantics) -> None:
     """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))``."""
-    p = bind(cg, memory_barrier, args, kwargs)
-    cg.em.op("memory_barrier", T.void, [], mem_scope=_scope(cg, p["memory"], "memory"),
-             semantics=_semantics(cg, p["semantics"]))
+    cg.em.op("memory_barrier", T.void, [], mem_scope=memory, semantics=semantics)
 
 
-@builtin("()")
-def barrier(cg, args, kwargs):
+@builtin("()", typed=True)
+def barrier(cg: Builder) -> None:
     """Workgroup execution and shared-memory barrier (GLSL ``barrier()``).
 
     OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory.
     """
-    bind(cg, barrier, args, kwargs)
     cg.em.op("control_barrier", T.void, [], exec_scope=Scope.Workgroup, mem_scope=Scope.Workgroup,
              semantics=Semantics(("AcquireRelease", "WorkgroupMemory")))
     return None

@@ -13,21 +13,28 @@ Every rule of the extension is checked here, at the user's line, by the rule fun
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from .._records import record
 from ..errors import ShapeError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, Op, Value
 from ..ir.ops import qcom as rules
 from . import arith
 from .arrays import array_type, dim_value
-from .registry import bind, builtin
+from .conversions import Conversion
+from .registry import Builtin, bind, builtin
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 
-def _raise(cg, problem: rules.Problem | None) -> None:
+def _raise(cg: Builder, problem: rules.Problem | None) -> None:
     if problem is not None:
         raise (ShapeError if problem.kind == "shape" else TypeMismatchError)(problem.message, cg.em.loc)
 
 
-def _array_value(cg, v, what: str) -> Value:
+def _array_value(cg: Builder, v: Any, what: str) -> Value:
     v = cg.as_operand(v)
     if not isinstance(v, Value):
         raise TypeMismatchError(f"{what} must be an array (cd.array), got {cg.describe(v)}", cg.em.loc)
@@ -35,17 +42,25 @@ def _array_value(cg, v, what: str) -> Value:
     return v
 
 
-@builtin("(array, type)")
-def bitcast_array(cg, args, kwargs):
+@record(frozen=True)
+class ArrayValue(Conversion):
+    """A one-dimensional array value the QCOM instructions take (``what`` names it in messages)."""
+
+    what: str
+
+    def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Value:
+        return _array_value(cg, v, self.what)
+
+
+@builtin("(array, type)", array=ArrayValue("the array bitcast_array converts"))
+def bitcast_array(cg: Builder, array: Value, type: Any) -> Value:
     """The bytes of a one-dimensional array as another element type (OpBitCastArrayQCOM).
 
     ``type`` is an element type (the length follows from the byte size: ``f16[16]`` -> ``u32[8]``) or a
     whole array type (``cd.array[u32, 8]``, checked to have the same byte size).  Elements on both
     sides are i32, u32, f32 or f16.
     """
-    p = bind(cg, bitcast_array, args, kwargs)
-    src = _array_value(cg, p["array"], "the array bitcast_array converts")
-    target = p["type"]
+    src, target = array, type
     if isinstance(target, T.ScalarType):
         _raise(cg, rules.array_problem(src.type, "the array bitcast_array converts", rules.ARRAY_ELEMS))
         if target not in rules.ARRAY_ELEMS:
@@ -65,8 +80,8 @@ def bitcast_array(cg, args, kwargs):
     return cg.em.op("bitcast_array", target, [src])
 
 
-@builtin("(array, start, length)")
-def sub_array(cg, args, kwargs):
+@builtin("(array, start, length)", array=ArrayValue("the array sub_array slices"))
+def sub_array(cg: Builder, array: Value, start: Any, length: Any) -> Value:
     """``length`` elements of a one-dimensional array from index ``start`` (OpExtractSubArrayQCOM).
 
     ``start`` may be a runtime integer (it becomes an i32); ``length`` is a compile-time int or an integer
@@ -74,19 +89,18 @@ def sub_array(cg, args, kwargs):
     a runtime one past its end is undefined behaviour.  Fed to ``from_rows``/``from_cols`` of a MatA or
     MatB, a constant ``start`` must be a multiple of ``length`` (the K of the matrix).
     """
-    p = bind(cg, sub_array, args, kwargs)
-    src = _array_value(cg, p["array"], "the array sub_array slices")
+    src = array
     _raise(cg, rules.array_problem(src.type, "the array sub_array slices", rules.ARRAY_ELEMS))
     assert isinstance(src.type, T.ArrayType)  # array_problem checked it
-    t = array_type(src.type.elem, p["length"])
+    t = array_type(src.type.elem, length)
     if isinstance(t, str):
         raise TypeMismatchError(f"sub_array: {t}", cg.em.loc)
-    start = _start_index(cg, p["start"])
-    _raise(cg, rules.sub_array_problem(src.type, t, start.value if isinstance(start, Const) else None))
-    return cg.em.op("sub_array", t, [src, start])
+    first = _start_index(cg, start)
+    _raise(cg, rules.sub_array_problem(src.type, t, first.value if isinstance(first, Const) else None))
+    return cg.em.op("sub_array", t, [src, first])
 
 
-def _start_index(cg, v) -> Value:
+def _start_index(cg: Builder, v: Any) -> Value:
     """The start of a slice as the signed 32-bit integer the instruction takes."""
     v = cg.as_operand(v)
     if isinstance(v, Const) and isinstance(v.value, int):
@@ -94,13 +108,14 @@ def _start_index(cg, v) -> Value:
     if isinstance(v, int) and not isinstance(v, bool):
         if v < 0:
             raise ShapeError(f"the start of a sub-array must not be negative, got {v}", cg.em.loc)
-        return cg.em.literal(v, T.i32)
+        return arith.literal(cg.em, v, T.i32)
     if not isinstance(v, Value) or not isinstance(v.type, T.ScalarType) or v.type.kind != "int":
         raise TypeMismatchError(f"the start of a sub-array must be an integer, got {cg.describe(v)}", cg.em.loc)
     return v if v.type == T.i32 else arith.convert(cg.em, v, T.i32)
 
 
-def _from_array(cg, b, mat_type: T.CoopMatType, args, kwargs, line: str):
+def _from_array(cg: Builder, b: Builtin, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any],
+                line: str) -> Value:
     p = bind(cg, b, args, kwargs)
     _check_direction(cg, mat_type, line, "from")
     arr = _array_value(cg, p["array"], f"the array for a {rules.line_name(mat_type)} of {mat_type}")
@@ -109,7 +124,7 @@ def _from_array(cg, b, mat_type: T.CoopMatType, args, kwargs, line: str):
     return cg.em.op("coop_from_array", mat_type, [arr])
 
 
-def _check_direction(cg, m: T.CoopMatType, line: str, verb: str) -> None:
+def _check_direction(cg: Builder, m: T.CoopMatType, line: str, verb: str) -> None:
     """``from_rows``/``to_rows`` for A and accumulators, ``from_cols``/``to_cols`` for B."""
     _raise(cg, rules.matrix_problem(m))
     want = "cols" if m.use == rules.USE_B else "rows"
@@ -118,7 +133,7 @@ def _check_direction(cg, m: T.CoopMatType, line: str, verb: str) -> None:
         raise ShapeError(f"{m}: {whose}; use {verb}_{want}", cg.em.loc)
 
 
-def _check_k_multiple(cg, m: T.CoopMatType, arr: Value) -> None:
+def _check_k_multiple(cg: Builder, m: T.CoopMatType, arr: Value) -> None:
     """A constant sub-array start fed to an A or B matrix must be a multiple of its K (the slice length)."""
     if m.use == rules.USE_ACC or not (isinstance(arr, Op) and arr.kind == "sub_array"):
         return
@@ -130,7 +145,7 @@ def _check_k_multiple(cg, m: T.CoopMatType, arr: Value) -> None:
 
 
 @builtin("(array)", method_of=T.CoopMatType)
-def from_rows(cg, mat_type, args, kwargs):
+def from_rows(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """A subgroup MatA or accumulator whose row *i* is invocation *i*'s array (OpCompositeConstructCoopMatQCOM).
 
     The array holds the row: the matrix's component type with one element per column, or u32 packing
@@ -142,7 +157,7 @@ def from_rows(cg, mat_type, args, kwargs):
 
 
 @builtin("(array)", method_of=T.CoopMatType)
-def from_cols(cg, mat_type, args, kwargs):
+def from_cols(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """A subgroup MatB whose column *i* is invocation *i*'s array (OpCompositeConstructCoopMatQCOM).
 
     As ``from_rows`` with rows and columns swapped: f32, f16, i8 or u8 components with 256 bits per
@@ -151,7 +166,7 @@ def from_cols(cg, mat_type, args, kwargs):
     return _from_array(cg, from_cols, mat_type, args, kwargs, "cols")
 
 
-def _to_array(cg, b, mat: Value, args, kwargs, line: str):
+def _to_array(cg: Builder, b: Builtin, mat: Value, args: list[Any], kwargs: dict[str, Any], line: str) -> Value:
     p = bind(cg, b, args, kwargs)
     m = mat.type
     assert isinstance(m, T.CoopMatType)  # a method of matrix values
@@ -171,7 +186,7 @@ def _to_array(cg, b, mat: Value, args, kwargs, line: str):
 
 
 @builtin("(elem=None)", method_of=T.CoopMatType, on_values=True)
-def to_rows(cg, mat, args, kwargs):
+def to_rows(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """Row *i* of a subgroup MatA or accumulator as invocation *i*'s array (OpCompositeExtractCoopMatQCOM).
 
     ``elem`` None gives the component type (one element per column); ``u32`` the packed form
@@ -182,7 +197,7 @@ def to_rows(cg, mat, args, kwargs):
 
 
 @builtin("(elem=None)", method_of=T.CoopMatType, on_values=True)
-def to_cols(cg, mat, args, kwargs):
+def to_cols(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """Column *i* of a subgroup MatB as invocation *i*'s array (OpCompositeExtractCoopMatQCOM); ``u32``
     gives the packed ``u32[8]`` form."""
     return _to_array(cg, to_cols, mat, args, kwargs, "cols")

@@ -16,20 +16,31 @@ The three tables are :class:`~coopdsl._lazy.Registry` objects sharing :data:`LAT
 families :mod:`coopdsl.lang` does not import up front (subgroup operations, atomics, tensor layouts,
 SPV_NV_cooperative_matrix2, QCOM conversions, callbacks) load when a lookup misses or a table is
 listed whole.
+
+The typed seam: a builtin declared with per-parameter conversions (:mod:`coopdsl.lang.conversions`;
+``@builtin("(value, type)", value=RUNTIME, type=TypeObject(...))``) has its arguments bound and
+converted once, here (:func:`bind`), and its ``impl`` is called with them as keyword arguments:
+``impl(cg, value=..., type=...)`` (methods: ``impl(cg, receiver, ...)``).  The front end calls every
+builtin through :func:`call` / :func:`call_method`; a builtin declared without conversions still gets
+``(cg, args, kwargs)`` and converts its own arguments.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._lazy import Registry
 from .._records import record
 from ..errors import ArgumentError
 from ..ir import types as T
+
+if TYPE_CHECKING:
+    from .context import Builder
+    from .conversions import Conversion
 
 
 @record(frozen=True)
@@ -39,6 +50,7 @@ class Param:
     name: str
     keyword_only: bool
     required: bool
+    none_default: bool = False  # its default is None: an explicit None means the default, unconverted
 
 
 @record(frozen=True)
@@ -46,10 +58,12 @@ class Builtin:
     """A kernel builtin: its name, implementation, documentation and signature."""
 
     name: str
-    impl: Callable
+    impl: Callable[..., Any]
     doc: str
     signature: str
     params: tuple[Param, ...] | None = field(default=None, compare=False)
+    # parameter name -> its conversion; None: a builtin that binds and converts its arguments itself
+    conversions: Mapping[str, Conversion] | None = field(default=None, compare=False)
 
     def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
@@ -75,25 +89,46 @@ def parse_signature(signature: str) -> tuple[Param, ...] | None:
     args = fn.args
     positional = args.posonlyargs + args.args
     first_default = len(positional) - len(args.defaults)
-    out = [Param(a.arg, False, i < first_default) for i, a in enumerate(positional)]
-    out += [Param(a.arg, True, False) for a in args.kwonlyargs]
+    defaults: list[ast.expr | None] = [None] * first_default + list(args.defaults)
+    out = [Param(a.arg, False, i < first_default, _is_none(defaults[i])) for i, a in enumerate(positional)]
+    # (a keyword-only parameter without a default is the builtin's to check: None is left to it too)
+    out += [Param(a.arg, True, False, d is None or _is_none(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
     return tuple(out)
 
 
-def make_builtin(name: str, impl: Callable, doc: str, signature: str) -> Builtin:
-    """A :class:`Builtin` whose parameters are parsed from ``signature``."""
-    return Builtin(name, impl, doc, signature, parse_signature(signature))
+def _is_none(default: ast.expr | None) -> bool:
+    return isinstance(default, ast.Constant) and default.value is None
 
 
-def builtin(signature: str, method_of: type | None = None, on_values: bool = False):
+def make_builtin(name: str, impl: Callable[..., Any], doc: str, signature: str,
+                 conversions: Mapping[str, Conversion] | None = None) -> Builtin:
+    """A :class:`Builtin` whose parameters are parsed from ``signature``; ``conversions`` (parameter name ->
+    :class:`~coopdsl.lang.conversions.Conversion`, possibly empty) makes it a typed builtin (see the module)."""
+    params = parse_signature(signature)
+    if conversions is not None:
+        names = {p.name for p in params or ()}
+        unknown = sorted(set(conversions) - names)
+        if params is None or unknown:
+            raise TypeError(f"builtin {name}{signature}: conversions for {unknown or 'a descriptive signature'}")
+        conversions = dict(conversions)
+    return Builtin(name, impl, doc, signature, params, conversions)
+
+
+def builtin(signature: str, method_of: type | None = None, on_values: bool = False,
+            typed: bool = False, **conversions: Conversion) -> Callable[[Callable[..., Any]], Builtin]:
     """Register the decorated ``fn`` (named after it) as a builtin; doc = its docstring.
 
     ``method_of`` is an IR type class: the builtin becomes a method of type
     objects of that class, or of runtime values of it with ``on_values=True``.
+    Keyword arguments declare the conversion of each parameter so named (see
+    :mod:`coopdsl.lang.conversions`); with any of them, or ``typed=True`` (a
+    typed builtin whose parameters need no conversion), ``fn`` receives its
+    bound arguments as keyword arguments.
     """
-    def deco(fn):
+    def deco(fn: Callable[..., Any]) -> Builtin:
         name = fn.__name__.rstrip("_")
-        b = make_builtin(name, fn, (fn.__doc__ or "").strip(), signature)
+        b = make_builtin(name, fn, (fn.__doc__ or "").strip(), signature,
+                         conversions if conversions or typed else None)
         if method_of is None:
             BUILTINS[name] = b
         else:
@@ -102,7 +137,21 @@ def builtin(signature: str, method_of: type | None = None, on_values: bool = Fal
     return deco
 
 
-def method(receiver, name: str) -> Builtin | None:
+def call(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call builtin ``b`` from a kernel: a typed one with its arguments bound and converted (:func:`bind`)."""
+    if b.conversions is None:
+        return b.impl(cg, args, kwargs)
+    return b.impl(cg, **bind(cg, b, args, kwargs))
+
+
+def call_method(cg: Builder, b: Builtin, receiver: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """Call method ``b`` of ``receiver`` (a type object or a runtime value) from a kernel, as :func:`call`."""
+    if b.conversions is None:
+        return b.impl(cg, receiver, args, kwargs)
+    return b.impl(cg, receiver, **bind(cg, b, args, kwargs))
+
+
+def method(receiver: Any, name: str) -> Builtin | None:
     """The method ``name`` of ``receiver``: an IR type object, or a runtime value (by its IR type)."""
     table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
     found = _declared_method(table, type(t).__mro__, name)
@@ -122,15 +171,16 @@ def _declared_method(table: Registry[tuple[type, str], Builtin], classes: tuple[
     return None
 
 
-def method_names(receiver) -> list[str]:
+def method_names(receiver: Any) -> list[str]:
     """The method names ``receiver`` has (for "it has: ..." messages)."""
     table, t = (TYPE_METHODS, receiver) if isinstance(receiver, T.Type) else (VALUE_METHODS, receiver.type)
     classes = type(t).__mro__
     return sorted(n for cls, n in table if cls in classes)
 
 
-def bind(cg, b: Builtin, args: list, kwargs: dict) -> dict:
-    """Match positional/keyword arguments to ``b``'s parameters; ArgumentError otherwise.
+def bind(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Match positional/keyword arguments to ``b``'s parameters; ArgumentError otherwise.  Then apply the
+    conversions ``b`` declares, in parameter order (an explicit None where the default is None stays None).
 
     Positional parameters without a default are required; keyword-only ones
     are checked by the builtin itself (so it can explain what they mean).
@@ -153,14 +203,22 @@ def bind(cg, b: Builtin, args: list, kwargs: dict) -> dict:
     for name in required:
         if name not in out:
             raise ArgumentError(f"{b.name}{b.signature}: missing argument '{name}'", cg.em.loc)
+    conversions = b.conversions
+    if conversions:
+        for p in params:
+            conv = conversions.get(p.name)
+            if conv is not None and p.name in out:
+                v = out[p.name]
+                if v is not None or not p.none_default:
+                    out[p.name] = conv(cg, v, b.name, p.name)
     return out
 
 
 # id(params) -> (params, names, positional names, required names): the lists bind() matches arguments
 # against, made once per parameter tuple (the entry holds the tuple, so no other object takes its id)
-_BIND_PLANS: dict[int, tuple] = {}
+_BIND_PLANS: dict[int, tuple[Any, ...]] = {}
 
 
-def _bind_plan(params: tuple[Param, ...]) -> tuple:
+def _bind_plan(params: tuple[Param, ...]) -> tuple[Any, ...]:
     return (params, frozenset(p.name for p in params), tuple(p.name for p in params if not p.keyword_only),
             tuple(p.name for p in params if p.required))

@@ -8,6 +8,9 @@ buffer parameter; ``RowMajor`` is a layout constant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from .._records import record
 from ..errors import ArgumentError, DeclarationError, caller_loc
 from ..ir import types as T
@@ -32,6 +35,9 @@ from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
     u32,
     u64,
 )
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 
 @record(frozen=True)
@@ -68,7 +74,7 @@ ClampRepeatMirrored = Enumerant("TensorClampMode", "RepeatMirrored", 4, "ClampRe
 VULKAN_SCOPES = ("Device", "Workgroup", "Subgroup", "Invocation", "QueueFamily")
 
 
-def as_scope(cg, value, what: str, allowed: tuple[str, ...] = VULKAN_SCOPES) -> Scope:
+def as_scope(cg: Builder, value: object, what: str, allowed: tuple[str, ...] = VULKAN_SCOPES) -> Scope:
     """``value`` as an IR scope: the one place that checks a scope argument.
 
     Vulkan has no CrossDevice scope (VUID-StandaloneSpirv-None-04636..04638),
@@ -85,7 +91,7 @@ def as_scope(cg, value, what: str, allowed: tuple[str, ...] = VULKAN_SCOPES) -> 
 ENUM_DIMS = {"use": ("CooperativeMatrixUse", "UseA, UseB or UseAcc"), "scope": ("Scope", "Subgroup or Workgroup")}
 
 
-def _dim(value, what: str):
+def _dim(value: object, what: str) -> int | T.SymDim:
     """A matrix type parameter: a positive 32-bit int or a symbolic (spec-constant) one; enumerants only
     where they belong (a use for ``use``, a scope for ``scope``)."""
     kind, names = ENUM_DIMS.get(what, (None, None))
@@ -113,7 +119,7 @@ class CoopMatFamily:
         self.name = name
         self.use = use
 
-    def __getitem__(self, params) -> CoopMatType:
+    def __getitem__(self, params: Any) -> CoopMatType:
         params = params if isinstance(params, tuple) else (params,)
         need = 3 if self.use is not None else 4
         if len(params) not in (need, need + 1):
@@ -148,7 +154,7 @@ class _VecFamily:
     def __init__(self, n: int):
         self.n = n
 
-    def __getitem__(self, elem) -> VectorType:
+    def __getitem__(self, elem: object) -> VectorType:
         if not isinstance(elem, ScalarType):
             raise _declaration_error(f"vec{self.n}[...] takes a scalar type, not {_named(elem)}", f"vec{self.n}[")
         return VectorType(elem, self.n)
@@ -183,7 +189,7 @@ class PushParam:
     type: T.Type
 
 
-def _named(x) -> str:
+def _named(x: object) -> str:
     """A declaration argument as users write it."""
     if isinstance(x, T.Type):
         return str(x)
@@ -193,11 +199,11 @@ def _named(x) -> str:
 
 
 class _ParamKind:
-    def __init__(self, name: str, make):
+    def __init__(self, name: str, make: Callable[..., Any]):
         self.name = name
         self.make = make
 
-    def __getitem__(self, params):
+    def __getitem__(self, params: Any) -> Any:
         params = params if isinstance(params, tuple) else (params,)
         return self.make(*params)
 
@@ -209,14 +215,14 @@ def _declaration_error(message: str, word: str) -> DeclarationError:
     return DeclarationError(message, caller_loc(word))
 
 
-def _buffer(elem, *rest):
+def _buffer(elem: object, *rest: object) -> BufferParam:
     if rest or not isinstance(elem, (ScalarType, VectorType, T.StructType)):
         raise _declaration_error(f"Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]; "
                                  f"got {_named(elem)}", "Buffer[")
     return BufferParam(elem)
 
 
-def _spec(t, spec_id=None):
+def _spec(t: object, spec_id: object = None) -> SpecParam:
     if not isinstance(t, ScalarType):
         raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
                                  f"got {_named(t)}", "Spec[")
@@ -227,7 +233,7 @@ def _spec(t, spec_id=None):
     return SpecParam(t, spec_id)
 
 
-def _push(t, *rest):
+def _push(t: object, *rest: object) -> PushParam:
     if rest or not isinstance(t, (ScalarType, VectorType, T.StructType, T.PointerType)):
         raise _declaration_error(f"Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]; "
                                  f"got {_named(t)}", "Push[")
@@ -246,7 +252,7 @@ class ConstParam:
     type: type | None = None  # int, float, bool, or None for any compile-time value
 
 
-def _const(t=None, *rest):
+def _const(t: object = None, *rest: object) -> ConstParam:
     if rest or t not in (None, int, float, bool, T.Type) and not isinstance(t, type):
         raise _declaration_error("Const[...] takes a Python type such as int, float or bool, e.g. Const[int]",
                                  "Const[")

@@ -11,13 +11,18 @@ a hang), exactly as without the check.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, SpecConst, SpecOp, Value
 from .registry import BUILTINS, make_builtin
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def _assume_uniform(cg, args, kwargs):
+
+def _assume_uniform(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if kwargs or len(args) != 1:
         raise ArgumentError("assume_uniform(value) takes exactly one argument", cg.em.loc)
     v = cg.as_operand(args[0])
