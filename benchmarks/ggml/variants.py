@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i8, i16, i32, u16, u32, vec2, vec4
+from coopdsl import f16, i8, i16, i32, vec2
 from coopdsl.ops import ggml_formats as F
 from coopdsl.ops import ggml_mul_mm as MM
 
@@ -27,11 +27,22 @@ class BlockQ8_0I16:
 @cd.func
 @no_type_check
 def decode_q8_0_i16(block, block_coords, coord_in_block):
-    """q8_0 through signed 16-bit words: the high byte by an arithmetic shift, the low one by two."""
+    """q8_0 through signed 16-bit words: the high byte by an arithmetic shift, the low one by two (the word
+    index not masked into the block)."""
     idx = coord_in_block[1]
     w = i32(block.qs[idx >> 1])
     q = (w >> 8) if (idx & 1) == 1 else ((w << 24) >> 24)
     return f16(q) * block.d
+
+
+@cd.func
+@no_type_check
+def decode_q8_0_i8v_mask(block, block_coords, coord_in_block):
+    """q8_0 exactly as ggml's GLSL: the word index masked into the block, unpack8, one byte picked."""
+    idx = coord_in_block[1]
+    d = block.d
+    v = cd.bitcast(block.qs[(idx & 0x1E) >> 1], vec2[i8])
+    return f16(i32(v[idx & 1])) * d
 
 
 @cd.func
@@ -43,27 +54,10 @@ def decode_q8_0_i8v(block, block_coords, coord_in_block):
     return f16(i32(v[idx & 1])) * block.d
 
 
-@cd.struct
-class BlockQ4_K16:
-    head: vec4[u32]
-    qs: cd.array[u16, 64]  # type: ignore[valid-type]
-
-
-@cd.func
-@no_type_check
-def decode_q4_K_shared16(block, block_coords, coord_in_block, scales, bm):
-    """q4_K with staged scales, its levels read 16 bits at a time as ggml's decoder does."""
-    idx = coord_in_block[1]
-    sub = idx >> 5
-    s = scales[sub * (bm + 2) + block_coords[0] % bm]
-    q = (u32(block.qs[((idx & 0xC0) >> 2) + ((idx & 0x1E) >> 1)]) >> (4 * (sub & 1) + 8 * (idx & 1))) & 15
-    return f16(s.x * f32(q) - s.y)
-
-
 # variant -> (A format, FORMATS entry, staged q4_K decoder or None)
 VARIANTS = {"q8_0_i16": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i16), None),
             "q8_0_i8v": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i8v), None),
-            "q4_K_u16": ("q4_K", (BlockQ4_K16, 256, F.decode_q4_K), decode_q4_K_shared16)}
+            "q8_0_i8v_mask": ("q8_0", (BlockQ8_0I16, 32, decode_q8_0_i8v_mask), None)}
 
 
 def main(out: Path) -> None:
