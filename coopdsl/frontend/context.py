@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
+from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Value
 from ..lang.arith import index_literal
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
@@ -249,12 +249,7 @@ class Context:
 
     def function_variable(self, ptr: T.PointerType):
         """An OpVariable in Function storage; SPIR-V wants these first in the entry block."""
-        entry = self.em.func.entry
-        op = Op("variable", ptr, [], self.em.loc)
-        op.block = entry
-        at = sum(1 for o in entry.ops if o.kind == "variable")
-        entry.ops.insert(at, op)
-        return op
+        return self.em.function_variable(ptr)
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)

@@ -109,7 +109,7 @@ def _trivial(node: ast.AST) -> bool:
 
 
 def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Value:
-    from ..ir.core import Op, SelectionMerge
+    from ..ir.core import SelectionMerge
 
     em = cg.em
     header = em.current
@@ -130,10 +130,7 @@ def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Valu
     em.branch(merge)
     em.start(merge)
     skipped = em.const(T.boolean, kind == "lor")  # the value when the right side is not evaluated
-    phi = Op("phi", T.boolean, [skipped, v], em.loc, incoming=[header, rhs_end])
-    phi.block = merge
-    merge.phis.append(phi)
-    return phi
+    return em.phi(merge, T.boolean, [skipped, v], [header, rhs_end])
 
 
 def expr_compare(cg, node: ast.Compare):

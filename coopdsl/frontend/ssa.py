@@ -105,10 +105,7 @@ class SSA:
             raise CompileError(
                 f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)
         operands = [self._as_value(name, v, ty) for v in values]
-        phi = Op("phi", ty, operands, self.em.loc, incoming=list(block.preds), var=name, path=path)
-        phi.block = block
-        block.phis.append(phi)
-        return phi
+        return self.em.phi(block, ty, operands, list(block.preds), var=name, path=path)
 
     def _as_value(self, name: str, v, ty: T.Type) -> Value:
         if isinstance(v, Value):
@@ -140,10 +137,7 @@ class SSA:
             entry = self.em.literal(entry, default_type(entry))
         elif not isinstance(entry, Value):
             return entry  # a compile-time object: not carried by the loop
-        phi = Op("phi", entry.type, [entry], loc, incoming=[preheader], var=name, path=path)
-        phi.block = header
-        header.phis.append(phi)
-        return phi
+        return self.em.phi(header, entry.type, [entry], [preheader], loc, var=name, path=path)
 
     def close_loop(self, header: Block, latch_blocks: list[Block]) -> None:
         """Add the back-edge operands of the header's phis, then drop trivial ones."""

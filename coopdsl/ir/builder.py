@@ -1,7 +1,9 @@
 """The IR builder: appends ops to the current block of a function, stamped with a location.
 
 The :class:`Emitter` appends ops to the current block and stamps each with the
-source location the code generator is visiting.  When the current block is
+source location the code generator is visiting; phis and Function variables,
+which go elsewhere (a block's phis, the start of the entry block), are made by
+it too, so every op of a function is built here.  When the current block is
 ``None`` the code being compiled is unreachable (after ``return``, ``break``
 or ``continue``) and nothing is emitted.
 """
@@ -92,10 +94,26 @@ class Emitter:
             self.start(blk)
             self.branch(merge)
         self.start(merge)
-        phi = Op("phi", a.type, [a, b], self.loc, incoming=[then_b, else_b])
-        phi.block = merge
-        merge.phis.append(phi)
+        return self.phi(merge, a.type, [a, b], [then_b, else_b])
+
+    def phi(self, block: Block, type: T.Type, operands: list[Value], incoming: list[Block],
+            loc: SourceLoc | None = None, **attrs: Any) -> Op:
+        """A phi at the end of ``block``'s phis: operand i arrives from ``incoming[i]`` (a loop header's phi
+        gets its back-edge operands later)."""
+        phi = Op("phi", type, operands, self.loc if loc is None else loc, incoming=incoming, **attrs)
+        phi.block = block
+        block.phis.append(phi)
         return phi
+
+    def function_variable(self, ptr: T.PointerType) -> Op:
+        """A Function-storage variable, placed after the other variables at the start of the entry block
+        (SPIR-V wants them first)."""
+        entry = self.func.entry
+        op = Op("variable", ptr, [], self.loc)
+        op.block = entry
+        at = sum(1 for o in entry.ops if o.kind == "variable")
+        entry.ops.insert(at, op)
+        return op
 
     def const(self, type: T.Type, value: Any) -> Const:
         return self.module.const(type, value)

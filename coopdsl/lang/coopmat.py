@@ -11,8 +11,9 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MATRIX_OPERANDS, Layout
 from ..ir.core import Const, SpecConst, SpecOp
+from ..ir.ops import coopmat as rules
 from .access import bind_access, memory_operands, memory_pointer, psb_aligned
-from .coopcheck import check_muladd
+from .coopcheck import check_muladd, raise_problem
 from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
 from .types import Enumerant, RowMajor
 from .values import BufferRef
@@ -38,8 +39,7 @@ def muladd(cg, args, kwargs):
     if p.get("signed") is not None:
         signed = _signedness(cg, p["signed"], c.type)
     saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
-    if saturate and c.type.elem.kind != "int":
-        raise TypeMismatchError("saturate=True needs an integer accumulator", cg.em.loc)
+    raise_problem(cg.em, rules.muladd_operands_problem(c.type, signed, saturate))
     return cg.em.op("coop_muladd", c.type, [a, b, c], signed=signed, saturate=saturate)
 
 
@@ -48,9 +48,7 @@ def _signedness(cg, value, acc_type) -> frozenset:
     if not isinstance(names, tuple) or any(n not in MATRIX_OPERANDS for n in names):
         raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(MATRIX_OPERANDS)}, "
                             f"got {value!r}", cg.em.loc)
-    if names and acc_type.elem.kind != "int":
-        raise TypeMismatchError("signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)",
-                                cg.em.loc)
+    raise_problem(cg.em, rules.muladd_operands_problem(acc_type, frozenset(names), False))
     return frozenset(names)
 
 
@@ -75,9 +73,7 @@ def _stride(cg, p, b: Builtin, is_store: bool):
             f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
     stride = p["stride"]
     known = stride.value if isinstance(stride, Const) else stride
-    if isinstance(known, int) and not isinstance(known, bool) and (known <= 0 if is_store else known < 0):
-        need = "greater than 0" if is_store else "0 or more"
-        raise ArgumentError(f"{b.name}: stride must be {need}, got {known} (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    raise_problem(cg.em, rules.stride_problem(known, is_store), f"{b.name}: ")
     return cg.as_index(stride, "stride")
 
 
@@ -90,14 +86,7 @@ def _matrix_pointer(cg, buf, offset, what: str):
             f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
             f"local_array or private_array of matrices instead", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, what)
-    elem = ptr.type.pointee
-    if isinstance(elem, T.VectorType) and elem.count == 3:
-        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: their array "
-                                f"stride (16 bytes) differs from their size, so offsets and strides could not "
-                                f"count elements (use a vec4 or scalar buffer, as GLSL does)", cg.em.loc)
-    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool":
-        raise TypeMismatchError(f"cannot {what} a cooperative matrix through {elem} elements: the memory must "
-                                f"hold numeric scalars or vectors (SPV_KHR_cooperative_matrix)", cg.em.loc)
+    raise_problem(cg.em, rules.memory_problem(ptr.type.pointee, what))
     return ptr
 
 

@@ -16,9 +16,10 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import FuncRef, Function, Param, Value
-from ..ir.ops.coopmat2 import ReduceMode
+from ..ir.ops.coopmat2 import ReduceMode, per_element_extra_problem
 from .availability import NV2, require
 from .callbacks import callback_operand
+from .coopcheck import raise_problem
 from .coopcheck2 import check_reduce, check_transpose
 from .registry import bind, builtin
 from .types import Enumerant
@@ -146,19 +147,12 @@ def _extra(cg, t: T.CoopMatType, i: int, v) -> Value:
         raise ArgumentError(
             f"extra operand {i} of map is the number {v!r}, which has no type: bind compile-time numbers to the "
             f"function with cd.partial(fn, name={v!r}), or give it one (e.g. {t.elem}({v!r}))", cg.em.loc)
-    vt = getattr(v, "type", None)
-    if isinstance(vt, T.CoopMatType):
-        if vt != t:
-            from .coopcheck import describe_mismatch
-
-            raise TypeMismatchError(f"extra matrix operand {i} of map must have the matrix's type {t}: "
-                                    f"{describe_mismatch(t, vt)}", cg.em.loc)
+    if isinstance(v, Value):
+        raise_problem(cg.em, per_element_extra_problem(t, i, v.type))
         return v
-    if not isinstance(v, Value) or not isinstance(vt, (T.ScalarType, T.VectorType)):
-        raise TypeMismatchError(
-            f"extra operand {i} of map must be a runtime scalar, vector or matrix of type {t}, got "
-            f"{cg.describe(v)} (bind buffers and compile-time values with cd.partial(fn, name=...))", cg.em.loc)
-    return v
+    raise TypeMismatchError(
+        f"extra operand {i} of map must be a runtime scalar, vector or matrix of type {t}, got "
+        f"{cg.describe(v)} (bind buffers and compile-time values with cd.partial(fn, name=...))", cg.em.loc)
 
 
 @builtin("(*, into=None)", method_of=T.CoopMatType, on_values=True)

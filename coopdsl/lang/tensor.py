@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import struct
 
-from ..errors import ArgumentError, ShapeError, TypeMismatchError
+from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
-from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
-from ..ir.ops.tensor import SETTERS, is_int32, layout_state
+from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.ops import tensor as rules
+from ..ir.ops.tensor import SETTERS, is_int32
 from .access import bind_access, memory_operands, memory_pointer
 from .availability import NV2_TENSORS, require
 from .callbacks import callback_operand
+from .coopcheck import raise_problem
 from .registry import VALUE_METHODS, bind, builtin, make_builtin
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
@@ -116,23 +118,6 @@ def _value32(cg, v, what: str) -> Value:
     return v
 
 
-def _check_strides(cg, layout: Value, strides: list[Value]) -> None:
-    """SetStride's rule (spirv-val does not check it), where it is known at compile time:
-    stride[i] >= stride[i+1] * ceil(dimension[i+1] / block_size[i+1])."""
-    state = layout_state(layout)
-    known = [s.value if isinstance(s, Const) else None for s in strides]
-    for i in range(len(known) - 1):
-        outer, inner, d, b = known[i], known[i + 1], state.dims[i + 1], state.block[i + 1]
-        if None in (outer, inner, d, b) or b == 0:
-            continue
-        least = inner * -(-d // b)
-        if outer < least:
-            raise ArgumentError(f"stride {i} of this layout must be at least stride {i + 1} x ceil(dimension "
-                                f"{i + 1} / block size {i + 1}) = {inner} x ceil({d} / {b}) = {least}, got {outer} "
-                                f"(SPV_NV_tensor_addressing); a transposed read takes a view with perm=(1, 0)",
-                                cg.em.loc)
-
-
 def _clamp_bits(cg, value, as_type) -> Value:
     """The clamp value: an integer bit pattern, or a number encoded as ``as_type`` (f16, f32 or an integer type)."""
     if as_type is None:
@@ -174,43 +159,16 @@ def _setter(kind: str, name: str, signature: str, doc: str):
                 raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
                                     cg.em.loc)
             values = [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)]
-        if kind == "tensor_layout_stride":
-            _check_strides(cg, receiver, values)
-        if kind == "tensor_layout_dimension" and _set_earlier(receiver, "tensor_layout_stride"):
-            raise ArgumentError("dimension() resets the strides that stride() set earlier on this layout "
-                                "(OpTensorLayoutSetDimensionNV makes them those of a packed tensor): call stride() "
-                                "after dimension()", cg.em.loc)
-        if kind in ("tensor_view_dimension", "tensor_view_stride") and not t.has_dims:
-            raise ArgumentError(f"{name}() on a view made with has_dims=False would be ignored (such a view takes "
-                                f"the layout's span as its dimensions): create it with "
-                                f"cd.tensor_view({t.dim}, has_dims=True, ...)", cg.em.loc)
+        raise_problem(cg.em, rules.setter_problem(kind, receiver, values))
         return cg.em.op(kind, t, [receiver, *values])
 
     VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
 
 
-def _set_earlier(layout: Value, kind: str) -> bool:
-    """Whether the chain of setters that made ``layout`` (back to its creation, its last dimension() or a
-    merge of control flow) contains a ``kind`` op."""
-    v = layout
-    while isinstance(v, Op) and v.kind.startswith("tensor_layout_") and v.kind != "tensor_layout_dimension":
-        if v.kind == kind:
-            return True
-        v = v.operands[0]
-    return False
-
-
 def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:
     """Value ``i`` of a setter: 32 bits; negative only as a slice's offset, and no block size of 0."""
     v = cg.as_operand(v)
-    known = v.value if isinstance(v, Const) else v
-    if isinstance(known, int) and not isinstance(known, bool):
-        offset = kind == "tensor_layout_slice" and i % 2 == 0
-        if known < 0 and not offset:
-            raise ArgumentError(f"{name}'s value {i} must not be negative, got {known} (only slice offsets may be)",
-                                cg.em.loc)
-        if known == 0 and kind == "tensor_layout_block_size":
-            raise ArgumentError(f"block sizes are at least 1, got 0 for dimension {i}", cg.em.loc)
+    raise_problem(cg.em, rules.setter_value_problem(kind, i, v.value if isinstance(v, Const) else v))
     return _value32(cg, v, f"{name}'s value {i}")
 
 
@@ -258,12 +216,7 @@ def _layout_and_view(cg, p: dict, b) -> list[Value]:
     if not isinstance(view, Value) or not isinstance(view.type, T.TensorViewType):
         raise TypeMismatchError(f"{b.name}: view must be a tensor view (cd.tensor_view(...)), got "
                                 f"{cg.describe(view)}", cg.em.loc)
-    if not view.type.has_dims and view.type.dim != layout.type.dim:
-        # SPV_NV_cooperative_matrix2's addressing reads the layout's span for each view dimension
-        raise ShapeError(f"{b.name}: a view without its own dimensions (has_dims=False) takes the layout's span "
-                         f"as its dimensions, so it needs as many: the view has {view.type.dim}, the layout "
-                         f"{layout.type.dim} (give the view has_dims=True and .dimension(...), or "
-                         f"cd.tensor_view({layout.type.dim}, ...))", cg.em.loc)
+    raise_problem(cg.em, rules.view_problem(layout.type, view.type), f"{b.name}: ")
     return [layout, view]
 
 
@@ -278,12 +231,7 @@ def _tensor_pointer(cg, p: dict, b, decode: bool):
                                 f"shared array '{buf.name}' (SPV_NV_cooperative_matrix2)", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, b.name)
     elem = ptr.type.pointee
-    if decode and not isinstance(elem, T.StructType):
-        raise TypeMismatchError(f"{b.name}: a decode function reads one block at a time, so the memory must hold "
-                                f"block structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}", cg.em.loc)
-    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool"):
-        raise TypeMismatchError(f"{b.name}: the memory must hold numeric scalars or vectors, not {elem} (memory of "
-                                f"structs needs a decode function)", cg.em.loc)
+    raise_problem(cg.em, rules.memory_problem(elem, decode), f"{b.name}: ")
     known = offset.value if isinstance(offset, Const) else offset
     if isinstance(known, int) and not isinstance(known, bool) and known * T.size_of(elem) % TENSOR_ALIGNMENT:
         raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * T.size_of(elem)} bytes from the start; "
@@ -367,10 +315,7 @@ def store_tensor(cg, mat, args, kwargs):
     p = bind_access(cg, store_tensor, args, kwargs, is_store=True)
     require_spirv_16(cg, "store_tensor")
     addressing = _layout_and_view(cg, p, store_tensor)
-    blocks = [b for b in layout_state(addressing[0]).block if b is not None and b > 1]
-    if blocks:
-        raise ArgumentError(f"store_tensor: this layout has block size {blocks[0]}; stores take layouts with block "
-                            f"size 1 (larger blocks would race, SPV_NV_cooperative_matrix2)", cg.em.loc)
+    raise_problem(cg.em, rules.store_layout_problem(addressing[0]), "store_tensor: ")
     ptr = _tensor_pointer(cg, p, store_tensor, decode=False)
     if isinstance(p["buffer"], BufferRef):
         cg.note_buffer_write(p["buffer"])

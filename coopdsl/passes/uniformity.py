@@ -82,14 +82,12 @@ BUILTIN_LEVELS = {"WorkgroupId": WORKGROUP, "NumWorkgroups": WORKGROUP, "Workgro
                   "SubgroupSize": WORKGROUP, "NumSubgroups": WORKGROUP, "SubgroupId": SUBGROUP}
 # builtins whose component i is the workgroup id's when the workgroup is 1 wide along i
 PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
-WRITES = ("store", "coop_store", "coop_store_tensor", "atomic_rmw", "atomic_cmpxchg", "atomic_store")
-ATOMICS = ("atomic_rmw", "atomic_cmpxchg", "atomic_load", "atomic_store")
-ELEMENT_ACCESS = ("extract", "insert", "extract_dyn", "insert_dyn")  # per-invocation access to matrix elements
-# matrix ops whose operands are per invocation by nature (each invocation's row or column of the matrix);
-# every other op that takes or makes a cooperative matrix needs all its operands uniform in the matrix's scope
-# (SPV_KHR_cooperative_matrix: "All the operands to this instruction must be dynamically uniform within every
-# instance of the Scope of the cooperative matrix")
-PER_INVOCATION_OPERANDS = ("coop_from_array",)
+# What ops do is read from their definitions (coopdsl.ir.ops): ``writes`` (memory through operand 0),
+# ``atomic``, ``element_access`` (per-invocation access to matrix elements) and ``per_invocation_operands``
+# (matrix ops whose operands are each invocation's row or column of the matrix; every other op that takes or
+# makes a cooperative matrix needs all its operands uniform in the matrix's scope, SPV_KHR_cooperative_matrix:
+# "All the operands to this instruction must be dynamically uniform within every instance of the Scope of the
+# cooperative matrix").
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
 
@@ -133,7 +131,7 @@ def scope_level(scope) -> Level:
 
 def matrix_scope_level(op: Op) -> Level:
     """The uniformity needed by an op that takes or makes cooperative matrices (DIVERGENT: none)."""
-    if op.kind == "phi" or op.kind in ELEMENT_ACCESS:
+    if op.kind == "phi" or OPS[op.kind].element_access:
         return DIVERGENT
     # the most demanding scope among the result and operand types (a loop: runs per op)
     t = op.type
@@ -289,7 +287,7 @@ class FunctionUniformity:
                     need = _static_requirement(op)
                     if need is not None:
                         known[id(op)] = need
-                        if matrix and op.kind not in PER_INVOCATION_OPERANDS:
+                        if matrix and not OPS[op.kind].per_invocation_operands:
                             self._matrix_ops.append(op)
                 elif op.kind == "call":
                     self._has_calls = True
@@ -334,7 +332,7 @@ class FunctionUniformity:
         matrix = _matrix_of(op.operands[0])
         if matrix is not None:  # one element of a matrix, per invocation by nature: the matrix stays one matrix
             return self._lower(self.var_facts, id(root), self.fact_at(matrix, block))
-        value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if op.kind in ATOMICS \
+        value = (DIVERGENT, Origin("the result of an atomic operation", op.loc)) if OPS[op.kind].atomic \
             else self.fact_at(op.operands[1], block)
         control = (self.ctl[block], Origin("a value stored under non-uniform control flow", op.loc))
         return self._lower(self.var_facts, id(root), worst([value, self.fact_at(op.operands[0], block), control]))
@@ -578,11 +576,12 @@ _KIND_ROWS: dict[str, tuple[Callable, bool, bool, bool]] = {}
 
 
 def _kind_row(kind: str) -> tuple[Callable, bool, bool, bool]:
-    transfer = _TRANSFER.get(kind) or (_subgroup if kind.startswith("subgroup_") else None)
+    d = OPS[kind]
+    transfer = _TRANSFER.get(kind) or (_subgroup if d.tangled == "subgroup" else None)
     if transfer is None:
-        transfer = _atomic if kind in ATOMICS else FunctionUniformity._operands
-    row = _KIND_ROWS[kind] = (transfer, kind in WRITES, OPS[kind].tangled == "execution",
-                              kind in ("phi", "call") or kind in ELEMENT_ACCESS)
+        transfer = _atomic if d.atomic else FunctionUniformity._operands
+    row = _KIND_ROWS[kind] = (transfer, d.writes, d.tangled == "execution",
+                              kind in ("phi", "call") or d.element_access)
     return row
 
 
@@ -660,7 +659,7 @@ class Uniformity:
     def __init__(self, module: Module):
         self.module = module
         self.written = {memory_root(op.operands[0]) for f in module.functions for op in f.ops()
-                        if op.kind in WRITES}
+                        if OPS[op.kind].writes}
         # Private variables only the kernel itself uses: per invocation, like its Function variables, so
         # tracked as they are (what was stored to them); one a device function uses is not tracked
         elsewhere = {v for f in module.functions if f is not module.entry for op in f.ops() for v in op.operands

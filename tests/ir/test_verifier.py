@@ -66,7 +66,7 @@ def test_muladd_checks_uses():
     def build(m, em):
         a, b, c = (em.op("splat", t, [em.const(t.elem, 0.0)]) for t in (A, B, C))
         em.op("coop_muladd", C, [b, a, c], signed=frozenset(), saturate=False)
-    _bad(build, "A has use 1, expected 0")
+    _bad(build, "the first operand of muladd must have use A (MatA), but MatB[f16, 16, 16] has use B (MatB)")
 
 
 def test_missing_unknown_and_mistyped_attributes():

@@ -35,9 +35,10 @@ def _store(op: Op) -> None:
 
 
 _ATTRS = {"scope": (Scope, True), "semantics": (Semantics, True)}
-define("atomic_rmw", 2, attrs={"op": (str, True), **_ATTRS}, verify=_rmw, pure=False,
+define("atomic_rmw", 2, attrs={"op": (str, True), **_ATTRS}, verify=_rmw, pure=False, writes=True, atomic=True,
        doc="(pointer, value): atomically apply ``op``; the old value")
-define("atomic_cmpxchg", 3, attrs=_ATTRS, verify=_load, pure=False,
+define("atomic_cmpxchg", 3, attrs=_ATTRS, verify=_load, pure=False, writes=True, atomic=True,
        doc="(pointer, value, comparator): store value if the old value equals comparator; the old value")
-define("atomic_load", 1, attrs=_ATTRS, verify=_load, pure=False, doc="atomic read")
-define("atomic_store", 2, attrs=_ATTRS, verify=_store, pure=False, doc="(pointer, value): atomic write")
+define("atomic_load", 1, attrs=_ATTRS, verify=_load, pure=False, atomic=True, doc="atomic read")
+define("atomic_store", 2, attrs=_ATTRS, verify=_store, pure=False, writes=True, atomic=True,
+       doc="(pointer, value): atomic write")

@@ -17,6 +17,18 @@ class VerifyError(Exception):
 
 
 @record(frozen=True)
+class Problem:
+    """A broken rule, as the rule functions next to the op definitions return it: ``kind`` is "type"
+    (element types, array-ness, what a value is), "shape" (lengths, dimensions, uses, scope, ranges) or
+    "argument" (a value a builtin was given); ``message`` says what is wrong in the words kernels are written
+    in.  The builtins raise it at the user's line (TypeMismatchError, ShapeError, ArgumentError by kind); the
+    verifier reports it as an internal error (the front end should have refused the kernel first)."""
+
+    kind: str
+    message: str
+
+
+@record(frozen=True)
 class OpDef:
     """The definition of one op kind.
 
@@ -26,6 +38,12 @@ class OpDef:
     ``tangled`` names what must execute the op together: ``"matrix"`` (the
     scope of the cooperative matrix it uses), ``"subgroup"``, or
     ``"execution"`` (the op's own execution-scope attribute).
+
+    The traits passes read: ``writes`` (it writes the memory its operand 0 points to), ``atomic`` (an
+    atomic access: its result differs between invocations), ``element_access`` (it reads or writes one
+    invocation's elements of a composite, a cooperative matrix included, so it needs no matrix scope's
+    uniformity) and ``per_invocation_operands`` (a matrix op whose operands are each invocation's own by
+    nature, exempt from SPIR-V's rule that a matrix op's operands be uniform in the matrix's scope).
     """
 
     kind: str
@@ -36,6 +54,10 @@ class OpDef:
     terminator: bool = False
     tangled: str | None = None
     doc: str = ""
+    writes: bool = False
+    atomic: bool = False
+    element_access: bool = False
+    per_invocation_operands: bool = False
 
 
 OPS: Registry[str, OpDef] = Registry()  # the families ``coopdsl.ir.ops`` defers load on first need
@@ -43,12 +65,14 @@ OPS: Registry[str, OpDef] = Registry()  # the families ``coopdsl.ir.ops`` defers
 
 def define(kind: str, operands: int | tuple[int, int | None], *, doc: str,
            attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Op], None] | None = None,
-           pure: bool = True, terminator: bool = False, tangled: str | None = None) -> OpDef:
+           pure: bool = True, terminator: bool = False, tangled: str | None = None, writes: bool = False,
+           atomic: bool = False, element_access: bool = False, per_invocation_operands: bool = False) -> OpDef:
     """Declare op ``kind`` (each kind exactly once)."""
     if OPS.declared(kind):
         raise ValueError(f"op kind {kind!r} is declared twice")
     arity = (operands, operands) if isinstance(operands, int) else operands
-    d = OpDef(kind, arity, dict(attrs or {}), verify, pure, terminator, tangled, doc)
+    d = OpDef(kind, arity, dict(attrs or {}), verify, pure, terminator, tangled, doc, writes, atomic,
+              element_access, per_invocation_operands)
     OPS[kind] = d
     return d
 
@@ -61,6 +85,12 @@ def opdef(kind: str) -> OpDef:
 # -- predicates the rules share ------------------------------------------------------------------
 def fail(op: Op, message: str) -> NoReturn:
     raise VerifyError(f"{op.kind}: {message}")
+
+
+def check(op: Op, problem: Problem | None) -> None:
+    """Fail ``op`` with ``problem``'s message when a rule function found one."""
+    if problem is not None:
+        fail(op, problem.message)
 
 
 def types_of(op: Op) -> list[T.Type]:

@@ -76,12 +76,13 @@ def _splat(op: Op) -> None:
         fail(op, f"splats a component into a vector or matrix, got {op.operands[0].type} -> {op.type}")
 
 
-define("extract", 1, attrs={"index": (int, True)}, verify=_extract,
+define("extract", 1, attrs={"index": (int, True)}, verify=_extract, element_access=True,
        doc="component ``index`` of a composite (struct member, vector/array/matrix element)")
-define("insert", 2, attrs={"index": (int, True)}, verify=_insert,
+define("insert", 2, attrs={"index": (int, True)}, verify=_insert, element_access=True,
        doc="(object, composite): the composite with component ``index`` replaced")
-define("extract_dyn", 2, verify=_dynamic, doc="(vector or array, index): the component at a runtime index")
-define("insert_dyn", 3, verify=_dynamic,
+define("extract_dyn", 2, verify=_dynamic, element_access=True,
+       doc="(vector or array, index): the component at a runtime index")
+define("insert_dyn", 3, verify=_dynamic, element_access=True,
        doc="(vector or array, value, index): the composite with the component at a runtime index replaced")
 define("construct", (1, None), verify=_construct, doc="a vector, struct or array from its components")
 define("shuffle", 2, attrs={"components": (tuple, True)}, verify=_shuffle,

@@ -7,9 +7,7 @@ from ..core import Op
 from .base import define, fail
 
 
-def _phi(op: Op) -> None:
-    if len(op.attrs["incoming"]) != len(op.operands):
-        fail(op, "needs one incoming block per operand")
+def _phi(op: Op) -> None:  # (the verifier matches the incoming blocks with the block's predecessors)
     for v in op.operands:
         if v.type is not op.type and v.type != op.type:
             fail(op, f"operand {v.type} differs from the phi's type {op.type}")

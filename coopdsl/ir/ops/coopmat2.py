@@ -2,6 +2,16 @@
 
 The callbacks of ``coop_reduce`` and ``coop_per_element`` are operands that
 name a function (:class:`~coopdsl.ir.core.FuncRef`), never calls.
+
+The extension's rules are pure functions returning ``None`` or a
+:class:`~coopdsl.ir.ops.base.Problem`: the builtins of ``coopdsl.lang.coopmat2``
+(through ``coopdsl.lang.coopcheck2``) apply them at the user's line, the
+verifier to every op.  spirv-val checks the shapes of
+OpCooperativeMatrixReduceNV only when every dimension is a plain constant;
+these rules also compare dimensions made of specialization constants,
+symbolically (``2 * H`` is twice ``H``; ``H // 2`` is half of it).  A
+transpose keeps the component type, as GLSL requires (SPIR-V leaves it open;
+it is what drivers are tested with).
 """
 
 from __future__ import annotations
@@ -10,8 +20,8 @@ import enum
 
 from .. import types as T
 from ..core import FuncRef, Op
-from .base import define, fail, matrix, result_is
-from .coopmat import USE_A, USE_ACC, USE_B
+from .base import Problem, check, define, fail, matrix, result_is
+from .coopmat import USE_ACC, USE_B, USE_NAME, conversion_problem, describe_mismatch
 
 
 class ReduceMode(enum.Flag):
@@ -28,6 +38,114 @@ class ReduceMode(enum.Flag):
 VALID_MODES = (ReduceMode.Row, ReduceMode.Column, ReduceMode.Row | ReduceMode.Column, ReduceMode.Quad2x2)
 
 
+# -- the rules ---------------------------------------------------------------------------------------
+def accumulator_problem(t: T.CoopMatType, what: str) -> Problem | None:
+    """``what`` takes an accumulator (with a use known at compile time)."""
+    if t.use != USE_ACC:
+        use = USE_NAME.get(t.use, t.use) if isinstance(t.use, int) else f"the specialization-constant {t.use}"
+        return Problem("shape", f"{what}: it takes an accumulator matrix (Acc[...]), but {t} has use {use}")
+    return None
+
+
+def is_half(small: T.Dim, big: T.Dim) -> bool:
+    """Whether ``small`` is exactly half of ``big`` (symbolically for specialization constants)."""
+    if isinstance(small, int) and isinstance(big, int):
+        return 2 * small == big
+    return small == T.symbolic("div", (big, 2)) or big == T.symbolic("mul", (small, 2))
+
+
+def _half_text(t: T.CoopMatType) -> str:
+    def half(d: T.Dim) -> T.Dim:
+        return d // 2 if isinstance(d, int) else T.symbolic("div", (d, 2))
+    return str(T.CoopMatType(t.elem, t.scope, half(t.rows), half(t.cols), USE_ACC))
+
+
+def reduce_problem(t: T.CoopMatType, into: object, mode: ReduceMode) -> Problem | None:
+    """``m.reduce(mode, ..., into=into)`` of a matrix of type ``t``: a floating-point accumulator reduced into
+    an accumulator type of the same component type and scope, whose shape the mode allows."""
+    if mode not in VALID_MODES:
+        return Problem("argument", f"the reduce mode must be Row, Column, Row|Column or 2x2, got {mode}")
+    p = accumulator_problem(t, "m.reduce")
+    if p is not None:
+        return p
+    if t.elem.kind != "float":
+        return Problem("type", f"m.reduce needs a floating-point matrix (as GLSL_NV_cooperative_matrix2 requires), "
+                               f"got {t}")
+    if not isinstance(into, T.CoopMatType):
+        return Problem("type", f"into= must be an accumulator matrix type such as Acc[{t.elem}, {t.rows}, "
+                               f"{t.cols}], got {into!r}")
+    p = accumulator_problem(into, "into= of m.reduce")
+    if p is not None:
+        return p
+    if into.elem != t.elem:
+        return Problem("shape", f"m.reduce keeps the component type: into= {into} must hold {t.elem} like {t}")
+    if into.scope != t.scope:
+        return Problem("shape", f"m.reduce keeps the scope: into= {into} must have the scope of {t}")
+    if mode == ReduceMode.Quad2x2:
+        if not (is_half(into.rows, t.rows) and is_half(into.cols, t.cols)):
+            return Problem("shape", f"m.reduce(cd.Reduce2x2) halves both dimensions: {t} reduces into "
+                                    f"{_half_text(t)}, not {into}")
+    elif mode == ReduceMode.Row and into.rows != t.rows:
+        return Problem("shape", f"m.reduce(cd.Row) keeps the rows: the result needs {t.rows} rows like {t}, but "
+                                f"into= {into} has {into.rows}")
+    elif mode == ReduceMode.Column and into.cols != t.cols:
+        return Problem("shape", f"m.reduce(cd.Column) keeps the columns: the result needs {t.cols} columns like "
+                                f"{t}, but into= {into} has {into.cols}")
+    return None
+
+
+def transpose_result(t: T.CoopMatType) -> T.CoopMatType:
+    """The type of the transpose of accumulator ``t``: the B matrix with rows and columns swapped."""
+    return T.CoopMatType(t.elem, t.scope, t.cols, t.rows, USE_B)
+
+
+def transpose_problem(t: T.CoopMatType, into: object) -> Problem | None:
+    """``m.transpose(into=into)`` of a matrix of type ``t`` (``into`` None: the result type unspelled)."""
+    p = accumulator_problem(t, "m.transpose")
+    if p is not None:
+        return p
+    result = transpose_result(t)
+    if into is None or into == result:
+        return None
+    if not isinstance(into, T.CoopMatType):
+        return Problem("type", f"into= must be the matrix type {result}, got {into!r}")
+    if into.use != USE_B:
+        problem = "the result is a B matrix (MatB[...])"
+    elif into.elem != t.elem:
+        problem = f"the component type stays {t.elem} (GLSL requires it); convert before or after transposing"
+    elif into.scope != t.scope:
+        problem = "the scope stays the same"
+    else:
+        problem = f"rows and columns swap: {t.rows} x {t.cols} becomes {t.cols} x {t.rows}"
+    return Problem("shape", f"m.transpose of {t} gives {result}, not {into}: {problem}")
+
+
+def per_element_extra_problem(t: T.CoopMatType, i: int, extra: T.Type) -> Problem | None:
+    """Extra operand ``i`` of ``m.map`` (of a matrix of type ``t``): a matrix of ``t`` itself, or a scalar or
+    vector."""
+    if isinstance(extra, T.CoopMatType):
+        if extra != t:
+            return Problem("type", f"extra matrix operand {i} of map must have the matrix's type {t}: "
+                                   f"{describe_mismatch(t, extra)}")
+        return None
+    if not isinstance(extra, (T.ScalarType, T.VectorType)):
+        return Problem("type", f"extra operand {i} of map must be a runtime scalar, vector or matrix of type {t}, "
+                               f"got a runtime {extra} (bind buffers and compile-time values with "
+                               f"cd.partial(fn, name=...))")
+    return None
+
+
+def convert_use_problem(src: T.CoopMatType, dst: T.Type) -> Problem | None:
+    """An accumulator becoming an A or B matrix of its shape and scope (the component type may change)."""
+    if not isinstance(dst, T.CoopMatType):
+        return Problem("type", f"a use change makes a cooperative matrix, not {dst}")
+    p = conversion_problem(src, dst)
+    if p is None and dst.use == src.use:
+        return Problem("shape", f"{src} -> {dst} changes no use (a conversion of the components alone is a convert)")
+    return p
+
+
+# -- the ops -----------------------------------------------------------------------------------------
 def _function(op: Op, index: int) -> T.FunctionType:
     v = op.operands[index]
     if not isinstance(v, FuncRef):
@@ -35,22 +153,11 @@ def _function(op: Op, index: int) -> T.FunctionType:
     return v.type
 
 
-def _accumulator(op: Op, t: T.CoopMatType, what: str) -> None:
-    if t.use != USE_ACC:
-        fail(op, f"{what} must be an accumulator, got {t}")
-
-
 def _reduce(op: Op) -> None:
     m = matrix(op, 0)
-    _accumulator(op, m, "the matrix")
-    r = op.type
-    if not isinstance(r, T.CoopMatType):
-        fail(op, f"result must be a cooperative matrix, got {r}")
-    _accumulator(op, r, "the result")
-    if (r.elem, r.scope) != (m.elem, m.scope):
-        fail(op, f"result {r} and matrix {m} differ in component type or scope")
-    if op.attrs["mode"] not in VALID_MODES:
-        fail(op, f"invalid reduce mode {op.attrs['mode']}")
+    if not isinstance(op.type, T.CoopMatType):
+        fail(op, f"result must be a cooperative matrix, got {op.type}")
+    check(op, reduce_problem(m, op.type, op.attrs["mode"]))
     f = _function(op, 1)
     if f != T.FunctionType(m.elem, (m.elem, m.elem)):
         fail(op, f"combine function must be fn({m.elem}, {m.elem}) -> {m.elem}, got {f}")
@@ -61,6 +168,8 @@ def _per_element(op: Op) -> None:
     result_is(op, m)
     f = _function(op, 1)
     extras = [v.type for v in op.operands[2:]]
+    for i, t in enumerate(extras, 1):
+        check(op, per_element_extra_problem(m, i, t))
     want = [m.elem if t == m else t for t in extras]
     if f.ret != m.elem or len(f.params) != 3 + len(extras) or f.params[2] != m.elem or list(f.params[3:]) != want:
         fail(op, f"function {f} does not fit {m} with extra operands {', '.join(map(str, extras)) or 'none'}")
@@ -69,19 +178,12 @@ def _per_element(op: Op) -> None:
 
 
 def _convert_use(op: Op) -> None:
-    m = matrix(op, 0)
-    r = op.type
-    _accumulator(op, m, "the matrix")
-    if not isinstance(r, T.CoopMatType) or r.use not in (USE_A, USE_B):
-        fail(op, f"converts to an A or B matrix, got {r}")
-    if (r.scope, r.rows, r.cols) != (m.scope, m.rows, m.cols):
-        fail(op, f"{m} -> {r} changes the shape or scope")
+    check(op, convert_use_problem(matrix(op, 0), op.type))
 
 
 def _transpose(op: Op) -> None:
     m = matrix(op, 0)
-    _accumulator(op, m, "the matrix")
-    result_is(op, T.CoopMatType(m.elem, m.scope, m.cols, m.rows, USE_B))
+    check(op, transpose_problem(m, op.type))
 
 
 define("coop_reduce", 2, attrs={"mode": (ReduceMode, True)}, verify=_reduce, tangled="matrix",

@@ -44,7 +44,8 @@ def _to_ptr(op: Op) -> None:
 _MEMORY = {"memory": (MemoryAccess, False)}
 define("access", (1, None), verify=_access, doc="pointer to an element: base pointer, then indices")
 define("load", 1, attrs=_MEMORY, verify=_load, pure=False, doc="load through a pointer")
-define("store", 2, attrs=_MEMORY, verify=_store, pure=False, doc="(pointer, value): store through a pointer")
+define("store", 2, attrs=_MEMORY, verify=_store, pure=False, writes=True,
+       doc="(pointer, value): store through a pointer")
 define("variable", 0, verify=_variable, pure=False,
        doc="a Function-storage variable (placed first in the entry block)")
 define("ptr_to_u64", 1, verify=_to_u64, doc="the 64-bit address of a device pointer")

@@ -14,10 +14,9 @@ rows for B.
 
 from __future__ import annotations
 
-from ..._records import record
 from .. import types as T
 from ..core import Const, Op
-from .base import define, fail
+from .base import Problem, check, define, fail
 
 ARRAY_ELEMS = (T.i32, T.u32, T.f32, T.f16)  # elements OpBitCastArrayQCOM and OpExtractSubArrayQCOM take
 AB_LINE = {T.f32: 8, T.f16: 16, T.i8: 32, T.u8: 32}  # A columns / B rows: 256 bits of the component type
@@ -28,15 +27,6 @@ MAX_SUBGROUP = 128  # Vulkan subgroups hold at most 128 invocations (ballots are
 USE_A, USE_B, USE_ACC = 0, 1, 2
 FAMILY = {USE_A: "MatA", USE_B: "MatB", USE_ACC: "Acc"}
 SUBGROUP = 3
-
-
-@record(frozen=True)
-class Problem:
-    """A broken rule: ``kind`` is "type" (element types, array-ness) or "shape" (lengths, dimensions,
-    scope, ranges); ``message`` says what is wrong."""
-
-    kind: str
-    message: str
 
 
 def default_value(d: T.Dim) -> int | None:
@@ -250,33 +240,28 @@ def _list(ts: tuple) -> str:
 
 
 # -- the ops ----------------------------------------------------------------------------------------
-def _check(op: Op, problem: Problem | None) -> None:
-    if problem is not None:
-        fail(op, problem.message)
-
-
 def _verify_bitcast(op: Op) -> None:
-    _check(op, bitcast_problem(op.operands[0].type, op.type))
+    check(op, bitcast_problem(op.operands[0].type, op.type))
 
 
 def _verify_from_array(op: Op) -> None:
-    _check(op, conversion_problem(op.type, op.operands[0].type, extract=False))
+    check(op, conversion_problem(op.type, op.operands[0].type, extract=False))
 
 
 def _verify_to_array(op: Op) -> None:
-    _check(op, conversion_problem(op.operands[0].type, op.type, extract=True))
+    check(op, conversion_problem(op.operands[0].type, op.type, extract=True))
 
 
 def _verify_sub_array(op: Op) -> None:
     start = op.operands[1]
     if start.type != T.i32:
         fail(op, f"the start index is a signed 32-bit integer, got {start.type}")
-    _check(op, sub_array_problem(op.operands[0].type, op.type, start.value if isinstance(start, Const) else None))
+    check(op, sub_array_problem(op.operands[0].type, op.type, start.value if isinstance(start, Const) else None))
 
 
 define("bitcast_array", 1, verify=_verify_bitcast,
        doc="the bytes of a one-dimensional array as an array of another element type (OpBitCastArrayQCOM)")
-define("coop_from_array", 1, verify=_verify_from_array, tangled="matrix",
+define("coop_from_array", 1, verify=_verify_from_array, tangled="matrix", per_invocation_operands=True,
        doc="a subgroup matrix whose row i (A, accumulator) or column i (B) is invocation i's array "
            "(OpCompositeConstructCoopMatQCOM)")
 define("coop_to_array", 1, verify=_verify_to_array, tangled="matrix",

@@ -5,8 +5,10 @@ A layout or view is a value: every setter op takes one and returns a new one
 with part of the state replaced (the instructions copy state), so layouts flow
 through phis like any other value.  :func:`layout_state` follows a layout back
 through its setters to the parts of its state that are compile-time constants,
-which is how the front end checks the rules spirv-val does not (block size on a
-store, the SetStride minimum).
+which is how the rules spirv-val does not check (block size on a store, the
+SetStride minimum) are checked.  The rules are pure functions returning ``None``
+or a :class:`~coopdsl.ir.ops.base.Problem`: the builtins of
+``coopdsl.lang.tensor`` apply them at the user's line, the verifier to every op.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..._records import record
 from .. import types as T
 from ..attrs import MemoryAccess
 from ..core import Const, FuncRef, Op, Value
-from .base import define, fail, matrix, pointer, result_is
+from .base import Problem, check, define, fail, matrix, pointer, result_is
 
 TENSOR_STORAGE = ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer")
 
@@ -30,18 +32,22 @@ class Setter:
     on: type[T.TensorLayoutType] | type[T.TensorViewType]
     count: Callable[[int], int]
     values: str
+    method: str  # the method of layouts or views kernels call
 
 
 SETTERS: dict[str, Setter] = {
-    "tensor_layout_dimension": Setter(T.TensorLayoutType, lambda d: d, "one dimension per tensor dimension"),
-    "tensor_layout_stride": Setter(T.TensorLayoutType, lambda d: d, "one stride per tensor dimension"),
-    "tensor_layout_block_size": Setter(T.TensorLayoutType, lambda d: d, "one block size per tensor dimension"),
+    "tensor_layout_dimension": Setter(T.TensorLayoutType, lambda d: d, "one dimension per tensor dimension",
+                                      "dimension"),
+    "tensor_layout_stride": Setter(T.TensorLayoutType, lambda d: d, "one stride per tensor dimension", "stride"),
+    "tensor_layout_block_size": Setter(T.TensorLayoutType, lambda d: d, "one block size per tensor dimension",
+                                       "block_size"),
     "tensor_layout_slice": Setter(T.TensorLayoutType, lambda d: 2 * d,
-                                  "an (offset, span) pair per tensor dimension"),
-    "tensor_layout_clamp_value": Setter(T.TensorLayoutType, lambda d: 1, "one 32-bit value"),
-    "tensor_view_dimension": Setter(T.TensorViewType, lambda d: d, "one dimension per view dimension"),
-    "tensor_view_stride": Setter(T.TensorViewType, lambda d: d, "one stride per view dimension"),
-    "tensor_view_clip": Setter(T.TensorViewType, lambda d: 4, "row offset, row span, column offset, column span"),
+                                  "an (offset, span) pair per tensor dimension", "slice"),
+    "tensor_layout_clamp_value": Setter(T.TensorLayoutType, lambda d: 1, "one 32-bit value", "clamp_value"),
+    "tensor_view_dimension": Setter(T.TensorViewType, lambda d: d, "one dimension per view dimension", "dimension"),
+    "tensor_view_stride": Setter(T.TensorViewType, lambda d: d, "one stride per view dimension", "stride"),
+    "tensor_view_clip": Setter(T.TensorViewType, lambda d: 4, "row offset, row span, column offset, column span",
+                               "clip"),
 }
 
 
@@ -49,6 +55,104 @@ def is_int32(t: T.Type) -> bool:
     return isinstance(t, T.ScalarType) and t.kind == "int" and t.width == 32
 
 
+# -- the rules ---------------------------------------------------------------------------------------
+def setter_value_problem(kind: str, i: int, known: object) -> Problem | None:
+    """Value ``i`` of setter ``kind`` when it is a compile-time int: negative only as a slice's offset, and
+    no block size of 0 (the clamp value is a bit pattern: anything goes)."""
+    if kind == "tensor_layout_clamp_value" or isinstance(known, bool) or not isinstance(known, int):
+        return None
+    offset = kind == "tensor_layout_slice" and i % 2 == 0
+    if known < 0 and not offset:
+        return Problem("argument", f"{SETTERS[kind].method}'s value {i} must not be negative, got {known} (only "
+                                   f"slice offsets may be)")
+    if known == 0 and kind == "tensor_layout_block_size":
+        return Problem("argument", f"block sizes are at least 1, got 0 for dimension {i}")
+    return None
+
+
+def _set_earlier(layout: Value, kind: str) -> bool:
+    """Whether the chain of setters that made ``layout`` (back to its creation, its last dimension() or a
+    merge of control flow) contains a ``kind`` op."""
+    v = layout
+    while isinstance(v, Op) and v.kind.startswith("tensor_layout_") and v.kind != "tensor_layout_dimension":
+        if v.kind == kind:
+            return True
+        v = v.operands[0]
+    return False
+
+
+def setter_problem(kind: str, base: Value, values: list[Value]) -> Problem | None:
+    """Setter ``kind`` applied to layout or view ``base``: the SetStride minimum (where it is known at compile
+    time), no dimension() after stride() (it resets the strides), no dimensions or strides on a view that takes
+    the layout's span."""
+    if kind == "tensor_layout_stride":
+        p = stride_problem(base, values)
+        if p is not None:
+            return p
+    if kind == "tensor_layout_dimension" and _set_earlier(base, "tensor_layout_stride"):
+        return Problem("argument", "dimension() resets the strides that stride() set earlier on this layout "
+                                   "(OpTensorLayoutSetDimensionNV makes them those of a packed tensor): call stride() "
+                                   "after dimension()")
+    t = base.type
+    if kind in ("tensor_view_dimension", "tensor_view_stride") and isinstance(t, T.TensorViewType) \
+            and not t.has_dims:
+        return Problem("argument", f"{SETTERS[kind].method}() on a view made with has_dims=False would be ignored "
+                                   f"(such a view takes the layout's span as its dimensions): create it with "
+                                   f"cd.tensor_view({t.dim}, has_dims=True, ...)")
+    return None
+
+
+def stride_problem(layout: Value, strides: list[Value]) -> Problem | None:
+    """SetStride's rule (spirv-val does not check it), where it is known at compile time:
+    stride[i] >= stride[i+1] * ceil(dimension[i+1] / block_size[i+1])."""
+    state = layout_state(layout)
+    known = [s.value if isinstance(s, Const) else None for s in strides]
+    for i in range(len(known) - 1):
+        outer, inner, d, b = known[i], known[i + 1], state.dims[i + 1], state.block[i + 1]
+        if outer is None or inner is None or d is None or b is None or b == 0:
+            continue
+        least = inner * -(-d // b)
+        if outer < least:
+            return Problem("argument", f"stride {i} of this layout must be at least stride {i + 1} x ceil(dimension "
+                                       f"{i + 1} / block size {i + 1}) = {inner} x ceil({d} / {b}) = {least}, got "
+                                       f"{outer} (SPV_NV_tensor_addressing); a transposed read takes a view with "
+                                       f"perm=(1, 0)")
+    return None
+
+
+def view_problem(layout: T.TensorLayoutType, view: T.TensorViewType) -> Problem | None:
+    """A view without its own dimensions reads the layout's span for each of its dimensions
+    (SPV_NV_cooperative_matrix2's addressing), so it needs as many."""
+    if not view.has_dims and view.dim != layout.dim:
+        return Problem("shape", f"a view without its own dimensions (has_dims=False) takes the layout's span as its "
+                                f"dimensions, so it needs as many: the view has {view.dim}, the layout {layout.dim} "
+                                f"(give the view has_dims=True and .dimension(...), or "
+                                f"cd.tensor_view({layout.dim}, ...))")
+    return None
+
+
+def memory_problem(elem: T.Type, decode: bool) -> Problem | None:
+    """The elements of the memory a tensor load or store addresses: block structs a decode function reads,
+    otherwise numeric scalars or vectors."""
+    if decode and not isinstance(elem, T.StructType):
+        return Problem("type", f"a decode function reads one block at a time, so the memory must hold block "
+                               f"structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}")
+    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool"):
+        return Problem("type", f"the memory must hold numeric scalars or vectors, not {elem} (memory of structs "
+                               f"needs a decode function)")
+    return None
+
+
+def store_layout_problem(layout: Value) -> Problem | None:
+    """A store's layout has block size 1 (larger blocks would race)."""
+    blocks = [b for b in layout_state(layout).block if b is not None and b > 1]
+    if blocks:
+        return Problem("argument", f"this layout has block size {blocks[0]}; stores take layouts with block size 1 "
+                                   f"(larger blocks would race, SPV_NV_cooperative_matrix2)")
+    return None
+
+
+# -- the ops -----------------------------------------------------------------------------------------
 def _create(op: Op) -> None:
     if not isinstance(op.type, (T.TensorLayoutType, T.TensorViewType)):
         fail(op, f"creates a tensor layout or view, result is {op.type}")
@@ -68,6 +172,9 @@ def _set(op: Op) -> None:
     for i, v in enumerate(op.operands[1:], 1):
         if not is_int32(v.type):
             fail(op, f"operand {i} must be a 32-bit integer, got {v.type}")
+        if isinstance(v, Const):
+            check(op, setter_value_problem(op.kind, i - 1, v.value))
+    check(op, setter_problem(op.kind, op.operands[0], op.operands[1:]))
 
 
 def _addressing(op: Op, first: int) -> None:
@@ -80,16 +187,19 @@ def _addressing(op: Op, first: int) -> None:
         fail(op, f"after the layout come an optional view and an optional decode function, got {kinds}")
     if any(isinstance(v.type, T.FunctionType) and not isinstance(v, FuncRef) for v in rest[1:]):
         fail(op, "the decode function must be a function reference")
+    if len(rest) > 1 and isinstance(rest[1].type, T.TensorViewType):
+        check(op, view_problem(rest[0].type, rest[1].type))
 
 
-def _memory(op: Op) -> None:
+def _memory(op: Op, decode: bool) -> None:
     p = pointer(op, 0)
     if p.storage not in TENSOR_STORAGE:
         fail(op, f"cannot address a matrix in {p.storage} memory")
+    check(op, memory_problem(p.pointee, decode))
 
 
 def _load(op: Op) -> None:
-    _memory(op)
+    _memory(op, decode_ref(op) is not None)
     if not isinstance(op.type, T.CoopMatType):
         fail(op, f"loads a cooperative matrix, result is {op.type}")
     if op.operands[1].type != op.type:
@@ -98,11 +208,12 @@ def _load(op: Op) -> None:
 
 
 def _store(op: Op) -> None:
-    _memory(op)
+    _memory(op, False)
     matrix(op, 1)
     _addressing(op, 2)
     if isinstance(op.operands[-1], FuncRef):
         fail(op, "a store takes no decode function")
+    check(op, store_layout_problem(op.operands[2]))
 
 
 def decode_ref(op: Op) -> FuncRef | None:
@@ -127,7 +238,7 @@ _MEMORY = {"memory": (MemoryAccess, False)}
 define("coop_load_tensor", (3, 5), attrs=_MEMORY, verify=_load, pure=False, tangled="matrix",
        doc="(pointer, fill matrix, layout[, view][, decode function]): load a matrix through a tensor layout; "
            "elements the view clips keep the fill matrix's")
-define("coop_store_tensor", (3, 4), attrs=_MEMORY, verify=_store, pure=False, tangled="matrix",
+define("coop_store_tensor", (3, 4), attrs=_MEMORY, verify=_store, pure=False, tangled="matrix", writes=True,
        doc="(pointer, matrix, layout[, view]): store a matrix through a tensor layout")
 
 
