@@ -15,6 +15,7 @@ from typing import Any
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
 from .ir.core import Module, Op, SpecConst
+from .ir.layout import flat_members, size_of
 from .ir.ops.base import matrix
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
@@ -46,25 +47,26 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
     bindings, push = [], {"size": 0, "members": []}
     for g in module.globals:
         if g.role == "buffer":
-            elem = T.block_array(g.type).elem
+            data = T.block_array(g.type)
+            elem = data.elem
             scalar = T.scalar_of(elem) if not isinstance(elem, T.StructType) else T.u8
             bindings.append({
                 "name": g.name, "set": g.info["set"], "binding": g.info["binding"],
                 "kind": "storage_buffer", "element_type": scalar.name,
                 "components": elem.count if isinstance(elem, T.VectorType) else
-                T.size_of(elem) if isinstance(elem, T.StructType) else 1,
-                "readonly": bool(g.info.get("readonly")),
+                size_of(elem) if isinstance(elem, T.StructType) else 1,
+                "stride": data.stride, "readonly": bool(g.info.get("readonly")),
             })
         elif g.role == "uniform":
             bindings.append({"name": g.name, "set": g.info["set"], "binding": g.info["binding"],
                              "kind": "uniform_buffer", "element_type": "u8",
-                             "components": T.size_of(g.type.pointee), "readonly": True,
-                             "size": T.size_of(g.type.pointee),
-                             "members": _flatten(T.pointee_struct(g.type), "", 0)})
+                             "components": size_of(g.type.pointee), "readonly": True,
+                             "size": size_of(g.type.pointee),
+                             "members": flat_members(T.pointee_struct(g.type))})
         elif g.role == "push":
             st = T.pointee_struct(g.type)
-            push["members"] = _flatten(st, "", 0)
-            push["size"] = T.size_of(st)
+            push["members"] = flat_members(st)
+            push["size"] = size_of(st)
     caps, exts = module_capabilities(binary)
     size = module.workgroup_size
     return {
@@ -159,29 +161,3 @@ def _dim(d: T.Dim, module: Module) -> Any:
     node: dict[str, Any] = {"op": d.op, "args": args, "expr": expression(d.op, args)}
     node["value"] = resolve(node)
     return node
-
-
-def _flatten(st: T.StructType, prefix: str, base: int) -> list[dict]:
-    """Members of a struct with absolute offsets; nested struct members get dotted names."""
-    out = []
-    for (name, t), off in zip(st.members, st.offsets):
-        if isinstance(t, T.StructType):
-            out += _flatten(t, f"{prefix}{name}.", base + off)
-        else:
-            size = T.size_of(t)
-            entry = {"name": prefix + name, "offset": base + off, "type": _type_name(t), "size": size}
-            if isinstance(t, T.PointerType):  # what an array passed for it must hold (None: a struct)
-                elem = T.data_elem(t)
-                entry["pointee"] = _type_name(elem) if elem is not None else None
-            out.append(entry)
-    return out
-
-
-def _type_name(t: T.Type) -> str:
-    if isinstance(t, T.ScalarType):
-        return t.name
-    if isinstance(t, T.VectorType):
-        return f"vec{t.count}<{t.elem.name}>"
-    if isinstance(t, T.PointerType):
-        return "ptr"
-    return str(t)

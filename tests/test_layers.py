@@ -22,12 +22,13 @@ ALLOWED = {
     "frontend": {"lang", "ir", "errors", "_records"},
     "passes": {"ir", "errors", "_records"},
     "spirv": {"ir", "errors", "_records", "_lazy"},
-    "interp": {"ir", "errors"},
+    "interp": {"ir", "errors", "_packing"},  # _packing: the argument packer the runtime uses too
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
+    "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
     "devices": {"errors", "_lazy"},  # device profiles and checks work on reflection data only
-    "runtime": {"errors", "devices", "_numbers"},  # _numbers: whether a number fits a type (one decision)
+    "runtime": {"errors", "devices", "_numbers", "_packing"},  # _numbers: whether a number fits a type (one decision)
     "reflect": {"ir", "spirv", "devices", "errors"},
 }
 

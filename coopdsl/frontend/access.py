@@ -14,6 +14,7 @@ from ..errors import CompileError, NameResolutionError, TypeMismatchError, Unsup
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.layout import align_of
 from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
@@ -123,7 +124,7 @@ def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str,
     for k, i in enumerate(idx):
         part = value if len(idx) == 1 else cg.em.op("extract", t.elem, [value], index=k)
         at = cg.em.op("access", T.PointerType(t.elem, pt.storage), [ptr, *indices, cg.em.const(T.u32, i)])
-        cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(T.align_of(t.elem))} if psb else {}))
+        cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(align_of(t.elem))} if psb else {}))
 
 
 def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute) -> Value:
@@ -254,7 +255,7 @@ def _value_index(cg, base: Value, index):
     index = cg.as_operand(index)
     if is_data_ptr(t):
         elem = ptr_elem(t)
-        return cg.em.op("load", elem, [ptr_element(cg, base, index)], memory=MemoryAccess(T.align_of(elem)))
+        return cg.em.op("load", elem, [ptr_element(cg, base, index)], memory=MemoryAccess(align_of(elem)))
     if isinstance(t, T.VectorType):
         if isinstance(index, int) and not isinstance(index, bool):
             if not 0 <= index < t.count:
@@ -298,7 +299,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
             value = cg.em.literal(value, elem)
         if not isinstance(value, Value) or value.type != elem:
             raise TypeMismatchError(f"cannot store {cg.describe(value)} through a Ptr[{elem}]", cg.src.loc(target))
-        cg.em.op("store", T.void, [ptr_element(cg, base, index), value], memory=MemoryAccess(T.align_of(elem)))
+        cg.em.op("store", T.void, [ptr_element(cg, base, index), value], memory=MemoryAccess(align_of(elem)))
         return
     if isinstance(base, BufferRef):
         if arith.is_number(value):
@@ -405,7 +406,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
                                 cg.src.loc(target))
     member = cg.em.op("access", T.PointerType(t, ptr.type.storage), [ptr, *indices])
     psb = ptr.type.storage == "PhysicalStorageBuffer"
-    cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(T.align_of(t))} if psb else {}))
+    cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(align_of(t))} if psb else {}))
 
 
 def _container_path(cg, target: ast.Subscript):

@@ -7,7 +7,7 @@
   the next id after the largest explicit or previous one); the Python default
   value is the constant's default (0 if none).
 * ``Push[T]`` or a bare scalar/vector annotation: a member of the kernel's one
-  push-constant block, laid out with std430 alignment in parameter order.
+  push-constant block, laid out with std430 alignment in parameter order (coopdsl/ir/layout.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .._records import record
 from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
+from ..ir.layout import array_block, laid_out
 from ..ir.literals import LiteralError, fit
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
@@ -84,7 +85,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     bindings: dict = {}
     used_ids = {ann.spec_id for ann in annotations.values() if isinstance(ann, SpecParam) and ann.spec_id is not None}
     next_id = 0
-    offset = 0
+    push: list[tuple[str, T.Type]] = []
     for arg in a.args:
         name = arg.arg
         ann = annotations.get(name)
@@ -114,9 +115,8 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             params.uniforms.append((name, var, st))
         elif isinstance(ann, BufferParam):
             binding = len(params.buffers) + len(params.uniforms)
-            struct = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(ann.elem, T.array_stride(ann.elem))),),
-                                  (0,), block=True)
-            var = GlobalVar(T.PointerType(struct, "StorageBuffer"), name, "buffer", set=0, binding=binding)
+            var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), "StorageBuffer"), name, "buffer",
+                            set=0, binding=binding)
             module.globals.append(var)
             ref = BufferRef(name, var, ann.elem)
             params.buffers.append(ref)
@@ -153,17 +153,14 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                 raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
                                         f"blocks (as in struct members); pass a u32 and test it (`if {name} != 0:`), "
                                         f"or make it a Spec[cd.boolean] specialization constant", src.loc(arg))
-            align = 8 if isinstance(t, T.PointerType) else T.align_of(t)
-            offset = (offset + align - 1) // align * align
-            params.push.append((name, t, offset))
-            offset += 8 if isinstance(t, T.PointerType) else T.size_of(t)
+            push.append((name, t))
         else:
             raise TypeMismatchError(
                 f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type",
                 src.loc(arg))
-    if params.push:
-        struct = T.StructType(f"{tree.name}_push", tuple((n, t) for n, t, _ in params.push),
-                              tuple(o for _, _, o in params.push), block=True)
+    if push:  # one block, std430 in parameter order
+        struct = laid_out(f"{tree.name}_push", push, "std430", block=True)
+        params.push = [(n, t, o) for (n, t), o in zip(struct.members, struct.offsets)]
         params.push_var = GlobalVar(T.PointerType(struct, "PushConstant"), "push_constants", "push")
         module.globals.append(params.push_var)
     return params, bindings

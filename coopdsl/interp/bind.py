@@ -8,19 +8,18 @@ arrays (uploaded, written back) or int addresses for ``Ptr`` members.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .. import _packing as packing
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module
-from ..ir.literals import int_range
+from ..ir.layout import flat_members
 from .errors import LaunchArgumentError
 from .layout import Layout
-from .memory import DEVICE_BASE, DeviceMemory, Ptr, Region
-from .values import storage_dtype
-
-_NAMES = {"bfloat16": "bf16"}
+from .memory import DEVICE_BASE, Allocation, DeviceMemory, Ptr, Region
 
 
 def allocate_arguments(module: Module, layout: Layout, values: dict[str, Any],
@@ -43,8 +42,9 @@ def allocate_arguments(module: Module, layout: Layout, values: dict[str, Any],
         elif g.role == "uniform":
             placed[id(g)] = _uniform(g, values, layout, device)
         elif g.role == "push":
-            data = _pack(T.pointee_struct(g.type), values, layout, device, "push constant", "")
-            placed[id(g)] = device.allocate("push constants", data)
+            st = T.pointee_struct(g.type)
+            block: dict[str, Any] = {"size": layout.size(st), "members": flat_members(st, layouter=layout)}
+            placed[id(g)] = device.allocate("push constants", _pack(block, values, "push constant", device))
     return placed
 
 
@@ -64,12 +64,9 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
     elem = T.block_array(g.type).elem
     if not isinstance(arr, np.ndarray):
         raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}")
-    if isinstance(elem, T.ScalarType):
-        want = storage_dtype(elem)
-        if arr.dtype != want and _NAMES.get(arr.dtype.name) != elem.name:
-            bits = " bits" if elem.kind == "float" and elem.encoding else ""
-            raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got a {arr.dtype} array "
-                                      f"(pass {want.name}{bits})")
+    if isinstance(elem, T.ScalarType) and not packing.dtype_matches(elem.name, arr.dtype):
+        raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got a {arr.dtype} array "
+                                  f"(pass {packing.wanted_dtype(elem.name)})")
     size = T.block_array(g.type).stride
     if arr.nbytes % size:
         raise LaunchArgumentError(f"buffer '{g.name}' has {size}-byte elements; {arr.nbytes} bytes given")
@@ -82,18 +79,16 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
     return device.allocate(f"buffer '{g.name}'", arr, arr, writable=not g.info.get("readonly"))
 
 
-def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory):
+def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory) -> Allocation:
     if g.name not in values:
         raise LaunchArgumentError(f"missing uniform block '{g.name}'")
     v = values[g.name]
-    size = layout.size(g.type.pointee)
+    st = T.pointee_struct(g.type)
+    size = layout.size(st)
     if isinstance(v, dict):
-        st = T.pointee_struct(g.type)
-        unknown = [k for k in v if k not in {name for name, _ in st.members}]
-        if unknown:  # (as the GPU runtime says it)
-            raise LaunchArgumentError(f"uniform block '{g.name}' has no member {', '.join(map(repr, unknown))}; its "
-                                      f"members are {', '.join(name for name, _ in st.members)}")
-        data = _pack(st, v, layout, device, "uniform member", f"{g.name}.", check_keys=False)
+        block: dict[str, Any] = {"size": size, "members": flat_members(st, layouter=layout)}
+        packing.check_struct_keys(block["members"], v, f"uniform block '{g.name}'", True, LaunchArgumentError)
+        data = _pack(block, v, f"uniform block '{g.name}' member", device)
     elif isinstance(v, np.ndarray) and v.nbytes >= size:
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
@@ -101,64 +96,13 @@ def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory):
     return device.allocate(f"uniform block '{g.name}'", data)
 
 
-def _pack(st: T.StructType, values: dict, layout: Layout, device: DeviceMemory, what: str, prefix: str,
-          check_keys: bool = True) -> bytes:
-    unknown = [k for k in values if k not in {name for name, _ in st.members}]
-    if unknown and prefix and check_keys:  # (the top level: the kernel's arguments; a uniform block's own keys:
-        # checked by _uniform)
-        raise LaunchArgumentError(f"{what} '{prefix[:-1]}' has no member {', '.join(map(repr, unknown))}; "
-                                  f"its members are {', '.join(name for name, _ in st.members)}")
-    out = bytearray(layout.size(st))
-    for i, (name, t) in enumerate(st.members):
-        if name not in values:
-            raise LaunchArgumentError(f"missing {what} '{prefix}{name}' ({t})")
-        raw = _encode(t, values[name], layout, device, what, prefix + name)
-        at = layout.member_offset(st, i)
-        out[at:at + len(raw)] = raw
-    return bytes(out)
-
-
-def _encode(t: T.Type, v: Any, layout: Layout, device: DeviceMemory, what: str, name: str) -> bytes:
-    if isinstance(t, T.StructType):
-        if not isinstance(v, dict):
-            raise LaunchArgumentError(f"{what} '{name}' is a struct {t}: give a dict of its members")
-        return _pack(t, v, layout, device, what, name + ".")
-    if isinstance(t, T.PointerType):
+def _pack(block: dict[str, Any], values: dict, what: str, device: DeviceMemory) -> bytes:
+    """The bytes of a push-constant or uniform block: the runtime's packer (coopdsl/_packing.py), with an
+    array given for a pointer placed in the interpreter's device memory (and written back after the run)."""
+    def address(m: Mapping[str, Any], v: Any) -> Any:
         if isinstance(v, np.ndarray):
-            pointee = T.data_elem(t)
-            if pointee is not None:
-                elem = T.scalar_of(pointee)
-                want = storage_dtype(elem)
-                if v.dtype != want and _NAMES.get(v.dtype.name) != elem.name:
-                    raise LaunchArgumentError(f"{what} '{name}' points to {pointee}; got a {v.dtype} array "
-                                              f"(pass {np.dtype(want).name})")
-            a = device.allocate(f"the array passed for '{name}'", np.ascontiguousarray(v), v,
+            a = device.allocate(f"the array passed for '{m['name']}'", np.ascontiguousarray(v), v,
                                 writable=v.flags.c_contiguous)
-            v = DEVICE_BASE + a.start
-        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and not 0 <= int(v) < 1 << 64:
-            raise LaunchArgumentError(f"{what} '{name}' is a pointer: the address {int(v)} is not a 64-bit "
-                                      f"unsigned int")
-        if not isinstance(v, (int, np.integer)):
-            raise LaunchArgumentError(f"{what} '{name}' is a pointer: give a numpy array or an int address")
-        return np.array(v, np.uint64).tobytes()
-    elem = T.scalar_of(t)
-    count = t.count if isinstance(t, T.VectorType) else 1
-    arr = np.asarray(v)
-    if arr.size != count or arr.dtype.kind not in "biuf":
-        raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: give {count} number"
-                                  f"{'s' if count > 1 else ''}")
-    flat = arr.reshape(-1)
-    if elem.kind == "int":
-        lo, hi = int_range(elem)
-        if arr.dtype.kind == "f" and np.any(flat != np.trunc(flat)) or np.any((flat < lo) | (flat > hi)):
-            raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: not an integer in {lo}..{hi}")
-        return np.array([int(x) for x in flat], storage_dtype(elem)).tobytes()
-    if elem.is_ieee:  # a float beyond the type's range is refused, not rounded to infinity (literals.fit)
-        from ..ir.literals import LiteralError, fit
-
-        for x in flat:
-            try:
-                fit(float(x), elem)
-            except LiteralError as e:
-                raise LaunchArgumentError(f"{what} '{name}' ({t}) cannot be {v!r}: {e}") from None
-    return flat.astype(storage_dtype(elem)).tobytes()
+            return DEVICE_BASE + a.start
+        return v
+    return packing.pack_members(block, values, what, error=LaunchArgumentError, address=address)

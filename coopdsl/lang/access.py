@@ -6,6 +6,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
+from ..ir.layout import align_of
 from ..ir.literals import LiteralError, fit
 from .pointers import ptr_element
 from .registry import bind, builtin
@@ -28,7 +29,7 @@ def psb_aligned(ptr, mem: MemoryAccess | None) -> MemoryAccess | None:
     """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
     if ptr.type.storage != "PhysicalStorageBuffer":
         return mem
-    return (mem or MemoryAccess()).with_alignment(T.align_of(ptr.type.pointee))
+    return (mem or MemoryAccess()).with_alignment(align_of(ptr.type.pointee))
 
 
 def bind_access(cg, b, args: list, kwargs: dict, is_store: bool) -> dict:

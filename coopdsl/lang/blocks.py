@@ -21,26 +21,15 @@ from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
+from ..ir.layout import access_alignment
 from .structs import is_data_ptr
 from .values import BufferRef
 
 
-def safe_alignment(t: T.Type) -> int:
-    """An alignment every object of ``t`` in device memory has: its widest scalar (8 for pointers)."""
-    if isinstance(t, T.PointerType):
-        return T.POINTER_SIZE
-    if isinstance(t, (T.ScalarType, T.VectorType)):
-        return T.scalar_of(t).nbytes
-    if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
-        return safe_alignment(t.elem)
-    if isinstance(t, T.StructType):
-        return max((safe_alignment(m) for _, m in t.members), default=1)
-    return 1
-
-
 def device_access(storage: str, t: T.Type) -> dict:
-    """The attributes of a load/store of ``t`` in ``storage``: ``Aligned`` in device memory, none elsewhere."""
-    return {"memory": MemoryAccess(safe_alignment(t))} if storage == "PhysicalStorageBuffer" else {}
+    """The attributes of a load/store of ``t`` in ``storage``: ``Aligned`` in device memory (an alignment every
+    object of ``t`` there has: its widest scalar), none elsewhere."""
+    return {"memory": MemoryAccess(access_alignment(t))} if storage == "PhysicalStorageBuffer" else {}
 
 
 def is_block_ptr(t: T.Type) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import TypeMismatchError
 from ..ir import types as T
+from ..ir.layout import size_of
 from .registry import bind, builtin
 
 
@@ -23,8 +24,8 @@ def bitcast(cg, args, kwargs):
         return cg.em.op("bitcast", T.with_elem(v.type, t), [v])
     if not isinstance(v.type, (T.ScalarType, T.VectorType)):
         raise TypeMismatchError(f"bitcast takes a scalar, vector or cooperative-matrix value, got {v.type}", cg.em.loc)
-    if T.size_of(v.type) != T.size_of(t) or T.scalar_of(v.type).is_bool or T.scalar_of(t).is_bool:
-        raise TypeMismatchError(f"cannot bitcast {v.type} ({T.size_of(v.type)} bytes) to {t} ({T.size_of(t)} bytes)",
+    if size_of(v.type) != size_of(t) or T.scalar_of(v.type).is_bool or T.scalar_of(t).is_bool:
+        raise TypeMismatchError(f"cannot bitcast {v.type} ({size_of(v.type)} bytes) to {t} ({size_of(t)} bytes)",
                                 cg.em.loc)
     return cg.em.op("bitcast", t, [v])
 

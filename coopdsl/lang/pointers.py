@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.core import Value
+from ..ir.layout import size_of
 from . import arith
 from .structs import ptr_elem
 
 
 def ptr_offset(cg, p: Value, n, op: str):
     """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
-    size = T.size_of(ptr_elem(p.type))
+    size = size_of(ptr_elem(p.type))
     n = cg.as_index(n, "a pointer offset")
     addr = cg.em.op("ptr_to_u64", T.u64, [p])
     n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)

@@ -19,13 +19,12 @@ from typing import overload
 from .._records import record
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
+from ..ir.layout import array_block, laid_out
 
 
 def ptr_type(elem: T.Type) -> T.PointerType:
     """The IR type of ``Ptr[elem]``: a PhysicalStorageBuffer pointer to ``{ elem data[]; }``."""
-    block = T.StructType(f"ptr_{_name(elem)}", (("data", T.RuntimeArrayType(elem, T.array_stride(elem))),), (0,),
-                         block=True)
-    return T.PointerType(block, "PhysicalStorageBuffer")
+    return T.PointerType(array_block(f"ptr_{_name(elem)}", elem), "PhysicalStorageBuffer")
 
 
 def _name(t: T.Type) -> str:
@@ -58,26 +57,11 @@ class _PtrFamily:
 Ptr = _PtrFamily()
 
 
-def _align(t: T.Type, scalar: bool) -> int:
-    if isinstance(t, T.PointerType):
-        return T.POINTER_SIZE
-    if isinstance(t, T.ArrayType):
-        return _align(t.elem, scalar)
-    if scalar:
-        if isinstance(t, T.StructType):
-            return max((_align(m, True) for _, m in t.members), default=1)
-        return T.scalar_of(t).nbytes
-    return T.align_of(t)
-
-
-def _size(t: T.Type) -> int:
-    return T.size_of(t)
-
-
 def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
            where=lambda member: caller_loc(member)) -> T.StructType:
-    """A struct type with std430 (or scalar) member offsets; ``where(member)`` locates a bad member."""
-    offsets, off, typed = [], 0, []
+    """A struct type with std430 (or scalar) member offsets and array strides (coopdsl/ir/layout.py);
+    ``where(member)`` locates a bad member."""
+    typed = []
     for mname, mt in members:
         if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType, T.ArrayType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
@@ -87,14 +71,8 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
         if isinstance(mt, T.ArrayType) and (not isinstance(mt.length, int) or isinstance(mt.elem, T.ArrayType)):
             raise DeclarationError(f"struct {name}: member '{mname}' is {mt}; a struct's array members have a "
                                    f"compile-time length and scalar or vector elements", where(mname))
-        if isinstance(mt, T.ArrayType):  # a fixed array's stride: its element's size, or the std430 stride
-            mt = T.ArrayType(mt.elem, mt.length, T.size_of(mt.elem) if scalar else T.array_stride(mt.elem))
         typed.append((mname, mt))
-        a = _align(mt, scalar)
-        off = (off + a - 1) // a * a
-        offsets.append(off)
-        off += _size(mt)
-    return T.StructType(name, tuple(typed), tuple(offsets), block=False)
+    return laid_out(name, typed, "scalar" if scalar else "std430")
 
 
 def _member_loc(cls, member: str) -> SourceLoc:

@@ -24,6 +24,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.layout import size_of
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
 from .access import bind_access, memory_operands, memory_pointer
@@ -233,8 +234,8 @@ def _tensor_pointer(cg, p: dict, b, decode: bool):
     elem = ptr.type.pointee
     raise_problem(cg.em, rules.memory_problem(elem, decode), f"{b.name}: ")
     known = offset.value if isinstance(offset, Const) else offset
-    if isinstance(known, int) and not isinstance(known, bool) and known * T.size_of(elem) % TENSOR_ALIGNMENT:
-        raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * T.size_of(elem)} bytes from the start; "
+    if isinstance(known, int) and not isinstance(known, bool) and known * size_of(elem) % TENSOR_ALIGNMENT:
+        raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * size_of(elem)} bytes from the start; "
                             f"a tensor load or store must start {TENSOR_ALIGNMENT}-byte aligned (move the region "
                             f"with the layout's slice instead)", cg.em.loc)
     return ptr

@@ -4,6 +4,7 @@ the module's buffers and push constants, and recording the dispatch into a batch
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
 from .memory import Buffer
-from .packing import check_array, check_struct_keys, member_value, pack_members, pointer_problem, set_member
+from .packing import check_array, check_struct_keys, pack_members
 from .program import Program
 
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
@@ -195,8 +196,8 @@ def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
     if binding["kind"] == "uniform_buffer" and isinstance(value, dict):
         block = {"size": binding["size"], "members": binding["members"]}
         check_struct_keys(binding["members"], value, f"uniform block '{binding['name']}'", whole=True)
-        value = np.frombuffer(pack_members(block, _pointers(b, binding["members"], value), "uniform member"),
-                              np.uint8)
+        value = np.frombuffer(pack_members(block, value, f"uniform block '{binding['name']}' member",
+                                           _address(b)), np.uint8)
     return check_array(binding, value)
 
 
@@ -210,35 +211,21 @@ def _push(b: Batch, program: Program, args: dict) -> bytes:
             pass  # the general path below names the culprit
         else:
             return packed
-    values = _pointers(b, program.pointer_members, args) if program.pointer_members else args
-    raw = pack_members(program.push_block, values, "push constant")
+    raw = pack_members(program.push_block, args, "push constant", _address(b))
     return raw + bytes(program.push_size - len(raw))
 
 
-def _pointers(b: Batch, members: list[dict], values: dict) -> dict:
-    """``values`` with arrays given for pointer members replaced by device addresses (numpy ones staged;
-    written back after the launch when writable, as the kernel may store through the pointer)."""
-    out = values
-    for m in members:
-        if m["type"] != "ptr":
-            continue
-        try:
-            v = member_value(values, m["name"])
-        except KeyError:
-            continue
-        if isinstance(v, (Array, np.ndarray)):
-            problem = pointer_problem(m, v.dtype)
-            if problem:
-                raise ArrayError(problem)
+def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
+    """The device address of an array given for a pointer member (a numpy one staged, and written back after
+    the launch when writable, as the kernel may store through the pointer); other values as given."""
+    def address(m: Mapping[str, Any], v: Any) -> Any:
         if isinstance(v, Array):
-            address = resident_buffer(v, b.device, f"pointer '{m['name']}'").address()
+            at = resident_buffer(v, b.device, f"pointer '{m['name']}'").address()
             b.use(v)
-        elif isinstance(v, np.ndarray):
+            return at
+        if isinstance(v, np.ndarray):
             if not b.device.has_device_address:
                 raise ArrayError(f"pointer '{m['name']}': {b.device!r} has no bufferDeviceAddress feature")
-            address = b.stage(np.ascontiguousarray(v), write_back=v.flags.writeable and v.flags.c_contiguous).address()
-        else:
-            continue
-        out = dict(out) if out is values else out
-        set_member(out, m["name"], address)
-    return out
+            return b.stage(np.ascontiguousarray(v), write_back=v.flags.writeable and v.flags.c_contiguous).address()
+        return v
+    return address

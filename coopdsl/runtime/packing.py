@@ -8,15 +8,21 @@ from typing import Any
 
 import numpy as np
 
+from .. import _packing as packing
+from .._packing import (
+    BIT_PATTERNS,
+    DTYPES,
+    SCALAR_SIZE,
+    STRUCT_CODE,
+    Address,
+    dtype_matches,
+    member_value,
+    wanted_dtype,
+)
 from .errors import LaunchError
 
-DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16, "e4m3": np.uint8,
-          "e5m2": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
-          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "bool": np.uint32}
-SCALAR_SIZE = {k: np.dtype(v).itemsize for k, v in DTYPES.items()}
-STRUCT_CODE = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B",
-               "u16": "H", "u32": "I", "u64": "Q", "bool": "I", "ptr": "Q"}
-BIT_PATTERNS = ("bf16", "e4m3", "e5m2")  # no numpy dtype: data travels as unsigned integer bit patterns
+__all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array", "check_struct_keys", "dtype_problem",
+           "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem"]
 
 
 def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[int, int, int]]]:
@@ -43,115 +49,35 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
     return data, entries
 
 
-def member_value(values: dict, name: str) -> Any:
-    """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
-    if name in values:
-        return values[name]
-    head, dot, rest = name.partition(".")
-    if dot and isinstance(values.get(head), dict):
-        return member_value(values[head], rest)
-    raise KeyError(name)
-
-
-def set_member(values: dict, name: str, value: Any) -> None:
-    """Set ``values[name]`` in place; a dotted name writes into a copy of the nested dict."""
-    head, dot, rest = name.partition(".")
-    if dot and isinstance(values.get(head), dict):
-        values[head] = dict(values[head])
-        set_member(values[head], rest, value)
-    else:
-        values[name] = value
-
-
 def pack_push(reflection: dict, values: dict) -> bytes:
     """The push-constant block from ``values`` (pointer members: the int device address)."""
     return pack_members(reflection["push_constants"], values, "push constant")
 
 
-def pack_members(block: dict, values: dict, what: str) -> bytes:
-    """Bytes of a block described by reflection ``{"size", "members"}`` (dotted names for nested structs)."""
-    check_struct_keys(block["members"], values, what)
-    out = bytearray(block["size"])
-    for m in block["members"]:
-        try:
-            value = member_value(values, m["name"])
-        except KeyError:
-            raise LaunchError(f"missing {what} '{m['name']}' ({m['type']})") from None
-        t = m["type"]
-        if t.startswith("vec"):
-            n, elem = int(t[3]), t[5:-1]
-            arr = np.asarray(value, dtype=DTYPES[elem]).reshape(-1)
-            if arr.size != n:
-                raise LaunchError(f"{what} '{m['name']}' is {t}: give {n} values")
-            out[m["offset"]:m["offset"] + arr.nbytes] = arr.tobytes()
-            continue
-        if t != "ptr":
-            value = fitted(value, t, f"{what} '{m['name']}'")
-        try:
-            raw = struct.pack("<" + STRUCT_CODE[t], value)
-        except (struct.error, KeyError, OverflowError, TypeError) as e:
-            raise LaunchError(f"{what} '{m['name']}' ({t}) cannot be {value!r}: {e}") from None
-        out[m["offset"]:m["offset"] + len(raw)] = raw
-    return bytes(out)
+def pack_members(block: dict, values: dict, what: str, address: Address | None = None) -> bytes:
+    """Bytes of a block described by reflection ``{"size", "members"}`` (dotted names for nested structs):
+    the packer the interpreter uses too (coopdsl/_packing.py); ``address`` gives the device address of an
+    array passed for a pointer member."""
+    return packing.pack_members(block, values, what, error=LaunchError, address=address)
 
 
 def fitted(value: Any, t: str, what: str) -> Any:
     """``value`` as a Python number of scalar type ``t`` (a reflection type name), checked by the one place
     that decides whether a number fits a type (coopdsl._numbers, which the compiler asks too): never
     wrapped, overflowed or truncated."""
-    from .._numbers import LiteralError, fit_named
-
-    if isinstance(value, np.generic):
-        value = value.item()  # numpy scalars: their Python value
-    if t == "bool":
-        if isinstance(value, (bool, int)) and value in (0, 1):
-            return int(value)
-        raise LaunchError(f"{what} (bool) cannot be {value!r}: give True or False")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LaunchError(f"{what} ({t}) cannot be {value!r}: give a number")
-    try:
-        return fit_named(value, t)
-    except LiteralError as e:
-        raise LaunchError(f"{what} ({t}) cannot be {value!r}: {e}") from None
+    return packing.fitted(value, t, what, LaunchError)
 
 
 def check_struct_keys(members: list[dict], values: dict, what: str, whole: bool = False) -> None:
-    """LaunchError for a key of a struct's dict that names no member (a misspelt member would otherwise be
-    ignored and the member reported missing, or left at an old value)."""
-    children: dict[str, list[str]] = {"": []} if whole else {}
-    for m in members:
-        parts = m["name"].split(".")
-        for i in range(0 if whole else 1, len(parts)):
-            kids = children.setdefault(".".join(parts[:i]), [])
-            if parts[i] not in kids:
-                kids.append(parts[i])
-    for prefix, kids in children.items():
-        try:
-            v = values if prefix == "" else member_value(values, prefix)
-        except KeyError:
-            continue
-        if isinstance(v, dict):
-            extra = [k for k in v if k not in kids]
-            if extra:
-                where = f" '{prefix}'" if prefix else ""
-                raise LaunchError(f"{what}{where} has no member {', '.join(map(repr, extra))}; its members are "
-                                  f"{', '.join(kids)}")
-
-
-def pointer_problem(member: dict, dtype: np.dtype) -> str | None:
-    """Why an array of ``dtype`` cannot be passed for pointer ``member`` (it addresses another type)."""
-    pointee = member.get("pointee")
-    if not pointee:
-        return None
-    elem = pointee.split("<")[-1].rstrip(">")  # vec4<u32> -> u32
-    if elem not in DTYPES or dtype == np.dtype(DTYPES[elem]) or (elem == "bf16" and dtype.name == "bfloat16"):
-        return None
-    return (f"pointer '{member['name']}' points to {pointee}; got a {dtype} array "
-            f"(pass {np.dtype(DTYPES[elem]).name}{' bits' if elem in BIT_PATTERNS else ''})")
+    """LaunchError for a key of a struct's dict that names no member (see coopdsl/_packing.py)."""
+    packing.check_struct_keys(members, values, what, whole, LaunchError)
 
 
 def element_bytes(binding: dict) -> int:
-    """Bytes per element of a buffer binding (std430: a vec3 element takes the room of a vec4)."""
+    """Bytes per element of a buffer binding: its ``stride`` (coopdsl/ir/layout.py's; a vec3 element takes
+    the room of a vec4), or for a hand-written binding without one, its components' (vec3 as vec4)."""
+    if "stride" in binding:
+        return int(binding["stride"])
     n = binding.get("components", 1)
     return SCALAR_SIZE[binding["element_type"]] * (4 if n == 3 else n)
 
@@ -161,10 +87,9 @@ def dtype_problem(binding: dict, dtype: np.dtype) -> str | None:
     t = binding["element_type"]
     if binding.get("components", 1) != 1:
         return None
-    if dtype == np.dtype(DTYPES[t]) or (t == "bf16" and dtype.name == "bfloat16"):
+    if dtype_matches(t, dtype):
         return None
-    return (f"buffer '{binding['name']}' holds {t}; got a {dtype} array "
-            f"(pass {np.dtype(DTYPES[t]).name}{' bits' if t in BIT_PATTERNS else ''})")
+    return f"buffer '{binding['name']}' holds {t}; got a {dtype} array (pass {wanted_dtype(t)})"
 
 
 def size_problem(binding: dict, nbytes: int) -> str | None:

@@ -6,6 +6,7 @@ from coopdsl.errors import SourceLoc
 from coopdsl.ir import types as T
 from coopdsl.ir.builder import Emitter
 from coopdsl.ir.core import Function, GlobalVar, Module
+from coopdsl.ir.layout import array_block
 from coopdsl.passes import run_pipeline
 from coopdsl.spirv import tools
 from coopdsl.spirv.words import to_bytes
@@ -26,9 +27,8 @@ def kernel_module(name: str = "k") -> tuple[Module, Emitter]:
 
 def buffer(m: Module, name: str, elem: T.Type, binding: int) -> GlobalVar:
     """A storage buffer ``{ elem data[]; }`` at set 0."""
-    block = T.StructType(f"{name}_block", (("data", T.RuntimeArrayType(elem, T.array_stride(elem))),), (0,),
-                         block=True)
-    g = GlobalVar(T.PointerType(block, "StorageBuffer"), name, "buffer", set=0, binding=binding)
+    g = GlobalVar(T.PointerType(array_block(f"{name}_block", elem), "StorageBuffer"), name, "buffer", set=0,
+                  binding=binding)
     m.globals.append(g)
     return g
 

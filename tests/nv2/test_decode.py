@@ -5,6 +5,7 @@ import re
 import coopdsl as cd
 from coopdsl import Acc, MatA, f16, f32, u8, u16, u32
 from coopdsl.ir import types as T
+from coopdsl.ir.layout import size_of
 
 from ..conftest import compile_checked
 
@@ -23,7 +24,7 @@ class Mixed:
 
 def test_fixed_array_members_are_laid_out_with_their_stride():
     assert Q8Block.members[1][1] == T.ArrayType(u8, 32, 1)
-    assert (Q8Block.offsets, T.size_of(Q8Block)) == ((0, 2), 34)
+    assert (Q8Block.offsets, size_of(Q8Block)) == ((0, 2), 34)
     assert Mixed.members[1][1] == T.ArrayType(cd.vec2[f32], 3, 8)
     assert Mixed.offsets == (0, 4)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..core import Op
+from ..layout import size_of
 from .base import (
     bool_like,
     define,
@@ -100,7 +101,7 @@ def _bitcast(op: Op) -> None:
     src = op.operands[0].type
     if isinstance(src, T.CoopMatType) != isinstance(op.type, T.CoopMatType):
         fail(op, f"cannot bitcast {src} to {op.type}")
-    if not isinstance(src, T.CoopMatType) and T.size_of(src) != T.size_of(op.type):
+    if not isinstance(src, T.CoopMatType) and size_of(src) != size_of(op.type):
         fail(op, f"bitcast changes the size: {src} -> {op.type}")
 
 

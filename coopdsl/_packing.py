@@ -1,0 +1,199 @@
+"""Kernel arguments to bytes: the one packer of push-constant and uniform blocks, which the Vulkan runtime and
+the interpreter both use (numpy and the stdlib only).
+
+A block is described as reflection describes it: ``{"size", "members"}``, the members a flat table with
+absolute offsets and dotted names for nested structs (``coopdsl.ir.layout.flat_members``, which owns the
+layout).  The runtime packs from a kernel's reflection dict, the interpreter from the same table made from
+the IR types, so both lay out, check and refuse arguments alike (the same words too).  How an array given for
+a pointer becomes a device address is the caller's (``address``): the runtime stages or binds it on the
+device, the interpreter places it in its own device memory.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from ._numbers import LiteralError, fit_named
+
+DTYPES: dict[str, type[np.generic]] = {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16, "e4m3": np.uint8, "e5m2": np.uint8,
+    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+    "u32": np.uint32, "u64": np.uint64, "bool": np.uint32}
+SCALAR_SIZE = {k: np.dtype(v).itemsize for k, v in DTYPES.items()}
+STRUCT_CODE = {"f16": "e", "f32": "f", "f64": "d", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B",
+               "u16": "H", "u32": "I", "u64": "Q", "bool": "I", "ptr": "Q"}
+BIT_PATTERNS = ("bf16", "e4m3", "e5m2")  # no numpy dtype: data travels as unsigned integer bit patterns
+ML_DTYPES = {"bfloat16": "bf16"}  # ml_dtypes' names accepted for the bit-pattern types
+
+Address = Callable[[Mapping[str, Any], Any], Any]  # (pointer member, value given) -> its int device address
+
+
+def member_value(values: Mapping[str, Any], name: str) -> Any:
+    """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
+    if name in values:
+        return values[name]
+    head, dot, rest = name.partition(".")
+    if dot and isinstance(values.get(head), dict):
+        return member_value(values[head], rest)
+    raise KeyError(name)
+
+
+def element_of(type_name: str) -> str:
+    """The scalar type a member type is made of: ``vec4<u32>`` -> ``u32``, ``u8[16]`` -> ``u8``."""
+    return type_name.split("[")[0].split("<")[-1].rstrip(">")
+
+
+def dtype_matches(type_name: str, dtype: np.dtype) -> bool:
+    """Whether an array of ``dtype`` holds scalars of ``type_name`` (bit-pattern types: their unsigned ints or
+    ml_dtypes' type)."""
+    return dtype == np.dtype(DTYPES[type_name]) or ML_DTYPES.get(dtype.name) == type_name
+
+
+def wanted_dtype(type_name: str) -> str:
+    """The numpy dtype to pass for scalars of ``type_name``, as messages name it."""
+    return f"{np.dtype(DTYPES[type_name]).name}{' bits' if type_name in BIT_PATTERNS else ''}"
+
+
+def pointer_problem(member: Mapping[str, Any], dtype: np.dtype, what: str) -> str | None:
+    """Why an array of ``dtype`` cannot be passed for pointer ``member`` (it addresses another type), else None."""
+    pointee = member.get("pointee")
+    if not pointee:
+        return None
+    elem = element_of(pointee)
+    if elem not in DTYPES or dtype_matches(elem, dtype):
+        return None
+    return f"{what} '{member['name']}' points to {pointee}; got a {dtype} array (pass {wanted_dtype(elem)})"
+
+
+def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str, Any], what: str,
+                      whole: bool = False, error: type[Exception] = ValueError) -> None:
+    """``error`` for a key of a struct's dict that names no member (a misspelt member would otherwise be
+    ignored and the member reported missing, or left at an old value); ``whole``: ``values`` is the struct
+    itself (a uniform block's dict), else a struct's dict is one of its values (push constants)."""
+    children: dict[str, list[str]] = {"": []} if whole else {}
+    for m in members:
+        parts = m["name"].split(".")
+        for i in range(0 if whole else 1, len(parts)):
+            kids = children.setdefault(".".join(parts[:i]), [])
+            if parts[i] not in kids:
+                kids.append(parts[i])
+    for prefix, kids in children.items():
+        try:
+            v = values if prefix == "" else member_value(values, prefix)
+        except KeyError:
+            continue
+        if isinstance(v, dict):
+            extra = [k for k in v if k not in kids]
+            if extra:
+                where = f" '{prefix}'" if prefix else ""
+                raise error(f"{what}{where} has no member {', '.join(map(repr, extra))}; its members are "
+                            f"{', '.join(kids)}")
+
+
+def fitted(value: Any, t: str, what: str, error: type[Exception] = ValueError) -> Any:
+    """``value`` as a Python number of scalar type ``t`` (a reflection type name), checked by the one place
+    that decides whether a number fits a type (coopdsl._numbers, which the compiler asks too): never
+    wrapped, overflowed or truncated."""
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy scalars: their Python value
+    if t == "bool":
+        if isinstance(value, (bool, int)) and value in (0, 1):
+            return int(value)
+        raise error(f"{what} (bool) cannot be {value!r}: give True or False")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(f"{what} ({t}) cannot be {value!r}: give a number")
+    try:
+        return fit_named(value, t)
+    except LiteralError as e:
+        raise error(f"{what} ({t}) cannot be {value!r}: {e}") from None
+
+
+def pack_members(block: Mapping[str, Any], values: Mapping[str, Any], what: str, *,
+                 error: type[Exception] = ValueError, address: Address | None = None) -> bytes:
+    """The bytes of a block described by ``{"size", "members"}`` (dotted names for nested structs) holding
+    ``values``; ``what`` names a member in messages ("push constant"), ``error`` is the exception raised
+    for a value that does not fit, and ``address`` turns what was given for a pointer member (an array)
+    into its device address."""
+    members = block["members"]
+    check_struct_keys(members, values, what, error=error)
+    out = bytearray(block["size"])
+    for m in members:
+        name, t = m["name"], m["type"]
+        try:
+            value = member_value(values, name)
+        except KeyError:
+            _missing(values, name, t, what, error)
+        label = f"{what} '{name}'"
+        if t == "ptr":
+            raw = _pointer(m, value, what, error, address)
+        elif "[" in t:
+            elem, n = t[:t.rindex("[")], m["length"]
+            items = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+            if items.size != n * _count(elem) or items.size == 0:
+                raise error(f"{label} is {t}: give {n} {elem} values")
+            for i, row in enumerate(items.reshape(n, -1)):
+                item = row.tolist() if _count(elem) > 1 else row[0]
+                raw = _numbers(elem, item, f"{what} '{name}[{i}]'", item, error)
+                at = m["offset"] + i * m["stride"]
+                out[at:at + len(raw)] = raw
+            continue
+        else:
+            raw = _numbers(t, value, label, value, error)
+        out[m["offset"]:m["offset"] + len(raw)] = raw
+    return bytes(out)
+
+
+def _missing(values: Mapping[str, Any], name: str, t: str, what: str, error: type[Exception]) -> NoReturn:
+    """The error for a member ``values`` does not give: missing, or inside a struct not given as a dict."""
+    parts = name.split(".")
+    v: Any = values
+    for i, part in enumerate(parts[:-1]):
+        if not isinstance(v, dict) or part not in v:
+            break
+        v = v[part]
+        if not isinstance(v, dict):
+            raise error(f"{what} '{'.'.join(parts[:i + 1])}' is a struct: give a dict of its members")
+    raise error(f"missing {what} '{name}' ({t})")
+
+
+def _count(t: str) -> int:
+    return int(t[3]) if t.startswith("vec") else 1
+
+
+def _numbers(t: str, value: Any, label: str, given: Any, error: type[Exception]) -> bytes:
+    """The bytes of a scalar or vector member ``t`` holding ``value``."""
+    if not t.startswith("vec"):
+        if t not in STRUCT_CODE:
+            raise error(f"{label} ({t}) cannot be {given!r}: no host type holds {t}")
+        return struct.pack("<" + STRUCT_CODE[t], fitted(value, t, label, error))
+    n, elem = _count(t), element_of(t)
+    flat = np.asarray(value, dtype=object).reshape(-1) if not isinstance(value, np.ndarray) else value.reshape(-1)
+    if flat.size != n:
+        raise error(f"{label} ({t}) cannot be {given!r}: give {n} numbers")
+    if elem in BIT_PATTERNS:
+        return np.asarray([int(x) for x in flat], DTYPES[elem]).tobytes()
+    return np.asarray([fitted(x, elem, label, error) for x in flat], DTYPES[elem]).tobytes()
+
+
+def _pointer(m: Mapping[str, Any], value: Any, what: str, error: type[Exception],
+             address: Address | None) -> bytes:
+    """The 8 bytes of pointer member ``m``: an int address, or the address of the array given for it."""
+    label = f"{what} '{m['name']}'"
+    dtype = getattr(value, "dtype", None)
+    if isinstance(dtype, np.dtype) and not isinstance(value, np.generic):
+        problem = pointer_problem(m, dtype, what)
+        if problem:
+            raise error(problem)
+        if address is not None:
+            value = address(m, value)
+    if isinstance(value, np.generic) and value.dtype.kind in "iu":
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise error(f"{label} is a pointer: give a numpy array or an int address")
+    if not 0 <= value < 1 << 64:
+        raise error(f"{label} is a pointer: the address {value} is not a 64-bit unsigned int")
+    return struct.pack("<Q", value)
