@@ -83,7 +83,7 @@ def overhead(dev, n: int = 200, rounds: int = 5) -> str:
     y1 = runtime.zeros((1, 4096), np.float32, device=dev)
     wv = G.word_view(w, "f16")
     k1 = G.kernel("f16", 1, True)
-    grid1 = G.grid(4096, 1)
+    grid1 = G.grid(4096, "f16", 1)
     fns = {"Kernel.launch": lambda: k1.launch(grid1, wv, x1, y1, M=4096, K=4096, device=dev),
            "ops.matmul(transpose_b=True)": lambda: ops.matmul(x1, w, out=y1, device=dev, transpose_b=True),
            "ops.linear": lambda: ops.linear(x1, w, out=y1, device=dev)}
@@ -164,13 +164,13 @@ def main() -> None:
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)
                 wv = G.word_view(w, fmt)
-                r = G.kernel(fmt, n).bench(G.grid(m, n), wv, x.reshape(-1, 4), y, M=m, K=k, device=dev,
+                r = G.kernel(fmt, n).bench(G.grid(m, fmt, n), wv, x.reshape(-1, 4), y, M=m, K=k, device=dev,
                                            warmup=args.warmup, repeat=args.repeat)
                 what = f"{r.median_ms * 1e3:.1f} us"
                 for rows, split in layouts if n in (1, 8) else ():
                     yl = np.zeros_like(y)
                     kl = G.kernel(fmt, n, rows=rows, split=split)
-                    rl = kl.bench(G.grid(m, n, rows, split), wv, x.reshape(-1, 4), yl, M=m, K=k, device=dev,
+                    rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, x.reshape(-1, 4), yl, M=m, K=k, device=dev,
                                   warmup=args.warmup, repeat=args.repeat)
                     el = float(np.abs(yl - ref).max() / np.abs(ref).max())
                     sweep.append(f"| {fmt} | {n} | {rows} | {split} | {rl.median_ms * 1e3:.1f} us | "

@@ -219,12 +219,9 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     a numpy array): a MulAdd would mostly multiply zeros there.
     """
     _check_operands(a=a, b=b, out=out)
-    if device is not None and not isinstance(device, str):
-        from ..runtime import Device
-
-        if not isinstance(device, Device):
-            raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
-                            f"got {type(device).__name__} {device!r}")
+    if device is not None and not isinstance(device, str) and not isinstance(device, _device_class()):
+        raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
+                        f"got {type(device).__name__} {device!r}")
     kind = kind or _kind_of(a)
     if kind not in KINDS:
         raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -237,7 +234,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     elif k1 != k2:
         raise ValueError(f"matmul: a is {m} x {k1} but b is {k2} x {n}")
     for name, x in (("a", a), ("b", b)):
-        if np.dtype(x.dtype) != in_dtype:
+        if x.dtype != in_dtype:
             raise ValueError(f"matmul({kind}): {name} must be {np.dtype(in_dtype).name}, got {np.dtype(x.dtype).name}")
         if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
             raise ValueError(f"matmul: {name} must be C-contiguous (row-major); pass np.ascontiguousarray({name})"
@@ -285,15 +282,33 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     return out
 
 
+_OPERANDS: tuple[type, ...] = (np.ndarray,)
+
+
+@cache
+def _device_class() -> type:
+    from ..runtime import Device
+
+    return Device
+
+
 def _check_operands(**arrays: Any) -> None:
     """Each of ``arrays`` is a numpy array or a resident ``coopdsl.runtime.Array`` (``out`` may be None)."""
     for name, x in arrays.items():
-        if x is None and name == "out":
+        if isinstance(x, _OPERANDS) or x is None and name == "out":
             continue
-        if not isinstance(x, np.ndarray) and not (hasattr(x, "dtype") and hasattr(x, "shape")
-                                                  and type(x).__module__.startswith("coopdsl.runtime")):
-            raise ValueError(f"matmul: {name} must be a numpy array or a coopdsl.runtime.Array, got "
-                             f"{type(x).__name__} (convert it: np.asarray({name}, np.float16), ...)")
+        if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__.startswith("coopdsl.runtime"):
+            _remember(type(x))
+            continue
+        raise ValueError(f"matmul: {name} must be a numpy array or a coopdsl.runtime.Array, got "
+                         f"{type(x).__name__} (convert it: np.asarray({name}, np.float16), ...)")
+
+
+def _remember(cls: type) -> None:
+    """Accept ``cls`` (a resident array class) at the first isinstance check from now on."""
+    global _OPERANDS
+    if cls not in _OPERANDS:
+        _OPERANDS = (*_OPERANDS, cls)
 
 
 def _kind_of(a: Any) -> str:

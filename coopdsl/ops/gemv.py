@@ -65,20 +65,19 @@ def halves(w0, w1, w2, w3, BF16, HIGH):
 UNITS = {"f16": (8, 1), "bf16": (8, 1), "q4_0": (8, 4), "q8_0": (8, 4), "q4_K": (32, 8)}
 
 
-def layout(nx: int) -> tuple[int, int]:
-    """(rows of W a group of subgroups owns, subgroups a group: they split K) for ``nx`` rows of x: one row of x
-    reads two rows of W a subgroup; more rows of x share each x read among more rows of W, and split K over
-    more subgroups so that as many lanes stay in flight."""
+def layout(fmt: str, nx: int) -> tuple[int, int]:
+    """(rows of W a group of subgroups owns, subgroups a group: they split K) for weights in ``fmt`` and ``nx``
+    rows of x.  Measured (``benchmarks/ops_llm.py --layouts``, 4096 x 14336 weights, H100, docs/benchmarks.md):
+    one row of x: 2 rows over 2 subgroups (f16 0.93 of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup),
+    q4_K 4 rows over 4; more rows of x: 4 rows over 4 subgroups (each read of x serves more rows of W)."""
     if nx == 1:
-        return ROWS, 1
-    if nx <= 4:
-        return 4, 2
-    return 8, 4
+        return (4, 4) if fmt == "q4_K" else (2, 2)
+    return 4, 4
 
 
-def grid(m: int, nx: int, rows: int | None = None, split: int | None = None) -> tuple[int, int, int]:
-    """The workgroups a launch for M rows of W takes."""
-    dr, ds = layout(nx)
+def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None = None) -> tuple[int, int, int]:
+    """The workgroups a launch for M rows of W takes (``rows``/``split`` default to :func:`layout`'s)."""
+    dr, ds = layout(fmt, nx)
     rows, split = rows or dr, split or ds
     return (-(-m // (rows * (WG // 32) // split)), 1, 1)
 
@@ -98,7 +97,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
-    dr, ds = layout(nx)
+    dr, ds = layout(fmt, nx)
     rows, split = rows or dr, split or ds
     if split not in (1, 2, 4) or not 1 <= rows <= 16:
         raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
@@ -245,20 +244,29 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     return gemv
 
 
+_BLOCKS = {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}
+_WORDS: dict[str, np.dtype] = {"f16": np.dtype(np.uint32), "bf16": np.dtype(np.uint32), "q4_K": np.dtype(np.uint32),
+          "q4_0": np.dtype(np.uint16), "q8_0": np.dtype(np.uint16)}
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
 def block_shape(fmt: str) -> tuple[int, int]:
     """(elements, bytes) of one block of ``fmt`` (one 16-bit value for f16/bf16)."""
-    return {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}[fmt]
+    return _BLOCKS[fmt]
 
 
 def word_view(w: Any, fmt: str) -> Any:
     """Weights as the words the kernel of ``fmt`` reads them in (``uvec4`` of f16/bf16 pairs or of q4_K blocks,
     16-bit words of the 2-byte aligned q4_0/q8_0 blocks): a view, no copy, of a numpy array
     or a resident ``runtime.Array``."""
-    word = np.uint32 if fmt in ("f16", "bf16", "q4_K") else np.uint16
+    word = _WORDS[fmt]
     if isinstance(w, np.ndarray):
         v = np.ascontiguousarray(w).view(word).reshape(-1)
-        return v.reshape(-1, 4) if word == np.uint32 else v
-    return w if np.dtype(w.dtype) == word else w.view(word)
+        return v.reshape(-1, 4) if word.itemsize == 4 else v
+    return w if w.dtype == word else w.view(word)
+
+
+_LAUNCHES: dict[tuple[str, int, bool, int], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid) memo
 
 
 def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> Any:
@@ -268,7 +276,7 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
     uint8 blocks of :func:`coopdsl.ops.quant.quantize`; K must be a multiple of 8 (f16/bf16)
     or of the block size.  ``w``, ``x`` and ``out`` may be numpy or resident arrays
     (``coopdsl.runtime``); ``device`` as ``Kernel.launch``."""
-    qk, nbytes = block_shape(fmt)
+    qk, nbytes = _BLOCKS[fmt]
     n, k = x.shape
     m = w.shape[0]
     row_bytes = k * 2 if qk == 1 else k // qk * nbytes
@@ -276,11 +284,14 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
         raise ValueError(f"gemv: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} values "
                          f"({row_bytes} bytes a row; K a multiple of {max(qk, 8)})")
     w = word_view(w, fmt)
-    x_f16 = np.dtype(x.dtype) == np.float16
-    if not x_f16 and np.dtype(x.dtype) != np.float32:
+    x_f16 = x.dtype == _F16
+    if not x_f16 and x.dtype != _F32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    kernel(fmt, n, x_f16).launch(grid(m, n), w, x, y, M=m, K=k, device=device)
+    launch = _LAUNCHES.get((fmt, n, x_f16, m))
+    if launch is None:
+        launch = _LAUNCHES[fmt, n, x_f16, m] = (kernel(fmt, n, x_f16), grid(m, fmt, n))
+    launch[0].launch(launch[1], w, x, y, M=m, K=k, device=device)
     return y

@@ -54,7 +54,7 @@ def test_every_row_and_split_layout_matches_numpy(fmt, rows, split):
     w, wd = _weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
     y = np.full((n, m), np.nan, np.float32)
-    G.kernel(fmt, n, rows=rows, split=split).launch(G.grid(m, n, rows, split), G.word_view(w, fmt),
+    G.kernel(fmt, n, rows=rows, split=split).launch(G.grid(m, fmt, n, rows, split), G.word_view(w, fmt),
                                                     x.reshape(-1, 4), y, M=m, K=k, device="cpu")
     ref = x @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
