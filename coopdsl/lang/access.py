@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
 from ..ir.layout import align_of
-from ..ir.literals import LiteralError, fit
+from . import arith
+from .conversions import CompileTime, Literal, ScopeArg
 from .pointers import ptr_element
-from .registry import bind, builtin
+from .registry import Builtin, bind, builtin
 from .structs import is_data_ptr
-from .types import as_scope
 from .values import BufferRef
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def memory_pointer(cg, buf, offset, what: str):
+
+def memory_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Any:
     """Pointer to element ``offset`` of a buffer, shared or local array, or ``Ptr[T]``."""
     if isinstance(buf, Value) and is_data_ptr(buf.type):
         return ptr_element(cg, buf, offset)
@@ -25,14 +30,14 @@ def memory_pointer(cg, buf, offset, what: str):
     return cg.element_pointer(buf, offset)
 
 
-def psb_aligned(ptr, mem: MemoryAccess | None) -> MemoryAccess | None:
+def psb_aligned(ptr: Any, mem: MemoryAccess | None) -> MemoryAccess | None:
     """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
     if ptr.type.storage != "PhysicalStorageBuffer":
         return mem
     return (mem or MemoryAccess()).with_alignment(align_of(ptr.type.pointee))
 
 
-def bind_access(cg, b, args: list, kwargs: dict, is_store: bool) -> dict:
+def bind_access(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any], is_store: bool) -> dict[str, Any]:
     """Bind the arguments of a load or store, explaining a visibility keyword on the wrong side."""
     wrong, right = ("visible", "available") if is_store else ("available", "visible")
     if kwargs.get(wrong) is not None:
@@ -44,9 +49,14 @@ def bind_access(cg, b, args: list, kwargs: dict, is_store: bool) -> dict:
 
 
 MEMORY_KW = ("aligned", "nontemporal", "volatile", "available", "visible")
+# the memory-operand keywords every load and store takes, as the conversions of their parameters
+ALIGNED = Literal(T.u32, lambda n: n > 0 and not n & (n - 1),  # the operand's literal is a 32-bit word
+                  "aligned must be a power-of-two number of bytes, got {value!r}", "{param}={value}: {why}")
+MEMORY_CONVERSIONS = {"aligned": ALIGNED, "nontemporal": CompileTime(bool), "volatile": CompileTime(bool),
+                      "available": ScopeArg("{param}="), "visible": ScopeArg("{param}=")}
 
 
-def memory_operands(cg, p: dict, is_store: bool):
+def memory_operands(cg: Builder, p: dict[str, Any], is_store: bool) -> MemoryAccess | None:
     """The Memory Operands of a load/store from keyword arguments (None when there are none).
 
     ``aligned=N`` (a power of two, bytes) -> Aligned N; ``nontemporal=True``;
@@ -54,26 +64,18 @@ def memory_operands(cg, p: dict, is_store: bool):
     -> MakePointerAvailable/MakePointerVisible + NonPrivatePointer with the
     scope (Vulkan memory model).
     """
-    fields: dict = {}
-    aligned = p.get("aligned")
-    if aligned is not None:
-        if isinstance(aligned, bool) or not isinstance(aligned, int) or aligned <= 0 or aligned & (aligned - 1):
-            raise ArgumentError(f"aligned must be a power-of-two number of bytes, got {aligned!r}", cg.em.loc)
-        try:  # the memory operand's literal is a 32-bit word
-            fields["aligned"] = fit(aligned, T.u32)
-        except LiteralError as e:
-            raise ArgumentError(f"aligned={aligned}: {e}", cg.em.loc) from None
-    for flag in ("nontemporal", "volatile"):
-        if p.get(flag) is not None and cg.compile_time(p[flag], flag, bool):
-            fields[flag] = True
-    right = "available" if is_store else "visible"
-    if p.get(right) is not None:
-        fields[right] = as_scope(cg, p[right], f"{right}=")
+    fields: dict[str, Any] = {}
+    for name in ("aligned", "nontemporal", "volatile", "available" if is_store else "visible"):
+        value = p.get(name)
+        if value is not None:
+            value = MEMORY_CONVERSIONS[name](cg, value, "", name)
+            if value is not False:
+                fields[name] = value
     return MemoryAccess(**fields) if fields else None
 
 
 @builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)")
-def load_element(cg, args, kwargs):
+def load_element(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible).
 
     ``buffer`` is a buffer parameter, a shared or local array, or a ``Ptr[T]``
@@ -86,7 +88,7 @@ def load_element(cg, args, kwargs):
 
 
 @builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)")
-def store_element(cg, args, kwargs):
+def store_element(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> None:
     """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.).
 
     ``buffer`` is as for :func:`load_element`.
@@ -97,7 +99,7 @@ def store_element(cg, args, kwargs):
     elem = ptr.type.pointee
     value = cg.as_operand(p["value"])
     if isinstance(value, (bool, int, float)):
-        value = cg.em.literal(value, elem)
+        value = arith.literal(cg.em, value, elem)
     if not isinstance(value, Value) or value.type != elem:
         raise TypeMismatchError(f"cannot store {cg.describe(value)} into {cg.describe(buf)} of {elem}", cg.em.loc)
     if isinstance(buf, BufferRef):

@@ -4,15 +4,20 @@ SPV_NV_cooperative_matrix2's 1.6, and a loop control of a later version is refus
 
 from __future__ import annotations
 
-from ..errors import UnsupportedSyntaxError
+from typing import TYPE_CHECKING
+
+from ..errors import SourceLoc, UnsupportedSyntaxError
 from ..ir.targets import env_of, envs_from
+
+if TYPE_CHECKING:
+    from ..ir.builder import Emitter
 
 NV2 = ((1, 6), "SPV_NV_cooperative_matrix2")  # (minimum SPIR-V version, what brings the feature)
 NV2_TENSORS = ((1, 6), "SPV_NV_cooperative_matrix2 and SPV_NV_tensor_addressing")
 PARTIAL_COUNT = ((1, 4), "the PartialCount loop control")
 
 
-def require(em, feature: tuple[tuple[int, int], str], what: str, loc=None) -> None:
+def require(em: Emitter, feature: tuple[tuple[int, int], str], what: str, loc: SourceLoc | None = None) -> None:
     """A located UnsupportedSyntaxError (at ``loc``, default the op being built) unless the kernel's target
     has ``feature`` ((version, name))."""
     version, name = feature

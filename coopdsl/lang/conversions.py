@@ -22,34 +22,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._records import record
-from ..errors import ArgumentError, CompileError, TypeMismatchError
+from ..errors import ArgumentError, CompileError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Value
 from ..ir.literals import LiteralError, fit
 from . import arith
+from .registry import Conversion
 from .types import VULKAN_SCOPES, Enumerant, as_scope
 from .values import BufferRef
 
 if TYPE_CHECKING:
     from .context import Builder
-
-
-class Conversion:
-    """One declared parameter kind: ``conv(cg, value, name, param)`` is the checked value or a located error."""
-
-    __slots__ = ()
-    error: type[CompileError] = TypeMismatchError
-    message: str = ""
-
-    def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Any:
-        raise NotImplementedError
-
-    def fail(self, cg: Builder, v: Any, name: str, param: str) -> CompileError:
-        """The located error for argument ``v`` (``message`` filled in)."""
-        text = self.message.format(name=name, param=param, got=cg.describe(v), value=v,
-                                   type=v.type if isinstance(v, Value) else None)
-        return self.error(text, cg.em.loc)
 
 
 @record(frozen=True)

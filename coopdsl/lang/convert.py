@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import TypeMismatchError
 from ..ir import types as T
+from ..ir.core import Value
 from ..ir.layout import size_of
-from .registry import bind, builtin
+from .conversions import RUNTIME, TypeObject
+from .registry import builtin
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 
-@builtin("(value, type)")
-def bitcast(cg, args, kwargs):
+@builtin("(value, type)", value=RUNTIME,
+         type=TypeObject((T.ScalarType, T.VectorType), "bitcast target must be a scalar or vector type, got {got}"))
+def bitcast(cg: Builder, value: Value, type: T.ScalarType | T.VectorType) -> Value:
     """Reinterpret bits as ``type`` (OpBitcast): a scalar/vector type of the same total width, or, for a
     cooperative matrix, an integer component type of the same width (e.g. i32 -> u32)."""
-    p = bind(cg, bitcast, args, kwargs)
-    v, t = cg.as_runtime(p["value"]), p["type"]
-    if not isinstance(t, T.ScalarType) and not isinstance(t, T.VectorType):
-        raise TypeMismatchError(f"bitcast target must be a scalar or vector type, got {cg.describe(t)}", cg.em.loc)
+    v, t = value, type
     if isinstance(v.type, T.CoopMatType):
         src = v.type.elem
         if not isinstance(t, T.ScalarType) or src.kind != "int" or t.kind != "int" or src.width != t.width:

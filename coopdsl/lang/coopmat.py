@@ -7,20 +7,27 @@ matrix *values*, registered by IR type (:class:`~coopdsl.ir.types.CoopMatType`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MATRIX_OPERANDS, Layout
-from ..ir.core import Const, SpecConst, SpecOp
+from ..ir.core import Const, SpecConst, SpecOp, Value
 from ..ir.ops import coopmat as rules
+from . import arith
 from .access import bind_access, memory_operands, memory_pointer, psb_aligned
+from .conversions import CompileTime
 from .coopcheck import check_muladd, raise_problem
-from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
+from .registry import VALUE_METHODS, Builtin, builtin, make_builtin
 from .types import Enumerant, RowMajor
 from .values import BufferRef
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-@builtin("(a, b, c, *, saturate=False, signed=None)")
-def muladd(cg, args, kwargs):
+
+@builtin("(a, b, c, *, saturate=False, signed=None)", saturate=CompileTime(bool, "saturate"))
+def muladd(cg: Builder, **p: Any) -> Value:
     """A x B + C with cooperative matrices (OpCooperativeMatrixMulAddKHR).
 
     ``a`` is MatA[T, M, K], ``b`` MatB[T, K, N], ``c`` Acc[R, M, N], all of one
@@ -33,17 +40,16 @@ def muladd(cg, args, kwargs):
     from ``"a"``, ``"b"``, ``"c"``, ``"result"`` (``()`` for none), e.g. u8
     data holding signed values.
     """
-    p = bind(cg, muladd, args, kwargs)
     a, b, c = cg.as_operand(p["a"]), cg.as_operand(p["b"]), cg.as_operand(p["c"])
     signed = check_muladd(cg.em, a, b, c)
     if p.get("signed") is not None:
         signed = _signedness(cg, p["signed"], c.type)
-    saturate = cg.compile_time(p.get("saturate", False), "saturate", bool)
+    saturate = p.get("saturate", False)
     raise_problem(cg.em, rules.muladd_operands_problem(c.type, signed, saturate))
     return cg.em.op("coop_muladd", c.type, [a, b, c], signed=signed, saturate=saturate)
 
 
-def _signedness(cg, value, acc_type) -> frozenset:
+def _signedness(cg: Builder, value: Any, acc_type: T.CoopMatType) -> frozenset[str]:
     names = (value,) if isinstance(value, str) else value
     if not isinstance(names, tuple) or any(n not in MATRIX_OPERANDS for n in names):
         raise ArgumentError(f"signed= takes a tuple of operand names from {sorted(MATRIX_OPERANDS)}, "
@@ -52,7 +58,7 @@ def _signedness(cg, value, acc_type) -> frozenset:
     return frozenset(names)
 
 
-def _layout(cg, value):
+def _layout(cg: Builder, value: Any) -> Layout | Value:
     """A Layout, or a 32-bit integer specialization constant holding one (0 RowMajor, 1 ColumnMajor)."""
     if isinstance(value, (SpecConst, SpecOp)) and value.type in (T.u32, T.i32):
         return value
@@ -66,7 +72,7 @@ def _layout(cg, value):
 _LAYOUTS = {layout.value: layout for layout in Layout}  # (calling the Enum is a slow way to the same member)
 
 
-def _stride(cg, p, b: Builtin, is_store: bool):
+def _stride(cg: Builder, p: dict[str, Any], b: Builtin, is_store: bool) -> Value:
     if "stride" not in p:
         raise ArgumentError(
             f"{b.name}: missing argument 'stride' (elements between consecutive rows for RowMajor, "
@@ -77,7 +83,7 @@ def _stride(cg, p, b: Builtin, is_store: bool):
     return cg.as_index(stride, "stride")
 
 
-def _matrix_pointer(cg, buf, offset, what: str):
+def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
     """Pointer to the first element of a matrix in a buffer, shared array or ``Ptr`` (not a local array)."""
     if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
         raise TypeMismatchError(
@@ -92,7 +98,7 @@ def _matrix_pointer(cg, buf, offset, what: str):
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
          "visible=None)", method_of=T.CoopMatType)
-def load(cg, mat_type, args, kwargs):
+def load(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
 
     ``buffer`` is a buffer parameter, a shared array or a local array; its
@@ -110,29 +116,26 @@ def load(cg, mat_type, args, kwargs):
     return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
 
 
-@builtin("(value)", method_of=T.CoopMatType)
-def splat(cg, mat_type, args, kwargs):
+@builtin("(value)", method_of=T.CoopMatType, typed=True)
+def splat(cg: Builder, mat_type: T.CoopMatType, value: Any) -> Value:
     """A matrix with every element equal to ``value`` (a constant or a runtime scalar)."""
-    p = bind(cg, splat, args, kwargs)
-    v = p["value"]
-    if isinstance(v, (bool, int, float)):
-        return cg.em.literal(v, mat_type)
-    v = cg.as_runtime(v)
+    if isinstance(value, (bool, int, float)):
+        return arith.literal(cg.em, value, mat_type)
+    v = cg.as_runtime(value)
     if v.type != mat_type.elem:
         raise TypeMismatchError(f"splat of {mat_type} needs a {mat_type.elem} value, got {v.type}", cg.em.loc)
     return cg.em.op("splat", mat_type, [v])
 
 
-@builtin("()", method_of=T.CoopMatType)
-def length(cg, mat_type, args, kwargs):
+@builtin("()", method_of=T.CoopMatType, typed=True)
+def length(cg: Builder, mat_type: T.CoopMatType) -> Value:
     """Number of elements each invocation holds (OpCooperativeMatrixLengthKHR), a u32."""
-    bind(cg, length, args, kwargs)
     return cg.em.op("coop_length", T.u32, [], mat_type=mat_type)
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
          "available=None)", method_of=T.CoopMatType, on_values=True)
-def store(cg, mat, args, kwargs):
+def store(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> None:
     """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
 
     ``stride`` counts buffer elements between rows (RowMajor) or columns
@@ -150,5 +153,5 @@ def store(cg, mat, args, kwargs):
 
 
 VALUE_METHODS[(T.CoopMatType, "length")] = make_builtin(
-    "length", lambda cg, mat, a, k: length.impl(cg, mat.type, a, k), length.doc, "()")
+    "length", lambda cg, mat: length.impl(cg, mat.type), length.doc, "()", {})
 

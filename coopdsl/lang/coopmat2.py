@@ -11,6 +11,8 @@ component type of a transpose) are :mod:`.coopcheck2`'s and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .._records import record
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
@@ -21,11 +23,14 @@ from .availability import NV2, require
 from .callbacks import callback_operand
 from .coopcheck import raise_problem
 from .coopcheck2 import check_reduce, check_transpose
-from .registry import bind, builtin
+from .registry import Conversion, builtin
 from .types import Enumerant
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def require_spirv16(em, what: str) -> None:
+
+def require_spirv16(em: Emitter, what: str) -> None:
     """SPV_NV_cooperative_matrix2 requires SPIR-V 1.6; spirv-val does not check it, so coopdsl does."""
     require(em, NV2, what)
 
@@ -56,7 +61,7 @@ class BuiltinCombine:
     def __repr__(self) -> str:
         return f"reduce_{self.name}"
 
-    def operand(self, cg, elem: T.ScalarType) -> FuncRef:
+    def operand(self, cg: Builder, elem: T.ScalarType) -> FuncRef:
         """``fn(a, b) -> elem`` combining two elements, one function per component type and module."""
         key = (self, elem)
         func = cg.module.helpers.get(key)
@@ -75,18 +80,22 @@ class BuiltinCombine:
 reduce_add, reduce_max, reduce_min = BuiltinCombine("add"), BuiltinCombine("max"), BuiltinCombine("min")
 
 
-def _mode(cg, value) -> ReduceMode:
-    if not isinstance(value, ReduceEnumerant):
-        raise ArgumentError(f"the reduce mode must be cd.Row, cd.Column, cd.Row | cd.Column or cd.Reduce2x2, got "
-                            f"{cg.describe(value)}", cg.em.loc)
-    mode = ReduceMode(value.value)
-    if ReduceMode.Quad2x2 in mode and mode != ReduceMode.Quad2x2:
-        raise ArgumentError(f"cd.Reduce2x2 cannot be combined with Row or Column (got {value!r})", cg.em.loc)
-    return mode
+@record(frozen=True)
+class ReduceModeArg(Conversion):
+    """A reduce mode: ``cd.Row``, ``cd.Column``, ``cd.Row | cd.Column`` or ``cd.Reduce2x2`` (alone)."""
+
+    def __call__(self, cg: Builder, value: Any, name: str, param: str) -> ReduceMode:
+        if not isinstance(value, ReduceEnumerant):
+            raise ArgumentError(f"the reduce mode must be cd.Row, cd.Column, cd.Row | cd.Column or cd.Reduce2x2, "
+                                f"got {cg.describe(value)}", cg.em.loc)
+        mode = ReduceMode(value.value)
+        if ReduceMode.Quad2x2 in mode and mode != ReduceMode.Quad2x2:
+            raise ArgumentError(f"cd.Reduce2x2 cannot be combined with Row or Column (got {value!r})", cg.em.loc)
+        return mode
 
 
-@builtin("(mode, combine, *, into=None)", method_of=T.CoopMatType, on_values=True)
-def reduce(cg, mat, args, kwargs):
+@builtin("(mode, combine, *, into=None)", method_of=T.CoopMatType, on_values=True, mode=ReduceModeArg())
+def reduce(cg: Builder, mat: Value, mode: ReduceMode, combine: Any, into: Any = None) -> Value:
     """Combine the elements of each row, column, both, or 2x2 block (OpCooperativeMatrixReduceNV).
 
     ``mode`` is ``cd.Row``, ``cd.Column``, ``cd.Row | cd.Column`` or
@@ -99,12 +108,10 @@ def reduce(cg, mat, args, kwargs):
     Column: any shape) or of its 2x2 block (half the rows and columns).
     """
     require_spirv16(cg.em, "m.reduce")
-    p = bind(cg, reduce, args, kwargs)
-    mode = _mode(cg, p["mode"])
     t = mat.type
-    into = p.get("into") or t
+    assert isinstance(t, T.CoopMatType)  # a method of matrix values
+    into = into or t
     check_reduce(cg.em, t, into, mode)
-    combine = p["combine"]
     if isinstance(combine, BuiltinCombine):
         if not t.elem.is_ieee:
             raise TypeMismatchError(f"cd.{combine!r} cannot combine {t.elem} values (SPV_KHR_bfloat16 and "
@@ -118,7 +125,7 @@ def reduce(cg, mat, args, kwargs):
 
 
 @builtin("(fn, *extras)", method_of=T.CoopMatType, on_values=True)
-def map_(cg, mat, args, kwargs):
+def map_(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """``fn(row, col, element, *extra elements)`` for every element (OpCooperativeMatrixPerElementOpNV).
 
     ``fn`` is a ``@cd.func`` (or ``cd.partial`` of one) receiving the row and
@@ -134,14 +141,15 @@ def map_(cg, mat, args, kwargs):
     if not args:
         raise ArgumentError("map(fn, *extras): missing argument 'fn'", cg.em.loc)
     t = mat.type
+    assert isinstance(t, T.CoopMatType)  # a method of matrix values
     extras = [_extra(cg, t, i, cg.as_operand(v)) for i, v in enumerate(args[1:], 1)]
-    passes = [("row", T.u32), ("col", T.u32), ("element", t.elem)]
+    passes: list[tuple[str, T.Type]] = [("row", T.u32), ("col", T.u32), ("element", t.elem)]
     passes += [(f"extra {i}", t.elem if v.type == t else v.type) for i, v in enumerate(extras, 1)]
     ref = callback_operand(cg, args[0], "the function of m.map", passes, t.elem)
     return cg.em.op("coop_per_element", t, [mat, ref, *extras])
 
 
-def _extra(cg, t: T.CoopMatType, i: int, v) -> Value:
+def _extra(cg: Builder, t: T.CoopMatType, i: int, v: Any) -> Value:
     """Extra operand ``i`` of map: a matrix of the matrix's own type, or a runtime scalar or vector."""
     if isinstance(v, (bool, int, float)):
         raise ArgumentError(
@@ -155,21 +163,21 @@ def _extra(cg, t: T.CoopMatType, i: int, v) -> Value:
         f"{cg.describe(v)} (bind buffers and compile-time values with cd.partial(fn, name=...))", cg.em.loc)
 
 
-@builtin("(*, into=None)", method_of=T.CoopMatType, on_values=True)
-def transpose(cg, mat, args, kwargs):
+@builtin("(*, into=None)", method_of=T.CoopMatType, on_values=True, typed=True)
+def transpose(cg: Builder, mat: Value, into: Any = None) -> Value:
     """The accumulator M x N as a B matrix N x M (OpCooperativeMatrixTransposeNV).
 
     The component type and scope stay (GLSL requires the same component
     type); ``into`` may spell the result type, and is checked.
     """
     require_spirv16(cg.em, "m.transpose")
-    p = bind(cg, transpose, args, kwargs)
     t = mat.type
-    result = check_transpose(cg.em, t, p.get("into"))
+    assert isinstance(t, T.CoopMatType)  # a method of matrix values
+    result = check_transpose(cg.em, t, into)
     return cg.em.op("coop_transpose", result, [mat])
 
 
-def convert_use(em, v: Value, target: T.CoopMatType) -> Value:
+def convert_use(em: Emitter, v: Value, target: T.CoopMatType) -> Value:
     """``target(v)`` for an accumulator ``v`` and an A or B ``target`` of the same shape and scope."""
     require_spirv16(em, f"converting {v.type} to {target}")
     return em.op("coop_convert_use", target, [v])

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..ir import types as T
 from ..ir.core import Value
 from ..ir.layout import size_of
 from . import arith
 from .structs import ptr_elem
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def ptr_offset(cg, p: Value, n, op: str):
+
+def ptr_offset(cg: Builder, p: Value, n: Any, op: str) -> Value:
     """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
     size = size_of(ptr_elem(p.type))
     n = cg.as_index(n, "a pointer offset")
@@ -17,11 +22,11 @@ def ptr_offset(cg, p: Value, n, op: str):
     n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)
     if n64.type != T.u64:
         n64 = cg.em.op("bitcast", T.u64, [n64])
-    delta = cg.em.op("mul", T.u64, [n64, cg.em.literal(size, T.u64)])
+    delta = cg.em.op("mul", T.u64, [n64, arith.literal(cg.em, size, T.u64)])
     return cg.em.op("u64_to_ptr", p.type, [cg.em.op(op, T.u64, [addr, delta])])
 
 
-def ptr_element(cg, p: Value, index):
+def ptr_element(cg: Builder, p: Value, index: Any) -> Any:  # (an IR pointer value)
     """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
     elem = ptr_elem(p.type)
     idx = cg.as_index(index, "a pointer index")

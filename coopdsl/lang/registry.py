@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._lazy import Registry
 from .._records import record
-from ..errors import ArgumentError
+from ..errors import ArgumentError, CompileError, TypeMismatchError
 from ..ir import types as T
+from ..ir.core import Value
 
 if TYPE_CHECKING:
     from .context import Builder
-    from .conversions import Conversion
 
 
 @record(frozen=True)
@@ -70,6 +70,25 @@ class Builtin:
 
     def __repr__(self) -> str:
         return f"<coopdsl builtin {self.name}{self.signature}>"
+
+
+class Conversion:
+    """What a builtin's parameter takes: ``conv(cg, value, name, param)`` is the checked value, or a located
+    CompileError naming builtin ``name`` and parameter ``param``.  The kinds are :mod:`coopdsl.lang.conversions`'
+    (a family may subclass this for its own); :func:`bind` applies them."""
+
+    __slots__ = ()
+    error: type[CompileError] = TypeMismatchError
+    message: str = ""
+
+    def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Any:
+        raise NotImplementedError
+
+    def fail(self, cg: Builder, v: Any, name: str, param: str) -> CompileError:
+        """The located error for argument ``v`` (``message`` filled in: see :mod:`coopdsl.lang.conversions`)."""
+        text = self.message.format(name=name, param=param, got=cg.describe(v), value=v,
+                                   type=v.type if isinstance(v, Value) else None)
+        return self.error(text, cg.em.loc)
 
 
 LATER: list[str] = []  # builtin families imported on first need (named in coopdsl/lang/__init__.py)

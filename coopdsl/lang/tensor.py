@@ -19,7 +19,9 @@ docs/lang/nv2.md has the rules and a worked GEMM.
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING, Any
 
+from .._records import record
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
@@ -27,45 +29,59 @@ from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..ir.layout import size_of
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
+from . import arith
 from .access import bind_access, memory_operands, memory_pointer
 from .availability import NV2_TENSORS, require
 from .callbacks import callback_operand
+from .conversions import CompileTime, Conversion
 from .coopcheck import raise_problem
-from .registry import VALUE_METHODS, bind, builtin, make_builtin
+from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
+
+if TYPE_CHECKING:
+    from .context import Builder
 
 MAX_DIM = 5
 TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
 
 
-def require_spirv_16(cg, what: str) -> None:
+def require_spirv_16(cg: Builder, what: str) -> None:
     """A located error when the kernel targets SPIR-V older than 1.6 (vulkan1.1, vulkan1.2)."""
     require(cg.em, NV2_TENSORS, what)
 
 
-def _dimensions(cg, dim, what: str) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_DIM:
-        raise ArgumentError(f"{what} has 1 to {MAX_DIM} dimensions (a compile-time int), got {cg.describe(dim)}",
-                            cg.em.loc)
-    return dim
+@record(frozen=True)
+class Rank(Conversion):
+    """The dimension count of a new layout or view (``what``): a compile-time int from 1 to 5."""
+
+    what: str
+
+    def __call__(self, cg: Builder, dim: Any, name: str, param: str) -> int:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_DIM:
+            raise ArgumentError(f"{self.what} has 1 to {MAX_DIM} dimensions (a compile-time int), got "
+                                f"{cg.describe(dim)}", cg.em.loc)
+        return dim
 
 
-def _clamp_mode(cg, clamp):
+@record(frozen=True)
+class ClampMode(Conversion):
     """A TensorClampMode enumerant's value, or the symbolic value of a 32-bit integer spec constant."""
-    if isinstance(clamp, Enumerant) and clamp.kind == "TensorClampMode":
-        return clamp.value
-    if isinstance(clamp, (SpecConst, SpecOp)) and is_int32(clamp.type):
-        if isinstance(clamp, SpecConst) and not 0 <= clamp.default <= 4:
-            raise ArgumentError(f"clamp mode '{clamp.name}' defaults to {clamp.default}; clamp modes are 0 to 4 "
-                                f"(Undefined, Constant, ClampToEdge, Repeat, RepeatMirrored)", cg.em.loc)
-        return dim_of(clamp)
-    raise ArgumentError(f"clamp must be cd.ClampUndefined, cd.ClampConstant, cd.ClampToEdge, cd.ClampRepeat, "
-                        f"cd.ClampRepeatMirrored or a Spec[u32] holding one, got {cg.describe(clamp)}", cg.em.loc)
+
+    def __call__(self, cg: Builder, clamp: Any, name: str, param: str) -> T.Dim:
+        if isinstance(clamp, Enumerant) and clamp.kind == "TensorClampMode":
+            return clamp.value
+        if isinstance(clamp, (SpecConst, SpecOp)) and is_int32(clamp.type):
+            if isinstance(clamp, SpecConst) and not 0 <= clamp.default <= 4:
+                raise ArgumentError(f"clamp mode '{clamp.name}' defaults to {clamp.default}; clamp modes are 0 to 4 "
+                                    f"(Undefined, Constant, ClampToEdge, Repeat, RepeatMirrored)", cg.em.loc)
+            return dim_of(clamp)
+        raise ArgumentError(f"clamp must be cd.ClampUndefined, cd.ClampConstant, cd.ClampToEdge, cd.ClampRepeat, "
+                            f"cd.ClampRepeatMirrored or a Spec[u32] holding one, got {cg.describe(clamp)}", cg.em.loc)
 
 
-@builtin("(dim, *, clamp=ClampUndefined)")
-def tensor_layout(cg, args, kwargs):
+@builtin("(dim, *, clamp=ClampUndefined)", dim=Rank("a tensor layout"), clamp=ClampMode())
+def tensor_layout(cg: Builder, dim: int, clamp: T.Dim = ClampUndefined.value) -> Value:
     """A new tensor layout of ``dim`` (1 to 5) dimensions (OpCreateTensorLayoutNV).
 
     ``clamp`` says what a load reads outside the tensor's dimensions:
@@ -76,15 +92,12 @@ def tensor_layout(cg, args, kwargs):
     constant.  The new layout has dimensions, strides, offsets and spans 0,
     block size 1 and clamp value 0: set them with the methods.
     """
-    p = bind(cg, tensor_layout, args, kwargs)
     require_spirv_16(cg, "a tensor layout")
-    dim = _dimensions(cg, p["dim"], "a tensor layout")
-    clamp = _clamp_mode(cg, p.get("clamp", ClampUndefined))
     return cg.em.op("tensor_layout", T.TensorLayoutType(dim, clamp), [])
 
 
-@builtin("(dim, *, has_dims=False, perm=None)")
-def tensor_view(cg, args, kwargs):
+@builtin("(dim, *, has_dims=False, perm=None)", dim=Rank("a tensor view"), has_dims=CompileTime(bool, "has_dims"))
+def tensor_view(cg: Builder, dim: int, has_dims: bool = False, perm: Any = None) -> Value:
     """A new tensor view of ``dim`` (1 to 5) dimensions (OpCreateTensorViewNV).
 
     ``perm`` (a tuple of 0 .. dim-1 in some order; default in order) permutes
@@ -94,11 +107,7 @@ def tensor_view(cg, args, kwargs):
     ``.clip`` limits the rows and columns of the matrix that are loaded or
     stored.
     """
-    p = bind(cg, tensor_view, args, kwargs)
     require_spirv_16(cg, "a tensor view")
-    dim = _dimensions(cg, p["dim"], "a tensor view")
-    has_dims = cg.compile_time(p.get("has_dims", False), "has_dims", bool)
-    perm = p.get("perm")
     perm = tuple(range(dim)) if perm is None else perm
     if not isinstance(perm, tuple) or sorted(perm) != list(range(dim)) or \
             any(isinstance(x, bool) or not isinstance(x, int) for x in perm):
@@ -108,7 +117,7 @@ def tensor_view(cg, args, kwargs):
 
 
 # -- setters ------------------------------------------------------------------------------------------
-def _value32(cg, v, what: str) -> Value:
+def _value32(cg: Builder, v: Any, what: str) -> Value:
     """An argument of a setter as a 32-bit integer value (Python ints: u32, or i32 when negative)."""
     v = cg.as_operand(v)
     if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 31) <= v < (1 << 32):
@@ -119,7 +128,7 @@ def _value32(cg, v, what: str) -> Value:
     return v
 
 
-def _clamp_bits(cg, value, as_type) -> Value:
+def _clamp_bits(cg: Builder, value: Any, as_type: Any) -> Value:
     """The clamp value: an integer bit pattern, or a number encoded as ``as_type`` (f16, f32 or an integer type)."""
     if as_type is None:
         if isinstance(value, float):
@@ -141,12 +150,12 @@ def _clamp_bits(cg, value, as_type) -> Value:
     return cg.em.const(T.u32, bits)
 
 
-def _setter(kind: str, name: str, signature: str, doc: str):
+def _setter(kind: str, name: str, signature: str, doc: str) -> None:
     """Register method ``name`` of layouts or views (``SETTERS[kind].on``): emit op ``kind`` on a copy."""
     s = SETTERS[kind]
 
-    def impl(cg, receiver, args, kwargs):
-        t = receiver.type
+    def impl(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+        t: Any = receiver.type  # (a TensorLayoutType or TensorViewType: the receiver's class chose the method)
         if kind == "tensor_layout_clamp_value":
             p = bind(cg, VALUE_METHODS[(s.on, name)], args, kwargs)
             values = [_clamp_bits(cg, p["value"], p.get("type"))]
@@ -166,7 +175,7 @@ def _setter(kind: str, name: str, signature: str, doc: str):
     VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
 
 
-def _setter_value(cg, kind: str, name: str, i: int, v) -> Value:
+def _setter_value(cg: Builder, kind: str, name: str, i: int, v: Any) -> Value:
     """Value ``i`` of a setter: 32 bits; negative only as a slice's offset, and no block size of 0."""
     v = cg.as_operand(v)
     raise_problem(cg.em, rules.setter_value_problem(kind, i, v.value if isinstance(v, Const) else v))
@@ -205,7 +214,7 @@ _setter("tensor_view_clip", "clip", "(row_offset, row_span, col_offset, col_span
 
 
 # -- loads and stores --------------------------------------------------------------------------------
-def _layout_and_view(cg, p: dict, b) -> list[Value]:
+def _layout_and_view(cg: Builder, p: dict[str, Any], b: Builtin) -> list[Value]:
     layout = cg.as_operand(p["layout"])
     if not isinstance(layout, Value) or not isinstance(layout.type, T.TensorLayoutType):
         raise TypeMismatchError(f"{b.name}: layout must be a tensor layout (cd.tensor_layout(...)), got "
@@ -221,7 +230,7 @@ def _layout_and_view(cg, p: dict, b) -> list[Value]:
     return [layout, view]
 
 
-def _tensor_pointer(cg, p: dict, b, decode: bool):
+def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: bool) -> Any:
     """Pointer to element ``offset`` of the memory a tensor load/store addresses, with its rules checked."""
     buf, offset = p["buffer"], cg.as_operand(p["offset"])
     if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
@@ -241,7 +250,7 @@ def _tensor_pointer(cg, p: dict, b, decode: bool):
     return ptr
 
 
-def _memory(cg, p: dict, ptr, is_store: bool) -> dict:
+def _memory(cg: Builder, p: dict[str, Any], ptr: Any, is_store: bool) -> dict[str, Any]:
     """Memory operands; through a device pointer ``Aligned 16`` (the alignment the instruction requires)."""
     mem = memory_operands(cg, p, is_store=is_store)
     if ptr.type.storage == "PhysicalStorageBuffer":
@@ -249,12 +258,12 @@ def _memory(cg, p: dict, ptr, is_store: bool) -> dict:
     return {"memory": mem} if mem else {}
 
 
-def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
+def _fill(cg: Builder, fill: Any, mat_type: T.CoopMatType) -> Value:
     fill = cg.as_operand(fill)
     if fill is None:
-        return cg.em.literal(0, mat_type)
+        return arith.literal(cg.em, 0, mat_type)
     if isinstance(fill, (int, float)) and not isinstance(fill, bool):
-        return cg.em.literal(fill, mat_type)
+        return arith.literal(cg.em, fill, mat_type)
     if isinstance(fill, Value) and fill.type == mat_type.elem:  # a runtime scalar (f16(1.0)): every element
         return cg.em.op("splat", mat_type, [fill])
     if not isinstance(fill, Value) or fill.type != mat_type:
@@ -263,7 +272,7 @@ def _fill(cg, fill, mat_type: T.CoopMatType) -> Value:
     return fill
 
 
-def _decoder(cg, fn, ptr, layout: Value, mat_type: T.CoopMatType) -> Value:
+def _decoder(cg: Builder, fn: Any, ptr: Any, layout: Value, mat_type: T.CoopMatType) -> Value:
     """The decode function as an operand: (device pointer to one block, block_coords, coord_in_block) -> the
     matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
     assert isinstance(layout.type, T.TensorLayoutType)  # the addressing starts with the layout
@@ -275,7 +284,7 @@ def _decoder(cg, fn, ptr, layout: Value, mat_type: T.CoopMatType) -> Value:
 
 @builtin("(buffer, offset, layout, *, view=None, decode=None, fill=None, aligned=None, nontemporal=None, "
          "volatile=None, visible=None)", method_of=T.CoopMatType)
-def load_tensor(cg, mat_type, args, kwargs):
+def load_tensor(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
     """Load a matrix through a tensor layout (OpCooperativeMatrixLoadTensorNV).
 
     ``buffer`` is a buffer, a shared array or a ``Ptr[T]``; ``offset`` counts its
@@ -302,7 +311,7 @@ def load_tensor(cg, mat_type, args, kwargs):
 
 @builtin("(buffer, offset, layout, *, view=None, aligned=None, nontemporal=None, volatile=None, available=None)",
          method_of=T.CoopMatType, on_values=True)
-def store_tensor(cg, mat, args, kwargs):
+def store_tensor(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> None:
     """Store the matrix through a tensor layout (OpCooperativeMatrixStoreTensorNV).
 
     Arguments as for ``load_tensor`` (no decode function or fill).  With any

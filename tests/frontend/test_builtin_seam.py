@@ -53,8 +53,13 @@ def test_typed_builtins_take_the_parameters_their_signature_declares():
 def test_the_families_migrated_so_far_are_typed():
     for name in ("exp", "max", "clamp", "dot", "select", "isnan", "any", "subgroup_add", "subgroup_shuffle",
                  "subgroup_all", "shared", "local_array", "control_barrier", "barrier", "atomic_add",
-                 "atomic_compare_exchange"):
+                 "atomic_compare_exchange", "bitcast", "muladd", "tensor_layout", "tensor_view", "bitcast_array",
+                 "sub_array", "array"):
         assert R.BUILTINS[name].conversions is not None, name
+    for name in ("splat", "length"):
+        assert R.TYPE_METHODS[(T.CoopMatType, name)].conversions is not None, name
+    for name in ("length", "reduce", "transpose"):
+        assert R.VALUE_METHODS[(T.CoopMatType, name)].conversions is not None, name
 
 
 # -- probes: one builtin per conversion kind, called from kernels ----------------------------------------
@@ -295,7 +300,35 @@ def k_atomic_scope(n: cd.Buffer[u32]):
     y = cd.atomic_add(n, 0, 1, scope="Device")  # E:atomic_scope
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_layout_rank(o: cd.Buffer[f32]):
+    L = cd.tensor_layout(6)  # E:rank
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_clamp(o: cd.Buffer[f32]):
+    L = cd.tensor_layout(2, clamp=cd.Workgroup)  # E:clamp
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_saturate(o: cd.Buffer[f32]):
+    a = cd.MatA[cd.i8, 16, 16].splat(0)
+    b = cd.MatB[cd.i8, 16, 16].splat(0)
+    c = cd.muladd(a, b, Acc[cd.i32, 16, 16].splat(0), saturate=o[0] > 0.0)  # E:saturate
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_reduce_mode(o: cd.Buffer[f32]):
+    s = Acc[f32, 16, 16].splat(0.0).reduce(cd.Workgroup, cd.reduce_add)  # E:mode
+
+
 BUILTIN_REFUSALS = [
+    (k_layout_rank, ArgumentError, "a tensor layout has 1 to 5 dimensions (a compile-time int), got the number 6",
+     "# E:rank", 9),
+    (k_clamp, ArgumentError, "clamp must be cd.ClampUndefined", "# E:clamp", 9),
+    (k_saturate, TypeMismatchError, "saturate must be a compile-time bool, got a runtime bool", "# E:saturate", 9),
+    (k_reduce_mode, ArgumentError, "the reduce mode must be cd.Row, cd.Column, cd.Row | cd.Column or cd.Reduce2x2, "
+                                   "got coopdsl.Workgroup", "# E:mode", 9),
     (k_dot, TypeMismatchError, "expected a runtime value, got the type f32", "# E:dot", 9),
     (k_isnan, TypeMismatchError, "isnan() takes float scalars or vectors, got u32", "# E:isnan", 9),
     (k_shuffle_lane, TypeMismatchError, "the lane must be an integer, got 1.5", "# E:lane", 9),
