@@ -167,15 +167,28 @@ def main() -> None:
                 r = G.kernel(fmt, n).bench(G.grid(m, fmt, n), wv, x.reshape(-1, 4), y, M=m, K=k, device=dev,
                                            warmup=args.warmup, repeat=args.repeat)
                 what = f"{r.median_ms * 1e3:.1f} us"
-                for rows, split in layouts if n in (1, 8) else ():
-                    yl = np.zeros_like(y)
-                    kl = G.kernel(fmt, n, rows=rows, split=split)
-                    rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, x.reshape(-1, 4), yl, M=m, K=k, device=dev,
-                                  warmup=args.warmup, repeat=args.repeat)
-                    el = float(np.abs(yl - ref).max() / np.abs(ref).max())
-                    sweep.append(f"| {fmt} | {n} | {rows} | {split} | {rl.median_ms * 1e3:.1f} us | "
-                                 f"{w.nbytes / (rl.median_ms * 1e-3) / 1e9 / copy_gbs:.2f} | {el:.1e} |")
-                    print(sweep[-1], flush=True)
+                for q8 in (False, True) if fmt in G.Q8_FORMATS else (False,):
+                    xq = np.zeros(n * k // 32 * G.Q8_WORDS, np.int32)
+                    tq = 0.0
+                    if q8:   # the activations' quantization, timed on its own and added
+                        blocks = n * k // 32
+                        tq = G.quantize_kernel().bench((-(-blocks // (G.WG // 8)), 1, 1), x.reshape(-1, 4), xq,
+                                                       blocks, device=dev, warmup=args.warmup,
+                                                       repeat=args.repeat).median_ms
+                        G.quantize_kernel().launch((-(-blocks // (G.WG // 8)), 1, 1), x.reshape(-1, 4), xq,
+                                                   blocks, device=dev)
+                    for rows, split in [(None, None), *layouts] if n in (1, 8) and (layouts or q8) else ():
+                        yl = np.zeros_like(y)
+                        kl = G.kernel(fmt, n, rows=rows, split=split, q8=q8)
+                        rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
+                                      K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
+                        el = float(np.abs(yl - ref).max() / np.abs(ref).max())
+                        total = rl.median_ms + tq
+                        lr, ls = G.layout(fmt, n) if rows is None else (rows, split)
+                        sweep.append(f"| {fmt}{' (x in 8 bits)' if q8 else ''} | {n} | {lr} | {ls} | "
+                                     f"{total * 1e3:.1f} us" + (f" ({tq * 1e3:.1f} us quantizing x)" if q8 else "")
+                                     + f" | {w.nbytes / (total * 1e-3) / 1e9 / copy_gbs:.2f} | {el:.1e} |")
+                        print(sweep[-1], flush=True)
             else:
                 b = x.astype(np.float16)
                 y = MM.mul_mm(w, b, fmt, tile="l", device=dev)
@@ -191,8 +204,9 @@ def main() -> None:
             lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
                          f"rel. err {err:.1e} |")
             print(lines[-1], flush=True)
-    if layouts:
-        lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)):", ""] + sweep
+    if len(sweep) > 2:
+        lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)) and 8-bit activations "
+                      "(`gemv(..., q8=True)`: x quantized per block of 32 first, integer dot products):", ""] + sweep
     lines += ["", overhead(dev)]
     text = "\n".join(lines) + "\n"
     print(text)

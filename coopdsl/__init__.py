@@ -133,7 +133,7 @@ __all__ = [
     # math (GLSL.std.450 and friends)
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
-    "dot", "mod", "isnan", "isinf", "select",
+    "dot", "mod", "isnan", "isinf", "select", "dot4x8",
     *sorted(_SUBGROUP), *sorted(_ATOMICS),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
@@ -154,6 +154,7 @@ _LATER = {
                     ".lang.coopmat2"),  # SPV_NV_cooperative_matrix2 reductions
     "bitcast_array": ".lang.qcom", "sub_array": ".lang.qcom",  # SPV_QCOM_cooperative_matrix_conversion
     "tensor_layout": ".lang.tensor", "tensor_view": ".lang.tensor",  # tensor layouts/views (SPV_NV_tensor_addressing)
+    "dot4x8": ".lang.intdot",  # integer dot products (SPV_KHR_integer_dot_product)
 }
 __getattr__ = lazy_exports(__name__, _LATER, submodules=("devices", "runtime"))
 

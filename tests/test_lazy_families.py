@@ -26,7 +26,7 @@ LATER = [  # what a KHR kernel never needs
     "coopdsl.spirv.lower.coopmat2", "coopdsl.spirv.lower.qcom", "coopdsl.spirv.lower.tensor",
     "coopdsl.passes.uniformity_report", "coopdsl.ir.printer", "coopdsl.aot.cheader",
     "coopdsl.lang.subgroup", "coopdsl.lang.atomics", "coopdsl.ir.ops.subgroup", "coopdsl.ir.ops.atomics",
-    "coopdsl.spirv.lower.subgroup",
+    "coopdsl.spirv.lower.subgroup", "coopdsl.lang.intdot", "coopdsl.ir.ops.intdot", "coopdsl.spirv.lower.intdot",
 ]
 KHR_EXAMPLES = ["gemm_khr", "gemm_portable", "bf16_gemm", "int8_gemm", "gemm_edges", "gemm_shared"]
 OTHER_EXAMPLES = ["gemm_workgroup", "flash_attention", "qcom_conv_im2col"]  # tensor layouts, NV2 ops, QCOM

@@ -25,7 +25,7 @@ from typing import Any, no_type_check
 import numpy as np
 
 import coopdsl as cd
-from coopdsl import f16, f32, u16, u32, vec2, vec4
+from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -83,7 +83,8 @@ def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None =
 
 
 @cache
-def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None) -> cd.Kernel:
+def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None,
+           q8: bool = False) -> cd.Kernel:
     """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16).
 
     A group of ``split`` subgroups (default :func:`layout`) owns ``rows`` rows of W; its lanes walk
@@ -92,7 +93,11 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     subgroup reads a contiguous span.  Each step a lane decodes its unit of every row into registers
     once, then reads its piece of each row of x once for all of them; the step loop carries an unroll
     hint so that the loads of consecutive steps can be in flight together.  Subgroup sums, then (with
-    ``split`` > 1) a sum over the group through shared memory, end each output."""
+    ``split`` > 1) a sum over the group through shared memory, end each output.
+
+    ``q8`` (q4_0 only): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
+    a block of 32: four lanes a word, then the f32 bits of the scale ``d`` and of ``d * sum``), and a unit is
+    two integer dot products of four 8-bit lanes (``cd.dot4x8``), as ggml's ``mul_mat_vecq`` does."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
@@ -101,8 +106,10 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     rows, split = rows or dr, split or ds
     if split not in (1, 2, 4) or not 1 <= rows <= 16:
         raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
+    if q8 and fmt not in Q8_FORMATS:
+        raise ValueError(f"gemv: 8-bit activations serve {', '.join(Q8_FORMATS)} weights, not {fmt}")
     bf = fmt == "bf16"
-    xt = vec4[f16] if x_f16 else vec4[f32]
+    xt = i32 if q8 else vec4[f16] if x_f16 else vec4[f32]
     unroll = 4 if nx * rows <= 4 else 2
     groups = (WG // 32) // split
     per_unit, units_block = UNITS[fmt]
@@ -135,6 +142,25 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     xo = vec4[f32](xa.y, xa.w, xb.y, xb.w)
                     for r in cd.static_range(rows):
                         acc[r][j] += cd.dot(xe, wr[r][0]) + cd.dot(xo, wr[r][1])
+            elif q8:
+                # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
+                # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
+                # sum (q - 8) d x = d (dx * sum(q x) - 8 dx * sum(x)): a quarter of the second term a lane
+                wr = []
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 32) + b) * 9
+                    d = f32(cd.bitcast(w[base], f16))
+                    q = u32(w[base + 1 + 2 * p]) | (u32(w[base + 2 + 2 * p]) << 16)
+                    wr = wr + [[d, q & 0x0F0F0F0F, (q >> 4) & 0x0F0F0F0F]]
+                for j in cd.static_range(nx):
+                    xb = (j * (K // 32) + b) * Q8_WORDS
+                    x0 = x[xb + p]
+                    x1 = x[xb + 4 + p]
+                    dx = cd.bitcast(x[xb + 8], f32)
+                    sx = cd.bitcast(x[xb + 9], f32)
+                    for r in cd.static_range(rows):
+                        dots = cd.dot4x8(x0, wr[r][1]) + cd.dot4x8(x1, wr[r][2])
+                        acc[r][j] += wr[r][0] * (dx * f32(dots) - 2.0 * sx)
             elif q40:
                 # quarter p of a block: qs bytes 4p .. 4p + 3 = elements 4p .. 4p + 3 (low nibbles), 16 + 4p .. (high)
                 wr = []
@@ -240,8 +266,49 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                 if row < M:
                     y[(rj % nx) * M + row] = total
 
-    gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_f16" if x_f16 else "")
+    gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_q8" if q8 else "_f16" if x_f16 else "")
     return gemv
+
+
+Q8_FORMATS = ("q4_0",)   # weight formats with a kernel for 8-bit activations
+Q8_DEFAULT: tuple[str, ...] = ()   # those gemv() quantizes activations for by default
+Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
+
+
+@cache
+def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
+    """x (f32, or f16) to 8 bits a value, per block of 32 as ggml's q8_1: ``d = max |x| / 127``, ``q =
+    round(x / d)``; block ``i`` is :data:`Q8_WORDS` i32 words at ``10 i``: the lanes of elements ``4 k .. 4 k
+    + 3`` in word ``k`` (element ``4 k`` in the low byte), then the bits of ``d`` and of ``d * sum(q)`` as
+    f32.  Eight invocations a block, one vec4 each; launch ``(ceil(blocks / 16), 1, 1)`` workgroups."""
+    xt = vec4[f16] if x_f16 else vec4[f32]
+
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+    @no_type_check
+    def quantize_q8(x: cd.Buffer[xt], xq: cd.Buffer[i32], blocks: u32):
+        t = cd.global_invocation_id.x
+        blk = t // 8
+        k = t % 8
+        v = vec4[f32](x[min(blk, blocks - 1) * 8 + k])
+        a = max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w)))
+        for s in cd.static_range(3):                  # the block's 8 invocations are neighbours in the subgroup
+            a = max(a, cd.subgroup_shuffle_xor(a, 1 << s))
+        d = a / 127.0
+        inv = 0.0 if a == 0.0 else 127.0 / a
+        q = cd.round(v * inv)
+        qi = [i32(q.x), i32(q.y), i32(q.z), i32(q.w)]
+        word = (qi[0] & 255) | ((qi[1] & 255) << 8) | ((qi[2] & 255) << 16) | (qi[3] << 24)
+        total = qi[0] + qi[1] + qi[2] + qi[3]
+        for s in cd.static_range(3):
+            total += cd.subgroup_shuffle_xor(total, 1 << s)
+        if blk < blocks:
+            xq[blk * Q8_WORDS + k] = word
+            if k == 0:
+                xq[blk * Q8_WORDS + 8] = cd.bitcast(d, i32)
+                xq[blk * Q8_WORDS + 9] = cd.bitcast(d * f32(total), i32)
+
+    quantize_q8.__name__ = quantize_q8.__qualname__ = "quantize_q8" + ("_f16" if x_f16 else "")
+    return quantize_q8
 
 
 _BLOCKS = {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}
@@ -266,16 +333,20 @@ def word_view(w: Any, fmt: str) -> Any:
     return w if w.dtype == word else w.view(word)
 
 
-_LAUNCHES: dict[tuple[str, int, bool, int], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid) memo
+_LAUNCHES: dict[tuple[str, int, bool, int, bool], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
+_SCRATCH: dict[tuple[int, int], Any] = {}   # (id(device), words) -> a resident array for quantized activations
 
 
-def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> Any:
+def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None) -> Any:
     """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 or float16 ``x`` (N x K).
 
     ``w`` is M x K float16 (``fmt="f16"``), uint16 bf16 bit patterns (``"bf16"``), or the
     uint8 blocks of :func:`coopdsl.ops.quant.quantize`; K must be a multiple of 8 (f16/bf16)
     or of the block size.  ``w``, ``x`` and ``out`` may be numpy or resident arrays
-    (``coopdsl.runtime``); ``device`` as ``Kernel.launch``."""
+    (``coopdsl.runtime``); ``device`` as ``Kernel.launch``.  ``q8`` (default: for the formats of
+    :data:`Q8_DEFAULT`) first quantizes x to 8 bits a value per block of 32 (:func:`quantize_kernel`,
+    ggml's q8_1) and multiplies with integer dot products (formats of :data:`Q8_FORMATS`): x's rounding
+    to 8 bits adds an error of about 1e-3 relative to the result."""
     qk, nbytes = _BLOCKS[fmt]
     n, k = x.shape
     m = w.shape[0]
@@ -287,11 +358,29 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None) -> An
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
+    if q8 is None:
+        q8 = fmt in Q8_DEFAULT
+    elif q8 and fmt not in Q8_FORMATS:
+        raise ValueError(f"gemv: 8-bit activations serve {', '.join(Q8_FORMATS)} weights, not {fmt}")
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    launch = _LAUNCHES.get((fmt, n, x_f16, m))
+    launch = _LAUNCHES.get((fmt, n, x_f16, m, q8))
     if launch is None:
-        launch = _LAUNCHES[fmt, n, x_f16, m] = (kernel(fmt, n, x_f16), grid(m, fmt, n))
+        launch = _LAUNCHES[fmt, n, x_f16, m, q8] = (kernel(fmt, n, x_f16 and not q8, q8=q8), grid(m, fmt, n))
+    if q8:
+        blocks = n * k // 32
+        xq: Any
+        if isinstance(x, np.ndarray):
+            xq = np.empty(blocks * Q8_WORDS, np.int32)
+        else:
+            xq = _SCRATCH.get((id(x.device), blocks * Q8_WORDS))
+            if xq is None or xq.freed:
+                from .. import runtime
+
+                xq = _SCRATCH[id(x.device), blocks * Q8_WORDS] = runtime.empty(blocks * Q8_WORDS, np.int32,
+                                                                                 device=x.device)
+        quantize_kernel(x_f16).launch((-(-blocks // (WG // 8)), 1, 1), x, xq, blocks, device=device)
+        x = xq
     launch[0].launch(launch[1], w, x, y, M=m, K=k, device=device)
     return y

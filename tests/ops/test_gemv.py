@@ -63,3 +63,34 @@ def test_every_row_and_split_layout_matches_numpy(fmt, rows, split):
 def test_layouts_are_checked():
     with pytest.raises(ValueError, match="rows=2, split=3; rows 1 .. 16, split 1, 2 or 4"):
         G.kernel("f16", 1, rows=2, split=3)
+
+
+def _q8_1(x: np.ndarray) -> np.ndarray:
+    """x rounded as the 8-bit activations of the q8 kernels see it (per block of 32: d = max |x| / 127)."""
+    b = x.reshape(x.shape[0], -1, 32).astype(np.float32)
+    d = np.abs(b).max(axis=-1, keepdims=True) / np.float32(127.0)
+    inv = np.where(d == 0, 0, np.float32(127.0) / np.where(d == 0, 1, d * 127))
+    return (np.round(b * inv) * d).reshape(x.shape)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+@pytest.mark.parametrize("x_f16", [False, True])
+def test_q4_0_with_8_bit_activations_matches_numpy(n, x_f16):
+    rng = np.random.default_rng(n)
+    m, k = 21, 320
+    w, wd = _weights("q4_0", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
+    y = G.gemv(w, x, "q4_0", device="cpu", q8=True)
+    xr = _q8_1(x.astype(np.float32))
+    ref = xr @ wd.T                               # the same products, on x as it was rounded to 8 bits
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    exact = x.astype(np.float32) @ wd.T           # against unrounded x: ggml's test-backend-ops bound
+    assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
+
+
+def test_8_bit_activations_compile_to_integer_dot_products():
+    text = G.kernel("q4_0", 2, q8=True).disassemble()
+    assert "OpSUDot %int" in text and "PackedVectorFormat4x8Bit" in text
+    assert "OpGroupNonUniformShuffleXor" in G.quantize_kernel().disassemble()
+    with pytest.raises(ValueError, match="8-bit activations serve q4_0 weights, not q8_0"):
+        G.kernel("q8_0", 1, q8=True)

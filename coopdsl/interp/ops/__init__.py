@@ -8,7 +8,7 @@ Control flow and calls (``br``, ``cond_br``, ``return``, ``unreachable``,
 
 from __future__ import annotations
 
-from . import arith, atomics, composite, coopmat, coopmat2, hints, math, memory, qcom, subgroup, tensor  # noqa: F401  (register)
+from . import arith, atomics, composite, coopmat, coopmat2, hints, intdot, math, memory, qcom, subgroup, tensor  # noqa: F401  (register)
 from .registry import SEMANTICS, semantics
 
 SCHEDULER_KINDS = ("br", "cond_br", "return", "unreachable", "phi", "call")

@@ -5,7 +5,7 @@ meaning of an op implies, each required with its reason).  A lowering is a
 function ``(writer, op, result type id, result id, operand ids)`` registered
 for one or more IR op kinds with :func:`lowering`; enumerant values come from
 the generated grammar tables through :mod:`coopdsl.spirv.grammar`.  The families few kernels use
-(``subgroup`` with the atomics, ``coopmat2``, ``qcom``, ``tensor``) are deferred: :data:`LOWERINGS`
+(``subgroup`` with the atomics, ``coopmat2``, ``qcom``, ``tensor``, ``intdot``) are deferred: :data:`LOWERINGS`
 imports them when asked for a kind it lacks or listed whole.
 """
 
@@ -14,6 +14,6 @@ from __future__ import annotations
 from . import arith, control, coopmat, hints, math, memory  # noqa: F401  (register the lowerings)
 from .registry import LOWERINGS, lowering
 
-LOWERINGS.defer(__name__, "coopmat2", "qcom", "subgroup", "tensor")
+LOWERINGS.defer(__name__, "coopmat2", "intdot", "qcom", "subgroup", "tensor")
 
 __all__ = ["LOWERINGS", "lowering"]
