@@ -58,6 +58,19 @@ def test_gemv(fmt, n, device):
     assert np.abs(y - x @ wd.T).max() <= 1e-4 * np.abs(y).max()
 
 
+@pytest.mark.parametrize("n", [1, 8])
+def test_gemv_with_8_bit_activations_matches_the_interpreter(n, device):
+    rng = np.random.default_rng(n)
+    w, wd = _weights("q4_0", 1000, 4096, rng)
+    x = rng.standard_normal((n, 4096)).astype(np.float32)
+    want = G.gemv(w, x, "q4_0", device="cpu", q8=True)
+    y = G.gemv(w, x, "q4_0", device=device, q8=True)                        # numpy operands
+    assert np.abs(y - want).max() <= 1e-4 * np.abs(want).max()
+    yr = runtime.zeros((n, 1000), np.float32, device=device)                # resident: the scratch array
+    G.gemv(runtime.array(w, device=device), runtime.array(x, device=device), "q4_0", out=yr, device=device, q8=True)
+    assert np.abs(yr.numpy() - want).max() <= 1e-4 * np.abs(want).max()
+
+
 @pytest.mark.parametrize("fmt", ["f16", "q4_0", "q4_K"])
 def test_linear_on_resident_arrays(fmt, device):
     rng = np.random.default_rng(5)
