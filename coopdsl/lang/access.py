@@ -48,16 +48,28 @@ def bind_access(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]
     return bind(cg, b, args, kwargs)
 
 
+def bind_load(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The binder of loads (:func:`bind_access`)."""
+    return bind_access(cg, b, args, kwargs, is_store=False)
+
+
+def bind_store(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The binder of stores (:func:`bind_access`)."""
+    return bind_access(cg, b, args, kwargs, is_store=True)
+
+
 MEMORY_KW = ("aligned", "nontemporal", "volatile", "available", "visible")
 # the memory-operand keywords every load and store takes, as the conversions of their parameters
 ALIGNED = Literal(T.u32, lambda n: n > 0 and not n & (n - 1),  # the operand's literal is a 32-bit word
                   "aligned must be a power-of-two number of bytes, got {value!r}", "{param}={value}: {why}")
-MEMORY_CONVERSIONS = {"aligned": ALIGNED, "nontemporal": CompileTime(bool), "volatile": CompileTime(bool),
-                      "available": ScopeArg("{param}="), "visible": ScopeArg("{param}=")}
+LOAD_OPERANDS = {"aligned": ALIGNED, "nontemporal": CompileTime(bool), "volatile": CompileTime(bool),
+                 "visible": ScopeArg("{param}=")}
+STORE_OPERANDS = {**{k: v for k, v in LOAD_OPERANDS.items() if k != "visible"}, "available": ScopeArg("{param}=")}
 
 
-def memory_operands(cg: Builder, p: dict[str, Any], is_store: bool) -> MemoryAccess | None:
-    """The Memory Operands of a load/store from keyword arguments (None when there are none).
+def memory_operands(p: dict[str, Any], is_store: bool) -> MemoryAccess | None:
+    """The Memory Operands of a load/store from its keyword arguments, as :data:`LOAD_OPERANDS` /
+    :data:`STORE_OPERANDS` converted them (None when there are none).
 
     ``aligned=N`` (a power of two, bytes) -> Aligned N; ``nontemporal=True``;
     ``volatile=True``; ``available=scope`` (stores) / ``visible=scope`` (loads)
@@ -67,33 +79,31 @@ def memory_operands(cg: Builder, p: dict[str, Any], is_store: bool) -> MemoryAcc
     fields: dict[str, Any] = {}
     for name in ("aligned", "nontemporal", "volatile", "available" if is_store else "visible"):
         value = p.get(name)
-        if value is not None:
-            value = MEMORY_CONVERSIONS[name](cg, value, "", name)
-            if value is not False:
-                fields[name] = value
+        if value is not None and value is not False:
+            fields[name] = value
     return MemoryAccess(**fields) if fields else None
 
 
-@builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)")
-def load_element(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(buffer, index, *, aligned=None, nontemporal=None, volatile=None, visible=None)", binder=bind_load,
+         conversions=LOAD_OPERANDS)
+def load_element(cg: Builder, **p: Any) -> Value:
     """``buffer[index]`` with explicit memory operands (OpLoad ... Aligned/Nontemporal/Volatile/MakePointerVisible).
 
     ``buffer`` is a buffer parameter, a shared or local array, or a ``Ptr[T]``
     (whose accesses always carry ``Aligned``, natural alignment unless given).
     """
-    p = bind_access(cg, load_element, args, kwargs, is_store=False)
     ptr = memory_pointer(cg, p["buffer"], p["index"], "load_element")
-    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    mem = psb_aligned(ptr, memory_operands(p, is_store=False))
     return cg.em.op("load", ptr.type.pointee, [ptr], **({"memory": mem} if mem else {}))
 
 
-@builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)")
-def store_element(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> None:
+@builtin("(buffer, index, value, *, aligned=None, nontemporal=None, volatile=None, available=None)",
+         binder=bind_store, conversions=STORE_OPERANDS)
+def store_element(cg: Builder, **p: Any) -> None:
     """``buffer[index] = value`` with explicit memory operands (OpStore ... MakePointerAvailable etc.).
 
     ``buffer`` is as for :func:`load_element`.
     """
-    p = bind_access(cg, store_element, args, kwargs, is_store=True)
     buf = p["buffer"]
     ptr = memory_pointer(cg, buf, p["index"], "store_element")
     elem = ptr.type.pointee
@@ -104,5 +114,5 @@ def store_element(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> None:
         raise TypeMismatchError(f"cannot store {cg.describe(value)} into {cg.describe(buf)} of {elem}", cg.em.loc)
     if isinstance(buf, BufferRef):
         cg.note_buffer_write(buf)
-    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
+    mem = psb_aligned(ptr, memory_operands(p, is_store=True))
     cg.em.op("store", T.void, [ptr, value], **({"memory": mem} if mem else {}))

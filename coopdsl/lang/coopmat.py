@@ -15,8 +15,8 @@ from ..ir.attrs import MATRIX_OPERANDS, Layout
 from ..ir.core import Const, SpecConst, SpecOp, Value
 from ..ir.ops import coopmat as rules
 from . import arith
-from .access import bind_access, memory_operands, memory_pointer, psb_aligned
-from .conversions import CompileTime
+from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer, psb_aligned
+from .conversions import CompileTime, Conversion
 from .coopcheck import check_muladd, raise_problem
 from .registry import VALUE_METHODS, Builtin, builtin, make_builtin
 from .types import Enumerant, RowMajor
@@ -70,6 +70,20 @@ def _layout(cg: Builder, value: Any) -> Layout | Value:
 
 
 _LAYOUTS = {layout.value: layout for layout in Layout}  # (calling the Enum is a slow way to the same member)
+ROW_MAJOR = _LAYOUTS[RowMajor.value]  # layout= left out
+
+
+class LayoutArg(Conversion):
+    """The ``layout=`` of a matrix load or store (:func:`_layout`)."""
+
+    __slots__ = ()
+
+    def __call__(self, cg: Builder, value: Any, name: str, param: str) -> Layout | Value:
+        return _layout(cg, value)
+
+
+LOAD = {"layout": LayoutArg(), **LOAD_OPERANDS}
+STORE = {"layout": LayoutArg(), **STORE_OPERANDS}
 
 
 def _stride(cg: Builder, p: dict[str, Any], b: Builtin, is_store: bool) -> Value:
@@ -97,8 +111,8 @@ def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
-         "visible=None)", method_of=T.CoopMatType)
-def load(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+         "visible=None)", method_of=T.CoopMatType, binder=bind_load, conversions=LOAD)
+def load(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
     """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
 
     ``buffer`` is a buffer parameter, a shared array or a local array; its
@@ -108,11 +122,10 @@ def load(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str
     (ColumnMajor).  Memory operands: see ``memory_operands``.  Emits
     OpCooperativeMatrixLoadKHR.
     """
-    p = bind_access(cg, load, args, kwargs, is_store=False)
-    layout = _layout(cg, p.get("layout", RowMajor))
+    layout = p.get("layout", ROW_MAJOR)
     ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "load")
     stride = _stride(cg, p, load, is_store=False)
-    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=False))
+    mem = psb_aligned(ptr, memory_operands(p, is_store=False))
     return cg.em.op("coop_load", mat_type, [ptr, stride], layout=layout, **({"memory": mem} if mem else {}))
 
 
@@ -134,20 +147,19 @@ def length(cg: Builder, mat_type: T.CoopMatType) -> Value:
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "
-         "available=None)", method_of=T.CoopMatType, on_values=True)
-def store(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> None:
+         "available=None)", method_of=T.CoopMatType, on_values=True, binder=bind_store, conversions=STORE)
+def store(cg: Builder, mat: Value, **p: Any) -> None:
     """Store the matrix into ``buffer`` from element ``offset`` (OpCooperativeMatrixStoreKHR).
 
     ``stride`` counts buffer elements between rows (RowMajor) or columns
     (ColumnMajor) and must not be 0.
     """
-    p = bind_access(cg, store, args, kwargs, is_store=True)
-    layout = _layout(cg, p.get("layout", RowMajor))
+    layout = p.get("layout", ROW_MAJOR)
     ptr = _matrix_pointer(cg, p["buffer"], p["offset"], "store")
     stride = _stride(cg, p, store, is_store=True)
     if isinstance(p["buffer"], BufferRef):
         cg.note_buffer_write(p["buffer"])
-    mem = psb_aligned(ptr, memory_operands(cg, p, is_store=True))
+    mem = psb_aligned(ptr, memory_operands(p, is_store=True))
     cg.em.op("coop_store", T.void, [ptr, mat, stride], layout=layout, **({"memory": mem} if mem else {}))
     return None
 

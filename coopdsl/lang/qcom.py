@@ -23,7 +23,7 @@ from ..ir.ops import qcom as rules
 from . import arith
 from .arrays import array_type, dim_value
 from .conversions import Conversion
-from .registry import Builtin, bind, builtin
+from .registry import Builtin, builtin
 
 if TYPE_CHECKING:
     from .context import Builder
@@ -114,11 +114,9 @@ def _start_index(cg: Builder, v: Any) -> Value:
     return v if v.type == T.i32 else arith.convert(cg.em, v, T.i32)
 
 
-def _from_array(cg: Builder, b: Builtin, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any],
-                line: str) -> Value:
-    p = bind(cg, b, args, kwargs)
+def _from_array(cg: Builder, mat_type: T.CoopMatType, array: Any, line: str) -> Value:
     _check_direction(cg, mat_type, line, "from")
-    arr = _array_value(cg, p["array"], f"the array for a {rules.line_name(mat_type)} of {mat_type}")
+    arr = _array_value(cg, array, f"the array for a {rules.line_name(mat_type)} of {mat_type}")
     _raise(cg, rules.conversion_problem(mat_type, arr.type, extract=False))
     _check_k_multiple(cg, mat_type, arr)
     return cg.em.op("coop_from_array", mat_type, [arr])
@@ -144,8 +142,8 @@ def _check_k_multiple(cg: Builder, m: T.CoopMatType, arr: Value) -> None:
                          f"length {n} (K), got {start.value}", cg.em.loc)
 
 
-@builtin("(array)", method_of=T.CoopMatType)
-def from_rows(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(array)", method_of=T.CoopMatType, typed=True)
+def from_rows(cg: Builder, mat_type: T.CoopMatType, array: Any) -> Value:
     """A subgroup MatA or accumulator whose row *i* is invocation *i*'s array (OpCompositeConstructCoopMatQCOM).
 
     The array holds the row: the matrix's component type with one element per column, or u32 packing
@@ -153,25 +151,24 @@ def from_rows(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dic
     MatA components are f32, f16, i8 or u8 with 256 bits per row (8, 16, 32, 32 columns); accumulator
     components i32, u32, f16 or f32.  Invocations past the matrix's rows are ignored.
     """
-    return _from_array(cg, from_rows, mat_type, args, kwargs, "rows")
+    return _from_array(cg, mat_type, array, "rows")
 
 
-@builtin("(array)", method_of=T.CoopMatType)
-def from_cols(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(array)", method_of=T.CoopMatType, typed=True)
+def from_cols(cg: Builder, mat_type: T.CoopMatType, array: Any) -> Value:
     """A subgroup MatB whose column *i* is invocation *i*'s array (OpCompositeConstructCoopMatQCOM).
 
     As ``from_rows`` with rows and columns swapped: f32, f16, i8 or u8 components with 256 bits per
     column (8, 16, 32, 32 rows); the array holds the column, or ``u32[8]`` packing it.
     """
-    return _from_array(cg, from_cols, mat_type, args, kwargs, "cols")
+    return _from_array(cg, mat_type, array, "cols")
 
 
-def _to_array(cg: Builder, b: Builtin, mat: Value, args: list[Any], kwargs: dict[str, Any], line: str) -> Value:
-    p = bind(cg, b, args, kwargs)
+def _to_array(cg: Builder, b: Builtin, mat: Value, elem: Any, line: str) -> Value:
     m = mat.type
     assert isinstance(m, T.CoopMatType)  # a method of matrix values
     _check_direction(cg, m, line, "to")
-    elem = p.get("elem") or m.elem
+    elem = elem or m.elem
     if not isinstance(elem, T.ScalarType):
         raise TypeMismatchError(f"{b.name}(elem) takes an element type ({m.elem} or u32), not "
                                 f"{cg.describe(elem)}", cg.em.loc)
@@ -185,19 +182,19 @@ def _to_array(cg: Builder, b: Builtin, mat: Value, args: list[Any], kwargs: dict
     return cg.em.op("coop_to_array", t, [mat])
 
 
-@builtin("(elem=None)", method_of=T.CoopMatType, on_values=True)
-def to_rows(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(elem=None)", method_of=T.CoopMatType, on_values=True, typed=True)
+def to_rows(cg: Builder, mat: Value, elem: Any = None) -> Value:
     """Row *i* of a subgroup MatA or accumulator as invocation *i*'s array (OpCompositeExtractCoopMatQCOM).
 
     ``elem`` None gives the component type (one element per column); ``u32`` the packed form
     (``u32[8]`` for a MatA, ``u32[cols // 2]`` for an f16 accumulator, ``u32[cols]`` for f32).
     Invocations past the matrix's rows get undefined values.
     """
-    return _to_array(cg, to_rows, mat, args, kwargs, "rows")
+    return _to_array(cg, to_rows, mat, elem, "rows")
 
 
-@builtin("(elem=None)", method_of=T.CoopMatType, on_values=True)
-def to_cols(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(elem=None)", method_of=T.CoopMatType, on_values=True, typed=True)
+def to_cols(cg: Builder, mat: Value, elem: Any = None) -> Value:
     """Column *i* of a subgroup MatB as invocation *i*'s array (OpCompositeExtractCoopMatQCOM); ``u32``
     gives the packed ``u32[8]`` form."""
-    return _to_array(cg, to_cols, mat, args, kwargs, "cols")
+    return _to_array(cg, to_cols, mat, elem, "cols")

@@ -64,6 +64,9 @@ class Builtin:
     params: tuple[Param, ...] | None = field(default=None, compare=False)
     # parameter name -> its conversion; None: a builtin that binds and converts its arguments itself
     conversions: Mapping[str, Conversion] | None = field(default=None, compare=False)
+    # how a typed builtin's arguments are bound (default :func:`bind`; a family's own binder, e.g. one that
+    # explains a keyword of loads given to a store, calls bind in the end)
+    binder: Callable[..., dict[str, Any]] | None = field(default=None, compare=False)
 
     def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"coopdsl.{self.name} can only be called inside a @coopdsl.kernel function")
@@ -120,7 +123,8 @@ def _is_none(default: ast.expr | None) -> bool:
 
 
 def make_builtin(name: str, impl: Callable[..., Any], doc: str, signature: str,
-                 conversions: Mapping[str, Conversion] | None = None) -> Builtin:
+                 conversions: Mapping[str, Conversion] | None = None,
+                 binder: Callable[..., dict[str, Any]] | None = None) -> Builtin:
     """A :class:`Builtin` whose parameters are parsed from ``signature``; ``conversions`` (parameter name ->
     :class:`~coopdsl.lang.conversions.Conversion`, possibly empty) makes it a typed builtin (see the module)."""
     params = parse_signature(signature)
@@ -130,24 +134,28 @@ def make_builtin(name: str, impl: Callable[..., Any], doc: str, signature: str,
         if params is None or unknown:
             raise TypeError(f"builtin {name}{signature}: conversions for {unknown or 'a descriptive signature'}")
         conversions = dict(conversions)
-    return Builtin(name, impl, doc, signature, params, conversions)
+    return Builtin(name, impl, doc, signature, params, conversions, binder)
 
 
 def builtin(signature: str, method_of: type | None = None, on_values: bool = False,
-            typed: bool = False, **conversions: Conversion) -> Callable[[Callable[..., Any]], Builtin]:
+            typed: bool = False, binder: Callable[..., dict[str, Any]] | None = None,
+            conversions: Mapping[str, Conversion] | None = None,
+            **declared: Conversion) -> Callable[[Callable[..., Any]], Builtin]:
     """Register the decorated ``fn`` (named after it) as a builtin; doc = its docstring.
 
     ``method_of`` is an IR type class: the builtin becomes a method of type
     objects of that class, or of runtime values of it with ``on_values=True``.
     Keyword arguments declare the conversion of each parameter so named (see
-    :mod:`coopdsl.lang.conversions`); with any of them, or ``typed=True`` (a
+    :mod:`coopdsl.lang.conversions`), and ``conversions`` more of them (a
+    mapping several builtins share); with any of them, or ``typed=True`` (a
     typed builtin whose parameters need no conversion), ``fn`` receives its
-    bound arguments as keyword arguments.
+    bound arguments as keyword arguments (bound by ``binder``, default :func:`bind`).
     """
+    declared = {**(conversions or {}), **declared}
     def deco(fn: Callable[..., Any]) -> Builtin:
         name = fn.__name__.rstrip("_")
         b = make_builtin(name, fn, (fn.__doc__ or "").strip(), signature,
-                         conversions if conversions or typed else None)
+                         declared if declared or typed or binder else None, binder)
         if method_of is None:
             BUILTINS[name] = b
         else:
@@ -160,14 +168,14 @@ def call(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> An
     """Call builtin ``b`` from a kernel: a typed one with its arguments bound and converted (:func:`bind`)."""
     if b.conversions is None:
         return b.impl(cg, args, kwargs)
-    return b.impl(cg, **bind(cg, b, args, kwargs))
+    return b.impl(cg, **(b.binder or bind)(cg, b, args, kwargs))
 
 
 def call_method(cg: Builder, b: Builtin, receiver: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Call method ``b`` of ``receiver`` (a type object or a runtime value) from a kernel, as :func:`call`."""
     if b.conversions is None:
         return b.impl(cg, receiver, args, kwargs)
-    return b.impl(cg, receiver, **bind(cg, b, args, kwargs))
+    return b.impl(cg, receiver, **(b.binder or bind)(cg, b, args, kwargs))
 
 
 def method(receiver: Any, name: str) -> Builtin | None:

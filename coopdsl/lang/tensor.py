@@ -30,7 +30,7 @@ from ..ir.layout import size_of
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
 from . import arith
-from .access import bind_access, memory_operands, memory_pointer
+from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer
 from .availability import NV2_TENSORS, require
 from .callbacks import callback_operand
 from .conversions import CompileTime, Conversion
@@ -252,7 +252,7 @@ def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: bool) ->
 
 def _memory(cg: Builder, p: dict[str, Any], ptr: Any, is_store: bool) -> dict[str, Any]:
     """Memory operands; through a device pointer ``Aligned 16`` (the alignment the instruction requires)."""
-    mem = memory_operands(cg, p, is_store=is_store)
+    mem = memory_operands(p, is_store=is_store)
     if ptr.type.storage == "PhysicalStorageBuffer":
         mem = (mem or MemoryAccess()).with_alignment(TENSOR_ALIGNMENT)
     return {"memory": mem} if mem else {}
@@ -283,8 +283,8 @@ def _decoder(cg: Builder, fn: Any, ptr: Any, layout: Value, mat_type: T.CoopMatT
 
 
 @builtin("(buffer, offset, layout, *, view=None, decode=None, fill=None, aligned=None, nontemporal=None, "
-         "volatile=None, visible=None)", method_of=T.CoopMatType)
-def load_tensor(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+         "volatile=None, visible=None)", method_of=T.CoopMatType, binder=bind_load, conversions=LOAD_OPERANDS)
+def load_tensor(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
     """Load a matrix through a tensor layout (OpCooperativeMatrixLoadTensorNV).
 
     ``buffer`` is a buffer, a shared array or a ``Ptr[T]``; ``offset`` counts its
@@ -298,7 +298,6 @@ def load_tensor(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: d
     coordinates are ``cd.u32`` arrays of the layout's dimension count.  Memory
     operands as for ``load``; through a ``Ptr`` the load carries ``Aligned 16``.
     """
-    p = bind_access(cg, load_tensor, args, kwargs, is_store=False)
     require_spirv_16(cg, "load_tensor")
     addressing = _layout_and_view(cg, p, load_tensor)
     fn = p.get("decode")
@@ -309,9 +308,17 @@ def load_tensor(cg: Builder, mat_type: T.CoopMatType, args: list[Any], kwargs: d
     return cg.em.op("coop_load_tensor", mat_type, [ptr, fill, *addressing], **_memory(cg, p, ptr, False))
 
 
+def _bind_tensor_store(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The binder of store_tensor: a decode function (a load's keyword) is explained, as a wrong visibility is."""
+    if "decode" in kwargs:
+        raise ArgumentError("store_tensor takes no decode function: decode functions apply to loads only "
+                            "(SPV_NV_cooperative_matrix2)", cg.em.loc)
+    return bind_store(cg, b, args, kwargs)
+
+
 @builtin("(buffer, offset, layout, *, view=None, aligned=None, nontemporal=None, volatile=None, available=None)",
-         method_of=T.CoopMatType, on_values=True)
-def store_tensor(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> None:
+         method_of=T.CoopMatType, on_values=True, binder=_bind_tensor_store, conversions=STORE_OPERANDS)
+def store_tensor(cg: Builder, mat: Value, **p: Any) -> None:
     """Store the matrix through a tensor layout (OpCooperativeMatrixStoreTensorNV).
 
     Arguments as for ``load_tensor`` (no decode function or fill).  With any
@@ -319,10 +326,6 @@ def store_tensor(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any
     stored; a view's clip region limits the stored rows and columns.  The
     layout must not have a block size above 1.
     """
-    if "decode" in kwargs:
-        raise ArgumentError("store_tensor takes no decode function: decode functions apply to loads only "
-                            "(SPV_NV_cooperative_matrix2)", cg.em.loc)
-    p = bind_access(cg, store_tensor, args, kwargs, is_store=True)
     require_spirv_16(cg, "store_tensor")
     addressing = _layout_and_view(cg, p, store_tensor)
     raise_problem(cg.em, rules.store_layout_problem(addressing[0]), "store_tensor: ")

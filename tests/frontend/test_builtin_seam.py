@@ -56,9 +56,11 @@ def test_the_families_migrated_so_far_are_typed():
                  "atomic_compare_exchange", "bitcast", "muladd", "tensor_layout", "tensor_view", "bitcast_array",
                  "sub_array", "array"):
         assert R.BUILTINS[name].conversions is not None, name
-    for name in ("splat", "length"):
+    for name in ("load_element", "store_element"):
+        assert R.BUILTINS[name].conversions is not None, name
+    for name in ("splat", "length", "load", "load_tensor", "from_rows", "from_cols"):
         assert R.TYPE_METHODS[(T.CoopMatType, name)].conversions is not None, name
-    for name in ("length", "reduce", "transpose"):
+    for name in ("length", "reduce", "transpose", "store", "store_tensor", "to_rows", "to_cols"):
         assert R.VALUE_METHODS[(T.CoopMatType, name)].conversions is not None, name
 
 
@@ -322,7 +324,32 @@ def k_reduce_mode(o: cd.Buffer[f32]):
     s = Acc[f32, 16, 16].splat(0.0).reduce(cd.Workgroup, cd.reduce_add)  # E:mode
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_aligned(o: cd.Buffer[f32]):
+    y = cd.load_element(o, 0, aligned=3)  # E:aligned
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_wrong_side(o: cd.Buffer[f32]):
+    Acc[f32, 16, 16].splat(0.0).store(o, 0, stride=16, visible=cd.Workgroup)  # E:side
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_layout(o: cd.Buffer[f32]):
+    a = Acc[f32, 16, 16].load(o, 0, stride=16, layout=cd.Workgroup)  # E:layout
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_volatile(o: cd.Buffer[f32]):
+    cd.store_element(o, 0, 1.0, volatile=1)  # E:volatile
+
+
 BUILTIN_REFUSALS = [
+    (k_aligned, ArgumentError, "aligned must be a power-of-two number of bytes, got 3", "# E:aligned", 9),
+    (k_wrong_side, ArgumentError, "visible= applies to loads; a store takes available=", "# E:side", 5),
+    (k_layout, ArgumentError, "layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "
+                              "got coopdsl.Workgroup", "# E:layout", 9),
+    (k_volatile, TypeMismatchError, "volatile must be a compile-time bool, got the number 1", "# E:volatile", 5),
     (k_layout_rank, ArgumentError, "a tensor layout has 1 to 5 dimensions (a compile-time int), got the number 6",
      "# E:rank", 9),
     (k_clamp, ArgumentError, "clamp must be cd.ClampUndefined", "# E:clamp", 9),
