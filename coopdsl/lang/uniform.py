@@ -16,16 +16,21 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, SpecConst, SpecOp, Value
-from .registry import BUILTINS, make_builtin
+from .registry import BUILTINS, Builtin, bind, make_builtin
 
 if TYPE_CHECKING:
     from .context import Builder
 
 
-def _assume_uniform(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _bind_one(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The binder of assume_uniform: exactly one positional argument (a condition is wrapped, not named)."""
     if kwargs or len(args) != 1:
         raise ArgumentError("assume_uniform(value) takes exactly one argument", cg.em.loc)
-    v = cg.as_operand(args[0])
+    return bind(cg, b, args, kwargs)
+
+
+def _assume_uniform(cg: Builder, value: Any) -> Any:
+    v = cg.as_operand(value)
     if isinstance(v, (bool, int, float)):
         return v  # compile-time numbers are uniform already
     if not isinstance(v, Value) or not isinstance(v.type, (T.ScalarType, T.VectorType)):
@@ -40,5 +45,5 @@ assume_uniform = make_builtin(
     "assume_uniform", _assume_uniform,
     "The value, which the caller asserts is the same in every invocation of the workgroup: the uniformity "
     "check then accepts cooperative-matrix operations and barriers under conditions built from it. Emits no "
-    "instruction; a false assumption is undefined behaviour (wrong results or a hang).", "(value)")
+    "instruction; a false assumption is undefined behaviour (wrong results or a hang).", "(value)", {}, _bind_one)
 BUILTINS[assume_uniform.name] = assume_uniform

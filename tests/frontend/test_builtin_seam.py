@@ -54,7 +54,7 @@ def test_the_families_migrated_so_far_are_typed():
     for name in ("exp", "max", "clamp", "dot", "select", "isnan", "any", "subgroup_add", "subgroup_shuffle",
                  "subgroup_all", "shared", "local_array", "control_barrier", "barrier", "atomic_add",
                  "atomic_compare_exchange", "bitcast", "muladd", "tensor_layout", "tensor_view", "bitcast_array",
-                 "sub_array", "array"):
+                 "sub_array", "array", "assume_uniform"):
         assert R.BUILTINS[name].conversions is not None, name
     for name in ("load_element", "store_element"):
         assert R.BUILTINS[name].conversions is not None, name
