@@ -17,6 +17,7 @@ from .ir import types as T
 from .ir.core import Module, Op, SpecConst
 from .ir.layout import flat_members, size_of
 from .ir.ops.base import matrix
+from .ir.vocab import MATRIX_SCOPES, ScalarKind, matrix_scope, matrix_use
 from .spirv.grammar import enum_name
 from .spirv.words import from_bytes
 
@@ -100,8 +101,7 @@ def cooperative_matrices(module: Module) -> list[dict]:
             for t in _coop_types(op):
                 if t not in seen:
                     entry = {"component": t.elem.name, "rows": _dim(t.rows, module), "cols": _dim(t.cols, module),
-                             "use": _named(t.use, T.USE_NAMES, module),
-                             "scope": _named(t.scope, T.SCOPE_NAMES, module)}
+                             "use": _use(t.use, module), "scope": _scope(t.scope, module)}
                     seen[t] = {"type": matrix_text(**entry), **entry, "loc": str(op.loc)}
     return list(seen.values())
 
@@ -128,7 +128,7 @@ def muladds(module: Module) -> list[dict]:
             entry = {"M": _dim(ta.rows, module), "N": _dim(tb.cols, module), "K": _dim(ta.cols, module),
                      **{k: _signed_as(T.scalar_of(t), SIGNED_OPERAND[k] in signed)
                         for k, t in (("A", ta), ("B", tb), ("C", tc), ("Result", op.type))},
-                     "scope": _named(tc.scope, T.SCOPE_NAMES, module), "saturating": op.attrs["saturate"]}
+                     "scope": _scope(tc.scope, module), "saturating": op.attrs["saturate"]}
             key = repr(sorted(entry.items()))
             out.setdefault(key, {**entry, "loc": str(op.loc)})
     return list(out.values())
@@ -143,11 +143,23 @@ def _coop_types(op: Op) -> Iterator[T.CoopMatType]:
 
 
 def _signed_as(elem: T.ScalarType, signed: bool) -> str:
-    return T.ScalarType("int", elem.width, signed).name if elem.kind == "int" else elem.name
+    return T.ScalarType(ScalarKind.INT, elem.width, signed).name if elem.is_int else elem.name
 
 
-def _named(d: T.Dim, names: dict, module: Module) -> Any:
-    return names.get(d, str(d)) if isinstance(d, int) else _dim(d, module)
+def _use(d: T.Dim, module: Module) -> Any:
+    """A matrix use as reflection names it: "A", "B", "Acc" (another number as its text)."""
+    use = matrix_use(d)
+    if use is not None:
+        return use.name
+    return str(int(d)) if isinstance(d, int) else _dim(d, module)
+
+
+def _scope(d: T.Dim, module: Module) -> Any:
+    """A matrix scope as reflection names it: "Subgroup", "Workgroup" (another number as its text)."""
+    scope = matrix_scope(d)
+    if scope is not None and scope in MATRIX_SCOPES:
+        return scope.name
+    return str(int(d)) if isinstance(d, int) else _dim(d, module)
 
 
 def _dim(d: T.Dim, module: Module) -> Any:

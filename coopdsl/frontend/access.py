@@ -15,6 +15,7 @@ from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..ir.layout import align_of
+from ..ir.vocab import StorageClass
 from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
@@ -120,7 +121,7 @@ def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str,
     value = _swizzle_value(cg, t, attr, len(idx), value, loc)
     pt = ptr.type
     assert isinstance(pt, T.PointerType)  # (an element pointer)
-    psb = pt.storage == "PhysicalStorageBuffer"
+    psb = pt.space.is_physical
     for k, i in enumerate(idx):
         part = value if len(idx) == 1 else cg.em.op("extract", t.elem, [value], index=k)
         at = cg.em.op("access", T.PointerType(t.elem, pt.storage), [ptr, *indices, cg.em.const(T.u32, i)])
@@ -172,9 +173,9 @@ def _element_member(cg, base, node: ast.Subscript, name: str):
     and extracting the member makes the driver read every byte of it); an array member is the memory its
     elements are indexed in (``mem[i].qs[j]`` reads one element).  None for anything else."""
     if isinstance(base, BufferRef):
-        elem, storage = base.elem, base.storage
+        elem, storage = base.elem, StorageClass(base.storage)
     elif isinstance(base, Value) and is_data_ptr(base.type):
-        elem, storage = ptr_elem(base.type), "PhysicalStorageBuffer"
+        elem, storage = ptr_elem(base.type), StorageClass.PhysicalStorageBuffer
     else:
         return None
     if not isinstance(elem, T.StructType):
@@ -236,7 +237,7 @@ def _is_type_family(obj) -> bool:
 
 def _type_param(cg, p):
     if isinstance(p, (SpecConst, SpecOp)):
-        if not (isinstance(p.type, T.ScalarType) and p.type.kind == "int" and p.type.width == 32):
+        if not (isinstance(p.type, T.ScalarType) and p.type.is_int and p.type.width == 32):
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
             raise TypeMismatchError(f"specialization constant '{name}' used as a type parameter must be a 32-bit "
                                     f"integer (Spec[u32] or Spec[i32]), not {p.type}", cg.em.loc)
@@ -405,7 +406,7 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
         raise TypeMismatchError(f"cannot store {cg.describe(value)} into member '{path[-1]}' of type {t}",
                                 cg.src.loc(target))
     member = cg.em.op("access", T.PointerType(t, ptr.type.storage), [ptr, *indices])
-    psb = ptr.type.storage == "PhysicalStorageBuffer"
+    psb = ptr.type.space.is_physical
     cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(align_of(t))} if psb else {}))
 
 

@@ -24,6 +24,7 @@ from .._records import record
 from ..errors import TypeMismatchError
 from ..ir.builder import Emitter
 from ..ir.core import Const, GlobalVar, Op, SpecConst, SpecOp, Value, const_key
+from ..ir.vocab import StorageClass
 from ..lang.values import BufferRef
 
 
@@ -61,7 +62,7 @@ def push_constant_member(v: Value) -> int | None:
 def capture(cg, name: str, value: Any) -> Any:
     """``value`` bound to parameter ``name`` of a callback: as it is, or :class:`Captured`; a located error
     for a runtime value the callback could not receive."""
-    if isinstance(value, BufferRef) and value.storage == "Function":
+    if isinstance(value, BufferRef) and value.storage == StorageClass.Function:
         raise TypeMismatchError(f"cannot bind '{name}' to local array '{value.name}': it belongs to the function "
                                 f"that declares it (use a shared array or a buffer)", cg.em.loc)
     if isinstance(value, (SpecConst, SpecOp)) or not isinstance(value, Value):

@@ -16,6 +16,7 @@ import ast
 
 from ..ir import types as T
 from ..ir.core import GlobalVar, Value
+from ..ir.vocab import StorageClass
 from .control import ControlFlow
 from .expr import EXPRESSIONS
 from .params import build_params
@@ -47,7 +48,7 @@ class CodeGen(ControlFlow):
         p = self.params
         for name, var, st in p.uniforms:  # uniform blocks: read once, members by extraction
             block = var.type.pointee
-            parts: list[Value] = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, "Uniform"),
+            parts: list[Value] = [self.em.op("load", t, [self.em.op("access", T.PointerType(t, StorageClass.Uniform),
                                                                     [var, self.em.const(T.u32, i)])])
                                   for i, (_, t) in enumerate(block.members)]
             value = self.em.op("construct", st, parts)
@@ -56,7 +57,7 @@ class CodeGen(ControlFlow):
             self.locals.add(name)
         for index, (name, t, _) in enumerate(p.push):
             assert p.push_var is not None  # made with the first push constant
-            ptr = self.em.op("access", T.PointerType(t, "PushConstant"),
+            ptr = self.em.op("access", T.PointerType(t, StorageClass.PushConstant),
                              [p.push_var, self.em.const(T.u32, index)])
             value = self.em.op("load", t, [ptr])
             self.ssa.write(name, entry, value)

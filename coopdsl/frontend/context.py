@@ -32,6 +32,7 @@ from ..errors import (
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Value
+from ..ir.vocab import StorageClass
 from ..lang.arith import index_literal
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
@@ -151,10 +152,10 @@ class Context:
         if isinstance(value, BuiltinVar):
             value = self.as_runtime(value)
         if isinstance(value, BufferRef) and isinstance(value.var, GlobalVar) and (
-                value.storage == "Workgroup" and value.name.startswith("shared")
-                or value.storage == "Private" and value.name.startswith("private")):
+                value.storage == StorageClass.Workgroup and value.name.startswith("shared")
+                or value.storage == StorageClass.Private and value.name.startswith("private")):
             value.name = value.var.name = name  # name shared and private arrays after their variable
-        elif isinstance(value, BufferRef) and value.storage == "Function" and value.name == "local":
+        elif isinstance(value, BufferRef) and value.storage == StorageClass.Function and value.name == "local":
             value.name = name
         if self.em.block is not None:  # values bound in unreachable code are never read
             self.ssa.write(name, self.em.block, value)
@@ -179,7 +180,7 @@ class Context:
             raise TypeMismatchError(f"{what} must be an integer, got {v!r}", self.em.loc)
         if isinstance(v, int):
             return index_literal(self.em, v)
-        if not isinstance(v, Value) or not (isinstance(v.type, T.ScalarType) and v.type.kind == "int"):
+        if not isinstance(v, Value) or not (isinstance(v.type, T.ScalarType) and v.type.is_int):
             raise TypeMismatchError(f"{what} must be an integer, got {self.describe(v)}", self.em.loc)
         return v
 
@@ -221,7 +222,7 @@ class Context:
         for g in self.module.globals:
             if g.role == "builtin" and g.info["builtin"] == b.spirv:
                 return g
-        g = GlobalVar(T.PointerType(b.type, "Input"), b.name, "builtin", builtin=b.spirv)
+        g = GlobalVar(T.PointerType(b.type, StorageClass.Input), b.name, "builtin", builtin=b.spirv)
         self.module.globals.append(g)
         return g
 
@@ -234,7 +235,7 @@ class Context:
                 raise TypeMismatchError(f"index {known} is out of bounds for {buf.kind} '{buf.name}'{size} "
                                         f"(indices count from 0; Python's negative indices are not supported)",
                                         self.em.loc)
-        if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.kind == "int":
+        if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.is_int:
             idx = index  # (what as_index() returns for it, without making its message)
         elif type(index) is int:
             idx = index_literal(self.em, index)  # (likewise)
@@ -243,7 +244,7 @@ class Context:
         made = self._access_parts.get(id(buf))
         if made is None or made[0] is not buf:  # the chain's prefix and the element pointer type, once per buffer
             made = self._access_parts[id(buf)] = (buf, [self.em.const(T.u32, i) for i in buf.prefix],
-                                                  T.PointerType(buf.elem, buf.storage))
+                                                  T.PointerType(buf.elem, StorageClass(buf.storage)))
         _, prefix, ptr = made
         return self.em.op("access", ptr, [buf.var, *prefix, idx])
 

@@ -163,7 +163,7 @@ class ControlFlow(Context):
         start, stop, step = (self.as_operand(v) for v in (start, stop, step))
         for what, v in (("start", start), ("stop", stop), ("step", step)):
             is_int = isinstance(v, int) and not isinstance(v, bool)
-            is_int_value = isinstance(v, Value) and isinstance(v.type, T.ScalarType) and v.type.kind == "int"
+            is_int_value = isinstance(v, Value) and isinstance(v.type, T.ScalarType) and v.type.is_int
             if not (is_int or is_int_value):
                 raise TypeMismatchError(f"the {what} of range(...) must be an integer, got {self.describe(v)}",
                                         self.src.loc(node.iter))
@@ -171,10 +171,10 @@ class ControlFlow(Context):
             raise TypeMismatchError("the step of range(...) must be a non-zero integer", self.src.loc(node.iter))
         typed = [v for v in (start, stop, step) if isinstance(v, Value)]
         ty = typed[0].type if typed else T.i32
-        if not isinstance(ty, T.ScalarType) or ty.kind != "int":
+        if not isinstance(ty, T.ScalarType) or not ty.is_int:
             raise TypeMismatchError(f"range(...) bounds must be integers, got {ty}", self.src.loc(node.iter))
         if isinstance(step, Value):
-            if T.scalar_of(step.type).kind != "int" or T.scalar_of(step.type).signed:
+            if not T.scalar_of(step.type).is_unsigned_int:
                 raise TypeMismatchError(
                     "a runtime step of range(...) must be unsigned (its sign decides the loop test); "
                     "use a literal or an unsigned value", self.src.loc(node.iter))

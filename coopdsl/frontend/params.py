@@ -21,6 +21,7 @@ from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..ir.layout import array_block, laid_out
 from ..ir.literals import LiteralError, fit
+from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef
@@ -110,13 +111,13 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             binding = len(params.buffers) + len(params.uniforms)
             st = ann.type
             block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True)
-            var = GlobalVar(T.PointerType(block, "Uniform"), name, "uniform", set=0, binding=binding)
+            var = GlobalVar(T.PointerType(block, StorageClass.Uniform), name, "uniform", set=0, binding=binding)
             module.globals.append(var)
             params.uniforms.append((name, var, st))
         elif isinstance(ann, BufferParam):
             binding = len(params.buffers) + len(params.uniforms)
-            var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), "StorageBuffer"), name, "buffer",
-                            set=0, binding=binding)
+            var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), StorageClass.StorageBuffer), name,
+                            "buffer", set=0, binding=binding)
             module.globals.append(var)
             ref = BufferRef(name, var, ann.elem)
             params.buffers.append(ref)
@@ -134,7 +135,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
                                         f"it are taken); give it one, e.g. Spec[u32, 0]", src.loc(arg))
             if any(s.spec_id == sid for s in params.specs):
                 raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
-            default = defaults.get(name, False if ann.type.kind == "bool" else 0)
+            default = defaults.get(name, False if ann.type.is_bool else 0)
             default = _check_default(ann.type, default, name, src, arg)
             if name in module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
                 try:                           # Kernel.compile reports a value that does not)
@@ -147,7 +148,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
             bindings[name] = sc
         elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType, T.StructType, T.PointerType)):
             t = ann.type if isinstance(ann, PushParam) else ann
-            if isinstance(t, T.ScalarType) and not t.is_ieee and t.kind == "float":
+            if isinstance(t, T.ScalarType) and not t.is_ieee and t.is_float:
                 raise TypeMismatchError(f"push constant '{name}' cannot be {t}", src.loc(arg))
             if isinstance(t, (T.ScalarType, T.VectorType)) and T.scalar_of(t).is_bool:
                 raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
@@ -161,7 +162,7 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
     if push:  # one block, std430 in parameter order
         struct = laid_out(f"{tree.name}_push", push, "std430", block=True)
         params.push = [(n, t, o) for (n, t), o in zip(struct.members, struct.offsets)]
-        params.push_var = GlobalVar(T.PointerType(struct, "PushConstant"), "push_constants", "push")
+        params.push_var = GlobalVar(T.PointerType(struct, StorageClass.PushConstant), "push_constants", "push")
         module.globals.append(params.push_var)
     return params, bindings
 

@@ -11,20 +11,7 @@ from __future__ import annotations
 import enum
 
 from .._records import record
-
-
-class Scope(enum.Enum):
-    """An execution or memory scope (the numeric values are SPIR-V's Scope values)."""
-
-    CrossDevice = 0
-    Device = 1
-    Workgroup = 2
-    Subgroup = 3
-    Invocation = 4
-    QueueFamily = 5
-
-    def __str__(self) -> str:
-        return self.name
+from .vocab import Scope as Scope  # scopes are part of the IR's vocabulary (vocab.py); named here too
 
 
 class Layout(enum.Enum):

@@ -146,7 +146,7 @@ SPEC_FOLDABLE = {"add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "
 
 def _spec_foldable(kind: str, type: T.Type, operands: list[Value], attrs: dict[str, Any]) -> bool:
     """SPIR-V allows these opcodes in OpSpecConstantOp for shaders (integers and bools only)."""
-    if kind not in SPEC_FOLDABLE or attrs or not isinstance(type, T.ScalarType) or type.kind == "float":
+    if kind not in SPEC_FOLDABLE or attrs or not isinstance(type, T.ScalarType) or type.is_float:
         return False
     symbolic = False  # (loops, not generators: this runs for every op the front end makes)
     for v in operands:

@@ -14,6 +14,7 @@ and live in the :class:`Module`, not in blocks.
 
 from __future__ import annotations
 
+import enum
 import itertools
 from dataclasses import field
 from typing import Any
@@ -291,16 +292,19 @@ def _has_psb(t: Type, depth: int = 0) -> bool:
     if depth > 6:
         return False
     if isinstance(t, PointerType):
-        return t.storage == "PhysicalStorageBuffer" or _has_psb(t.pointee, depth + 1)
+        return t.space.is_physical or _has_psb(t.pointee, depth + 1)
     if isinstance(t, StructType):
         return any(_has_psb(m, depth + 1) for _, m in t.members)
     return False
 
 
 def const_key(value: Any) -> Any:
-    """The identity of a constant's value: 0.0 and -0.0 (and True and 1) stay distinct."""
+    """The identity of a constant's value: 0.0 and -0.0 (and True and 1) stay distinct; an enumerant is
+    its value (``MatrixUse.B`` is the constant 1)."""
     if isinstance(value, float):
         return ("f", value.hex())
+    if isinstance(value, enum.Enum):
+        value = value.value
     return (type(value).__name__, value)
 
 

@@ -3,7 +3,8 @@
 Two IR types compare equal exactly when SPIR-V requires them to be the same
 type id (SPIR-V 2.8 "Types", uniqueness rules), so the SPIR-V writer can key
 its type cache on them directly (as naga does).  The scalar instances below are
-also the names kernels use: ``coopdsl.f16`` *is* ``ScalarType("float", 16)``.
+also the names kernels use: ``coopdsl.f16`` *is* ``ScalarType(ScalarKind.FLOAT, 16)``.  Scalar kinds,
+float encodings, storage classes, matrix uses and scopes are the enums of :mod:`coopdsl.ir.vocab`.
 
 Cooperative-matrix dimensions (scope, rows, columns, use) are ``Dim``: a Python
 ``int`` or a :class:`SymDim`, a symbolic value computed from specialization
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from .._records import record
+from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, StorageName, matrix_scope, matrix_use
 
 
 class Type:
@@ -36,40 +38,50 @@ class VoidType(Type):
 class ScalarType(Type):
     """bool, signed/unsigned integers and floats (with optional FP encoding)."""
 
-    kind: str  # "bool" | "int" | "float"
+    kind: ScalarKind
     width: int
     signed: bool = False
-    encoding: str | None = None  # None (IEEE), "BFloat16KHR", "Float8E4M3EXT", "Float8E5M2EXT"
+    encoding: FloatEncoding | None = None  # None: IEEE (or not a float)
+
+    def __post_init__(self) -> None:
+        # a kind or encoding given by its spelling ("int", "BFloat16KHR") is held as the enum member
+        if type(self.kind) is not ScalarKind:
+            object.__setattr__(self, "kind", ScalarKind(self.kind))
+        if self.encoding is not None and type(self.encoding) is not FloatEncoding:
+            object.__setattr__(self, "encoding", FloatEncoding(self.encoding))
 
     @property
     def name(self) -> str:
-        if self.kind == "bool":
+        if self.kind.is_bool:
             return "bool"
-        if self.kind == "float":
-            return {None: f"f{self.width}", "BFloat16KHR": "bf16",
-                    "Float8E4M3EXT": "e4m3", "Float8E5M2EXT": "e5m2"}[self.encoding]
+        if self.kind.is_float:
+            return f"f{self.width}" if self.encoding is None else self.encoding.type_name
         return f"{'i' if self.signed else 'u'}{self.width}"
 
     @property
     def is_float(self) -> bool:
-        return self.kind == "float"
+        return self.kind.is_float
 
     @property
     def is_int(self) -> bool:
-        return self.kind == "int"
+        return self.kind.is_int
 
     @property
     def is_bool(self) -> bool:
-        return self.kind == "bool"
+        return self.kind.is_bool
 
     @property
     def is_ieee(self) -> bool:
         """True for f16/f32/f64: floats SPIR-V arithmetic accepts (bf16/fp8 not)."""
-        return self.kind == "float" and self.encoding is None
+        return self.kind.is_float and self.encoding is None
+
+    @property
+    def is_unsigned_int(self) -> bool:
+        return self.kind.is_int and not self.signed
 
     @property
     def nbytes(self) -> int:
-        return max(self.width // 8, 1) if self.kind != "bool" else 4
+        return max(self.width // 8, 1) if not self.kind.is_bool else 4
 
     def __str__(self) -> str:
         return self.name
@@ -186,14 +198,26 @@ class PointerType(Type):
     """A pointer into a storage class."""
 
     pointee: Type
-    storage: str  # a SPIR-V StorageClass enumerant name
+    storage: StorageClass | StorageName  # held as the StorageClass member (a spelling given is converted)
+
+    def __post_init__(self) -> None:
+        if type(self.storage) is not StorageClass:
+            object.__setattr__(self, "storage", StorageClass(self.storage))
+
+    @property
+    def space(self) -> StorageClass:
+        """The storage class, typed (``storage`` is always a StorageClass member once made)."""
+        return StorageClass(self.storage)
 
     def __str__(self) -> str:
         return f"ptr<{self.storage}, {self.pointee}>"
 
 
-SCOPE_NAMES = {2: "Workgroup", 3: "Subgroup"}
-USE_NAMES = {0: "A", 1: "B", 2: "Acc"}
+
+
+def _dim_text(d: Dim) -> str:
+    """A dimension as types print it: the number, or the symbolic expression."""
+    return str(int(d)) if isinstance(d, int) else str(d)
 
 
 @record(frozen=True)
@@ -207,10 +231,12 @@ class CoopMatType(Type):
     use: Dim
 
     def __str__(self) -> str:
-        use = USE_NAMES.get(self.use, str(self.use)) if isinstance(self.use, int) else str(self.use)
-        scope = SCOPE_NAMES.get(self.scope, str(self.scope)) if isinstance(self.scope, int) else str(self.scope)
-        name = {"A": "MatA", "B": "MatB", "Acc": "Acc"}.get(use, f"CoopMat<use={use}>")
-        suffix = "" if scope == "Subgroup" else f", {scope}"
+        use = matrix_use(self.use)
+        scope = matrix_scope(self.scope)
+        use_name = use.name if use is not None else _dim_text(self.use)
+        scope_name = scope.name if scope in MATRIX_SCOPES else _dim_text(self.scope)
+        name = {"A": "MatA", "B": "MatB", "Acc": "Acc"}.get(use_name, f"CoopMat<use={use_name}>")
+        suffix = "" if scope_name == "Subgroup" else f", {scope_name}"
         return f"{name}[{self.elem}, {self.rows}, {self.cols}{suffix}]"
 
 
@@ -253,21 +279,21 @@ class FunctionType(Type):
 
 
 void = VoidType()
-boolean = ScalarType("bool", 1)
-i8 = ScalarType("int", 8, True)
-i16 = ScalarType("int", 16, True)
-i32 = ScalarType("int", 32, True)
-i64 = ScalarType("int", 64, True)
-u8 = ScalarType("int", 8)
-u16 = ScalarType("int", 16)
-u32 = ScalarType("int", 32)
-u64 = ScalarType("int", 64)
-f16 = ScalarType("float", 16)
-f32 = ScalarType("float", 32)
-f64 = ScalarType("float", 64)
-bf16 = ScalarType("float", 16, encoding="BFloat16KHR")
-e4m3 = ScalarType("float", 8, encoding="Float8E4M3EXT")
-e5m2 = ScalarType("float", 8, encoding="Float8E5M2EXT")
+boolean = ScalarType(ScalarKind.BOOL, 1)
+i8 = ScalarType(ScalarKind.INT, 8, True)
+i16 = ScalarType(ScalarKind.INT, 16, True)
+i32 = ScalarType(ScalarKind.INT, 32, True)
+i64 = ScalarType(ScalarKind.INT, 64, True)
+u8 = ScalarType(ScalarKind.INT, 8)
+u16 = ScalarType(ScalarKind.INT, 16)
+u32 = ScalarType(ScalarKind.INT, 32)
+u64 = ScalarType(ScalarKind.INT, 64)
+f16 = ScalarType(ScalarKind.FLOAT, 16)
+f32 = ScalarType(ScalarKind.FLOAT, 32)
+f64 = ScalarType(ScalarKind.FLOAT, 64)
+bf16 = ScalarType(ScalarKind.FLOAT, 16, encoding=FloatEncoding.BFloat16KHR)
+e4m3 = ScalarType(ScalarKind.FLOAT, 8, encoding=FloatEncoding.Float8E4M3EXT)
+e5m2 = ScalarType(ScalarKind.FLOAT, 8, encoding=FloatEncoding.Float8E5M2EXT)
 
 SCALARS = {t.name: t for t in (boolean, i8, i16, i32, i64, u8, u16, u32, u64,
                                 f16, f32, f64, bf16, e4m3, e5m2)}

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from functools import cache
 
+from ..ir.vocab import FloatEncoding
+
 FORMATS = {  # encoding -> (exponent bits, mantissa bits, bias, has infinities)
-    "Float8E4M3EXT": (4, 3, 7, False),
-    "Float8E5M2EXT": (5, 2, 15, True),
+    FloatEncoding.Float8E4M3EXT: (4, 3, 7, False),
+    FloatEncoding.Float8E5M2EXT: (5, 2, 15, True),
 }
 
 
-def fp8_value(encoding: str, code: int) -> float:
+def fp8_value(encoding: FloatEncoding, code: int) -> float:
     """The real value of the 8-bit ``code``."""
     e_bits, m_bits, bias, has_inf = FORMATS[encoding]
     sign = -1.0 if code & 0x80 else 1.0
@@ -28,22 +30,22 @@ def fp8_value(encoding: str, code: int) -> float:
 
 
 @cache
-def _positive_codes(encoding: str) -> tuple[tuple[float, int], ...]:
+def _positive_codes(encoding: FloatEncoding) -> tuple[tuple[float, int], ...]:
     """The finite non-negative codes (sign bit clear) and their values."""
     return tuple(sorted((fp8_value(encoding, c), c) for c in range(0x80) if math.isfinite(fp8_value(encoding, c))))
 
 
-def fp8_bits(encoding: str, value: float) -> int:
+def fp8_bits(encoding: FloatEncoding, value: float) -> int:
     """Nearest code to ``value``: round to nearest, ties to an even mantissa, the sign in bit 7.
 
     Infinities encode as E5M2's infinity; E4M3 has none and saturates to its
     largest finite value (ir.literals.fit refuses an infinite E4M3 literal first).
     """
     if math.isnan(value):
-        return 0x7F if encoding == "Float8E4M3EXT" else 0x7E
+        return 0x7F if encoding == FloatEncoding.Float8E4M3EXT else 0x7E
     sign = 0x80 if math.copysign(1.0, value) < 0 else 0
     magnitude = abs(value)
-    if math.isinf(magnitude) and encoding == "Float8E5M2EXT":
+    if math.isinf(magnitude) and encoding == FloatEncoding.Float8E5M2EXT:
         return sign | 0x7C
     codes = _positive_codes(encoding)
     if math.isinf(magnitude):

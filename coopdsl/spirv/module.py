@@ -15,6 +15,7 @@ from collections.abc import Callable
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import const_key
+from ..ir.vocab import ScalarKind, StorageClass
 from ._tables import ENUMS
 from .grammar import Requirements, encode, encode_into
 from .words import header
@@ -25,18 +26,18 @@ SECTIONS = (
 )
 
 SCALAR_CAPS = {  # declaring these scalar types needs a capability (SPIR-V 2.16.1)
-    ("float", 16): "Float16", ("float", 64): "Float64",
-    ("int", 8): "Int8", ("int", 16): "Int16", ("int", 64): "Int64",
+    (ScalarKind.FLOAT, 16): "Float16", (ScalarKind.FLOAT, 64): "Float64",
+    (ScalarKind.INT, 8): "Int8", (ScalarKind.INT, 16): "Int16", (ScalarKind.INT, 64): "Int64",
 }
 STORAGE_CAPS = {  # 8/16-bit data in these storage classes (SPV_KHR_16bit_storage, _8bit_storage)
-    ("StorageBuffer", 16): "StorageBuffer16BitAccess",
-    ("StorageBuffer", 8): "StorageBuffer8BitAccess",
-    ("PhysicalStorageBuffer", 16): "StorageBuffer16BitAccess",
-    ("PhysicalStorageBuffer", 8): "StorageBuffer8BitAccess",
-    ("Uniform", 16): "UniformAndStorageBuffer16BitAccess",
-    ("Uniform", 8): "UniformAndStorageBuffer8BitAccess",
-    ("PushConstant", 16): "StoragePushConstant16",
-    ("PushConstant", 8): "StoragePushConstant8",
+    (StorageClass.StorageBuffer, 16): "StorageBuffer16BitAccess",
+    (StorageClass.StorageBuffer, 8): "StorageBuffer8BitAccess",
+    (StorageClass.PhysicalStorageBuffer, 16): "StorageBuffer16BitAccess",
+    (StorageClass.PhysicalStorageBuffer, 8): "StorageBuffer8BitAccess",
+    (StorageClass.Uniform, 16): "UniformAndStorageBuffer16BitAccess",
+    (StorageClass.Uniform, 8): "UniformAndStorageBuffer8BitAccess",
+    (StorageClass.PushConstant, 16): "StoragePushConstant16",
+    (StorageClass.PushConstant, 8): "StoragePushConstant8",
 }
 
 
@@ -133,8 +134,8 @@ class ModuleBuilder:
         if isinstance(t, T.StructType):
             return self._struct(t)
         if isinstance(t, T.PointerType):
-            self._storage_caps(t.storage, t.pointee)
-            if t.storage == "PhysicalStorageBuffer":
+            self._storage_caps(t.space, t.pointee)
+            if t.space.is_physical:
                 # A pointer to PhysicalStorageBuffer may be declared before its
                 # pointee (forward pointer) so recursive structs work.
                 tid = self.new_id()
@@ -159,21 +160,22 @@ class ModuleBuilder:
         return tid
 
     def _scalar(self, t: T.ScalarType) -> int:
-        if t.kind == "bool":
+        if t.is_bool:
             return self._simple("OpTypeBool")
         cap = SCALAR_CAPS.get((t.kind, t.width))
         if cap and t.encoding is None:
             self.require(cap, f"the module declares {t}")
-        if t.kind == "int":
+        if t.is_int:
             return self._simple("OpTypeInt", t.width, int(t.signed))
         if t.encoding is not None:
             return self._simple("OpTypeFloat", t.width, t.encoding)
         return self._simple("OpTypeFloat", t.width)
 
     def _coopmat(self, t: T.CoopMatType) -> int:
-        if t.elem.encoding == "BFloat16KHR":
+        enc = t.elem.encoding
+        if enc is not None and enc.is_bfloat:
             self.require("BFloat16CooperativeMatrixKHR", f"the module declares {t}")
-        elif t.elem.encoding in ("Float8E4M3EXT", "Float8E5M2EXT"):
+        elif enc is not None and enc.is_fp8:
             self.require("Float8CooperativeMatrixEXT", f"the module declares {t}")
         operands = [self.type_id(t.elem)] + [self.dim_id(d) for d in (t.scope, t.rows, t.cols, t.use)]
         return self._simple("OpTypeCooperativeMatrixKHR", *operands)
@@ -189,7 +191,7 @@ class ModuleBuilder:
             self.emit("annotation", "OpDecorate", tid, "Block")
         return tid
 
-    def _storage_caps(self, storage: str, pointee: T.Type) -> None:
+    def _storage_caps(self, storage: StorageClass, pointee: T.Type) -> None:
         for width in sorted(_small_widths(pointee)):
             cap = STORAGE_CAPS.get((storage, width))
             if cap:
@@ -228,7 +230,7 @@ class ModuleBuilder:
                 self.emit("global", "OpConstantComposite", tid, cid, *([part] * t.length))
             else:
                 raise InternalCompilerError(f"no splat constant of {t}: its length is not known")
-        elif isinstance(t, T.ScalarType) and t.kind == "bool":
+        elif isinstance(t, T.ScalarType) and t.is_bool:
             tid = self.type_id(t)
             cid = self.new_id()
             self.emit("global", "OpConstantTrue" if value else "OpConstantFalse", tid, cid)
@@ -314,7 +316,7 @@ def _small_widths(t: T.Type, depth: int = 0) -> set[int]:
 
 def scalar_words(t: T.ScalarType, value) -> list[int]:
     """Literal words of a scalar constant (SPIR-V 2.2.1: low-order word first)."""
-    if t.kind == "int":
+    if t.is_int:
         v = int(value) & ((1 << t.width) - 1)
         if t.signed and t.width < 32 and v >> (t.width - 1):
             v |= 0xFFFFFFFF ^ ((1 << t.width) - 1)  # sign-extend narrow literals
@@ -329,7 +331,7 @@ def float_bits(t: T.ScalarType, value: float) -> int:
         fmt = {16: "<e", 32: "<f", 64: "<d"}[t.width]
         ifmt = {16: "<H", 32: "<I", 64: "<Q"}[t.width]
         return struct.unpack(ifmt, struct.pack(fmt, value))[0]
-    if t.encoding == "BFloat16KHR":
+    if t.encoding.is_bfloat:
         f32 = struct.unpack("<I", struct.pack("<f", value))[0]
         if (f32 & 0x7F800000) == 0x7F800000 and f32 & 0x7FFFFF:
             return 0x7FC0

@@ -81,7 +81,7 @@ class Writer:
             sid = b.new_id()
             self.ids[id(s)] = sid
             tid = b.type_id(s.type)
-            if s.type.kind == "bool":
+            if s.type.is_bool:
                 b.emit("global", "OpSpecConstantTrue" if s.default else "OpSpecConstantFalse", tid, sid)
             else:
                 b.emit("global", "OpSpecConstant", tid, sid, scalar_words(s.type, s.default))
@@ -126,7 +126,7 @@ class Writer:
         if b.version >= (1, 4):
             interface = [self.ids[id(g)] for g in self.used_globals]
         else:
-            interface = [self.ids[id(g)] for g in self.used_globals if g.type.storage in ("Input", "Output")]
+            interface = [self.ids[id(g)] for g in self.used_globals if g.type.space.is_interface]
         b.emit("entry_point", "OpEntryPoint", "GLCompute", entry_id, entry.name, *interface)
         if wg_ids is None:
             b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *self.m.workgroup_size)

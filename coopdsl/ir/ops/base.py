@@ -100,17 +100,17 @@ def types_of(op: Op) -> list[T.Type]:
 def is_numeric(t: T.Type) -> bool:
     e = T.elem_of(t)
     return isinstance(t, (T.ScalarType, T.VectorType, T.CoopMatType)) and isinstance(e, T.ScalarType) \
-        and e.kind != "bool"
+        and e.kind.is_numeric
 
 
 def is_int(t: T.Type) -> bool:
     e = T.elem_of(t)
-    return isinstance(e, T.ScalarType) and e.kind == "int"
+    return isinstance(e, T.ScalarType) and e.is_int
 
 
 def is_float(t: T.Type) -> bool:
     e = T.elem_of(t)
-    return isinstance(e, T.ScalarType) and e.kind == "float"
+    return isinstance(e, T.ScalarType) and e.is_float
 
 
 def is_bool(t: T.Type) -> bool:
@@ -153,7 +153,7 @@ def pointer(op: Op, index: int) -> T.PointerType:
 
 def integer(op: Op, index: int) -> None:
     t = op.operands[index].type
-    if not (isinstance(t, T.ScalarType) and t.kind == "int"):
+    if not (isinstance(t, T.ScalarType) and t.is_int):
         fail(op, f"operand {index} must be an integer scalar, got {t}")
 
 

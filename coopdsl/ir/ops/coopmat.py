@@ -15,16 +15,20 @@ from __future__ import annotations
 from .. import types as T
 from ..attrs import MATRIX_OPERANDS, Layout, MemoryAccess
 from ..core import Const, Op, SpecConst, SpecOp
+from ..vocab import MatrixUse, StorageClass, matrix_use
 from .base import Problem, check, define, fail, integer, matrix, pointer, result_is
 
-USE_A, USE_B, USE_ACC = 0, 1, 2
-USE_NAME = {USE_A: "A (MatA)", USE_B: "B (MatB)", USE_ACC: "accumulator (Acc)"}
-MEMORY_STORAGE = ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer", "Function")
+USE_NAME = {u: u.described for u in MatrixUse}  # lang/coopcheck.py's name for it (until it asks the enum)
+MEMORY_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer,
+                  StorageClass.Function)
 
 
 def use_name(use: T.Dim) -> str:
     """A use as kernels spell it: "A (MatA)", ..., or "use <spec expression>"."""
-    return USE_NAME.get(use, str(use)) if isinstance(use, int) else f"use {use}"
+    if isinstance(use, int):
+        known = matrix_use(use)
+        return known.described if known is not None else str(int(use))
+    return f"use {use}"
 
 
 def describe_mismatch(ta: T.Type | None, tb: T.Type | None) -> str:
@@ -47,7 +51,7 @@ def muladd_problem(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> Prob
     """A x B + C: uses A, B, accumulator (known at compile time); one scope; M, N and K agree
     (symbolically); A and B both float or both integer, with an accumulator of the same kind (IEEE
     floats; integers at least as wide as A and B)."""
-    for t, want, pos in ((a, USE_A, "first"), (b, USE_B, "second"), (c, USE_ACC, "third")):
+    for t, want, pos in ((a, MatrixUse.A, "first"), (b, MatrixUse.B, "second"), (c, MatrixUse.Acc, "third")):
         if not isinstance(t.use, int):
             return Problem("shape", f"the {pos} operand of muladd has a specialization-constant use ({t.use}); "
                                     f"muladd needs matrices whose use is known when the kernel is compiled: "
@@ -68,10 +72,10 @@ def muladd_problem(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> Prob
         return Problem("type", f"muladd A and B must both be float or both be integer, got {a.elem} and {b.elem}")
     if ka != kc:
         return Problem("type", f"muladd of {a.elem} x {b.elem} products needs a "
-                               f"{'float' if ka == 'float' else 'integer'} accumulator, got {c.elem}")
-    if kc == "float" and not c.elem.is_ieee:
+                               f"{'float' if ka.is_float else 'integer'} accumulator, got {c.elem}")
+    if kc.is_float and not c.elem.is_ieee:
         return Problem("type", f"the accumulator component type must be f16, f32 or f64, not {c.elem}")
-    if kc == "int" and c.elem.width < max(a.elem.width, b.elem.width):
+    if kc.is_int and c.elem.width < max(a.elem.width, b.elem.width):
         return Problem("type", f"an integer accumulator must be at least as wide as A and B, got {c.elem} for "
                                f"{a.elem} x {b.elem}")
     return None
@@ -80,14 +84,14 @@ def muladd_problem(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> Prob
 def muladd_signed(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> frozenset:
     """The operands (of MATRIX_OPERANDS) whose components are signed integers: the inferred signedness."""
     return frozenset(name for t, name in ((a, "a"), (b, "b"), (c, "c"), (c, "result"))
-                     if t.elem.kind == "int" and t.elem.signed)
+                     if t.elem.is_int and t.elem.signed)
 
 
 def muladd_operands_problem(c: T.CoopMatType, signed: frozenset, saturate: bool) -> Problem | None:
     """Signedness operands and SaturatingAccumulation apply to integer matrices only."""
-    if signed and c.elem.kind != "int":
+    if signed and not c.elem.is_int:
         return Problem("type", "signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)")
-    if saturate and c.elem.kind != "int":
+    if saturate and not c.elem.is_int:
         return Problem("type", "saturate=True needs an integer accumulator")
     return None
 
@@ -98,7 +102,7 @@ def conversion_problem(src: T.CoopMatType, dst: T.CoopMatType) -> Problem | None
     (SPV_NV_cooperative_matrix2)."""
     if src.rows != dst.rows or src.cols != dst.cols or src.scope != dst.scope:
         return Problem("shape", f"cannot convert {src} to {dst}: rows, columns and scope must match")
-    if src.use != dst.use and not (src.use == USE_ACC and dst.use in (USE_A, USE_B)):
+    if src.use != dst.use and not (src.use == MatrixUse.Acc and dst.use in (MatrixUse.A, MatrixUse.B)):
         return Problem("shape", f"cannot convert {src} to {dst}: a conversion keeps the use, or changes it from an "
                                 f"accumulator to A or B (SPV_NV_cooperative_matrix2); {use_name(src.use)} matrices "
                                 f"cannot become {use_name(dst.use)} ones (to get an accumulator, multiply by an "
@@ -113,7 +117,7 @@ def memory_problem(elem: T.Type, what: str) -> Problem | None:
         return Problem("type", f"cannot {what} a cooperative matrix through {elem} elements: their array stride "
                                f"(16 bytes) differs from their size, so offsets and strides could not count "
                                f"elements (use a vec4 or scalar buffer, as GLSL does)")
-    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool":
+    if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).is_bool:
         return Problem("type", f"cannot {what} a cooperative matrix through {elem} elements: the memory must hold "
                                f"numeric scalars or vectors (SPV_KHR_cooperative_matrix)")
     return None

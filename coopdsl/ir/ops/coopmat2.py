@@ -20,8 +20,9 @@ import enum
 
 from .. import types as T
 from ..core import FuncRef, Op
+from ..vocab import MatrixUse, matrix_use
 from .base import Problem, check, define, fail, matrix, result_is
-from .coopmat import USE_ACC, USE_B, USE_NAME, conversion_problem, describe_mismatch
+from .coopmat import conversion_problem, describe_mismatch
 
 
 class ReduceMode(enum.Flag):
@@ -41,8 +42,10 @@ VALID_MODES = (ReduceMode.Row, ReduceMode.Column, ReduceMode.Row | ReduceMode.Co
 # -- the rules ---------------------------------------------------------------------------------------
 def accumulator_problem(t: T.CoopMatType, what: str) -> Problem | None:
     """``what`` takes an accumulator (with a use known at compile time)."""
-    if t.use != USE_ACC:
-        use = USE_NAME.get(t.use, t.use) if isinstance(t.use, int) else f"the specialization-constant {t.use}"
+    if t.use != MatrixUse.Acc:
+        known = matrix_use(t.use)
+        use = known.described if known is not None else \
+            str(int(t.use)) if isinstance(t.use, int) else f"the specialization-constant {t.use}"
         return Problem("shape", f"{what}: it takes an accumulator matrix (Acc[...]), but {t} has use {use}")
     return None
 
@@ -57,7 +60,7 @@ def is_half(small: T.Dim, big: T.Dim) -> bool:
 def _half_text(t: T.CoopMatType) -> str:
     def half(d: T.Dim) -> T.Dim:
         return d // 2 if isinstance(d, int) else T.symbolic("div", (d, 2))
-    return str(T.CoopMatType(t.elem, t.scope, half(t.rows), half(t.cols), USE_ACC))
+    return str(T.CoopMatType(t.elem, t.scope, half(t.rows), half(t.cols), MatrixUse.Acc))
 
 
 def reduce_problem(t: T.CoopMatType, into: object, mode: ReduceMode) -> Problem | None:
@@ -68,7 +71,7 @@ def reduce_problem(t: T.CoopMatType, into: object, mode: ReduceMode) -> Problem 
     p = accumulator_problem(t, "m.reduce")
     if p is not None:
         return p
-    if t.elem.kind != "float":
+    if not t.elem.is_float:
         return Problem("type", f"m.reduce needs a floating-point matrix (as GLSL_NV_cooperative_matrix2 requires), "
                                f"got {t}")
     if not isinstance(into, T.CoopMatType):
@@ -96,7 +99,7 @@ def reduce_problem(t: T.CoopMatType, into: object, mode: ReduceMode) -> Problem 
 
 def transpose_result(t: T.CoopMatType) -> T.CoopMatType:
     """The type of the transpose of accumulator ``t``: the B matrix with rows and columns swapped."""
-    return T.CoopMatType(t.elem, t.scope, t.cols, t.rows, USE_B)
+    return T.CoopMatType(t.elem, t.scope, t.cols, t.rows, MatrixUse.B)
 
 
 def transpose_problem(t: T.CoopMatType, into: object) -> Problem | None:
@@ -109,7 +112,7 @@ def transpose_problem(t: T.CoopMatType, into: object) -> Problem | None:
         return None
     if not isinstance(into, T.CoopMatType):
         return Problem("type", f"into= must be the matrix type {result}, got {into!r}")
-    if into.use != USE_B:
+    if into.use != MatrixUse.B:
         problem = "the result is a B matrix (MatB[...])"
     elif into.elem != t.elem:
         problem = f"the component type stays {t.elem} (GLSL requires it); convert before or after transposing"
@@ -173,7 +176,7 @@ def _per_element(op: Op) -> None:
     want = [m.elem if t == m else t for t in extras]
     if f.ret != m.elem or len(f.params) != 3 + len(extras) or f.params[2] != m.elem or list(f.params[3:]) != want:
         fail(op, f"function {f} does not fit {m} with extra operands {', '.join(map(str, extras)) or 'none'}")
-    if any(not (isinstance(p, T.ScalarType) and p.kind == "int" and p.width == 32) for p in f.params[:2]):
+    if any(not (isinstance(p, T.ScalarType) and p.is_int and p.width == 32) for p in f.params[:2]):
         fail(op, f"row and column parameters must be 32-bit integers, got {f}")
 
 

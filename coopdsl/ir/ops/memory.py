@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import types as T
 from ..attrs import MemoryAccess, Scope, Semantics
 from ..core import Op
+from ..vocab import StorageClass
 from .base import define, fail, integer, pointer, result_is
 
 
@@ -27,7 +28,7 @@ def _store(op: Op) -> None:
 
 
 def _variable(op: Op) -> None:
-    if not isinstance(op.type, T.PointerType) or op.type.storage != "Function":
+    if not isinstance(op.type, T.PointerType) or op.type.storage != StorageClass.Function:
         fail(op, f"a function variable is a Function pointer, got {op.type}")
 
 

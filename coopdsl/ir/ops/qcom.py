@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .. import types as T
 from ..core import Const, Op
+from ..vocab import MatrixUse, Scope
 from .base import Problem, check, define, fail
 
 ARRAY_ELEMS = (T.i32, T.u32, T.f32, T.f16)  # elements OpBitCastArrayQCOM and OpExtractSubArrayQCOM take
@@ -24,9 +25,7 @@ ACC_ELEMS = (T.i32, T.u32, T.f16, T.f32)
 PACKED = T.u32
 PACKED_AB_LENGTH = 8  # a packed A row / B column: 8 u32 (256 bits)
 MAX_SUBGROUP = 128  # Vulkan subgroups hold at most 128 invocations (ballots are 128-bit masks)
-USE_A, USE_B, USE_ACC = 0, 1, 2
-FAMILY = {USE_A: "MatA", USE_B: "MatB", USE_ACC: "Acc"}
-SUBGROUP = 3
+USE_B, USE_ACC = MatrixUse.B, MatrixUse.Acc  # the names lang/qcom.py reads them by (until it asks the enum)
 
 
 def default_value(d: T.Dim) -> int | None:
@@ -124,29 +123,30 @@ def _bytes(t: T.ArrayType) -> str:
 # -- OpCompositeConstructCoopMatQCOM / OpCompositeExtractCoopMatQCOM -------------------------------
 def line_name(m: T.CoopMatType) -> str:
     """What one invocation's array is for ``m``: "row" (A, accumulators) or "column" (B)."""
-    return "column" if m.use == USE_B else "row"
+    return "column" if m.use == MatrixUse.B else "row"
 
 
 def matrix_problem(m: T.CoopMatType) -> Problem | None:
     """The matrix side of construct/extract: Subgroup scope, a known use, its component types and sizes."""
-    if m.scope != SUBGROUP:
+    if m.scope != Scope.Subgroup:
         scope = "a specialization-constant scope" if not isinstance(m.scope, int) else "Workgroup scope"
         return Problem("shape", f"{m} has {scope}; matrices meet per-invocation arrays only at Subgroup scope")
     if not isinstance(m.use, int):
         return Problem("shape", f"{m} has a specialization-constant use ({m.use}); arrays become rows or "
                                 f"columns of a matrix whose use is known when the kernel is compiled")
-    family = FAMILY[m.use]
-    if m.use in (USE_A, USE_B):
+    use = MatrixUse(m.use)
+    family = use.family
+    if use.is_operand:
         if m.elem not in AB_LINE:
             return Problem("type", f"a {family} built from or split into arrays has f32, f16, i8 or u8 "
                                    f"components, not {m.elem}")
-        fixed, fixed_name = (m.cols, "columns") if m.use == USE_A else (m.rows, "rows")
+        fixed, fixed_name = (m.cols, "columns") if use is MatrixUse.A else (m.rows, "rows")
         k = AB_LINE[m.elem]
         if default_value(fixed) != k:
             given = fixed if isinstance(fixed, int) else f"{fixed} = {default_value(fixed)} by default"
             return Problem("shape", f"{m}: a {family} of {m.elem} built from or split into arrays has {k} "
                                     f"{fixed_name} (256 bits), not {given}")
-        free = [(m.rows, "rows")] if m.use == USE_A else [(m.cols, "columns")]
+        free = [(m.rows, "rows")] if use is MatrixUse.A else [(m.cols, "columns")]
     else:
         if m.elem not in ACC_ELEMS:
             return Problem("type", f"an accumulator built from or split into arrays has i32, u32, f16 or f32 "
@@ -166,13 +166,13 @@ def line_length(m: T.CoopMatType, elem: T.ScalarType, extract: bool) -> T.Dim | 
     A specialization-constant dimension is matched only by the same expression (spirv-val compares a
     specialization constant with nothing else), so ``MatA[f16, M, K]`` takes ``cd.array(f16, K)``.
     """
-    line = m.rows if m.use == USE_B else m.cols
+    line = m.rows if m.use == MatrixUse.B else m.cols
     if elem == m.elem:
         return line
     if elem != PACKED:
         return Problem("type", f"an array for a {line_name(m)} of {m} holds {m.elem} (its component type) or "
                                f"u32 (packed), not {elem}")
-    if m.use in (USE_A, USE_B):
+    if m.use in (MatrixUse.A, MatrixUse.B):
         return PACKED_AB_LENGTH
     if m.elem == T.f16:
         if isinstance(line, int) and line % 2:

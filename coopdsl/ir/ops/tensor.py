@@ -19,9 +19,10 @@ from ..._records import record
 from .. import types as T
 from ..attrs import MemoryAccess
 from ..core import Const, FuncRef, Op, Value
+from ..vocab import StorageClass
 from .base import Problem, check, define, fail, matrix, pointer, result_is
 
-TENSOR_STORAGE = ("StorageBuffer", "Workgroup", "PhysicalStorageBuffer")
+TENSOR_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer)
 
 
 @record(frozen=True)
@@ -52,7 +53,7 @@ SETTERS: dict[str, Setter] = {
 
 
 def is_int32(t: T.Type) -> bool:
-    return isinstance(t, T.ScalarType) and t.kind == "int" and t.width == 32
+    return isinstance(t, T.ScalarType) and t.is_int and t.width == 32
 
 
 # -- the rules ---------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ def memory_problem(elem: T.Type, decode: bool) -> Problem | None:
     if decode and not isinstance(elem, T.StructType):
         return Problem("type", f"a decode function reads one block at a time, so the memory must hold block "
                                f"structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}")
-    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).kind == "bool"):
+    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).is_bool):
         return Problem("type", f"the memory must hold numeric scalars or vectors, not {elem} (memory of structs "
                                f"needs a decode function)")
     return None

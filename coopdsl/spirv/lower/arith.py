@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ir import types as T
+from ...ir.vocab import ScalarKind
 from .registry import family, lowering
 
 # (float, signed int, unsigned int) opcode per IR op
@@ -45,18 +46,18 @@ def arith_opcode(kind: str, operand: T.Type) -> str:
 def convert_steps(src: T.Type, dst: T.Type) -> list[tuple[str, T.Type]]:
     """The conversion instruction(s) from ``src`` to ``dst`` (one or two steps)."""
     s, d = T.scalar_of(src), T.scalar_of(dst)
-    if s.kind == "float" and d.kind == "float":
+    if s.is_float and d.is_float:
         return [("OpFConvert", dst)]
-    if s.kind == "float":
+    if s.is_float:
         return [("OpConvertFToS" if d.signed else "OpConvertFToU", dst)]
-    if d.kind == "float":
+    if d.is_float:
         return [("OpConvertSToF" if s.signed else "OpConvertUToF", dst)]
     if s.width == d.width:
         return [("OpBitcast", dst)]
     if s.signed:
         return [("OpSConvert", dst)]
     # OpUConvert's result must be unsigned (SPIR-V 3.42.11); reinterpret afterwards.
-    mid = T.with_elem(dst, T.ScalarType("int", d.width, False))
+    mid = T.with_elem(dst, T.ScalarType(ScalarKind.INT, d.width, False))
     return [("OpUConvert", mid)] + ([("OpBitcast", dst)] if d.signed else [])
 
 
@@ -87,7 +88,7 @@ def _signed_rem(w, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
     b = w.b
     e = T.elem_of(t)
     assert isinstance(e, T.ScalarType)
-    ut = T.with_elem(t, T.ScalarType("int", e.width, False))
+    ut = T.with_elem(t, T.ScalarType(ScalarKind.INT, e.width, False))
     bt = T.with_elem(t, T.boolean)
     uty, bty, zero = b.type_id(ut), b.type_id(bt), b.const_id(t, 0)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...ir.vocab import StorageClass
 from .registry import lowering, memory_operands, scope_id, semantics_id
 
 
@@ -22,7 +23,7 @@ def _store(w, op, ty, rid, args):
 
 @lowering("variable")
 def _variable(w, op, ty, rid, args):
-    w.emit("OpVariable", ty, rid, "Function")
+    w.emit("OpVariable", ty, rid, StorageClass.Function)
 
 
 @lowering("ptr_to_u64")

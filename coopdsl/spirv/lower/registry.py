@@ -58,6 +58,6 @@ def memory_operands(w, mem: MemoryAccess | None) -> tuple:
 def family(t: T.Type) -> int:
     """0 for floats, 1 for signed and 2 for unsigned integers (the column of an opcode table)."""
     e = T.elem_of(t)
-    if not isinstance(e, T.ScalarType) or e.kind == "bool":
+    if not isinstance(e, T.ScalarType) or e.is_bool:
         raise ValueError(f"no arithmetic on {t}")
-    return 0 if e.kind == "float" else (1 if e.signed else 2)
+    return 0 if e.is_float else (1 if e.signed else 2)

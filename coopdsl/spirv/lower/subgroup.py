@@ -54,9 +54,9 @@ ATOMIC_RMW = {  # op -> (float, signed int, unsigned int)
 
 
 def _atomic_caps(w, t: T.ScalarType, op: str) -> None:
-    if t.kind == "float" and op == "add":
+    if t.is_float and op == "add":
         w.b.require(f"AtomicFloat{t.width}AddEXT", f"atomic add on {t}")
-    if t.kind == "int" and t.width == 64:
+    if t.is_int and t.width == 64:
         w.b.require("Int64Atomics", f"atomics on {t}")
 
 
