@@ -29,7 +29,7 @@ from coopdsl import Acc, MatA, MatB, bf16, f16, f32, i8, i32, u8, u32
 from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
-from . import gemm_tiled, gemv
+from . import gemm_tiled, gemv, hot
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -218,6 +218,9 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     run the bandwidth-bound kernel of :mod:`coopdsl.ops.gemv` instead (a bf16 ``a`` must then be
     a numpy array): a MulAdd would mostly multiply zeros there.
     """
+    options = (kind, device, transpose_b)
+    if not tune and _HOT.replay((a, b, out), options):
+        return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
     _check_operands(a=a, b=b, out=out)
     if device is not None and not isinstance(device, str) and not isinstance(device, _device_class()):
         raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
@@ -241,7 +244,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
                              + (" or, for a transposed b, b itself with transpose_b=True" if name == "b" else ""))
     if out is None:
         out = np.zeros((m, n), out_dtype)
-    elif tuple(out.shape) != (m, n) or np.dtype(out.dtype) != out_dtype:
+    elif tuple(out.shape) != (m, n) or out.dtype != out_dtype:
         raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
                          f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
     if m == 0 or n == 0 or k1 == 0:  # nothing to launch: an empty result, or a sum over nothing
@@ -254,7 +257,10 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
             and (kind == "f16" or isinstance(a, np.ndarray)):
         # decoding: a few rows of activations against a weight matrix read once, at memory speed
         x = from_bf16(a) if kind == "bf16" else a
-        return gemv.gemv(b, x, kind, out=out, device=device)
+        launches, y = gemv.plan(b, x, kind, out=out, device=device)
+        hot.run(launches)
+        _HOT.remember((a, b, out), options, launches)
+        return y
     tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]
@@ -266,7 +272,10 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
                                   else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
             config = _CONFIGS[memo] or config
         variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b, edge_m), config)
-        variant.launch(_tiled_grid({"M": m, "N": n, **spec}), a, b, out, M=m, N=n, K=k1, device=device, **spec)
+        launches = [(variant, _tiled_grid({"M": m, "N": n, **spec}), (a, b, out),
+                     {"M": m, "N": n, "K": k1, "device": device, **spec})]
+        hot.run(launches)
+        _HOT.remember((a, b, out), options, launches)
         return out
     config = DEFAULT
     if not wants_cpu(device):
@@ -278,11 +287,15 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
         config = _CONFIGS[key] or DEFAULT
     general = kernel(kind, transpose_b)
     variant = general.specialize(**config.values) if config != DEFAULT else general
-    variant.launch(_grid({"M": m, "N": n, **config.values}), a, b, out, M=m, N=n, K=k1, device=device)
+    launches = [(variant, _grid({"M": m, "N": n, **config.values}), (a, b, out),
+                 {"M": m, "N": n, "K": k1, "device": device})]
+    hot.run(launches)
+    _HOT.remember((a, b, out), options, launches)
     return out
 
 
 _OPERANDS: tuple[type, ...] = (np.ndarray,)
+_HOT = hot.Hot()  # matmul's last call on resident arrays
 
 
 @cache
@@ -311,11 +324,14 @@ def _remember(cls: type) -> None:
         _OPERANDS = (*_OPERANDS, cls)
 
 
+_KIND_OF = {np.dtype(row[3]): name for name, row in KINDS.items() if name != "bf16"}  # (uint16 needs kind=)
+
+
 def _kind_of(a: Any) -> str:
+    kind = _KIND_OF.get(a.dtype)
+    if kind is not None:
+        return kind
     dt = np.dtype(a.dtype)
-    for name, (_, _, _, in_dtype, _) in KINDS.items():
-        if dt == in_dtype and name != "bf16":
-            return name
     if dt.kind == "f":
         raise ValueError(f"matmul: {dt.name} inputs are not supported; convert them: a.astype(np.float16), or "
                          f"ops.to_bf16(a) with kind='bf16'")

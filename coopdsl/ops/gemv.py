@@ -27,6 +27,8 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
+from . import hot
+
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
 MAX_ROWS_X = 16     # the most rows of x one dispatch takes
@@ -347,6 +349,14 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     :data:`Q8_DEFAULT`) first quantizes x to 8 bits a value per block of 32 (:func:`quantize_kernel`,
     ggml's q8_1) and multiplies with integer dot products (formats of :data:`Q8_FORMATS`): x's rounding
     to 8 bits adds an error of about 1e-3 relative to the result."""
+    launches, y = plan(w, x, fmt, out=out, device=device, q8=q8)
+    hot.run(launches)
+    return y
+
+
+def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
+         q8: bool | None = None) -> tuple[list[hot.Launch], Any]:
+    """The launches :func:`gemv` makes (checked, in order) and the array they write ``y`` into."""
     qk, nbytes = _BLOCKS[fmt]
     n, k = x.shape
     m = w.shape[0]
@@ -380,7 +390,9 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
 
                 xq = _SCRATCH[id(x.device), blocks * Q8_WORDS] = runtime.empty(blocks * Q8_WORDS, np.int32,
                                                                                  device=x.device)
-        quantize_kernel(x_f16).launch((-(-blocks // (WG // 8)), 1, 1), x, xq, blocks, device=device)
+        launches = [(quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks), {"device": device})]
         x = xq
-    launch[0].launch(launch[1], w, x, y, M=m, K=k, device=device)
-    return y
+    else:
+        launches = []
+    launches.append((launch[0], launch[1], (w, x, y), {"M": m, "K": k, "device": device}))
+    return launches, y

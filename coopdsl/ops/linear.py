@@ -19,8 +19,10 @@ import numpy as np
 
 from . import gemv as G
 from . import ggml_mul_mm as MM
+from . import hot
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
+_HOT = hot.Hot()  # linear's last call on resident arrays
 
 
 def _fmt_of(w: Any, fmt: str | None) -> str:
@@ -49,10 +51,16 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
     likewise.  For N > 16 with quantized weights x must be float16 (numpy x is converted).
     """
+    if _HOT.replay((x, w, out), (fmt, device)):
+        return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
+    fmt_given = fmt
     fmt = _fmt_of(w, fmt)
     n, k = x.shape
     if n <= G.MAX_ROWS_X:
-        return G.gemv(w, x, fmt, out=out, device=device)
+        launches, y = G.plan(w, x, fmt, out=out, device=device)
+        hot.run(launches)
+        _HOT.remember((x, w, out), (fmt_given, device), launches)
+        return y
     if fmt in ("f16", "bf16"):
         from .gemm import matmul
 
@@ -72,5 +80,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     size = "l" if n > 128 else "m" if n > 64 else "s"
     y = np.empty((n, m), np.float32) if out is None else out
     kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=size, aligned=k % 8 == 0)
-    kern.launch(grid, w, x, y, **values, device=device)
+    launches = [(kern, grid, (w, x, y), {**values, "device": device})]
+    hot.run(launches)
+    _HOT.remember((x, w, out), (fmt_given, device), launches)
     return y

@@ -82,3 +82,12 @@ def test_linear_on_resident_arrays(fmt, device):
         ops.linear(runtime.array(x, device=device), wr, None if fmt == "f16" else fmt, out=y, device=device)
         ref = x.astype(np.float32) @ wd.T
         assert np.abs(y.numpy() - ref).max() <= 2e-3 * np.abs(ref).max()
+    for n in (2, 100):       # a call on the same arrays again is replayed (ops/hot.py): it reads x's new contents
+        xr = runtime.zeros((n, 512), np.float16, device=device)
+        y = runtime.zeros((n, 256), np.float32, device=device)
+        for _ in range(3):
+            x = rng.standard_normal((n, 512)).astype(np.float16)
+            xr.write(x)
+            ops.linear(xr, wr, None if fmt == "f16" else fmt, out=y, device=device)
+            ref = x.astype(np.float32) @ wd.T
+            assert np.abs(y.numpy() - ref).max() <= 2e-3 * np.abs(ref).max()
