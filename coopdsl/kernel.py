@@ -484,7 +484,7 @@ def _wg_entry(module: Module, s: int | str, src: Source) -> int | SpecConst:
         return s
     for sc in module.spec_consts:
         if sc.name == s:
-            if sc.type.kind != "int" or sc.type.width != 32:
+            if not sc.type.is_int or sc.type.width != 32:
                 raise CompileError(f"workgroup size '{s}' must be a Spec[u32] or Spec[i32] parameter",
                                    src.loc(src.tree))
             return sc

@@ -95,7 +95,7 @@ def value(type_name: str, v) -> str:
     if type_name in ("f32", "f64"):
         return _float(type_name, float(v))
     t = SCALARS[type_name]
-    if t.kind == "float":  # f16, bf16, fp8: the bit pattern the module holds
+    if t.is_float:  # f16, bf16, fp8: the bit pattern the module holds
         return f"0x{float_bits(t, float(v)):0{t.width // 4}x}u"
     return _int(t.width, t.signed, int(v))
 

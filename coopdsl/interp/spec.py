@@ -57,12 +57,12 @@ def _checked(s: SpecConst, value: Any) -> np.ndarray:
     from .errors import LaunchArgumentError
 
     kind = s.type.kind
-    ok = isinstance(value, (bool, np.bool_)) if kind == "bool" else (
-        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) if kind == "int"
+    ok = isinstance(value, (bool, np.bool_)) if kind.is_bool else (
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) if kind.is_int
         else isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)))
     if not ok:
         raise LaunchArgumentError(f"specialization constant {s.name} ({s.type}) cannot be {value!r}")
-    if kind == "int" and not _fits(s.type, int(value)):
+    if kind.is_int and not _fits(s.type, int(value)):
         raise LaunchArgumentError(f"specialization constant {s.name} ({s.type}) cannot be {value!r}: out of range")
     return scalar_constant(s.type, value)
 

@@ -29,18 +29,18 @@ _FLOAT = {16: np.float16, 32: np.float32, 64: np.float64}
 
 def value_dtype(t: T.ScalarType) -> np.dtype:
     """The numpy dtype values of scalar type ``t`` are computed in."""
-    if t.kind == "bool":
+    if t.is_bool:
         return np.dtype(np.bool_)
-    if t.kind == "int":
+    if t.is_int:
         return np.dtype(_INT[(t.width, t.signed)])
     return np.dtype(_FLOAT[t.width] if t.encoding is None else np.float32)
 
 
 def storage_dtype(t: T.ScalarType) -> np.dtype:
     """The numpy dtype of ``t``'s bits in memory (bf16/fp8 as unsigned ints, bool as u32)."""
-    if t.kind == "bool":
+    if t.is_bool:
         return np.dtype(np.uint32)
-    if t.kind == "float" and t.encoding is not None:
+    if t.is_float and t.encoding is not None:
         return np.dtype(np.uint16 if t.width == 16 else np.uint8)
     return value_dtype(t)
 
@@ -57,9 +57,9 @@ def signed_of(dtype: np.dtype) -> np.dtype:
 
 def scalar_constant(t: T.ScalarType, value: Any) -> np.ndarray:
     """A Python number as a 0-d array of ``t``'s value dtype (ints wrap, floats round)."""
-    if t.kind == "bool":
+    if t.is_bool:
         return np.array(bool(value))
-    if t.kind == "int":
+    if t.is_int:
         bits = int(value) & ((1 << t.width) - 1)
         return np.array(bits, unsigned_of(value_dtype(t))).view(value_dtype(t))
     return np.array(constant_float(value, t))
@@ -83,18 +83,18 @@ def matrix_splat(t: T.CoopMatType, scalar: Any, rows: int, cols: int) -> np.ndar
 
 def decode(t: T.ScalarType, raw: np.ndarray) -> np.ndarray:
     """Values of ``t`` from their storage bits."""
-    if t.kind == "bool":
+    if t.is_bool:
         return raw != 0
-    if t.kind == "float" and t.encoding is not None:
+    if t.is_float and t.encoding is not None:
         return from_bits(raw, t)
     return raw
 
 
 def encode(t: T.ScalarType, values: np.ndarray) -> np.ndarray:
     """Storage bits of ``t`` values."""
-    if t.kind == "bool":
+    if t.is_bool:
         return np.asarray(values).astype(np.uint32)
-    if t.kind == "float" and t.encoding is not None:
+    if t.is_float and t.encoding is not None:
         return to_bits(values, t)
     return np.asarray(values).astype(value_dtype(t), copy=False)
 

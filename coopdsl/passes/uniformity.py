@@ -109,7 +109,7 @@ def _more_certain(f: Fact, than: Fact) -> bool:
 
 def memory_root(ptr: Value):
     """The variable a pointer points into: a GlobalVar, a ``variable`` op, DEVICE_MEMORY or UNKNOWN_MEMORY."""
-    if isinstance(ptr.type, T.PointerType) and ptr.type.storage == "PhysicalStorageBuffer":
+    if isinstance(ptr.type, T.PointerType) and ptr.type.space.is_physical:
         return DEVICE_MEMORY
     while isinstance(ptr, Op) and ptr.kind == "access":
         ptr = ptr.operands[0]
@@ -638,7 +638,7 @@ def _builtin_of(v: Value) -> str | None:
 
 
 def _is_unsigned(t: T.Type) -> bool:
-    return isinstance(t, T.ScalarType) and t.kind == "int" and not t.signed
+    return isinstance(t, T.ScalarType) and t.is_unsigned_int
 
 
 def _memory_name(root) -> str:

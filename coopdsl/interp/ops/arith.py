@@ -41,7 +41,7 @@ def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
     if kind == "neg":
         return np.negative(args[0])
     if kind == "not":
-        return np.logical_not(args[0]) if T.scalar_of(operand).kind == "bool" else np.invert(args[0])
+        return np.logical_not(args[0]) if T.scalar_of(operand).is_bool else np.invert(args[0])
     if kind == "select":
         return np.where(_align_condition(args[0], args[1]), args[1], args[2])
     if kind == "convert":
@@ -61,7 +61,7 @@ def _align_condition(cond: Any, value: Any) -> np.ndarray:
 
 
 def _divide(kind: str, e: T.ScalarType, a: Any, b: Any) -> Any:
-    if e.kind == "float":
+    if e.is_float:
         return np.divide(a, b) if kind == "div" else np.fmod(a, b)
     a, b = np.asarray(a), np.asarray(b)
     zero = b == 0
@@ -79,11 +79,11 @@ def _divide(kind: str, e: T.ScalarType, a: Any, b: Any) -> Any:
 def convert(x: Any, src: T.ScalarType, dst: T.ScalarType) -> np.ndarray:
     """Numeric conversion of ``x`` from ``src`` to ``dst`` component values."""
     x = np.asarray(x)
-    if dst.kind == "float":
-        if src.kind == "float" or dst.encoding is None:
+    if dst.is_float:
+        if src.is_float or dst.encoding is None:
             return round_float(x, dst)
         return round_float(x.astype(np.float64), dst)
-    if src.kind == "float":
+    if src.is_float:
         return _float_to_int(x, dst)
     return x.astype(value_dtype(dst))
 

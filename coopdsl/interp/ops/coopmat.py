@@ -57,7 +57,7 @@ class _Access:
         """(byte addresses (E, isz), agents (E,), slots (E,)) of every element, for race tracking."""
         per = self.rows * self.cols
         byte_addr = self.addr.reshape(-1)[:, None] + np.arange(self.isz)
-        if self.scope.name == "Workgroup":
+        if self.scope.is_workgroup:
             agents = np.full(len(byte_addr), WORKGROUP, np.int16)
         else:
             agents = np.repeat(tracker.agents(self.slots), per)
@@ -122,7 +122,7 @@ def _length(m, op, args):
 def _muladd(m, op, args):
     a, b, c = args
     ta, tb, tc = (v.type for v in op.operands)
-    if op.type.elem.kind == "float":
+    if op.type.elem.is_float:
         wide = np.float64 if 64 in (ta.elem.width, tb.elem.width, tc.elem.width) else np.float32
         product = np.matmul(np.asarray(a, wide), np.asarray(b, wide))
         return round_float(product + np.asarray(c, wide), op.type.elem)

@@ -51,7 +51,7 @@ INTEGER: dict[str, Callable[..., Any]] = {
 def _math(m, op, args):
     fn = op.attrs["fn"]
     e = T.scalar_of(op.operands[0].type)
-    if e.kind == "int":
+    if e.is_int:
         return INTEGER[fn](*args)
     wide: type[np.floating[Any]] = np.float64 if e.width == 64 else np.float32
     if fn == "round_even" and e.width == 16:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import types as T
+from ...ir.vocab import MatrixUse
 from ..values import value_dtype
 from .registry import semantics
 
-USE_B = 1
 POISON_BYTE = 0xA5
 
 
@@ -42,7 +42,7 @@ def reinterpret(rows: np.ndarray, elem: T.ScalarType) -> np.ndarray:
 def _line_shape(m, op, t: T.CoopMatType) -> tuple[int, int, bool]:
     """(lines, elements per line, is B): the rows of an A/accumulator or the columns of a B."""
     rows, cols = m.layout.shape(t)
-    is_b = m.spec.dim(t.use) == USE_B
+    is_b = m.spec.dim(t.use) == MatrixUse.B
     lines, per_line = (cols, rows) if is_b else (rows, cols)
     if lines > m.lanes.sgs:
         raise m.error(op, f"{t} has {lines} {'columns' if is_b else 'rows'}, one per invocation, but the subgroup "
@@ -72,7 +72,7 @@ def _to_array(m, op, args):
     mine = mat.transpose(0, 2, 1) if is_b else mat
     out = np.empty((len(mat), sgs, per_line), value_dtype(t.elem))
     out.view(np.uint8)[...] = POISON_BYTE
-    if t.elem.kind == "float":
+    if t.elem.is_float:
         out[...] = np.nan
     out[:, :lines, :] = mine
     rows = out.reshape(-1, per_line)

@@ -300,7 +300,7 @@ def _store(m, op, args):
 def _tracked(tracker, acc: _Tensor, addr: np.ndarray, size: int):
     """(byte addresses, agents, slots) of the accessed elements, for shared-memory race tracking."""
     slots = np.broadcast_to(acc.slots[:, None, None], acc.index.shape)[acc.accessed]
-    agents = np.full(len(slots), WORKGROUP, np.int16) if acc.scope.name == "Workgroup" else tracker.agents(slots)
+    agents = np.full(len(slots), WORKGROUP, np.int16) if acc.scope.is_workgroup else tracker.agents(slots)
     return addr[:, None] + np.arange(size), agents, slots
 
 
