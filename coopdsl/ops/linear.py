@@ -41,7 +41,8 @@ def _fmt_of(w: Any, fmt: str | None) -> str:
     return fmt
 
 
-def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: Any = None) -> Any:
+def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: Any = None,
+           q8: bool | None = None) -> Any:
     """``y = x W^T`` (float32, N x M) on the GPU (or ``device="cpu"``).
 
     ``x``: N x K, float32 or float16 (bf16 weights: float32, or uint16 bf16 bit patterns when
@@ -50,16 +51,19 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
     likewise.  For N > 16 with quantized weights x must be float16 (numpy x is converted).
+    ``q8`` (N <= 16): quantize x to 8 bits a value first and multiply with integer dot products
+    (:func:`coopdsl.ops.gemv.gemv`; by default for q4_0 weights, as ggml does: faster, with an error
+    of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
     """
-    if _HOT.replay((x, w, out), (fmt, device)):
+    if _HOT.replay((x, w, out), (fmt, device, q8)):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
     n, k = x.shape
     if n <= G.MAX_ROWS_X:
-        launches, y = G.plan(w, x, fmt, out=out, device=device)
+        launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8)
         hot.run(launches)
-        _HOT.remember((x, w, out), (fmt_given, device), launches)
+        _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y
     if fmt in ("f16", "bf16"):
         from .gemm import matmul
@@ -82,5 +86,5 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=size, aligned=k % 8 == 0)
     launches = [(kern, grid, (w, x, y), {**values, "device": device})]
     hot.run(launches)
-    _HOT.remember((x, w, out), (fmt_given, device), launches)
+    _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
     return y

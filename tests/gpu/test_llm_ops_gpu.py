@@ -54,7 +54,7 @@ def test_gemv(fmt, n, device):
     rng = np.random.default_rng(n)
     w, wd = _weights(fmt, 1000, 4096, rng)
     x = rng.standard_normal((n, 4096)).astype(np.float32)
-    y = G.gemv(w, x, fmt, device=device)
+    y = G.gemv(w, x, fmt, device=device, q8=False)
     assert np.abs(y - x @ wd.T).max() <= 1e-4 * np.abs(y).max()
 
 
@@ -71,6 +71,13 @@ def test_gemv_with_8_bit_activations_matches_the_interpreter(n, device):
     assert np.abs(yr.numpy() - want).max() <= 1e-4 * np.abs(want).max()
 
 
+def _close(y, ref, fmt, n) -> bool:
+    """Within 2e-3 of the largest value, or for x rounded to 8 bits (gemv's default for q4_0) ggml's NMSE bound."""
+    if fmt in G.Q8_DEFAULT and n <= G.MAX_ROWS_X:
+        return bool(((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4)
+    return bool(np.abs(y - ref).max() <= 2e-3 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("fmt", ["f16", "q4_0", "q4_K"])
 def test_linear_on_resident_arrays(fmt, device):
     rng = np.random.default_rng(5)
@@ -81,7 +88,7 @@ def test_linear_on_resident_arrays(fmt, device):
         y = runtime.zeros((n, 256), np.float32, device=device)
         ops.linear(runtime.array(x, device=device), wr, None if fmt == "f16" else fmt, out=y, device=device)
         ref = x.astype(np.float32) @ wd.T
-        assert np.abs(y.numpy() - ref).max() <= 2e-3 * np.abs(ref).max()
+        assert _close(y.numpy(), ref, fmt, n)
     for n in (2, 100):       # a call on the same arrays again is replayed (ops/hot.py): it reads x's new contents
         xr = runtime.zeros((n, 512), np.float16, device=device)
         y = runtime.zeros((n, 256), np.float32, device=device)
@@ -90,4 +97,4 @@ def test_linear_on_resident_arrays(fmt, device):
             xr.write(x)
             ops.linear(xr, wr, None if fmt == "f16" else fmt, out=y, device=device)
             ref = x.astype(np.float32) @ wd.T
-            assert np.abs(y.numpy() - ref).max() <= 2e-3 * np.abs(ref).max()
+            assert _close(y.numpy(), ref, fmt, n)
