@@ -10,8 +10,8 @@ from .base import Problem, check, define, result_is
 def packed_or_vec4x8(t: T.Type) -> bool:
     """A 32-bit integer holding four 8-bit lanes, or a 4-vector of 8-bit integers."""
     if isinstance(t, T.ScalarType):
-        return t.kind == "int" and t.width == 32
-    return isinstance(t, T.VectorType) and t.count == 4 and t.elem.kind == "int" and t.elem.width == 8
+        return t.is_int and t.width == 32
+    return isinstance(t, T.VectorType) and t.count == 4 and t.elem.is_int and t.elem.width == 8
 
 
 def dot4x8_problem(a: T.Type, b: T.Type) -> Problem | None:
