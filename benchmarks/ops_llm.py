@@ -71,6 +71,29 @@ def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
     return float(np.median(times))
 
 
+class _Time:
+    def __init__(self, median_ms: float) -> None:
+        self.median_ms = median_ms
+
+
+def default_gemv_time(fmt: str, n: int, m: int, k: int, wv, x, dev, args) -> _Time:
+    """GPU time of what ``ops.gemv.gemv`` launches by default: with 8-bit activations (the formats of
+    ``gemv.Q8_DEFAULT``) the quantizing kernel's and the product's medians added."""
+    if fmt not in G.Q8_DEFAULT:
+        r = G.kernel(fmt, n).bench(G.grid(m, fmt, n), wv, x.reshape(-1, 4), np.zeros((n, m), np.float32), M=m,
+                                   K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
+        return _Time(r.median_ms)
+    blocks = n * k // 32
+    xq = np.zeros(blocks * G.Q8_WORDS, np.int32)
+    qgrid = (-(-blocks // (G.WG // 8)), 1, 1)
+    tq = G.quantize_kernel().bench(qgrid, x.reshape(-1, 4), xq, blocks, device=dev, warmup=args.warmup,
+                                   repeat=args.repeat).median_ms
+    G.quantize_kernel().launch(qgrid, x.reshape(-1, 4), xq, blocks, device=dev)
+    r = G.kernel(fmt, n, q8=True).bench(G.grid(m, fmt, n), wv, xq, np.zeros((n, m), np.float32), M=m, K=k,
+                                        device=dev, warmup=args.warmup, repeat=args.repeat)
+    return _Time(tq + r.median_ms)
+
+
 def overhead(dev, n: int = 200, rounds: int = 5) -> str:
     """Host cost of ops.matmul / ops.linear on resident arrays against the Kernel.launch they make, 1 x 4096 x
     4096 f16 (the decode kernel): wall time per call, each waited for (median of ``rounds`` interleaved
@@ -162,11 +185,10 @@ def main() -> None:
             x = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
             ref = x @ w32.T
             if n <= G.MAX_ROWS_X:
-                y = G.gemv(w, x, fmt, device=dev)
+                y = G.gemv(w, x, fmt, device=dev)     # what gemv does by default: timed below, kernel by kernel
                 wv = G.word_view(w, fmt)
-                r = G.kernel(fmt, n).bench(G.grid(m, fmt, n), wv, x.reshape(-1, 4), y, M=m, K=k, device=dev,
-                                           warmup=args.warmup, repeat=args.repeat)
-                what = f"{r.median_ms * 1e3:.1f} us"
+                r = default_gemv_time(fmt, n, m, k, wv, x, dev, args)
+                what = f"{r.median_ms * 1e3:.1f} us" + (" (x in 8 bits)" if fmt in G.Q8_DEFAULT else "")
                 for q8 in (False, True) if fmt in G.Q8_FORMATS else (False,):
                     xq = np.zeros(n * k // 32 * G.Q8_WORDS, np.int32)
                     tq = 0.0
@@ -177,7 +199,8 @@ def main() -> None:
                                                        repeat=args.repeat).median_ms
                         G.quantize_kernel().launch((-(-blocks // (G.WG // 8)), 1, 1), x.reshape(-1, 4), xq,
                                                    blocks, device=dev)
-                    for rows, split in [(None, None), *layouts] if n in (1, 8) and (layouts or q8) else ():
+                    for rows, split in [(None, None), *layouts] if n in (1, 8) and (layouts or fmt in G.Q8_FORMATS) \
+                            else ():
                         yl = np.zeros_like(y)
                         kl = G.kernel(fmt, n, rows=rows, split=split, q8=q8)
                         rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
