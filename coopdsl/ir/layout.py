@@ -7,7 +7,7 @@ reflection, and the argument packer the Vulkan runtime and the interpreter share
 
 The rules are GLSL's, as glslang computes them (``TIntermediate::getBaseAlignment`` for std430,
 ``getScalarAlignment`` for GL_EXT_scalar_block_layout); a struct's members are laid out under the one
-rule of the block they are declared for:
+rule of the block they are declared for, which the struct type records (``StructType.rule``):
 
 * **std430** -- a scalar aligns to its size (bool, which has no size in SPIR-V, is laid out as a
   32-bit int); ``vecN`` aligns to N scalars, except ``vec3``, which aligns like ``vec4`` (and is 3
@@ -18,6 +18,8 @@ rule of the block they are declared for:
 * **scalar** -- everything aligns like the scalar it is made of (a struct like its most aligned
   member); sizes are as in std430 except that a struct's size is not rounded up (the next member may
   sit in its tail padding); an array strides by its element's size rounded up to that alignment.
+* A struct declared under the scalar rule is measured under it in either layout (its members sit at
+  scalar offsets; std430's rounding would not describe it): an array of it strides by its scalar size.
 * A pointer (``PhysicalStorageBuffer64``) is an 8-byte address aligned to 8 in both.
 * Not in GLSL: a cooperative matrix in memory takes ``length()`` components of one invocation (the
   interpreter's local memory, resolved by the ``coop_length`` a :class:`Layouter` is given) and
@@ -32,11 +34,11 @@ given; they were computed here when the type was declared.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from . import types as T
 
-Rule = Literal["std430", "scalar"]
+Rule = T.LayoutRule
 RULES: tuple[Rule, ...] = ("std430", "scalar")
 POINTER_SIZE = 8  # PhysicalStorageBuffer64 addresses
 
@@ -74,6 +76,15 @@ class Layouter:
         self._sizes: dict[T.Type, int] = {}
         self._aligns: dict[T.Type, int] = {}
         self._offsets: dict[T.StructType, tuple[int, ...]] = {}
+        self._scalar: Layouter | None = self if rule == "scalar" else None
+
+    def _rule_of(self, t: T.StructType) -> Layouter:
+        """The layouter that measures struct ``t``: this one, or the scalar one for a struct laid out scalar."""
+        if t.rule != "scalar" or self.rule == "scalar":
+            return self
+        if self._scalar is None:
+            self._scalar = Layouter("scalar", self._dim, self._coop_length)
+        return self._scalar
 
     def align(self, t: T.Type) -> int:
         """The base alignment of ``t`` in bytes."""
@@ -92,7 +103,8 @@ class Layouter:
         if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
             return self.align(t.elem)
         if isinstance(t, T.StructType):
-            return max((self.align(m) for _, m in t.members), default=1)
+            lay = self._rule_of(t)
+            return max((lay.align(m) for _, m in t.members), default=1)
         if isinstance(t, T.CoopMatType):
             return t.elem.nbytes
         return POINTER_SIZE  # pointers; opaque handles (tensor layouts and views) are laid out like them
@@ -116,8 +128,9 @@ class Layouter:
         if isinstance(t, T.ArrayType):
             return self.stride(t) * self._dim(t.length)
         if isinstance(t, T.StructType) and t.members:
-            end = self.offsets(t)[-1] + self.size(t.members[-1][1])
-            return end if self.rule == "scalar" else round_up(end, self.align(t))
+            lay = self._rule_of(t)
+            end = lay.offsets(t)[-1] + lay.size(t.members[-1][1])
+            return end if lay.rule == "scalar" else round_up(end, self.align(t))
         raise TypeError(f"type {t} has no fixed size")
 
     def element_stride(self, elem: T.Type) -> int:
@@ -138,7 +151,7 @@ class Layouter:
             return t.offsets
         out = self._offsets.get(t)
         if out is None:
-            out = self._offsets[t] = self.member_offsets([m for _, m in t.members])
+            out = self._offsets[t] = self._rule_of(t).member_offsets([m for _, m in t.members])
         return out
 
     def offset(self, t: T.StructType, index: int) -> int:
@@ -190,11 +203,12 @@ def laid_out(name: str, members: Sequence[tuple[str, T.Type]], rule: Rule = "std
     lay = LAYOUTERS[rule]
     typed = tuple((n, T.ArrayType(t.elem, t.length, lay.element_stride(t.elem)) if isinstance(t, T.ArrayType)
                    else t) for n, t in members)
-    return T.StructType(name, typed, lay.member_offsets([t for _, t in typed]), block=block)
+    return T.StructType(name, typed, lay.member_offsets([t for _, t in typed]), block=block, rule=rule)
 
 
 def array_block(name: str, elem: T.Type) -> T.StructType:
-    """The Block struct ``{ elem data[]; }`` a storage buffer or a ``Ptr[elem]`` addresses (std430 stride)."""
+    """The Block struct ``{ elem data[]; }`` a storage buffer or a ``Ptr[elem]`` addresses (std430 stride; a
+    scalar-layout struct strides by its scalar size)."""
     return T.StructType(name, (("data", T.RuntimeArrayType(elem, STD430.element_stride(elem))),), (0,), block=True)
 
 

@@ -13,7 +13,7 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 from .._records import record
 from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, StorageName, matrix_scope, matrix_use
@@ -174,14 +174,23 @@ class RuntimeArrayType(Type):
         return f"{self.elem}[]"
 
 
+LayoutRule = Literal["std430", "scalar"]
+
+
 @record(frozen=True)
 class StructType(Type):
-    """A struct; ``offsets`` non-empty means an explicitly laid-out (Block) struct."""
+    """A struct; ``offsets`` non-empty means an explicitly laid-out (Block) struct.
+
+    ``rule`` is the layout rule its offsets were computed under (coopdsl/ir/layout.py): a ``"scalar"``
+    struct (``@cd.struct(layout_rule="scalar")``) keeps its scalar size and alignment wherever it is laid
+    out, so arrays of it stride by its scalar size, as glslang lays out structs under scalar block layout.
+    """
 
     name: str
     members: tuple[tuple[str, Type], ...]
     offsets: tuple[int, ...] = ()
     block: bool = False
+    rule: LayoutRule = "std430"
 
     def member_index(self, name: str) -> int:
         for i, (n, _) in enumerate(self.members):

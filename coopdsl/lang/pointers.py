@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ir import types as T
 from ..ir.core import Value
-from ..ir.layout import size_of
+from ..ir.layout import STD430
 from . import arith
 from .structs import ptr_elem
 
@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
 
 def ptr_offset(cg: Builder, p: Value, n: Any, op: str) -> Value:
-    """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr)."""
-    size = size_of(ptr_elem(p.type))
+    """``p + n`` / ``p - n`` in elements: through a 64-bit address (OpConvertPtrToU / OpConvertUToPtr), ``n``
+    times the array stride ``p[1]`` is at (a ``vec3`` strides 16 bytes in std430, not its 12)."""
+    size = STD430.stride(T.block_array(p.type))
     n = cg.as_index(n, "a pointer offset")
     addr = cg.em.op("ptr_to_u64", T.u64, [p])
     n64 = arith.convert(cg.em, n, T.u64 if not n.type.signed else T.i64)
