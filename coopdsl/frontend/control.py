@@ -9,9 +9,8 @@ from typing import Any
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
-from ..ir.core import LoopMerge, SelectionMerge, Value
+from ..ir.core import SelectionMerge, Value
 from ..lang import arith
-from ..lang.availability import PARTIAL_COUNT, require
 from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
 from .calls import call_parts
@@ -133,8 +132,7 @@ class ControlFlow(Context):
         if u is None or isinstance(u, bool):
             return LoopHint(unroll=u)
         if isinstance(u, int) and u > 0:
-            require(self.em, PARTIAL_COUNT, "unroll=<count>", self.src.loc(it))
-            return LoopHint(partial=u)
+            return LoopHint(partial=u)  # (the builder checks the target has it, where it places the loop merge)
         raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
 
     def _static_for(self, node, args, kwargs):
@@ -222,7 +220,8 @@ class ControlFlow(Context):
         for name in names:
             if name in self.locals or name.startswith("$"):
                 self.ssa.loop_phi(name, header, pre, em.loc)
-        header.merge = LoopMerge(merge, cont, control)
+        # a hint the target lacks is reported at the loop's range call
+        em.loop_merge(header, merge, cont, control, self.src.loc(node.iter) if isinstance(node, ast.For) else None)
         cond: Value
         if iv is not None:
             iv_name, stop, step, ty, target = iv

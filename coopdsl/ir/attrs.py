@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 
 from .._records import record
+from .targets import Availability
 from .vocab import Scope as Scope  # scopes are part of the IR's vocabulary (vocab.py); named here too
 
 
@@ -81,12 +82,21 @@ class MemoryAccess:
 MATRIX_OPERANDS = ("a", "b", "c", "result")
 
 
+PARTIAL_COUNT = Availability((1, 4), "the PartialCount loop control", "unroll=<count>")
+
+
 @record(frozen=True)
 class LoopHint:
-    """A loop-control hint: unroll fully (True), never (False), or ``partial`` times."""
+    """A loop-control hint: unroll fully (True), never (False), or ``partial`` times (SPIR-V 1.4's
+    PartialCount: :attr:`availability`, which the builder checks where it places the loop merge)."""
 
     unroll: bool | None = None
     partial: int | None = None
+
+    @property
+    def availability(self) -> Availability | None:
+        """What the hint needs of the target (None: what every target has)."""
+        return PARTIAL_COUNT if self.partial is not None else None
 
     def __str__(self) -> str:
         if self.partial is not None:

@@ -1,11 +1,19 @@
 """The IR builder: appends ops to the current block of a function, stamped with a location.
 
 The :class:`Emitter` appends ops to the current block and stamps each with the
-source location the code generator is visiting; phis and Function variables,
-which go elsewhere (a block's phis, the start of the entry block), are made by
-it too, so every op of a function is built here.  When the current block is
-``None`` the code being compiled is unreachable (after ``return``, ``break``
-or ``continue``) and nothing is emitted.
+source location the code generator is visiting; phis, Function variables and
+loop merges, which go elsewhere (a block's phis, the start of the entry block,
+a loop header), are made by it too, so every op of a function is built here.
+When the current block is ``None`` the code being compiled is unreachable
+(after ``return``, ``break`` or ``continue``) and nothing is emitted.
+
+It is also where the kernel's target meets what the IR needs of it: every op
+whose definition declares an ``availability`` and every loop hint that has
+one is checked against the module's SPIR-V version as it is built, at the
+user's line (:func:`coopdsl.ir.targets.check_available`), so no builtin and
+no part of the front end checks a version itself.  The one rewrite it makes
+is a legalization: a select of values OpSelect cannot take becomes a branch
+and a phi as it is built (:meth:`Emitter.legalize_select`).
 """
 
 from __future__ import annotations
@@ -15,10 +23,12 @@ from typing import Any
 
 from ..errors import InternalCompilerError, SourceLoc, TypeMismatchError
 from . import types as T
-from .core import Block, Const, Function, Module, Op, SelectionMerge, SpecConst, SpecOp, Value
+from .attrs import LoopHint
+from .core import Block, Const, Function, LoopMerge, Module, Op, SelectionMerge, SpecConst, SpecOp, Value
 from .literals import LiteralError, fit
 from .ops import OPS
 from .ops.base import is_float
+from .targets import check_available
 
 
 class Emitter:
@@ -66,12 +76,16 @@ class Emitter:
 
     # -- ops --------------------------------------------------------------------
     def op(self, kind: str, type: T.Type, operands: list[Value], **attrs: Any) -> Op | SpecOp:
+        """Op ``kind`` at the current location, once the kernel's target is found to have it (its
+        definition's ``availability``)."""
         try:
-            OPS[kind]  # (a dict lookup; the registry's ``in`` is a Python call)
+            need = OPS[kind].availability  # (a dict lookup; the registry's ``in`` is a Python call)
         except KeyError:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc) from None
+        if need is not None:
+            check_available(self.module.target_version, need, self.loc, type, operands)
         if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
-            return self._select_by_branch(self.block, *operands)
+            return self.legalize_select(self.block, *operands)
         # (an op whose first operand is an op is not foldable: _spec_foldable's loop would stop there)
         if kind in SPEC_FOLDABLE and operands and _type(operands[0]) is not Op and \
                 _spec_foldable(kind, type, operands, attrs):
@@ -84,9 +98,11 @@ class Emitter:
             self.block.ops.append(op)
         return op
 
-    def _select_by_branch(self, header: Block, cond: Value, a: Value, b: Value) -> Op:
-        """``cond ? a : b`` for values OpSelect cannot take (cooperative matrices, tensor layouts and views):
-        a selection and an OpPhi."""
+    # -- legalizations: ops the SPIR-V writer cannot take as asked, rewritten as they are built -------
+    def legalize_select(self, header: Block, cond: Value, a: Value, b: Value) -> Op:
+        """``cond ? a : b`` for values OpSelect cannot take (:data:`BRANCH_SELECTED`: spirv-val rejects it on
+        cooperative matrices, tensor layouts and views, and on arrays before SPIR-V 1.4) as a selection and
+        an OpPhi, built in place of the select op, so that every select the IR holds is one SPIR-V takes."""
         then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
         header.merge = SelectionMerge(merge)
         self.terminate("cond_br", [cond], [then_b, else_b])
@@ -104,6 +120,16 @@ class Emitter:
         phi.block = block
         block.phis.append(phi)
         return phi
+
+    def loop_merge(self, header: Block, merge: Block, cont: Block, hint: LoopHint = LoopHint(),
+                   loc: SourceLoc | None = None) -> None:
+        """Make ``header`` a loop header merging at ``merge`` and continuing at ``cont``, with the
+        loop-control ``hint`` once the target is found to have it (reported at ``loc``, default the
+        current location: the front end gives the loop's range call)."""
+        need = hint.availability
+        if need is not None:
+            check_available(self.module.target_version, need, self.loc if loc is None else loc, hint)
+        header.merge = LoopMerge(merge, cont, hint)
 
     def function_variable(self, ptr: T.PointerType) -> Op:
         """A Function-storage variable, placed after the other variables at the start of the entry block

@@ -19,7 +19,6 @@ from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import FuncRef, Function, Param, Value
 from ..ir.ops.coopmat2 import ReduceMode, per_element_extra_problem
-from .availability import NV2, require
 from .callbacks import callback_operand
 from .coopcheck import raise_problem
 from .coopcheck2 import check_reduce, check_transpose
@@ -28,11 +27,6 @@ from .types import Enumerant
 
 if TYPE_CHECKING:
     from .context import Builder
-
-
-def require_spirv16(em: Emitter, what: str) -> None:
-    """SPV_NV_cooperative_matrix2 requires SPIR-V 1.6; spirv-val does not check it, so coopdsl does."""
-    require(em, NV2, what)
 
 
 # -- reduce modes and built-in combine functions ------------------------------------------------
@@ -107,7 +101,6 @@ def reduce(cg: Builder, mat: Value, mode: ReduceMode, combine: Any, into: Any = 
     column (Column: same columns, any rows), of the whole matrix (Row |
     Column: any shape) or of its 2x2 block (half the rows and columns).
     """
-    require_spirv16(cg.em, "m.reduce")
     t = mat.type
     assert isinstance(t, T.CoopMatType)  # a method of matrix values
     into = into or t
@@ -135,7 +128,6 @@ def map_(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Va
     component type).  Calls are unordered and may repeat, so stores it makes
     must not depend on their order.
     """
-    require_spirv16(cg.em, "m.map")
     if kwargs:
         raise ArgumentError(f"map(fn, *extras) takes no keyword arguments, got '{next(iter(kwargs))}'", cg.em.loc)
     if not args:
@@ -170,7 +162,6 @@ def transpose(cg: Builder, mat: Value, into: Any = None) -> Value:
     The component type and scope stay (GLSL requires the same component
     type); ``into`` may spell the result type, and is checked.
     """
-    require_spirv16(cg.em, "m.transpose")
     t = mat.type
     assert isinstance(t, T.CoopMatType)  # a method of matrix values
     result = check_transpose(cg.em, t, into)
@@ -179,5 +170,4 @@ def transpose(cg: Builder, mat: Value, into: Any = None) -> Value:
 
 def convert_use(em: Emitter, v: Value, target: T.CoopMatType) -> Value:
     """``target(v)`` for an accumulator ``v`` and an A or B ``target`` of the same shape and scope."""
-    require_spirv16(em, f"converting {v.type} to {target}")
     return em.op("coop_convert_use", target, [v])

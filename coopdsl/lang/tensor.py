@@ -31,7 +31,6 @@ from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
 from . import arith
 from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer
-from .availability import NV2_TENSORS, require
 from .callbacks import callback_operand
 from .conversions import CompileTime, Conversion
 from .coopcheck import raise_problem
@@ -44,11 +43,6 @@ if TYPE_CHECKING:
 
 MAX_DIM = 5
 TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
-
-
-def require_spirv_16(cg: Builder, what: str) -> None:
-    """A located error when the kernel targets SPIR-V older than 1.6 (vulkan1.1, vulkan1.2)."""
-    require(cg.em, NV2_TENSORS, what)
 
 
 @record(frozen=True)
@@ -92,7 +86,6 @@ def tensor_layout(cg: Builder, dim: int, clamp: T.Dim = ClampUndefined.value) ->
     constant.  The new layout has dimensions, strides, offsets and spans 0,
     block size 1 and clamp value 0: set them with the methods.
     """
-    require_spirv_16(cg, "a tensor layout")
     return cg.em.op("tensor_layout", T.TensorLayoutType(dim, clamp), [])
 
 
@@ -107,7 +100,6 @@ def tensor_view(cg: Builder, dim: int, has_dims: bool = False, perm: Any = None)
     ``.clip`` limits the rows and columns of the matrix that are loaded or
     stored.
     """
-    require_spirv_16(cg, "a tensor view")
     perm = tuple(range(dim)) if perm is None else perm
     if not isinstance(perm, tuple) or sorted(perm) != list(range(dim)) or \
             any(isinstance(x, bool) or not isinstance(x, int) for x in perm):
@@ -298,7 +290,6 @@ def load_tensor(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
     coordinates are ``cd.u32`` arrays of the layout's dimension count.  Memory
     operands as for ``load``; through a ``Ptr`` the load carries ``Aligned 16``.
     """
-    require_spirv_16(cg, "load_tensor")
     addressing = _layout_and_view(cg, p, load_tensor)
     fn = p.get("decode")
     ptr = _tensor_pointer(cg, p, load_tensor, decode=fn is not None)
@@ -326,7 +317,6 @@ def store_tensor(cg: Builder, mat: Value, **p: Any) -> None:
     stored; a view's clip region limits the stored rows and columns.  The
     layout must not have a block size above 1.
     """
-    require_spirv_16(cg, "store_tensor")
     addressing = _layout_and_view(cg, p, store_tensor)
     raise_problem(cg.em, rules.store_layout_problem(addressing[0]), "store_tensor: ")
     ptr = _tensor_pointer(cg, p, store_tensor, decode=False)

@@ -10,6 +10,7 @@ from ..._lazy import Registry
 from ..._records import record
 from .. import types as T
 from ..core import Op
+from ..targets import Availability
 
 
 class VerifyError(Exception):
@@ -44,6 +45,10 @@ class OpDef:
     invocation's elements of a composite, a cooperative matrix included, so it needs no matrix scope's
     uniformity) and ``per_invocation_operands`` (a matrix op whose operands are each invocation's own by
     nature, exempt from SPIR-V's rule that a matrix op's operands be uniform in the matrix's scope).
+
+    ``availability`` is what the op needs of the kernel's target (the minimum SPIR-V version, what brings it,
+    and how kernels spell the op in the error): the IR builder checks it for every op it builds, at the
+    user's line, so a family declares it here and no builtin checks it itself.
     """
 
     kind: str
@@ -58,6 +63,7 @@ class OpDef:
     atomic: bool = False
     element_access: bool = False
     per_invocation_operands: bool = False
+    availability: Availability | None = None
 
 
 OPS: Registry[str, OpDef] = Registry()  # the families ``coopdsl.ir.ops`` defers load on first need
@@ -66,13 +72,14 @@ OPS: Registry[str, OpDef] = Registry()  # the families ``coopdsl.ir.ops`` defers
 def define(kind: str, operands: int | tuple[int, int | None], *, doc: str,
            attrs: dict[str, tuple[Any, bool]] | None = None, verify: Callable[[Op], None] | None = None,
            pure: bool = True, terminator: bool = False, tangled: str | None = None, writes: bool = False,
-           atomic: bool = False, element_access: bool = False, per_invocation_operands: bool = False) -> OpDef:
+           atomic: bool = False, element_access: bool = False, per_invocation_operands: bool = False,
+           availability: Availability | None = None) -> OpDef:
     """Declare op ``kind`` (each kind exactly once)."""
     if OPS.declared(kind):
         raise ValueError(f"op kind {kind!r} is declared twice")
     arity = (operands, operands) if isinstance(operands, int) else operands
     d = OpDef(kind, arity, dict(attrs or {}), verify, pure, terminator, tangled, doc, writes, atomic,
-              element_access, per_invocation_operands)
+              element_access, per_invocation_operands, availability)
     OPS[kind] = d
     return d
 

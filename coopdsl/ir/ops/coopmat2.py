@@ -11,7 +11,9 @@ OpCooperativeMatrixReduceNV only when every dimension is a plain constant;
 these rules also compare dimensions made of specialization constants,
 symbolically (``2 * H`` is twice ``H``; ``H // 2`` is half of it).  A
 transpose keeps the component type, as GLSL requires (SPIR-V leaves it open;
-it is what drivers are tested with).
+it is what drivers are tested with).  Every op of the extension needs SPIR-V
+1.6 (:data:`NV2`, which spirv-val does not check): each declares it, and the
+IR builder checks it at the user's line.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import enum
 
 from .. import types as T
 from ..core import FuncRef, Op
+from ..targets import Availability
 from ..vocab import MatrixUse, matrix_use
 from .base import Problem, check, define, fail, matrix, result_is
 from .coopmat import conversion_problem, describe_mismatch
@@ -36,6 +39,7 @@ class ReduceMode(enum.Flag):
         return "|".join(m.name or "" for m in ReduceMode if m in self)  # single-bit members all have names
 
 
+NV2 = Availability((1, 6), "SPV_NV_cooperative_matrix2")  # what each op needs of the target (needed_by: its name)
 VALID_MODES = (ReduceMode.Row, ReduceMode.Column, ReduceMode.Row | ReduceMode.Column, ReduceMode.Quad2x2)
 
 
@@ -190,12 +194,15 @@ def _transpose(op: Op) -> None:
 
 
 define("coop_reduce", 2, attrs={"mode": (ReduceMode, True)}, verify=_reduce, tangled="matrix",
+       availability=NV2.needed_by("m.reduce"),
        doc="(matrix, combine function): combine the elements of each row, column, both or 2x2 block; "
            "the result (any accumulator shape the mode allows) holds the combined value everywhere")
 define("coop_per_element", (2, None), verify=_per_element, pure=False, tangled="matrix",
+       availability=NV2.needed_by("m.map"),
        doc="(matrix, function, *extras): function(row, col, element, *extra elements) for every element; "
            "not pure: the function may store to memory")
 define("coop_convert_use", 1, verify=_convert_use, tangled="matrix",
+       availability=NV2.needed_by(lambda target, operands: f"converting {operands[0].type} to {target}"),
        doc="accumulator -> A or B matrix of the same shape, converting the component type if it differs")
-define("coop_transpose", 1, verify=_transpose, tangled="matrix",
+define("coop_transpose", 1, verify=_transpose, tangled="matrix", availability=NV2.needed_by("m.transpose"),
        doc="accumulator M x N -> B matrix N x M (the same component type)")

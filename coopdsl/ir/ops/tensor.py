@@ -9,6 +9,8 @@ which is how the rules spirv-val does not check (block size on a store, the
 SetStride minimum) are checked.  The rules are pure functions returning ``None``
 or a :class:`~coopdsl.ir.ops.base.Problem`: the builtins of
 ``coopdsl.lang.tensor`` apply them at the user's line, the verifier to every op.
+Every op needs SPIR-V 1.6 (:data:`NV2_TENSORS`): each declares it, and the IR
+builder checks it at the user's line.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from ..._records import record
 from .. import types as T
 from ..attrs import MemoryAccess
 from ..core import Const, FuncRef, Op, Value
+from ..targets import Availability
 from ..vocab import StorageClass
 from .base import Problem, check, define, fail, matrix, pointer, result_is
 
+NV2_TENSORS = Availability((1, 6), "SPV_NV_cooperative_matrix2 and SPV_NV_tensor_addressing")
 TENSOR_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer)
 
 
@@ -228,18 +232,22 @@ def view_of(op: Op) -> Value | None:
     return next((v for v in op.operands[3:] if isinstance(v.type, T.TensorViewType)), None)
 
 
-define("tensor_layout", 0, verify=_create,
+define("tensor_layout", 0, verify=_create, availability=NV2_TENSORS.needed_by("a tensor layout"),
        doc="a new tensor layout: dimensions, strides, offsets and spans 0, block size 1, clamp value 0")
-define("tensor_view", 0, verify=_create,
+define("tensor_view", 0, verify=_create, availability=NV2_TENSORS.needed_by("a tensor view"),
        doc="a new tensor view: dimensions and strides 0, clip region everything")
 for _kind in SETTERS:
     define(_kind, (2, None), verify=_set,
+           availability=NV2_TENSORS.needed_by(f"{'layout' if SETTERS[_kind].on is T.TensorLayoutType else 'view'}"
+                                              f".{SETTERS[_kind].method}"),
            doc=f"(layout or view, {SETTERS[_kind].values}): a copy with that state replaced")
 _MEMORY = {"memory": (MemoryAccess, False)}
 define("coop_load_tensor", (3, 5), attrs=_MEMORY, verify=_load, pure=False, tangled="matrix",
+       availability=NV2_TENSORS.needed_by("load_tensor"),
        doc="(pointer, fill matrix, layout[, view][, decode function]): load a matrix through a tensor layout; "
            "elements the view clips keep the fill matrix's")
 define("coop_store_tensor", (3, 4), attrs=_MEMORY, verify=_store, pure=False, tangled="matrix", writes=True,
+       availability=NV2_TENSORS.needed_by("store_tensor"),
        doc="(pointer, matrix, layout[, view]): store a matrix through a tensor layout")
 
 
