@@ -1,0 +1,71 @@
+"""docs/benchmarks.md's charts are drawn from benchmarks/results/plots.json by benchmarks/plot.py.
+
+The committed SVGs must be what the script draws now (so they cannot go stale), every number the
+charts show must be a number of the page's tables, and the page's links (charts, notes files) must
+resolve.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks import plot  # noqa: E402
+
+PAGE = ROOT / "docs" / "benchmarks.md"
+DATA = ROOT / "benchmarks" / "results" / "plots.json"
+IMG = ROOT / "docs" / "img"
+CHARTS = json.loads(DATA.read_text())["charts"]
+
+
+def test_the_committed_charts_are_what_the_script_draws(tmp_path):
+    written = plot.write_all(DATA, tmp_path)
+    assert sorted(p.name for p in written) == sorted(f"{c['name']}.svg" for c in CHARTS)
+    for path in written:
+        committed = IMG / path.name
+        assert committed.exists(), f"{committed} is missing: run python3 benchmarks/plot.py"
+        assert committed.read_text() == path.read_text(), \
+            f"{committed} is stale: run python3 benchmarks/plot.py and commit docs/img/"
+
+
+@pytest.mark.parametrize("chart", CHARTS, ids=[c["name"] for c in CHARTS])
+def test_every_charted_number_is_on_the_page(chart):
+    text = PAGE.read_text()
+    assert f"](img/{chart['name']}.svg)" in text, f"docs/benchmarks.md does not show img/{chart['name']}.svg"
+    for group in chart["groups"]:
+        assert len(group["values"]) == len(chart["series"]), group["label"]
+        for value in group["values"]:
+            if value is not None:
+                assert re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])", text), \
+                    f"{chart['name']}: {group['label']} {value} is not in docs/benchmarks.md"
+
+
+def test_the_charts_are_svg_with_title_and_caption():
+    for chart in CHARTS:
+        svg = (IMG / f"{chart['name']}.svg").read_text()
+        assert svg.startswith("<svg ") and svg.rstrip().endswith("</svg>")
+        assert chart["title"].split(" (")[0].replace(">", "&gt;") in svg
+        assert chart["caption"].split(",")[0] in svg  # the machine
+
+
+def test_the_page_links_resolve():
+    text = PAGE.read_text()
+    links = re.findall(r"\]\(([^)#]+)\)", text)
+    assert links
+    for link in links:
+        assert (PAGE.parent / link).resolve().exists(), f"docs/benchmarks.md links to a missing file: {link}"
+    for named in re.findall(r"`((?:coopdsl|benchmarks|tests|examples|scripts|docs)/[\w./-]+)`", text):
+        assert (ROOT / named).exists(), f"docs/benchmarks.md names a missing file: {named}"
+
+
+def test_every_notes_file_says_where_it_came_from_and_is_listed():
+    notes = sorted((ROOT / "benchmarks" / "notes").glob("*.md"))
+    assert notes
+    text = PAGE.read_text()
+    for note in notes:
+        assert note.read_text().startswith("Moved from docs/benchmarks.md on "), note.name
+        assert f"(../benchmarks/notes/{note.name})" in text, f"docs/benchmarks.md does not list {note.name}"
