@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Const, Op
+from ...ir.ops.qcom import line_name
 from ...ir.vocab import MatrixUse
 from ..values import value_dtype
 from .registry import semantics
@@ -50,10 +52,37 @@ def _line_shape(m, op, t: T.CoopMatType) -> tuple[int, int, bool]:
     return lines, per_line, is_b
 
 
+def _sub_array_source(v) -> Op | None:
+    """The ``sub_array`` op an array value was sliced by (through bit casts), if it is one in this function."""
+    while isinstance(v, Op) and v.kind == "bitcast_array":
+        v = v.operands[0]
+    return v if isinstance(v, Op) and v.kind == "sub_array" else None
+
+
+def _check_k_multiple(m, op, t: T.CoopMatType) -> None:
+    """A runtime sub-array start that becomes an A row or a B column must be a multiple of the slice's length
+    (the matrix's K), as SPV_QCOM_cooperative_matrix_conversion requires (a constant one is refused when the
+    kernel compiles)."""
+    sub = _sub_array_source(op.operands[0])
+    if sub is None or m.spec.dim(t.use) == MatrixUse.Acc or isinstance(sub.operands[1], Const):
+        return
+    assert isinstance(sub.type, T.ArrayType)  # (a sub_array's result)
+    k = m.layout.length(sub.type)
+    start = np.broadcast_to(np.asarray(m.value(sub.operands[1])).astype(np.int64), (m.lanes.N,))
+    bad = m.mask & (start % k != 0)
+    if bad.any():
+        slot = int(np.argmax(bad))
+        raise m.error(op, f"the sub-array that becomes a {line_name(t)} of {t} starts at {int(start[slot])} (line "
+                          f"{sub.loc.line}), not a multiple of its length {k} (K): "
+                          f"SPV_QCOM_cooperative_matrix_conversion requires the Start Index of a slice used by a "
+                          f"cooperative matrix operation to be a multiple of K", slot)
+
+
 @semantics("coop_from_array")
 def _from_array(m, op, args):
     t, src = op.type, op.operands[0].type
     lines, per_line, is_b = _line_shape(m, op, t)
+    _check_k_multiple(m, op, t)
     rows = as_rows(m, args[0], src.elem)
     if src.elem != t.elem:
         rows = reinterpret(rows, t.elem)

@@ -11,19 +11,26 @@ each run by the invocation holding the element: see
 :mod:`coopdsl.interp.callbacks`).  Two readings of the spec: RepeatMirrored
 compares against the layout's dimension (the pseudo-code's ``dim`` is the
 loop index); an access outside the tensor with ClampUndefined, or through a
-span of 0, is reported as the undefined behaviour it is.
+span of 0, is reported as the undefined behaviour it is.  The spec's one
+alignment rule is on the Pointer (a multiple of 16 bytes; the region a
+layout's slice selects need not be aligned): a Pointer not even aligned to
+what it reads is an error, one short of 16 bytes only a
+:class:`TensorPointerWarning` (NVIDIA's implementation accepts it, and ggml's
+flash attention starts its mask loads at ``row * KV`` f16 elements).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...ir import types as T
+from ...ir.layout import access_alignment
 from ...ir.ops.tensor import decode_ref, view_of
 from ..callbacks import CallbackLanes, CallbackMachine
-from ..memory import Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
+from ..memory import DEVICE_BASE, Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP
 from ..values import PerLane, decode, encode, storage_dtype, unsigned_of, value_dtype
 from .registry import semantics
@@ -32,6 +39,13 @@ LAYOUT_FIELDS = ("block", "dims", "stride", "offset", "span", "clamp")
 VIEW_FIELDS = ("dims", "stride", "clip")
 CLIP_ALL = (0, 0xFFFFFFFF, 0, 0xFFFFFFFF)
 UNDEFINED, CONSTANT, CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED = range(5)
+POINTER_ALIGNMENT = 16  # bytes: "The Pointer must be a multiple of 16B" (SPV_NV_cooperative_matrix2)
+_WARNED: set[tuple[str, int, int]] = set()  # the lines already warned about a Pointer short of 16 bytes
+
+
+class TensorPointerWarning(UserWarning):
+    """A tensor load or store whose Pointer is aligned to what it reads but not to the 16 bytes the spec requires
+    (what ggml's flash-attention mask loads do, and NVIDIA's implementation accepts)."""
 
 
 @dataclass
@@ -164,6 +178,41 @@ class _Tensor:
         mem = op.attrs.get("memory")
         what = "tensor " + ("store" if store else "load")
         check_alignment(self.pointer, self.pointer.addr, None if mem is None else mem.aligned, what, self.slots)
+        self._check_pointer(what, t)
+
+    def _check_pointer(self, what: str, t: T.CoopMatType) -> None:
+        """The spec's rule on the Pointer: a multiple of 16 bytes (a device address; in shared memory, its offset
+        from the start of the array).  One not aligned to what it reads (a component; a decode function's
+        block) is an error; one aligned to that but not to 16 bytes is a warning (:class:`TensorPointerWarning`):
+        NVIDIA's implementation accepts it and ggml's flash attention relies on that for its mask loads."""
+        p = self.pointer
+        addr = np.broadcast_to(p.addr, self.slots.shape).astype(np.int64)
+        device = p.region.kind == "device"
+        where = addr + DEVICE_BASE if device or p.lo is None else addr - np.broadcast_to(p.lo, self.slots.shape)
+        bad = where % POINTER_ALIGNMENT != 0
+        if not bad.any():
+            return
+        ref = decode_ref(self.op)
+        block = ref.func.params[0].type if ref is not None else None
+        unit = access_alignment(block.pointee) if isinstance(block, T.PointerType) else t.elem.nbytes
+        unit_name = "its decode function's block" if ref is not None else f"a {t.elem} component"
+        broken = where % unit != 0
+        k = int(np.argmax(broken if broken.any() else bad))
+        at = f"device address 0x{int(where[k]):x}" if device else f"byte {int(where[k])} of {p.label}"
+        rule = (f"SPV_NV_cooperative_matrix2 requires the Pointer of a tensor load or store to be a multiple of "
+                f"{POINTER_ALIGNMENT}B (the region the layout's slice selects need not be: give an aligned offset and "
+                f"move the start with .slice)")
+        if broken.any():
+            raise self.m.error(self.op, f"{what}: its Pointer, at {at}, is not a multiple of {POINTER_ALIGNMENT} "
+                                        f"bytes, nor even of the {unit} bytes of {unit_name}; {rule}",
+                               int(self.slots[k]))
+        loc = self.op.loc
+        if (loc.file, loc.line, loc.col) not in _WARNED:
+            _WARNED.add((loc.file, loc.line, loc.col))
+            warnings.warn_explicit(f"{what}: its Pointer, at {at}, is not a multiple of {POINTER_ALIGNMENT} bytes; "
+                                   f"{rule}. The interpreter reads from it as NVIDIA's implementation does "
+                                   f"({self.m.lanes.describe(int(self.slots[k]))}; reported once per line)",
+                                   TensorPointerWarning, loc.file, loc.line)
 
     def _uniform(self, state: TensorState, what: str) -> dict:
         """The state's fields per active scope instance (a located error unless uniform there)."""
