@@ -1,6 +1,7 @@
 """coopdsl.autotune after an idle spell, with and without bringing the clocks up first (clock_up_ms).
 
-    python benchmarks/autotune_clock.py [--n 8192] [--rounds 3] [--idle 3.0] [--out docs/benchmarks.md]
+    python benchmarks/autotune_clock.py [--n 8192] [--rounds 3] [--idle 3.0]
+        [--out benchmarks/notes/gemm-best-per-pair.md]
 
 Each round leaves the GPU idle for ``--idle`` seconds, then tunes two configurations of
 ``coopdsl/ops/gemm_tiled.py`` (f16->f16, 256x256x32 blocks, GROUP_M 8 and 1; they run at nearly the same

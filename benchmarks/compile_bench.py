@@ -1,7 +1,7 @@
 """Compile time of coopdsl against glslang compiling equivalent GLSL.
 
     python benchmarks/compile_bench.py --glslang /tmp/glslang/install/bin/glslang [--rounds 15]
-        [--steps 16 32 64 128 256 512 1024] [--out docs/benchmarks.md]
+        [--steps 16 32 64 128 256 512 1024] [--out benchmarks/notes/compile-time.md]
 
 glslang is not part of coopdsl and nothing of it is committed: build glslang 16.x from
 https://github.com/KhronosGroup/glslang outside this tree, e.g.

@@ -1,7 +1,7 @@
 """GEMM throughput of the example kernels on the GPU, next to torch.matmul.
 
-    python benchmarks/gemm_bench.py [--sizes 4096 8192] [--out docs/benchmarks.md]
-    python benchmarks/gemm_bench.py --statistics [--sizes 8192] [--out docs/benchmarks.md]
+    python benchmarks/gemm_bench.py [--sizes 4096 8192] [--out benchmarks/notes/gemm-example-kernels.md]
+    python benchmarks/gemm_bench.py --statistics [--sizes 8192] [--out benchmarks/notes/gemm-example-kernels.md]
 
 Each kernel is timed with GPU timestamps (warm-up, then repeats; median and
 spread), interleaving kernels across rounds so clock ramps hit all of them.

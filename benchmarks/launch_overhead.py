@@ -1,6 +1,6 @@
 """Host-side cost of launching a small kernel: numpy in/out, resident arrays, and batches.
 
-    python benchmarks/launch_overhead.py [--launches 1000] [--repeats 7] [--out docs/benchmarks.md]
+    python benchmarks/launch_overhead.py [--launches 1000] [--repeats 7] [--out benchmarks/notes/launch-overhead.md]
 
 Times ``--launches`` launches of a 1,024-element axpy (16 workgroups of 64) in each mode and reports the
 wall-clock microseconds per launch (median and minimum over ``--repeats`` runs):

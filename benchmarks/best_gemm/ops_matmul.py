@@ -2,7 +2,8 @@
 and K-major as ``transpose_b=True`` gives it; and M of no tile's multiple, ``M_EDGE`` rows fewer, through its
 M edge) and the general one (any size), each with the configuration ``ops.matmul`` uses untuned.
 
-    python benchmarks/best_gemm/ops_matmul.py [--n 4096 8192] [--rounds 3] [--out docs/benchmarks.md]
+    python benchmarks/best_gemm/ops_matmul.py [--n 4096 8192] [--rounds 3]
+        [--out benchmarks/notes/gemm-best-per-pair.md]
 
 Per kind (f16, bf16, i8, u8; B row-major, as ``ops.matmul`` takes it) and size: ``--rounds`` interleaved
 rounds of ``--warmup`` untimed and ``--repeat`` timed dispatches (GPU timestamps, resident arrays), each
@@ -91,7 +92,7 @@ def main(argv=None) -> None:
     lines = [f"Date: {datetime.date.today()}. Machine: {info.name}, driver {info.driver_name} {info.driver_info}.", "",
              f"Command: `python benchmarks/best_gemm/ops_matmul.py --n {' '.join(map(str, args.n))} --rounds "
              f"{args.rounds} --warmup {args.warmup} --repeat {args.repeat} --pause {args.pause} "
-             "--out docs/benchmarks.md`", "",
+             "--out benchmarks/notes/gemm-best-per-pair.md`", "",
              "`ops.matmul`'s kernels with the configuration it uses untuned (tiled: the first of "
              "`coopdsl.ops.gemm.TILED`, or of `TILED_KMAJOR` for `transpose_b=True`, that divides the size; "
              "general: 64 x 64 blocks), n x n x n, B row-major unless said (the M-edge column: "

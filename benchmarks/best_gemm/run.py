@@ -1,7 +1,7 @@
 """coopdsl's best GEMM per type pair on the GPU: tiles chosen by coopdsl.autotune, then timed next to cuBLAS.
 
     python benchmarks/best_gemm/run.py [--n 8192] [--rounds 5] [--pairs f16-f32 ...] [--values uniform harness]
-        [--peer-shaders DIR] [--out docs/benchmarks.md]
+        [--peer-shaders DIR] [--out benchmarks/notes/gemm-best-per-pair.md]
 
 For each type pair of ``benchmarks/best_gemm/kernel.py`` (the kernel of ``coopdsl/ops/gemm_tiled.py`` and the
 configurations to tune it over):
@@ -204,7 +204,7 @@ def report(results: list[dict], args, device) -> list[str]:
              f"Command: `python benchmarks/best_gemm/run.py --n {args.n} --rounds {args.rounds} --warmup {args.warmup} "
              f"--repeat {args.repeat} --pause {args.pause} --pairs {' '.join(args.pairs)} "
              f"--values {' '.join(values)}{' --peer-shaders SHADERS' if args.peer_shaders else ''} "
-             "--out docs/benchmarks.md`"
+             "--out benchmarks/notes/gemm-best-per-pair.md`"
              + (" (split over device calls, each with --save-raw and its --pairs, tabled with --merge)"
                 if getattr(args, "merge", None) else ""), "",
              "The kernel is `coopdsl/ops/gemm_tiled.py` (one source for every type pair); "

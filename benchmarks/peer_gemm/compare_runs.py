@@ -1,6 +1,7 @@
 """Two runs of the peer harness side by side: which configurations are below the peer in either.
 
-    python benchmarks/peer_gemm/compare_runs.py --run A1.json A2.json --run B1.json B2.json [--out docs/benchmarks.md]
+    python benchmarks/peer_gemm/compare_runs.py --run A1.json A2.json --run B1.json B2.json
+        [--out benchmarks/notes/peer-harness-shmem.md]
 
 Each ``--run`` is the ``--save-raw`` files of one ``run_peer.py`` run (type pairs split over device calls).
 Prints, per run, how many configurations are at 1.00 or above (ratio of medians, rounded to two decimals as

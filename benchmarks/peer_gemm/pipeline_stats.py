@@ -1,7 +1,7 @@
 """What the driver compiled: register counts and memory of the peer's shmem kernel and of our port.
 
     python benchmarks/peer_gemm/pipeline_stats.py --harness SRC [--kernel shmem] [--dim 8192]
-        [--from docs/benchmarks.md] [--out docs/benchmarks.md]
+        [--from benchmarks/notes/peer-harness-shmem.md] [--out benchmarks/notes/peer-harness-shmem.md]
 
 For every configuration in the kernel's "Peer harness" table of ``--from``
 (type pair, lM x lN x lK, tiles, B layout), both modules are specialized with
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--harness", type=Path, required=True, help="a checkout of jeffbolznv/vk_cooperative_matrix_perf")
     p.add_argument("--kernel", choices=["shmem", "workgroup"], default="shmem")
     p.add_argument("--dim", type=int, default=8192)
-    p.add_argument("--from", dest="source", type=Path, default=ROOT / "docs" / "benchmarks.md")
+    p.add_argument("--from", dest="source", type=Path, default=ROOT / "benchmarks" / "notes" / "peer-harness-shmem.md")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
 

@@ -1,7 +1,8 @@
 """Run vk_cooperative_matrix_perf's own harness with its shaders and with coopdsl's ports, interleaved.
 
     python benchmarks/peer_gemm/run_peer.py --harness SRC --vulkan-headers INC [--kernel shmem|workgroup]
-        [--dim 8192] [--rounds 3] [--types fp16_fp32 fp16_fp16 ...] [--correctness] [--out docs/benchmarks.md]
+        [--dim 8192] [--rounds 3] [--types fp16_fp32 fp16_fp16 ...] [--correctness]
+        [--out benchmarks/notes/peer-harness-shmem.md]
 
 SRC is a checkout of jeffbolznv/vk_cooperative_matrix_perf (nothing of it is in
 this repository); INC the ``include`` folder of KhronosGroup/Vulkan-Headers (the

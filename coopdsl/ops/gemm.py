@@ -124,7 +124,7 @@ def kernel(kind: str, b_kmajor: bool = False) -> cd.Kernel:
 # input kind -> configurations of the tiled kernel (coopdsl/ops/gemm_tiled.py, B row-major as matmul takes
 # it) for sizes that are multiples of a tile; the first one that divides the sizes is used untuned, and is
 # one every device with 16 x 16 tiles and 48 KiB of shared memory runs (tune=True tries the others too;
-# on the H100 at 8192^3: f16 313-320 TFLOP/s, bf16 318-320, int8 303-323 TOP/s, docs/benchmarks.md)
+# on the H100 at 8192^3: f16 313-320 TFLOP/s, bf16 318-320, int8 303-323 TOP/s, benchmarks/notes/gemm-best-per-pair.md)
 TILED = {
     "f16": (gemm_tiled.config(128, 128, 32, 64, 64), gemm_tiled.config(128, 256, 32, 64, 64, ln=8, a_first=0),
             gemm_tiled.config(128, 128, 32, 64, 64, a_first=0), gemm_tiled.config(256, 128, 32, 64, 64)),
@@ -135,7 +135,7 @@ TILED = {
 }
 TILED["u8"] = TILED["i8"]
 # the same for B given K-major (``transpose_b=True``), where 8-bit inputs reach twice the speed on NVIDIA
-# (H100, 8192^3: s8 and u8 590 TOP/s with the first configuration, docs/benchmarks.md)
+# (H100, 8192^3: s8 and u8 590 TOP/s with the first configuration, benchmarks/notes/gemm-best-per-pair.md)
 TILED_KMAJOR = {
     "f16": (gemm_tiled.config(128, 128, 64, 64, 32), gemm_tiled.config(128, 128, 32, 64, 64),
             gemm_tiled.config(256, 128, 32, 64, 64)),
