@@ -71,7 +71,8 @@ def layout(fmt: str, nx: int) -> tuple[int, int]:
     """(rows of W a group of subgroups owns, subgroups a group: they split K) for weights in ``fmt`` and ``nx``
     rows of x.  Measured (``benchmarks/ops_llm.py --layouts``, 4096 x 14336 weights, H100; the sweep is in
     ``benchmarks/results/ops_llm-layouts-h100-2026-11-27.md``): one row of x: 2 rows over 2 subgroups (f16 0.93
-    of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup), q4_K 4 rows over 4; more rows of x: 4 rows over 4 subgroups (each read of x serves more rows of W)."""
+    of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup), q4_K 4 rows over 4; more rows of x: 4 rows over
+    4 subgroups (each read of x serves more rows of W)."""
     if nx == 1:
         return (4, 4) if fmt == "q4_K" else (2, 2)
     return 4, 4
