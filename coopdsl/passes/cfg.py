@@ -10,6 +10,7 @@ to a virtual exit that every ``return`` and ``unreachable`` block branches to;
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from ..errors import SourceLoc
 from ..ir.core import Block, Function, Op
@@ -171,7 +172,10 @@ class _Exit:
         return "<exit>"
 
 
-def _reverse_postorder(root, successors: Callable) -> list:
+N = TypeVar("N")
+
+
+def _reverse_postorder(root: N, successors: Callable[[N], Iterable[N]]) -> list[N]:
     seen, post = {root}, []
     stack = [(root, iter(successors(root)))]
     while stack:
@@ -191,7 +195,7 @@ def _immediate_dominators(order: list, preds: Callable, index: dict) -> dict:
     root = order[0]
     idom = {root: root}
 
-    def intersect(a, b):
+    def intersect(a: object, b: object) -> object:
         while a is not b:
             while index[a] > index[b]:
                 a = idom[a]

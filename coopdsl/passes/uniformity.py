@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import cast
 
 from .._records import record
-from ..errors import SourceLoc
+from ..errors import SourceLoc, UniformityError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Block, Const, Function, GlobalVar, Module, Op, Param, Value
@@ -90,9 +90,10 @@ PER_AXIS = ("LocalInvocationId", "GlobalInvocationId")
 # cooperative matrix").
 DEVICE_MEMORY = "device memory"  # the memory root of every PhysicalStorageBuffer pointer
 UNKNOWN_MEMORY = "unknown memory"
+MemoryRoot = Value | str  # a GlobalVar, a ``variable`` op, DEVICE_MEMORY or UNKNOWN_MEMORY
 
 
-def worst(facts) -> Fact:
+def worst(facts: Iterable[Fact]) -> Fact:
     """The least uniform of ``facts`` (on a tie the first one, unless a later one is certain where the first
     is only possibly not uniform)."""
     out = UNIFORM
@@ -107,7 +108,7 @@ def _more_certain(f: Fact, than: Fact) -> bool:
     return than[1] is not None and than[1].maybe and f[1] is not None and not f[1].maybe
 
 
-def memory_root(ptr: Value):
+def memory_root(ptr: Value) -> MemoryRoot:
     """The variable a pointer points into: a GlobalVar, a ``variable`` op, DEVICE_MEMORY or UNKNOWN_MEMORY."""
     if isinstance(ptr.type, T.PointerType) and ptr.type.space.is_physical:
         return DEVICE_MEMORY
@@ -121,7 +122,7 @@ def memory_root(ptr: Value):
 _SCOPE_LEVELS = {Scope.Subgroup.value: SUBGROUP, Scope.Invocation.value: DIVERGENT}  # others: WORKGROUP
 
 
-def scope_level(scope) -> Level:
+def scope_level(scope: object) -> Level:
     """The control uniformity an op of ``scope`` needs (a symbolic scope may be Workgroup: WORKGROUP)."""
     value = scope.value if isinstance(scope, Scope) else scope
     if not isinstance(value, int):
@@ -291,6 +292,7 @@ class FunctionUniformity:
                             self._matrix_ops.append(op)
                 elif op.kind == "call":
                     self._has_calls = True
+            assert b.terminator is not None
             if b.terminator.kind == "cond_br":
                 watched.add(id(b.terminator.operands[0]))
         return sweep, watched
@@ -438,6 +440,7 @@ class FunctionUniformity:
         facts = []
         for b in self.cfg.blocks:
             t = b.terminator
+            assert t is not None
             if t.kind == "return" and t.operands:
                 facts.append(self.fact_at(t.operands[0], b))
                 facts.append((self.ctl[b], Origin(f"the return at line {t.loc.line}, reached under non-uniform "
@@ -468,7 +471,7 @@ class FunctionUniformity:
                 best = n
         return best
 
-    def errors(self, calls: tuple = ()):
+    def errors(self, calls: tuple[Op, ...] = ()) -> Iterator[UniformityError]:
         """UniformityErrors of this function's ops: first those of control flow, in program order (callees'
         before their calls), then those of operands (a matrix made under non-uniform control is a
         non-uniform operand later: the control is the cause to report); ``calls`` are the call ops that lead
@@ -476,7 +479,7 @@ class FunctionUniformity:
         yield from self._control_errors(calls)
         yield from self._operand_errors(calls)
 
-    def _control_errors(self, calls: tuple):
+    def _control_errors(self, calls: tuple[Op, ...]) -> Iterator[UniformityError]:
         if not self._has_calls and all(n is None or self.ctl[cast(Block, n.op.block)] >= n.level
                                        for n in self._requirements.values()):
             return  # no op needs control more uniform than reaches it, and no callee to look into (the usual)
@@ -497,7 +500,7 @@ class FunctionUniformity:
 
                     yield error(self, b, n, calls)
 
-    def _operand_errors(self, calls: tuple):
+    def _operand_errors(self, calls: tuple[Op, ...]) -> Iterator[UniformityError]:
         operands = self.nonuniform_operands()
         if not self._has_calls and not operands:
             return
@@ -529,7 +532,7 @@ class FunctionUniformity:
         return out
 
 
-def _whole_matrix(mode) -> bool:
+def _whole_matrix(mode: object) -> bool:
     """Whether a reduction in ``mode`` leaves every element the same (cd.Row | cd.Column)."""
     from ..ir.ops.coopmat2 import ReduceMode  # (loaded: the reduction being looked at is one of its ops)
 
@@ -641,7 +644,7 @@ def _is_unsigned(t: T.Type) -> bool:
     return isinstance(t, T.ScalarType) and t.is_unsigned_int
 
 
-def _memory_name(root) -> str:
+def _memory_name(root: MemoryRoot) -> str:
     if isinstance(root, GlobalVar):
         return {"buffer": f"buffer '{root.name}'", "shared": f"shared array '{root.name}'",
                 "private": f"private array '{root.name}'"}.get(
@@ -691,11 +694,11 @@ class Uniformity:
             return None
         return math.prod(sizes)
 
-    def read_only(self, root) -> bool:
+    def read_only(self, root: MemoryRoot) -> bool:
         """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow)."""
         return root not in self.written and UNKNOWN_MEMORY not in self.written and root != UNKNOWN_MEMORY
 
-    def _analyses(self, func: Function | None):
+    def _analyses(self, func: Function | None) -> list[FunctionUniformity]:
         return [fu for fu in self.contexts.values() if func is None or fu.func is func]
 
     def level(self, value: Value) -> Level:

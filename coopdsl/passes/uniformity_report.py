@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import io
 import tokenize
+from typing import TYPE_CHECKING
 
 from ..errors import SourceLoc, UniformityError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Block, LoopMerge, Op, SelectionMerge
-from .cfg import cond_loc
+from .cfg import CFG, cond_loc
+
+if TYPE_CHECKING:
+    from .uniformity import Fact, FunctionUniformity, Level, Need
 
 _BARRIER = (Scope.Workgroup, Scope.Workgroup, Semantics(("AcquireRelease", "WorkgroupMemory")))
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "neg": "unary -"}
@@ -37,7 +41,7 @@ def op_name(op: Op) -> str:
     return _NAMES.get(op.kind, f"the cooperative-matrix operation {op.kind}")
 
 
-def error(fu, block: Block, need, calls: tuple = ()) -> UniformityError:
+def error(fu: FunctionUniformity, block: Block, need: Need, calls: tuple[Op, ...] = ()) -> UniformityError:
     """The UniformityError for ``need`` (an op in ``block`` of the analysed function ``fu``, which the kernel
     reaches through the call ops ``calls``)."""
     scope = need.level.name.lower()  # "subgroup" or "workgroup"
@@ -79,7 +83,8 @@ def _tensor_load_names(op: Op) -> tuple[str, ...]:
     return ("the pointer (buffer and offset)", "the fill value", "the tensor layout", *rest)
 
 
-def operand_error(fu, op: Op, index: int, fact: tuple, level, calls: tuple = ()) -> UniformityError:
+def operand_error(fu: FunctionUniformity, op: Op, index: int, fact: Fact, level: Level,
+                  calls: tuple[Op, ...] = ()) -> UniformityError:
     """The UniformityError for operand ``index`` of the matrix op ``op`` (in the analysed function ``fu``),
     which is only as uniform as ``fact`` where ``level`` is needed."""
     scope = level.name.lower()
@@ -120,7 +125,7 @@ def _symbolic_note(op: Op) -> str:
     return ""
 
 
-def _cause(fu, block: Block, need) -> Block | None:
+def _cause(fu: FunctionUniformity, block: Block, need: Level) -> Block | None:
     """The branch whose non-uniform condition keeps control from reaching ``block`` uniformly enough
     (the nearest one first), following control dependences back from ``block``."""
     seen, work = {block}, [block]
@@ -153,7 +158,7 @@ def _without_comment(line: str) -> str:
     return line
 
 
-def _situation(fu, block: Block, x: Block, scope: str) -> str:
+def _situation(fu: FunctionUniformity, block: Block, x: Block, scope: str) -> str:
     cfg = fu.cfg
     where = _where(cond_loc(x))
     uniform = f"not uniform across the {scope}"
@@ -170,7 +175,7 @@ def _situation(fu, block: Block, x: Block, scope: str) -> str:
     return f"some invocations left early (`{exit_kind}`) under the condition at {where}, which is {uniform}"
 
 
-def _is_loop_test(cfg, x: Block) -> bool:
+def _is_loop_test(cfg: CFG, x: Block) -> bool:
     """Whether ``x`` is the test of a loop (a branch straight to the merge of a loop holding ``x``)."""
     if isinstance(x.merge, LoopMerge):
         return True
@@ -179,28 +184,29 @@ def _is_loop_test(cfg, x: Block) -> bool:
     return any(isinstance(h.merge, LoopMerge) and h.merge.merge in cfg.succs[x] for h in cfg.loops_of[x])
 
 
-def _exit_kind(cfg, x: Block, merge: Block) -> str:
+def _exit_kind(cfg: CFG, x: Block, merge: Block) -> str:
     """``return``, ``break`` or ``continue``: how control leaves the selection headed by ``x`` early."""
-    headers = [h for h in cfg.loops_of[x] if isinstance(h.merge, LoopMerge)]
+    loops = [h.merge for h in cfg.loops_of[x] if isinstance(h.merge, LoopMerge)]
     stack, seen = list(cfg.succs[x]), set()
     while stack:
         b = stack.pop()
         if b in seen or b is merge:
             continue
         seen.add(b)
+        assert b.terminator is not None
         if b.terminator.kind == "return":
             return "return"
         for t in cfg.succs[b]:
-            if any(t is h.merge.merge for h in headers):
+            if any(t is m.merge for m in loops):
                 return "break"
-            if any(t is h.merge.cont for h in headers) and t is not merge:
+            if any(t is m.cont for m in loops) and t is not merge:
                 return "continue"
             if (b, t) not in cfg.back_edges:
                 stack.append(t)
     return "return"
 
 
-def _why(fu, x: Block, need) -> str:
+def _why(fu: FunctionUniformity, x: Block, need: Level) -> str:
     level, origin = fu.cond_fact(x)
     text = ""
     if origin is not None:

@@ -79,7 +79,7 @@ def _enums(grammar: dict) -> dict:
     return dict(sorted(table.items()))
 
 
-def _row(value) -> str:
+def _row(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 

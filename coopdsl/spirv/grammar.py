@@ -18,12 +18,16 @@ can declare them while writing.  A wrong operand list is an internal error
 from __future__ import annotations
 
 from dataclasses import field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .._records import record
 from ..errors import InternalCompilerError
 from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
 from .words import instruction, string_words
+
+Operand = Any
+"""An operand as :func:`encode` takes it (an id or literal ``int``, a ``str``, an enumerant name, a tuple of
+bit-enum names, a list of words): the grammar walk checks each against its kind, so it is typed loosely."""
 
 
 @record
@@ -90,7 +94,7 @@ _ID_PLANS: dict[str, tuple | None] = {}
 _UNPLANNED = ()  # no plan made yet (None: the walk)
 
 
-def encode(opname: str, *operands, req: Requirements | None = None) -> list[int]:
+def encode(opname: str, *operands: Operand, req: Requirements | None = None) -> list[int]:
     """Words of ``opname`` with ``operands`` checked against the grammar."""
     words: list[int] = []
     encode_into(words, opname, operands, req)
@@ -131,7 +135,7 @@ def encode_into(words: list[int], opname: str, operands: tuple, req: Requirement
     _walk_into(words, opname, operands, req)
 
 
-def encode_walking(opname: str, *operands, req: Requirements | None = None) -> list[int]:
+def encode_walking(opname: str, *operands: Operand, req: Requirements | None = None) -> list[int]:
     """:func:`encode` by walking the grammar's operand list (every instruction goes this way but those
     given only Ids where the grammar wants only Ids)."""
     words: list[int] = []
@@ -184,7 +188,8 @@ def _walk_into(words: list[int], opname: str, operands: tuple, req: Requirements
     words[start] = (count << 16) | code
 
 
-def _encode_one(opname: str, kind: str, values: list, words: list[int], req, category: str | None = None) -> None:
+def _encode_one(opname: str, kind: str, values: list[Operand], words: list[int], req: Requirements | None,
+                category: str | None = None) -> None:
     """Encode the next of ``values`` as an operand of ``kind`` (whose category the walk may pass along)."""
     value = values.pop(0)
     if category is None:
@@ -242,7 +247,7 @@ def _encode_one(opname: str, kind: str, values: list, words: list[int], req, cat
 _ENUM_TABLES: dict[str, dict] = {}  # operand kind -> its enumerants (ENUMS decodes each kind once, behind a call)
 
 
-def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]]:
+def _enumerant(opname: str, kind: str, value: Operand, req: Requirements | None) -> tuple[int, tuple[str, ...]]:
     table = _ENUM_TABLES.get(kind)
     if table is None:
         table = _ENUM_TABLES[kind] = ENUMS[kind]
@@ -261,5 +266,5 @@ def _enumerant(opname: str, kind: str, value, req) -> tuple[int, tuple[str, ...]
     return number, params
 
 
-def _fail(opname: str, kind: str, value) -> NoReturn:
+def _fail(opname: str, kind: str, value: object) -> NoReturn:
     raise InternalCompilerError(f"{opname}: operand of kind {kind} cannot be {value!r}")

@@ -10,14 +10,15 @@ encoded (from the grammar tables) and written first in :meth:`finish`.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import const_key
 from ..ir.vocab import ScalarKind, StorageClass
 from ._tables import ENUMS
-from .grammar import Requirements, encode, encode_into
+from .grammar import Operand, Requirements, encode, encode_into
 from .words import header
 
 SECTIONS = (
@@ -72,7 +73,7 @@ class ModuleBuilder:
         self.bound += 1
         return self.bound - 1
 
-    def emit(self, section: str, opname: str, *operands) -> None:
+    def emit(self, section: str, opname: str, *operands: Operand) -> None:
         """Encode ``opname`` (grammar-checked) into ``section``."""
         encode_into(self.sections[section], opname, operands, self.req)
         self.counts[section] += 1
@@ -154,7 +155,7 @@ class ModuleBuilder:
                                 *[self.type_id(p) for p in t.params])
         raise InternalCompilerError(f"cannot declare type {t}")
 
-    def _simple(self, opname: str, *operands) -> int:
+    def _simple(self, opname: str, *operands: Operand) -> int:
         tid = self.new_id()
         self.emit("global", opname, tid, *operands)
         return tid
@@ -198,7 +199,7 @@ class ModuleBuilder:
                 self.require(cap, f"{width}-bit data in {storage} memory")
 
     # -- constants ------------------------------------------------------------
-    def dim_id(self, d) -> int:
+    def dim_id(self, d: T.Dim) -> int:
         """Id of a type operand that is an int literal (as u32) or a symbolic Dim."""
         if isinstance(d, int):
             return self.const_id(T.u32, d)
@@ -207,7 +208,7 @@ class ModuleBuilder:
             raise InternalCompilerError(f"symbolic dimension {d} with no resolver")
         return resolver(d)
 
-    def const_id(self, t: T.Type, value) -> int:
+    def const_id(self, t: T.Type, value: Any) -> int:
         """The id of the constant ``value`` of type ``t`` (splat for composites)."""
         key = (t, const_key(value))
         cid = self._consts.get(key)
@@ -285,7 +286,7 @@ class ModuleBuilder:
         return header(self.version, self.bound) + words
 
 
-def _closure(caps, include_self: bool = True) -> set[str]:
+def _closure(caps: Iterable[str], include_self: bool = True) -> set[str]:
     seen: set[str] = set()
     stack = list(caps)
     while stack:
@@ -314,7 +315,7 @@ def _small_widths(t: T.Type, depth: int = 0) -> set[int]:
     return set()  # pointers inside structs are 64-bit addresses
 
 
-def scalar_words(t: T.ScalarType, value) -> list[int]:
+def scalar_words(t: T.ScalarType, value: Any) -> list[int]:
     """Literal words of a scalar constant (SPIR-V 2.2.1: low-order word first)."""
     if t.is_int:
         v = int(value) & ((1 << t.width) - 1)

@@ -13,8 +13,9 @@ import functools
 
 from ..errors import InternalCompilerError, SourceLoc
 from ..ir import types as T
+from ..ir.attrs import LoopHint
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
-from .grammar import encode_into, opcode
+from .grammar import Operand, encode_into, opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
 from .lower.hints import ALIASES
@@ -140,7 +141,7 @@ class Writer:
             return None
         return [self.id(s) if isinstance(s, Value) else self.b.const_id(T.u32, s) for s in size]
 
-    def _function(self, f) -> int:
+    def _function(self, f: Function) -> int:
         b = self.b
         fid = self.ids[id(f)]
         ftype = b.type_id(f.type)
@@ -185,6 +186,7 @@ class Writer:
                            self.labels[id(blk.merge.cont)], *_loop_control(blk.merge.hint))
                 else:
                     b.emit("function", "OpSelectionMerge", self.labels[id(blk.merge.merge)], "None")
+            assert blk.terminator is not None  # (the verifier checked that every block ends)
             self._terminator(blk.terminator)
         b.emit("function", "OpFunctionEnd")
         return fid
@@ -225,7 +227,7 @@ class Writer:
             raise _lowering_error(op, e) from None
         self.op_spans.append((first, counts["function"], op.loc))
 
-    def emit(self, opname: str, *operands) -> None:
+    def emit(self, opname: str, *operands: Operand) -> None:
         """Emit one instruction into the function section (what ``self.b.emit("function", ...)`` does)."""
         encode_into(self.function_words, opname, operands, self.b.req)
         self.b.counts["function"] += 1
@@ -246,7 +248,7 @@ def _symbolic(module: Module, ids: dict[int, int], d: T.SymDim) -> int:
         raise InternalCompilerError(f"cannot lower symbolic dimension {d}") from None
 
 
-def _loop_control(hint) -> tuple:
+def _loop_control(hint: LoopHint) -> tuple[object, ...]:
     """LoopControl operands for a loop-control hint."""
     if hint.partial is not None:
         return (("PartialCount",), hint.partial)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir import types as T
+from ...ir.core import Op
 from ...ir.vocab import ScalarKind
 from .registry import family, lowering
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 # (float, signed int, unsigned int) opcode per IR op
 ARITH = {
@@ -65,7 +71,7 @@ _SIGNED_REM = "signed rem"  # (not an opcode: the sequence _signed_rem() writes)
 
 
 @lowering(*dict.fromkeys([*ARITH, *BOOL_OPS]))
-def _arith(w, op, ty, rid, args):
+def _arith(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     t = op.operands[0].type
     key = (op.kind, id(t))  # (the writer's memo lives no longer than the module's types)
     name = w.memo.get(key)
@@ -73,12 +79,13 @@ def _arith(w, op, ty, rid, args):
         signed_rem = op.kind == "rem" and T.elem_of(t) != T.boolean and family(t) == 1
         name = w.memo[key] = _SIGNED_REM if signed_rem else arith_opcode(op.kind, t)
     if name is _SIGNED_REM:
+        assert ty is not None and rid is not None  # (rem has a result)
         _signed_rem(w, t, ty, rid, *args)
         return
     w.emit(name, ty, rid, *args)
 
 
-def _signed_rem(w, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
+def _signed_rem(w: Writer, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
     """``x % y`` on signed integers, truncating (the sign of x), for any signs.
 
     The Vulkan environment leaves OpSRem and OpSMod undefined when an operand is negative (NVIDIA's
@@ -110,11 +117,11 @@ def _signed_rem(w, t: T.Type, ty: int, rid: int, x: int, y: int) -> None:
 
 
 @lowering(*SIMPLE)
-def _simple(w, op, ty, rid, args):
+def _simple(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SIMPLE[op.kind], ty, rid, *args)
 
 
-def emit_steps(w, steps: list[tuple[str, T.Type]], value: int, rid: int) -> None:
+def emit_steps(w: Writer, steps: list[tuple[str, T.Type]], value: int, rid: int) -> None:
     """Emit conversion ``steps`` from the id ``value``; the last one defines ``rid``."""
     for i, (name, t) in enumerate(steps):
         out = rid if i == len(steps) - 1 else w.b.new_id()
@@ -123,20 +130,21 @@ def emit_steps(w, steps: list[tuple[str, T.Type]], value: int, rid: int) -> None
 
 
 @lowering("convert")
-def _convert(w, op, ty, rid, args):
+def _convert(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    assert rid is not None  # (a conversion has a result)
     emit_steps(w, convert_steps(op.operands[0].type, op.type), args[0], rid)
 
 
 @lowering("extract")
-def _extract(w, op, ty, rid, args):
+def _extract(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCompositeExtract", ty, rid, args[0], op.attrs["index"])
 
 
 @lowering("insert")
-def _insert(w, op, ty, rid, args):
+def _insert(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCompositeInsert", ty, rid, args[0], args[1], op.attrs["index"])
 
 
 @lowering("shuffle")
-def _shuffle(w, op, ty, rid, args):
+def _shuffle(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpVectorShuffle", ty, rid, args[0], args[1], *op.attrs["components"])

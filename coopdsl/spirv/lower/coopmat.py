@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir import types as T
 from ...ir.attrs import Layout
+from ...ir.core import Op
 from ..grammar import enum_value
 from .registry import lowering, memory_operands
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 LAYOUTS = {"RowMajor": "RowMajorKHR", "ColumnMajor": "ColumnMajorKHR"}
 SIGNED = (("a", "MatrixASignedComponentsKHR"), ("b", "MatrixBSignedComponentsKHR"),
           ("c", "MatrixCSignedComponentsKHR"), ("result", "MatrixResultSignedComponentsKHR"))
 
 
-def _layout_id(w, op) -> int:
+def _layout_id(w: Writer, op: Op) -> int:
     layout = op.attrs["layout"]
     if not isinstance(layout, Layout):  # a specialization constant
         return w.id(layout)
@@ -24,19 +30,19 @@ def _layout_id(w, op) -> int:
 
 
 @lowering("coop_load")
-def _load(w, op, ty, rid, args):
+def _load(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCooperativeMatrixLoadKHR", ty, rid, args[0], _layout_id(w, op), *args[1:],
            *memory_operands(w, op.attrs.get("memory")))
 
 
 @lowering("coop_store")
-def _store(w, op, ty, rid, args):
+def _store(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCooperativeMatrixStoreKHR", args[0], args[1], _layout_id(w, op), *args[2:],
            *memory_operands(w, op.attrs.get("memory")))
 
 
 @lowering("coop_muladd")
-def _muladd(w, op, ty, rid, args):
+def _muladd(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     flags = tuple(name for operand, name in SIGNED if operand in op.attrs["signed"])
     if op.attrs["saturate"]:
         flags += ("SaturatingAccumulationKHR",)
@@ -44,5 +50,5 @@ def _muladd(w, op, ty, rid, args):
 
 
 @lowering("coop_length")
-def _length(w, op, ty, rid, args):
+def _length(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCooperativeMatrixLengthKHR", ty, rid, w.b.type_id(op.attrs["mat_type"]))

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir import types as T
+from ...ir.core import Op
 from .registry import lowering
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 
 @lowering("dot4x8")
-def _dot4x8(w, op, ty, rid, args):
+def _dot4x8(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     a, b = (v.type for v in op.operands)
     sa, sb = T.scalar_of(a).signed, T.scalar_of(b).signed
     x, y = args

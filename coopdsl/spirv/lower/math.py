@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir import types as T
+from ...ir.core import Op
 from .._tables import GLSL_STD_450
 from .registry import family, lowering
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 # fn -> (float, signed int, unsigned int) GLSL.std.450 instruction
 GLSL = {
@@ -32,6 +38,6 @@ def glsl_instruction(fn: str, t: T.Type) -> str:
 
 
 @lowering("math")
-def _math(w, op, ty, rid, args):
+def _math(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     name = glsl_instruction(op.attrs["fn"], op.operands[0].type)
     w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)

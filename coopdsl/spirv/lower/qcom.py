@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ...ir.core import Op
 from .registry import lowering
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 OPCODES = {
     "bitcast_array": "OpBitCastArrayQCOM",
@@ -13,7 +19,7 @@ OPCODES = {
 
 
 @lowering(*OPCODES)
-def _qcom(w, op, ty, rid, args):
+def _qcom(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     name = OPCODES[op.kind]
     w.b.require("CooperativeMatrixConversionQCOM", f"{name} (SPV_QCOM_cooperative_matrix_conversion)")
     w.emit(name, ty, rid, *args)

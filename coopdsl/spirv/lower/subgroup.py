@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir import types as T
 from ...ir.attrs import Scope
+from ...ir.core import Op
 from .registry import family, lowering, scope_id, semantics_id
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 # op -> (float, signed int, unsigned int)
 REDUCTIONS = {
@@ -27,18 +33,20 @@ SHUFFLES = {"index": "OpGroupNonUniformShuffle", "xor": "OpGroupNonUniformShuffl
 
 
 @lowering("subgroup_reduce")
-def _reduce(w, op, ty, rid, args):
+def _reduce(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     name = REDUCTIONS[op.attrs["op"]][family(op.type)]
+    if name is None:
+        raise ValueError(f"no {op.attrs['op']} reduction on {op.type}")
     w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), GROUP_OPERATIONS[op.attrs["mode"]], *args)
 
 
 @lowering(*SIMPLE)
-def _simple(w, op, ty, rid, args):
+def _simple(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SIMPLE[op.kind], ty, rid, scope_id(w, Scope.Subgroup), *args)
 
 
 @lowering("subgroup_shuffle")
-def _shuffle(w, op, ty, rid, args):
+def _shuffle(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SHUFFLES[op.attrs["mode"]], ty, rid, scope_id(w, Scope.Subgroup), *args)
 
 
@@ -53,39 +61,42 @@ ATOMIC_RMW = {  # op -> (float, signed int, unsigned int)
 }
 
 
-def _atomic_caps(w, t: T.ScalarType, op: str) -> None:
+def _atomic_caps(w: Writer, t: T.Type, op: str) -> None:
+    assert isinstance(t, T.ScalarType)  # (atomics are on scalars)
     if t.is_float and op == "add":
         w.b.require(f"AtomicFloat{t.width}AddEXT", f"atomic add on {t}")
     if t.is_int and t.width == 64:
         w.b.require("Int64Atomics", f"atomics on {t}")
 
 
-def _scope_sem(w, op) -> tuple[int, int]:
+def _scope_sem(w: Writer, op: Op) -> tuple[int, int]:
     sem = semantics_id(w, op.attrs["semantics"])  # (ids in this order keep output byte-identical)
     return scope_id(w, op.attrs["scope"]), sem
 
 
 @lowering("atomic_rmw")
-def _rmw(w, op, ty, rid, args):
+def _rmw(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     _atomic_caps(w, op.type, op.attrs["op"])
     name = ATOMIC_RMW[op.attrs["op"]][family(op.type)]
+    if name is None:
+        raise ValueError(f"no atomic {op.attrs['op']} on {op.type}")
     w.emit(name, ty, rid, args[0], *_scope_sem(w, op), *args[1:])
 
 
 @lowering("atomic_cmpxchg")
-def _cmpxchg(w, op, ty, rid, args):
+def _cmpxchg(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     _atomic_caps(w, op.type, "cmpxchg")
     scope, sem = _scope_sem(w, op)
     w.emit("OpAtomicCompareExchange", ty, rid, args[0], scope, sem, sem, *args[1:])
 
 
 @lowering("atomic_load")
-def _load(w, op, ty, rid, args):
+def _load(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     _atomic_caps(w, op.type, "load")
     w.emit("OpAtomicLoad", ty, rid, args[0], *_scope_sem(w, op))
 
 
 @lowering("atomic_store")
-def _store(w, op, ty, rid, args):
+def _store(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     _atomic_caps(w, op.operands[1].type, "store")
     w.emit("OpAtomicStore", args[0], *_scope_sem(w, op), *args[1:])

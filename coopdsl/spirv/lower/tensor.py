@@ -8,8 +8,13 @@ come from the grammar tables as the instructions and operands are encoded.
 
 from __future__ import annotations
 
-from ...ir.core import FuncRef
+from typing import TYPE_CHECKING
+
+from ...ir.core import FuncRef, Op
 from .registry import lowering, memory_operands
+
+if TYPE_CHECKING:
+    from ..writer import Writer
 
 CREATE = {"tensor_layout": "OpCreateTensorLayoutNV", "tensor_view": "OpCreateTensorViewNV"}
 SET = {
@@ -25,16 +30,16 @@ SET = {
 
 
 @lowering(*CREATE)
-def _create(w, op, ty, rid, args):
+def _create(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(CREATE[op.kind], ty, rid)
 
 
 @lowering(*SET)
-def _set(w, op, ty, rid, args):
+def _set(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SET[op.kind], ty, rid, *args)
 
 
-def _operands(w, op, args: list[int]) -> tuple:
+def _operands(w: Writer, op: Op, args: list[int]) -> tuple[object, ...]:
     """Memory Operands (the literal is required: None when empty), then Tensor Addressing Operands."""
     memory = memory_operands(w, op.attrs.get("memory")) or ("None",)
     names, ids = [], []
@@ -45,10 +50,10 @@ def _operands(w, op, args: list[int]) -> tuple:
 
 
 @lowering("coop_load_tensor")
-def _load(w, op, ty, rid, args):
+def _load(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCooperativeMatrixLoadTensorNV", ty, rid, *args[:3], *_operands(w, op, args))
 
 
 @lowering("coop_store_tensor")
-def _store(w, op, ty, rid, args):
+def _store(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpCooperativeMatrixStoreTensorNV", *args[:3], *_operands(w, op, args))
