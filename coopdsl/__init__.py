@@ -28,6 +28,8 @@ try:
                          UnsupportedSyntaxError,
                          ValidationError,
     )
+    from .ir.families import FAMILIES as _FAMILIES
+    from .ir.families import lazy_names as _lazy_names
     from .kernel import Kernel, kernel
     from .lang import math as _math
     from .lang.access import load_element, store_element
@@ -108,12 +110,8 @@ __version__ = "0.1.0"
 
 # The builtins of coopdsl.lang.subgroup and coopdsl.lang.atomics by name, so that cd.X can load them on first
 # use (tests/test_lazy_families.py checks these lists against the families' own tables).
-_SUBGROUP = [f"subgroup_{scan}{op}" for op in ("add", "mul", "min", "max", "and", "or", "xor")
-             for scan in ("", "inclusive_", "exclusive_")]
-_SUBGROUP += [f"subgroup_{name}" for name in ("elect", "all", "any", "all_equal", "broadcast", "broadcast_first",
-                                              "ballot", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down")]
-_ATOMICS = [f"atomic_{name}" for name in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
-                                          "compare_exchange", "load", "store")]
+_SUBGROUP = list(_FAMILIES["subgroup"].exports)
+_ATOMICS = list(_FAMILIES["atomics"].exports)
 
 __all__ = [
     "kernel", "Kernel", "func", "DeviceFunction",
@@ -145,17 +143,10 @@ __all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "
 __all__ += ["partial", "Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"]  # docs/lang/nv2-ops.md
 
 # The builtins of extensions few kernels use load on first use (a kernel reaches them as cd.X, which comes
-# here), so that `import coopdsl` and `coopdsl emit` of a KHR kernel do not pay for them; so do cd.devices
-# (device profiles and checks) and cd.runtime (it brings numpy and ctypes).
-_LATER = {
-    **dict.fromkeys(_SUBGROUP, ".lang.subgroup:SUBGROUP"), **dict.fromkeys(_ATOMICS, ".lang.atomics:ATOMICS"),
-    "partial": ".lang.callbacks",  # functions as instruction operands
-    **dict.fromkeys(("Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min"),
-                    ".lang.coopmat2"),  # SPV_NV_cooperative_matrix2 reductions
-    "bitcast_array": ".lang.qcom", "sub_array": ".lang.qcom",  # SPV_QCOM_cooperative_matrix_conversion
-    "tensor_layout": ".lang.tensor", "tensor_view": ".lang.tensor",  # tensor layouts/views (SPV_NV_tensor_addressing)
-    "dot4x8": ".lang.intdot",  # integer dot products (SPV_KHR_integer_dot_product)
-}
+# here), so that `import coopdsl` and `coopdsl emit` of a KHR kernel do not pay for them (the families and
+# their names: coopdsl/ir/families.py, the one table); so do cd.devices (device profiles and checks) and
+# cd.runtime (it brings numpy and ctypes).
+_LATER = _lazy_names()
 __getattr__ = lazy_exports(__name__, _LATER, submodules=("devices", "runtime"))
 
 

@@ -13,15 +13,17 @@ look kinds up here; the SPIR-V lowering has its own registry by kind.
 The ops live in one file per family (``arith``, ``composite``, ``memory``,
 ``coopmat``, ``qcom``, ``subgroup``, ``atomics``, ``math``, ``control``, ``hints``, ``coopmat2``,
 ``tensor``, ``intdot``); a new family is a new file imported below.  The families few kernels use
-(``atomics``, ``subgroup``, ``coopmat2``, ``qcom``, ``tensor``, ``intdot``) are deferred: :data:`OPS` imports
-them when asked for a kind it lacks or listed whole, and the builtins that make their ops import them first.
+(``atomics``, ``subgroup``, ``coopmat2``, ``qcom``, ``tensor``, ``intdot``: :mod:`coopdsl.ir.families`) are
+deferred: :data:`OPS` imports them when asked for a kind it lacks or listed whole, and the builtins that make
+their ops import them first.
 """
 
 from __future__ import annotations
 
+from ..families import deferred
 from . import arith, composite, control, coopmat, hints, math, memory  # noqa: F401  (declare)
 from .base import OPS, OpDef, VerifyError, define, opdef
 
-OPS.defer(__name__, "atomics", "coopmat2", "intdot", "qcom", "subgroup", "tensor")
+OPS.defer(__name__, *deferred("ir.ops"))
 
 __all__ = ["OPS", "OpDef", "VerifyError", "define", "opdef"]

@@ -11,9 +11,10 @@ imports them when asked for a kind it lacks or listed whole.
 
 from __future__ import annotations
 
+from ...ir.families import deferred
 from . import arith, control, coopmat, hints, math, memory  # noqa: F401  (register the lowerings)
 from .registry import LOWERINGS, lowering
 
-LOWERINGS.defer(__name__, "coopmat2", "intdot", "qcom", "subgroup", "tensor")
+LOWERINGS.defer(__name__, *deferred("spirv.lower"))  # (coopdsl.ir.families: the one table)
 
 __all__ = ["LOWERINGS", "lowering"]
