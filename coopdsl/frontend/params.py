@@ -12,8 +12,11 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+from collections.abc import Callable
 from dataclasses import field
+from typing import Any
 
 from .._records import record
 from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
@@ -73,8 +76,26 @@ def _closure(fn) -> dict:
     return out
 
 
+@record
+class _Building:
+    """What building one kernel's parameters keeps between them: the results so far, and what a parameter's
+    handler reads (defaults, compile-time values, specialization ids taken)."""
+
+    fn: Any
+    src: Any
+    module: Module
+    consts: dict
+    defaults: dict
+    used_ids: set
+    params: KernelParams = field(default_factory=KernelParams)
+    bindings: dict = field(default_factory=dict)
+    next_id: int = 0  # the next specialization constant id to try
+    push: list[tuple[str, T.Type]] = field(default_factory=list)  # push-constant members, in parameter order
+
+
 def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[KernelParams, dict]:
-    """Create globals for ``fn``'s parameters; return them and the name bindings."""
+    """Create globals for ``fn``'s parameters; return them and the name bindings.  Each parameter goes to
+    the handler of its annotation's kind (:data:`HANDLERS`)."""
     tree = src.tree
     a = tree.args
     if a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs:
@@ -82,89 +103,111 @@ def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[K
         raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
     annotations = parameter_annotations(fn, src)
     defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
-    params = KernelParams()
-    bindings: dict = {}
     used_ids = {ann.spec_id for ann in annotations.values() if isinstance(ann, SpecParam) and ann.spec_id is not None}
-    next_id = 0
-    push: list[tuple[str, T.Type]] = []
+    b = _Building(fn, src, module, consts or {}, defaults, used_ids)
     for arg in a.args:
         name = arg.arg
         ann = annotations.get(name)
         if ann is None:
             raise TypeMismatchError(
                 f"parameter '{name}' needs an annotation: Buffer[T], Spec[T], Push[T] or a scalar type", src.loc(arg))
-        if isinstance(ann, ConstParam):
-            consts = consts or {}
-            if name in consts:
-                value = consts[name]
-            elif name in defaults:
-                value = defaults[name]
-            else:
-                raise TypeMismatchError(f"compile-time parameter '{name}' has no value: give a default or "
-                                        f"use {fn.__name__}.specialize({name}=...)", src.loc(arg))
-            if ann.type is not None and not (isinstance(value, ann.type) and not (
-                    ann.type is int and isinstance(value, bool))):
-                raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
-                                        f"got {value!r}", src.loc(arg))
-            bindings[name] = value
-        elif isinstance(ann, UniformParam):
-            binding = len(params.buffers) + len(params.uniforms)
-            st = ann.type
-            block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True)
-            var = GlobalVar(T.PointerType(block, StorageClass.Uniform), name, "uniform", set=0, binding=binding)
-            module.globals.append(var)
-            params.uniforms.append((name, var, st))
-        elif isinstance(ann, BufferParam):
-            binding = len(params.buffers) + len(params.uniforms)
-            var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), StorageClass.StorageBuffer), name,
-                            "buffer", set=0, binding=binding)
-            module.globals.append(var)
-            ref = BufferRef(name, var, ann.elem)
-            params.buffers.append(ref)
-            bindings[name] = ref
-        elif isinstance(ann, SpecParam):
-            sid = ann.spec_id
-            if sid is None:
-                while next_id in used_ids:
-                    next_id += 1
-                sid = next_id
-                used_ids.add(sid)
-            next_id = max(next_id, sid + 1)
-            if sid > 0xFFFFFFFF:  # (the next free id after one at the very top)
-                raise TypeMismatchError(f"no 32-bit specialization constant id is left for '{name}' (the ids above "
-                                        f"it are taken); give it one, e.g. Spec[u32, 0]", src.loc(arg))
-            if any(s.spec_id == sid for s in params.specs):
-                raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
-            default = defaults.get(name, False if ann.type.is_bool else 0)
-            default = _check_default(ann.type, default, name, src, arg)
-            if name in module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
-                try:                           # Kernel.compile reports a value that does not)
-                    default = fit(module.spec_overrides[name], ann.type)
-                except LiteralError:
-                    pass
-            sc = SpecConst(ann.type, name, sid, default)
-            module.spec_consts.append(sc)
-            params.specs.append(sc)
-            bindings[name] = sc
-        elif isinstance(ann, (PushParam, T.ScalarType, T.VectorType, T.StructType, T.PointerType)):
-            t = ann.type if isinstance(ann, PushParam) else ann
-            if isinstance(t, T.ScalarType) and not t.is_ieee and t.is_float:
-                raise TypeMismatchError(f"push constant '{name}' cannot be {t}", src.loc(arg))
-            if isinstance(t, (T.ScalarType, T.VectorType)) and T.scalar_of(t).is_bool:
-                raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
-                                        f"blocks (as in struct members); pass a u32 and test it (`if {name} != 0:`), "
-                                        f"or make it a Spec[cd.boolean] specialization constant", src.loc(arg))
-            push.append((name, t))
-        else:
+        handler = next((HANDLERS[c] for c in type(ann).__mro__ if c in HANDLERS), None)
+        if handler is None:
             raise TypeMismatchError(
                 f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type",
                 src.loc(arg))
-    if push:  # one block, std430 in parameter order
-        struct = laid_out(f"{tree.name}_push", push, "std430", block=True)
+        handler(b, name, ann, arg)
+    params = b.params
+    if b.push:  # one block, std430 in parameter order
+        struct = laid_out(f"{tree.name}_push", b.push, "std430", block=True)
         params.push = [(n, t, o) for (n, t), o in zip(struct.members, struct.offsets)]
         params.push_var = GlobalVar(T.PointerType(struct, StorageClass.PushConstant), "push_constants", "push")
         module.globals.append(params.push_var)
-    return params, bindings
+    return params, b.bindings
+
+
+def _compile_time(b: _Building, name: str, ann: ConstParam, arg: ast.arg) -> None:
+    """``Const[T]``: the value given to specialize() or the default, bound to the name (no global)."""
+    if name in b.consts:
+        value = b.consts[name]
+    elif name in b.defaults:
+        value = b.defaults[name]
+    else:
+        raise TypeMismatchError(f"compile-time parameter '{name}' has no value: give a default or "
+                                f"use {b.fn.__name__}.specialize({name}=...)", b.src.loc(arg))
+    if ann.type is not None and not (isinstance(value, ann.type) and not (
+            ann.type is int and isinstance(value, bool))):
+        raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
+                                f"got {value!r}", b.src.loc(arg))
+    b.bindings[name] = value
+
+
+def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
+    """``Uniform[S]``: a Uniform block holding the struct, at the next binding."""
+    binding = len(b.params.buffers) + len(b.params.uniforms)
+    st = ann.type
+    block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True)
+    var = GlobalVar(T.PointerType(block, StorageClass.Uniform), name, "uniform", set=0, binding=binding)
+    b.module.globals.append(var)
+    b.params.uniforms.append((name, var, st))
+
+
+def _buffer(b: _Building, name: str, ann: BufferParam, arg: ast.arg) -> None:
+    """``Buffer[T]``: a StorageBuffer block ``{ T data[]; }`` at the next binding."""
+    binding = len(b.params.buffers) + len(b.params.uniforms)
+    var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), StorageClass.StorageBuffer), name,
+                    "buffer", set=0, binding=binding)
+    b.module.globals.append(var)
+    ref = BufferRef(name, var, ann.elem)
+    b.params.buffers.append(ref)
+    b.bindings[name] = ref
+
+
+def _spec(b: _Building, name: str, ann: SpecParam, arg: ast.arg) -> None:
+    """``Spec[T]`` / ``Spec[T, id]``: a specialization constant (the next free id unless given)."""
+    src = b.src
+    sid = ann.spec_id
+    if sid is None:
+        while b.next_id in b.used_ids:
+            b.next_id += 1
+        sid = b.next_id
+        b.used_ids.add(sid)
+    b.next_id = max(b.next_id, sid + 1)
+    if sid > 0xFFFFFFFF:  # (the next free id after one at the very top)
+        raise TypeMismatchError(f"no 32-bit specialization constant id is left for '{name}' (the ids above "
+                                f"it are taken); give it one, e.g. Spec[u32, 0]", src.loc(arg))
+    if any(s.spec_id == sid for s in b.params.specs):
+        raise TypeMismatchError(f"specialization constant id {sid} is used twice", src.loc(arg))
+    default = b.defaults.get(name, False if ann.type.is_bool else 0)
+    default = _check_default(ann.type, default, name, src, arg)
+    if name in b.module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
+        try:                             # Kernel.compile reports a value that does not)
+            default = fit(b.module.spec_overrides[name], ann.type)
+        except LiteralError:
+            pass
+    sc = SpecConst(ann.type, name, sid, default)
+    b.module.spec_consts.append(sc)
+    b.params.specs.append(sc)
+    b.bindings[name] = sc
+
+
+def _push(b: _Building, name: str, ann: PushParam | T.Type, arg: ast.arg) -> None:
+    """``Push[T]`` or a bare scalar, vector, struct or pointer type: a member of the push-constant block."""
+    t = ann.type if isinstance(ann, PushParam) else ann
+    if isinstance(t, T.ScalarType) and not t.is_ieee and t.is_float:
+        raise TypeMismatchError(f"push constant '{name}' cannot be {t}", b.src.loc(arg))
+    if isinstance(t, (T.ScalarType, T.VectorType)) and T.scalar_of(t).is_bool:
+        raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
+                                f"blocks (as in struct members); pass a u32 and test it (`if {name} != 0:`), "
+                                f"or make it a Spec[cd.boolean] specialization constant", b.src.loc(arg))
+    b.push.append((name, t))
+
+
+# annotation kind -> what its parameter becomes (an annotation's class, or the nearest base class listed)
+HANDLERS: dict[type, Callable[[_Building, str, Any, ast.arg], None]] = {
+    ConstParam: _compile_time, UniformParam: _uniform, BufferParam: _buffer, SpecParam: _spec,
+    PushParam: _push, T.ScalarType: _push, T.VectorType: _push, T.StructType: _push, T.PointerType: _push,
+}
 
 
 def _check_default(t: T.ScalarType, value, name: str, src, arg):
