@@ -21,7 +21,7 @@ from .conftest import child_env
 ROOT = Path(__file__).resolve().parents[1]
 
 LATER = [  # what a KHR kernel never needs
-    "coopdsl.lang.callbacks", "coopdsl.lang.coopmat2", "coopdsl.lang.coopcheck2", "coopdsl.lang.qcom",
+    "coopdsl.lang.callbacks", "coopdsl.lang.coopmat2", "coopdsl.lang.coopmat2_checks", "coopdsl.lang.qcom",
     "coopdsl.lang.tensor", "coopdsl.ir.ops.coopmat2", "coopdsl.ir.ops.qcom", "coopdsl.ir.ops.tensor",
     "coopdsl.spirv.lower.coopmat2", "coopdsl.spirv.lower.qcom", "coopdsl.spirv.lower.tensor",
     "coopdsl.passes.uniformity_report", "coopdsl.ir.printer", "coopdsl.aot.cheader",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Literal, NoReturn
 
 from .._records import record
-from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, StorageName, matrix_scope, matrix_use
+from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, matrix_scope, matrix_use
 
 
 class Type:
@@ -204,10 +204,10 @@ class StructType(Type):
 
 @record(frozen=True)
 class PointerType(Type):
-    """A pointer into a storage class."""
+    """A pointer into a storage class (a spelling given for ``storage`` is converted to the member)."""
 
     pointee: Type
-    storage: StorageClass | StorageName  # held as the StorageClass member (a spelling given is converted)
+    storage: StorageClass
 
     def __post_init__(self) -> None:
         if type(self.storage) is not StorageClass:

@@ -11,7 +11,6 @@ are the generated grammar tables' (``tests/ir/test_vocab.py`` checks every membe
 from __future__ import annotations
 
 import enum
-from typing import Literal
 
 
 class _Named(str, enum.Enum):
@@ -201,8 +200,3 @@ def matrix_scope(value: object) -> Scope | None:
 
 _USES = frozenset(u.value for u in MatrixUse)
 _SCOPES = frozenset(s.value for s in Scope)
-
-# The spellings a storage class may still be given by while callers move to the enum
-# (``PointerType(t, "Function")``); PointerType converts them to the member.
-StorageName = Literal["UniformConstant", "Input", "Uniform", "Output", "Workgroup", "Private", "Function",
-                      "PushConstant", "StorageBuffer", "PhysicalStorageBuffer"]

@@ -32,7 +32,7 @@ def memory_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Any:
 
 def psb_aligned(ptr: Any, mem: MemoryAccess | None) -> MemoryAccess | None:
     """Accesses through PhysicalStorageBuffer pointers carry Aligned (natural alignment unless given)."""
-    if ptr.type.storage != "PhysicalStorageBuffer":
+    if not ptr.type.storage.is_physical:
         return mem
     return (mem or MemoryAccess()).with_alignment(align_of(ptr.type.pointee))
 

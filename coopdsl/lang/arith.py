@@ -134,27 +134,27 @@ def binary(em: Emitter, op: str, a: Any, b: Any) -> Any:
     elem = t if type(t) is T.ScalarType else T.elem_of(t)
     if not isinstance(elem, T.ScalarType):
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on {t} values", em.loc)
-    if op in _UNDEFINED_AT and elem.kind == "int":
+    if op in _UNDEFINED_AT and elem.is_int:
         _check_constant_operand(em, op, given, elem)
-    if elem.kind == "float" and elem.encoding is not None:
+    if elem.is_float and elem.encoding is not None:
         _check_arith_elem(em, op, elem)
-    if op == "div" and elem.kind != "float":
+    if op == "div" and not elem.is_float:
         raise TypeMismatchError(f"'/' divides floats; use '//' to divide {elem} values", em.loc)
     if op == "floordiv":
-        if elem.kind != "int":
+        if not elem.is_int:
             raise TypeMismatchError(f"'//' divides integers; use '/' for {elem}", em.loc)
         op = "div"
-    if op in BITWISE and elem.kind != "int":
-        if not (elem.kind == "bool" and op in ("and", "or", "xor")):
+    if op in BITWISE and not elem.is_int:
+        if not (elem.is_bool and op in ("and", "or", "xor")):
             raise TypeMismatchError(f"'{SYMBOL[op]}' needs integer operands, got {t}", em.loc)
         op = {"and": "land", "or": "lor", "xor": "ne"}[op]
         return em.op(op, t, [a, b])
     if op in COMPARE:
-        if elem.kind == "bool" and op not in ("eq", "ne"):
+        if elem.is_bool and op not in ("eq", "ne"):
             raise TypeMismatchError(f"'{SYMBOL[op]}' does not order bools", em.loc)
         rt = T.VectorType(T.boolean, t.count) if isinstance(t, T.VectorType) else T.boolean
         return em.op(op, rt, [a, b])
-    if elem.kind == "bool":
+    if elem.is_bool:
         raise TypeMismatchError(f"'{SYMBOL[op]}' needs numbers, got bool", em.loc)
     return em.op(op, t, [a, b])
 
@@ -198,7 +198,7 @@ def _describe(v: object) -> str:
 
 
 def _check_arith_elem(em: Emitter, op: str, elem: T.Type) -> None:
-    if isinstance(elem, T.ScalarType) and elem.kind == "float" and not elem.is_ieee and op not in ("eq", "ne"):
+    if isinstance(elem, T.ScalarType) and elem.is_float and not elem.is_ieee and op not in ("eq", "ne"):
         raise TypeMismatchError(
             f"{elem} values cannot be used with '{SYMBOL.get(op, op)}' (SPV_KHR_bfloat16/SPV_EXT_float8 "
             f"allow conversions only); convert to f32 first", em.loc)
@@ -222,7 +222,7 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
         return em.op("construct", tb, [a] * tb.count), b
     ea, eb = T.elem_of(ta), T.elem_of(tb)
     if isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and T.with_elem(ta, eb) == tb and \
-            ea.kind == eb.kind == "int" and ea.width == eb.width:
+            ea.is_int and eb.is_int and ea.width == eb.width:
         # GLSL: int converts implicitly to uint of the same width.
         if ea.signed:
             return em.op("bitcast", tb, [a]), b
@@ -239,10 +239,10 @@ def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:
     if op in COMPARE or op in BITWISE or op == "rem":
         raise TypeMismatchError(f"'{SYMBOL[op]}' is not defined on cooperative matrices ({t})", em.loc)
     _check_arith_elem(em, op, t.elem)
-    if op == "div" and t.elem.kind == "int":  # the scalar rules: '/' divides floats, '//' integers
+    if op == "div" and t.elem.is_int:  # the scalar rules: '/' divides floats, '//' integers
         raise TypeMismatchError(f"'/' divides floats; use '//' to divide {t} values", em.loc)
     if op == "floordiv":
-        if t.elem.kind != "int":
+        if not t.elem.is_int:
             raise TypeMismatchError(f"'//' divides integers; use '/' for {t}", em.loc)
         op = "div"
     other = operand(em, b if mat is a else a, f"'{SYMBOL[op]}'")
@@ -255,12 +255,12 @@ def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:
         if other.type != t.elem:
             raise TypeMismatchError(f"cannot combine {t} with a {other.type} scalar; the scalar must be {t.elem}",
                                     em.loc)
-        if op == "mul" and t.elem.kind == "float":
+        if op == "mul" and t.elem.is_float:
             return em.op("mat_times_scalar", t, [mat, other])
         if op in ("div", "sub") and mat is b:
             other = em.op("splat", t, [other])
             return em.op(op, t, [other, mat])
-        if op == "div" and t.elem.kind == "float":
+        if op == "div" and t.elem.is_float:
             inv = em.op("div", t.elem, [literal(em, 1.0, t.elem), other])
             return em.op("mat_times_scalar", t, [mat, inv])
         other = em.op("splat", t, [other])
@@ -272,7 +272,7 @@ def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:
         tb = b.type if isinstance(b, Value) else None
         raise TypeMismatchError(
             f"'{SYMBOL[op]}' needs two cooperative matrices of the same type; {describe_mismatch(ta, tb)}", em.loc)
-    if op == "div" and t.elem.kind == "int":
+    if op == "div" and t.elem.is_int:
         pass  # OpSDiv / OpUDiv on matrices
     return em.op(op, t, [a, b])
 
@@ -298,10 +298,10 @@ def unary(em: Emitter, op: str, v: Any) -> Any:
         raise TypeMismatchError(f"'{'-' if op == 'neg' else '~'}' is not defined on {t} values", em.loc)
     if op == "neg":
         _check_arith_elem(em, "sub", elem)
-        if elem.kind == "bool":
+        if elem.is_bool:
             raise TypeMismatchError("cannot negate a bool; use 'not'", em.loc)
         return em.op("neg", t, [v])
-    if elem.kind != "int" or isinstance(t, T.CoopMatType):
+    if not elem.is_int or isinstance(t, T.CoopMatType):
         raise TypeMismatchError(f"'~' needs an integer, got {t}", em.loc)
     return em.op("not", t, [v])
 
@@ -318,11 +318,11 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
     """``target(v)``: a numeric conversion (constant-folded for Python numbers)."""
     v = operand(em, v, f"{target}(x)")
     if is_number(v):
-        if isinstance(target, T.ScalarType) and target.kind == "int" and isinstance(v, float):
+        if isinstance(target, T.ScalarType) and target.is_int and isinstance(v, float):
             v = int(v)
-        elif isinstance(target, T.ScalarType) and target.kind == "float":
+        elif isinstance(target, T.ScalarType) and target.is_float:
             v = float(v)
-        elif isinstance(target, T.ScalarType) and target.kind == "bool":
+        elif isinstance(target, T.ScalarType) and target.is_bool:
             v = bool(v)
         return literal(em, v, target)
     _no_arrays(em, v)
@@ -343,12 +343,12 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
                 return convert_use(em, v, target)
         else:
             raise TypeMismatchError(f"cannot convert {src} to {target}: shapes differ", em.loc)
-    if te.kind == "bool":
+    if te.is_bool:
         if isinstance(src, T.CoopMatType):
             raise TypeMismatchError("cooperative matrices cannot hold bools", em.loc)
-        zero = literal(em, 0, src) if se.kind != "float" else literal(em, 0.0, src)
+        zero = literal(em, 0.0, src) if se.is_float else literal(em, 0, src)
         return em.op("ne", target, [v, zero])
-    if se.kind == "bool":
+    if se.is_bool:
         one, zero = literal(em, 1, target), literal(em, 0, target)
         return em.op("select", target, [v, one, zero])
     return em.op("convert", target, [v])

@@ -18,6 +18,7 @@ from .._records import record
 from ..errors import ArgumentError, DeclarationError, TypeMismatchError, caller_loc
 from ..ir import types as T
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
+from ..ir.vocab import StorageClass
 from . import arith
 from .registry import BUILTINS, Builtin, parse_signature
 
@@ -38,7 +39,7 @@ def array_type(elem: object, length: object) -> T.ArrayType | str:
     if not ok_elem:
         return f"array elements are numeric scalars or vectors, not {elem if isinstance(elem, T.Type) else repr(elem)}"
     if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
-            length.type.kind == "int":
+            length.type.is_int:
         length = dim_of(length)
     if isinstance(length, bool) or not isinstance(length, (int, T.SymDim)):
         got = f"a runtime {length.type}" if isinstance(length, Value) else repr(length)
@@ -129,10 +130,10 @@ def element_pointer(cg: Builder, v: Value, index: Any, what: str) -> Value:
     """Pointer to element ``index`` of array or matrix value ``v``, stored in a fresh Function variable."""
     t = v.type
     assert isinstance(t, (T.ArrayType, T.CoopMatType))  # the callers index arrays and matrices
-    var = cg.function_variable(T.PointerType(t, "Function"))
+    var = cg.function_variable(T.PointerType(t, StorageClass.Function))
     cg.em.op("store", T.void, [var, v])
     idx = cg.as_index(index, what)
-    return cg.em.op("access", T.PointerType(t.elem, "Function"), [var, idx])
+    return cg.em.op("access", T.PointerType(t.elem, StorageClass.Function), [var, idx])
 
 
 def read_element(cg: Builder, arr: Value, index: Any) -> Value:

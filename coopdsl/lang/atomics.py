@@ -16,6 +16,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Value
+from ..ir.vocab import StorageClass
 from . import arith
 from .conversions import Conversion, ScopeArg
 from .registry import BUILTINS, Builtin, make_builtin
@@ -32,11 +33,11 @@ class AtomicMemory(Conversion):
     """What an atomic works on: a buffer parameter or a shared array of 32- or 64-bit scalars."""
 
     def __call__(self, cg: Builder, mem: Any, name: str, param: str) -> BufferRef:
-        if not isinstance(mem, BufferRef) or mem.storage not in ("StorageBuffer", "Workgroup"):
+        if not isinstance(mem, BufferRef) or mem.storage not in (StorageClass.StorageBuffer, StorageClass.Workgroup):
             raise TypeMismatchError(f"{name}() works on a buffer parameter or a shared array, got "
                                     f"{cg.describe(mem)}", cg.em.loc)
         elem = mem.elem
-        if not isinstance(elem, T.ScalarType) or elem.kind == "bool" or elem.width not in (32, 64):
+        if not isinstance(elem, T.ScalarType) or elem.is_bool or elem.width not in (32, 64):
             raise TypeMismatchError(f"{name}() needs 32- or 64-bit scalar elements, got {mem.kind} '{mem.name}' of "
                                     f"{elem}", cg.em.loc)
         return mem
@@ -58,10 +59,10 @@ def _scope_and_semantics(mem: BufferRef, scope: Scope | None, semantics: tuple[s
     """The scope (Device for buffers, Workgroup for shared arrays unless given) and the semantics, with the
     storage-class bit an ordering needs."""
     if scope is None:
-        scope = Scope.Device if mem.storage == "StorageBuffer" else Scope.Workgroup
+        scope = Scope.Workgroup if mem.storage.is_shared else Scope.Device
     names = semantics or ()
     if names:
-        names += ("UniformMemory" if mem.storage == "StorageBuffer" else "WorkgroupMemory",)
+        names += ("WorkgroupMemory" if mem.storage.is_shared else "UniformMemory",)
     return scope, Semantics(names)
 
 
@@ -86,7 +87,7 @@ def _rmw(op: str) -> Builtin:
     def impl(cg: Builder, mem: BufferRef, index: Any, value: Any, scope: Scope | None = None,
              semantics: tuple[str, ...] | None = None) -> Value:
         ptr, elem = _pointer(cg, mem, index)
-        if elem.kind == "float" and op not in ("add", "exchange"):
+        if elem.is_float and op not in ("add", "exchange"):
             raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
                                     cg.em.loc)
         sc, sem = _scope_and_semantics(mem, scope, semantics)
@@ -106,7 +107,7 @@ def _cmpxchg(cg: Builder, mem: BufferRef, index: Any, comparator: Any, value: An
              semantics: tuple[str, ...] | None = None) -> Value:
     name = "atomic_compare_exchange"
     ptr, elem = _pointer(cg, mem, index)
-    if elem.kind != "int":
+    if not elem.is_int:
         raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
     sc, sem = _scope_and_semantics(mem, scope, semantics)
     cg.note_buffer_write(mem)

@@ -17,28 +17,34 @@ device pointer must).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Value
 from ..ir.layout import access_alignment
+from ..ir.vocab import StorageClass
 from .structs import is_data_ptr
 from .values import BufferRef
 
+if TYPE_CHECKING:
+    from .context import Builder
 
-def device_access(storage: str, t: T.Type) -> dict:
+
+def device_access(storage: StorageClass, t: T.Type) -> dict[str, MemoryAccess]:
     """The attributes of a load/store of ``t`` in ``storage``: ``Aligned`` in device memory (an alignment every
     object of ``t`` there has: its widest scalar), none elsewhere."""
-    return {"memory": MemoryAccess(access_alignment(t))} if storage == "PhysicalStorageBuffer" else {}
+    return {"memory": MemoryAccess(access_alignment(t))} if storage.is_physical else {}
 
 
 def is_block_ptr(t: T.Type) -> bool:
     """A device pointer to one struct (not ``Ptr[T]``, which points at an array of them)."""
-    return isinstance(t, T.PointerType) and t.storage == "PhysicalStorageBuffer" and \
+    return isinstance(t, T.PointerType) and t.storage.is_physical and \
         isinstance(t.pointee, T.StructType) and not is_data_ptr(t)
 
 
-def block_member(cg, ptr: Value, name: str):
+def block_member(cg: Builder, ptr: Value, name: str) -> Value | BufferRef:
     """``ptr.name`` for a pointer to one struct: the member's value, or for an array member the memory
     its elements are indexed in (``ptr.qs[i]``)."""
     st = T.pointee_struct(ptr.type)
@@ -49,6 +55,6 @@ def block_member(cg, ptr: Value, name: str):
                                 f"{', '.join(n for n, _ in st.members)})", cg.em.loc) from None
     t = st.members[index][1]
     if isinstance(t, T.ArrayType):
-        return BufferRef(name, ptr, t.elem, "PhysicalStorageBuffer", (index,), t.length)
-    member = cg.em.op("access", T.PointerType(t, "PhysicalStorageBuffer"), [ptr, cg.em.const(T.u32, index)])
-    return cg.em.op("load", t, [member], **device_access("PhysicalStorageBuffer", t))
+        return BufferRef(name, ptr, t.elem, StorageClass.PhysicalStorageBuffer, (index,), t.length)
+    member = cg.em.op("access", T.PointerType(t, StorageClass.PhysicalStorageBuffer), [ptr, cg.em.const(T.u32, index)])
+    return cg.em.op("load", t, [member], **device_access(StorageClass.PhysicalStorageBuffer, t))

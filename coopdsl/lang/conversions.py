@@ -27,6 +27,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Value
 from ..ir.literals import LiteralError, fit
+from ..ir.vocab import StorageClass
 from . import arith
 from .registry import Conversion
 from .types import VULKAN_SCOPES, Enumerant, as_scope
@@ -169,7 +170,8 @@ class Memory(Conversion):
     """Memory a kernel indexes (a buffer parameter, a shared, local or private array: a :class:`BufferRef`)
     in one of the storage classes ``storages``."""
 
-    storages: tuple[str, ...] = ("StorageBuffer", "Workgroup", "Function", "Private")
+    storages: tuple[StorageClass, ...] = (StorageClass.StorageBuffer, StorageClass.Workgroup,
+                                          StorageClass.Function, StorageClass.Private)
     message: str = "{name}() works on a buffer or an array, got {got}"
 
     def __call__(self, cg: Builder, v: Any, name: str, param: str) -> BufferRef:
@@ -206,20 +208,20 @@ def scalar_or_vector(t: T.Type) -> bool:
 def numeric(t: T.Type) -> bool:
     """A scalar or vector of numbers that take arithmetic (not bools, not bf16/fp8)."""
     e = T.elem_of(t)
-    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and e.kind != "bool" and \
-        not (e.kind == "float" and not e.is_ieee)
+    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and not e.is_bool and \
+        not (e.is_float and not e.is_ieee)
 
 
 def exchangeable(t: T.Type) -> bool:
     """A scalar or vector of numbers or bools (not bf16/fp8): what the lanes of a subgroup exchange."""
     e = T.elem_of(t)
-    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and not (e.kind == "float" and not e.is_ieee)
+    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and not (e.is_float and not e.is_ieee)
 
 
 def float_scalar_or_vector(t: T.Type) -> bool:
     """A float scalar or vector (any encoding)."""
     e = T.elem_of(t)
-    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and e.kind == "float"
+    return scalar_or_vector(t) and isinstance(e, T.ScalarType) and e.is_float
 
 
 def bool_vector(t: T.Type) -> bool:

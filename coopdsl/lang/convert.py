@@ -23,7 +23,7 @@ def bitcast(cg: Builder, value: Value, type: T.ScalarType | T.VectorType) -> Val
     v, t = value, type
     if isinstance(v.type, T.CoopMatType):
         src = v.type.elem
-        if not isinstance(t, T.ScalarType) or src.kind != "int" or t.kind != "int" or src.width != t.width:
+        if not isinstance(t, T.ScalarType) or not src.is_int or not t.is_int or src.width != t.width:
             raise TypeMismatchError(f"a cooperative matrix bitcasts between integer component types of one width; "
                                     f"{src} -> {t} is not allowed", cg.em.loc)
         return cg.em.op("bitcast", T.with_elem(v.type, t), [v])

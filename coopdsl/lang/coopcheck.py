@@ -9,23 +9,27 @@ user's line.
 
 from __future__ import annotations
 
-from ..errors import ArgumentError, ShapeError, TypeMismatchError
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ArgumentError, CompileError, ShapeError, TypeMismatchError
 from ..ir import types as T
 from ..ir.ops import coopmat as rules
 from ..ir.ops.base import Problem
 
-USE_NAME = rules.USE_NAME
 describe_mismatch = rules.describe_mismatch
-_ERRORS = {"shape": ShapeError, "type": TypeMismatchError, "argument": ArgumentError}
+if TYPE_CHECKING:
+    from ..ir.builder import Emitter
+
+_ERRORS: dict[str, type[CompileError]] = {"shape": ShapeError, "type": TypeMismatchError, "argument": ArgumentError}
 
 
-def raise_problem(em, problem: Problem | None, prefix: str = "") -> None:
+def raise_problem(em: Emitter, problem: Problem | None, prefix: str = "") -> None:
     """Raise ``problem`` (a rule's finding; nothing when None) at the user's line, ``prefix`` before it."""
     if problem is not None:
         raise _ERRORS[problem.kind](prefix + problem.message, em.loc)
 
 
-def describe_value(v) -> str:
+def describe_value(v: Any) -> str:
     """A value as users write it: "a runtime f32", "the number 0.0", "the type MatA[f16, 16, 16]"."""
     t = getattr(v, "type", None)
     if isinstance(t, T.Type):
@@ -37,14 +41,14 @@ def describe_value(v) -> str:
     return f"a {type(v).__name__}"
 
 
-def require_coopmat(em, v, what: str) -> T.CoopMatType:
+def require_coopmat(em: Emitter, v: Any, what: str) -> T.CoopMatType:
     t = getattr(v, "type", None)
     if not isinstance(t, T.CoopMatType):
         raise TypeMismatchError(f"{what} must be a cooperative matrix, got {describe_value(v)}", em.loc)
     return t
 
 
-def check_muladd(em, a, b, c) -> frozenset:
+def check_muladd(em: Emitter, a: Any, b: Any, c: Any) -> frozenset[str]:
     """Check A*B+C; return the names of the operands with signed integer components."""
     ta = require_coopmat(em, a, "the first operand (A) of muladd")
     tb = require_coopmat(em, b, "the second operand (B) of muladd")
@@ -57,5 +61,5 @@ def check_muladd(em, a, b, c) -> frozenset:
     return rules.muladd_signed(ta, tb, tc)
 
 
-def check_conversion_shape(em, src: T.CoopMatType, dst: T.CoopMatType) -> None:
+def check_conversion_shape(em: Emitter, src: T.CoopMatType, dst: T.CoopMatType) -> None:
     raise_problem(em, rules.conversion_problem(src, dst))

@@ -99,7 +99,7 @@ def _stride(cg: Builder, p: dict[str, Any], b: Builtin, is_store: bool) -> Value
 
 def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
     """Pointer to the first element of a matrix in a buffer, shared array or ``Ptr`` (not a local array)."""
-    if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
+    if isinstance(buf, BufferRef) and buf.storage.is_invocation_local:
         raise TypeMismatchError(
             f"cannot {what} a cooperative matrix {'into' if what == 'store' else 'from'} {buf.kind} "
             f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "

@@ -5,7 +5,7 @@
 constructor ``MatA[f16, M, N](acc)`` (:func:`convert_use`, called by the
 conversion rules in :mod:`.arith`).  The rules spirv-val does not check
 (callback signatures, shapes with specialization-constant dimensions, the
-component type of a transpose) are :mod:`.coopcheck2`'s and
+component type of a transpose) are :mod:`.coopmat2_checks`'s and
 :mod:`.callbacks`'; every NV2 instruction needs SPIR-V 1.6.
 """
 
@@ -21,7 +21,7 @@ from ..ir.core import FuncRef, Function, Param, Value
 from ..ir.ops.coopmat2 import ReduceMode, per_element_extra_problem
 from .callbacks import callback_operand
 from .coopcheck import raise_problem
-from .coopcheck2 import check_reduce, check_transpose
+from .coopmat2_checks import check_reduce, check_transpose
 from .registry import Conversion, builtin
 from .types import Enumerant
 

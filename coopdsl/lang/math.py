@@ -103,9 +103,9 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
         elem = T.elem_of(t)
         if not isinstance(t, (T.ScalarType, T.VectorType)) or not isinstance(elem, T.ScalarType):
             raise TypeMismatchError(f"{name}() takes scalars or vectors, got {t}", cg.em.loc)
-        if elem.kind == "float" and not elem.is_ieee:
+        if elem.is_float and not elem.is_ieee:
             raise TypeMismatchError(f"{name}() cannot take {elem} values; convert to f32 first", cg.em.loc)
-        op = {"float": fop, "int": sop if elem.kind == "int" and elem.signed else uop}.get(elem.kind)
+        op = fop if elem.is_float else (sop if elem.signed else uop) if elem.is_int else None
         if op is None:
             raise TypeMismatchError(f"{name}() takes {kinds}, got {t}", cg.em.loc)
         if small_only and elem.width == 64:
@@ -144,7 +144,7 @@ BUILTINS.update(MATH)
 
 
 def _dot_impl(cg: Builder, a: Value, b: Value) -> Value:
-    if a.type != b.type or not isinstance(a.type, T.VectorType) or a.type.elem.kind != "float":
+    if a.type != b.type or not isinstance(a.type, T.VectorType) or not a.type.elem.is_float:
         raise TypeMismatchError(f"dot() takes two float vectors of one type, got {a.type} and {b.type}", cg.em.loc)
     return cg.em.op("dot", a.type.elem, [a, b])
 
@@ -152,7 +152,7 @@ def _dot_impl(cg: Builder, a: Value, b: Value) -> Value:
 def _fmod_impl(cg: Builder, x: Any, y: Any) -> Value:
     a, b = arith.unify(cg.em, "mod", x, y)
     e = T.elem_of(a.type)
-    if not isinstance(e, T.ScalarType) or e.kind != "float" or not e.is_ieee:
+    if not isinstance(e, T.ScalarType) or not e.is_float or not e.is_ieee:
         raise TypeMismatchError(f"mod() takes floats (GLSL mod); use % for integers, got {a.type}", cg.em.loc)
     return cg.em.op("fmod", a.type, [a, b])
 

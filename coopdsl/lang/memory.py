@@ -10,6 +10,7 @@ from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
 from ..ir.literals import LiteralError, fit
+from ..ir.vocab import StorageClass
 from .conversions import Conversion, ScopeArg
 from .registry import builtin
 from .values import BufferRef
@@ -45,7 +46,7 @@ class ArrayLength(Conversion):
 
     def __call__(self, cg: Builder, length: Any, name: str, param: str) -> T.Dim:
         if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
-                length.type.kind == "int":
+                length.type.is_int:
             return dim_of(length)
         if isinstance(length, bool) or not isinstance(length, int):
             raise TypeMismatchError(f"{name}: the length must be a compile-time int or an integer Spec constant, "
@@ -74,9 +75,9 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     the Workgroup storage class.
     """
     n = sum(1 for g in cg.module.globals if g.role == "shared")
-    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Workgroup"), f"shared{n}", "shared")
+    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), StorageClass.Workgroup), f"shared{n}", "shared")
     cg.module.globals.append(var)
-    return BufferRef(var.name, var, elem, "Workgroup", (), length)
+    return BufferRef(var.name, var, elem, StorageClass.Workgroup, (), length)
 
 
 @builtin("(elem, length)", elem=LOCAL_ELEMENT, length=LENGTH)
@@ -88,9 +89,9 @@ def local_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     ``length`` is a compile-time int or an integer ``Spec`` constant; indices
     may be runtime values.
     """
-    ptr = T.PointerType(T.ArrayType(elem, length), "Function")
+    ptr = T.PointerType(T.ArrayType(elem, length), StorageClass.Function)
     var = cg.function_variable(ptr)
-    return BufferRef("local", var, elem, "Function", (), length)
+    return BufferRef("local", var, elem, StorageClass.Function, (), length)
 
 
 @builtin("(elem, length)", elem=LOCAL_ELEMENT, length=LENGTH)
@@ -105,9 +106,9 @@ def private_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     its values start undefined.
     """
     n = sum(1 for g in cg.module.globals if g.role == "private")
-    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), "Private"), f"private{n}", "private")
+    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), StorageClass.Private), f"private{n}", "private")
     cg.module.globals.append(var)
-    return BufferRef(var.name, var, elem, "Private", (), length)
+    return BufferRef(var.name, var, elem, StorageClass.Private, (), length)
 
 
 SEMANTICS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent", "UniformMemory",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..ir import types as T
 from ..ir.core import Value
 from ..ir.layout import STD430
+from ..ir.vocab import StorageClass
 from . import arith
 from .structs import ptr_elem
 
@@ -31,4 +32,4 @@ def ptr_element(cg: Builder, p: Value, index: Any) -> Any:  # (an IR pointer val
     """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
     elem = ptr_elem(p.type)
     idx = cg.as_index(index, "a pointer index")
-    return cg.em.op("access", T.PointerType(elem, "PhysicalStorageBuffer"), [p, cg.em.const(T.u32, 0), idx])
+    return cg.em.op("access", T.PointerType(elem, StorageClass.PhysicalStorageBuffer), [p, cg.em.const(T.u32, 0), idx])

@@ -20,6 +20,7 @@ from ..errors import ShapeError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, Op, Value
 from ..ir.ops import qcom as rules
+from ..ir.vocab import MatrixUse
 from . import arith
 from .arrays import array_type, dim_value
 from .conversions import Conversion
@@ -109,7 +110,7 @@ def _start_index(cg: Builder, v: Any) -> Value:
         if v < 0:
             raise ShapeError(f"the start of a sub-array must not be negative, got {v}", cg.em.loc)
         return arith.literal(cg.em, v, T.i32)
-    if not isinstance(v, Value) or not isinstance(v.type, T.ScalarType) or v.type.kind != "int":
+    if not isinstance(v, Value) or not isinstance(v.type, T.ScalarType) or not v.type.is_int:
         raise TypeMismatchError(f"the start of a sub-array must be an integer, got {cg.describe(v)}", cg.em.loc)
     return v if v.type == T.i32 else arith.convert(cg.em, v, T.i32)
 
@@ -125,7 +126,7 @@ def _from_array(cg: Builder, mat_type: T.CoopMatType, array: Any, line: str) -> 
 def _check_direction(cg: Builder, m: T.CoopMatType, line: str, verb: str) -> None:
     """``from_rows``/``to_rows`` for A and accumulators, ``from_cols``/``to_cols`` for B."""
     _raise(cg, rules.matrix_problem(m))
-    want = "cols" if m.use == rules.USE_B else "rows"
+    want = "cols" if m.use == MatrixUse.B else "rows"
     if line != want:
         whose = "each invocation's array is a column" if want == "cols" else "each invocation's array is a row"
         raise ShapeError(f"{m}: {whose}; use {verb}_{want}", cg.em.loc)
@@ -133,7 +134,7 @@ def _check_direction(cg: Builder, m: T.CoopMatType, line: str, verb: str) -> Non
 
 def _check_k_multiple(cg: Builder, m: T.CoopMatType, arr: Value) -> None:
     """A constant sub-array start fed to an A or B matrix must be a multiple of its K (the slice length)."""
-    if m.use == rules.USE_ACC or not (isinstance(arr, Op) and arr.kind == "sub_array"):
+    if m.use == MatrixUse.Acc or not (isinstance(arr, Op) and arr.kind == "sub_array"):
         return
     assert isinstance(arr.type, T.ArrayType)
     start, n = arr.operands[1], arr.type.length

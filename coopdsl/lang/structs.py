@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import overload
+from typing import Any, overload
 
 from .._records import record
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 from ..ir.layout import array_block, laid_out
+from ..ir.vocab import StorageClass
 
 
 def ptr_type(elem: T.Type) -> T.PointerType:
     """The IR type of ``Ptr[elem]``: a PhysicalStorageBuffer pointer to ``{ elem data[]; }``."""
-    return T.PointerType(array_block(f"ptr_{_name(elem)}", elem), "PhysicalStorageBuffer")
+    return T.PointerType(array_block(f"ptr_{_name(elem)}", elem), StorageClass.PhysicalStorageBuffer)
 
 
 def _name(t: T.Type) -> str:
@@ -32,8 +33,8 @@ def _name(t: T.Type) -> str:
         .replace(", ", "_").replace("[", "_").replace("]", "")
 
 
-def is_data_ptr(t) -> bool:
-    return isinstance(t, T.PointerType) and t.storage == "PhysicalStorageBuffer" and \
+def is_data_ptr(t: object) -> bool:
+    return isinstance(t, T.PointerType) and t.storage.is_physical and \
         isinstance(t.pointee, T.StructType) and t.pointee.name.startswith("ptr_")
 
 
@@ -43,7 +44,7 @@ def ptr_elem(t: T.Type) -> T.Type:
 
 
 class _PtrFamily:
-    def __getitem__(self, elem) -> T.PointerType:
+    def __getitem__(self, elem: object) -> T.PointerType:
         if not isinstance(elem, (T.ScalarType, T.VectorType, T.StructType)) or \
                 isinstance(elem, T.ScalarType) and elem.is_bool:
             raise DeclarationError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem}",
@@ -58,7 +59,7 @@ Ptr = _PtrFamily()
 
 
 def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
-           where=lambda member: caller_loc(member)) -> T.StructType:
+           where: Callable[[str], SourceLoc] = lambda member: caller_loc(member)) -> T.StructType:
     """A struct type with std430 (or scalar) member offsets and array strides (coopdsl/ir/layout.py);
     ``where(member)`` locates a bad member."""
     typed = []
@@ -75,7 +76,7 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
     return laid_out(name, typed, "scalar" if scalar else "std430")
 
 
-def _member_loc(cls, member: str) -> SourceLoc:
+def _member_loc(cls: type, member: str) -> SourceLoc:
     """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
     try:
         lines, first = inspect.getsourcelines(cls)
@@ -88,7 +89,7 @@ def _member_loc(cls, member: str) -> SourceLoc:
     return caller_loc(member)
 
 
-def _member_types(cls) -> dict:
+def _member_types(cls: type) -> dict[str, Any]:
     """The class's member annotations, evaluated (``from __future__ import annotations`` leaves strings)."""
     raw = dict(cls.__dict__.get("__annotations__", {}))
     module = inspect.getmodule(cls)
@@ -140,7 +141,7 @@ class UniformParam:
 
 
 class _UniformFamily:
-    def __getitem__(self, t) -> UniformParam:
+    def __getitem__(self, t: object) -> UniformParam:
         if not isinstance(t, T.StructType):
             raise DeclarationError(f"Uniform[...] takes a @coopdsl.struct type, got {t}", caller_loc("Uniform["))
         return UniformParam(t)

@@ -39,7 +39,7 @@ def _arith(op: str, prefix: str) -> Builtin:
     name = f"subgroup_{prefix}{op}"
 
     def impl(cg: Builder, value: Value) -> Value:
-        if T.scalar_of(value.type).kind == "float" and not ARITH[op][0]:
+        if T.scalar_of(value.type).is_float and not ARITH[op][0]:
             raise TypeMismatchError(f"{name}() takes integers, got {value.type}", cg.em.loc)
         return cg.em.op("subgroup_reduce", value.type, [value], op=op, mode=GROUP_OPS[prefix])
 

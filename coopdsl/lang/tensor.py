@@ -29,6 +29,7 @@ from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..ir.layout import size_of
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
+from ..ir.vocab import StorageClass
 from . import arith
 from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer
 from .callbacks import callback_operand
@@ -127,11 +128,11 @@ def _clamp_bits(cg: Builder, value: Any, as_type: Any) -> Value:
             raise ArgumentError(f"clamp_value takes a bit pattern; for the number {value!r} say which type it is, "
                                 f"e.g. clamp_value({value!r}, f16) (f16 -inf is 0xFC00)", cg.em.loc)
         return _value32(cg, value, "the clamp value")
-    if not isinstance(as_type, T.ScalarType) or as_type.kind == "bool" or as_type.width > 32 or \
+    if not isinstance(as_type, T.ScalarType) or as_type.is_bool or as_type.width > 32 or \
             as_type.encoding is not None or not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ArgumentError(f"clamp_value(value, type) encodes a compile-time number as f16, f32 or an integer "
                             f"type of up to 32 bits; got {cg.describe(value)} as {cg.describe(as_type)}", cg.em.loc)
-    if as_type.kind == "float":
+    if as_type.is_float:
         fmt = {16: ("<e", "<H"), 32: ("<f", "<I")}[as_type.width]
         try:
             bits = struct.unpack(fmt[1], struct.pack(fmt[0], float(value)))[0]
@@ -225,10 +226,10 @@ def _layout_and_view(cg: Builder, p: dict[str, Any], b: Builtin) -> list[Value]:
 def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: bool) -> Any:
     """Pointer to element ``offset`` of the memory a tensor load/store addresses, with its rules checked."""
     buf, offset = p["buffer"], cg.as_operand(p["offset"])
-    if isinstance(buf, BufferRef) and buf.storage in ("Function", "Private"):
+    if isinstance(buf, BufferRef) and buf.storage.is_invocation_local:
         raise TypeMismatchError(f"{b.name}: cannot address {buf.kind} '{buf.name}'; tensor loads and stores take "
                                 f"buffers, shared arrays and Ptr[...]", cg.em.loc)
-    if decode and isinstance(buf, BufferRef) and buf.storage == "Workgroup":
+    if decode and isinstance(buf, BufferRef) and buf.storage.is_shared:
         raise TypeMismatchError(f"{b.name}: a decode function reads device memory (a buffer or a Ptr[...]), not "
                                 f"shared array '{buf.name}' (SPV_NV_cooperative_matrix2)", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, b.name)
@@ -245,7 +246,7 @@ def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: bool) ->
 def _memory(cg: Builder, p: dict[str, Any], ptr: Any, is_store: bool) -> dict[str, Any]:
     """Memory operands; through a device pointer ``Aligned 16`` (the alignment the instruction requires)."""
     mem = memory_operands(p, is_store=is_store)
-    if ptr.type.storage == "PhysicalStorageBuffer":
+    if ptr.type.storage.is_physical:
         mem = (mem or MemoryAccess()).with_alignment(TENSOR_ALIGNMENT)
     return {"memory": mem} if mem else {}
 
@@ -269,7 +270,7 @@ def _decoder(cg: Builder, fn: Any, ptr: Any, layout: Value, mat_type: T.CoopMatT
     matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
     assert isinstance(layout.type, T.TensorLayoutType)  # the addressing starts with the layout
     coords = T.ArrayType(T.u32, layout.type.dim)
-    block = T.PointerType(ptr.type.pointee, "PhysicalStorageBuffer")
+    block = T.PointerType(ptr.type.pointee, StorageClass.PhysicalStorageBuffer)
     passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]
     return callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
 

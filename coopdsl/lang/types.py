@@ -127,7 +127,7 @@ class CoopMatFamily:
             raise _declaration_error(f"{self.name}[...] takes [{shape}] and an optional scope, got {len(params)} "
                                      f"parameters", f"{self.name}[")
         elem = params[0]
-        if not isinstance(elem, ScalarType) or elem.kind == "bool":
+        if not isinstance(elem, ScalarType) or elem.is_bool:
             raise _declaration_error(f"{self.name} component type must be a numeric scalar type, not "
                                      f"{_named(elem)}", f"{self.name}[")
         rows = _dim(params[1], "rows")

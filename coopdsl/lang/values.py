@@ -7,9 +7,14 @@ from typing import TYPE_CHECKING
 from .._records import record
 from ..ir import types as T
 from ..ir.core import Value
+from ..ir.vocab import StorageClass
 
 if TYPE_CHECKING:
     from .registry import Builtin
+
+
+_KINDS = {StorageClass.StorageBuffer: "buffer", StorageClass.Workgroup: "shared array",
+          StorageClass.Function: "local array", StorageClass.Private: "private array"}
 
 
 @record
@@ -24,14 +29,13 @@ class BufferRef:
     name: str
     var: Value  # GlobalVar, or the 'variable' op of a local array
     elem: T.Type
-    storage: str = "StorageBuffer"
+    storage: StorageClass = StorageClass.StorageBuffer
     prefix: tuple = (0,)
     length: T.Dim | None = None  # element count of fixed-size arrays
 
     @property
     def kind(self) -> str:
-        return {"StorageBuffer": "buffer", "Workgroup": "shared array", "Function": "local array",
-                "Private": "private array"}.get(self.storage, "memory")
+        return _KINDS.get(self.storage, "memory")
 
 
 @record(frozen=True)

@@ -18,7 +18,6 @@ from ..core import Const, Op, SpecConst, SpecOp
 from ..vocab import MatrixUse, StorageClass, matrix_use
 from .base import Problem, check, define, fail, integer, matrix, pointer, result_is
 
-USE_NAME = {u: u.described for u in MatrixUse}  # lang/coopcheck.py's name for it (until it asks the enum)
 MEMORY_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer,
                   StorageClass.Function)
 

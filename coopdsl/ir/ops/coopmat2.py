@@ -5,7 +5,7 @@ name a function (:class:`~coopdsl.ir.core.FuncRef`), never calls.
 
 The extension's rules are pure functions returning ``None`` or a
 :class:`~coopdsl.ir.ops.base.Problem`: the builtins of ``coopdsl.lang.coopmat2``
-(through ``coopdsl.lang.coopcheck2``) apply them at the user's line, the
+(through ``coopdsl.lang.coopmat2_checks``) apply them at the user's line, the
 verifier to every op.  spirv-val checks the shapes of
 OpCooperativeMatrixReduceNV only when every dimension is a plain constant;
 these rules also compare dimensions made of specialization constants,

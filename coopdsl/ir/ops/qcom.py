@@ -25,7 +25,6 @@ ACC_ELEMS = (T.i32, T.u32, T.f16, T.f32)
 PACKED = T.u32
 PACKED_AB_LENGTH = 8  # a packed A row / B column: 8 u32 (256 bits)
 MAX_SUBGROUP = 128  # Vulkan subgroups hold at most 128 invocations (ballots are 128-bit masks)
-USE_B, USE_ACC = MatrixUse.B, MatrixUse.Acc  # the names lang/qcom.py reads them by (until it asks the enum)
 
 
 def default_value(d: T.Dim) -> int | None:
