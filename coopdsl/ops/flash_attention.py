@@ -32,6 +32,7 @@ import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 
 from . import attention_nv2 as nv2
+from . import attention_tune
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -198,7 +199,7 @@ def _resolve_device(device: Any, arrays: list[Any]) -> Any:
 
 def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None, window: int | None = None,
               scale: float | None = None, softcap: float = 0.0, out_dtype: Any = np.float32, out: Any = None,
-              device: Any = None, acc: str = "f32", impl: str | None = None) -> Any:
+              device: Any = None, acc: str = "f32", impl: str | None = None, tune: bool = False) -> Any:
     """Attention ``softmax(scale * q k^T [soft-capped] + mask) v`` per query head.
 
     * ``q``: (Hq, Sq, D); ``k``, ``v``: (Hkv, Skv, D) with Hkv dividing Hq (grouped-query
@@ -221,6 +222,9 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       probabilities and softmax statistics (the output accumulator is f16 in both, as in ggml).
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2" or "khr" forces a kernel.
+    * ``tune=True`` (GPU, ggml's kernel): the first call of a problem times ggml's tiles and a few others
+      and keeps the fastest in the autotune cache; later calls (with or without ``tune``) use the cached
+      choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
     On a device with VK_NV_cooperative_matrix2, and on the interpreter, ggml's flash-attention
     kernel runs (with ggml's split_k over the keys when there are few query rows, for decoding);
@@ -294,8 +298,21 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
         impl = "nv2" if isinstance(dev, str) or nv2.has_nv2(dev) else "khr"
     dims = (hq, sq, d, hkv, skv)
     if impl == "nv2":
+        tiles = None
+        if not isinstance(dev, str):
+            prob = attention_tune.problem(dims, causal=bool(causal), window=win, masked=mask is not None, acc=acc,
+                                          f16_out=odt == np.float16)
+            stored, tiles = attention_tune.lookup(prob, dev)
+            if tune and not stored:
+                def time_call(t: Any) -> float:
+                    with nv2.recording() as launches:   # (the call runs, which also checks the tiles work)
+                        nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
+                                softcap=softcap, out_dtype=odt, out=out, dev=dev, acc=acc, tiles=t)
+                    return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
+                               for kern, grid, args, kwargs in launches)
+                tiles = attention_tune.tune(prob, dev, time_call)
         return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
-                       out_dtype=odt, out=out, dev=dev, acc=acc)
+                       out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                 out_dtype=odt, out=out, dev=dev)
 

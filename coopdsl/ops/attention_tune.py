@@ -1,0 +1,84 @@
+"""Choosing ``ops.attention``'s flash-attention tiles on the device, as ``ops.matmul`` chooses its GEMM tiles.
+
+ggml's own tuning (its (Br, Bc, workgroup size) by head size, row count and device) is the default. With
+``ops.attention(..., tune=True)`` on a GPU, the first call of a problem (head counts, lengths, head size,
+causal/window/mask, accumulator, output type) times ggml's choice and :data:`CANDIDATES` with GPU timestamps
+(every kernel the call launches, each with ``Kernel.bench``) and keeps the fastest in the autotune cache
+(``docs/autotune.md``: the file and ``COOPDSL_AUTOTUNE_CACHE``), keyed by problem and device; later calls, in
+this process or the next, read the choice there without timing anything. A candidate the device cannot run
+(shared memory, matrix shapes) is skipped. On the CPU interpreter nothing is tuned or read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import autotune
+
+Tiles = tuple[int, int, int]  # (Br query rows, Bc keys, workgroup size)
+CANDIDATES: tuple[Tiles, ...] = ((128, 128, 256), (128, 64, 256), (64, 128, 256), (64, 64, 128))
+KEY_PREFIX = "ops.attention:flash_attn_cm2"
+
+_cache: autotune.Cache | None = None
+_memo: dict[tuple[str, str], Tiles | None] = {}   # (problem, device) -> stored tiles (None: ggml's)
+
+
+def cache() -> autotune.Cache:
+    """The autotune cache file this process uses (``autotune.default_cache_path()`` when first asked)."""
+    global _cache
+    if _cache is None:
+        _cache = autotune.Cache(autotune.default_cache_path())
+    return _cache
+
+
+def reset() -> None:
+    """Forget what was read: the next call reads ``autotune.default_cache_path()`` again (for tests)."""
+    global _cache
+    _cache = None
+    _memo.clear()
+
+
+def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, masked: bool, acc: str,
+            f16_out: bool) -> str:
+    """The problem key: what decides the launch besides the device."""
+    hq, sq, d, hkv, skv = dims
+    return (f"hq={hq},sq={sq},d={d},hkv={hkv},skv={skv},causal={int(causal)},window={int(window > 0)},"
+            f"mask={int(masked)},acc={acc},out={'f16' if f16_out else 'f32'}")
+
+
+def lookup(prob: str, device: Any) -> tuple[bool, Tiles | None]:
+    """(whether the cache holds ``prob`` on ``device``, the tiles it holds: None for ggml's own)."""
+    key = (prob, autotune.device_key(device))
+    if key not in _memo:  # (the file is read once a process; a choice stored here is remembered)
+        record = cache().get(f"{KEY_PREFIX}|{prob}|{key[1]}")
+        if record is None:
+            return False, None
+        tiles = record.get("tiles")
+        _memo[key] = (int(tiles[0]), int(tiles[1]), int(tiles[2])) if tiles else None
+    return True, _memo[key]
+
+
+def tune(prob: str, device: Any, time_call: Callable[[Tiles | None], float],
+         candidates: Sequence[Tiles] = CANDIDATES) -> Tiles | None:
+    """Time ggml's tiles (None) and ``candidates`` with ``time_call(tiles) -> ms`` (``float('inf')`` or an
+    exception: the device cannot run them), store the fastest for ``prob`` on ``device`` and return it."""
+    best: Tiles | None = None
+    best_ms = float("inf")
+    times: dict[str, float] = {}
+    for tiles in (None, *candidates):
+        try:
+            ms = time_call(tiles)
+        except Exception as e:  # noqa: BLE001 - a tile the device refuses is not a candidate
+            times["ggml" if tiles is None else "x".join(map(str, tiles))] = float("nan")
+            if tiles is None:
+                raise e
+            continue
+        times["ggml" if tiles is None else "x".join(map(str, tiles))] = ms
+        if ms < best_ms:
+            best, best_ms = tiles, ms
+    dkey = autotune.device_key(device)
+    cache().put(f"{KEY_PREFIX}|{prob}|{dkey}", {"tiles": list(best) if best else None, "ms": best_ms,
+                                                "times_ms": times})
+    _memo[(prob, dkey)] = best
+    return best

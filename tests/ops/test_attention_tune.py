@@ -1,0 +1,93 @@
+"""ops.attention(tune=True): ggml's tiles and the candidates are timed once per problem and device, the fastest
+is kept in the autotune cache file, and later calls read it; nothing is tuned on the interpreter."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+from coopdsl import ops
+from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import attention_tune as AT
+from coopdsl.ops import flash_attention as FA
+
+TIMES = {None: 2.0, (128, 128, 256): 1.5, (128, 64, 256): 2.5, (64, 128, 256): 3.0}
+
+
+class _Kernel:
+    def __init__(self, tiles):
+        self.tiles = tiles
+
+    def bench(self, grid, *args, warmup=0, repeat=0, **kwargs):
+        if self.tiles == (64, 64, 128):
+            raise RuntimeError("the device cannot run these tiles")
+        return types.SimpleNamespace(median_ms=TIMES[self.tiles])
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """ops.attention's NV2 path on a pretend GPU: launches are recorded, 'timed' from TIMES."""
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    AT.reset()
+    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    runs = []
+
+    def run(q, k, v, dims, *, tiles=None, out=None, **kw):
+        runs.append(tiles)
+        if nv2._recording is not None:
+            nv2._recording.append((_Kernel(tiles), (1, 1, 1), (), {}))
+        return out
+
+    monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
+    monkeypatch.setattr(nv2, "has_nv2", lambda d: True)
+    monkeypatch.setattr(nv2, "run", run)
+    yield dev, runs, tmp_path / "autotune.json"
+    AT.reset()
+
+
+def _qkv(rng, hq=2, s=64, d=64):
+    return tuple(rng.standard_normal((hq, s, d)).astype(np.float16) for _ in range(3))
+
+
+def test_the_first_tuned_call_times_each_candidate_and_keeps_the_fastest(fake_gpu):
+    dev, runs, path = fake_gpu
+    q, k, v = _qkv(np.random.default_rng(0))
+    ops.attention(q, k, v, causal=True, tune=True)
+    assert runs == [None, (128, 128, 256), (128, 64, 256), (64, 128, 256), (64, 64, 128), (128, 128, 256)]
+    entry = next(iter(json.loads(path.read_text())["entries"].values()))
+    assert entry["tiles"] == [128, 128, 256] and entry["ms"] == 1.5 and np.isnan(entry["times_ms"]["64x64x128"])
+    runs.clear()
+    ops.attention(q, k, v, causal=True)                     # later calls use the choice without timing
+    assert runs == [(128, 128, 256)]
+    AT.reset()                                              # ... in the next process too (read from the file)
+    runs.clear()
+    ops.attention(q, k, v, causal=True, tune=True)
+    assert runs == [(128, 128, 256)]
+
+
+def test_each_problem_is_tuned_on_its_own_and_ggml_s_tiles_can_win(fake_gpu, monkeypatch):
+    dev, runs, path = fake_gpu
+    q, k, v = _qkv(np.random.default_rng(1))
+    ops.attention(q, k, v, causal=False)                    # untuned and nothing stored: ggml's tiles
+    assert runs == [None]
+    monkeypatch.setitem(TIMES, None, 1.0)
+    runs.clear()
+    ops.attention(q, k, v, causal=False, tune=True)
+    assert runs[-1] is None and len(runs) == 6
+    assert AT.lookup(AT.problem((2, 64, 64, 2, 64), causal=False, window=0, masked=False, acc="f32",
+                                f16_out=False), dev) == (True, None)
+
+
+def test_nothing_is_tuned_on_the_interpreter(monkeypatch, tmp_path):
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    AT.reset()
+    rng = np.random.default_rng(2)
+    q, k, v = _qkv(rng, hq=1, s=32, d=16)
+    out = ops.attention(q, k, v, causal=True, tune=True, device="cpu")
+    ref = FA.reference(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), causal=True)
+    assert np.abs(out - ref).max() < 2e-2
+    assert not (tmp_path / "autotune.json").exists()
+    AT.reset()
