@@ -18,7 +18,13 @@ Atomic accesses are not tracked.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .lanes import Lanes
+    from .memory import Region
 
 NOBODY = -1
 MANY = -2      # read by several subgroups
@@ -34,10 +40,20 @@ class Race(Exception):
         self.slot = slot
 
 
+class Tracker(Protocol):
+    """What accesses ask of a shared region's tracker (a :class:`RaceTracker`, or a callback's view of one)."""
+
+    def agents(self, slots: np.ndarray, workgroup_scope: bool = False) -> np.ndarray: ...
+
+    def read(self, byte_addr: np.ndarray, agents: np.ndarray, slots: np.ndarray) -> None: ...
+
+    def write(self, byte_addr: np.ndarray, new: np.ndarray, agents: np.ndarray, slots: np.ndarray) -> None: ...
+
+
 class RaceTracker:
     """Writer/reader subgroups of each byte of one shared region."""
 
-    def __init__(self, region, lanes):
+    def __init__(self, region: Region, lanes: Lanes):
         self.region = region
         self.lanes = lanes
         self.writer = np.full(region.data.size, NOBODY, np.int16)

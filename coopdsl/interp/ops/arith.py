@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Op
 from ..floats import round_float
+from ..machine import Machine
 from ..values import decode, encode, storage_dtype, value_dtype
 from .registry import semantics
 
@@ -113,12 +115,12 @@ def bitcast(x: Any, src: T.Type, dst: T.Type) -> np.ndarray:
 
 @semantics("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "lt", "le", "gt", "ge", "eq",
            "ne", "neg", "not", "land", "lor", "convert", "bitcast", "fmod")
-def _arith(m, op, args):
+def _arith(m: Machine, op: Op, args: list[Any]) -> Any:
     return apply_arith(op.kind, op.operands[0].type, op.type, args)
 
 
 @semantics("select")
-def _select(m, op, args):
+def _select(m: Machine, op: Op, args: list[Any]) -> Any:
     cond, a, b = args
     if isinstance(op.operands[0].type, T.VectorType):
         return np.where(cond, a, b)
@@ -127,36 +129,38 @@ def _select(m, op, args):
 
 
 @semantics("dot")
-def _dot(m, op, args):
+def _dot(m: Machine, op: Op, args: list[Any]) -> Any:
     t = op.type
+    assert isinstance(t, T.ScalarType)  # a dot product of vectors gives their scalar
     wide: type[np.floating[Any]] = np.float64 if t.width == 64 else np.float32
     a, b = (np.asarray(v, wide) for v in args)
     return round_float((a * b).sum(axis=-1), t)
 
 
 @semantics("isnan")
-def _isnan(m, op, args):
+def _isnan(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.isnan(args[0])
 
 
 @semantics("isinf")
-def _isinf(m, op, args):
+def _isinf(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.isinf(args[0])
 
 
 @semantics("any")
-def _any(m, op, args):
+def _any(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.any(args[0], axis=-1)
 
 
 @semantics("all")
-def _all(m, op, args):
+def _all(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.all(args[0], axis=-1)
 
 
 @semantics("mat_times_scalar")
-def _mat_times_scalar(m, op, args):
+def _mat_times_scalar(m: Machine, op: Op, args: list[Any]) -> Any:
     mat, s = args
+    assert isinstance(op.type, T.CoopMatType)
     scope = m.layout.scope(op.type)
     per_group = m.group_uniform(op, scope, s, "the scalar of a matrix-times-scalar")
     return mat * per_group.astype(mat.dtype)[:, None, None]

@@ -10,9 +10,15 @@ times, over each address's sequence with a numpy accumulate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from ..memory import check_range, read_scalars, write_scalars
+from ...ir import types as T
+from ...ir.core import Op
+from ..machine import Machine
+from ..memory import Ptr, check_range, read_scalars, write_scalars
 from ..values import scatter, take_lanes
 from .registry import semantics
 
@@ -20,7 +26,7 @@ _UFUNC = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximu
           "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def _step(kind: str):
+def _step(kind: str) -> Callable[[Any, Any, Any], Any]:
     """new = step(old, value, comparator) for one atomic operation."""
     if kind == "exchange":
         return lambda old, v, c: v
@@ -30,7 +36,7 @@ def _step(kind: str):
     return lambda old, v, c: fn(old, v)
 
 
-def _apply(m, p, t, kind: str, values, comparators=None):
+def _apply(m: Machine, p: Ptr, t: T.ScalarType, kind: str, values: Any, comparators: Any = None) -> Any:
     """Apply the atomic to every active invocation in order; the old value each one saw (per slot)."""
     idx = m.active
     cp = p.taken(idx)
@@ -65,7 +71,8 @@ def _apply(m, p, t, kind: str, values, comparators=None):
     return scatter(t, m.lanes.N, idx, old)
 
 
-def _sequence(kind: str, first: np.ndarray, vals: np.ndarray, cmps, step) -> np.ndarray:
+def _sequence(kind: str, first: np.ndarray, vals: np.ndarray, cmps: Any,
+              step: Callable[[Any, Any, Any], Any]) -> np.ndarray:
     """The successive contents of one address: its value, then after each operation."""
     if kind in _UFUNC:
         return _UFUNC[kind].accumulate(np.concatenate([first, vals]).astype(vals.dtype), dtype=vals.dtype)
@@ -78,21 +85,21 @@ def _sequence(kind: str, first: np.ndarray, vals: np.ndarray, cmps, step) -> np.
 
 
 @semantics("atomic_rmw")
-def _rmw(m, op, args):
+def _rmw(m: Machine, op: Op, args: list[Any]) -> Any:
     p, value = args
-    return _apply(m, p, op.type, op.attrs["op"], value)
+    return _apply(m, p, T.scalar_of(op.type), op.attrs["op"], value)
 
 
 @semantics("atomic_cmpxchg")
-def _cmpxchg(m, op, args):
+def _cmpxchg(m: Machine, op: Op, args: list[Any]) -> Any:
     p, value, comparator = args
-    return _apply(m, p, op.type, "cmpxchg", value, comparator)
+    return _apply(m, p, T.scalar_of(op.type), "cmpxchg", value, comparator)
 
 
 @semantics("atomic_load")
-def _load(m, op, args):
+def _load(m: Machine, op: Op, args: list[Any]) -> Any:
     (p,) = args
-    t = op.type
+    t = T.scalar_of(op.type)
     idx = m.active
     cp = p.taken(idx)
     check_range(cp, cp.addr, cp.addr + t.nbytes, "atomic access", idx)
@@ -100,9 +107,9 @@ def _load(m, op, args):
 
 
 @semantics("atomic_store")
-def _store(m, op, args):
+def _store(m: Machine, op: Op, args: list[Any]) -> None:
     p, value = args
-    t = op.operands[1].type
+    t = T.scalar_of(op.operands[1].type)
     idx = m.active
     cp = p.taken(idx)
     check_range(cp, cp.addr, cp.addr + t.nbytes, "atomic access", idx)

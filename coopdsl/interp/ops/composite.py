@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Op
+from ..machine import Machine
 from ..mapping import extract_element, insert_element
 from .registry import semantics
 
 
 @semantics("extract")
-def _extract(m, op, args):
+def _extract(m: Machine, op: Op, args: list[Any]) -> Any:
     (obj,), t, i = args, op.operands[0].type, op.attrs["index"]
     if isinstance(t, (T.StructType, T.ArrayType)):
         return obj[i]
@@ -20,7 +24,7 @@ def _extract(m, op, args):
 
 
 @semantics("insert")
-def _insert(m, op, args):
+def _insert(m: Machine, op: Op, args: list[Any]) -> Any:
     value, obj = args
     t, i = op.type, op.attrs["index"]
     if isinstance(t, (T.StructType, T.ArrayType)):
@@ -29,10 +33,11 @@ def _insert(m, op, args):
         return tuple(out) if isinstance(t, T.StructType) else out
     if isinstance(t, T.CoopMatType):
         return insert_element(m, op, t, obj, np.asarray(i), value)
+    assert isinstance(t, T.VectorType)
     return _with_component(t, obj, np.asarray(i), value)
 
 
-def _with_component(t: T.VectorType, vec, index: np.ndarray, value) -> np.ndarray:
+def _with_component(t: T.VectorType, vec: Any, index: np.ndarray, value: Any) -> np.ndarray:
     vec, value = np.asarray(vec), np.asarray(value)
     lead = np.broadcast_shapes(vec.shape[:-1], value.shape, index.shape)
     out = np.array(np.broadcast_to(vec, lead + (t.count,)))
@@ -40,7 +45,7 @@ def _with_component(t: T.VectorType, vec, index: np.ndarray, value) -> np.ndarra
     return np.where(hit, value[..., None], out)
 
 
-def _check_index(m, op, index: np.ndarray, count: int) -> None:
+def _check_index(m: Machine, op: Op, index: np.ndarray, count: int) -> None:
     a = np.broadcast_to(index, (m.lanes.N,))
     bad = m.mask & ((a < 0) | (a >= count))
     if bad.any():
@@ -50,9 +55,10 @@ def _check_index(m, op, index: np.ndarray, count: int) -> None:
 
 
 @semantics("extract_dyn")
-def _extract_dyn(m, op, args):
+def _extract_dyn(m: Machine, op: Op, args: list[Any]) -> Any:
     obj, index = args
     t = op.operands[0].type
+    assert isinstance(t, (T.VectorType, T.ArrayType))
     count = t.count if isinstance(t, T.VectorType) else m.layout.length(t)
     _check_index(m, op, np.asarray(index), count)
     if isinstance(t, T.ArrayType):
@@ -66,7 +72,7 @@ def _extract_dyn(m, op, args):
                               axis=-1)[..., 0]
 
 
-def _pick(elements: list, index: np.ndarray):
+def _pick(elements: list[Any], index: np.ndarray) -> Any:
     idx = np.clip(index, 0, len(elements) - 1)
     stacked = np.stack([np.asarray(e) for e in np.broadcast_arrays(*elements)])
     if idx.ndim == 0:
@@ -75,9 +81,10 @@ def _pick(elements: list, index: np.ndarray):
 
 
 @semantics("insert_dyn")
-def _insert_dyn(m, op, args):
+def _insert_dyn(m: Machine, op: Op, args: list[Any]) -> Any:
     obj, value, index = args
     t = op.type
+    assert isinstance(t, (T.VectorType, T.ArrayType))
     count = t.count if isinstance(t, T.VectorType) else m.layout.length(t)
     idx = np.asarray(index).astype(np.int64)
     _check_index(m, op, idx, count)
@@ -87,7 +94,7 @@ def _insert_dyn(m, op, args):
 
 
 @semantics("construct")
-def _construct(m, op, args):
+def _construct(m: Machine, op: Op, args: list[Any]) -> Any:
     t = op.type
     if isinstance(t, T.StructType):
         return tuple(args)
@@ -98,7 +105,7 @@ def _construct(m, op, args):
 
 
 @semantics("shuffle")
-def _shuffle(m, op, args):
+def _shuffle(m: Machine, op: Op, args: list[Any]) -> Any:
     a, b = (np.asarray(v) for v in args)
     a, b = np.broadcast_arrays(a, b)
     both = np.concatenate([a, b], axis=-1)
@@ -106,11 +113,12 @@ def _shuffle(m, op, args):
 
 
 @semantics("splat")
-def _splat(m, op, args):
+def _splat(m: Machine, op: Op, args: list[Any]) -> Any:
     t, (x,) = op.type, args
     if isinstance(t, T.VectorType):
         x = np.asarray(x)
         return np.repeat(x[..., None], t.count, axis=-1)
+    assert isinstance(t, T.CoopMatType)
     scope = m.layout.scope(t)
     rows, cols = m.layout.shape(t)
     per_group = m.group_uniform(op, scope, x, "the value splat into a cooperative matrix")

@@ -7,13 +7,17 @@ operation per instruction for all subgroups (or workgroups) of the batch.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Layout as MemLayout
+from ...ir.core import Op
 from ..floats import round_float
-from ..memory import check_alignment, check_range, first_unwritten, read_scalars, write_scalars
-from ..races import WORKGROUP
+from ..machine import Machine
+from ..memory import Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
+from ..races import WORKGROUP, Tracker
 from ..values import encode, signed_of, unsigned_of, value_dtype
 from .registry import semantics
 
@@ -21,7 +25,7 @@ from .registry import semantics
 class _Access:
     """Where each element of the matrices of the active scope instances lies in memory."""
 
-    def __init__(self, m, op, pointer, stride, t: T.CoopMatType, store: bool):
+    def __init__(self, m: Machine, op: Op, pointer: Ptr, stride: Any, t: T.CoopMatType, store: bool):
         lay = m.layout
         self.scope = lay.scope(t)
         rows, cols = lay.shape(t)
@@ -38,7 +42,9 @@ class _Access:
             k = int(np.argmax(step < (1 if store else 0)))
             raise m.error(op, f"cooperative-matrix {'store' if store else 'load'} stride must be "
                               f"{'> 0' if store else '>= 0'}, got {int(step[k])}", int(self.slots[k]))
-        elem = lay.size(op.operands[0].type.pointee)
+        ptr = op.operands[0].type
+        assert isinstance(ptr, T.PointerType)
+        elem = lay.size(ptr.pointee)
         isz = t.elem.nbytes
         r, c = np.arange(rows)[:, None], np.arange(cols)[None, :]
         major, minor = (r, c) if _row_major(m, op) else (c, r)
@@ -53,7 +59,7 @@ class _Access:
         check_alignment(self.pointer, self.pointer.addr, None if mem is None else mem.aligned, what, self.slots)
         self.groups, self.rows, self.cols = groups, rows, cols
 
-    def tracked_bytes(self, tracker):
+    def tracked_bytes(self, tracker: Tracker) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(byte addresses (E, isz), agents (E,), slots (E,)) of every element, for race tracking."""
         per = self.rows * self.cols
         byte_addr = self.addr.reshape(-1)[:, None] + np.arange(self.isz)
@@ -64,7 +70,7 @@ class _Access:
         return byte_addr, agents, np.repeat(self.slots, per)
 
 
-def _row_major(m, op) -> bool:
+def _row_major(m: Machine, op: Op) -> bool:
     """Whether ``op`` reads or writes rows: its layout, or the value of its specialization-constant layout."""
     layout = op.attrs["layout"]
     if isinstance(layout, MemLayout):
@@ -78,9 +84,10 @@ def _row_major(m, op) -> bool:
 
 
 @semantics("coop_load")
-def _load(m, op, args):
+def _load(m: Machine, op: Op, args: list[Any]) -> Any:
     pointer, stride = args
     t = op.type
+    assert isinstance(t, T.CoopMatType)
     acc = _Access(m, op, pointer, stride, t, store=False)
     region = pointer.region
     if region.tracker is not None:
@@ -100,9 +107,10 @@ def _load(m, op, args):
 
 
 @semantics("coop_store")
-def _store(m, op, args):
+def _store(m: Machine, op: Op, args: list[Any]) -> None:
     pointer, mat, stride = args
     t = op.operands[1].type
+    assert isinstance(t, T.CoopMatType)
     acc = _Access(m, op, pointer, stride, t, store=True)
     values = np.broadcast_to(mat, (acc.groups, acc.rows, acc.cols))[acc.active]
     region = pointer.region
@@ -114,25 +122,26 @@ def _store(m, op, args):
 
 
 @semantics("coop_length")
-def _length(m, op, args):
+def _length(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.array(m.layout.coop_length(op.attrs["mat_type"]), np.uint32)
 
 
 @semantics("coop_muladd")
-def _muladd(m, op, args):
+def _muladd(m: Machine, op: Op, args: list[Any]) -> Any:
     a, b, c = args
-    ta, tb, tc = (v.type for v in op.operands)
-    if op.type.elem.is_float:
-        wide = np.float64 if 64 in (ta.elem.width, tb.elem.width, tc.elem.width) else np.float32
+    ta, tb, tc = (T.scalar_of(v.type) for v in op.operands)
+    tr = T.scalar_of(op.type)
+    if tr.is_float:
+        wide = np.float64 if 64 in (ta.width, tb.width, tc.width) else np.float32
         product = np.matmul(np.asarray(a, wide), np.asarray(b, wide))
-        return round_float(product + np.asarray(c, wide), op.type.elem)
+        return round_float(product + np.asarray(c, wide), tr)
     return _integer_muladd(m, op, a, b, c)
 
 
-def _integer_muladd(m, op, a, b, c) -> np.ndarray:
+def _integer_muladd(m: Machine, op: Op, a: Any, b: Any, c: Any) -> np.ndarray:
     signed, saturate = op.attrs["signed"], op.attrs["saturate"]
-    ta, tb, tc = (v.type.elem for v in op.operands)
-    tr = op.type.elem
+    ta, tb, tc = (T.scalar_of(v.type) for v in op.operands)
+    tr = T.scalar_of(op.type)
     # int64 sums of products of <= 16-bit operands are exact; wider saturating ones use Python ints.
     # Without saturation only the low bits count, and int64 arithmetic wraps.
     wide = saturate and max(ta.width, tb.width, tc.width) > 16
@@ -147,7 +156,7 @@ def _integer_muladd(m, op, a, b, c) -> np.ndarray:
     return _low_bits(np.clip(product + C, lo, hi), tr)
 
 
-def _extend(x, t: T.ScalarType, signed: bool, wide: bool) -> np.ndarray:
+def _extend(x: Any, t: T.ScalarType, signed: bool, wide: bool) -> np.ndarray:
     """Integer components sign- or zero-extended (Matrix*SignedComponents) to int64 (Python ints if ``wide``)."""
     x = np.asarray(x)
     bits = x.view(signed_of(x.dtype) if signed else unsigned_of(x.dtype))

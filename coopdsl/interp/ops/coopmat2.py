@@ -18,12 +18,16 @@ callback): see :mod:`coopdsl.interp.callbacks`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Scope
-from ...ir.core import Function
+from ...ir.core import Function, Op
 from ...ir.ops.coopmat2 import ReduceMode
+from ..machine import Machine
 from ..mapping import lanes_to_matrix, matrix_to_lanes
 from ..values import value_dtype
 from .arith import convert
@@ -31,19 +35,20 @@ from .registry import semantics
 
 
 @semantics("coop_convert_use")
-def _convert_use(m, op, args):
-    return convert(args[0], op.operands[0].type.elem, op.type.elem)
+def _convert_use(m: Machine, op: Op, args: list[Any]) -> Any:
+    return convert(args[0], T.scalar_of(op.operands[0].type), T.scalar_of(op.type))
 
 
 @semantics("coop_transpose")
-def _transpose(m, op, args):
+def _transpose(m: Machine, op: Op, args: list[Any]) -> Any:
     return np.ascontiguousarray(np.swapaxes(np.asarray(args[0]), -1, -2))
 
 
 @semantics("coop_per_element")
-def _per_element(m, op, args):
+def _per_element(m: Machine, op: Op, args: list[Any]) -> Any:
     mat, func, *extras = args
     t = op.type
+    assert isinstance(t, T.CoopMatType) and m.call_function is not None  # (set at launch)
     lanes, scope = m.lanes, m.layout.scope(t)
     n, (rows, cols) = m.layout.coop_length(t), m.layout.shape(t)
     lane = np.arange(lanes.N) % lanes.group_size(scope)
@@ -70,9 +75,10 @@ def _per_element(m, op, args):
 
 
 @semantics("coop_reduce")
-def _reduce(m, op, args):
+def _reduce(m: Machine, op: Op, args: list[Any]) -> Any:
     mat, func = args
     src, t = op.operands[0].type, op.type
+    assert isinstance(src, T.CoopMatType) and isinstance(t, T.CoopMatType)
     scope = m.layout.scope(src)
     groups = m.lanes.groups(scope)
     (rows, cols), (out_rows, out_cols) = m.layout.shape(src), m.layout.shape(t)
@@ -95,7 +101,7 @@ def _reduce(m, op, args):
     return np.ascontiguousarray(np.broadcast_to(total[:, None, None], (groups, out_rows, out_cols)))
 
 
-def _tree(combine, x: np.ndarray) -> np.ndarray:
+def _tree(combine: Callable[[np.ndarray, np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """``x`` combined along its last axis, pairwise in a binary tree."""
     while x.shape[-1] > 1:
         half = x.shape[-1] // 2
@@ -104,7 +110,7 @@ def _tree(combine, x: np.ndarray) -> np.ndarray:
     return x[..., 0]
 
 
-def _combine(m, func: Function, scope, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _combine(m: Machine, func: Function, scope: Scope, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``func(a, b)`` for pairs of shape (G, ...), run by the members of each of the G scope instances."""
     lanes = m.lanes
     shape, groups = a.shape, a.shape[0]
@@ -122,6 +128,7 @@ def _combine(m, func: Function, scope, a: np.ndarray, b: np.ndarray) -> np.ndarr
             pa[:, :k], pb[:, :k] = a2[:, k0:k0 + k], b2[:, k0:k0 + k]
             mask = np.zeros((groups, size), bool)
             mask[:, :k] = running[:, None]
+            assert m.call_function is not None  # (set at launch)
             result = m.call_function(m, func, [pa.reshape(-1), pb.reshape(-1)], mask.reshape(-1))
             out[:, k0:k0 + k] = np.broadcast_to(result, (lanes.N,)).reshape(groups, size)[:, :k]
     finally:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from ...ir.core import Op
+from ..machine import Machine
 from .registry import semantics
 
 
 @semantics("assume_uniform")
-def _assume_uniform(m, op, args):
+def _assume_uniform(m: Machine, op: Op, args: list[Any]) -> Any:
     """The operand itself.  Whether the assumption holds is checked where it matters: a matrix
     operation or barrier reached by part of its scope is reported there."""
     return args[0]

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Op
+from ..machine import Machine
 from ..values import value_dtype
 from .registry import semantics
 
@@ -22,6 +24,6 @@ def _lanes(t: T.Type, x: Any) -> np.ndarray:
 
 
 @semantics("dot4x8")
-def _dot4x8(m, op, args):
+def _dot4x8(m: Machine, op: Op, args: list[Any]) -> Any:
     a, b = (_lanes(v.type, x) for v, x in zip(op.operands, args))
-    return (a * b).sum(axis=-1).astype(value_dtype(op.type))  # (|sum| <= 4 * 255 * 255: no wrap)
+    return (a * b).sum(axis=-1).astype(value_dtype(T.scalar_of(op.type)))  # (|sum| <= 4 * 255 * 255: no wrap)

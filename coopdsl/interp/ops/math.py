@@ -13,16 +13,18 @@ from typing import Any
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Op
 from ..floats import round_float
+from ..machine import Machine
 from .registry import semantics
 
 
-def _smoothstep(e0, e1, x):
+def _smoothstep(e0: Any, e1: Any, x: Any) -> Any:
     t = np.clip((x - e0) / (e1 - e0), 0.0, 1.0)
     return t * t * (3.0 - 2.0 * t)
 
 
-def _normalize(x):
+def _normalize(x: Any) -> Any:
     return x / np.sqrt((x * x).sum(axis=-1, keepdims=True))
 
 
@@ -48,7 +50,7 @@ INTEGER: dict[str, Callable[..., Any]] = {
 
 
 @semantics("math")
-def _math(m, op, args):
+def _math(m: Machine, op: Op, args: list[Any]) -> Any:
     fn = op.attrs["fn"]
     e = T.scalar_of(op.operands[0].type)
     if e.is_int:

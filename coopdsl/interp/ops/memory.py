@@ -8,17 +8,20 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Scope
-from ..machine import InputVar
+from ...ir.core import Op
+from ..machine import InputVar, Machine
 from ..mapping import lanes_to_matrix, matrix_to_lanes
-from ..memory import Ptr, check_alignment, check_range, check_written, device_pointer, read, write
+from ..memory import Ptr, Region, check_alignment, check_range, check_written, device_pointer, read, write
 from ..values import scatter, take_lanes
 from .registry import semantics
 
 
 @semantics("access")
-def _access(m, op, args):
+def _access(m: Machine, op: Op, args: list[Any]) -> Any:
     p, *indices = args
-    t = op.operands[0].type.pointee
+    ptr = op.operands[0].type
+    assert isinstance(ptr, T.PointerType)  # (an access chain's base)
+    t = ptr.pointee
     delta: Any = np.int64(0)
     for i in indices:
         if isinstance(t, T.StructType):
@@ -29,6 +32,7 @@ def _access(m, op, args):
         if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
             step, t = m.layout.stride(t), t.elem
         else:  # vector component, or a component of a matrix held in local memory
+            assert isinstance(t, (T.VectorType, T.CoopMatType))
             t = t.elem
             step = t.nbytes
         delta = delta + np.asarray(i).astype(np.int64) * step
@@ -38,7 +42,7 @@ def _access(m, op, args):
 
 
 @semantics("load")
-def _load(m, op, args):
+def _load(m: Machine, op: Op, args: list[Any]) -> Any:
     (p,) = args
     if isinstance(p, InputVar):
         return p.value
@@ -48,7 +52,7 @@ def _load(m, op, args):
 
 
 @semantics("store")
-def _store(m, op, args):
+def _store(m: Machine, op: Op, args: list[Any]) -> None:
     p, value = args
     t = op.operands[1].type
     if isinstance(t, T.CoopMatType):
@@ -56,19 +60,19 @@ def _store(m, op, args):
     store_value(m, p, t, value, _aligned(op))
 
 
-def _same_matrix(m, op, p: Ptr, t: T.CoopMatType) -> None:
+def _same_matrix(m: Machine, op: Op, p: Ptr, t: T.CoopMatType) -> None:
     """A whole matrix read from or written to a local or private array must be the same element of it in
     every invocation of the matrix's scope (the compiler checks this unless cd.assume_uniform promised it)."""
     if p.lo is not None and np.ndim(p.addr):  # per-invocation memory: the offset within each one's array
         m.group_uniform(op, m.layout.scope(t), p.addr - p.lo, "the index into the array of matrices")
 
 
-def _aligned(op) -> int | None:
+def _aligned(op: Op) -> int | None:
     mem = op.attrs.get("memory")
     return None if mem is None else mem.aligned
 
 
-def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
+def load_value(m: Machine, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
     """The value of type ``t`` each active invocation reads through ``p``."""
     layout = m.layout
     size = layout.size(t)
@@ -91,7 +95,7 @@ def load_value(m, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
     return scatter(t, m.lanes.N, idx, values)
 
 
-def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) -> None:
+def store_value(m: Machine, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) -> None:
     """Each active invocation writes its ``value`` of type ``t`` through ``p``."""
     layout = m.layout
     size = layout.size(t)
@@ -114,10 +118,8 @@ def store_value(m, p: Ptr, t: T.Type, value: Any, aligned: int | None = None) ->
         p.region.written[byte_addr] = True  # (shared memory: the race tracker's path writes the bytes itself)
 
 
-def _staging(region, byte_addr: np.ndarray):
+def _staging(region: Region, byte_addr: np.ndarray) -> Region:
     """A scratch region holding the current bytes at ``byte_addr`` (so padding keeps its value)."""
-    from ..memory import Region
-
     data = np.zeros(byte_addr.size + 16, np.uint8)
     data[:byte_addr.size] = region.data[byte_addr].reshape(-1)
     return Region("function", region.label, data)
@@ -134,22 +136,22 @@ def _first(t: T.Type, v: Any) -> Any:
 
 
 @semantics("variable")
-def _variable(m, op, args):
+def _variable(m: Machine, op: Op, args: list[Any]) -> Any:
     return m.local_variable(op)
 
 
 @semantics("ptr_to_u64")
-def _ptr_to_u64(m, op, args):
+def _ptr_to_u64(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].device_address
 
 
 @semantics("u64_to_ptr")
-def _u64_to_ptr(m, op, args):
+def _u64_to_ptr(m: Machine, op: Op, args: list[Any]) -> Any:
     return device_pointer(m.device, args[0])
 
 
 @semantics("control_barrier")
-def _control_barrier(m, op, args):
+def _control_barrier(m: Machine, op: Op, args: list[Any]) -> None:
     if op.attrs["exec_scope"] is Scope.Workgroup:
         arrived = m.lanes.group_mask(Scope.Workgroup, m.mask)
         for region in m.shared:
@@ -158,5 +160,5 @@ def _control_barrier(m, op, args):
 
 
 @semantics("memory_barrier")
-def _memory_barrier(m, op, args):
+def _memory_barrier(m: Machine, op: Op, args: list[Any]) -> None:
     """Memory is coherent in the interpreter: ordering needs no action."""

@@ -13,19 +13,22 @@ bits (SPIR-V's bit-cast order).  Array values are lists of per-invocation elemen
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
-from ...ir.core import Const, Op
+from ...ir.core import Const, Op, Value
 from ...ir.ops.qcom import line_name
 from ...ir.vocab import MatrixUse
+from ..machine import Machine
 from ..values import value_dtype
 from .registry import semantics
 
 POISON_BYTE = 0xA5
 
 
-def as_rows(m, elements: list, elem: T.ScalarType) -> np.ndarray:
+def as_rows(m: Machine, elements: list, elem: T.ScalarType) -> np.ndarray:
     """An array value as a (slots, length) numpy array of ``elem``'s dtype."""
     n = m.lanes.N
     return np.stack([np.broadcast_to(np.asarray(e, value_dtype(elem)), (n,)) for e in elements], axis=1)
@@ -41,7 +44,7 @@ def reinterpret(rows: np.ndarray, elem: T.ScalarType) -> np.ndarray:
     return np.ascontiguousarray(rows).view(value_dtype(elem))
 
 
-def _line_shape(m, op, t: T.CoopMatType) -> tuple[int, int, bool]:
+def _line_shape(m: Machine, op: Op, t: T.CoopMatType) -> tuple[int, int, bool]:
     """(lines, elements per line, is B): the rows of an A/accumulator or the columns of a B."""
     rows, cols = m.layout.shape(t)
     is_b = m.spec.dim(t.use) == MatrixUse.B
@@ -52,14 +55,14 @@ def _line_shape(m, op, t: T.CoopMatType) -> tuple[int, int, bool]:
     return lines, per_line, is_b
 
 
-def _sub_array_source(v) -> Op | None:
+def _sub_array_source(v: Value) -> Op | None:
     """The ``sub_array`` op an array value was sliced by (through bit casts), if it is one in this function."""
     while isinstance(v, Op) and v.kind == "bitcast_array":
         v = v.operands[0]
     return v if isinstance(v, Op) and v.kind == "sub_array" else None
 
 
-def _check_k_multiple(m, op, t: T.CoopMatType) -> None:
+def _check_k_multiple(m: Machine, op: Op, t: T.CoopMatType) -> None:
     """A runtime sub-array start that becomes an A row or a B column must be a multiple of the slice's length
     (the matrix's K), as SPV_QCOM_cooperative_matrix_conversion requires (a constant one is refused when the
     kernel compiles)."""
@@ -78,13 +81,20 @@ def _check_k_multiple(m, op, t: T.CoopMatType) -> None:
                           f"cooperative matrix operation to be a multiple of K", slot)
 
 
+def _array_elem(t: T.Type) -> T.ScalarType:
+    """The scalar elements of array type ``t`` (the arrays these ops take and give hold scalars)."""
+    assert isinstance(t, T.ArrayType) and isinstance(t.elem, T.ScalarType)
+    return t.elem
+
+
 @semantics("coop_from_array")
-def _from_array(m, op, args):
-    t, src = op.type, op.operands[0].type
+def _from_array(m: Machine, op: Op, args: list[Any]) -> Any:
+    t, src = op.type, _array_elem(op.operands[0].type)
+    assert isinstance(t, T.CoopMatType)
     lines, per_line, is_b = _line_shape(m, op, t)
     _check_k_multiple(m, op, t)
-    rows = as_rows(m, args[0], src.elem)
-    if src.elem != t.elem:
+    rows = as_rows(m, args[0], src)
+    if src != t.elem:
         rows = reinterpret(rows, t.elem)
     sgs = m.lanes.sgs
     mine = rows.reshape(-1, sgs, per_line)[:, :lines, :]  # (subgroups, lines, per line): the rest is ignored
@@ -92,8 +102,9 @@ def _from_array(m, op, args):
 
 
 @semantics("coop_to_array")
-def _to_array(m, op, args):
-    t, dst = op.operands[0].type, op.type
+def _to_array(m: Machine, op: Op, args: list[Any]) -> Any:
+    t, dst = op.operands[0].type, _array_elem(op.type)
+    assert isinstance(t, T.CoopMatType)
     lines, per_line, is_b = _line_shape(m, op, t)
     sgs = m.lanes.sgs
     mat = np.asarray(args[0])
@@ -105,21 +116,22 @@ def _to_array(m, op, args):
         out[...] = np.nan
     out[:, :lines, :] = mine
     rows = out.reshape(-1, per_line)
-    if dst.elem != t.elem:
-        rows = reinterpret(rows, dst.elem)
+    if dst != t.elem:
+        rows = reinterpret(rows, dst)
     return as_elements(rows)
 
 
 @semantics("bitcast_array")
-def _bitcast_array(m, op, args):
+def _bitcast_array(m: Machine, op: Op, args: list[Any]) -> Any:
     src = op.operands[0].type
-    return as_elements(reinterpret(as_rows(m, args[0], src.elem), op.type.elem))
+    return as_elements(reinterpret(as_rows(m, args[0], _array_elem(src)), _array_elem(op.type)))
 
 
 @semantics("sub_array")
-def _sub_array(m, op, args):
+def _sub_array(m: Machine, op: Op, args: list[Any]) -> Any:
     src = op.operands[0].type
-    rows = as_rows(m, args[0], src.elem)
+    rows = as_rows(m, args[0], _array_elem(src))
+    assert isinstance(op.type, T.ArrayType)
     count = m.layout.length(op.type)
     start = np.broadcast_to(np.asarray(args[1]).astype(np.int64), (m.lanes.N,))
     bad = m.mask & ((start < 0) | (start + count > rows.shape[1]))

@@ -9,13 +9,22 @@ the active slots only (``machine.active``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-SEMANTICS: dict[str, Callable] = {}
+from ...ir.core import Op
+
+if TYPE_CHECKING:
+    from ..machine import Machine
+
+Semantics = Callable[["Machine", Op, list[Any]], Any]
+"""A semantics function: ``(machine, op, operand values) -> result value`` (None for an op of type void)."""
+
+SEMANTICS: dict[str, Semantics] = {}
 
 
-def semantics(*kinds: str):
+def semantics(*kinds: str) -> Callable[[Semantics], Semantics]:
     """Register the decorated function as the meaning of IR op ``kinds``."""
-    def deco(fn):
+    def deco(fn: Semantics) -> Semantics:
         for k in kinds:
             if k in SEMANTICS:
                 raise ValueError(f"two semantics for {k}")

@@ -9,10 +9,14 @@ in SPIR-V).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Scope
+from ...ir.core import Op
+from ..machine import Machine
 from ..values import base_ndim, value_dtype
 from .registry import semantics
 
@@ -20,7 +24,7 @@ _UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximu
           "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
-def _grid(m, t: T.Type, v) -> np.ndarray:
+def _grid(m: Machine, t: T.Type, v: Any) -> np.ndarray:
     """``v`` of type ``t`` as (subgroups, lanes, ...)."""
     shape = (m.lanes.N,) + ((t.count,) if isinstance(t, T.VectorType) else ())
     a = np.asarray(v)
@@ -29,16 +33,16 @@ def _grid(m, t: T.Type, v) -> np.ndarray:
     return a.reshape((m.lanes.groups(Scope.Subgroup), m.lanes.sgs) + shape[1:])
 
 
-def _active(m, like: np.ndarray) -> np.ndarray:
+def _active(m: Machine, like: np.ndarray) -> np.ndarray:
     act = m.mask.reshape(m.lanes.groups(Scope.Subgroup), m.lanes.sgs)
     return act.reshape(act.shape + (1,) * (like.ndim - 2))
 
 
-def _flat(m, g: np.ndarray) -> np.ndarray:
+def _flat(m: Machine, g: np.ndarray) -> np.ndarray:
     return g.reshape((m.lanes.N,) + g.shape[2:])
 
 
-def _identity(op: str, dtype: np.dtype):
+def _identity(op: str, dtype: np.dtype) -> Any:
     if op in ("add", "or", "xor"):
         return dtype.type(0)
     if op == "mul":
@@ -52,7 +56,7 @@ def _identity(op: str, dtype: np.dtype):
 
 
 @semantics("subgroup_reduce")
-def _reduce(m, op, args):
+def _reduce(m: Machine, op: Op, args: list[Any]) -> Any:
     t = op.type
     g = _grid(m, t, args[0])
     fn, mode = _UFUNC[op.attrs["op"]], op.attrs["mode"]
@@ -67,19 +71,19 @@ def _reduce(m, op, args):
     return _flat(m, np.ascontiguousarray(out))
 
 
-def _first_active(m) -> np.ndarray:
+def _first_active(m: Machine) -> np.ndarray:
     act = m.mask.reshape(m.lanes.groups(Scope.Subgroup), m.lanes.sgs)
     return np.argmax(act, axis=1)
 
 
 @semantics("subgroup_elect")
-def _elect(m, op, args):
+def _elect(m: Machine, op: Op, args: list[Any]) -> Any:
     first = _first_active(m)
     return np.arange(m.lanes.N) % m.lanes.sgs == np.repeat(first, m.lanes.sgs)
 
 
 @semantics("subgroup_all", "subgroup_any")
-def _vote(m, op, args):
+def _vote(m: Machine, op: Op, args: list[Any]) -> Any:
     g = _grid(m, op.operands[0].type, args[0])
     act = _active(m, g)
     hit = np.all(g | ~act, axis=1) if op.kind == "subgroup_all" else np.any(g & act, axis=1)
@@ -87,7 +91,7 @@ def _vote(m, op, args):
 
 
 @semantics("subgroup_all_equal")
-def _all_equal(m, op, args):
+def _all_equal(m: Machine, op: Op, args: list[Any]) -> Any:
     t = op.operands[0].type
     g = _grid(m, t, args[0])
     first = g[np.arange(len(g)), _first_active(m)][:, None]
@@ -98,7 +102,7 @@ def _all_equal(m, op, args):
     return np.repeat(np.all(same | ~act, axis=1), m.lanes.sgs)
 
 
-def _gather(m, t: T.Type, v, src: np.ndarray) -> np.ndarray:
+def _gather(m: Machine, t: T.Type, v: Any, src: np.ndarray) -> np.ndarray:
     """Each slot's value of lane ``src`` (per slot) of its subgroup; its own value where ``src`` is out of range."""
     g = _grid(m, t, v)
     own = np.arange(m.lanes.N) % m.lanes.sgs
@@ -109,17 +113,17 @@ def _gather(m, t: T.Type, v, src: np.ndarray) -> np.ndarray:
 
 
 @semantics("subgroup_broadcast")
-def _broadcast(m, op, args):
+def _broadcast(m: Machine, op: Op, args: list[Any]) -> Any:
     return _gather(m, op.type, args[0], args[1])
 
 
 @semantics("subgroup_broadcast_first")
-def _broadcast_first(m, op, args):
+def _broadcast_first(m: Machine, op: Op, args: list[Any]) -> Any:
     return _gather(m, op.type, args[0], np.repeat(_first_active(m), m.lanes.sgs))
 
 
 @semantics("subgroup_shuffle")
-def _shuffle(m, op, args):
+def _shuffle(m: Machine, op: Op, args: list[Any]) -> Any:
     value, n = args
     lane = np.arange(m.lanes.N) % m.lanes.sgs
     n = np.asarray(n).astype(np.int64)
@@ -129,7 +133,7 @@ def _shuffle(m, op, args):
 
 
 @semantics("subgroup_ballot")
-def _ballot(m, op, args):
+def _ballot(m: Machine, op: Op, args: list[Any]) -> Any:
     g = _grid(m, T.boolean, args[0]) & _active(m, _grid(m, T.boolean, args[0]))
     bits = np.zeros((len(g), 128), bool)
     bits[:, :m.lanes.sgs] = g

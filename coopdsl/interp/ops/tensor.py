@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...ir import types as T
+from ...ir.core import Function, Op
 from ...ir.layout import access_alignment
 from ...ir.ops.tensor import decode_ref, view_of
 from ..callbacks import CallbackLanes, CallbackMachine
+from ..machine import Machine
 from ..memory import DEVICE_BASE, Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
-from ..races import WORKGROUP
+from ..races import WORKGROUP, Tracker
 from ..values import PerLane, decode, encode, storage_dtype, unsigned_of, value_dtype
 from .registry import semantics
 
@@ -54,7 +57,7 @@ class TensorState(PerLane):
 
     fields: dict
 
-    def replaced(self, **changes) -> TensorState:
+    def replaced(self, **changes: np.ndarray) -> TensorState:
         return TensorState({**self.fields, **changes})
 
     def merged(self, mask: np.ndarray, old: TensorState) -> TensorState:
@@ -71,7 +74,7 @@ class TensorState(PerLane):
         return TensorState(out)
 
 
-def _per_slot(m, values: list, signed: bool = False) -> np.ndarray:
+def _per_slot(m: Machine, values: list[Any], signed: bool = False) -> np.ndarray:
     """Setter operands as an (N, len(values)) int64 array (u32 values, or i32 ones when ``signed``)."""
     cols = []
     for v in values:
@@ -91,7 +94,8 @@ def _packed(dims: np.ndarray, block: np.ndarray | None = None) -> np.ndarray:
 
 
 @semantics("tensor_layout")
-def _create_layout(m, op, args):
+def _create_layout(m: Machine, op: Op, args: list[Any]) -> Any:
+    assert isinstance(op.type, T.TensorLayoutType)
     n, d = m.lanes.N, op.type.dim
     zeros = np.zeros((n, d), np.int64)
     return TensorState({"block": np.ones((n, d), np.int64), "dims": zeros, "stride": zeros, "offset": zeros,
@@ -99,48 +103,49 @@ def _create_layout(m, op, args):
 
 
 @semantics("tensor_view")
-def _create_view(m, op, args):
+def _create_view(m: Machine, op: Op, args: list[Any]) -> Any:
+    assert isinstance(op.type, T.TensorViewType)
     n, d = m.lanes.N, op.type.dim
     zeros = np.zeros((n, d), np.int64)
     return TensorState({"dims": zeros, "stride": zeros, "clip": np.tile(np.array(CLIP_ALL, np.int64), (n, 1))})
 
 
 @semantics("tensor_layout_dimension")
-def _dimension(m, op, args):
+def _dimension(m: Machine, op: Op, args: list[Any]) -> Any:
     s, dims = args[0], _per_slot(m, args[1:])
     return s.replaced(dims=dims, span=dims, offset=np.zeros_like(dims), stride=_packed(dims, s.fields["block"]))
 
 
 @semantics("tensor_layout_stride", "tensor_view_stride")
-def _stride(m, op, args):
+def _stride(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].replaced(stride=_per_slot(m, args[1:]))
 
 
 @semantics("tensor_layout_block_size")
-def _block_size(m, op, args):
+def _block_size(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].replaced(block=_per_slot(m, args[1:]))
 
 
 @semantics("tensor_layout_slice")
-def _slice(m, op, args):
+def _slice(m: Machine, op: Op, args: list[Any]) -> Any:
     s = args[0]
     offsets, spans = _per_slot(m, args[1::2], signed=True), _per_slot(m, args[2::2])
     return s.replaced(offset=s.fields["offset"] + offsets, span=spans)
 
 
 @semantics("tensor_layout_clamp_value")
-def _clamp_value(m, op, args):
+def _clamp_value(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].replaced(clamp=_per_slot(m, args[1:]))
 
 
 @semantics("tensor_view_dimension")
-def _view_dimension(m, op, args):
+def _view_dimension(m: Machine, op: Op, args: list[Any]) -> Any:
     dims = _per_slot(m, args[1:])
     return args[0].replaced(dims=dims, stride=_packed(dims))
 
 
 @semantics("tensor_view_clip")
-def _clip(m, op, args):
+def _clip(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].replaced(clip=_per_slot(m, args[1:]))
 
 
@@ -149,7 +154,7 @@ class _Tensor:
     """Where each element of the matrices of the active scope instances lies: the tensor element index (or
     a load's clamp value, or nothing: clipped / dropped), per the addressing pseudo-code."""
 
-    def __init__(self, m, op, t: T.CoopMatType, pointer: Ptr, store: bool):
+    def __init__(self, m: Machine, op: Op, t: T.CoopMatType, pointer: Ptr, store: bool):
         lay = m.layout
         self.m, self.op, self.t = m, op, t
         self.scope = lay.scope(t)
@@ -169,6 +174,7 @@ class _Tensor:
         else:
             assert isinstance(view_op.type, T.TensorViewType)  # view_of() finds the operand of this type
             index = self._view_index(m.value(view_op), view_op.type, L, r, c, cols, shape)
+        assert isinstance(layout_op.type, T.TensorLayoutType)
         self.index, outside = self._layout_index(L, layout_op.type, index, store, shape)
         self.clamped = self.inside & outside  # loads read the clamp value there
         self.accessed = self.inside & ~outside  # elements read from or written to memory
@@ -214,7 +220,7 @@ class _Tensor:
                                    f"({self.m.lanes.describe(int(self.slots[k]))}; reported once per line)",
                                    TensorPointerWarning, loc.file, loc.line)
 
-    def _uniform(self, state: TensorState, what: str) -> dict:
+    def _uniform(self, state: TensorState, what: str) -> dict[str, np.ndarray]:
         """The state's fields per active scope instance (a located error unless uniform there)."""
         out = {}
         for name, a in state.fields.items():
@@ -222,7 +228,8 @@ class _Tensor:
             out[name] = np.stack([np.broadcast_to(x, (self.groups,))[self.active] for x in cols], axis=1)
         return out
 
-    def _view_index(self, view: TensorState, vt: T.TensorViewType, L: dict, r, c, cols: int, shape) -> np.ndarray:
+    def _view_index(self, view: TensorState, vt: T.TensorViewType, L: dict[str, np.ndarray], r: np.ndarray,
+                    c: np.ndarray, cols: int, shape: tuple[int, int, int]) -> np.ndarray:
         V = self._uniform(view, "the tensor view")
         x = lambda a, k: a[:, k][:, None, None]  # noqa: E731  (field k as (G, 1, 1))
         r0, rn, c0, cn = (x(V["clip"], k) for k in range(4))
@@ -238,7 +245,8 @@ class _Tensor:
             coord[i], index = index % extent, index // extent
         return sum(coord[d] * x(strides, d) for d in range(vt.dim))
 
-    def _layout_index(self, L: dict, lt: T.TensorLayoutType, index, store: bool, shape):
+    def _layout_index(self, L: dict[str, np.ndarray], lt: T.TensorLayoutType, index: np.ndarray, store: bool,
+                      shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
         """(tensor element index, outside the tensor with a discarding clamp mode) of each matrix element."""
         mode = self.m.spec.dim(lt.clamp)
         if store and mode != UNDEFINED:
@@ -302,9 +310,10 @@ def _constant(t: T.ScalarType, bits: np.ndarray) -> np.ndarray:
 
 
 @semantics("coop_load_tensor")
-def _load(m, op, args):
+def _load(m: Machine, op: Op, args: list[Any]) -> Any:
     pointer, fill = args[0], args[1]
     t = op.type
+    assert isinstance(t, T.CoopMatType)
     acc = _Tensor(m, op, t, pointer, store=False)
     rows, cols = m.layout.shape(t)
     out = np.array(np.broadcast_to(fill, (acc.groups, rows, cols))[acc.active])
@@ -331,9 +340,10 @@ def _load(m, op, args):
 
 
 @semantics("coop_store_tensor")
-def _store(m, op, args):
+def _store(m: Machine, op: Op, args: list[Any]) -> None:
     pointer, mat = args[0], args[1]
     t = op.operands[1].type
+    assert isinstance(t, T.CoopMatType)
     acc = _Tensor(m, op, t, pointer, store=True)
     rows, cols = m.layout.shape(t)
     values = np.broadcast_to(mat, (acc.groups, rows, cols))[acc.active][acc.accessed]
@@ -346,23 +356,24 @@ def _store(m, op, args):
     write_scalars(region, addr, t.elem, values)
 
 
-def _tracked(tracker, acc: _Tensor, addr: np.ndarray, size: int):
+def _tracked(tracker: Tracker, acc: _Tensor, addr: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(byte addresses, agents, slots) of the accessed elements, for shared-memory race tracking."""
     slots = np.broadcast_to(acc.slots[:, None, None], acc.index.shape)[acc.accessed]
     agents = np.full(len(slots), WORKGROUP, np.int16) if acc.scope.is_workgroup else tracker.agents(slots)
     return addr[:, None] + np.arange(size), agents, slots
 
 
-def _decode(m, op, func, acc: _Tensor) -> np.ndarray:
+def _decode(m: Machine, op: Op, func: Function, acc: _Tensor) -> np.ndarray:
     """The decode function's value for each accessed element: it runs once per element, on a machine whose
     slots are those elements, each run by the invocation holding it in the loaded matrix (its built-ins,
     its workgroup's shared memory: see coopdsl.interp.callbacks)."""
-    block = func.params[0].type.pointee
-    addr = acc.addresses(m.layout.size(block))
+    block = func.params[0].type
+    t = op.type
+    assert isinstance(block, T.PointerType) and isinstance(t, T.CoopMatType) and m.call_function is not None
+    addr = acc.addresses(m.layout.size(block.pointee))
     n = len(addr)
     if n == 0:
-        return np.zeros(0, value_dtype(op.type.elem))
-    t = op.type
+        return np.zeros(0, value_dtype(t.elem))
     cols, per = m.layout.shape(t)[1], m.layout.coop_length(t)
     g, r, c = np.nonzero(acc.accessed)  # the order of boolean indexing
     owners = acc.active[g] * m.lanes.group_size(acc.scope) + (r * cols + c) // per
