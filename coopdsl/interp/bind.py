@@ -57,7 +57,7 @@ def pointers_of(placed: dict[int, Any], region: Region) -> dict[int, Ptr]:
     return out
 
 
-def _buffer(g: GlobalVar, values: dict, device: DeviceMemory):
+def _buffer(g: GlobalVar, values: dict, device: DeviceMemory) -> Allocation:
     if g.name not in values:
         raise LaunchArgumentError(f"missing buffer '{g.name}'")
     arr = values[g.name]

@@ -37,6 +37,8 @@ and errors name that invocation and the element.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ir.attrs import Scope
@@ -44,7 +46,7 @@ from ..ir.core import GlobalVar
 from .lanes import Lanes
 from .machine import Machine
 from .memory import Ptr, Region
-from .races import WORKGROUP
+from .races import WORKGROUP, Tracker
 
 # built-ins with one value for a whole launch (the others are per invocation slot)
 UNIFORM_BUILTINS = frozenset({"NumWorkgroups", "WorkgroupSize", "SubgroupSize", "NumSubgroups"})
@@ -73,7 +75,7 @@ class _OwnedTracker:
     """A shared region's race tracker seen from a callback machine: its slots' agents are those of the
     owning invocations (or the workgroup, at workgroup scope)."""
 
-    def __init__(self, tracker, agents: np.ndarray):
+    def __init__(self, tracker: Tracker, agents: np.ndarray):
         self.tracker = tracker
         self._agents = agents
 
@@ -117,7 +119,7 @@ class CallbackMachine(Machine):
             self._views[id(region)] = got
         return got
 
-    def _global(self, g: GlobalVar):
+    def _global(self, g: GlobalVar) -> Any:
         got = self._globals.get(id(g))
         if got is not None:
             return got

@@ -7,7 +7,7 @@ vectorised with numpy), in order of their linear id ``x + gx * (y + gy * z)``.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from .layout import Layout
 from .machine import Machine
 from .memory import DeviceMemory
 from .spec import SpecValues
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel
 
 DEFAULT_SUBGROUP_SIZE = 32
 MAX_SLOTS = 1 << 16  # invocation slots per batch (bounds the memory of one batch)
@@ -120,7 +123,7 @@ def _workgroup_ids(grid: tuple[int, int, int], start: int, count: int) -> np.nda
     return np.stack([flat % gx, flat // gx % gy, flat // (gx * gy)], axis=1)
 
 
-def launch(kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],
+def launch(kernel: Kernel, grid: tuple[int, int, int], values: dict[str, Any], spec: dict[str, Any],
            subgroup_size: int | None = None) -> None:
     """Run ``kernel`` (a :class:`coopdsl.Kernel`) on the CPU, as ``Kernel.launch`` does on a GPU, with
     subgroups of the kernel's required ``subgroup_size`` when it has one (``subgroup_size`` may only repeat it).

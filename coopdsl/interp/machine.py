@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
-from ..ir.core import Const, FuncRef, GlobalVar, Module, Op, SpecConst, SpecOp, Value
+from ..ir.core import Const, FuncRef, Function, GlobalVar, Module, Op, SpecConst, SpecOp, Value
 from .errors import InterpreterError
 from .lanes import Lanes
 from .layout import Layout
@@ -27,6 +27,13 @@ from .memory import Fault, Ptr, Region
 from .races import RaceTracker
 from .spec import SpecValues
 from .values import constant, matrix_splat, where
+
+if TYPE_CHECKING:
+    from .plans import Plan
+
+FunctionRunner = Callable[["Machine", Function, list[Any], np.ndarray], Any]
+"""The scheduler's ``run_function(machine, func, args, mask)``: a function's return value, run by the slots of
+``mask`` (see :mod:`coopdsl.interp.control`)."""
 
 
 @dataclass
@@ -53,13 +60,13 @@ class Machine:
         self._consts: dict[int, Any] = {}
         self._regions: dict[int, Region] = {}
         self.shared: list[Region] = []
-        self.plans: dict[int, Any] = {}  # id(op) -> Plan (see coopdsl.interp.plans)
+        self.plans: dict[int, Plan] = {}  # id(op) -> Plan (see coopdsl.interp.plans)
         self.mask = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None
         # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
         # operand (reductions, per-element operations) run it through this
-        self.call_function: Callable | None = None
+        self.call_function: FunctionRunner | None = None
         # set while a callback of a workgroup-scope matrix runs (a per-element or combine function): its
         # shared-memory accesses count as the workgroup's for race tracking (see coopdsl.interp.callbacks)
         self.workgroup_callback = False
@@ -108,7 +115,7 @@ class Machine:
             self._consts[id(c)] = got
         return got
 
-    def _array_constant(self, t: T.ArrayType, value: Any) -> list:
+    def _array_constant(self, t: T.ArrayType, value: Any) -> list[Any]:
         """An array value whose every scalar is ``value``."""
         part = self._array_constant(t.elem, value) if isinstance(t.elem, T.ArrayType) else constant(t.elem, value)
         return [part] * self.layout.length(t)

@@ -13,13 +13,19 @@ invocation ``l`` is element ``(row, col) = divmod(l * len + i, cols)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..ir import types as T
 from ..ir.attrs import Scope
+from ..ir.core import Op
+
+if TYPE_CHECKING:
+    from .machine import Machine
 
 
-def _geometry(m, t: T.CoopMatType) -> tuple:
+def _geometry(m: Machine, t: T.CoopMatType) -> tuple[Scope, int, int, int, int, int]:
     """(scope, components per invocation, rows, cols, invocations per scope instance, instances) of ``t``."""
     lanes, layout = m.lanes, m.layout
     scope = layout.scope(t)
@@ -27,7 +33,7 @@ def _geometry(m, t: T.CoopMatType) -> tuple:
     return scope, layout.coop_length(t), rows, cols, lanes.members(scope), lanes.groups(scope)
 
 
-def matrix_to_lanes(m, t: T.CoopMatType, mat: np.ndarray) -> np.ndarray:
+def matrix_to_lanes(m: Machine, t: T.CoopMatType, mat: np.ndarray) -> np.ndarray:
     """The components each invocation slot holds: shape (N, len)."""
     lanes = m.lanes
     scope, n, rows, cols, members, groups = _geometry(m, t)
@@ -41,14 +47,14 @@ def matrix_to_lanes(m, t: T.CoopMatType, mat: np.ndarray) -> np.ndarray:
     return per.reshape(lanes.N, n)
 
 
-def lanes_to_matrix(m, t: T.CoopMatType, components: np.ndarray) -> np.ndarray:
+def lanes_to_matrix(m: Machine, t: T.CoopMatType, components: np.ndarray) -> np.ndarray:
     """The matrices (G, rows, cols) whose invocations hold ``components`` (N, len)."""
     _, n, rows, cols, members, groups = _geometry(m, t)
     per = components.reshape(groups, -1, n)[:, :members, :]
     return np.ascontiguousarray(per.reshape(groups, members * n)[:, :rows * cols]).reshape(groups, rows, cols)
 
 
-def _check(m, op, t: T.CoopMatType, index: np.ndarray) -> int:
+def _check(m: Machine, op: Op, t: T.CoopMatType, index: np.ndarray) -> int:
     n = m.layout.coop_length(t)
     i = int(index)
     if not 0 <= i < n:
@@ -57,13 +63,13 @@ def _check(m, op, t: T.CoopMatType, index: np.ndarray) -> int:
     return i
 
 
-def extract_element(m, op, t: T.CoopMatType, mat: np.ndarray, index: np.ndarray) -> np.ndarray:
+def extract_element(m: Machine, op: Op, t: T.CoopMatType, mat: np.ndarray, index: np.ndarray) -> np.ndarray:
     """Component ``index`` of ``mat`` in each invocation slot."""
     i = _check(m, op, t, index)
     return matrix_to_lanes(m, t, mat)[:, i]
 
 
-def insert_element(m, op, t: T.CoopMatType, mat: np.ndarray, index: np.ndarray, value) -> np.ndarray:
+def insert_element(m: Machine, op: Op, t: T.CoopMatType, mat: np.ndarray, index: np.ndarray, value: Any) -> np.ndarray:
     """``mat`` with component ``index`` of each active invocation replaced by its ``value``."""
     i = _check(m, op, t, index)
     comps = matrix_to_lanes(m, t, mat).copy()

@@ -67,7 +67,7 @@ class Region:
 class DeviceMemory:
     """Builds the device region: buffers are copied in, and writable ones copied back after the launch."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.allocations: list[Allocation] = []
         self._chunks: list[tuple[int, np.ndarray]] = []  # (start, bytes)
         self._end = 0
@@ -142,13 +142,12 @@ class Ptr(PerLane):
 
     def scattered(self, n: int, idx: np.ndarray) -> Ptr:
         """Pointers of ``n`` slots with these (compressed) pointers at ``idx``."""
-        def put(a):
-            if a is None:
-                return None
+        def put(a: np.ndarray) -> np.ndarray:
             out = np.zeros(n, np.int64)
             out[idx] = a
             return out
-        return Ptr(self.region, put(self.addr), put(self.lo), put(self.hi), self.label)
+        return Ptr(self.region, put(self.addr), None if self.lo is None else put(self.lo),
+                   None if self.hi is None else put(self.hi), self.label)
 
     @property
     def device_address(self) -> np.ndarray:

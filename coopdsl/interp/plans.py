@@ -9,14 +9,18 @@ execution scope.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.attrs import Scope
 from ..ir.core import Op
 from .ops import SEMANTICS
+from .ops.registry import Semantics
+
+if TYPE_CHECKING:
+    from .machine import Machine
 
 
 @dataclass(frozen=True)
@@ -24,13 +28,13 @@ class Plan:
     """What executing an op needs: semantics (None for the scheduler's own), result, the scope that must
     reach it whole (and its name)."""
 
-    fn: Callable | None
+    fn: Semantics | None
     has_result: bool
     scope: Scope | None
     what: str
 
 
-def plan_of(op: Op, m) -> Plan:
+def plan_of(op: Op, m: Machine) -> Plan:
     """The plan of ``op`` on machine ``m`` (cached on the machine)."""
     got = m.plans.get(id(op))
     if got is None:
@@ -38,7 +42,7 @@ def plan_of(op: Op, m) -> Plan:
     return got
 
 
-def _plan(op: Op, m) -> Plan:
+def _plan(op: Op, m: Machine) -> Plan:
     fn = SEMANTICS.get(op.kind)  # None: carried out by the scheduler (phi, call)
     if fn is None and op.kind not in ("phi", "call"):
         raise InternalCompilerError(f"the interpreter has no semantics for IR op '{op.kind}'", op.loc)

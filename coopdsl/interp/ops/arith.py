@@ -9,16 +9,18 @@ and saturate (NaN gives 0); float-to-float conversions round to nearest even.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
 from ..floats import round_float
-from ..machine import Machine
 from ..values import decode, encode, storage_dtype, value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and, "or": np.bitwise_or,

@@ -11,16 +11,18 @@ times, over each address's sequence with a numpy accumulate.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
-from ..machine import Machine
 from ..memory import Ptr, check_range, read_scalars, write_scalars
 from ..values import scatter, take_lanes
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 _UFUNC = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
-from ..machine import Machine
 from ..mapping import extract_element, insert_element
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 @semantics("extract")

@@ -7,7 +7,7 @@ operation per instruction for all subgroups (or workgroups) of the batch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,11 +15,13 @@ from ...ir import types as T
 from ...ir.attrs import Layout as MemLayout
 from ...ir.core import Op
 from ..floats import round_float
-from ..machine import Machine
 from ..memory import Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP, Tracker
 from ..values import encode, signed_of, unsigned_of, value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 class _Access:

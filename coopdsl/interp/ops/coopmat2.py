@@ -19,7 +19,7 @@ callback): see :mod:`coopdsl.interp.callbacks`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,11 +27,13 @@ from ...ir import types as T
 from ...ir.attrs import Scope
 from ...ir.core import Function, Op
 from ...ir.ops.coopmat2 import ReduceMode
-from ..machine import Machine
 from ..mapping import lanes_to_matrix, matrix_to_lanes
 from ..values import value_dtype
 from .arith import convert
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 @semantics("coop_convert_use")

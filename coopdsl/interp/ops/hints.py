@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ir.core import Op
-from ..machine import Machine
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 @semantics("assume_uniform")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
-from ..machine import Machine
 from ..values import value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 def _lanes(t: T.Type, x: Any) -> np.ndarray:

@@ -8,15 +8,17 @@ direction to the implementation); ``round_even`` to even.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
 from ..floats import round_float
-from ..machine import Machine
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 
 def _smoothstep(e0: Any, e1: Any, x: Any) -> Any:

@@ -13,7 +13,7 @@ bits (SPIR-V's bit-cast order).  Array values are lists of per-invocation elemen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,9 +21,11 @@ from ...ir import types as T
 from ...ir.core import Const, Op, Value
 from ...ir.ops.qcom import line_name
 from ...ir.vocab import MatrixUse
-from ..machine import Machine
 from ..values import value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 POISON_BYTE = 0xA5
 

@@ -9,16 +9,18 @@ in SPIR-V).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Scope
 from ...ir.core import Op
-from ..machine import Machine
 from ..values import base_ndim, value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 _UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}

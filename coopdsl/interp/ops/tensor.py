@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,11 +32,13 @@ from ...ir.core import Function, Op
 from ...ir.layout import access_alignment
 from ...ir.ops.tensor import decode_ref, view_of
 from ..callbacks import CallbackLanes, CallbackMachine
-from ..machine import Machine
 from ..memory import DEVICE_BASE, Ptr, check_alignment, check_range, first_unwritten, read_scalars, write_scalars
 from ..races import WORKGROUP, Tracker
 from ..values import PerLane, decode, encode, storage_dtype, unsigned_of, value_dtype
 from .registry import semantics
+
+if TYPE_CHECKING:
+    from ..machine import Machine
 
 LAYOUT_FIELDS = ("block", "dims", "stride", "offset", "span", "clamp")
 VIEW_FIELDS = ("dims", "stride", "clip")
