@@ -88,6 +88,26 @@ def callback_operand(cg: Builder, fn: Any, what: str, passes: Sequence[tuple[str
     return ref
 
 
+def parameter_annotation(cg: Builder, fn: Any, index: int) -> Any:
+    """The annotation of the callback ``fn``'s parameter ``index`` (evaluated when it is a string, as under
+    ``from __future__ import annotations``), or None: none, or ``fn`` is not a device function (which
+    :func:`callback_operand` reports)."""
+    dfn = fn.func if isinstance(fn, Partial) else fn
+    if not isinstance(dfn, DeviceFunction):
+        return None
+    params = list(inspect.signature(dfn.fn).parameters.values())
+    if index >= len(params) or params[index].annotation is inspect.Parameter.empty:
+        return None
+    ann = params[index].annotation
+    if isinstance(ann, str):
+        try:
+            ann = eval(ann, dfn.fn.__globals__, {})  # noqa: S307 - the user's own annotation
+        except Exception as e:
+            raise TypeMismatchError(f"{dfn.fn.__name__}: cannot evaluate the annotation '{ann}' of parameter "
+                                    f"'{params[index].name}' ({type(e).__name__}: {e})", cg.em.loc) from None
+    return ann
+
+
 def _check_parameters(cg: Builder, dfn: DeviceFunction, bound: dict[str, Any], what: str,
                       passes: Sequence[tuple[str, T.Type]]) -> None:
     """The callback's own parameters: one per passed argument first, then bound ones or defaults."""

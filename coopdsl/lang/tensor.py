@@ -32,10 +32,11 @@ from ..ir.ops.tensor import SETTERS, is_int32
 from ..ir.vocab import StorageClass
 from . import arith
 from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer
-from .callbacks import callback_operand
+from .callbacks import callback_operand, parameter_annotation
 from .conversions import CompileTime, Conversion
 from .coopcheck import raise_problem
 from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
+from .structs import is_data_ptr, ptr_elem
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
 
@@ -223,24 +224,45 @@ def _layout_and_view(cg: Builder, p: dict[str, Any], b: Builtin) -> list[Value]:
     return [layout, view]
 
 
-def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: bool) -> Any:
-    """Pointer to element ``offset`` of the memory a tensor load/store addresses, with its rules checked."""
+def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: Any) -> tuple[Any, T.Type | None]:
+    """Pointer to element ``offset`` of the memory a tensor load/store addresses, and the block type its
+    decode function ``decode`` reads (None without one), with their rules checked."""
     buf, offset = p["buffer"], cg.as_operand(p["offset"])
     if isinstance(buf, BufferRef) and buf.storage.is_invocation_local:
         raise TypeMismatchError(f"{b.name}: cannot address {buf.kind} '{buf.name}'; tensor loads and stores take "
                                 f"buffers, shared arrays and Ptr[...]", cg.em.loc)
-    if decode and isinstance(buf, BufferRef) and buf.storage.is_shared:
+    if decode is not None and isinstance(buf, BufferRef) and buf.storage.is_shared:
         raise TypeMismatchError(f"{b.name}: a decode function reads device memory (a buffer or a Ptr[...]), not "
                                 f"shared array '{buf.name}' (SPV_NV_cooperative_matrix2)", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, b.name)
     elem = ptr.type.pointee
-    raise_problem(cg.em, rules.memory_problem(elem, decode), f"{b.name}: ")
+    block = None if decode is None else _decode_block(cg, decode, elem)
+    raise_problem(cg.em, rules.memory_problem(elem, block), f"{b.name}: ")
     known = offset.value if isinstance(offset, Const) else offset
     if isinstance(known, int) and not isinstance(known, bool) and known * size_of(elem) % TENSOR_ALIGNMENT:
         raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * size_of(elem)} bytes from the start; "
                             f"a tensor load or store must start {TENSOR_ALIGNMENT}-byte aligned (move the region "
                             f"with the layout's slice instead)", cg.em.loc)
-    return ptr
+    return ptr, block
+
+
+def _decode_block(cg: Builder, fn: Any, elem: T.Type) -> T.Type:
+    """The block struct decode function ``fn`` reads: its first parameter's annotation when it has one (as a
+    GLSL decode function declares its buffer_reference block type, ``def fn(block: BlockQ4_0Packed16, ...)``),
+    else the memory's element type."""
+    ann = parameter_annotation(cg, fn, 0)
+    if ann is None:
+        return elem
+    if is_data_ptr(ann):
+        raise TypeMismatchError(f"load_tensor: the decode function's first parameter is annotated "
+                                f"Ptr[{ptr_elem(ann)}], a pointer to an array; it receives a pointer to one block: "
+                                f"annotate it with the block struct itself (block: {ptr_elem(ann)})", cg.em.loc)
+    if not isinstance(ann, T.StructType):
+        what = cg.describe(ann) if isinstance(ann, Value) else repr(ann)
+        raise TypeMismatchError(f"load_tensor: the decode function's first parameter is annotated {what}; it "
+                                f"receives a pointer to one block, so annotate it with the block's @cd.struct "
+                                f"(or leave it unannotated to read the memory's element type, {elem})", cg.em.loc)
+    return ann
 
 
 def _memory(cg: Builder, p: dict[str, Any], ptr: Any, is_store: bool) -> dict[str, Any]:
@@ -265,12 +287,12 @@ def _fill(cg: Builder, fill: Any, mat_type: T.CoopMatType) -> Value:
     return fill
 
 
-def _decoder(cg: Builder, fn: Any, ptr: Any, layout: Value, mat_type: T.CoopMatType) -> Value:
+def _decoder(cg: Builder, fn: Any, block_type: T.Type, layout: Value, mat_type: T.CoopMatType) -> Value:
     """The decode function as an operand: (device pointer to one block, block_coords, coord_in_block) -> the
     matrix component (spirv-val aborts on some wrong signatures: checked here first)."""
     assert isinstance(layout.type, T.TensorLayoutType)  # the addressing starts with the layout
     coords = T.ArrayType(T.u32, layout.type.dim)
-    block = T.PointerType(ptr.type.pointee, StorageClass.PhysicalStorageBuffer)
+    block = T.PointerType(block_type, StorageClass.PhysicalStorageBuffer)
     passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]
     return callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
 
@@ -288,15 +310,19 @@ def load_tensor(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
     ``fn(block, block_coords, coord_in_block)`` (a ``@cd.func``, or a
     ``cd.partial`` of one binding its further parameters): the memory holds
     block structs, ``block`` points at the one holding the element and the
-    coordinates are ``cd.u32`` arrays of the layout's dimension count.  Memory
+    coordinates are ``cd.u32`` arrays of the layout's dimension count.  A
+    first parameter annotated with a ``@cd.struct`` (``block: Q4_0Packed16``)
+    reads blocks of that type, whatever the memory's elements (their sizes
+    must divide one another).  Memory
     operands as for ``load``; through a ``Ptr`` the load carries ``Aligned 16``.
     """
     addressing = _layout_and_view(cg, p, load_tensor)
     fn = p.get("decode")
-    ptr = _tensor_pointer(cg, p, load_tensor, decode=fn is not None)
+    ptr, block = _tensor_pointer(cg, p, load_tensor, decode=fn)
     fill = _fill(cg, p.get("fill"), mat_type)
     if fn is not None:
-        addressing.append(_decoder(cg, fn, ptr, addressing[0], mat_type))
+        assert block is not None  # a decode function reads blocks of a type
+        addressing.append(_decoder(cg, fn, block, addressing[0], mat_type))
     return cg.em.op("coop_load_tensor", mat_type, [ptr, fill, *addressing], **_memory(cg, p, ptr, False))
 
 
@@ -320,7 +346,7 @@ def store_tensor(cg: Builder, mat: Value, **p: Any) -> None:
     """
     addressing = _layout_and_view(cg, p, store_tensor)
     raise_problem(cg.em, rules.store_layout_problem(addressing[0]), "store_tensor: ")
-    ptr = _tensor_pointer(cg, p, store_tensor, decode=False)
+    ptr, _ = _tensor_pointer(cg, p, store_tensor, decode=None)
     if isinstance(p["buffer"], BufferRef):
         cg.note_buffer_write(p["buffer"])
     cg.em.op("coop_store_tensor", T.void, [ptr, mat, *addressing], **_memory(cg, p, ptr, True))

@@ -21,6 +21,7 @@ from ..._records import record
 from .. import types as T
 from ..attrs import MemoryAccess
 from ..core import Const, FuncRef, Op, Value
+from ..layout import array_stride, size_of
 from ..targets import Availability
 from ..vocab import StorageClass
 from .base import Problem, check, define, fail, matrix, pointer, result_is
@@ -136,15 +137,36 @@ def view_problem(layout: T.TensorLayoutType, view: T.TensorViewType) -> Problem 
     return None
 
 
-def memory_problem(elem: T.Type, decode: bool) -> Problem | None:
-    """The elements of the memory a tensor load or store addresses: block structs a decode function reads,
-    otherwise numeric scalars or vectors."""
-    if decode and not isinstance(elem, T.StructType):
+def memory_problem(elem: T.Type, block: T.Type | None) -> Problem | None:
+    """The elements of the memory a tensor load or store addresses; ``block`` is what a decode function reads
+    one of (the pointee of its first parameter), None without one.  Without a decode function: numeric
+    scalars or vectors.  With one: the function reads block structs, which SPIR-V finds by stepping from the
+    instruction's Pointer by the block's size, whatever the memory's element type (SPV_NV_cooperative_matrix2,
+    "the size of the pointee type"); the memory's elements may be another type (ggml's decode functions read
+    ``block_q4_0_packed16`` from a buffer of ``block_q4_0``, a ``vec4`` from one of ``float``, raw bytes as any
+    block) as long as blocks and elements tile each other: one size divides the other, or blocks would start
+    inside elements (the load's offset counts elements)."""
+    if block is None:
+        if not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).is_bool:
+            return Problem("type", f"the memory must hold numeric scalars or vectors, not {elem} (memory of "
+                                   f"structs needs a decode function)")
+        return None
+    if not isinstance(block, T.StructType):
         return Problem("type", f"a decode function reads one block at a time, so the memory must hold block "
-                               f"structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {elem}")
-    if not decode and (not isinstance(elem, (T.ScalarType, T.VectorType)) or T.scalar_of(elem).is_bool):
-        return Problem("type", f"the memory must hold numeric scalars or vectors, not {elem} (memory of structs "
-                               f"needs a decode function)")
+                               f"structs (Buffer[Block] or Ptr[Block] of a @cd.struct), not {block}, or the "
+                               f"function's first parameter must name the block struct it reads "
+                               f"(def fn(block: Block, block_coords, coord_in_block))")
+    if block == elem:
+        return None
+    if isinstance(elem, T.ScalarType) and elem.is_bool:
+        return Problem("type", f"the memory holds {elem}; a decode function's blocks lie in memory of numbers "
+                               f"or structs")
+    bs, es = size_of(block), array_stride(elem)
+    if bs % es and es % bs:
+        return Problem("shape", f"the decode function reads {block} blocks of {bs} bytes from memory of {elem} "
+                                f"({es} bytes each): SPIR-V finds block k {bs} x k bytes after the element the "
+                                f"offset names, so blocks would start inside elements; one size must divide the "
+                                f"other (declare the memory as {block}, or as bytes: u8)")
     return None
 
 
@@ -196,15 +218,23 @@ def _addressing(op: Op, first: int) -> None:
         check(op, view_problem(rest[0].type, rest[1].type))
 
 
-def _memory(op: Op, decode: bool) -> None:
+def _memory(op: Op, block: T.Type | None) -> None:
     p = pointer(op, 0)
     if p.storage not in TENSOR_STORAGE:
         fail(op, f"cannot address a matrix in {p.storage} memory")
-    check(op, memory_problem(p.pointee, decode))
+    check(op, memory_problem(p.pointee, block))
+
+
+def decode_block(ref: FuncRef) -> T.Type:
+    """What the decode function ``ref`` reads one of: the pointee of its first parameter (the block pointer
+    is checked as a parameter by SPIR-V validation; a function without one reads nothing of a type)."""
+    first = ref.func.params[0].type if ref.func.params else None
+    return first.pointee if isinstance(first, T.PointerType) else T.void
 
 
 def _load(op: Op) -> None:
-    _memory(op, decode_ref(op) is not None)
+    ref = decode_ref(op)
+    _memory(op, None if ref is None else decode_block(ref))
     if not isinstance(op.type, T.CoopMatType):
         fail(op, f"loads a cooperative matrix, result is {op.type}")
     if op.operands[1].type != op.type:
@@ -213,7 +243,7 @@ def _load(op: Op) -> None:
 
 
 def _store(op: Op) -> None:
-    _memory(op, False)
+    _memory(op, None)
     matrix(op, 1)
     _addressing(op, 2)
     if isinstance(op.operands[-1], FuncRef):
