@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
@@ -14,6 +15,9 @@ from ..lang.types import Enumerant
 from .access import expr_attribute, expr_subscript
 from .calls import expr_call, expr_list, expr_listcomp
 
+if TYPE_CHECKING:
+    from .codegen import CodeGen
+
 BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
     ast.Mod: "rem", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.LShift: "shl",
@@ -22,21 +26,21 @@ BINOPS = {
 CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 
 
-def expr_constant(cg, node: ast.Constant):
+def expr_constant(cg: CodeGen, node: ast.Constant) -> Any:
     if isinstance(node.value, (bool, int, float, str)) or node.value is None:
         return node.value
     raise UnsupportedSyntaxError(f"constant {node.value!r} is not supported", cg.em.loc)
 
 
-def expr_name(cg, node: ast.Name):
+def expr_name(cg: CodeGen, node: ast.Name) -> Any:
     return cg.lookup(node.id, node)
 
 
-def expr_tuple(cg, node):
+def expr_tuple(cg: CodeGen, node: ast.Tuple) -> Any:
     return tuple(cg.visit(e) for e in node.elts)
 
 
-def expr_binop(cg, node: ast.BinOp):
+def expr_binop(cg, node: ast.BinOp):  # (cg: CodeGen once lang.context.Builder.em is read-only)
     op = BINOPS.get(type(node.op))
     if op is None:
         if isinstance(node.op, ast.MatMult):
@@ -61,7 +65,7 @@ def expr_binop(cg, node: ast.BinOp):
     return arith.binary(cg.em, op, a, b)
 
 
-def expr_unaryop(cg, node: ast.UnaryOp):
+def expr_unaryop(cg: CodeGen, node: ast.UnaryOp) -> Any:
     v = cg.as_operand(cg.visit(node.operand))
     if isinstance(node.op, ast.Not):
         return arith.logical_not(cg.em, v)
@@ -69,7 +73,7 @@ def expr_unaryop(cg, node: ast.UnaryOp):
     return arith.unary(cg.em, op, v)
 
 
-def expr_boolop(cg, node: ast.BoolOp):
+def expr_boolop(cg: CodeGen, node: ast.BoolOp) -> Any:
     """``and`` / ``or`` with C/GLSL short-circuit semantics.
 
     Operands that only combine names, constants and arithmetic are evaluated
@@ -108,13 +112,11 @@ def _trivial(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
-def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Value:
-    from ..ir.core import SelectionMerge
-
+def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str) -> Value:
     em = cg.em
     header = em.current
     rhs, merge = em.new_block(word), em.new_block(f"end{word}")
-    header.merge = SelectionMerge(merge)
+    em.selection_merge(header, merge)
     em.terminate("cond_br", [left], [rhs, merge] if kind == "land" else [merge, rhs])
     em.start(rhs)
     cg.ssa.nested += 1  # (a comprehension on the right binds its name in a block the merge does not follow)
@@ -127,13 +129,14 @@ def _short_circuit(cg, kind: str, left: Value, node: ast.AST, word: str) -> Valu
     if not isinstance(v, Value) or v.type != T.boolean:
         raise TypeMismatchError(f"'{word}' needs bools, got {cg.describe(v)}", cg.src.loc(node))
     rhs_end = em.block
+    assert rhs_end is not None  # (an expression cannot return)
     em.branch(merge)
     em.start(merge)
     skipped = em.const(T.boolean, kind == "lor")  # the value when the right side is not evaluated
     return em.phi(merge, T.boolean, [skipped, v], [header, rhs_end])
 
 
-def expr_compare(cg, node: ast.Compare):
+def expr_compare(cg: CodeGen, node: ast.Compare) -> Any:
     left = cg.as_operand(cg.visit(node.left))
     result = None
     for op_node, right_node in zip(node.ops, node.comparators):
@@ -152,11 +155,11 @@ def expr_compare(cg, node: ast.Compare):
     return result
 
 
-def _as_bool(cg, v):
+def _as_bool(cg: CodeGen, v: Any) -> Any:
     return cg.em.const(T.boolean, bool(v)) if arith.is_number(v) else v
 
 
-def expr_ifexp(cg, node: ast.IfExp):
+def expr_ifexp(cg: CodeGen, node: ast.IfExp) -> Any:
     cond = cg.condition(node.test)
     if isinstance(cond, bool):
         return cg.visit(node.body if cond else node.orelse)

@@ -131,6 +131,10 @@ class Emitter:
             check_available(self.module.target_version, need, self.loc if loc is None else loc, hint)
         header.merge = LoopMerge(merge, cont, hint)
 
+    def selection_merge(self, header: Block, merge: Block) -> None:
+        """Make ``header`` a selection header merging at ``merge`` (its conditional branch comes next)."""
+        header.merge = SelectionMerge(merge)
+
     def function_variable(self, ptr: T.PointerType) -> Op:
         """A Function-storage variable, placed after the other variables at the start of the entry block
         (SPIR-V wants them first)."""
