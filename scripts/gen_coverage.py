@@ -200,6 +200,12 @@ NOT_COVERED = """
   a literal). A specialized count other than the default would make those instructions invalid, so
   `cd.tensor_view(dim)` takes a compile-time int (1 to 5); no real kernel (ggml uses 2 to 5, literally)
   varies it.
+- **Casting a decode function's block pointer to another block view** (GLSL's `decodeBufQ4_K_packed128(bl)`
+  inside a decode function, an `OpBitcast` of a PhysicalStorageBuffer pointer): not yet. A decode function
+  reads its memory as any one block struct (its first parameter's annotation, docs/lang/nv2.md); one view
+  can serve every read when it is an array of words as wide as the block's alignment, taken apart with
+  shifts and masks (q4_K through its `uvec4[9]` view, q4_0 through `u16` words). A cast would be a new
+  pointer conversion in the IR and the interpreter.
 - **Packed QCOM arrays whose length is a specialization constant** are covered where the QCOM spec lets
   the length vary: an accumulator's packed `u32[N // 2]` (f16) or `u32[N]` with `N` a `Spec` expression.
   An A row or B column is 256 bits by the spec, so its packed form is always `u32[8]` and its length never a

@@ -298,3 +298,23 @@ def test_glslangs_decode_of_another_block_type_ports():
     np.testing.assert_array_equal(y[:2048], x)
     flat = s[4:].reshape(-1)[:2048]  # the f16 blocks from element 4 of s on, 2 per S
     np.testing.assert_array_equal(y[2048:].reshape(64, 32), flat.reshape(32, 64).T)
+
+
+@cd.func
+def scaled(block: F32x4, block_coords, coord_in_block, factor):
+    return f16(block.v[coord_in_block[1]] * factor)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def f32_as_vec4_scaled(w: cd.Buffer[f32], y: cd.Buffer[f16], factor: cd.Spec[f32] = 2.0):
+    L = cd.tensor_layout(2).block_size(1, 4).dimension(16, 16)
+    Acc[f16, 16, 16].load_tensor(w, 0, L, decode=cd.partial(scaled, factor=factor)).store_tensor(
+        y, 0, cd.tensor_layout(2).dimension(16, 16))
+
+
+def test_a_partial_keeps_the_block_annotation():
+    compile_checked(f32_as_vec4_scaled, r"OpTypeFunction %half %_ptr_PhysicalStorageBuffer_F32x4 ")
+    src = np.arange(256, dtype=np.float32).reshape(16, 16) / 4
+    y = np.zeros((16, 16), np.float16)
+    f32_as_vec4_scaled.launch((1,), src, y, device="cpu")
+    np.testing.assert_array_equal(y, (src * 2).astype(np.float16))
