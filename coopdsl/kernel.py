@@ -45,8 +45,9 @@ class Kernel:
         self.workgroup_size = _check_wg(fn, workgroup_size)
         self.subgroup_size = _check_subgroup_size(fn, subgroup_size)
         self.entry_point = _check_entry_point(fn, entry_point)
-        if target_env not in tools.TARGET_ENVS:
-            raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {target_env!r}")
+        if not isinstance(target_env, str) or target_env not in tools.TARGET_ENVS:
+            raise CompileError(f"{fn.__name__}: target_env must be one of {', '.join(sorted(tools.TARGET_ENVS))}, "
+                               f"got {target_env!r}", _decorator_loc(fn, "target_env"))
         self.target_env = target_env
         self._cache: dict[tuple, tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)

@@ -17,6 +17,7 @@ Rules (close to GLSL's, stricter where GLSL converts silently):
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -187,6 +188,9 @@ def _fold(em: Emitter, op: str, a: Any, b: Any) -> Any:
                                 f"are limited to {MAX_FOLD_BITS} bits (no coopdsl type holds more than 64)", em.loc)
     try:
         return PY_BINARY[op](a, b)
+    except TypeError:  # 1.5 << 2, 2.0 & 1: Python's bitwise operators take ints
+        raise TypeMismatchError(f"'{SYMBOL[op]}' needs integers, got compile-time {a!r} {SYMBOL[op]} {b!r}",
+                                em.loc) from None
     except ZeroDivisionError:
         raise TypeMismatchError("division by zero in a compile-time expression", em.loc) from None
     except OverflowError as e:  # 10.0 ** 400
@@ -287,6 +291,8 @@ def _no_arrays(em: Emitter, *values: Any) -> None:
 
 def unary(em: Emitter, op: str, v: Any) -> Any:
     if is_number(v):
+        if op == "invert" and isinstance(v, float):
+            raise TypeMismatchError(f"'~' needs an integer, got the compile-time float {v!r}", em.loc)
         return PY_UNARY[op](v)
     v = operand(em, v, f"unary '{'-' if op == 'neg' else '+' if op == 'pos' else '~'}'")
     _no_arrays(em, v)
@@ -307,6 +313,7 @@ def unary(em: Emitter, op: str, v: Any) -> Any:
 
 
 def logical_not(em: Emitter, v: Any) -> Any:
+    v = operand(em, v, "'not'")
     if is_number(v):
         return not v
     if v.type != T.boolean:
@@ -319,6 +326,8 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
     v = operand(em, v, f"{target}(x)")
     if is_number(v):
         if isinstance(target, T.ScalarType) and target.is_int and isinstance(v, float):
+            if not math.isfinite(v):
+                raise ArgumentError(f"{target}({v!r}): an infinity or NaN has no integer value", em.loc)
             v = int(v)
         elif isinstance(target, T.ScalarType) and target.is_float:
             v = float(v)

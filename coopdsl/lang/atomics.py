@@ -25,7 +25,7 @@ from .values import BufferRef
 if TYPE_CHECKING:
     from .context import Builder
 
-ORDERINGS = ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")
+ORDERINGS = ("Acquire", "Release", "AcquireRelease")  # (Vulkan allows no SequentiallyConsistent)
 
 
 @record(frozen=True)
@@ -49,9 +49,19 @@ class Ordering(Conversion):
 
     def __call__(self, cg: Builder, sem: Any, name: str, param: str) -> tuple[str, ...]:
         names = (sem,) if isinstance(sem, str) else tuple(sem) if isinstance(sem, (tuple, list)) else (sem,)
-        if any(n not in ORDERINGS for n in names) or len(names) > 1:
-            raise ArgumentError(f"{name}(): semantics must be one of {', '.join(ORDERINGS)}", cg.em.loc)
+        if "SequentiallyConsistent" in names:
+            raise ArgumentError(f"{name}(): Vulkan does not allow SequentiallyConsistent semantics "
+                                f"(VUID-StandaloneSpirv-MemorySemantics-10866); use AcquireRelease", cg.em.loc)
+        allowed = ORDERINGS_OF.get(name, ORDERINGS)
+        if any(n not in allowed for n in names) or len(names) > 1:
+            why = f" ({WHY_NOT[name]})" if name in WHY_NOT and any(n in ORDERINGS for n in names) else ""
+            raise ArgumentError(f"{name}(): semantics must be one of {', '.join(allowed)}{why}", cg.em.loc)
         return names
+
+
+# an atomic load only acquires and a store only releases (Vulkan: VUID-StandaloneSpirv-MemorySemantics-10867/10868)
+ORDERINGS_OF = {"atomic_load": ("Acquire",), "atomic_store": ("Release",)}
+WHY_NOT = {"atomic_load": "a load cannot release", "atomic_store": "a store cannot acquire"}
 
 
 def _scope_and_semantics(mem: BufferRef, scope: Scope | None, semantics: tuple[str, ...] | None) \

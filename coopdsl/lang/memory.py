@@ -121,13 +121,41 @@ class MemorySemantics(Conversion):
 
     def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Semantics:
         names = (v,) if isinstance(v, str) else tuple(v) if isinstance(v, (tuple, list)) else None
-        if not names or any(n not in SEMANTICS for n in names):
+        if names is None or not names and name != "control_barrier" or any(n not in SEMANTICS for n in names):
             raise ArgumentError(f"semantics must be names from {', '.join(SEMANTICS)} (a string or a tuple), "
                                 f"got {v!r}", cg.em.loc)
         order = [n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")]
         if len(order) > 1:
             raise ArgumentError(f"semantics may name at most one ordering, got {', '.join(order)}", cg.em.loc)
+        problem = barrier_semantics_problem(name, names)
+        if problem:
+            raise ArgumentError(f"{name}(): semantics {v!r}: {problem}", cg.em.loc)
         return Semantics(names)
+
+
+STORAGE_BITS = ("UniformMemory", "WorkgroupMemory", "ImageMemory", "OutputMemory")
+
+
+def barrier_semantics_problem(name: str, names: tuple[str, ...]) -> str | None:
+    """What Vulkan's rules for the memory semantics of a barrier refuse in ``names`` (None: nothing), the
+    VUID-StandaloneSpirv-MemorySemantics-1086x/1087x rules spirv-val checks."""
+    order = next((n for n in names if n in ("Acquire", "Release", "AcquireRelease", "SequentiallyConsistent")), None)
+    storage = [n for n in names if n in STORAGE_BITS]
+    if order == "SequentiallyConsistent":
+        return "Vulkan does not allow SequentiallyConsistent; use AcquireRelease"
+    if "Volatile" in names:
+        return "Volatile applies to atomics, not barriers"
+    if order is not None and not storage:
+        return (f"the ordering {order} needs the memory it orders: add one of {', '.join(STORAGE_BITS)} "
+                f"(e.g. (\"AcquireRelease\", \"WorkgroupMemory\"))")
+    if order is None and (storage or name == "memory_barrier"):
+        return ("a memory barrier needs an ordering (Acquire, Release or AcquireRelease)" if name == "memory_barrier"
+                else f"{', '.join(storage)} without an ordering orders nothing: add Acquire, Release or AcquireRelease")
+    if "MakeAvailable" in names and order not in ("Release", "AcquireRelease"):
+        return "MakeAvailable needs Release or AcquireRelease"
+    if "MakeVisible" in names and order not in ("Acquire", "AcquireRelease"):
+        return "MakeVisible needs Acquire or AcquireRelease"
+    return None
 
 
 SCOPE, MEMORY_SEMANTICS = ScopeArg(), MemorySemantics()

@@ -222,10 +222,11 @@ def _buffer(elem: object, *rest: object) -> BufferParam:
     return BufferParam(elem)
 
 
-def _spec(t: object, spec_id: object = None) -> SpecParam:
-    if not isinstance(t, ScalarType):
+def _spec(t: object, spec_id: object = None, *rest: object) -> SpecParam:
+    if rest or not isinstance(t, ScalarType):
+        got = ", ".join(_named(x) for x in (t, spec_id, *rest)) if rest else _named(t)
         raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
-                                 f"got {_named(t)}", "Spec[")
+                                 f"got {got}", "Spec[")
     if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or
                                 not 0 <= spec_id <= 0xFFFFFFFF):
         raise _declaration_error(f"a specialization constant id must be an int from 0 to 4294967295 (a 32-bit "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...ir import types as T
-from ...ir.attrs import Scope
+from ...ir.attrs import Scope, Semantics
 from ...ir.core import Op
 from .registry import family, lowering, scope_id, semantics_id
 
@@ -87,7 +87,19 @@ def _rmw(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) ->
 def _cmpxchg(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     _atomic_caps(w, op.type, "cmpxchg")
     scope, sem = _scope_sem(w, op)
-    w.emit("OpAtomicCompareExchange", ty, rid, args[0], scope, sem, sem, *args[1:])
+    w.emit("OpAtomicCompareExchange", ty, rid, args[0], scope, sem, _unequal(w, op, sem), *args[1:])
+
+
+def _unequal(w: Writer, op: Op, equal: int) -> int:
+    """The Unequal semantics of a compare-exchange: the Equal ones, less a release (Vulkan: Unequal must not
+    release, VUID-StandaloneSpirv-UnequalMemorySemantics-10875): AcquireRelease becomes Acquire, Release
+    relaxed (no storage-class bits without an ordering)."""
+    names = op.attrs["semantics"].names
+    if "AcquireRelease" in names:
+        return semantics_id(w, Semantics(tuple("Acquire" if n == "AcquireRelease" else n for n in names)))
+    if "Release" in names:
+        return semantics_id(w, Semantics(()))
+    return equal
 
 
 @lowering("atomic_load")
