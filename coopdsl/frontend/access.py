@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import ast
 import types as py_types
+from typing import TYPE_CHECKING, Any
 
-from ..errors import CompileError, NameResolutionError, TypeMismatchError, UnsupportedSyntaxError, with_article
+from ..errors import (
+    CompileError,
+    NameResolutionError,
+    SourceLoc,
+    TypeMismatchError,
+    UnsupportedSyntaxError,
+    with_article,
+)
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
-from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
 from ..ir.layout import align_of
 from ..ir.vocab import StorageClass
 from ..lang import arith, arrays
@@ -23,10 +31,13 @@ from ..lang.pointers import ptr_element
 from ..lang.structs import is_data_ptr, ptr_elem
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
 
+if TYPE_CHECKING:
+    from .context import Context
+
 SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
-def expr_attribute(cg, node: ast.Attribute):
+def expr_attribute(cg: Context, node: ast.Attribute) -> Any:
     attr = node.attr
     if isinstance(node.value, ast.Subscript) and not isinstance(node.value.slice, ast.Slice):
         base = cg.visit(node.value.value)
@@ -66,7 +77,7 @@ def expr_attribute(cg, node: ast.Attribute):
     raise NameResolutionError(f"{cg.describe(obj)} has no attribute '{attr}'", cg.em.loc)
 
 
-def _member_index(t: T.StructType, name: str, loc) -> int:
+def _member_index(t: T.StructType, name: str, loc: SourceLoc) -> int:
     """The index of member ``name`` of struct ``t`` (read, assigned in a value or in memory), or the error
     listing the members it has."""
     try:
@@ -76,11 +87,11 @@ def _member_index(t: T.StructType, name: str, loc) -> int:
                                   f"{', '.join(n for n, _ in t.members)})", loc) from None
 
 
-def _methods(receiver) -> str:
+def _methods(receiver: Any) -> str:
     return ", ".join(B.method_names(receiver))
 
 
-def _swizzle_indices(t: T.VectorType, attr: str, loc, store: bool = False) -> list[int]:
+def _swizzle_indices(t: T.VectorType, attr: str, loc: SourceLoc, store: bool = False) -> list[int]:
     """The component indices ``attr`` names in ``t``; a store names each component once."""
     idx = [SWIZZLE[c] for c in attr]
     if any(i >= t.count for i in idx):
@@ -90,7 +101,7 @@ def _swizzle_indices(t: T.VectorType, attr: str, loc, store: bool = False) -> li
     return idx
 
 
-def _swizzle_value(cg, t: T.VectorType, attr: str, n: int, value, loc) -> Value:
+def _swizzle_value(cg: Context, t: T.VectorType, attr: str, n: int, value: Any, loc: SourceLoc) -> Value:
     """``value`` as what a store to ``n`` components ``attr`` of ``t`` takes: a component, or a vector of ``n``."""
     value = cg.as_operand(value)
     if n == 1 and arith.is_number(value):
@@ -101,7 +112,7 @@ def _swizzle_value(cg, t: T.VectorType, attr: str, n: int, value, loc) -> Value:
     return value
 
 
-def swizzle(cg, v: Value, attr: str):
+def swizzle(cg: Context, v: Value, attr: str) -> Value:
     t = v.type
     assert isinstance(t, T.VectorType)  # the caller checked
     idx = _swizzle_indices(t, attr, cg.em.loc)
@@ -112,7 +123,7 @@ def swizzle(cg, v: Value, attr: str):
     return cg.em.op("shuffle", T.VectorType(t.elem, len(idx)), [v, v], components=tuple(idx))
 
 
-def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str, value,
+def _store_components(cg: Context, ptr: Value, indices: list[Value], t: T.VectorType, attr: str, value: Any,
                       target: ast.Attribute) -> None:
     """Store ``value`` into components ``attr`` of the vector in memory at ``ptr`` + ``indices``: one
     ``OpAccessChain`` and ``OpStore`` per component (GLSL's ``buf[i].xy = w``)."""
@@ -128,7 +139,7 @@ def _store_components(cg, ptr: Value, indices: list, t: T.VectorType, attr: str,
         cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(align_of(t.elem))} if psb else {}))
 
 
-def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute) -> Value:
+def _store_in_value(cg: Context, v: Value, chain: list[str], value: Any, target: ast.Attribute) -> Value:
     """``v`` (a struct or vector value) with the member or components ``chain`` names replaced by ``value``:
     ``s.alpha = 2.0``, ``s.pos.xy = w``, ``v.x += 1.0`` on values held by names, as in GLSL."""
     t = v.type
@@ -152,7 +163,7 @@ def _store_in_value(cg, v: Value, chain: list[str], value, target: ast.Attribute
     return cg.em.op("insert", t, [new, v], index=i)
 
 
-def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Value:
+def _store_swizzle(cg: Context, v: Value, attr: str, value: Any, target: ast.Attribute) -> Value:
     """``v`` with the components ``attr`` names (``.x``, ``.xy``, ``.zw`` ...) replaced by ``value``, as GLSL's
     ``v.xy = w`` (each component once; a scalar for one component, a vector of as many for several)."""
     t = v.type
@@ -167,7 +178,7 @@ def _store_swizzle(cg, v: Value, attr: str, value, target: ast.Attribute) -> Val
     return v
 
 
-def _element_member(cg, base, node: ast.Subscript, name: str):
+def _element_member(cg: Context, base: Any, node: ast.Subscript, name: str) -> Value | BufferRef | None:
     """``mem[i].name`` for memory of structs (a buffer, shared or local array, a ``Ptr`` to structs):
     only the member is read, through an access chain to it, as glslang does (loading the whole element
     and extracting the member makes the driver read every byte of it); an array member is the memory its
@@ -197,11 +208,11 @@ def _element_member(cg, base, node: ast.Subscript, name: str):
     return cg.em.op("load", t, [member], **device_access(storage, t))
 
 
-def expr_subscript(cg, node: ast.Subscript):
+def expr_subscript(cg: Context, node: ast.Subscript) -> Any:
     return _subscript(cg, node, cg.visit(node.value))
 
 
-def _subscript(cg, node: ast.Subscript, base):
+def _subscript(cg: Context, node: ast.Subscript, base: Any) -> Any:
     if isinstance(node.slice, ast.Slice):
         raise UnsupportedSyntaxError("slices are not supported", cg.src.loc(node.slice))
     index = cg.visit(node.slice)
@@ -231,11 +242,11 @@ def _subscript(cg, node: ast.Subscript, base):
     raise TypeMismatchError(f"{cg.describe(base)} cannot be indexed", cg.em.loc)
 
 
-def _is_type_family(obj) -> bool:
+def _is_type_family(obj: object) -> bool:
     return type(obj).__module__.startswith("coopdsl.lang")
 
 
-def _type_param(cg, p):
+def _type_param(cg: Context, p: Any) -> Any:
     if isinstance(p, (SpecConst, SpecOp)):
         if not (isinstance(p.type, T.ScalarType) and p.type.is_int and p.type.width == 32):
             name = p.name if isinstance(p, SpecConst) else str(p.sym)
@@ -251,7 +262,7 @@ def _type_param(cg, p):
     return p
 
 
-def _value_index(cg, base: Value, index):
+def _value_index(cg: Context, base: Value, index: Any) -> Value:
     t = base.type
     index = cg.as_operand(index)
     if is_data_ptr(t):
@@ -276,7 +287,7 @@ def _value_index(cg, base: Value, index):
     raise TypeMismatchError(f"{with_article(t)} value cannot be indexed", cg.em.loc)
 
 
-def _check_matrix_index(cg, t: T.CoopMatType, index: int) -> None:
+def _check_matrix_index(cg: Context, t: T.CoopMatType, index: int) -> None:
     """A constant element index no invocation can hold: each holds ``m.length()`` elements, a share of the
     matrix's rows x cols that depends on the device, so any index from rows x cols on is out of range."""
     if isinstance(t.rows, int) and isinstance(t.cols, int) and index >= t.rows * t.cols:
@@ -285,12 +296,12 @@ def _check_matrix_index(cg, t: T.CoopMatType, index: int) -> None:
                                 f"invocation per scope)", cg.em.loc)
 
 
-def _spill_element(cg, m: Value, index):
+def _spill_element(cg: Context, m: Value, index: Any) -> Value:
     """Pointer to element ``index`` of matrix ``m`` stored in a fresh Function variable."""
     return arrays.element_pointer(cg, m, index, "a matrix element index")
 
 
-def store_subscript(cg, target: ast.Subscript, value) -> None:
+def store_subscript(cg: Context, target: ast.Subscript, value: Any) -> None:
     base = cg.visit(target.value)
     index = cg.visit(target.slice)
     value = cg.as_operand(value)
@@ -340,6 +351,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
             return
         # runtime index into a matrix: through a Function variable, as glslang does
         ptr = _spill_element(cg, base, index)
+        assert isinstance(ptr, Op)  # (an access chain into the variable it made)
         cg.em.op("store", T.void, [ptr, value])
         cg.assign(target.value.id, cg.em.op("load", base.type, [ptr.operands[0]]))
         return
@@ -350,7 +362,7 @@ def store_subscript(cg, target: ast.Subscript, value) -> None:
     raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
 
 
-def store_attribute(cg, target: ast.Attribute, value) -> None:
+def store_attribute(cg: Context, target: ast.Attribute, value: Any) -> None:
     """``mem[i].member(.member...) = value``: a store into one member of a struct element in memory.
 
     ``mem`` is a buffer, a shared or local array, or a ``Ptr`` to structs.
@@ -410,9 +422,9 @@ def store_attribute(cg, target: ast.Attribute, value) -> None:
     cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(align_of(t))} if psb else {}))
 
 
-def _container_path(cg, target: ast.Subscript):
+def _container_path(cg: Context, target: ast.Subscript) -> tuple[str, tuple[int, ...]]:
     """For ``acc[i][j] = v``: the root name and the compile-time index path (i, j)."""
-    path = []
+    path: list[int] = []
     node: ast.expr = target
     while isinstance(node, ast.Subscript):
         idx = cg.as_operand(cg.visit(node.slice))
@@ -426,7 +438,7 @@ def _container_path(cg, target: ast.Subscript):
     return node.id, tuple(reversed(path))
 
 
-def _set_path(container, path, value):
+def _set_path(container: Any, path: tuple[int, ...], value: Any) -> tuple[Any, ...]:
     i = path[0]
     if not isinstance(container, tuple) or not -len(container) <= i < len(container):
         raise IndexError(i)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
@@ -15,14 +16,17 @@ from ..lang.arrays import construct_array, length_of
 from ..lang.functions import DeviceFunction, Partial
 from ..lang.values import BoundMethod
 
+if TYPE_CHECKING:
+    from .context import Context
 
-def call_parts(cg, node: ast.Call):
+
+def call_parts(cg: Context, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
     args = []
     for a in node.args:
         if isinstance(a, ast.Starred):
             raise UnsupportedSyntaxError("'*args' in calls is not supported", cg.src.loc(a))
         args.append(cg.visit(a))
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for k in node.keywords:
         if k.arg is None:
             raise UnsupportedSyntaxError("'**kwargs' in calls is not supported", cg.src.loc(k))
@@ -30,14 +34,16 @@ def call_parts(cg, node: ast.Call):
     return args, kwargs
 
 
-def expr_call(cg, node: ast.Call):
+def expr_call(cg: Context, node: ast.Call) -> Any:
     func = cg.visit(node.func)
     args, kwargs = call_parts(cg, node)
     if isinstance(func, B.Builtin):
         return B.call(cg, func, args, kwargs)
     if isinstance(func, DeviceFunction):
+        assert cg.device_call is not None  # (the front end gives every code generator one)
         return cg.device_call(cg, func, args, kwargs)
     if isinstance(func, Partial):  # cd.partial(f, x=...)(...) is f(..., x=...)
+        assert cg.device_call is not None
         return cg.device_call(cg, func.func, args, {**dict(func.bound), **kwargs})
     if isinstance(func, BoundMethod):
         return B.call_method(cg, func.builtin, func.receiver, args, kwargs)
@@ -69,7 +75,8 @@ def expr_call(cg, node: ast.Call):
     raise TypeMismatchError(f"{cg.describe(func)} cannot be called in a kernel", cg.em.loc)
 
 
-def construct(cg, t, args, kwargs):
+def construct(cg: Context, t: T.ScalarType | T.VectorType | T.CoopMatType | T.ArrayType, args: list[Any],
+              kwargs: dict[str, Any]) -> Any:
     if kwargs:
         raise ArgumentError(f"{t}(...) takes no keyword arguments", cg.em.loc)
     if isinstance(t, T.ArrayType):
@@ -111,7 +118,7 @@ def construct(cg, t, args, kwargs):
     return cg.em.op("construct", t, values)
 
 
-def _minmax(cg, kind, args, kwargs):
+def _minmax(cg: Context, kind: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Python's min/max: folded for numbers, else the GLSL.std.450 builtin applied pairwise."""
     if kwargs or len(args) < 2:
         raise ArgumentError(f"{kind}(a, b, ...) takes two or more values", cg.em.loc)
@@ -127,12 +134,12 @@ def _minmax(cg, kind, args, kwargs):
     return out
 
 
-def expr_list(cg, node: ast.List):
+def expr_list(cg: Context, node: ast.List) -> tuple[Any, ...]:
     # compile-time containers are immutable tuples: element assignment rebinds the name
     return tuple(cg.visit(e) for e in node.elts)
 
 
-def expr_listcomp(cg, node: ast.ListComp):
+def expr_listcomp(cg: Context, node: ast.ListComp) -> tuple[Any, ...]:
     """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
     gen = node.generators[0]
     if len(node.generators) != 1 or gen.ifs or not isinstance(gen.target, ast.Name):

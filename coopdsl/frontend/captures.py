@@ -18,7 +18,7 @@ compile time, like the buffer arguments of a ``@cd.func`` call:
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._records import record
 from ..errors import TypeMismatchError
@@ -26,6 +26,9 @@ from ..ir.builder import Emitter
 from ..ir.core import Const, GlobalVar, Op, SpecConst, SpecOp, Value, const_key
 from ..ir.vocab import StorageClass
 from ..lang.values import BufferRef
+
+if TYPE_CHECKING:
+    from ..lang.context import Builder
 
 
 @record(frozen=True)
@@ -59,7 +62,7 @@ def push_constant_member(v: Value) -> int | None:
     return None
 
 
-def capture(cg, name: str, value: Any) -> Any:
+def capture(cg: Builder, name: str, value: Any) -> Any:
     """``value`` bound to parameter ``name`` of a callback: as it is, or :class:`Captured`; a located error
     for a runtime value the callback could not receive."""
     if isinstance(value, BufferRef) and value.storage == StorageClass.Function:

@@ -13,9 +13,10 @@ evaluated by Python, which is how constants fold and ``static_range`` unrolls.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from ..ir import types as T
-from ..ir.core import GlobalVar, Value
+from ..ir.core import Block, Function, GlobalVar, Value
 from ..ir.vocab import StorageClass
 from .control import ControlFlow
 from .expr import EXPRESSIONS
@@ -27,7 +28,7 @@ class CodeGen(ControlFlow):
 
     EXPRESSIONS = EXPRESSIONS
 
-    def run(self, consts: dict | None = None):
+    def run(self, consts: dict[str, Any] | None = None) -> Function:
         params, bindings = build_params(self.fn, self.src, self.module, consts)
         self.params = params
         entry = self.em.new_block("entry")
@@ -44,7 +45,7 @@ class CodeGen(ControlFlow):
             ref.var.info["readonly"] = ref.name not in self.written
         return self.em.func
 
-    def _load_push_constants(self, entry) -> None:
+    def _load_push_constants(self, entry: Block) -> None:
         p = self.params
         for name, var, st in p.uniforms:  # uniform blocks: read once, members by extraction
             block = var.type.pointee

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import types as py_types
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import (
     UNKNOWN_LOC,
@@ -31,13 +31,16 @@ from ..errors import (
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Value
+from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
 from ..ir.vocab import StorageClass
 from ..lang.arith import index_literal
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .source import Source
 from .ssa import SSA, Undefined
+
+if TYPE_CHECKING:
+    from ..lang.functions import DeviceFunction
 
 
 class Context:
@@ -47,8 +50,10 @@ class Context:
     EXPRESSIONS: ClassVar[dict] = {}
     _handler_table: ClassVar[dict]  # node type -> handler, made once per class (see _handlers)
 
-    def __init__(self, fn, src: Source, module: Module, func: Function | None = None,
-                 device_call: Callable | None = None, operand_compiler: Callable | None = None):
+    def __init__(self, fn: Callable[..., Any], src: Source, module: Module, func: Function | None = None,
+                 device_call: Callable[[Context, DeviceFunction, list[Any], dict[str, Any]], Any] | None = None,
+                 operand_compiler: Callable[[Context, DeviceFunction, Sequence[T.Type], dict[str, Any] | None],
+                                            FuncRef] | None = None) -> None:
         self.fn = fn
         self.src = src
         self.module = module
@@ -73,7 +78,7 @@ class Context:
 
 
     # -- the choke point --------------------------------------------------------------
-    def visit(self, node: ast.AST):
+    def visit(self, node: ast.AST) -> Any:
         handler = self._handler_of(type(node))
         if handler is None:
             raise UnsupportedSyntaxError(f"{describe_node(node)} is not supported in coopdsl kernels",
@@ -107,14 +112,14 @@ class Context:
             cls._handler_table = table
         return table
 
-    def body(self, stmts) -> None:
+    def body(self, stmts: list[ast.stmt]) -> None:
         for s in stmts:
             if self.em.block is None:
                 return  # the rest is unreachable (after return/break/continue)
             self.visit(s)
 
     # -- names ------------------------------------------------------------------------
-    def lookup(self, name: str, node: ast.AST):
+    def lookup(self, name: str, node: ast.AST) -> Any:
         if name in self.locals:
             block = self.em.block
             if block is None:
@@ -137,7 +142,7 @@ class Context:
         self._globals_seen[name] = found
         return found
 
-    def classify_global(self, name: str, value):
+    def classify_global(self, name: str, value: Any) -> Any:
         if isinstance(value, (bool, int, float, str, type(None), py_types.ModuleType)):
             return value
         if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float)) for v in value):
@@ -148,7 +153,7 @@ class Context:
             f"global '{name}' is a {type(value).__name__}, which kernels cannot use "
             f"(use numbers, tuples of numbers, coopdsl types and builtins)", self.em.loc)
 
-    def assign(self, name: str, value) -> None:
+    def assign(self, name: str, value: Any) -> None:
         if isinstance(value, BuiltinVar):
             value = self.as_runtime(value)
         if isinstance(value, BufferRef) and isinstance(value.var, GlobalVar) and (
@@ -161,20 +166,20 @@ class Context:
             self.ssa.write(name, self.em.block, value)
 
     # -- helpers builtins use -------------------------------------------------------------
-    def as_runtime(self, v) -> Value:
+    def as_runtime(self, v: Any) -> Value:
         if isinstance(v, BuiltinVar):
             return self.load_builtin(v)
         if isinstance(v, Value):
             return v
         raise TypeMismatchError(f"expected a runtime value, got {self.describe(v)}", self.em.loc)
 
-    def as_operand(self, v):
+    def as_operand(self, v: Any) -> Any:
         """A value usable in arithmetic: IR values and Python numbers."""
         if isinstance(v, BuiltinVar):
             return self.load_builtin(v)
         return v
 
-    def as_index(self, v, what: str) -> Value:
+    def as_index(self, v: Any, what: str) -> Value:
         v = self.as_operand(v)
         if isinstance(v, bool) or isinstance(v, float):
             raise TypeMismatchError(f"{what} must be an integer, got {v!r}", self.em.loc)
@@ -184,13 +189,13 @@ class Context:
             raise TypeMismatchError(f"{what} must be an integer, got {self.describe(v)}", self.em.loc)
         return v
 
-    def compile_time(self, v, what: str, kind):
+    def compile_time(self, v: Any, what: str, kind: type) -> Any:
         if not isinstance(v, kind):
             raise TypeMismatchError(f"{what} must be a compile-time {kind.__name__}, got {self.describe(v)}",
                                     self.em.loc)
         return v
 
-    def describe(self, v) -> str:
+    def describe(self, v: Any) -> str:
         """How an error message names ``v``, in the words kernels are written in."""
         if isinstance(v, Value):
             return f"a runtime {v.type}"
@@ -218,7 +223,7 @@ class Context:
         var = self.module_builtin(b)
         return self.em.op("load", b.type, [var])
 
-    def module_builtin(self, b: BuiltinVar):
+    def module_builtin(self, b: BuiltinVar) -> GlobalVar:
         for g in self.module.globals:
             if g.role == "builtin" and g.info["builtin"] == b.spirv:
                 return g
@@ -226,7 +231,7 @@ class Context:
         self.module.globals.append(g)
         return g
 
-    def element_pointer(self, buf: BufferRef, index) -> Value:
+    def element_pointer(self, buf: BufferRef, index: Any) -> Value:
         known = index.value if isinstance(index, Const) else index
         if isinstance(known, int) and not isinstance(known, bool):
             length = buf.length if isinstance(buf.length, int) else None
@@ -248,14 +253,15 @@ class Context:
         _, prefix, ptr = made
         return self.em.op("access", ptr, [buf.var, *prefix, idx])
 
-    def function_variable(self, ptr: T.PointerType):
+    def function_variable(self, ptr: T.PointerType) -> Op:
         """An OpVariable in Function storage; SPIR-V wants these first in the entry block."""
         return self.em.function_variable(ptr)
 
     def note_buffer_write(self, buf: BufferRef) -> None:
         self.written.add(buf.name)
 
-    def function_operand(self, dfn, param_types, consts: dict | None = None) -> FuncRef:
+    def function_operand(self, dfn: Any, param_types: Sequence[T.Type],
+                         consts: dict[str, Any] | None = None) -> FuncRef:
         """``dfn`` compiled for leading parameters of ``param_types``, the others bound to ``consts``."""
         if self.operand_compiler is None:
             raise InternalCompilerError("functions as operands need the front end's operand compiler", self.em.loc)
@@ -308,7 +314,7 @@ def describe_node(node: ast.AST) -> str:
     return names.get(type(node), f"'{type(node).__name__}'")
 
 
-def _closure_vars(fn) -> dict:
+def _closure_vars(fn: Callable[..., Any]) -> dict[str, Any]:
     out = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -319,7 +325,7 @@ def _closure_vars(fn) -> dict:
     return out
 
 
-def _is_coopdsl_object(value) -> bool:
+def _is_coopdsl_object(value: object) -> bool:
     mod = getattr(type(value), "__module__", "") or ""
     return mod.startswith("coopdsl.") or mod == "coopdsl"
 

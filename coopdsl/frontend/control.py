@@ -4,12 +4,12 @@ break/continue and return, written as structured SSA (merge blocks, loop headers
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
-from ..ir.core import SelectionMerge, Value
+from ..ir.core import Block, Value
 from ..lang import arith
 from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
@@ -17,26 +17,32 @@ from .calls import call_parts
 from .context import Context, describe_node
 from .expr import BINOPS
 
+if TYPE_CHECKING:
+    from ..ir.builder import Emitter
+
+# a range loop's counter: (its SSA name, the stop value, the step, the type it counts in, the loop's target)
+LoopCounter = tuple[str, Value, Any, T.ScalarType, str]
+
 MAX_UNROLLED = 65536  # iterations one static_range may unroll (each is compiled: a bound, not a hang)
 
 
 class ControlFlow(Context):
     """The statement handlers of the code generator (mixed into :class:`~.codegen.CodeGen`)."""
 
-    def stmt_expr(self, node: ast.Expr):
+    def stmt_expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
         self.visit(node.value)
 
-    def stmt_pass(self, node):
+    def stmt_pass(self, node: ast.Pass) -> None:
         return
 
-    def stmt_assign(self, node: ast.Assign):
+    def stmt_assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
         for target in node.targets:
             self.assign_target(target, value)
 
-    def stmt_annassign(self, node: ast.AnnAssign):
+    def stmt_annassign(self, node: ast.AnnAssign) -> None:
         if node.value is None or not isinstance(node.target, ast.Name):
             raise UnsupportedSyntaxError("annotated assignments need a simple name and a value", self.em.loc)
         ty = self.visit(node.annotation)
@@ -50,7 +56,7 @@ class ControlFlow(Context):
                                     self.src.loc(node.value))
         self.assign(node.target.id, value)
 
-    def assign_target(self, target: ast.AST, value) -> None:
+    def assign_target(self, target: ast.AST, value: Any) -> None:
         if isinstance(target, ast.Name):
             self.assign(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -66,7 +72,7 @@ class ControlFlow(Context):
         else:
             raise UnsupportedSyntaxError(f"cannot assign to {describe_node(target)}", self.src.loc(target))
 
-    def stmt_augassign(self, node: ast.AugAssign):
+    def stmt_augassign(self, node: ast.AugAssign) -> None:
         op = BINOPS.get(type(node.op))
         if op is None:
             raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", self.em.loc)
@@ -75,7 +81,7 @@ class ControlFlow(Context):
         rhs = self.as_operand(self.visit(node.value))
         self.assign_target(node.target, arith.binary(self.em, op, current, rhs))
 
-    def stmt_if(self, node: ast.If):
+    def stmt_if(self, node: ast.If) -> None:
         cond = self.condition(node.test)
         if isinstance(cond, bool):  # compile-time if: only the taken branch exists
             self.body(node.body if cond else node.orelse)
@@ -84,7 +90,7 @@ class ControlFlow(Context):
         then_b = em.new_block("then")
         else_b = em.new_block("else") if node.orelse else None
         merge = em.new_block("endif")
-        em.current.merge = SelectionMerge(merge)
+        em.selection_merge(em.current, merge)
         em.terminate("cond_br", [cond], [then_b, else_b or merge])
         self.ssa.nested += 1
         try:
@@ -99,12 +105,12 @@ class ControlFlow(Context):
             self.ssa.nested -= 1
         self._start_merge(merge)
 
-    def _start_merge(self, merge) -> None:
+    def _start_merge(self, merge: Block) -> None:
         self.em.start(merge)
         if not merge.preds:
             self.em.terminate("unreachable")
 
-    def stmt_for(self, node: ast.For):
+    def stmt_for(self, node: ast.For) -> None:
         if node.orelse:
             raise UnsupportedSyntaxError("'for ... else' is not supported", self.em.loc)
         if not isinstance(node.target, ast.Name):
@@ -124,7 +130,7 @@ class ControlFlow(Context):
             raise UnsupportedSyntaxError("range takes 1 to 3 positional arguments", self.src.loc(it))
         self._range_for(node, *_range_args(args), control=control)
 
-    def _loop_control(self, kwargs, plain: bool, it) -> LoopHint:
+    def _loop_control(self, kwargs: dict[str, Any], plain: bool, it: ast.Call) -> LoopHint:
         if plain and kwargs or set(kwargs) - {"unroll"}:
             raise UnsupportedSyntaxError("range takes no keyword arguments (coopdsl.range takes unroll=)",
                                          self.src.loc(it))
@@ -135,7 +141,7 @@ class ControlFlow(Context):
             return LoopHint(partial=u)  # (the builder checks the target has it, where it places the loop merge)
         raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
 
-    def _static_for(self, node, args, kwargs):
+    def _static_for(self, node: ast.For, args: list[Any], kwargs: dict[str, Any]) -> None:
         if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
             raise TypeMismatchError("static_range needs compile-time integer arguments", self.src.loc(node.iter))
         try:
@@ -146,6 +152,7 @@ class ControlFlow(Context):
             raise ArgumentError(f"static_range{tuple(args)} unrolls {len(steps)} iterations; at most {MAX_UNROLLED} "
                              f"(each is compiled: use range(...) or cd.range(...) for a runtime loop)",
                              self.src.loc(node.iter))
+        assert isinstance(node.target, ast.Name)  # (stmt_for checked)
         for v in steps:
             if self.em.block is None:
                 return
@@ -156,7 +163,7 @@ class ControlFlow(Context):
             finally:
                 self.loops.pop()
 
-    def _range_for(self, node, start, stop, step, control=LoopHint()):
+    def _range_for(self, node: ast.For, start: Any, stop: Any, step: Any, control: LoopHint = LoopHint()) -> None:
         em = self.em
         start, stop, step = (self.as_operand(v) for v in (start, stop, step))
         for what, v in (("start", start), ("stop", stop), ("step", step)):
@@ -181,9 +188,10 @@ class ControlFlow(Context):
         iv = f"$iv{self._iv}"
         self._iv += 1
         self.ssa.write(iv, em.current, start)
+        assert isinstance(node.target, ast.Name)  # (stmt_for checked)
         self._loop(node, node.body, iv=(iv, stop, step, ty, node.target.id), control=control)
 
-    def _as_type(self, v, ty, what):
+    def _as_type(self, v: Any, ty: T.ScalarType, what: str) -> Value:
         v = self.as_operand(v)
         if isinstance(v, (int, float, bool)):
             return em_literal(self.em, v, ty)
@@ -194,19 +202,21 @@ class ControlFlow(Context):
             return a
         return v
 
-    def stmt_while(self, node: ast.While):
+    def stmt_while(self, node: ast.While) -> None:
         if node.orelse:
             raise UnsupportedSyntaxError("'while ... else' is not supported", self.em.loc)
         self._loop(node, node.body, test=node.test)
 
-    def _loop(self, node, body, iv=None, test=None, control=LoopHint()):
+    def _loop(self, node: ast.For | ast.While, body: list[ast.stmt], iv: LoopCounter | None = None,
+              test: ast.expr | None = None, control: LoopHint = LoopHint()) -> None:
         self.ssa.nested += 1
         try:
             self._loop_blocks(node, body, iv, test, control)
         finally:
             self.ssa.nested -= 1
 
-    def _loop_blocks(self, node, body, iv, test, control):
+    def _loop_blocks(self, node: ast.For | ast.While, body: list[ast.stmt], iv: LoopCounter | None,
+                     test: ast.expr | None, control: LoopHint) -> None:
         em = self.em
         pre = em.current
         header, body_b = em.new_block("loop"), em.new_block("body")
@@ -234,6 +244,7 @@ class ControlFlow(Context):
             check = em.new_block("while")
             em.branch(check)
             em.start(check)
+            assert test is not None  # (a while loop's)
             c = self.condition(test)
             cond = em.const(T.boolean, c) if isinstance(c, bool) else c
         em.terminate("cond_br", [cond], [body_b, merge])
@@ -254,15 +265,15 @@ class ControlFlow(Context):
         self.ssa.close_loop(header, [cont])
         em.start(merge)
 
-    def stmt_break(self, node):
+    def stmt_break(self, node: ast.Break) -> None:
         loop = self._innermost("break")
         self.em.branch(loop[1])
 
-    def stmt_continue(self, node):
+    def stmt_continue(self, node: ast.Continue) -> None:
         loop = self._innermost("continue")
         self.em.branch(loop[0])
 
-    def _innermost(self, what: str):
+    def _innermost(self, what: str) -> tuple[Block, Block]:
         if not self.loops:
             raise UnsupportedSyntaxError(f"'{what}' outside a loop", self.em.loc)
         if self.loops[-1] is None:
@@ -271,13 +282,13 @@ class ControlFlow(Context):
                 self.em.loc)
         return self.loops[-1]
 
-    def stmt_return(self, node: ast.Return):
+    def stmt_return(self, node: ast.Return) -> None:
         if node.value is not None:
             raise TypeMismatchError("a kernel returns nothing; write results to a buffer", self.em.loc)
         self.em.terminate("return")
 
 
-def em_literal(em, v, ty):
+def em_literal(em: Emitter, v: Any, ty: T.Type) -> Value:
     return em.literal(v, ty)
 
 

@@ -40,7 +40,7 @@ def expr_tuple(cg: CodeGen, node: ast.Tuple) -> Any:
     return tuple(cg.visit(e) for e in node.elts)
 
 
-def expr_binop(cg, node: ast.BinOp):  # (cg: CodeGen once lang.context.Builder.em is read-only)
+def expr_binop(cg: CodeGen, node: ast.BinOp) -> Any:
     op = BINOPS.get(type(node.op))
     if op is None:
         if isinstance(node.op, ast.MatMult):

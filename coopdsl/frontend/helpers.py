@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
@@ -20,15 +22,20 @@ from ..lang import arith
 from ..lang.values import BufferRef
 from .captures import Captured, capture
 from .codegen import CodeGen
-from .source import parse_function
+from .source import Source, parse_function
 
-_compiling: list = []  # device functions being compiled (to catch recursion)
+if TYPE_CHECKING:
+    from ..lang.functions import DeviceFunction
+    from .context import Context
+
+_compiling: list[DeviceFunction] = []  # device functions being compiled (to catch recursion)
 
 
 class HelperGen(CodeGen):
     """Code generation of one specialisation of a device function."""
 
-    def __init__(self, dfn, src, module, func, bindings):
+    def __init__(self, dfn: DeviceFunction, src: Source, module: Module, func: Function,
+                 bindings: dict[str, Any]) -> None:
         super().__init__(dfn.fn, src, module, func, device_call=call, operand_compiler=function_operand)
         self.bindings = bindings
         self.returns: list[tuple[Op, object]] = []
@@ -46,7 +53,7 @@ class HelperGen(CodeGen):
             self.stmt_return(ast.Return(value=None))
         self._finish_returns()
 
-    def stmt_return(self, node: ast.Return):
+    def stmt_return(self, node: ast.Return) -> None:
         value = None if node.value is None else self.as_operand(self.visit(node.value))
         if value is not None and not isinstance(value, (Value, bool, int, float)):
             raise TypeMismatchError(f"a device function returns runtime values or numbers, not {self.describe(value)}",
@@ -82,13 +89,13 @@ class HelperGen(CodeGen):
 
 
 
-def _is_runtime(v) -> bool:
+def _is_runtime(v: object) -> bool:
     """Runtime arguments become parameters; specialization constants stay module-level constants
     (so a ``Spec`` passed to a device function can size its matrices there)."""
     return isinstance(v, Value) and not isinstance(v, (SpecConst, SpecOp))
 
 
-def _signature_part(v):
+def _signature_part(v: Any) -> tuple[Any, ...]:
     if isinstance(v, (SpecConst, SpecOp)):
         return ("spec", dim_of(v))
     if isinstance(v, Value):
@@ -104,7 +111,7 @@ def _signature_part(v):
     return ("object", id(v))
 
 
-def call(cg, dfn, args: list, kwargs: dict):
+def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Emit a call of device function ``dfn``; returns its result (None for void)."""
     sig = inspect.signature(dfn.fn)
     try:
@@ -135,12 +142,12 @@ def call(cg, dfn, args: list, kwargs: dict):
     return None if return_type is T.void else result
 
 
-def _annotations(dfn) -> dict:
+def _annotations(dfn: DeviceFunction) -> dict[str, T.Type]:
     """The parameter and return annotations of ``dfn`` that name coopdsl value types (others are ignored)."""
     cached = dfn.__dict__.get("_coopdsl_annotations")
     if cached is not None:
         return cached
-    out = {}
+    out: dict[str, T.Type] = {}
     for name, ann in getattr(dfn.fn, "__annotations__", {}).items():
         if isinstance(ann, str):
             try:
@@ -153,7 +160,7 @@ def _annotations(dfn) -> dict:
     return out
 
 
-def _annotated(cg, dfn, values: dict) -> dict:
+def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict[str, Any]:
     """Arguments checked against the parameters' coopdsl type annotations (``def f(x: f32)``): a Python
     number takes the annotated type; a runtime value of another type is a located error, as a typed
     parameter is in GLSL, HLSL and Slang (before, annotations were ignored)."""
@@ -173,7 +180,7 @@ def _annotated(cg, dfn, values: dict) -> dict:
     return out
 
 
-def _flat(t):
+def _flat(t: tuple[Any, ...]) -> Iterator[Any]:
     for x in t:
         if isinstance(x, tuple):
             yield from _flat(x)
@@ -181,7 +188,8 @@ def _flat(t):
             yield x
 
 
-def compile_function(module: Module, dfn, param_types: dict[str, T.Type], consts: dict | None = None) -> Function:
+def compile_function(module: Module, dfn: DeviceFunction, param_types: dict[str, T.Type],
+                     consts: dict[str, Any] | None = None) -> Function:
     """Compile device function ``dfn`` for runtime parameters of ``param_types`` (by name) without a call site.
 
     ``consts`` binds its compile-time parameters.  This is how a function
@@ -190,7 +198,7 @@ def compile_function(module: Module, dfn, param_types: dict[str, T.Type], consts
     :class:`~coopdsl.ir.core.FuncRef`.  The same signature gives the same function.
     """
     sig = inspect.signature(dfn.fn)
-    values: dict = {}
+    values: dict[str, Any] = {}
     for name, p in sig.parameters.items():
         if name in param_types:
             values[name] = Param(param_types[name], name)
@@ -205,9 +213,10 @@ def compile_function(module: Module, dfn, param_types: dict[str, T.Type], consts
     return func if func is not None else _compile(module, dfn, values, key)
 
 
-def _compile(module: Module, dfn, values: dict, key) -> Function:
+def _compile(module: Module, dfn: DeviceFunction, values: dict[str, Any], key: tuple[Any, ...]) -> Function:
     src = parse_function(dfn.fn)
-    params, bindings = [], {}
+    params: list[Param] = []
+    bindings: dict[str, Any] = {}
     for name, v in values.items():
         if _is_runtime(v):
             p = Param(v.type, name)
@@ -228,7 +237,8 @@ def _compile(module: Module, dfn, values: dict, key) -> Function:
     return func
 
 
-def function_operand(cg, dfn, param_types, consts: dict | None = None) -> FuncRef:
+def function_operand(cg: Context, dfn: DeviceFunction, param_types: Sequence[T.Type],
+                     consts: dict[str, Any] | None = None) -> FuncRef:
     """``dfn`` compiled with its leading parameters of ``param_types`` (in order) and the rest bound to
     ``consts`` (captured as :mod:`.captures` describes), as an operand naming the function."""
     names = list(inspect.signature(dfn.fn).parameters)

@@ -16,7 +16,7 @@ import ast
 import inspect
 from collections.abc import Callable
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._records import record
 from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
@@ -28,6 +28,9 @@ from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef
+
+if TYPE_CHECKING:
+    from .source import Source
 
 
 @record
@@ -41,7 +44,7 @@ class KernelParams:
     uniforms: list = field(default_factory=list)  # (name, variable, struct type)
 
 
-def parameter_annotations(fn, src) -> dict:
+def parameter_annotations(fn: Callable[..., Any], src: Source) -> dict[str, Any]:
     """The evaluated annotations of ``fn``'s parameters (string annotations too, with closure variables in
     scope); a located error naming the one that does not evaluate."""
     try:
@@ -50,7 +53,7 @@ def parameter_annotations(fn, src) -> dict:
         pass
     raw = inspect.get_annotations(fn)
     scope = {**fn.__globals__, **_closure(fn)}
-    out = {}
+    out: dict[str, Any] = {}
     for arg in src.tree.args.args:
         text = raw.get(arg.arg)
         try:
@@ -64,10 +67,10 @@ def parameter_annotations(fn, src) -> dict:
     return out
 
 
-def _closure(fn) -> dict:
+def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
     names = fn.__code__.co_freevars
     cells = fn.__closure__ or ()
-    out = {}
+    out: dict[str, Any] = {}
     for name, cell in zip(names, cells):
         try:
             out[name] = cell.cell_contents
@@ -93,7 +96,8 @@ class _Building:
     push: list[tuple[str, T.Type]] = field(default_factory=list)  # push-constant members, in parameter order
 
 
-def build_params(fn, src, module: Module, consts: dict | None = None) -> tuple[KernelParams, dict]:
+def build_params(fn: Callable[..., Any], src: Source, module: Module,
+                 consts: dict[str, Any] | None = None) -> tuple[KernelParams, dict[str, Any]]:
     """Create globals for ``fn``'s parameters; return them and the name bindings.  Each parameter goes to
     the handler of its annotation's kind (:data:`HANDLERS`)."""
     tree = src.tree
@@ -210,7 +214,7 @@ HANDLERS: dict[type, Callable[[_Building, str, Any, ast.arg], None]] = {
 }
 
 
-def _check_default(t: T.ScalarType, value, name: str, src, arg):
+def _check_default(t: T.ScalarType, value: Any, name: str, src: Source, arg: ast.arg) -> bool | int | float:
     try:
         return fit(value, t)
     except LiteralError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -41,7 +42,7 @@ def _store_names(node: ast.AST, into: set[str]) -> None:
             into.add(n.id)
 
 
-def assigned_names(nodes, loop_carried: bool = False) -> set[str]:
+def assigned_names(nodes: Iterable[ast.AST], loop_carried: bool = False) -> set[str]:
     """Names bound anywhere in ``nodes``: assignment and loop targets, and the root
     name of element assignments (``acc[i][j] = v`` rebinds ``acc``).
 

@@ -15,8 +15,10 @@ import inspect
 import linecache
 import textwrap
 import weakref
+from collections.abc import Callable
 from dataclasses import field
 from types import CodeType
+from typing import Any
 
 from .._records import record
 from ..errors import SourceLoc, UnsupportedSyntaxError
@@ -59,7 +61,7 @@ _parsed: dict[int, tuple[weakref.ref, Source]] = {}
 _files: dict[str, tuple[str, ast.Module]] = {}  # file -> (its text, its tree), the last version parsed
 
 
-def parse_function(fn) -> Source:
+def parse_function(fn: Callable[..., Any]) -> Source:
     """Parse ``fn``'s definition (once per code object); node line numbers are absolute in its file."""
     code = fn.__code__
     entry = _parsed.get(id(code))
@@ -70,7 +72,7 @@ def parse_function(fn) -> Source:
     return src
 
 
-def _forget(key: int):
+def _forget(key: int) -> Callable[[weakref.ref], None]:
     """The weak-reference callback that drops a dead code object's entry (unless the id was reused)."""
     def callback(ref: weakref.ref) -> None:
         entry = _parsed.get(key)
@@ -79,7 +81,7 @@ def _forget(key: int):
     return callback
 
 
-def _from_file(fn) -> Source | None:
+def _from_file(fn: Callable[..., Any]) -> Source | None:
     """``fn``'s ``def`` found in the tree of its whole file, or None when that does not work out."""
     code = fn.__code__
     file = code.co_filename
@@ -120,7 +122,7 @@ def _find_def(module: ast.Module, code: CodeType) -> ast.FunctionDef | None:
     return None
 
 
-def _from_inspect(fn) -> Source:
+def _from_inspect(fn: Callable[..., Any]) -> Source:
     """``fn``'s source as ``inspect`` finds it, dedented and parsed on its own."""
     file = inspect.getsourcefile(fn) or inspect.getfile(fn)
     try:

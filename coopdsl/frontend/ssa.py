@@ -12,18 +12,21 @@ the loop's pre-header.  Trivial phis (all operands the same) are removed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Block, Const, Op, Value
 from ..lang.arith import default_type
 
+if TYPE_CHECKING:
+    from ..ir.builder import Emitter
+
 
 class Undefined:
     """The value of a variable on a path where it was never assigned."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
 
 
@@ -33,7 +36,7 @@ class SSA:
     generator reaches after the write, which all come after the block of the write in a chain nothing
     branches around: it is read without walking up to that block."""
 
-    def __init__(self, emitter):
+    def __init__(self, emitter: Emitter) -> None:
         self.em = emitter
         self.defs: dict[str, dict[Block, object]] = {}
         self.read_through: dict[Block, Block] = {}  # loop header -> pre-header
@@ -41,7 +44,7 @@ class SSA:
         self.once: dict[str, object] = {}  # variables written once so far, while nested was 0 -> the value
         self.more: set[str] = set()  # variables written again, or while nested was not 0
 
-    def write(self, name: str, block: Block, value) -> None:
+    def write(self, name: str, block: Block, value: Any) -> None:
         self.defs.setdefault(name, {})[block] = value
         if name not in self.more:
             if self.nested or name in self.once:
@@ -50,7 +53,7 @@ class SSA:
             else:
                 self.once[name] = value
 
-    def read(self, name: str, block: Block):
+    def read(self, name: str, block: Block) -> Any:
         """The value of ``name`` at the end of ``block`` (may be Undefined)."""
         if name in self.once:
             return self.once[name]
@@ -82,7 +85,7 @@ class SSA:
             table[b] = value
         return value
 
-    def _merge(self, name: str, block: Block, values: list, path: tuple = ()):
+    def _merge(self, name: str, block: Block, values: list[Any], path: tuple[int, ...] = ()) -> Any:
         if all(isinstance(v, tuple) for v in values) and len({len(v) for v in values}) == 1:
             # a compile-time container of values: merge element by element
             return tuple(self._merge(name, block, [v[i] for v in values], path + (i,))
@@ -107,7 +110,7 @@ class SSA:
         operands = [self._as_value(name, v, ty) for v in values]
         return self.em.phi(block, ty, operands, list(block.preds), var=name, path=path)
 
-    def _as_value(self, name: str, v, ty: T.Type) -> Value:
+    def _as_value(self, name: str, v: Any, ty: T.Type) -> Value:
         if isinstance(v, Value):
             if v.type is not ty and v.type != ty:
                 raise CompileError(
@@ -130,7 +133,8 @@ class SSA:
         if value is not entry:  # (a compile-time object the loop does not carry: read through the pre-header)
             self.write(name, header, value)
 
-    def _loop_phis(self, name, entry, header, preheader, loc, path):
+    def _loop_phis(self, name: str, entry: Any, header: Block, preheader: Block, loc: SourceLoc,
+                   path: tuple[int, ...]) -> Any:
         if isinstance(entry, tuple):  # one phi per runtime element of a compile-time container
             return tuple(self._loop_phis(name, e, header, preheader, loc, path + (i,)) for i, e in enumerate(entry))
         if _is_number(entry):
@@ -184,7 +188,7 @@ class SSA:
         return users
 
 
-def _at_path(v, path: tuple, name: str, loc):
+def _at_path(v: Any, path: tuple[int, ...], name: str, loc: SourceLoc) -> Any:
     for i in path:
         if not isinstance(v, tuple) or i >= len(v):
             raise CompileError(f"'{name}' changes its shape (a compile-time list) inside the loop", loc)
@@ -192,7 +196,7 @@ def _at_path(v, path: tuple, name: str, loc):
     return v
 
 
-def _replace_leaf(v, old, new):
+def _replace_leaf(v: Any, old: Op, new: Value) -> Any:
     if v is old:
         return new
     if isinstance(v, tuple):
@@ -200,7 +204,7 @@ def _replace_leaf(v, old, new):
     return v
 
 
-def _is_number(v) -> bool:
+def _is_number(v: object) -> bool:
     return isinstance(v, (bool, int, float)) and not isinstance(v, Const)
 
 

@@ -21,8 +21,12 @@ from .values import BufferRef, BuiltinVar
 class Builder(Protocol):
     """What a builtin may use to inspect its arguments and emit IR."""
 
-    em: Emitter
     module: Module
+
+    @property
+    def em(self) -> Emitter:
+        """The IR emitter, positioned at the call.  Read-only here, so an implementation may hold a
+        subclass (the front end's NodeLocEmitter)."""
 
     def as_runtime(self, v: Any) -> Value:
         """``v`` as an IR value (loading built-in inputs); a located error for compile-time objects."""
