@@ -125,9 +125,11 @@ class Context:
             if block is None:
                 raise InternalCompilerError("reading a variable in unreachable code", self.em.loc)
             value = self.ssa.read(name, block)
-            if isinstance(value, Undefined):
+            if not isinstance(value, Undefined):
+                return value
+            if name not in self.src.element_only_names():
                 raise NameResolutionError(f"'{name}' may be used before it is assigned", self.em.loc)
-            return value
+            # bound only by element assignments (f32[i] = x): as in Python, the name is still the global one
         found = self._globals_seen.get(name, _UNSEEN)  # (closures and globals hold still while compiling)
         if found is not _UNSEEN:
             return found

@@ -42,6 +42,17 @@ def _store_names(node: ast.AST, into: set[str]) -> None:
             into.add(n.id)
 
 
+def plainly_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """Names bound as names anywhere in ``nodes`` (assignment, loop, comprehension and ``with`` targets): what
+    makes a name local in Python. The root of an element assignment (``a[i] = v``) is not among them."""
+    out: set[str] = set()
+    for node in nodes:
+        for n in ast.walk(node):
+            if type(n) is ast.Name and type(n.ctx) is ast.Store:
+                out.add(n.id)
+    return out
+
+
 def assigned_names(nodes: Iterable[ast.AST], loop_carried: bool = False) -> set[str]:
     """Names bound anywhere in ``nodes``: assignment and loop targets, and the root
     name of element assignments (``acc[i][j] = v`` rebinds ``acc``).

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._records import record
 from ..errors import SourceLoc, UnsupportedSyntaxError
-from .scan import assigned_names
+from .scan import assigned_names, plainly_bound_names
 
 
 @record
@@ -33,6 +33,7 @@ class Source:
     tree: ast.FunctionDef
     col_shift: int  # columns removed by dedent
     _body_names: frozenset[str] | None = field(default=None, repr=False)
+    _element_only: frozenset[str] | None = field(default=None, repr=False)
     _loop_names: dict[int, tuple[str, ...]] = field(default_factory=dict, repr=False)  # by id(loop)
 
     def loc(self, node: ast.AST) -> SourceLoc:
@@ -45,6 +46,13 @@ class Source:
         if self._body_names is None:
             self._body_names = frozenset(assigned_names(self.tree.body))
         return self._body_names
+
+    def element_only_names(self) -> frozenset[str]:
+        """Names the body binds only as the root of element assignments (``f32[i] = x``, never ``f32 = ...``):
+        Python keeps such a name global, so before any binding it reads the global (once per function)."""
+        if self._element_only is None:
+            self._element_only = self.body_names() - frozenset(plainly_bound_names(self.tree.body))
+        return self._element_only
 
     def loop_names(self, loop: ast.For | ast.While) -> tuple[str, ...]:
         """The names ``loop``'s body binds that can carry a value around it, sorted (once per loop;

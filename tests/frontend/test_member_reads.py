@@ -79,3 +79,17 @@ def test_member_reads_through_a_device_pointer():
     text = compile_checked(k_ptr, r"OpAccessChain %_ptr_PhysicalStorageBuffer_uint %\w+ %uint_2 ",
                            r"OpLoad %uint %\w+ Aligned 4", r"OpLoad %v4uint %\w+ Aligned 4")
     assert "OpLoad %Block" not in text
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def k_global_element(o: cd.Buffer[f32]):
+    o[0] = f32(1.0)            # the global type, as Python reads it: f32 is not local here
+    f32[0] = 2.0  # E:global
+
+
+def test_an_element_assignment_does_not_make_its_root_a_local_name():
+    from coopdsl.errors import TypeMismatchError
+
+    from ..conftest import expect_error
+
+    expect_error(k_global_element, TypeMismatchError, "cannot assign to an element of the type f32", "# E:global", 5)
