@@ -15,7 +15,7 @@ import _thread
 import importlib
 import sys
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 
 def lazy_exports(package: str, exports: dict[str, str] | None = None,
@@ -88,7 +88,7 @@ class Registry(dict[K, V]):
             raise KeyError(key)
         return value  # type: ignore[return-value]
 
-    def get(self, key, default=None):  # (untyped: dict.get's overloads)
+    def get(self, key: Any, default: Any = None) -> Any:  # (dict.get's overloads are not repeated)
         try:
             return self[key]
         except KeyError:
@@ -112,15 +112,15 @@ class Registry(dict[K, V]):
         self.load()
         return dict.__len__(self)
 
-    def keys(self):  # (untyped: dict's own view types)
+    def keys(self) -> Any:  # (dict's own view types)
         self.load()
         return dict.keys(self)
 
-    def values(self):
+    def values(self) -> Any:
         self.load()
         return dict.values(self)
 
-    def items(self):
+    def items(self) -> Any:
         self.load()
         return dict.items(self)
 

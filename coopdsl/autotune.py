@@ -298,7 +298,7 @@ class Autotuner:
         variant, spec = self.variant(config)
         variant.launch(self._grid(grid, config, args, kwargs), *args, device=device, **kwargs, **spec)
 
-    def _tune(self, grid, args: tuple, kwargs: dict, bound: dict, dev) -> tuple[Config, dict]:
+    def _tune(self, grid: Any, args: tuple, kwargs: dict, bound: dict, dev: Any) -> tuple[Config, dict]:
         saved = {n: _snapshot(bound[n]) for n in self.restore}
         timings: dict[str, float | str] = {}
         start = getattr(self.timer, "start", None)  # a timer's preparation before the first config (clocks)

@@ -26,6 +26,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..spirv.tools import TARGET_ENVS
 from .cspell import identifier
@@ -101,7 +102,7 @@ def read_spec(path: str | Path) -> BuildSpec:
     return BuildSpec(p, header, entries)
 
 
-def _entry(number: int, table, spec_path: Path, default_env: str | None, default_device: str | None) -> Entry:
+def _entry(number: int, table: Any, spec_path: Path, default_env: str | None, default_device: str | None) -> Entry:
     where = f"{spec_path}: kernel #{number}"
     if not isinstance(table, dict):
         raise InputError(f"{where}: must be a table")
@@ -123,7 +124,7 @@ def _entry(number: int, table, spec_path: Path, default_env: str | None, default
                  tuple(_variant(v, output, many, f"{where} variant #{i + 1}") for i, v in enumerate(variants)))
 
 
-def _variant(table, output: str, many: bool, where: str) -> Variant:
+def _variant(table: Any, output: str, many: bool, where: str) -> Variant:
     if not isinstance(table, dict):
         raise InputError(f"{where}: must be a table such as {{ spec = {{ N = 64 }} }}")
     _keys(table, VARIANT_KEYS, where)
@@ -139,7 +140,7 @@ def _variant(table, output: str, many: bool, where: str) -> Variant:
     return Variant(name, spec, consts)
 
 
-def _suffix_value(v) -> str:
+def _suffix_value(v: Any) -> str:
     return re.sub(r"\W", "_", str(v).lower()).replace("-", "m")
 
 
@@ -166,7 +167,7 @@ def _device(table: dict, where: str, spec_path: Path) -> str | None:
     return str(spec_path.parent / device) if device and device.endswith(".json") else device
 
 
-def _opt(table: dict, key: str, kind: type, where: str):
+def _opt(table: dict, key: str, kind: type, where: str) -> Any:
     v = table.get(key)
     if v is not None and not isinstance(v, kind):
         raise InputError(f"{where}: {key} must be a {kind.__name__}, got {v!r}")
@@ -179,7 +180,7 @@ def _keys(table: dict, known: set[str], where: str) -> None:
         raise InputError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
 
 
-def _check_unique(entries: tuple[Entry, ...], path) -> None:
+def _check_unique(entries: tuple[Entry, ...], path: Any) -> None:
     seen: dict[str, Entry] = {}
     for e in entries:
         for v in e.variants:

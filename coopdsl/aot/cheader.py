@@ -20,6 +20,7 @@ together.  The text compiles as C99 and C++17 (see docs/aot.md).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import __version__
 from . import cspell as C
@@ -251,7 +252,7 @@ def _needs(p: str, r: dict) -> Section:
     return Section(lines, fields)
 
 
-def _strings(name: str, items) -> list[str]:
+def _strings(name: str, items: Any) -> list[str]:
     if not items:
         return []
     return [f"COOPDSL_UNUSED static const char *const {name}[{len(items)}] = {{"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Callable
+from typing import Any
 
 from ..ir.types import SCALARS
 from ..spirv.module import float_bits
@@ -43,7 +45,7 @@ def macro(*parts: str) -> str:
     return "_".join(identifier(p).strip("_") or "_" for p in parts).upper()
 
 
-def unique(names: list[str], spell, what: str) -> list[str]:
+def unique(names: list[str], spell: Callable[[str], str], what: str) -> list[str]:
     """``spell`` applied to each name; two names with the same spelling are an InputError."""
     seen: dict[str, str] = {}
     out = []
@@ -88,7 +90,7 @@ def comment(text: str) -> str:
     return text.replace("*/", "* /")
 
 
-def value(type_name: str, v) -> str:
+def value(type_name: str, v: Any) -> str:
     """The C literal of a spec-constant default ``v`` of reflected scalar type ``type_name``."""
     if type_name == "bool":
         return "1u" if v else "0u"
@@ -123,6 +125,6 @@ def _float(type_name: str, v: float) -> str:
     return v.hex() + suffix
 
 
-def needs_math_h(type_name: str, v) -> bool:
+def needs_math_h(type_name: str, v: Any) -> bool:
     """Whether the literal of ``v`` uses a <math.h> macro (infinities and NaNs)."""
     return type_name in ("f32", "f64") and not math.isfinite(float(v))
