@@ -57,8 +57,8 @@ def kernel(kind: str, b_kmajor: bool = False) -> cd.Kernel:
     parameters set the block shape (``kernel(kind).specialize(TI=.., TJ=..)``). ``b_kmajor``: B is
     given as its N x K transpose (``matmul(..., transpose_b=True)``)."""
     ab, acc_t, depth, _, _ = KINDS[kind]
-    zero = 0 if ab.kind == "int" else 0.0  # Python numbers: typed where they are used
-    zero_c = 0 if acc_t.kind == "int" else 0.0
+    zero = 0 if ab.is_int else 0.0  # Python numbers: typed where they are used
+    zero_c = 0 if acc_t.is_int else 0.0
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy

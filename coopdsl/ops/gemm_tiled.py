@@ -88,7 +88,7 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False)
     TILE_M (see the module's docstring)."""
     epv = 16 // a_type.nbytes  # elements per 128-bit vector
     lk = depth(a_type)
-    zero = 0 if c_type.kind == "int" else 0.0
+    zero = 0 if c_type.is_int else 0.0
     TA = MatA[a_type, 16, lk]
     b_layout = cd.ColumnMajor if b_kmajor else cd.RowMajor
 
