@@ -18,8 +18,9 @@ from ..core import Const, Op, SpecConst, SpecOp
 from ..vocab import MatrixUse, StorageClass, matrix_use
 from .base import Problem, check, define, fail, integer, matrix, pointer, result_is
 
-MEMORY_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer,
-                  StorageClass.Function)
+# where Vulkan lets a cooperative matrix be loaded from or stored to (VUID-StandaloneSpirv-Pointer-08973:
+# StorageBuffer, Workgroup or PhysicalStorageBuffer; spirv-val checks it too): not Function or Private memory
+MEMORY_STORAGE = (StorageClass.StorageBuffer, StorageClass.Workgroup, StorageClass.PhysicalStorageBuffer)
 
 
 def use_name(use: T.Dim) -> str:
