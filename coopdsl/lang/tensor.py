@@ -294,7 +294,9 @@ def _decoder(cg: Builder, fn: Any, block_type: T.Type, layout: Value, mat_type: 
     coords = T.ArrayType(T.u32, layout.type.dim)
     block = T.PointerType(block_type, StorageClass.PhysicalStorageBuffer)
     passes = [("block", block), ("block_coords", coords), ("coord_in_block", coords)]
-    return callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
+    ref = callback_operand(cg, fn, "the decode function", passes, mat_type.elem)
+    raise_problem(cg.em, rules.decode_signature_problem(ref.type, layout.type.dim, mat_type.elem), "load_tensor: ")
+    return ref
 
 
 @builtin("(buffer, offset, layout, *, view=None, decode=None, fill=None, aligned=None, nontemporal=None, "

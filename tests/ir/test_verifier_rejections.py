@@ -198,6 +198,10 @@ def _dimension_after_stride(k: K) -> None:
     _setter(k, "tensor_layout_dimension", lay, 4, 8)
 
 
+_BLK = T.StructType("Blk", (("x", T.f32),), (0,))
+_BLK_PTR = T.PointerType(_BLK, "PhysicalStorageBuffer")
+
+
 def _tload(k: K, elem: T.Type = T.f32, result: T.Type = C, fill: T.Type = C, extra: list | None = None,
            storage: str = SSBO) -> None:
     p = k.ptr(elem, storage) if storage == SSBO else k.op("variable", T.PointerType(elem, storage), [])
@@ -470,6 +474,12 @@ CASES: list[Case] = [
      "a view without its own dimensions (has_dims=False) takes the layout's span"),
     ("decode of floats", lambda k: _tload(k, extra=[k.func(T.f32)]),
      "a decode function reads one block at a time, so the memory must hold block structs"),
+    ("decode signature", lambda k: _tload(k, elem=_BLK, extra=[k.func(T.f32, _BLK_PTR, T.ArrayType(T.u32, 3),
+                                                                      T.ArrayType(T.u32, 2))]),
+     "a decode function takes (a device pointer to one block, u32[2] block_coords"),
+    ("decode return", lambda k: _tload(k, elem=_BLK, extra=[k.func(T.f16, _BLK_PTR, T.ArrayType(T.u32, 2),
+                                                                   T.ArrayType(T.u32, 2))]),
+     "a decode function returns the matrix's component type f32, got f16"),
     ("structs without decode", lambda k: _tload(k, elem=T.StructType("Blk", (("x", T.f32),), (0,))),
      "the memory must hold numeric scalars or vectors, not"),
     ("store block size", lambda k: _tstore(k, _setter(k, "tensor_layout_block_size", k.layout(), 2, 1)),

@@ -225,6 +225,21 @@ def _memory(op: Op, block: T.Type | None) -> None:
     check(op, memory_problem(p.pointee, block))
 
 
+def decode_signature_problem(fn: T.FunctionType, dim: int, component: T.Type) -> Problem | None:
+    """A decode function's signature (SPV_NV_cooperative_matrix2): a device pointer to one block, then the
+    block's coordinates and the element's coordinates in the block, two arrays of ``dim`` u32 (the layout's
+    dimensions), returning the matrix's component type."""
+    want = T.ArrayType(T.u32, dim)
+    first = fn.params[0] if fn.params else None
+    if len(fn.params) != 3 or not (isinstance(first, T.PointerType) and first.storage.is_physical) \
+            or fn.params[1] != want or fn.params[2] != want:
+        return Problem("type", f"a decode function takes (a device pointer to one block, {want} block_coords, {want} "
+                               f"coord_in_block), got {fn}")
+    if fn.ret != component:
+        return Problem("type", f"a decode function returns the matrix's component type {component}, got {fn.ret}")
+    return None
+
+
 def decode_block(ref: FuncRef) -> T.Type:
     """What the decode function ``ref`` reads one of: the pointee of its first parameter (the block pointer
     is checked as a parameter by SPIR-V validation; a function without one reads nothing of a type)."""
@@ -240,6 +255,9 @@ def _load(op: Op) -> None:
     if op.operands[1].type != op.type:
         fail(op, f"the fill matrix is {op.operands[1].type}, the result {op.type}")
     _addressing(op, 2)
+    layout = op.operands[2].type
+    if ref is not None and isinstance(layout, T.TensorLayoutType):
+        check(op, decode_signature_problem(ref.type, layout.dim, op.type.elem))
 
 
 def _store(op: Op) -> None:
