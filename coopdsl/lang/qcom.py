@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._records import record
 from ..errors import ShapeError, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Const, Op, Value
+from ..ir.core import Const, Value
 from ..ir.ops import qcom as rules
 from ..ir.vocab import MatrixUse
 from . import arith
@@ -134,13 +134,7 @@ def _check_direction(cg: Builder, m: T.CoopMatType, line: str, verb: str) -> Non
 
 def _check_k_multiple(cg: Builder, m: T.CoopMatType, arr: Value) -> None:
     """A constant sub-array start fed to an A or B matrix must be a multiple of its K (the slice length)."""
-    if m.use == MatrixUse.Acc or not (isinstance(arr, Op) and arr.kind == "sub_array"):
-        return
-    assert isinstance(arr.type, T.ArrayType)
-    start, n = arr.operands[1], arr.type.length
-    if isinstance(start, Const) and isinstance(n, int) and start.value % n:
-        raise ShapeError(f"a sub-array that becomes a {rules.line_name(m)} of {m} must start at a multiple of its "
-                         f"length {n} (K), got {start.value}", cg.em.loc)
+    _raise(cg, rules.k_multiple_problem(m, arr))
 
 
 @builtin("(array)", method_of=T.CoopMatType, typed=True)

@@ -26,7 +26,6 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
-from ..ir.layout import size_of
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
 from ..ir.vocab import StorageClass
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
     from .context import Builder
 
 MAX_DIM = 5
-TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load/store (SPV_NV_cooperative_matrix2)
+TENSOR_ALIGNMENT = rules.TENSOR_ALIGNMENT
 
 
 @record(frozen=True)
@@ -238,11 +237,8 @@ def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: Any) -> 
     elem = ptr.type.pointee
     block = None if decode is None else _decode_block(cg, decode, elem)
     raise_problem(cg.em, rules.memory_problem(elem, block), f"{b.name}: ")
-    known = offset.value if isinstance(offset, Const) else offset
-    if isinstance(known, int) and not isinstance(known, bool) and known * size_of(elem) % TENSOR_ALIGNMENT:
-        raise ArgumentError(f"{b.name}: element {known} of {elem} lies {known * size_of(elem)} bytes from the start; "
-                            f"a tensor load or store must start {TENSOR_ALIGNMENT}-byte aligned (move the region "
-                            f"with the layout's slice instead)", cg.em.loc)
+    raise_problem(cg.em, rules.offset_problem(offset.value if isinstance(offset, Const) else offset, elem),
+                  f"{b.name}: ")
     return ptr, block
 
 

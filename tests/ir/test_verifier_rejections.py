@@ -480,6 +480,10 @@ CASES: list[Case] = [
     ("decode return", lambda k: _tload(k, elem=_BLK, extra=[k.func(T.f16, _BLK_PTR, T.ArrayType(T.u32, 2),
                                                                    T.ArrayType(T.u32, 2))]),
      "a decode function returns the matrix's component type f32, got f16"),
+    ("tensor offset", lambda k: k.op("coop_load_tensor", C, [
+        k.op("access", T.PointerType(T.f32, SSBO), [buffer(k.m, "bo", T.f32, 9), k.c(T.u32), k.c(T.u32, 3)]),
+        k.mat(C), k.layout()]),
+     "element 3 of f32 lies 12 bytes from the start; a tensor load or store must start 16-byte aligned"),
     ("structs without decode", lambda k: _tload(k, elem=T.StructType("Blk", (("x", T.f32),), (0,))),
      "the memory must hold numeric scalars or vectors, not"),
     ("store block size", lambda k: _tstore(k, _setter(k, "tensor_layout_block_size", k.layout(), 2, 1)),
@@ -513,6 +517,9 @@ CASES: list[Case] = [
      "which coopdsl cannot tell for a specialization constant"),
     ("bitcast length", lambda k: _bitcast_array(k, (T.f16, 4), T.ArrayType(T.u32, 4)),
      "bitcast_array keeps the byte size"),
+    ("from_rows sub-array start", lambda k: k.op("coop_from_array", T.CoopMatType(T.f32, SG, 32, 8, 0), [
+        k.op("sub_array", T.ArrayType(T.f32, 8), [k.arr(T.f32, 32), k.c(T.i32, 4)])]),
+     "a sub-array that becomes a row of MatA[f32, 32, 8] must start at a multiple of its length 8 (K), got 4"),
     ("from_rows workgroup", lambda k: _qcom_a(k, T.CoopMatType(T.f16, 2, 16, 16, 0), (T.f16, 16)),
      "has Workgroup scope; matrices meet per-invocation arrays only at Subgroup scope"),
     ("from_rows spec use", lambda k: _qcom_a(k, T.CoopMatType(T.f16, SG, 16, 16, SPEC), (T.f16, 16)),

@@ -15,7 +15,7 @@ rows for B.
 from __future__ import annotations
 
 from .. import types as T
-from ..core import Const, Op
+from ..core import Const, Op, Value
 from ..vocab import MatrixUse, Scope
 from .base import Problem, check, define, fail
 
@@ -238,6 +238,19 @@ def _list(ts: tuple) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
+def k_multiple_problem(m: T.Type, arr: Value) -> Problem | None:
+    """A constant sub-array start fed to an A or B matrix must be a multiple of its K (the slice length): each
+    invocation's row or column is one K-long run of the array the slice comes from."""
+    if not isinstance(m, T.CoopMatType) or m.use == MatrixUse.Acc or not (isinstance(arr, Op) and
+                                                                         arr.kind == "sub_array"):
+        return None
+    start, n = arr.operands[1], arr.type.length if isinstance(arr.type, T.ArrayType) else None
+    if isinstance(start, Const) and isinstance(n, int) and isinstance(start.value, int) and start.value % n:
+        return Problem("shape", f"a sub-array that becomes a {line_name(m)} of {m} must start at a multiple of its "
+                                f"length {n} (K), got {start.value}")
+    return None
+
+
 # -- the ops ----------------------------------------------------------------------------------------
 def _verify_bitcast(op: Op) -> None:
     check(op, bitcast_problem(op.operands[0].type, op.type))
@@ -245,6 +258,7 @@ def _verify_bitcast(op: Op) -> None:
 
 def _verify_from_array(op: Op) -> None:
     check(op, conversion_problem(op.type, op.operands[0].type, extract=False))
+    check(op, k_multiple_problem(op.type, op.operands[0]))
 
 
 def _verify_to_array(op: Op) -> None:

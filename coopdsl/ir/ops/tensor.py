@@ -223,6 +223,31 @@ def _memory(op: Op, block: T.Type | None) -> None:
     if p.storage not in TENSOR_STORAGE:
         fail(op, f"cannot address a matrix in {p.storage} memory")
     check(op, memory_problem(p.pointee, block))
+    known = _constant_offset(op.operands[0])
+    if known is not None:
+        check(op, offset_problem(*known))
+
+
+TENSOR_ALIGNMENT = 16  # bytes: the Pointer of a tensor load or store (SPV_NV_cooperative_matrix2)
+
+
+def offset_problem(index: object, elem: T.Type) -> Problem | None:
+    """A constant element offset of a tensor load or store: its Pointer must be 16-byte aligned
+    (SPV_NV_cooperative_matrix2); a runtime offset is the interpreter's to check."""
+    if isinstance(index, int) and not isinstance(index, bool) and index * size_of(elem) % TENSOR_ALIGNMENT:
+        return Problem("argument", f"element {index} of {elem} lies {index * size_of(elem)} bytes from the start; a "
+                                   f"tensor load or store must start {TENSOR_ALIGNMENT}-byte aligned (move the region "
+                                   f"with the layout's slice instead)")
+    return None
+
+
+def _constant_offset(ptr: Value) -> tuple[int, T.Type] | None:
+    """(the constant element index, the element type) when ``ptr`` is an access chain ending in a constant."""
+    if isinstance(ptr, Op) and ptr.kind == "access" and isinstance(ptr.operands[-1], Const) \
+            and isinstance(ptr.type, T.PointerType):
+        value = ptr.operands[-1].value
+        return (value, ptr.type.pointee) if isinstance(value, int) else None
+    return None
 
 
 def decode_signature_problem(fn: T.FunctionType, dim: int, component: T.Type) -> Problem | None:
