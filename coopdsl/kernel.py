@@ -466,7 +466,9 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     run_pipeline(module)
     words, locations = write_with_locations(module, tools.TARGET_ENVS[env])
     binary = to_bytes(words)
-    message = tools.validation_message(binary, env)
+    from .ir.layout import uses_scalar_layout
+
+    message = tools.validation_message(binary, env, scalar_block_layout=uses_scalar_layout(module))
     if message is not None:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",

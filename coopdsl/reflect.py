@@ -15,7 +15,7 @@ from typing import Any
 from .devices.dims import expression, matrix_text, resolve
 from .ir import types as T
 from .ir.core import Module, Op, SpecConst
-from .ir.layout import flat_members, size_of
+from .ir.layout import flat_members, size_of, uses_scalar_layout
 from .ir.ops.base import matrix
 from .ir.vocab import MATRIX_SCOPES, ScalarKind, matrix_scope, matrix_use
 from .spirv.grammar import enum_name
@@ -85,6 +85,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
         "extensions": exts,
         "cooperative_matrices": cooperative_matrices(module),
         "muladds": muladds(module),
+        "scalar_block_layout": uses_scalar_layout(module),
     }
 
 

@@ -150,7 +150,7 @@ def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
     """``Uniform[S]``: a Uniform block holding the struct, at the next binding."""
     binding = len(b.params.buffers) + len(b.params.uniforms)
     st = ann.type
-    block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True)
+    block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True, rule=st.rule)
     var = GlobalVar(T.PointerType(block, StorageClass.Uniform), name, "uniform", set=0, binding=binding)
     b.module.globals.append(var)
     b.params.uniforms.append((name, var, st))

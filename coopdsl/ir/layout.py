@@ -249,3 +249,25 @@ def flat_members(st: T.StructType, prefix: str = "", base: int = 0,
             entry["stride"], entry["length"] = layouter.stride(t), layouter.length(t)
         out.append(entry)
     return out
+
+
+def uses_scalar_layout(module: Any) -> bool:
+    """Whether a block of ``module`` (a buffer, uniform or push-constant block, or a struct a device pointer
+    points at, as a global's or a function parameter's type holds it) is laid out by the scalar rule: the
+    module then needs the scalarBlockLayout feature (and spirv-val's ``--scalar-block-layout``)."""
+    seen: set[int] = set()
+
+    def scalar(t: T.Type) -> bool:
+        if id(t) in seen:
+            return False
+        seen.add(id(t))
+        if isinstance(t, T.StructType):
+            return t.rule == "scalar" or any(scalar(m) for _, m in t.members)
+        if isinstance(t, T.PointerType):
+            return scalar(t.pointee)
+        if isinstance(t, (T.ArrayType, T.RuntimeArrayType)):
+            return scalar(t.elem)
+        return False
+
+    return any(scalar(g.type) for g in module.globals) or \
+        any(scalar(p.type) for f in module.functions for p in f.params)

@@ -100,7 +100,7 @@ class Device:
         """Raise DeviceFeatureError if the module needs something this device lacks."""
         check_supported(self.info.name, self.info.extensions, self.info.features, self.info.subgroup_operations,
                         reflection.get("capabilities", []), reflection.get("extensions", []),
-                        reflection.get("cooperative_matrices", []))
+                        reflection.get("cooperative_matrices", []), bool(reflection.get("scalar_block_layout")))
 
     # -- memory -----------------------------------------------------------------------
     def memory_type(self, type_bits: int, want: int) -> int:

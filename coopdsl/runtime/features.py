@@ -93,7 +93,7 @@ def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
 
 
 def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
-                 matrices: Sequence[dict] = ()) -> tuple[set[str], set[str], int]:
+                 matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
 
     ``matrices`` is the reflection's ``cooperative_matrices`` (workgroup scope
@@ -101,7 +101,7 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
     capability coopdsl's runtime does not know how to enable.
     """
     exts: set[str] = set()
-    feats: set[str] = set()
+    feats: set[str] = {"scalarBlockLayout"} if scalar_block_layout else set()  # (reflection: no capability says so)
     ops = 0
     for extra in matrix_needs(matrices):
         if extra.extension:
@@ -128,9 +128,10 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
                     capabilities: list[str], spirv_extensions: Sequence[str] = (),
-                    matrices: Sequence[dict] = ()) -> None:
-    """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices)."""
-    exts, feats, ops = requirements(capabilities, spirv_extensions, matrices)
+                    matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> None:
+    """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices, and
+    blocks in the scalar layout)."""
+    exts, feats, ops = requirements(capabilities, spirv_extensions, matrices, scalar_block_layout)
     missing = [f"extension {e}" for e in sorted(exts) if e not in extensions]
     missing += [f"feature {f}" for f in sorted(feats) if not features.get(f)]
     if ops & ~subgroup_ops:

@@ -61,21 +61,27 @@ def _run(name: str, args: list[str], data: bytes | None) -> subprocess.Completed
 
 
 VALIDATED_LIMIT = 32 << 20  # bytes of modules whose verdicts are remembered (the oldest are forgotten first)
-_validated: dict[tuple[bytes, str, str], str | None] = {}  # (module, target env, spirv-val path) -> message
+# (module, target env, spirv-val path, scalar block layout) -> message
+_validated: dict[tuple[bytes, str, str, bool], str | None] = {}
 
 
-def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> None:
+def validate(binary: bytes, target_env: str = DEFAULT_TARGET_ENV, *, scalar_block_layout: bool = False) -> None:
     """Run spirv-val on ``binary``; raise ValidationError with its message on failure."""
-    message = validation_message(binary, target_env)
+    message = validation_message(binary, target_env, scalar_block_layout=scalar_block_layout)
     if message is not None:
         raise ValidationError(message)
 
 
-def validation_message(binary: bytes, target_env: str = DEFAULT_TARGET_ENV) -> str | None:
-    """spirv-val's complaint about ``binary``, or None when it is valid (each distinct module runs it once)."""
-    key = (bytes(binary), target_env, str(tool_path("spirv-val")))  # the bytes themselves: no hash collisions
+def validation_message(binary: bytes, target_env: str = DEFAULT_TARGET_ENV, *,
+                       scalar_block_layout: bool = False) -> str | None:
+    """spirv-val's complaint about ``binary``, or None when it is valid (each distinct module runs it once).
+    ``scalar_block_layout``: the module's blocks follow the scalar layout (``@cd.struct(layout_rule="scalar")``,
+    GLSL's ``layout(scalar)``), which a device with the scalarBlockLayout feature runs (spirv-val's
+    ``--scalar-block-layout``, as glslang users pass it)."""
+    key = (bytes(binary), target_env, str(tool_path("spirv-val")), scalar_block_layout)  # the bytes themselves
     if key not in _validated:
-        r = _run("spirv-val", ["--target-env", target_env, "-"], binary)
+        flags = ["--scalar-block-layout"] if scalar_block_layout else []
+        r = _run("spirv-val", ["--target-env", target_env, *flags, "-"], binary)
         message = None if r.returncode == 0 else \
             "spirv-val rejected the module:\n" + (r.stderr or r.stdout).decode().strip()
         while _validated and sum(len(k[0]) for k in _validated) + len(key[0]) > VALIDATED_LIMIT:
