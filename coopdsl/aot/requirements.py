@@ -49,4 +49,6 @@ def requirements(reflection: dict) -> Requirements:
     exts.update(EXTENSION_FOR_SPIRV[e] for e in reflection.get("extensions", []) if e in EXTENSION_FOR_SPIRV)
     if reflection.get("subgroup_size"):  # requested with VkPipelineShaderStageRequiredSubgroupSizeCreateInfo
         feats.add("subgroupSizeControl")
+    if reflection.get("scalar_block_layout"):  # blocks in the scalar layout (no capability says so)
+        feats.add("scalarBlockLayout")
     return Requirements(tuple(sorted(exts)), tuple(sorted(feats)), ops, tuple(unmapped))

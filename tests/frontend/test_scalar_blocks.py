@@ -53,6 +53,10 @@ def test_std430_blocks_need_nothing_more():
 
 
 def test_the_runtime_asks_the_device_for_scalar_block_layout():
+    from coopdsl.aot.requirements import requirements as aot_requirements
+
+    assert "scalarBlockLayout" in aot_requirements(k_buffer.reflect()).features   # (build specs' C headers)
+    assert "scalarBlockLayout" not in aot_requirements(k_std430.reflect()).features
     assert "scalarBlockLayout" in requirements([], scalar_block_layout=True)[1]
     assert "scalarBlockLayout" not in requirements([])[1]
     with pytest.raises(DeviceFeatureError, match="missing: feature scalarBlockLayout"):
