@@ -61,6 +61,10 @@ def _signedness(cg: Builder, value: Any, acc_type: T.CoopMatType) -> frozenset[s
 def _layout(cg: Builder, value: Any) -> Layout | Value:
     """A Layout, or a 32-bit integer specialization constant holding one (0 RowMajor, 1 ColumnMajor)."""
     if isinstance(value, (SpecConst, SpecOp)) and value.type in (T.u32, T.i32):
+        if isinstance(value, SpecConst) and isinstance(value.default, int) and value.default not in _LAYOUTS:
+            # (its default, or the value compile(spec=...), specialize() or launch() gave it)
+            raise ArgumentError(f"layout: specialization constant '{value.name}' holds {value.default}; a matrix "
+                                f"load or store's layout is 0 (RowMajor) or 1 (ColumnMajor)", cg.em.loc)
         return value
     if not isinstance(value, Enumerant) or value.kind != "CooperativeMatrixLayout":
         raise ArgumentError(f"layout must be coopdsl.RowMajor, coopdsl.ColumnMajor or a Spec[u32] holding one, "

@@ -7,7 +7,7 @@ import pytest
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, RowMajor, bf16, f16, f32, i8, i32, u8, u32, vec4
 
-from .conftest import expect_interp_error
+from .conftest import expect_interp_error, line_of
 
 SIZES = [8, 16, 32, 64]
 
@@ -60,12 +60,12 @@ def test_a_specialization_constant_layout_takes_its_launch_value(col, out_layout
 
 
 def test_a_specialization_constant_layout_of_no_layout_is_reported_at_its_line():
+    # the launch's spec values are checked as compile(spec=...) would (issue 24, class 2): before the run
     out = np.zeros(24 * 16, np.float16)
-    err = expect_interp_error(
-        lambda: spec_layouts.launch((1,), np.arange(512).astype(np.float16), out, device="cpu", OUT_LAYOUT=7),
-        "cooperative-matrix store layout is 7 at this launch (a specialization constant); it must be 0 "
-        "(RowMajor) or 1 (ColumnMajor)", "# E:spec-layout-store")
-    assert err.loc.col == 5
+    with pytest.raises(cd.ArgumentError, match=r"layout: specialization constant 'OUT_LAYOUT' holds 7; a matrix "
+                                               r"load or store's layout is 0 \(RowMajor\) or 1 \(ColumnMajor\)") as e:
+        spec_layouts.launch((1,), np.arange(512).astype(np.float16), out, device="cpu", OUT_LAYOUT=7)
+    assert (e.value.loc.line, e.value.loc.col) == (line_of("# E:spec-layout-store"), 5)
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))

@@ -1,0 +1,37 @@
+"""A matrix load's layout held by a specialization constant is checked at every value the constant gets (its
+default, compile(spec=...), launch()), as issue 24's class 2 asks: 4202 compiled before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl.errors import ArgumentError
+
+from ..conftest import marker_line
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_spec_layout(a: cd.Buffer[cd.f16], o: cd.Buffer[cd.f32], LAY: cd.Spec[cd.u32] = 0):
+    m = cd.MatA[cd.f16, 16, 16].load(a, 0, stride=16, layout=LAY)  # E:layout
+    acc = cd.muladd(m, cd.MatB[cd.f16, 16, 16].load(a, 0, stride=16), cd.Acc[cd.f32, 16, 16].splat(0.0))
+    acc.store(o, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bad_default(a: cd.Buffer[cd.f16], o: cd.Buffer[cd.f32], LAY: cd.Spec[cd.u32] = 7):
+    m = cd.MatA[cd.f16, 16, 16].load(a, 0, stride=16, layout=LAY)  # E:default
+    acc = cd.muladd(m, cd.MatB[cd.f16, 16, 16].load(a, 0, stride=16), cd.Acc[cd.f32, 16, 16].splat(0.0))
+    acc.store(o, 0, stride=16)
+
+
+def test_a_spec_layout_is_checked_at_every_value_it_gets():
+    k_spec_layout.compile()
+    k_spec_layout.compile(spec={"LAY": 1})
+    a, o = np.zeros(256, np.float16), np.zeros(256, np.float32)
+    for bad in (lambda: k_spec_layout.compile(spec={"LAY": 4202}),
+                lambda: k_spec_layout.launch((1,), a, o, LAY=2, device="cpu"), k_bad_default.compile):
+        with pytest.raises(ArgumentError, match="layout: specialization constant 'LAY' holds") as info:
+            bad()
+        assert info.value.loc.line in (marker_line("# E:layout"), marker_line("# E:default"))
