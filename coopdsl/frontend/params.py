@@ -26,7 +26,7 @@ from ..ir.layout import array_block, laid_out
 from ..ir.literals import LiteralError, fit
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
-from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
+from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam
 from ..lang.values import BufferRef
 
 if TYPE_CHECKING:
@@ -215,6 +215,8 @@ HANDLERS: dict[type, Callable[[_Building, str, Any, ast.arg], None]] = {
 
 
 def _check_default(t: T.ScalarType, value: Any, name: str, src: Source, arg: ast.arg) -> bool | int | float:
+    if isinstance(value, Enumerant) and t.is_int:  # Spec[u32] = cd.ClampToEdge: its value, as in GLSL
+        value = value.value                        # (const uint C = gl_CooperativeMatrixClampModeConstantNV)
     try:
         return fit(value, t)
     except LiteralError as e:

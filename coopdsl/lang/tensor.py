@@ -68,8 +68,9 @@ class ClampMode(Conversion):
             return clamp.value
         if isinstance(clamp, (SpecConst, SpecOp)) and is_int32(clamp.type):
             if isinstance(clamp, SpecConst) and not 0 <= clamp.default <= 4:
-                raise ArgumentError(f"clamp mode '{clamp.name}' defaults to {clamp.default}; clamp modes are 0 to 4 "
-                                    f"(Undefined, Constant, ClampToEdge, Repeat, RepeatMirrored)", cg.em.loc)
+                raise ArgumentError(f"clamp mode: specialization constant '{clamp.name}' holds {clamp.default}; clamp "
+                                    f"modes are 0 to 4 (Undefined, Constant, ClampToEdge, Repeat, RepeatMirrored)",
+                                    cg.em.loc)
             return dim_of(clamp)
         raise ArgumentError(f"clamp must be cd.ClampUndefined, cd.ClampConstant, cd.ClampToEdge, cd.ClampRepeat, "
                             f"cd.ClampRepeatMirrored or a Spec[u32] holding one, got {cg.describe(clamp)}", cg.em.loc)

@@ -35,3 +35,17 @@ def test_a_spec_layout_is_checked_at_every_value_it_gets():
         with pytest.raises(ArgumentError, match="layout: specialization constant 'LAY' holds") as info:
             bad()
         assert info.value.loc.line in (marker_line("# E:layout"), marker_line("# E:default"))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_enum_default(a: cd.Buffer[cd.f16], o: cd.Buffer[cd.f16], CL: cd.Spec[cd.u32] = cd.ClampToEdge,
+                   LAY: cd.Spec[cd.u32] = cd.ColumnMajor):
+    lay = cd.tensor_layout(2, clamp=CL).dimension(16, 16)
+    m = cd.MatA[cd.f16, 16, 16, cd.Workgroup].load_tensor(a, 0, lay)
+    m.store_tensor(o, 0, cd.tensor_layout(2).dimension(16, 16))
+    cd.MatA[cd.f16, 16, 16].load(a, 0, stride=16, layout=LAY).store(o, 256, stride=16, layout=LAY)
+
+
+def test_an_enumerant_is_a_spec_default_of_its_value():
+    r = k_enum_default.reflect()
+    assert [(s["name"], s["default"]) for s in r["spec_constants"]] == [("CL", 2), ("LAY", 1)]

@@ -120,7 +120,8 @@ def k_clamp_type(a: cd.Buffer[f32]):
      "# E:perm", 9),
     (k_perm_len, ArgumentError, "perm must be a permutation of 0 .. 1", "# E:permlen", 9),
     (k_clamp, ArgumentError, "clamp must be cd.ClampUndefined, cd.ClampConstant", "# E:clamp", 9),
-    (k_spec_clamp, ArgumentError, "clamp mode 'C' defaults to 7; clamp modes are 0 to 4", "# E:specclamp", 9),
+    (k_spec_clamp, ArgumentError, "clamp mode: specialization constant 'C' holds 7; clamp modes are 0 to 4",
+     "# E:specclamp", 9),
     (k_count, ArgumentError, "dimension of a 2-dimensional layout (TensorLayout[2, Undefined]) takes 2 values (one "
      "dimension per tensor dimension), got 3", "# E:count", 9),
     (k_slice_count, ArgumentError, "takes 6 values (an (offset, span) pair per tensor dimension), got 4",
