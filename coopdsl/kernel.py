@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -243,7 +244,9 @@ class Kernel:
         defaults = self.__dict__.get("_spec_defaults")
         if defaults is None:
             defaults = self.__dict__["_spec_defaults"] = {sc.name: sc.default for sc in self.ir().spec_consts}
-        changed = {n: v for n, v in spec.items() if n in defaults and v != defaults[n]}
+        # (a value that is not a number is left to the launch's packing, which names it: LaunchArgumentError)
+        changed = {n: v for n, v in spec.items() if n in defaults and isinstance(v, numbers.Number)
+                   and v != defaults[n]}
         if changed:
             try:
                 self._build(None, changed)
