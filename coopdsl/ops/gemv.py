@@ -388,7 +388,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
             xq = np.empty(blocks * Q8_WORDS, np.int32)
         else:
             xq = _SCRATCH.get((id(x.device), blocks * Q8_WORDS))
-            if xq is None or xq.freed:
+            if xq is None or xq.freed or xq.device is not x.device:  # (an id a dead device had)
                 from .. import runtime
 
                 xq = _SCRATCH[id(x.device), blocks * Q8_WORDS] = runtime.empty(blocks * Q8_WORDS, np.int32,
