@@ -51,6 +51,7 @@ class Param:
     keyword_only: bool
     required: bool
     none_default: bool = False  # its default is None: an explicit None means the default, unconverted
+    variadic: bool = False      # ``*name``: the positional arguments after the others, as a tuple
 
 
 @record(frozen=True)
@@ -113,6 +114,8 @@ def parse_signature(signature: str) -> tuple[Param, ...] | None:
     first_default = len(positional) - len(args.defaults)
     defaults: list[ast.expr | None] = [None] * first_default + list(args.defaults)
     out = [Param(a.arg, False, i < first_default, _is_none(defaults[i])) for i, a in enumerate(positional)]
+    if args.vararg is not None:
+        out.append(Param(args.vararg.arg, False, False, variadic=True))
     # (a keyword-only parameter without a default is the builtin's to check: None is left to it too)
     out += [Param(a.arg, True, False, d is None or _is_none(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
     return tuple(out)
@@ -216,13 +219,15 @@ def bind(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> di
     plan = _BIND_PLANS.get(id(params))
     if plan is None or plan[0] is not params:
         plan = _BIND_PLANS[id(params)] = _bind_plan(params)
-    _, names, positional, required = plan
-    if len(args) > len(positional):
+    _, names, positional, required, variadic = plan
+    if len(args) > len(positional) and variadic is None:
         raise ArgumentError(f"{b.name}{b.signature} takes at most {len(positional)} positional "
                             f"arguments, got {len(args)}", cg.em.loc)
     out = dict(zip(positional, args))
+    if variadic is not None:
+        out[variadic] = tuple(args[len(positional):])
     for k, v in kwargs.items():
-        if k not in names:
+        if k not in names or k == variadic:
             raise ArgumentError(f"{b.name}{b.signature} has no argument '{k}'", cg.em.loc)
         if k in out:
             raise ArgumentError(f"{b.name}: argument '{k}' given twice", cg.em.loc)
@@ -241,11 +246,12 @@ def bind(cg: Builder, b: Builtin, args: list[Any], kwargs: dict[str, Any]) -> di
     return out
 
 
-# id(params) -> (params, names, positional names, required names): the lists bind() matches arguments
+# id(params) -> (params, names, positional names, required names, the variadic one or None): what bind() matches
 # against, made once per parameter tuple (the entry holds the tuple, so no other object takes its id)
 _BIND_PLANS: dict[int, tuple[Any, ...]] = {}
 
 
 def _bind_plan(params: tuple[Param, ...]) -> tuple[Any, ...]:
-    return (params, frozenset(p.name for p in params), tuple(p.name for p in params if not p.keyword_only),
-            tuple(p.name for p in params if p.required))
+    return (params, frozenset(p.name for p in params),
+            tuple(p.name for p in params if not p.keyword_only and not p.variadic),
+            tuple(p.name for p in params if p.required), next((p.name for p in params if p.variadic), None))

@@ -144,16 +144,37 @@ def _clamp_bits(cg: Builder, value: Any, as_type: Any) -> Value:
     return cg.em.const(T.u32, bits)
 
 
+@record(frozen=True)
+class SetterValues(Conversion):
+    """A setter's values (its ``*values`` parameter; one compile-time tuple may stand for all of them): each a
+    number or a 32-bit runtime integer, checked by the setter's value rule (``setter_value_problem``) and made
+    a 32-bit value."""
+
+    kind: str
+
+    def __call__(self, cg: Builder, v: Any, name: str, param: str) -> list[Value]:
+        values = v[0] if len(v) == 1 and isinstance(v[0], tuple) else v
+        return [_setter_value(cg, self.kind, name, i, a) for i, a in enumerate(values)]
+
+
 def _setter(kind: str, name: str, signature: str, doc: str) -> None:
     """Register method ``name`` of layouts or views (``SETTERS[kind].on``): emit op ``kind`` on a copy."""
     s = SETTERS[kind]
 
-    def impl(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
-        t: Any = receiver.type  # (a TensorLayoutType or TensorViewType: the receiver's class chose the method)
-        if kind == "tensor_layout_clamp_value":
+    def emit(cg: Builder, receiver: Value, values: list[Value]) -> Value:
+        raise_problem(cg.em, rules.setter_problem(kind, receiver, values))
+        return cg.em.op(kind, receiver.type, [receiver, *values])
+
+    if kind == "tensor_layout_clamp_value":
+        def clamp(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
             p = bind(cg, VALUE_METHODS[(s.on, name)], args, kwargs)
-            values = [_clamp_bits(cg, p["value"], p.get("type"))]
-        else:
+            return emit(cg, receiver, [_clamp_bits(cg, p["value"], p.get("type"))])
+
+        VALUE_METHODS[(s.on, name)] = make_builtin(name, clamp, doc, signature)
+        return
+    if not signature.startswith("(*"):  # named values (a view's clip): matched here, in order
+        def named(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+            t: Any = receiver.type
             if kwargs:
                 raise ArgumentError(f"{name}{signature} takes no keyword arguments", cg.em.loc)
             if len(args) == 1 and isinstance(args[0], tuple):  # the values as one compile-time tuple
@@ -162,11 +183,22 @@ def _setter(kind: str, name: str, signature: str, doc: str) -> None:
             if len(args) != want:
                 raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
                                     cg.em.loc)
-            values = [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)]
-        raise_problem(cg.em, rules.setter_problem(kind, receiver, values))
-        return cg.em.op(kind, t, [receiver, *values])
+            return emit(cg, receiver, [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)])
 
-    VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature)
+        VALUE_METHODS[(s.on, name)] = make_builtin(name, named, doc, signature)
+        return
+    var = signature.strip("()*")
+
+    def impl(cg: Builder, receiver: Value, **p: Any) -> Value:
+        t: Any = receiver.type  # (a TensorLayoutType or TensorViewType: the receiver's class chose the method)
+        values = p[var]
+        want = s.count(t.dim)
+        if len(values) != want:
+            raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(values)}",
+                                cg.em.loc)
+        return emit(cg, receiver, values)
+
+    VALUE_METHODS[(s.on, name)] = make_builtin(name, impl, doc, signature, {var: SetterValues(kind)})
 
 
 def _setter_value(cg: Builder, kind: str, name: str, i: int, v: Any) -> Value:
