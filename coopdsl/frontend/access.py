@@ -23,7 +23,6 @@ from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
 from ..ir.layout import align_of
-from ..ir.vocab import StorageClass
 from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
@@ -184,28 +183,17 @@ def _element_member(cg: Context, base: Any, node: ast.Subscript, name: str) -> V
     and extracting the member makes the driver read every byte of it); an array member is the memory its
     elements are indexed in (``mem[i].qs[j]`` reads one element).  None for anything else."""
     if isinstance(base, BufferRef):
-        elem, storage = base.elem, StorageClass(base.storage)
+        elem = base.elem
     elif isinstance(base, Value) and is_data_ptr(base.type):
-        elem, storage = ptr_elem(base.type), StorageClass.PhysicalStorageBuffer
+        elem = ptr_elem(base.type)
     else:
         return None
-    if not isinstance(elem, T.StructType):
-        return None
-    st = elem
-    if name not in (n for n, _ in st.members):
+    if not isinstance(elem, T.StructType) or name not in (n for n, _ in elem.members):
         return None  # (the whole element is read and the attribute's own error or method applies)
     index = cg.visit(node.slice)
-    if isinstance(base, BufferRef):
-        ptr = cg.element_pointer(base, index)
-    else:
-        ptr = ptr_element(cg, base, cg.as_operand(index))
-    i = st.member_index(name)
-    t = st.members[i][1]
-    if isinstance(t, T.ArrayType):
-        # writes through it mark the buffer written (its name), as writes to its elements do
-        return BufferRef(base.name if isinstance(base, BufferRef) else name, ptr, t.elem, storage, (i,), t.length)
-    member = cg.em.op("access", T.PointerType(t, storage), [ptr, cg.em.const(T.u32, i)])
-    return cg.em.op("load", t, [member], **device_access(storage, t))
+    if isinstance(base, BufferRef):  # writes through an array member mark the buffer written, by its name
+        return block_member(cg, cg.element_pointer(base, index), name, owner=base.name)
+    return block_member(cg, ptr_element(cg, base, cg.as_operand(index)), name)
 
 
 def expr_subscript(cg: Context, node: ast.Subscript) -> Any:

@@ -44,9 +44,11 @@ def is_block_ptr(t: T.Type) -> bool:
         isinstance(t.pointee, T.StructType) and not is_data_ptr(t)
 
 
-def block_member(cg: Builder, ptr: Value, name: str) -> Value | BufferRef:
-    """``ptr.name`` for a pointer to one struct: the member's value, or for an array member the memory
-    its elements are indexed in (``ptr.qs[i]``)."""
+def block_member(cg: Builder, ptr: Value, name: str, owner: str | None = None) -> Value | BufferRef:
+    """``ptr.name`` for a pointer to one struct (a device pointer, or an element of a buffer, shared or local
+    array: ``mem[i].name``): only the member is read, through an access chain to it, as glslang does; an array
+    member is the memory its elements are indexed in (``ptr.qs[i]``), named ``owner`` (the buffer whose
+    writes it marks) or else after the member."""
     st = T.pointee_struct(ptr.type)
     try:
         index = st.member_index(name)
@@ -54,7 +56,9 @@ def block_member(cg: Builder, ptr: Value, name: str) -> Value | BufferRef:
         raise TypeMismatchError(f"struct {st.name} has no member '{name}' (it has: "
                                 f"{', '.join(n for n, _ in st.members)})", cg.em.loc) from None
     t = st.members[index][1]
+    assert isinstance(ptr.type, T.PointerType)  # (pointee_struct checked it)
+    storage = ptr.type.storage
     if isinstance(t, T.ArrayType):
-        return BufferRef(name, ptr, t.elem, StorageClass.PhysicalStorageBuffer, (index,), t.length)
-    member = cg.em.op("access", T.PointerType(t, StorageClass.PhysicalStorageBuffer), [ptr, cg.em.const(T.u32, index)])
-    return cg.em.op("load", t, [member], **device_access(StorageClass.PhysicalStorageBuffer, t))
+        return BufferRef(owner or name, ptr, t.elem, storage, (index,), t.length)
+    member = cg.em.op("access", T.PointerType(t, storage), [ptr, cg.em.const(T.u32, index)])
+    return cg.em.op("load", t, [member], **device_access(storage, t))
