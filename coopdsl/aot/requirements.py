@@ -28,7 +28,7 @@ class Requirements:
 def requirements(reflection: dict) -> Requirements:
     """The :class:`Requirements` of a module described by ``reflection`` (see docs/runtime.md)."""
     # imported here: loading coopdsl.runtime brings numpy and ctypes, which `coopdsl emit` should not pay for
-    from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, matrix_needs
+    from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, extra_needs
 
     exts: set[str] = set()
     feats: set[str] = set()
@@ -43,12 +43,10 @@ def requirements(reflection: dict) -> Requirements:
         exts.update([need.extension] if need.extension else [])
         feats.update([need.feature] if need.feature else [])
         ops |= need.subgroup_op
-    for extra in matrix_needs(reflection.get("cooperative_matrices", [])):
+    for extra in extra_needs(reflection.get("cooperative_matrices", []), bool(reflection.get("scalar_block_layout"))):
         exts.update([extra.extension] if extra.extension else [])
         feats.update([extra.feature] if extra.feature else [])
     exts.update(EXTENSION_FOR_SPIRV[e] for e in reflection.get("extensions", []) if e in EXTENSION_FOR_SPIRV)
     if reflection.get("subgroup_size"):  # requested with VkPipelineShaderStageRequiredSubgroupSizeCreateInfo
         feats.add("subgroupSizeControl")
-    if reflection.get("scalar_block_layout"):  # blocks in the scalar layout (no capability says so)
-        feats.add("scalarBlockLayout")
     return Requirements(tuple(sorted(exts)), tuple(sorted(feats)), ops, tuple(unmapped))

@@ -92,6 +92,15 @@ def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
     return [WORKGROUP_SCOPE] if any(m.get("scope") == "Workgroup" for m in matrices) else []
 
 
+# blocks in the scalar layout (reflection ``scalar_block_layout``): no capability says so either
+SCALAR_BLOCK_LAYOUT = Need(feature="scalarBlockLayout")
+
+
+def extra_needs(matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> list[Need]:
+    """What a module needs that its capabilities do not say: workgroup-scope matrices, scalar-layout blocks."""
+    return matrix_needs(matrices) + ([SCALAR_BLOCK_LAYOUT] if scalar_block_layout else [])
+
+
 def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
                  matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
@@ -101,9 +110,9 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
     capability coopdsl's runtime does not know how to enable.
     """
     exts: set[str] = set()
-    feats: set[str] = {"scalarBlockLayout"} if scalar_block_layout else set()  # (reflection: no capability says so)
+    feats: set[str] = set()
     ops = 0
-    for extra in matrix_needs(matrices):
+    for extra in extra_needs(matrices, scalar_block_layout):
         if extra.extension:
             exts.add(extra.extension)
         if extra.feature:
