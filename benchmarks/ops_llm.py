@@ -27,6 +27,7 @@ from benchmarks._gpu import require_gpu  # noqa: E402
 from coopdsl import u32, vec4  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
+from coopdsl.ops import hot  # noqa: E402
 from coopdsl.ops.quant import dequantize, quantize  # noqa: E402
 
 
@@ -71,27 +72,11 @@ def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
     return float(np.median(times))
 
 
-class _Time:
-    def __init__(self, median_ms: float) -> None:
-        self.median_ms = median_ms
-
-
-def default_gemv_time(fmt: str, n: int, m: int, k: int, wv, x, dev, args) -> _Time:
-    """GPU time of what ``ops.gemv.gemv`` launches by default: with 8-bit activations (the formats of
-    ``gemv.Q8_DEFAULT``) the quantizing kernel's and the product's medians added."""
-    if fmt not in G.Q8_DEFAULT:
-        r = G.kernel(fmt, n).bench(G.grid(m, fmt, n), wv, x.reshape(-1, 4), np.zeros((n, m), np.float32), M=m,
-                                   K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
-        return _Time(r.median_ms)
-    blocks = n * k // 32
-    xq = np.zeros(blocks * G.Q8_WORDS, np.int32)
-    qgrid = (-(-blocks // (G.WG // 8)), 1, 1)
-    tq = G.quantize_kernel().bench(qgrid, x.reshape(-1, 4), xq, blocks, device=dev, warmup=args.warmup,
-                                   repeat=args.repeat).median_ms
-    G.quantize_kernel().launch(qgrid, x.reshape(-1, 4), xq, blocks, device=dev)
-    r = G.kernel(fmt, n, q8=True).bench(G.grid(m, fmt, n), wv, xq, np.zeros((n, m), np.float32), M=m, K=k,
-                                        device=dev, warmup=args.warmup, repeat=args.repeat)
-    return _Time(tq + r.median_ms)
+def bench_launches(launches, args) -> float:
+    """GPU time of ``launches`` (``ops.gemv.plan``'s): each launch's median, added; they run once first, so that
+    each reads what the one before it wrote (the 8-bit activations)."""
+    hot.run(launches)
+    return sum(k.bench(grid, *a, warmup=args.warmup, repeat=args.repeat, **kw).median_ms for k, grid, a, kw in launches)
 
 
 def overhead(dev, n: int = 200, rounds: int = 5) -> str:
@@ -187,18 +172,13 @@ def main() -> None:
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)     # what gemv does by default: timed below, kernel by kernel
                 wv = G.word_view(w, fmt)
-                r = default_gemv_time(fmt, n, m, k, wv, x, dev, args)
-                what = f"{r.median_ms * 1e3:.1f} us" + (" (x in 8 bits)" if fmt in G.Q8_DEFAULT else "")
+                ms = bench_launches(G.plan(w, x, fmt, device=dev)[0], args)   # what gemv launches by default
+                what = f"{ms * 1e3:.1f} us" + (" (x in 8 bits)" if fmt in G.Q8_DEFAULT else "")
                 for q8 in (False, True) if fmt in G.Q8_FORMATS else (False,):
-                    xq = np.zeros(n * k // 32 * G.Q8_WORDS, np.int32)
-                    tq = 0.0
-                    if q8:   # the activations' quantization, timed on its own and added
-                        blocks = n * k // 32
-                        tq = G.quantize_kernel().bench((-(-blocks // (G.WG // 8)), 1, 1), x.reshape(-1, 4), xq,
-                                                       blocks, device=dev, warmup=args.warmup,
-                                                       repeat=args.repeat).median_ms
-                        G.quantize_kernel().launch((-(-blocks // (G.WG // 8)), 1, 1), x.reshape(-1, 4), xq,
-                                                   blocks, device=dev)
+                    xq, tq = None, 0.0
+                    if q8:   # the activations' quantization (gemv.plan's first launch), timed on its own and added
+                        quantize = G.plan(w, x, fmt, device=dev, q8=True)[0][0]
+                        tq, xq = bench_launches([quantize], args), quantize[2][1]
                     for rows, split in [(None, None), *layouts] if n in (1, 8) and (layouts or fmt in G.Q8_FORMATS) \
                             else ():
                         yl = np.zeros_like(y)
@@ -219,9 +199,10 @@ def main() -> None:
                 kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile="l", aligned=True)
                 r = kern.bench(grid, w, b, d, **values, device=dev, warmup=args.warmup // 10,
                                repeat=args.repeat // 5)
-                what = f"{r.median_ms * 1e3:.1f} us ({2 * m * n * k / (r.median_ms * 1e-3) / 1e12:.0f} TFLOP/s)"
+                ms = r.median_ms
+                what = f"{ms * 1e3:.1f} us ({2 * m * n * k / (ms * 1e-3) / 1e12:.0f} TFLOP/s)"
             err = float(np.abs(y - ref).max() / np.abs(ref).max())
-            gbs = w.nbytes / (r.median_ms * 1e-3) / 1e9
+            gbs = w.nbytes / (ms * 1e-3) / 1e9
             t = torch_ms(w32, x, args.repeat)
             tt = "n/a" if t is None else f"{t * 1e3:.1f} us"
             lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
