@@ -139,6 +139,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--layouts", default="",
                     help="GEMV layouts to time besides the default at 1 and 8 rows of x, e.g. 1:1,2:2 (rows:split)")
+    ap.add_argument("--modes", default="f32,pre,inline",
+                    help="activations in the --layouts sweep: f32 (as given), pre (8 bits by a first kernel), inline "
+                         "(8 bits in the product's kernel)")
+    ap.add_argument("--rows", default="1,8", help="rows of x of the GEMV cases")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     dev = require_gpu("ops_llm.py")
@@ -153,7 +157,7 @@ def main() -> None:
     dst = np.zeros_like(src)
     n16 = src.shape[0]
     grid = (min(-(-n16 // 256), 65535), -(-n16 // (256 * 65535)), 1)
-    r = copy16.bench(grid, src, dst, n16, device=dev, warmup=args.warmup, repeat=args.repeat)
+    r = copy16.bench(grid, src, dst, n16, device=dev, warmup=max(args.warmup, 2000), repeat=args.repeat)  # (clocks up)
     copy_gbs = 2 * nbytes / (r.median_ms * 1e-3) / 1e9
     lines += [f"copy kernel: {nbytes / 1e6:.0f} MB read + written in {r.median_ms * 1e3:.1f} us = "
               f"{copy_gbs:.0f} GB/s (read + write)", ""]
@@ -166,29 +170,37 @@ def main() -> None:
              "|---|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
         w, w32 = weights(fmt, m, k, rng)
-        for n in (1, 8, args.prefill) if args.prefill else (1, 8):
+        nrows = tuple(int(v) for v in args.rows.split(","))
+        for n in (*nrows, args.prefill) if args.prefill else nrows:
             x = (rng.standard_normal((n, k)) * 0.5).astype(np.float32)
             ref = x @ w32.T
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)     # what gemv does by default: timed below, kernel by kernel
                 wv = G.word_view(w, fmt)
                 ms = bench_launches(G.plan(w, x, fmt, device=dev)[0], args)   # what gemv launches by default
-                what = f"{ms * 1e3:.1f} us" + (" (x in 8 bits)" if fmt in G.Q8_DEFAULT else "")
-                for q8 in (False, True) if fmt in G.Q8_FORMATS else (False,):
+                way = {"f32": "", "pre": " (x in 8 bits)", "inline": " (x in 8 bits, inline)"}[G.choice(fmt, n)[0]]
+                what = f"{ms * 1e3:.1f} us{way}"
+                modes = [(False, False)] * ("f32" in args.modes) + \
+                    [(True, False)] * (fmt in G.Q8_FORMATS and "pre" in args.modes) + \
+                    [(False, True)] * (fmt in G.INLINE_FORMATS and "inline" in args.modes)
+                for q8, inline in modes:
                     xq, tq = None, 0.0
                     if q8:   # the activations' quantization (gemv.plan's first launch), timed on its own and added
                         quantize = G.plan(w, x, fmt, device=dev, q8=True)[0][0]
                         tq, xq = bench_launches([quantize], args), quantize[2][1]
-                    for rows, split in [(None, None), *layouts] if n in (1, 8) and (layouts or fmt in G.Q8_FORMATS) \
+                    for rows, split, *unroll in [(None, None), *layouts] if n in nrows and (layouts or len(modes) > 1) \
                             else ():
                         yl = np.zeros_like(y)
-                        kl = G.kernel(fmt, n, rows=rows, split=split, q8=q8)
+                        kl = G.kernel(fmt, n, rows=rows, split=split, q8=q8, inline=inline,
+                                      unroll=(unroll or [None])[0])
                         rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
                                       K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
                         el = float(np.abs(yl - ref).max() / np.abs(ref).max())
                         total = rl.median_ms + tq
                         lr, ls = G.layout(fmt, n) if rows is None else (rows, split)
-                        sweep.append(f"| {fmt}{' (x in 8 bits)' if q8 else ''} | {n} | {lr} | {ls} | "
+                        how = " (x in 8 bits)" if q8 else " (x rounded to 8 bits in the kernel)" if inline else ""
+                        how += f" (unroll {unroll[0]})" if unroll else ""
+                        sweep.append(f"| {fmt}{how} | {n} | {lr} | {ls} | "
                                      f"{total * 1e3:.1f} us" + (f" ({tq * 1e3:.1f} us quantizing x)" if q8 else "")
                                      + f" | {w.nbytes / (total * 1e-3) / 1e9 / copy_gbs:.2f} | {el:.1e} |")
                         print(sweep[-1], flush=True)

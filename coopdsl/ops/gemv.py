@@ -3,7 +3,7 @@
 ``W`` is M x K weights (f16, bf16 bit patterns, or ggml's q4_0 / q8_0 / q4_K blocks of
 :mod:`coopdsl.ops.quant`), ``x`` is NX x K f32 or f16 activations (NX, 1 to 16, a compile-time
 parameter), ``y`` is NX x M f32.  Reading W once is the whole cost, so the kernels are built
-around that read: a group of subgroups owns a few rows of W (:func:`layout`), its lanes walk along
+around that read: a group of subgroups owns a few rows of W (:func:`choice`), its lanes walk along
 the rows together, lane ``i`` reading the ``i``-th *unit* of a row (so that each load instruction of
 a subgroup reads one contiguous span), every lane keeps ``NX`` partial sums per row in registers,
 and subgroup sums (then, when several subgroups split K, a sum through shared memory) end each
@@ -16,7 +16,8 @@ The units (:data:`UNITS`; the block layouts are in ``docs/ops.md``, "Quantized w
 * q4_K (144-byte blocks, read as 9 ``uvec4``): an eighth of a block (16 bytes of levels: 16 elements
   of each of two sub-blocks) and the block's head.
 
-Dispatch :func:`grid` workgroups (:func:`gemv` does it).
+x is read as given, or rounded to 8 bits a value for integer dot products (:func:`choice`).  Dispatch
+:func:`grid` workgroups (:func:`gemv` does it).
 """
 
 from functools import cache
@@ -62,41 +63,94 @@ def halves(w0, w1, w2, w3, BF16, HIGH):
     return vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
 
 
+MAGIC = 12582912.0   # 1.5 * 2**23: for |v| < 2**22, the low bits of the f32 v + MAGIC hold round(v) (two's complement)
+
+
+@cd.func
+@no_type_check
+def amax8(a, b):
+    """The largest magnitude of the eight values of two vec4[f32]."""
+    m = max(abs(a), abs(b))
+    return max(max(m.x, m.y), max(m.z, m.w))
+
+
+@cd.func
+@no_type_check
+def pack8(v, inv):
+    """``round(v * inv)`` (four values within +-127) as four signed 8-bit lanes of an i32, lane 0 in the low
+    byte: the rounding by the f32 addition of :data:`MAGIC` (to nearest, ties to even), the lanes the low bytes."""
+    b = cd.bitcast(v * inv + MAGIC, vec4[u32])
+    return cd.bitcast((b.x & 0xFF) | ((b.y & 0xFF) << 8) | ((b.z & 0xFF) << 16) | (b.w << 24), i32)
+
+
 # how a weight row is cut into the units consecutive lanes read (coalesced: lane i reads unit i): elements a
 # unit, units a block
 UNITS = {"f16": (8, 1), "bf16": (8, 1), "q4_0": (8, 4), "q8_0": (8, 4), "q4_K": (32, 8)}
 
 
+# what one GEMV launch does by default, by weight format and whether x has one row or more: (how x is read,
+# rows of W a group of subgroups owns, subgroups a group, which split K).  How x is read: "f32" as given (f32 or
+# f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded to 8 bits by the product's
+# own kernel (:func:`kernel`'s ``inline``).  Chosen from sweeps of every layout and way (``benchmarks/ops_llm.py
+# --layouts``, 4096 x 14336 weights, H100, ``benchmarks/results/ops_llm-layouts-h100-2026-11-27.md``).
+CHOICE: dict[tuple[str, bool], tuple[str, int, int]] = {
+    ("f16", True): ("f32", 2, 2), ("f16", False): ("f32", 4, 4),
+    ("bf16", True): ("f32", 2, 2), ("bf16", False): ("f32", 4, 4),
+    ("q4_0", True): ("pre", 2, 2), ("q4_0", False): ("pre", 4, 4),
+    ("q8_0", True): ("f32", 2, 4), ("q8_0", False): ("inline", 8, 4),
+    ("q4_K", True): ("inline", 4, 4), ("q4_K", False): ("inline", 8, 2),
+}
+X8 = {"q4_0": "pre", "q8_0": "inline", "q4_K": "inline"}   # how x is rounded to 8 bits when asked (``q8=True``)
+
+
+def choice(fmt: str, nx: int, q8: bool | None = None) -> tuple[str, int, int]:
+    """(how x is read, rows of W a group owns, subgroups a group) for weights in ``fmt``, ``nx`` rows of x and
+    ``q8`` (None: :data:`CHOICE`'s; True: x rounded to 8 bits the way :data:`X8` names; False: x as given) --
+    the layout of the default's when the way agrees, else of the way's sweep."""
+    how, rows, split = CHOICE[fmt, nx == 1]
+    if q8 is None or (how != "f32") == q8:
+        return how, rows, split
+    if not q8:
+        return "f32", *layout(fmt, nx)
+    if fmt not in X8:
+        raise ValueError(f"gemv: 8-bit activations serve {', '.join(X8)} weights, not {fmt}")
+    return X8[fmt], *((4, 4) if nx > 1 else (1, 4) if fmt == "q8_0" else (2, 2))
+
+
 def layout(fmt: str, nx: int) -> tuple[int, int]:
     """(rows of W a group of subgroups owns, subgroups a group: they split K) for weights in ``fmt`` and ``nx``
-    rows of x.  Measured (``benchmarks/ops_llm.py --layouts``, 4096 x 14336 weights, H100; the sweep is in
-    ``benchmarks/results/ops_llm-layouts-h100-2026-11-27.md``): one row of x: 2 rows over 2 subgroups (f16 0.93
-    of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup), q4_K 4 rows over 4; more rows of x: 4 rows over
-    4 subgroups (each read of x serves more rows of W)."""
+    rows of x read as given (f32 or f16), the fastest of the sweep (:data:`CHOICE`): one row of x: 2 rows over 2
+    subgroups (f16 0.93 of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup), q8_0 2 over 4, q4_K 4 over 4;
+    more rows of x: 4 rows over 4 subgroups (each read of x serves more rows of W)."""
     if nx == 1:
-        return (4, 4) if fmt == "q4_K" else (2, 2)
+        return (4, 4) if fmt == "q4_K" else (2, 4) if fmt == "q8_0" else (2, 2)
     return 4, 4
 
 
-def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None = None) -> tuple[int, int, int]:
-    """The workgroups a launch for M rows of W takes (``rows``/``split`` default to :func:`layout`'s)."""
-    dr, ds = layout(fmt, nx)
+def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None = None,
+         q8: bool = False) -> tuple[int, int, int]:
+    """The workgroups a launch for M rows of W takes (``rows``/``split`` default to :func:`choice`'s for ``q8``)."""
+    _, dr, ds = choice(fmt, nx, q8)
     rows, split = rows or dr, split or ds
     return (-(-m // (rows * (WG // 32) // split)), 1, 1)
 
 
 @cache
 def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None,
-           q8: bool = False) -> cd.Kernel:
+           q8: bool = False, inline: bool = False, unroll: int | None = None) -> cd.Kernel:
     """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16).
 
-    A group of ``split`` subgroups (default :func:`layout`) owns ``rows`` rows of W; its lanes walk
+    A group of ``split`` subgroups (default :func:`choice`'s) owns ``rows`` rows of W; its lanes walk
     along the rows together, lane ``i`` reading unit ``i`` of each (:data:`UNITS`: 16 bytes of f16,
     a quarter of a q4_0/q8_0 block, an eighth of a q4_K block), so that one load instruction of a
     subgroup reads a contiguous span.  Each step a lane decodes its unit of every row into registers
     once, then reads its piece of each row of x once for all of them; the step loop carries an unroll
     hint so that the loads of consecutive steps can be in flight together.  Subgroup sums, then (with
     ``split`` > 1) a sum over the group through shared memory, end each output.
+
+    ``inline`` (q4_0, q8_0, q4_K): x is rounded to 8 bits here, each lane its own unit's values with one scale
+    (``max |x| / 127``) for the unit's 8 values (q4_0, q8_0) or for each 16 (q4_K), and each unit of a row is
+    integer dot products of four 8-bit lanes (``cd.dot4x8``); q4_K's ``-m x`` terms use x unrounded.
 
     ``q8`` (q4_0 only): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
     a block of 32: four lanes a word, then the f32 bits of the scale ``d`` and of ``d * sum``), and a unit is
@@ -105,15 +159,19 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
-    dr, ds = layout(fmt, nx)
+    if q8 and fmt not in Q8_FORMATS:
+        raise ValueError(f"gemv: x rounded to 8 bits by quantize_kernel first serves {', '.join(Q8_FORMATS)} "
+                         f"weights, not {fmt}")
+    if inline and fmt not in INLINE_FORMATS:
+        raise ValueError(f"gemv: x rounded to 8 bits in the kernel serves {', '.join(INLINE_FORMATS)} weights, "
+                         f"not {fmt}")
+    _, dr, ds = choice(fmt, nx, q8 or inline)
     rows, split = rows or dr, split or ds
     if split not in (1, 2, 4) or not 1 <= rows <= 16:
         raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
-    if q8 and fmt not in Q8_FORMATS:
-        raise ValueError(f"gemv: 8-bit activations serve {', '.join(Q8_FORMATS)} weights, not {fmt}")
     bf = fmt == "bf16"
     xt = i32 if q8 else vec4[f16] if x_f16 else vec4[f32]
-    unroll = 4 if nx * rows <= 4 else 2
+    unroll = unroll or (4 if nx * rows <= 4 else 2)
     groups = (WG // 32) // split
     per_unit, units_block = UNITS[fmt]
     wt = u16 if fmt in ("q4_0", "q8_0") else vec4[u32]
@@ -145,6 +203,86 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     xo = vec4[f32](xa.y, xa.w, xb.y, xb.w)
                     for r in cd.static_range(rows):
                         acc[r][j] += cd.dot(xe, wr[r][0]) + cd.dot(xo, wr[r][1])
+            elif inline and q40:
+                # quarter p of a q4_0 block (elements 4p .. 4p + 3 in the low nibbles of qs bytes 4p .., 16 + 4p ..
+                # in the high ones) against x rounded here to 8 bits with one scale for the unit's 8 values:
+                # sum (n - 8) d x ~ d dx (sum n q - 8 sum q)
+                xw = []
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 32) // 4 + p
+                    xl = x4(x, xo)
+                    xh = x4(x, xo + 4)
+                    a = amax8(xl, xh)
+                    inv = 127.0 / max(a, 1e-30)
+                    ql = pack8(xl, inv)
+                    qh = pack8(xh, inv)
+                    xw = xw + [[ql, qh, a * (1.0 / 127.0), cd.dot4x8(ql, i32(ONES)) + cd.dot4x8(qh, i32(ONES))]]
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 32) + b) * 9             # 18 bytes = 9 16-bit words
+                    d = f32(cd.bitcast(w[base], f16))
+                    q = u32(w[base + 1 + 2 * p]) | (u32(w[base + 2 + 2 * p]) << 16)
+                    lo = q & 0x0F0F0F0F
+                    hi = (q >> 4) & 0x0F0F0F0F
+                    for j in cd.static_range(nx):
+                        dots = cd.dot4x8(xw[j][0], lo) + cd.dot4x8(xw[j][1], hi) - 8 * xw[j][3]
+                        acc[r][j] += d * xw[j][2] * f32(dots)
+            elif inline and q80:
+                # quarter p of a q8_0 block (elements 8p .. 8p + 7) against x rounded here to 8 bits
+                xw = []
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 32) // 4 + 2 * p
+                    xa = x4(x, xo)
+                    xb = x4(x, xo + 1)
+                    a = amax8(xa, xb)
+                    inv = 127.0 / max(a, 1e-30)
+                    xw = xw + [[pack8(xa, inv), pack8(xb, inv), a * (1.0 / 127.0)]]
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 32) + b) * 17            # 34 bytes = 17 16-bit words
+                    d = f32(cd.bitcast(w[base], f16))
+                    q0 = cd.bitcast(u32(w[base + 1 + 4 * p]) | (u32(w[base + 2 + 4 * p]) << 16), i32)
+                    q1 = cd.bitcast(u32(w[base + 3 + 4 * p]) | (u32(w[base + 4 + 4 * p]) << 16), i32)
+                    for j in cd.static_range(nx):
+                        acc[r][j] += d * xw[j][2] * f32(cd.dot4x8(xw[j][0], q0) + cd.dot4x8(xw[j][1], q1))
+            elif inline:
+                # eighth p of a q4_K block (below) against x rounded here to 8 bits, one scale for each 16 values
+                c = p >> 1
+                sh = 16 * (c & 1)
+                xw = []
+                for j in cd.static_range(nx):
+                    xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
+                    xl = [x4(x, xo + i) for i in cd.static_range(4)]
+                    xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
+                    al = max(amax8(xl[0], xl[1]), amax8(xl[2], xl[3]))
+                    ah = max(amax8(xh[0], xh[1]), amax8(xh[2], xh[3]))
+                    il = 127.0 / max(al, 1e-30)
+                    ih = 127.0 / max(ah, 1e-30)
+                    sl = xl[0] + xl[1] + xl[2] + xl[3]
+                    sh4 = xh[0] + xh[1] + xh[2] + xh[3]
+                    xw = xw + [[[pack8(xl[i], il) for i in cd.static_range(4)],
+                                [pack8(xh[i], ih) for i in cd.static_range(4)],
+                                al * (1.0 / 127.0), ah * (1.0 / 127.0),
+                                sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
+                for r in cd.static_range(rows):
+                    base = (row[r] * (K // 256) + b) * 9
+                    v = w[base]
+                    qv = w[base + 1 + p]
+                    dm = cd.bitcast(v.x, vec2[f16])
+                    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+                    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+                    scw = (v.y if c < 2 else sc_hi) >> sh
+                    mbw = (v.z if c < 2 else mb_hi) >> sh
+                    d0 = f32(dm.x) * f32(scw & 63)
+                    d1 = f32(dm.x) * f32((scw >> 8) & 63)
+                    m0 = f32(dm.y) * f32(mbw & 63)
+                    m1 = f32(dm.y) * f32((mbw >> 8) & 63)
+                    for j in cd.static_range(nx):
+                        t = xw[j]
+                        dl = cd.dot4x8(t[0][0], qv.x & 0x0F0F0F0F) + cd.dot4x8(t[0][1], qv.y & 0x0F0F0F0F) + \
+                            cd.dot4x8(t[0][2], qv.z & 0x0F0F0F0F) + cd.dot4x8(t[0][3], qv.w & 0x0F0F0F0F)
+                        dh = cd.dot4x8(t[1][0], (qv.x >> 4) & 0x0F0F0F0F) + \
+                            cd.dot4x8(t[1][1], (qv.y >> 4) & 0x0F0F0F0F) + \
+                            cd.dot4x8(t[1][2], (qv.z >> 4) & 0x0F0F0F0F) + cd.dot4x8(t[1][3], (qv.w >> 4) & 0x0F0F0F0F)
+                        acc[r][j] += d0 * t[2] * f32(dl) - m0 * t[4] + d1 * t[3] * f32(dh) - m1 * t[5]
             elif q8:
                 # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
                 # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
@@ -257,26 +395,24 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     if lane == 0:
                         part[(cd.subgroup_id * rows + r) * nx + j] = total
             cd.barrier()
-            t = cd.local_invocation_index
-            if t < groups * rows * nx:               # one invocation an output: the group's sum
+            for t in cd.range(cd.local_invocation_index, groups * rows * nx, WG):  # an output an invocation
                 g = t // (rows * nx)
                 rj = t % (rows * nx)
                 total = part[g * split * rows * nx + rj]
                 for s in cd.static_range(1, split):
                     total += part[(g * split + s) * rows * nx + rj]
-                r = rj // nx
-                row = (cd.workgroup_id.x * groups + g) * rows + r
-                if row < M:
-                    y[(rj % nx) * M + row] = total
+                out_row = (cd.workgroup_id.x * groups + g) * rows + rj // nx
+                if out_row < M:
+                    y[(rj % nx) * M + out_row] = total
 
-    gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_q8" if q8 else "_f16" if x_f16 else "")
+    gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_q8" if q8 else "_i8" if inline else "") + \
+        ("_f16" if x_f16 and not q8 else "")
     return gemv
 
 
-Q8_FORMATS = ("q4_0",)   # weight formats with a kernel for 8-bit activations
-# those gemv() quantizes activations for by default: q4_0 21.1 us against 32.8 at 1 x 4096 x 14336, 46.5 against
-# 71.1 at 8 rows (H100, benchmarks/ops_llm.py), as ggml does on NVIDIA (NMSE ~2e-5; ggml's tests allow 5e-4)
-Q8_DEFAULT: tuple[str, ...] = ("q4_0",)
+INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
+ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
+Q8_FORMATS = ("q4_0",)   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
 Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
 
 
@@ -338,7 +474,7 @@ def word_view(w: Any, fmt: str) -> Any:
     return w if w.dtype == word else w.view(word)
 
 
-_LAUNCHES: dict[tuple[str, int, bool, int, bool], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
+_LAUNCHES: dict[tuple[str, int, bool, int, str], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
 _SCRATCH: dict[tuple[int, int], Any] = {}   # (id(device), words) -> a resident array for quantized activations
 
 
@@ -348,10 +484,16 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     ``w`` is M x K float16 (``fmt="f16"``), uint16 bf16 bit patterns (``"bf16"``), or the
     uint8 blocks of :func:`coopdsl.ops.quant.quantize`; K must be a multiple of 8 (f16/bf16)
     or of the block size.  ``w``, ``x`` and ``out`` may be numpy or resident arrays
-    (``coopdsl.runtime``); ``device`` as ``Kernel.launch``.  ``q8`` (default: for the formats of
-    :data:`Q8_DEFAULT`) first quantizes x to 8 bits a value per block of 32 (:func:`quantize_kernel`,
-    ggml's q8_1) and multiplies with integer dot products (formats of :data:`Q8_FORMATS`): x's rounding
-    to 8 bits adds an error of about 1e-3 relative to the result."""
+    (``coopdsl.runtime``); ``device`` as ``Kernel.launch``.
+
+    ``q8``: whether x is rounded to 8 bits a value and multiplied with integer dot products (``cd.dot4x8``),
+    as ggml's ``mul_mat_vecq`` does on NVIDIA.  None (default): whichever was faster on the H100 for the
+    format and the number of rows (:data:`CHOICE`): x as given for f16/bf16 and for one row of q8_0, 8 bits
+    for q4_0, q4_K and several rows of q8_0.  q4_0 rounds x by a first kernel (:func:`quantize_kernel`, one
+    scale per block of 32 values, ggml's q8_1); q8_0 and q4_K round it inside the product's kernel (one scale
+    per 8 values for q8_0, per 16 for q4_K).  The rounding adds an error of about 1e-3 relative to the result
+    (normalized squared error ~2e-5; ggml's tests allow 5e-4).  ``q8=False`` keeps x as it is (exact up to
+    f32 sums); ``q8=True`` on f16/bf16 weights is an error."""
     launches, y = plan(w, x, fmt, out=out, device=device, q8=q8)
     hot.run(launches)
     return y
@@ -371,17 +513,16 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
-    if q8 is None:
-        q8 = fmt in Q8_DEFAULT
-    elif q8 and fmt not in Q8_FORMATS:
-        raise ValueError(f"gemv: 8-bit activations serve {', '.join(Q8_FORMATS)} weights, not {fmt}")
+    how, rows, split = choice(fmt, n, q8)
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    launch = _LAUNCHES.get((fmt, n, x_f16, m, q8))
+    launch = _LAUNCHES.get((fmt, n, x_f16, m, how))
     if launch is None:
-        launch = _LAUNCHES[fmt, n, x_f16, m, q8] = (kernel(fmt, n, x_f16 and not q8, q8=q8), grid(m, fmt, n))
-    if q8:
+        launch = _LAUNCHES[fmt, n, x_f16, m, how] = (
+            kernel(fmt, n, x_f16 and how != "pre", rows, split, q8=how == "pre", inline=how == "inline"),
+            grid(m, fmt, n, rows, split))
+    if how == "pre":
         blocks = n * k // 32
         xq: Any
         if isinstance(x, np.ndarray):

@@ -51,9 +51,9 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
     likewise.  For N > 16 with quantized weights x must be float16 (numpy x is converted).
-    ``q8`` (N <= 16): quantize x to 8 bits a value first and multiply with integer dot products
-    (:func:`coopdsl.ops.gemv.gemv`; by default for q4_0 weights, as ggml does: faster, with an error
-    of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
+    ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
+    (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q4_K and several
+    rows of q8_0, as ggml does: an error of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
     """
     if _HOT.replay((x, w, out), (fmt, device, q8)):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)

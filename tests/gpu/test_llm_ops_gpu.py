@@ -58,22 +58,24 @@ def test_gemv(fmt, n, device):
     assert np.abs(y - x @ wd.T).max() <= 1e-4 * np.abs(y).max()
 
 
+@pytest.mark.parametrize("fmt", list(G.X8))
 @pytest.mark.parametrize("n", [1, 8])
-def test_gemv_with_8_bit_activations_matches_the_interpreter(n, device):
+def test_gemv_with_8_bit_activations_matches_the_interpreter(fmt, n, device):
     rng = np.random.default_rng(n)
-    w, wd = _weights("q4_0", 1000, 4096, rng)
+    w, wd = _weights(fmt, 1000, 4096, rng)
     x = rng.standard_normal((n, 4096)).astype(np.float32)
-    want = G.gemv(w, x, "q4_0", device="cpu", q8=True)
-    y = G.gemv(w, x, "q4_0", device=device, q8=True)                        # numpy operands
+    want = G.gemv(w, x, fmt, device="cpu", q8=True)
+    y = G.gemv(w, x, fmt, device=device, q8=True)                           # numpy operands
     assert np.abs(y - want).max() <= 1e-4 * np.abs(want).max()
-    yr = runtime.zeros((n, 1000), np.float32, device=device)                # resident: the scratch array
-    G.gemv(runtime.array(w, device=device), runtime.array(x, device=device), "q4_0", out=yr, device=device, q8=True)
+    yr = runtime.zeros((n, 1000), np.float32, device=device)                # resident (q4_0: the scratch array)
+    G.gemv(runtime.array(w, device=device), runtime.array(x, device=device), fmt, out=yr, device=device, q8=True)
     assert np.abs(yr.numpy() - want).max() <= 1e-4 * np.abs(want).max()
 
 
 def _close(y, ref, fmt, n) -> bool:
-    """Within 2e-3 of the largest value, or for x rounded to 8 bits (gemv's default for q4_0) ggml's NMSE bound."""
-    if fmt in G.Q8_DEFAULT and n <= G.MAX_ROWS_X:
+    """Within 2e-3 of the largest value, or for x rounded to 8 bits (gemv's default for the quantized formats,
+    gemv.CHOICE) ggml's NMSE bound."""
+    if n <= G.MAX_ROWS_X and fmt in G.X8 and G.choice(fmt, n)[0] != "f32":
         return bool(((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4)
     return bool(np.abs(y - ref).max() <= 2e-3 * np.abs(ref).max())
 

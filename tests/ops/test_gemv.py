@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from coopdsl.ops import gemv as G
+from coopdsl.ops.quant import dequantize
 from tests.conftest import weights
 
 
@@ -26,9 +27,11 @@ def test_matches_numpy_on_the_interpreter(fmt, n):
     ref = x @ wd.T
     assert y.shape == (n, m)
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
-    if fmt in G.Q8_DEFAULT:   # by default x is rounded to 8 bits first: within ggml's bound for that path
+    if G.choice(fmt, n)[0] != "f32":   # by default x is rounded to 8 bits: within ggml's bound for that path
         y8 = G.gemv(w, x, fmt, device="cpu")
         assert ((y8 - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4
+    else:
+        assert np.array_equal(G.gemv(w, x, fmt, device="cpu"), y)
 
 
 @pytest.mark.parametrize("fmt", G.FORMATS)
@@ -95,5 +98,92 @@ def test_8_bit_activations_compile_to_integer_dot_products():
     text = G.kernel("q4_0", 2, q8=True).disassemble()
     assert "OpSUDot %int" in text and "PackedVectorFormat4x8Bit" in text
     assert "OpGroupNonUniformShuffleXor" in G.quantize_kernel().disassemble()
-    with pytest.raises(ValueError, match="8-bit activations serve q4_0 weights, not q8_0"):
+    with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0 weights, not q8_0"):
         G.kernel("q8_0", 1, q8=True)
+    with pytest.raises(ValueError, match="x rounded to 8 bits in the kernel serves q4_0, q8_0, q4_K weights, not f16"):
+        G.kernel("f16", 1, inline=True)
+    with pytest.raises(ValueError, match="8-bit activations serve q4_0, q8_0, q4_K weights, not bf16"):
+        G.gemv(np.zeros((4, 64), np.uint16), np.zeros((1, 64), np.float32), "bf16", device="cpu", q8=True)
+
+
+def _rounded(x: np.ndarray, fmt: str) -> np.ndarray:
+    """x as the inline 8-bit kernels round it: one scale (max |x| / 127) for each lane's unit of values -- 8 of
+    a q4_0 block (4 p .. 4 p + 3 and 16 + 4 p ..), 8 consecutive for q8_0, 16 consecutive for q4_K."""
+    n, k = x.shape
+    if fmt == "q4_0":
+        idx = np.arange(k).reshape(-1, 2, 4, 4).transpose(0, 2, 1, 3).reshape(-1, 8)   # block, quarter, half
+    else:
+        idx = np.arange(k).reshape(-1, 8 if fmt == "q8_0" else 16)
+    v = x[:, idx]
+    a = np.abs(v).max(axis=-1, keepdims=True)
+    q = np.round(v * (np.float32(127.0) / np.maximum(a, np.float32(1e-30)))) * (a * np.float32(1.0 / 127.0))
+    out = np.empty_like(x)
+    out[:, idx] = q
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("n,rows,split", [(1, 2, 2), (3, 4, 4), (8, 8, 2), (16, 1, 4)])
+def test_inline_8_bit_activations_are_x_rounded_per_unit(fmt, n, rows, split):
+    """The inline kernels compute exactly (up to f32 sums) the product with x rounded per lane unit."""
+    rng = np.random.default_rng(n + rows)
+    m, k = 19, 256
+    w, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    x[0, :8] = 0.0                                   # a unit of zeros: scale 0, no division by it
+    y = np.full((n, m), np.nan, np.float32)
+    G.kernel(fmt, n, rows=rows, split=split, inline=True).launch(
+        G.grid(m, fmt, n, rows, split), G.word_view(w, fmt), x.reshape(-1, 4), y, M=m, K=k, device="cpu")
+    ref = _rounded(x, fmt) @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    exact = x @ wd.T
+    assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
+
+
+@pytest.mark.parametrize("n", [1, 5, 16])
+@pytest.mark.parametrize("x_f16", [False, True])
+def test_q4_K_with_inline_8_bit_activations_matches_numpy(n, x_f16):
+    """q4_K's levels against x rounded per 16 values; its ``-m x`` terms against x as given."""
+    rng = np.random.default_rng(n)
+    m, k = 11, 512
+    w, wd = _weights("q4_K", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
+    y = G.gemv(w, x, "q4_K", device="cpu", q8=True)
+    xf = x.astype(np.float32)
+    no_mins = w.reshape(m, -1, 144).copy()
+    no_mins[:, :, 2:4] = 0                           # dmin (f16, bytes 2..3 of a block) = 0: the levels' part
+    levels = dequantize(no_mins.reshape(m, -1), "q4_K", k)
+    ref = _rounded(xf, "q4_K") @ levels.T + xf @ (wd - levels).T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    exact = xf @ wd.T
+    assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
+    assert not np.array_equal(y, G.gemv(w, x, "q4_K", device="cpu", q8=False))   # (x was rounded)
+
+
+def test_inline_8_bit_activations_compile_to_integer_dot_products_without_conversions():
+    for fmt, op in (("q4_0", "OpSUDot"), ("q8_0", "OpSDot"), ("q4_K", "OpSUDot")):
+        text = G.kernel(fmt, 2, inline=True).disassemble()
+        assert f"{op} %int" in text and "PackedVectorFormat4x8Bit" in text
+        assert "OpConvertFToS" not in text                  # the rounding is an f32 addition, not a conversion
+
+
+def test_choice_names_how_x_is_read_for_every_format():
+    for (fmt, one), (how, rows, split) in G.CHOICE.items():
+        assert how in ("f32", "pre", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
+        assert G.choice(fmt, 1 if one else 4) == (how, rows, split)
+        assert G.choice(fmt, 1 if one else 4, False)[0] == "f32"
+        if fmt in G.X8:
+            assert G.choice(fmt, 1 if one else 4, True)[0] == G.X8[fmt]
+
+
+def test_reduction_covers_more_outputs_than_invocations():
+    """16 rows a group over 2 subgroups with 8 rows of x: 256 sums for 128 invocations."""
+    rng = np.random.default_rng(3)
+    m, k, n = 37, 256, 8
+    w, wd = _weights("f16", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = np.full((n, m), np.nan, np.float32)
+    G.kernel("f16", n, rows=16, split=2).launch(G.grid(m, "f16", n, 16, 2), G.word_view(w, "f16"), x.reshape(-1, 4),
+                                                y, M=m, K=k, device="cpu")
+    ref = x @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
