@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from coopdsl import u32, vec4  # noqa: E402
+from coopdsl import runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
 from coopdsl.ops import hot  # noqa: E402
@@ -79,11 +79,29 @@ def bench_launches(launches, args) -> float:
     return sum(k.bench(grid, *a, warmup=args.warmup, repeat=args.repeat, **kw).median_ms for k, grid, a, kw in launches)
 
 
+def warm(dev, n: int = 2000) -> None:
+    """Keep the GPU busy for ~150 ms (a copy of 117 MB ``n`` times), so that its clocks are up: host work between
+    timings (quantizing weights in numpy takes seconds) lets them fall (docs/runtime.md)."""
+    src = np.zeros((1 << 20, 4), np.uint32)
+    copy16.bench((4096, 1, 1), src, src.copy(), 1 << 20, device=dev, warmup=n, repeat=1)
+
+
+def stream_us(launches, dev, calls: int = 400) -> float:
+    """GPU time a call when ``calls`` calls of ``launches`` (on resident arrays) run back to back in one
+    command buffer, as a decoding loop runs them: the wall time of the submission and its wait, a call."""
+    with runtime.batch(dev, flush_every=None) as b:
+        for _ in range(calls):
+            hot.run(launches)
+        t = time.perf_counter()
+        b.submit()
+        return (time.perf_counter() - t) / calls * 1e6
+
+
 def overhead(dev, n: int = 200, rounds: int = 5) -> str:
     """Host cost of ops.matmul / ops.linear on resident arrays against the Kernel.launch they make, 1 x 4096 x
     4096 f16 (the decode kernel): wall time per call, each waited for (median of ``rounds`` interleaved
     rounds of ``n`` calls), and the host time per call recorded inside a batch (``n`` calls, flushed every 64)."""
-    from coopdsl import ops, runtime
+    from coopdsl import ops
 
     rng = np.random.default_rng(1)
     w = runtime.array(rng.standard_normal((4096, 4096)).astype(np.float16), device=dev)
@@ -166,6 +184,7 @@ def main() -> None:
               "| coopdsl check |",
               "|---|---|---|---|---|---|---|"]
     layouts = [tuple(int(v) for v in item.split(":")) for item in args.layouts.split(",") if item]
+    stream_note = ["| weights | rows of x | a call, 400 calls in one command buffer | vs copy |", "|---|---|---|---|"]
     sweep = ["| weights | rows of x | rows of W a group | subgroups a group | coopdsl | vs copy | rel. err |",
              "|---|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
@@ -177,7 +196,15 @@ def main() -> None:
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)     # what gemv does by default: timed below, kernel by kernel
                 wv = G.word_view(w, fmt)
+                warm(dev)
                 ms = bench_launches(G.plan(w, x, fmt, device=dev)[0], args)   # what gemv launches by default
+                wr, xr, yr = runtime.array(w, device=dev), runtime.array(x, device=dev), \
+                    runtime.zeros((n, m), np.float32, device=dev)
+                hot.run(G.plan(wr, xr, fmt, out=yr, device=dev)[0])
+                warm(dev)
+                streamed = stream_us(G.plan(wr, xr, fmt, out=yr, device=dev)[0], dev)
+                stream_note.append(f"| {fmt} | {n} | {streamed:.1f} us | "
+                                   f"{w.nbytes / (streamed * 1e-6) / 1e9 / copy_gbs:.2f} |")
                 way = {"f32": "", "pre": " (x in 8 bits)", "inline": " (x in 8 bits, inline)"}[G.choice(fmt, n)[0]]
                 what = f"{ms * 1e3:.1f} us{way}"
                 modes = [(False, False)] * ("f32" in args.modes) + \
@@ -188,6 +215,7 @@ def main() -> None:
                     if q8:   # the activations' quantization (gemv.plan's first launch), timed on its own and added
                         quantize = G.plan(w, x, fmt, device=dev, q8=True)[0][0]
                         tq, xq = bench_launches([quantize], args), quantize[2][1]
+                    warm(dev, 500)
                     for rows, split, *unroll in [(None, None), *layouts] if n in nrows and (layouts or len(modes) > 1) \
                             else ():
                         yl = np.zeros_like(y)
@@ -220,6 +248,8 @@ def main() -> None:
             lines.append(f"| {fmt} | {n} | {what} | {gbs:.0f} | {gbs / copy_gbs:.2f} | {tt} | "
                          f"rel. err {err:.1e} |")
             print(lines[-1], flush=True)
+    lines += ["", "GEMV calls back to back (`ops.gemv`'s launches on resident arrays, 400 calls recorded in one "
+                  "command buffer; the wall time of its submission and wait, a call):", ""] + stream_note
     if len(sweep) > 2:
         lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)) and 8-bit activations "
                       "(`gemv(..., q8=True)`: x quantized per block of 32 first, integer dot products):", ""] + sweep
