@@ -15,28 +15,24 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import autotune
+from . import op_tune
 
 Tiles = tuple[int, int, int]  # (Br query rows, Bc keys, workgroup size)
 CANDIDATES: tuple[Tiles, ...] = ((128, 128, 256), (128, 64, 256), (64, 128, 256), (64, 64, 128))
 KEY_PREFIX = "ops.attention:flash_attn_cm2"
 
-_cache: autotune.Cache | None = None
-_memo: dict[tuple[str, str], Tiles | None] = {}   # (problem, device) -> stored tiles (None: ggml's)
+_choices = op_tune.Choices(KEY_PREFIX, field="tiles", default_name="ggml")
 
 
 def cache() -> autotune.Cache:
     """The autotune cache file this process uses (``autotune.default_cache_path()`` when first asked)."""
-    global _cache
-    if _cache is None:
-        _cache = autotune.Cache(autotune.default_cache_path())
-    return _cache
+    return op_tune.cache()
 
 
 def reset() -> None:
     """Forget what was read: the next call reads ``autotune.default_cache_path()`` again (for tests)."""
-    global _cache
-    _cache = None
-    _memo.clear()
+    op_tune.reset_cache()
+    _choices.reset()
 
 
 def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, masked: bool, acc: str,
@@ -49,36 +45,13 @@ def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, 
 
 def lookup(prob: str, device: Any) -> tuple[bool, Tiles | None]:
     """(whether the cache holds ``prob`` on ``device``, the tiles it holds: None for ggml's own)."""
-    key = (prob, autotune.device_key(device))
-    if key not in _memo:  # (the file is read once a process; a choice stored here is remembered)
-        record = cache().get(f"{KEY_PREFIX}|{prob}|{key[1]}")
-        if record is None:
-            return False, None
-        tiles = record.get("tiles")
-        _memo[key] = (int(tiles[0]), int(tiles[1]), int(tiles[2])) if tiles else None
-    return True, _memo[key]
+    stored, tiles = _choices.lookup(prob, device)
+    return stored, (int(tiles[0]), int(tiles[1]), int(tiles[2])) if tiles else None
 
 
 def tune(prob: str, device: Any, time_call: Callable[[Tiles | None], float],
          candidates: Sequence[Tiles] = CANDIDATES) -> Tiles | None:
     """Time ggml's tiles (None) and ``candidates`` with ``time_call(tiles) -> ms`` (``float('inf')`` or an
     exception: the device cannot run them), store the fastest for ``prob`` on ``device`` and return it."""
-    best: Tiles | None = None
-    best_ms = float("inf")
-    times: dict[str, float] = {}
-    for tiles in (None, *candidates):
-        try:
-            ms = time_call(tiles)
-        except Exception as e:  # noqa: BLE001 - a tile the device refuses is not a candidate
-            times["ggml" if tiles is None else "x".join(map(str, tiles))] = float("nan")
-            if tiles is None:
-                raise e
-            continue
-        times["ggml" if tiles is None else "x".join(map(str, tiles))] = ms
-        if ms < best_ms:
-            best, best_ms = tiles, ms
-    dkey = autotune.device_key(device)
-    cache().put(f"{KEY_PREFIX}|{prob}|{dkey}", {"tiles": list(best) if best else None, "ms": best_ms,
-                                                "times_ms": times})
-    _memo[(prob, dkey)] = best
-    return best
+    best = _choices.tune(prob, device, time_call, candidates)
+    return (int(best[0]), int(best[1]), int(best[2])) if best else None

@@ -28,7 +28,8 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
-from . import hot
+from .. import autotune
+from . import hot, op_tune
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -474,11 +475,13 @@ def word_view(w: Any, fmt: str) -> Any:
     return w if w.dtype == word else w.view(word)
 
 
-_LAUNCHES: dict[tuple[str, int, bool, int, str], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
+Way = tuple[str, int, int]   # (how x is read, rows of W a group, subgroups a group): CHOICE's values
+_LAUNCHES: dict[tuple[str, int, bool, int, Way], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
 _SCRATCH: dict[tuple[int, int], Any] = {}   # (id(device), words) -> a resident array for quantized activations
 
 
-def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None) -> Any:
+def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
+         tune: bool = False) -> Any:
     """``y = x W^T`` (float32, ``x.shape[0]`` x M) for 1 to 16 rows of float32 or float16 ``x`` (N x K).
 
     ``w`` is M x K float16 (``fmt="f16"``), uint16 bf16 bit patterns (``"bf16"``), or the
@@ -493,14 +496,19 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     scale per block of 32 values, ggml's q8_1); q8_0 and q4_K round it inside the product's kernel (one scale
     per 8 values for q8_0, per 16 for q4_K).  The rounding adds an error of about 1e-3 relative to the result
     (normalized squared error ~2e-5; ggml's tests allow 5e-4).  ``q8=False`` keeps x as it is (exact up to
-    f32 sums); ``q8=True`` on f16/bf16 weights is an error."""
-    launches, y = plan(w, x, fmt, out=out, device=device, q8=q8)
+    f32 sums); ``q8=True`` on f16/bf16 weights is an error.
+
+    ``tune=True`` (GPU): the first call of a problem (format, rows of x, x's type, ``q8``, M, K) times
+    :data:`CHOICE`'s way and layout and the others of :func:`candidates` on the device and keeps the fastest
+    in the autotune cache (``docs/autotune.md``); later calls, with or without ``tune``, use the stored
+    choice.  On the interpreter nothing is timed or read."""
+    launches, y = plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
     hot.run(launches)
     return y
 
 
-def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
-         q8: bool | None = None) -> tuple[list[hot.Launch], Any]:
+def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
+         tune: bool = False) -> tuple[list[hot.Launch], Any]:
     """The launches :func:`gemv` makes (checked, in order) and the array they write ``y`` into."""
     qk, nbytes = _BLOCKS[fmt]
     n, k = x.shape
@@ -513,15 +521,77 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
-    how, rows, split = choice(fmt, n, q8)
+    way = choice(fmt, n, q8)
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    launch = _LAUNCHES.get((fmt, n, x_f16, m, how))
+    dev = _gpu(device, (w, x, y))
+    if dev is not None:
+        prob = f"fmt={fmt},nx={n},x={'f16' if x_f16 else 'f32'},q8={q8},m={m},k={k}"
+        stored, picked = _TUNED.lookup(prob, dev)
+        if tune and not stored:
+            timer = autotune.bench_timer(warmup=20, repeat=20, clock_up_ms=50.0)
+
+            def time_call(c: tuple[Any, ...] | None) -> float:
+                launches = _launches(w, x, y, fmt, n, m, k, x_f16, (str(c[0]), int(c[1]), int(c[2])) if c else way,
+                                     device)
+                first = True
+                total = 0.0
+                for kern, grid, args, kw in launches:
+                    kw = {key: v for key, v in kw.items() if key != "device"}
+                    if first:
+                        timer.start(kern, grid, args, kw, dev)   # (clocks up before the first timing)
+                        first = False
+                    total += timer(kern, grid, args, kw, dev)
+                return total
+
+            picked = _TUNED.tune(prob, dev, time_call, candidates(fmt, n, q8))
+        if picked:
+            way = (str(picked[0]), int(picked[1]), int(picked[2]))
+    return _launches(w, x, y, fmt, n, m, k, x_f16, way, device), y
+
+
+_TUNED = op_tune.Choices("ops.gemv", field="way")
+LAYOUTS = ((2, 2), (4, 4), (2, 4), (4, 2), (1, 4), (8, 2), (8, 4))   # what gemv(..., tune=True) times
+
+
+def candidates(fmt: str, nx: int, q8: bool | None = None) -> list[tuple[str, int, int]]:
+    """What ``gemv(..., tune=True)`` times besides :func:`choice`'s: each way x may be read in (as given unless
+    ``q8`` is True; 8 bits by each kernel that takes it unless ``q8`` is False) with each of :data:`LAYOUTS`."""
+    ways: list[str] = [] if q8 is False else [w for w in ("pre", "inline") if (w == "pre" and fmt in Q8_FORMATS)
+                          or (w == "inline" and fmt in INLINE_FORMATS)]
+    if q8 is not True:
+        ways = ["f32", *ways]
+    return [(how, rows, split) for how in ways for rows, split in LAYOUTS]
+
+
+def _gpu(device: Any, arrays: tuple[Any, ...]) -> Any:
+    """The GPU a launch with ``device`` and ``arrays`` runs on, or None on the interpreter."""
+    if device is None or isinstance(device, str):
+        from ..interp import wants_cpu
+
+        if wants_cpu(device):
+            return None
+        if device is None:
+            for a in arrays:
+                if not isinstance(a, np.ndarray):
+                    return a.device
+            from .. import runtime
+
+            return runtime.default_device()
+    return device
+
+
+def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: bool, way: tuple[str, int, int],
+              device: Any) -> list[hot.Launch]:
+    """The launches of one way and layout: the 8-bit rounding of x first for "pre", then the product."""
+    how, rows, split = way
+    launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
-        launch = _LAUNCHES[fmt, n, x_f16, m, how] = (
+        launch = _LAUNCHES[fmt, n, x_f16, m, way] = (
             kernel(fmt, n, x_f16 and how != "pre", rows, split, q8=how == "pre", inline=how == "inline"),
             grid(m, fmt, n, rows, split))
+    launches: list[hot.Launch] = []
     if how == "pre":
         blocks = n * k // 32
         xq: Any
@@ -534,9 +604,8 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None,
 
                 xq = _SCRATCH[id(x.device), blocks * Q8_WORDS] = runtime.empty(blocks * Q8_WORDS, np.int32,
                                                                                  device=x.device)
-        launches = [(quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks), {"device": device})]
+        launches.append((quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks),
+                         {"device": device}))
         x = xq
-    else:
-        launches = []
     launches.append((launch[0], launch[1], (w, x, y), {"M": m, "K": k, "device": device}))
-    return launches, y
+    return launches

@@ -42,7 +42,7 @@ def _fmt_of(w: Any, fmt: str | None) -> str:
 
 
 def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: Any = None,
-           q8: bool | None = None) -> Any:
+           q8: bool | None = None, tune: bool = False) -> Any:
     """``y = x W^T`` (float32, N x M) on the GPU (or ``device="cpu"``).
 
     ``x``: N x K, float32 or float16 (bf16 weights: float32, or uint16 bf16 bit patterns when
@@ -54,6 +54,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
     (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q4_K and several
     rows of q8_0, as ggml does: an error of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
+    ``tune=True`` (N <= 16, GPU): time the decode kernel's ways and layouts once per problem and device and keep
+    the fastest in the autotune cache (:func:`coopdsl.ops.gemv.gemv`'s ``tune``).
     """
     if _HOT.replay((x, w, out), (fmt, device, q8)):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
@@ -61,7 +63,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     fmt = _fmt_of(w, fmt)
     n, k = x.shape
     if n <= G.MAX_ROWS_X:
-        launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8)
+        launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
         hot.run(launches)
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y

@@ -187,3 +187,96 @@ def test_reduction_covers_more_outputs_than_invocations():
                                                 y, M=m, K=k, device="cpu")
     ref = x @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+class _FakeKernel:
+    def __init__(self, way):
+        self.way = way
+
+
+class _FakeTimer:
+    """Times a candidate from its way: 8 rows of W over 2 subgroups read inline is the fastest; one way fails."""
+
+    def __init__(self, *a, **kw):
+        self.started = 0
+
+    def start(self, kern, grid, args, kw, dev):
+        self.started += 1
+
+    def __call__(self, kern, grid, args, kw, dev):
+        if kern.way == ("inline", 1, 4):
+            raise RuntimeError("the device cannot run this layout")
+        return 1.0 if kern.way == ("inline", 8, 2) else 2.0 + kern.way[1] / 100
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """gemv's planning on a pretend GPU: launches are stand-ins that know their way, timed by _FakeTimer."""
+    import types
+
+    from coopdsl.ops import op_tune
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    op_tune.reset_cache()
+    G._TUNED.reset()
+    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    monkeypatch.setattr(G, "_gpu", lambda device, arrays: dev)
+    monkeypatch.setattr(G, "_launches", lambda w, x, y, fmt, n, m, k, x_f16, way, device:
+                        [(_FakeKernel(way), (1, 1, 1), (), {"device": device})])
+    monkeypatch.setattr(G.autotune, "bench_timer", _FakeTimer)
+    yield tmp_path / "autotune.json"
+    op_tune.reset_cache()
+    G._TUNED.reset()
+
+
+def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(fake_gpu):
+    import json
+
+    rng = np.random.default_rng(0)
+    w, _ = _weights("q4_K", 8, 256, rng)
+    x = rng.standard_normal((1, 256)).astype(np.float32)
+    launches, _ = G.plan(w, x, "q4_K")                     # nothing stored: CHOICE's way
+    assert launches[0][0].way == G.CHOICE["q4_K", True]
+    launches, _ = G.plan(w, x, "q4_K", tune=True)
+    assert launches[0][0].way == ("inline", 8, 2)
+    entry = next(iter(json.loads(fake_gpu.read_text())["entries"].values()))
+    assert entry["way"] == ["inline", 8, 2] and entry["ms"] == 1.0
+    assert len(entry["times_ms"]) == 1 + len(G.candidates("q4_K", 1)) and np.isnan(entry["times_ms"]["inlinex1x4"])
+    G._TUNED.reset()                                       # a new process: read back from the file
+    launches, _ = G.plan(w, x, "q4_K")
+    assert launches[0][0].way == ("inline", 8, 2)
+    launches, _ = G.plan(w, x, "q4_K", q8=False)          # another problem: not tuned, CHOICE's f32 layout
+    assert launches[0][0].way == ("f32", 4, 4)
+
+
+def test_candidates_follow_q8():
+    assert {c[0] for c in G.candidates("q4_0", 1)} == {"f32", "pre", "inline"}
+    assert {c[0] for c in G.candidates("q4_0", 1, q8=True)} == {"pre", "inline"}
+    assert {c[0] for c in G.candidates("q8_0", 1, q8=False)} == {"f32"}
+    assert {c[0] for c in G.candidates("f16", 8)} == {"f32"}
+    assert len(G.candidates("f16", 8)) == len(G.LAYOUTS)
+
+
+def test_nothing_is_tuned_on_the_interpreter(monkeypatch, tmp_path):
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    rng = np.random.default_rng(1)
+    w, wd = _weights("q8_0", 5, 64, rng)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    y = G.gemv(w, x, "q8_0", device="cpu", tune=True, q8=False)
+    assert np.abs(y - x @ wd.T).max() <= 1e-5 * np.abs(y).max()
+    assert not (tmp_path / "autotune.json").exists()
+
+
+def test_the_autotune_docs_example_runs(capsys, monkeypatch, tmp_path):
+    """docs/autotune.md, "Tuning the decode products": its example runs as written and prints what it says."""
+    import re
+    from pathlib import Path
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    text = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
+    section = text[text.index("## Tuning the decode products"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "docs/autotune.md", "exec"), {})
+    said = capsys.readouterr().out.split("\n")
+    assert said[0] == str(G.choice("q4_K", 1)) and code.count(f"# {G.choice('q4_K', 1)}") == 1
+    assert said[1] == str(len(G.candidates("q4_K", 1))) and f"# {said[1]} ways" in code
