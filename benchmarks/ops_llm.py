@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from coopdsl import runtime, u32, vec4  # noqa: E402
+from coopdsl import autotune, runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
-from coopdsl.ops import hot  # noqa: E402
+from coopdsl.ops import hot, op_tune  # noqa: E402
 from coopdsl.ops.quant import dequantize, quantize  # noqa: E402
 
 
@@ -161,9 +161,16 @@ def main() -> None:
                     help="activations in the --layouts sweep: f32 (as given), pre (8 bits by a first kernel), inline "
                          "(8 bits in the product's kernel)")
     ap.add_argument("--rows", default="1,8", help="rows of x of the GEMV cases")
+    ap.add_argument("--tune", action="store_true", help="also tune each GEMV case (gemv(..., tune=True), "
+                    "in a fresh autotune cache file) and print the choice and the times")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     dev = require_gpu("ops_llm.py")
+    if args.tune:
+        import os
+        import tempfile
+
+        os.environ["COOPDSL_AUTOTUNE_CACHE"] = str(Path(tempfile.mkdtemp()) / "autotune.json")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
     lines = [f"`python3 benchmarks/ops_llm.py --m {m} --k {k} --prefill {args.prefill}` on {dev.info.name}, "
@@ -184,6 +191,7 @@ def main() -> None:
               "| coopdsl check |",
               "|---|---|---|---|---|---|---|"]
     layouts = [tuple(int(v) for v in item.split(":")) for item in args.layouts.split(",") if item]
+    tune_note = ["| weights | rows of x | picked (way, rows, split) | fastest six, us |", "|---|---|---|---|"]
     stream_note = ["| weights | rows of x | a call, 400 calls in one command buffer | vs copy |", "|---|---|---|---|"]
     sweep = ["| weights | rows of x | rows of W a group | subgroups a group | coopdsl | vs copy | rel. err |",
              "|---|---|---|---|---|---|---|"]
@@ -201,6 +209,14 @@ def main() -> None:
                 wr, xr, yr = runtime.array(w, device=dev), runtime.array(x, device=dev), \
                     runtime.zeros((n, m), np.float32, device=dev)
                 hot.run(G.plan(wr, xr, fmt, out=yr, device=dev)[0])
+                if args.tune:   # gemv(..., tune=True): what the device picks, and each candidate's time
+                    G.plan(wr, xr, fmt, out=yr, device=dev, tune=True)
+                    prob = f"fmt={fmt},nx={n},x=f32,q8=None,m={m},k={k}"
+                    rec = op_tune.cache().get(f"ops.gemv|{prob}|{autotune.device_key(dev)}") or {}
+                    times = sorted((t, c) for c, t in rec.get("times_ms", {}).items() if t == t)
+                    tune_note.append(f"| {fmt} | {n} | {rec.get('way')} | "
+                                     + ", ".join(f"{c} {t * 1e3:.1f}" for t, c in times[:6]) + " |")
+                    print(tune_note[-1], flush=True)
                 warm(dev)
                 streamed = stream_us(G.plan(wr, xr, fmt, out=yr, device=dev)[0], dev)
                 stream_note.append(f"| {fmt} | {n} | {streamed:.1f} us | "
@@ -250,6 +266,8 @@ def main() -> None:
             print(lines[-1], flush=True)
     lines += ["", "GEMV calls back to back (`ops.gemv`'s launches on resident arrays, 400 calls recorded in one "
                   "command buffer; the wall time of its submission and wait, a call):", ""] + stream_note
+    if args.tune:
+        lines += ["", "`gemv(..., tune=True)` on this device (the default's way is 'default'):", ""] + tune_note
     if len(sweep) > 2:
         lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)) and 8-bit activations "
                       "(`gemv(..., q8=True)`: x quantized per block of 32 first, integer dot products):", ""] + sweep
