@@ -29,6 +29,8 @@ DEFAULT_SUBGROUP_SIZE = 32
 MAX_SLOTS = 1 << 16  # invocation slots per batch (bounds the memory of one batch)
 DEVICE_ENV = "COOPDSL_DEVICE"
 SUBGROUP_ENV = "COOPDSL_SUBGROUP_SIZE"
+INVOCATIONS_ENV = "COOPDSL_INTERP_MAX_INVOCATIONS"
+DEFAULT_MAX_INVOCATIONS = 1 << 28
 
 
 def _device_env() -> str:
@@ -99,12 +101,14 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
         raise LaunchArgumentError(f"a workgroup of {x}x{y}x{z} = {x * y * z} invocations: the interpreter runs at "
                                   f"most {MAX_INVOCATIONS}, the maxComputeWorkGroupInvocations of NVIDIA, AMD and "
                                   f"Intel GPUs")
+    grid = (int(grid[0]), int(grid[1]), int(grid[2]))  # (numpy integers would overflow in the products below)
+    total = grid[0] * grid[1] * grid[2]
+    _check_invocations(grid, total, x * y * z)
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)
     device = DeviceMemory()
     placed = allocate_arguments(module, Layout(specs, probe), values, device)
     region = device.finish()
     globals_ = pointers_of(placed, region)
-    total = grid[0] * grid[1] * grid[2]
     per_batch = max(1, max_slots // probe.slots_per_wg)
     with np.errstate(all="ignore"):
         for start in range(0, total, per_batch):
@@ -113,6 +117,25 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
             m.call_function = run_function
             run_function(m, module.entry, [], lanes.valid.copy())
     device.write_back()
+
+
+def max_invocations() -> int:
+    """How many invocations one launch may run on the interpreter (COOPDSL_INTERP_MAX_INVOCATIONS, default
+    268,435,456 = 2**28): a grid beyond it is refused instead of running for hours."""
+    try:
+        return max(1, int(os.environ.get(INVOCATIONS_ENV, DEFAULT_MAX_INVOCATIONS)))
+    except ValueError:
+        return DEFAULT_MAX_INVOCATIONS
+
+
+def _check_invocations(grid: tuple[int, int, int], workgroups: int, per_workgroup: int) -> None:
+    """Refuse a launch of more invocations than :func:`max_invocations` (a GPU runs 2**32 - 1 workgroups per
+    axis in seconds; the interpreter runs some tens of millions of invocations a second at best)."""
+    limit = max_invocations()
+    if workgroups * per_workgroup > limit:
+        raise LaunchArgumentError(f"grid {grid}: {workgroups:,} workgroups of {per_workgroup} invocations are "
+                                  f"{workgroups * per_workgroup:,} invocations, more than the interpreter runs in one "
+                                  f"launch ({limit:,}); raise {INVOCATIONS_ENV} if it really is this large")
 
 
 def _workgroup_ids(grid: tuple[int, int, int], start: int, count: int) -> np.ndarray:
