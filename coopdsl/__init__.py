@@ -19,6 +19,7 @@ try:
                          CompileError,
                          CoopDSLError,
                          InternalCompilerError,
+                         LaunchCallError,
                          NameResolutionError,
                          ShapeError,
                          SourceLoc,
@@ -136,6 +137,7 @@ __all__ = [
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",
     "ShapeError", "ArgumentError", "InternalCompilerError", "ToolError", "ValidationError", "SourceLoc",
+    "LaunchCallError",
 ]
 __all__ += ["assume_uniform", "UniformityError"]
 __all__ += ["tensor_layout", "tensor_view", "ClampUndefined", "ClampConstant", "ClampToEdge", "ClampRepeat",

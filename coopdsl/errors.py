@@ -112,6 +112,12 @@ class UniformityError(CompileError):
     """A cooperative-matrix operation or control barrier in control flow that is not uniform across its scope."""
 
 
+class LaunchCallError(CoopDSLError, TypeError):
+    """``launch``/``bench`` arguments that do not bind to the kernel's parameters (too many positional ones, an
+    unknown keyword, one given twice, a ``Const`` parameter): a ``TypeError``, as Python's own for a call that does
+    not bind, and one of coopdsl's errors."""
+
+
 class InternalCompilerError(CoopDSLError):
     """A bug in coopdsl: an invariant of the compiler was broken."""
 

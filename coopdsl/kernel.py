@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from ._gcpause import paused
-from .errors import CompileError, CoopDSLError, InternalCompilerError, SourceLoc
+from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, SourceLoc
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
 from .spirv import tools
@@ -186,15 +186,15 @@ class Kernel:
             try:
                 bound = plan["signature"].bind_partial(*args, **kwargs).arguments
             except TypeError as e:
-                raise TypeError(f"{self.name}.launch: {e}") from None
+                raise LaunchCallError(f"{self.name}.launch: {e}") from None
         if not plan["spec"] and not plan["const"]:
             return bound, {}
         values: dict[str, Any] = {}
         spec: dict[str, Any] = {}
         for name, value in bound.items():
             if name in plan["const"]:
-                raise TypeError(f"{self.name}: '{name}' is a compile-time parameter; "
-                                f"use {self.name}.specialize({name}=...).launch(...)")
+                raise LaunchCallError(f"{self.name}: '{name}' is a compile-time parameter; "
+                                      f"use {self.name}.specialize({name}=...).launch(...)")
             (spec if name in plan["spec"] else values)[name] = value
         return values, spec
 

@@ -20,6 +20,7 @@ import random
 
 import pytest
 
+from coopdsl import CoopDSLError, LaunchCallError
 from coopdsl.interp import LaunchArgumentError
 
 from . import interp_generators as G
@@ -29,7 +30,7 @@ COUNT = 200 if FULL else 4
 
 
 # probes of classes not fixed yet (name prefixes)
-KNOWN = ("launch subgroup_size=np.int64", "launch extra ", "launch unknown spec", "launch duplicate x",
+KNOWN = ("launch subgroup_size=np.int64",
          "convert i64", "convert u64", "memory shared atomic", "memory index i64", "memory index u64",
          "control nested loops", "subgroup broadcast lane", "resources ", "tensor n=")
 
@@ -71,3 +72,24 @@ def test_the_invocation_limit_is_the_variables(monkeypatch):
     monkeypatch.setenv("COOPDSL_INTERP_MAX_INVOCATIONS", "128")
     kernel.launch(grid, *args, device="cpu", **kwargs)
     assert probe.check(args, kwargs) is None
+
+
+ARITY = ["missing s", "missing y", "no arguments", "extra positional", "extra keyword", "unknown spec", "duplicate x"]
+
+
+@pytest.mark.parametrize("name", ARITY)
+def test_arguments_that_do_not_bind_are_coopdsls_errors(name):
+    """Arguments that do not bind to the parameters (too many, an unknown keyword or spec constant, one given twice)
+    are a LaunchCallError (a CoopDSLError and, as Python's own, a TypeError) naming the problem; a missing one is the
+    interpreter's LaunchArgumentError."""
+    probe = next(p for p in G.launch_probes(random.Random(0), 0) if p.name == f"launch {name}")
+    outcome = G.classify(probe)
+    assert outcome.kind == "refused", outcome
+    grid, args, kwargs = probe.make()
+    with pytest.raises(CoopDSLError) as e:
+        G._module(probe.source)[1]["k"].launch(grid, *args, device="cpu", **kwargs)
+    if name.startswith(("missing", "no ")):
+        assert isinstance(e.value, LaunchArgumentError) and "missing" in str(e.value)
+    else:
+        assert isinstance(e.value, LaunchCallError) and isinstance(e.value, TypeError)
+        assert str(e.value).startswith("k.launch: ")
