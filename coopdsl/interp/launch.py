@@ -77,9 +77,10 @@ def subgroup_size_from(value: int | None) -> int:
         env = os.environ.get(SUBGROUP_ENV)
         chosen = int(env) if env and env.strip().isdigit() else (DEFAULT_SUBGROUP_SIZE if not env else env)
         source = f"{SUBGROUP_ENV}={env}: the subgroup size" if env else source
-    if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen not in SUBGROUP_SIZES:
+    if isinstance(chosen, (bool, np.bool_)) or not isinstance(chosen, (int, np.integer)) \
+            or chosen not in SUBGROUP_SIZES:  # (numpy integers too, as the grid and push constants take them)
         raise LaunchArgumentError(f"{source} must be one of {SUBGROUP_SIZES}, got {chosen!r}")
-    return chosen
+    return int(chosen)
 
 
 MAX_INVOCATIONS = 1024  # per workgroup: what NVIDIA, AMD (RADV) and Intel (ANV) GPUs allow

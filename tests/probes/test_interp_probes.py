@@ -30,8 +30,7 @@ COUNT = 200 if FULL else 4
 
 
 # probes of classes not fixed yet (name prefixes)
-KNOWN = ("launch subgroup_size=np.int64",
-         "convert i64", "convert u64", "memory shared atomic", "memory index i64", "memory index u64",
+KNOWN = ("convert i64", "convert u64", "memory shared atomic", "memory index i64", "memory index u64",
          "control nested loops", "subgroup broadcast lane", "resources ", "tensor n=")
 
 
@@ -93,3 +92,15 @@ def test_arguments_that_do_not_bind_are_coopdsls_errors(name):
     else:
         assert isinstance(e.value, LaunchCallError) and isinstance(e.value, TypeError)
         assert str(e.value).startswith("k.launch: ")
+
+
+@pytest.mark.parametrize("label", list(G.SUBGROUP_SIZES))
+def test_subgroup_sizes_of_the_launch(label):
+    """A launch's subgroup_size is one of 1 to 128, a power of two, given as a Python or numpy integer (a numpy one
+    was refused); anything else is a LaunchArgumentError naming it."""
+    value, kind = G.SUBGROUP_SIZES[label]
+    outcome = G.classify(next(p for p in G.launch_probes(random.Random(0), 0)
+                              if p.name == f"launch subgroup_size={label}"))
+    assert outcome.kind == ("ok" if kind == "ok" else "refused"), outcome
+    if kind != "ok":
+        assert f"subgroup size must be one of (1, 2, 4, 8, 16, 32, 64, 128), got {value!r}" in outcome.detail
