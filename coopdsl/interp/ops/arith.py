@@ -86,10 +86,26 @@ def convert(x: Any, src: T.ScalarType, dst: T.ScalarType) -> np.ndarray:
     if dst.is_float:
         if src.is_float or dst.encoding is None:
             return round_float(x, dst)
-        return round_float(x.astype(np.float64), dst)
+        return round_float(_float64_rounding_once(x), dst)
     if src.is_float:
         return _float_to_int(x, dst)
     return x.astype(value_dtype(dst))
+
+
+def _float64_rounding_once(x: np.ndarray) -> np.ndarray:
+    """Integers as float64 values that round to a format of at most 24 significant bits (bf16, fp8) as the
+    integers themselves do: exact below 2**53; above, the bits below the 53rd are replaced by one sticky bit
+    (round to odd), so the one rounding to the format is the conversion's (a plain float64 conversion rounds
+    first to 53 bits, and 2**55 + 2**47 + 1, just above a bf16 tie, became the tie and rounded down)."""
+    if x.dtype.itemsize < 8:
+        return x.astype(np.float64)
+    bits = x.view(np.uint64)
+    negative = x < 0 if x.dtype.kind == "i" else np.zeros(x.shape, bool)
+    magnitude = np.where(negative, ~bits + np.uint64(1), bits)  # (-2**63 too: its magnitude 2**63 as unsigned)
+    low = np.uint64(0xFFF)
+    sticky = (magnitude & ~low) | ((magnitude & low) != 0).astype(np.uint64) << np.uint64(11)
+    exact = np.where(magnitude >= np.uint64(1 << 53), sticky, magnitude).astype(np.float64)
+    return np.where(negative, -exact, exact)
 
 
 def _float_to_int(x: np.ndarray, dst: T.ScalarType) -> np.ndarray:
