@@ -176,10 +176,11 @@ def check_range(p: Ptr, first: np.ndarray, end: np.ndarray, what: str, slots: np
         bad = (i < 0) | (end > ends[below])
         if bad.any():
             k = int(np.argmax(bad))
-            where = "below every buffer" if i[k] < 0 else \
-                f"{int(end[k] - ends[i[k]])} bytes past the end of {allocs[i[k]].label}"
-            raise Fault(f"{what} of {int(end[k] - first[k])} bytes at device address "
-                        f"0x{int(first[k]) + DEVICE_BASE:x} reaches {where}", int(slots[k]))
+            address = (int(first[k]) + DEVICE_BASE) % (1 << 64)  # (int64 offsets: an address past 2**63 is negative)
+            where = ("past the end of every buffer" if address >= DEVICE_BASE else "below every buffer") \
+                if i[k] < 0 else f"{int(end[k] - ends[i[k]])} bytes past the end of {allocs[i[k]].label}"
+            raise Fault(f"{what} of {int(end[k] - first[k])} bytes at device address 0x{address:x} reaches {where}",
+                        int(slots[k]))
         return
     assert p.hi is not None  # bounds come in pairs
     lo = np.broadcast_to(p.lo, first.shape)

@@ -833,6 +833,15 @@ def k(p: cd.Buffer[P], o: cd.Buffer[f32], n: u32):
 """)
 
 
+POINTER = program("""
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(p: cd.Ptr[f32], o: cd.Buffer[f32], j: {t}):
+    if cd.global_invocation_id.x == 0:
+        o[0] = p[j]  {mark}
+        p[j] = 5.0  {mark}
+""")
+
+
 def _u32s(vals: list[int] | np.ndarray) -> np.ndarray:
     return np.asarray(vals, dtype=np.uint64).astype(np.uint32)
 
@@ -910,6 +919,27 @@ def memory_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
                            lambda idx=idx: ((1,), (np.zeros(32, np.float32), idx), {}),
                            "ok" if 0 <= idx < 4 else "error", ("out of bounds", "index"),
                            lambda a, kw, want=want: _same("o", a[0], want))
+    for t in ("u32", "i32", "u64", "i64"):
+        for j in (0, 3, 4, -1, 2**31, 2**62, 2**63, -(2**62), 2**64 - 1):
+            if wrap(j, t) != j:
+                continue
+            for label, make_p in (("array", lambda: np.arange(4, dtype=np.float32)), ("address 0", lambda: 0),
+                                  ("address 1", lambda: 1), ("address 2**63", lambda: 2**63),
+                                  ("address 2**64-1", lambda: 2**64 - 1), ("address 2**20", lambda: 2**20)):
+                ok = label == "array" and 0 <= j < 4
+
+                def make(make_p: Callable[[], Any] = make_p, j: int = j) -> tuple[Any, tuple, dict]:
+                    return (1,), (make_p(), np.zeros(4, np.float32), j), {}
+
+                def check(args: tuple, kw: dict, j: int = j) -> str | None:
+                    want = np.arange(4, dtype=np.float32)
+                    want[j] = 5.0
+                    return _same("o", args[1], np.array([j, 0, 0, 0], np.float32)) or _same("p", args[0], want)
+
+                # (2**20 is where the interpreter's device memory starts: the address of buffer 'o' there)
+                yield RunProbe(f"memory pointer {label} {t} index {j}", POINTER.replace("{t}", t), make,
+                               "ok" if ok else "either" if label == "address 2**20" else "error",
+                               ("device address", "out of bounds"), check if ok else None)
     for count_p, n in ((32, 32), (31, 32), (0, 1), (1, 2**32 - 1), (5, 3)):
         def make(count_p: int = count_p, n: int = n) -> tuple[Any, tuple, dict]:
             p = np.zeros((count_p, 8), np.float32)  # a (4 bytes), pad, b (vec3 at 16): 32-byte elements

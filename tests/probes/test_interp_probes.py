@@ -30,7 +30,7 @@ COUNT = 200 if FULL else 4
 
 
 # probes of classes not fixed yet (name prefixes)
-KNOWN = ("memory shared atomic", "memory index i64", "memory index u64",
+KNOWN = ("memory shared atomic",
          "control nested loops", "subgroup broadcast lane", "resources ", "tensor n=")
 
 
@@ -114,3 +114,20 @@ def test_integers_convert_to_every_float_format_rounding_once(src):
     assert probes
     _check(G.run(probes))
     assert G.round_to(2**55 + 2**47 + 1, "bf16") == 2**55 + 2**48 and G.round_to(2**55 + 2**47, "bf16") == 2**55
+
+
+def test_a_64_bit_index_whose_offset_wraps_is_out_of_bounds():
+    """An index times its element size was computed in int64 and wrapped: o[2**62] of a 4-byte buffer element
+    wrote element 0, o[-(2**62)] too. Every 64-bit index (buffers, pointers) at its edges is in bounds and right,
+    or out of bounds and reported at its line; addresses past 2**63 print as such."""
+    probes = [p for p in G.memory_probes(random.Random(0), 0)
+              if p.name.startswith(("memory index i64", "memory index u64", "memory pointer"))]
+    assert len(probes) > 200
+    _check(G.run(probes))
+    probe = next(p for p in probes if p.name == "memory index i64 read=4611686018427387904 write=0")
+    assert G.classify(probe).detail.startswith(
+        "index 4611686018427387904 of buffer 'x' out of bounds: element 4611686018427387904 of 4 bytes is "
+        "18,446,744,073,709,551,616 bytes from its start, outside any buffer")
+    probe = next(p for p in probes if p.name == "memory pointer address 2**64-1 u64 index 0")
+    assert G.classify(probe).detail.startswith(
+        "read of 4 bytes at device address 0xffffffffffffffff reaches past the end of every buffer")

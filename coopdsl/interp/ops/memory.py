@@ -11,7 +11,7 @@ from ...ir.attrs import Scope
 from ...ir.core import Op
 from ..machine import InputVar, Machine
 from ..mapping import lanes_to_matrix, matrix_to_lanes
-from ..memory import Ptr, Region, check_alignment, check_range, check_written, device_pointer, read, write
+from ..memory import Fault, Ptr, Region, check_alignment, check_range, check_written, device_pointer, read, write
 from ..values import scatter, take_lanes
 from .registry import semantics
 
@@ -35,10 +35,29 @@ def _access(m: Machine, op: Op, args: list[Any]) -> Any:
             assert isinstance(t, (T.VectorType, T.CoopMatType))
             t = t.elem
             step = t.nbytes
-        delta = delta + np.asarray(i).astype(np.int64) * step
+        delta = delta + _scaled(m, p, np.asarray(i), step)
     if isinstance(p, InputVar):  # a component of a built-in vector
         return InputVar(p.name, np.asarray(p.value)[..., int(indices[-1])])
     return p.offset(delta)
+
+
+_OFFSET_LIMIT = 1 << 62  # bytes: an index whose offset is further is past every allocation (and int64's sums)
+
+
+def _scaled(m: Machine, p: Any, index: np.ndarray, step: int) -> np.ndarray:
+    """``index * step`` bytes as int64.  A 64-bit index (or a huge step) can make the product wrap around int64,
+    back into the bounds of the buffer; such an index is past the end of anything, reported here (a Fault)."""
+    if index.dtype.itemsize * 8 + step.bit_length() > 62:
+        bound = _OFFSET_LIMIT // step
+        big = index > bound if index.dtype.kind == "u" else (index > bound) | (index < -bound)
+        hit = big & m.mask if big.ndim else np.broadcast_to(big, m.mask.shape) & m.mask
+        if hit.any():
+            slot = int(np.argmax(hit))
+            v = int(index[slot] if index.ndim else index)
+            label = p.label if isinstance(p, Ptr) else "the variable"
+            raise Fault(f"index {v} of {label} out of bounds: element {v} of {step} bytes is {v * step:,} bytes from "
+                        f"its start, outside any buffer", slot)
+    return index.astype(np.int64) * step
 
 
 @semantics("load")
