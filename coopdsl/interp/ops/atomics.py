@@ -17,7 +17,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
-from ..memory import Ptr, check_range, read_scalars, write_scalars
+from ..memory import Ptr, check_range, check_written, read_scalars, write_scalars
 from ..values import scatter, take_lanes
 from .registry import semantics
 
@@ -43,6 +43,7 @@ def _apply(m: Machine, p: Ptr, t: T.ScalarType, kind: str, values: Any, comparat
     idx = m.active
     cp = p.taken(idx)
     check_range(cp, cp.addr, cp.addr + t.nbytes, "atomic access", idx)
+    check_written(cp, cp.addr, t, m.layout, "atomic access", idx)  # (shared memory starts undefined)
     addr = np.asarray(cp.addr, np.int64)
     vals = np.asarray(take_lanes(t, values, idx))
     cmps = None if comparators is None else np.asarray(take_lanes(t, comparators, idx))
@@ -105,6 +106,7 @@ def _load(m: Machine, op: Op, args: list[Any]) -> Any:
     idx = m.active
     cp = p.taken(idx)
     check_range(cp, cp.addr, cp.addr + t.nbytes, "atomic access", idx)
+    check_written(cp, cp.addr, t, m.layout, "atomic load", idx)
     return scatter(t, m.lanes.N, idx, read_scalars(p.region, np.asarray(cp.addr, np.int64), t))
 
 
