@@ -1,12 +1,21 @@
 """ops.attention against torch.nn.functional.scaled_dot_product_attention on the same GPU, in one run.
 
     python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
-                                          [--tiles 64x64x128,128x64x256] [--out FILE]
+                                          [--tiles 64x64x128,128x64x256] [--decode-impls nv2,decode]
+                                          [--chunks 16,32,64] [--out FILE]
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
-query row, Skv = 16384 and 131072, D = 128. TFLOP/s counts 4 H Sq Skv D flops (half of it for causal
-prefill); decoding also shows the K/V bytes read per second.
+query row, Skv = 16384 and 131072, D = 128; then more decoding (rows 8 on): 4 query rows on the same
+heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256. TFLOP/s counts 4 H Sq Skv D
+flops (half of it for causal prefill); decoding also shows the K/V bytes read per second and their ratio
+to a copy kernel's bandwidth (16-byte loads and stores over as many bytes as K and V hold: read + write
+bytes per second).
+
+Decoding shapes (at most 16 query rows per K/V head) run once per ``--decode-impls`` (default ``nv2,decode``:
+ggml's kernel with split_k, ``coopdsl.ops.attention_decode``'s flash-decoding kernel; ``auto`` is
+``ops.attention``'s own choice), so the two paths are timed in the same run on the same arrays; ``--chunks
+N,...`` adds decode-kernel rows with N chunks per K/V head instead of ``attention_decode.default_chunks``.
 
 coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
 ``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
@@ -34,8 +43,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from coopdsl import ops, runtime  # noqa: E402
+from coopdsl import ops, runtime, u32, vec4  # noqa: E402
+from coopdsl.ops import attention_decode as AD  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
 from coopdsl.ops import flash_attention  # noqa: E402
 
@@ -49,7 +60,40 @@ SHAPES = [
     ("prefill causal", 16, 16, 8192, 8192, 128, True),
     ("decode", 32, 8, 1, 16384, 128, True),
     ("decode", 32, 8, 1, 131072, 128, True),
+    ("decode 4 rows", 32, 8, 4, 16384, 128, True),
+    ("decode 4 rows", 32, 8, 4, 131072, 128, True),
+    ("decode MHA", 32, 32, 1, 16384, 128, True),
+    ("decode", 32, 8, 1, 32768, 64, True),
+    ("decode", 16, 4, 1, 32768, 256, True),
+    ("decode 2 rows", 32, 8, 2, 65536, 128, True),
 ]
+
+
+@cd.kernel(workgroup_size=(256, 1, 1))
+def copy16(src: cd.Buffer[vec4[u32]], dst: cd.Buffer[vec4[u32]], n: u32):
+    """dst = src, 16 bytes an invocation: the bandwidth yardstick."""
+    i = cd.global_invocation_id.x + cd.global_invocation_id.y * 65535 * 256
+    if i < n:
+        dst[i] = src[i]
+
+
+def copy_gbs(dev, nbytes: int, repeat: int, warmup_ms: float = 200.0) -> float:
+    """Read + write GB/s of :func:`copy16` over ``nbytes`` bytes on ``dev`` (after ``warmup_ms`` of copies)."""
+    n16 = nbytes // 16
+    src = runtime.zeros((n16, 4), np.uint32, device=dev)
+    dst = runtime.zeros((n16, 4), np.uint32, device=dev)
+    grid = (min(-(-n16 // 256), 65535), -(-n16 // (256 * 65535)), 1)
+    probe = copy16.bench(grid, src, dst, n16, device=dev, warmup=1, repeat=2)
+    warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
+    r = copy16.bench(grid, src, dst, n16, device=dev, warmup=warm, repeat=repeat)
+    src.free()
+    dst.free()
+    return 2 * nbytes / (r.median_ms * 1e-3) / 1e9
+
+
+def is_decode(hq: int, hkv: int, sq: int) -> bool:
+    """Whether a shape has few enough query rows per K/V head for the decode kernel."""
+    return hq // hkv * sq <= AD.MAX_ROWS
 
 
 def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
@@ -57,19 +101,24 @@ def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
     return f / 2 if causal and sq == skv else f
 
 
-def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float, tiles=None):
+def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float, tiles=None,
+                 impl: str | None = None, chunks: int | None = None):
     """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch, or None with
-    ``tiles``)."""
-    if tiles is None:
-        def call():
-            return ops.attention(q, k, v, causal=causal, out=out, acc=acc)
-    else:
-        hq, sq, d = q.shape
-        hkv, skv, _ = k.shape
-
+    ``tiles`` or ``chunks``). ``impl``: ops.attention's (None: its own choice); ``chunks``: the decode kernel
+    with that many chunks per K/V head."""
+    hq, sq, d = q.shape
+    hkv, skv, _ = k.shape
+    if tiles is not None:
         def call():
             return nv2.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
                            softcap=0.0, out_dtype=np.float32, out=out, dev=dev, acc=acc, tiles=tiles)
+    elif chunks is not None:
+        def call():
+            return AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
+                          softcap=0.0, out_dtype=np.float32, out=out, dev=dev, chunks=chunks)
+    else:
+        def call():
+            return ops.attention(q, k, v, causal=causal, out=out, acc=acc, impl=impl)
     call()  # builds and caches the mask, compiles
     with nv2.recording() as launches:
         call()
@@ -79,16 +128,16 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
         warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
         r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
         parts.append((kernel.name, r.median_ms))
-    if tiles is not None:
+    if tiles is not None or chunks is not None:
         return sum(ms for _, ms in parts), parts, None
     n = 20
     with runtime.batch(dev):
         for _ in range(n):
-            ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+            call()
     t = time.perf_counter()
     with runtime.batch(dev):
         for _ in range(n):
-            ops.attention(q, k, v, causal=causal, out=out, acc=acc)
+            call()
     wall = (time.perf_counter() - t) / n * 1e3
     return sum(ms for _, ms in parts), parts, wall
 
@@ -158,21 +207,37 @@ def main() -> None:
     ap.add_argument("--warmup-ms", type=float, default=200.0)
     ap.add_argument("--shapes", default="", help="comma-separated row numbers of SHAPES (default: all)")
     ap.add_argument("--tiles", default="", help="extra rows with these tiles, BrxBcxWG,... (e.g. 128x64x256)")
+    ap.add_argument("--decode-impls", default="nv2,decode",
+                    help="ops.attention impls timed on decoding shapes: nv2, decode, khr, auto (its own choice)")
+    ap.add_argument("--chunks", default="", help="extra decode-kernel rows with these chunks per K/V head, N,...")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
     args = ap.parse_args()
     tile_list = [tuple(int(x) for x in t.split("x")) for t in args.tiles.split(",") if t]
+    chunk_list = [int(c) for c in args.chunks.split(",") if c]
+    decode_impls = [i for i in args.decode_impls.split(",") if i]
+    for i in decode_impls:
+        if i not in ("auto", *flash_attention.IMPLS):
+            ap.error(f"--decode-impls: {i!r} is not auto, {', '.join(flash_attention.IMPLS)}")
+    rows = [int(i) for i in args.shapes.split(",")] if args.shapes else range(len(SHAPES))
+    if args.dry_run:
+        for i in rows:
+            label, hq, hkv, sq, skv, d, causal = SHAPES[i]
+            variants = "decode impls " + ",".join(decode_impls) if is_decode(hq, hkv, sq) else "ops.attention"
+            print(f"{i}: {label} Hq/Hkv {hq}/{hkv} Sq {sq} Skv {skv} D {d} causal {causal}: {variants}")
+        return
     dev = require_gpu("attention_bench.py")
     path = "ggml flash_attn_cm2 (NV2)" if nv2.has_nv2(dev) else "KHR fallback kernel"
-    lines = [f"`python3 benchmarks/attention_bench.py --acc {args.acc}` on {dev.info.name} "
+    lines = [f"`python3 benchmarks/attention_bench.py {' '.join(sys.argv[1:])}` on {dev.info.name} "
              f"({nv2.shader_cores(dev)} SMs as ggml counts them), {date.today()} ({platform.node()}); "
              f"coopdsl path: {path}", "",
-             "| case | Hq/Hkv | Sq | Skv | D | acc | coopdsl GPU | TFLOP/s | K/V GB/s | wall/call (batch) "
+             "| case | Hq/Hkv | Sq | Skv | D | path / acc | coopdsl GPU | TFLOP/s | K/V GB/s | wall/call (batch) "
              "| torch | TFLOP/s | K/V GB/s | coopdsl / torch | rel. err | kernels |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     rng = np.random.default_rng(0)
-    rows = [int(i) for i in args.shapes.split(",")] if args.shapes else range(len(SHAPES))
     t_ms, note = None, ""
+    copies: dict[int, float] = {}  # K/V bytes -> the copy kernel's GB/s
     for i in rows:
         label, hq, hkv, sq, skv, d, causal = SHAPES[i]
         q = rng.standard_normal((hq, sq, d)).astype(np.float16)
@@ -182,35 +247,53 @@ def main() -> None:
         out = runtime.zeros((hq, sq, d), np.float32, device=dev)
         f = flops(hq, sq, skv, d, causal)
         kv_bytes = 2 * k.nbytes
+        decode = is_decode(hq, hkv, sq)
+        if decode and kv_bytes not in copies:
+            copies[kv_bytes] = copy_gbs(dev, kv_bytes, args.repeat, args.warmup_ms)
         t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms)
-        for acc in args.acc.split(","):
-            for tiles in [None, *tile_list]:
-                tag = acc if tiles is None else f"{acc}, tiles {'x'.join(map(str, tiles))}"
-                try:
-                    ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms,
-                                                   tiles)
-                except Exception as e:  # a tile the device cannot run
-                    lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {type(e).__name__}: "
-                                 f"{str(e).splitlines()[0][:120]} |")
-                    print(lines[-1], flush=True)
-                    continue
-                err = check(q, k, v, out, causal)
-                decode = sq == 1
-                kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f}" if decode else ""
-                if t_ms is None:
-                    tt = tf = tkv = ratio = note
-                else:
-                    tt, tf = f"{t_ms * 1e3:.0f} us", f"{f / (t_ms * 1e-3) / 1e12:.1f}"
-                    tkv = f"{kv_bytes / (t_ms * 1e-3) / 1e9:.0f}" if decode else ""
-                    ratio = f"{t_ms / ms:.2f}"
-                kernels = " + ".join(f"{name} {p * 1e3:.0f} us" for name, p in parts)
-                walls = "" if wall is None else f"{wall * 1e3:.0f} us"
-                lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {ms * 1e3:.0f} us | "
-                             f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {walls} | {tt} | {tf} | {tkv} | "
-                             f"{ratio} | {err:.1e} | {kernels} |")
+        # (tag, acc, tiles, impl, chunks) of each row
+        variants: list[tuple[str, str, tuple | None, str | None, int | None]] = []
+        for impl in decode_impls if decode else [None]:
+            impl_arg = None if impl == "auto" else impl
+            if impl in ("decode", "khr"):
+                variants.append((impl, "f32", None, impl_arg, None))
+                continue
+            for acc in args.acc.split(","):
+                for tiles in [None, *tile_list]:
+                    tag = acc if tiles is None else f"{acc}, tiles {'x'.join(map(str, tiles))}"
+                    variants.append((tag if impl is None else f"{impl} {tag}", acc, tiles, impl_arg, None))
+        if decode:
+            variants += [(f"decode, {c} chunks", "f32", None, "decode", c) for c in chunk_list]
+        for tag, acc, tiles, impl_arg, chunks in variants:
+            try:
+                ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms,
+                                               tiles, impl_arg, chunks)
+            except Exception as e:  # a tile the device cannot run
+                lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {type(e).__name__}: "
+                             f"{str(e).splitlines()[0][:120]} |")
                 print(lines[-1], flush=True)
+                continue
+            err = check(q, k, v, out, causal)
+            kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f} ({kv_bytes / (ms * 1e-3) / 1e9 / copies[kv_bytes]:.2f})" \
+                if decode else ""
+            if t_ms is None:
+                tt = tf = tkv = ratio = note
+            else:
+                tt, tf = f"{t_ms * 1e3:.0f} us", f"{f / (t_ms * 1e-3) / 1e12:.1f}"
+                tkv = f"{kv_bytes / (t_ms * 1e-3) / 1e9:.0f}" if decode else ""
+                ratio = f"{t_ms / ms:.2f}"
+            kernels = " + ".join(f"{name} {p * 1e3:.0f} us" for name, p in parts)
+            walls = "" if wall is None else f"{wall * 1e3:.0f} us"
+            lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {ms * 1e3:.0f} us | "
+                         f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {walls} | {tt} | {tf} | {tkv} | "
+                         f"{ratio} | {err:.1e} | {kernels} |")
+            print(lines[-1], flush=True)
         for x in (dq, dk, dv, out):
             x.free()
+    if copies:
+        lines += ["", "K/V GB/s in parentheses: the fraction of a copy kernel's bandwidth (read + write bytes per "
+                  "second of `copy16` over as many bytes as K and V hold): "
+                  + ", ".join(f"{b / 1e6:.0f} MB {g:.0f} GB/s" for b, g in copies.items())]
     text = "\n".join(lines) + "\n"
     if note:
         text += f"\ntorch: {note}\n"

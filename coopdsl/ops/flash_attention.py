@@ -31,12 +31,12 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 
+from . import attention_decode, attention_tune
 from . import attention_nv2 as nv2
-from . import attention_tune
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
-IMPLS = ("nv2", "khr")
+IMPLS = ("nv2", "khr", "decode")
 
 
 @cache
@@ -221,14 +221,18 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``acc``: "f32" (default, llama.cpp's choice) or "f16": the component type of ggml's scores,
       probabilities and softmax statistics (the output accumulator is f16 in both, as in ggml).
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
-      resident arrays' device, else the default one). ``impl``: "nv2" or "khr" forces a kernel.
+      resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
+      ("decode" takes at most 16 query rows per K/V head).
     * ``tune=True`` (GPU, ggml's kernel): the first call of a problem times ggml's tiles and a few others
       and keeps the fastest in the autotune cache; later calls (with or without ``tune``) use the cached
       choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
-    On a device with VK_NV_cooperative_matrix2, and on the interpreter, ggml's flash-attention
-    kernel runs (with ggml's split_k over the keys when there are few query rows, for decoding);
-    elsewhere the simple KHR kernel of this module (``acc`` does not apply there).
+    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernel of
+    :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (f32
+    arithmetic throughout: ``acc`` and ``tune`` do not apply). Otherwise, on a device with
+    VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
+    over the keys when there are few query rows); elsewhere the simple KHR kernel of this module (``acc``
+    does not apply there).
     """
     for name, x in (("q", q), ("k", k), ("v", v)):
         _check_array(name, x)
@@ -278,7 +282,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     if acc not in ("f32", "f16"):
         raise _fail(f"acc must be 'f32' or 'f16', got {acc!r}")
     if impl is not None and impl not in IMPLS:
-        raise _fail(f"impl must be None, 'nv2' or 'khr', got {impl!r}")
+        raise _fail(f"impl must be None, 'nv2', 'khr' or 'decode', got {impl!r}")
     if out is not None and (tuple(out.shape) != qs or np.dtype(out.dtype) != odt):
         raise _fail(f"out must be {odt.name} of shape {qs}, got {np.dtype(out.dtype).name} {tuple(out.shape)}")
     dev = _resolve_device(device, [q, k, v, mask, out])
@@ -294,9 +298,16 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
         return out
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     win = int(window or 0)
-    if impl is None:
-        impl = "nv2" if isinstance(dev, str) or nv2.has_nv2(dev) else "khr"
     dims = (hq, sq, d, hkv, skv)
+    if impl is None:
+        impl = default_impl(dims, dev)
+    if impl == "decode":
+        rows = attention_decode.rows_per_head(dims)
+        if rows > attention_decode.MAX_ROWS:
+            raise _fail(f"impl='decode' takes at most {attention_decode.MAX_ROWS} query rows per K/V head "
+                        f"((Hq / Hkv) * Sq), got {rows}")
+        return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
+                                    softcap=softcap, out_dtype=odt, out=out, dev=dev)
     if impl == "nv2":
         tiles = None
         if not isinstance(dev, str):
@@ -315,6 +326,16 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
                        out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                 out_dtype=odt, out=out, dev=dev)
+
+
+def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:
+    """The kernel :func:`attention` runs by default for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev`` (a runtime
+    Device or "cpu"): "decode" (:mod:`coopdsl.ops.attention_decode`) for at most 16 query rows per K/V head
+    (decoding), else "nv2" (ggml's kernel) on the interpreter and on devices with VK_NV_cooperative_matrix2,
+    "khr" elsewhere."""
+    if attention_decode.takes(dims, dev):
+        return "decode"
+    return "nv2" if isinstance(dev, str) or nv2.has_nv2(dev) else "khr"
 
 
 def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,

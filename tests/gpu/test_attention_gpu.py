@@ -122,11 +122,11 @@ def test_decode_split_k(nv2_device, out_dtype, dispatches):
     hq, hkv, skv, d = 32, 8, 32768, 128
     q, k, v = _inputs(hq, hkv, 1, skv, d, seed=3, spread=3.0)
     dq, dk, dv = _resident(nv2_device, q, k, v)
-    out = ops.attention(dq, dk, dv, causal=True, out_dtype=out_dtype)
+    out = ops.attention(dq, dk, dv, causal=True, out_dtype=out_dtype, impl="nv2")  # (by default: attention_decode)
     _check(out, q, k, v, heads=(0, 5, 31), causal=True)
     disp = dispatches[-1]
     assert disp.gqa_ratio == 4 and disp.split_k > 1 and disp.push["nem1"] == 0  # no mask: causal hides nothing
-    out = ops.attention(dq, dk, dv, causal=True, window=4096, out_dtype=out_dtype)
+    out = ops.attention(dq, dk, dv, causal=True, window=4096, out_dtype=out_dtype, impl="nv2")
     _check(out, q, k, v, heads=(0, 31), causal=True, window=4096)
 
 

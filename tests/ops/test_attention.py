@@ -99,7 +99,7 @@ def _run_case(name, impl, dispatches=None):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_nv2_path(name, dispatches):
-    _run_case(name, None, dispatches)  # the interpreter runs ggml's kernel
+    _run_case(name, "nv2", dispatches)  # ggml's kernel (decoding shapes run attention_decode by default)
     assert len(dispatches) == 1
     if name in EXPECT:
         d = dispatches[0]
@@ -165,15 +165,15 @@ def test_causal_masks_are_built_once_per_shape(monkeypatch, dispatches):
     assert len(built) == 1 and dispatches[0].use_mask_opt
     assert sum(1 for key in nv2._masks if "mask_opt" in key) == 1
     q1 = q[:, :1]
-    ops.attention(q1, k, v, causal=True, device="cpu")  # one query row: causal hides nothing, no mask
+    ops.attention(q1, k, v, causal=True, device="cpu", impl="nv2")  # one query row: causal hides nothing, no mask
     assert len(built) == 1 and dispatches[-1].push["nem1"] == 0 and dispatches[-1].spec["Flags"] & 2 == 0
 
 
 def test_recording_lists_the_launches_of_a_call():
     q, k, v = _inputs(8, 2, 1, 300, 64)
-    ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu")
+    ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu", impl="nv2")
     with nv2.recording() as launches:
-        out = ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu")
+        out = ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu", impl="nv2")
     assert [kernel.name for kernel, *_ in launches] == ["flash_attn_cm2", "fa_split_k_reduce"]
     kernel, grid, args, kwargs = launches[1]
     out2 = np.zeros_like(out)
@@ -330,7 +330,9 @@ def test_errors():
           out_dtype=np.float16, out=np.zeros((4, 64, 8), np.float16))
     fails(ValueError, r"out must be C-contiguous", q, k, v, out=np.zeros((4, 64, 8), np.float32).transpose(0, 2, 1))
     fails(ValueError, r"acc must be 'f32' or 'f16', got 'bf16'", q, k, v, acc="bf16")
-    fails(ValueError, r"impl must be None, 'nv2' or 'khr', got 'fast'", q, k, v, impl="fast")
+    fails(ValueError, r"impl must be None, 'nv2', 'khr' or 'decode', got 'fast'", q, k, v, impl="fast")
+    fails(ValueError, r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) \* Sq\), got 32",
+          *_inputs(8, 1, 4, 16, 64), impl="decode")
     with pytest.raises(TypeError, match=r"device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
         ops.attention(q, k, v, device=3)
 

@@ -1,0 +1,659 @@
+"""Flash-decoding for ``ops.attention``: few query rows against a long KV cache, bandwidth-bound.
+
+When the query rows that share one K/V head, ``R = (Hq / Hkv) * Sq``, are few (decoding one to a few
+tokens, :data:`MAX_ROWS` at most), attention is a read of K and V and little arithmetic per byte, so
+this module's kernels are built around reading K/V once, coalesced, with many loads in flight.
+No cooperative matrices: f32 math with subgroup operations, like :mod:`coopdsl.ops.gemv`.
+
+:func:`kernel` runs one workgroup of four subgroups per (K/V head, chunk of keys): the keys a head's
+rows can see are cut into chunks (:func:`default_chunks`: about two workgroups per shader core in
+all, so that every workgroup is resident from the start; a multiple of :data:`STEP` keys each), and
+the subgroups of a workgroup take turns over its chunk, 32 keys a step. In a step:
+
+- loads: each lane issues its loads of the step's K and V rows together (``loads=1``; 16 + 16 loads
+  of 16 bytes a lane at D = 128), so that one memory latency covers the step;
+- scores, lane = key: each lane dots its key's K row (8 f16 values a load) with the query rows,
+  which the workgroup keeps in shared memory (pre-scaled f32, read by every lane at the same address:
+  a broadcast), so no reduction across lanes per key; then soft-cap, the additive mask, causal and
+  window per (row, key);
+- an online softmax per row: the subgroup's max of the step's scores (one subgroup reduction a row
+  and step), the running max ``m``, each lane's share of the running sum ``l``, and the output
+  accumulators rescaled by ``exp(m_old - m)``;
+- P V, lane = a slice of D: ``D / 8`` lanes cover one V row (one 16-byte piece each), so a load
+  instruction reads ``32 // (D / 8)`` whole rows; each key's probability comes from the lane that
+  scored it (``subgroup_shuffle``); each lane accumulates its 8 columns of its output rows.
+
+More than 8 rows are split into row groups (:func:`row_groups`): each group's subgroups take its rows
+over all keys of the chunk, the groups reading the same K/V rows at about the same time (one read
+from memory, the others from the caches). After its chunk the workgroup combines its subgroups
+through shared memory and writes the chunk's unnormalised output ``O`` (f32, R x D), its row maxima
+``M`` and sums ``L`` to scratch buffers (with one chunk, the normalised output itself). The last
+workgroup of a K/V head to finish (a counter per head, an atomic add after a device-scope release)
+then combines the head's chunks,
+
+    O = sum_c exp(M_c - M) O_c / sum_c exp(M_c - M) L_c        (M the largest M_c)
+
+and writes the output (f32 or f16; a row that saw no key, ``L = 0``, gives 0). :func:`combine_kernel`
+does the same as a second launch (``fused=False``): measured on an H100 the fused combine saved 1.7
+of 39 us at 16384 keys (the second launch costs more than the last workgroup's extra work).
+
+Rows are the R query rows of one K/V head: row ``r`` is query head ``kvh * G + r // Sq``, query
+``r % Sq`` (G = Hq / Hkv), which is also its place in Q and in the output, so Q and O rows of a K/V
+head are contiguous. ``causal``, ``window`` and the mask follow :func:`coopdsl.ops.attention`; the
+visible keys of a head start at the first row's window (earlier keys are not read at all).
+
+Measured (``benchmarks/attention_bench.py``, H100 SXM, resident f16 K/V, f32 output; K/V bytes read per
+second as a fraction of a copy kernel's read + write bandwidth): 32 query heads on 8 K/V heads, one
+token, D = 128: 34 us at 16384 keys (0.71; ggml's kernel with split_k 51 us, 0.47) and 199 us at
+131072 (0.99; 281 us, 0.70); 32 heads without grouping at 16384 keys 0.95 or more; D = 64 0.70, D = 256
+0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.80 (ggml 0.17); 16 rows 123 us at
+16384 keys (ggml 170 us).
+"""
+
+
+from functools import cache
+from typing import Any, no_type_check
+
+import numpy as np
+
+import coopdsl as cd
+from coopdsl import f16, f32, i32, u32, vec2, vec4
+
+from . import attention_nv2 as nv2
+
+WG = 128            # four subgroups of 32
+SUBGROUPS = WG // 32
+STEP = WG           # keys a workgroup reads per step (32 a subgroup); chunks are multiples of it
+MAX_ROWS = 16       # the most query rows per K/V head (G * Sq) the decode kernel takes
+NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)
+NEG_INF = float("-inf")
+# chunks: about CHUNK_WGS_PER_CORE workgroups per shader core in all (all resident from the start), but
+# no chunk shorter than MIN_CHUNK_KEYS keys (each subgroup then has a few steps to amortise its start and end)
+CHUNK_WGS_PER_CORE = 2
+MIN_CHUNK_KEYS = 256
+MASK_KINDS = {None: None, "f16": f16, "f32": f32}
+
+
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def halves(w, HIGH):
+    """Four of the 8 f16 values of a ``uvec4`` as f32: elements 0, 2, 4, 6 (the low halves of the words)
+    or, with ``HIGH``, 1, 3, 5, 7."""
+    h0 = cd.bitcast(w.x, vec2[f16])
+    h1 = cd.bitcast(w.y, vec2[f16])
+    h2 = cd.bitcast(w.z, vec2[f16])
+    h3 = cd.bitcast(w.w, vec2[f16])
+    if HIGH:
+        return vec4[f32](f32(h0.y), f32(h1.y), f32(h2.y), f32(h3.y))
+    return vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
+
+
+def lanes_per_row(d: int) -> tuple[int, int]:
+    """(lanes reading one V row, V rows one load instruction of a subgroup reads) for head size ``d``."""
+    lpr = d // 8
+    return lpr, 32 // lpr
+
+
+def row_groups(d: int, rows: int, most: int | None = None) -> tuple[int, int]:
+    """(row groups, rows a subgroup takes): the subgroups of a workgroup split the ``rows`` query rows into 1, 2
+    or 4 groups (each group's subgroups share the keys of a step, so K/V are read from memory once, the other
+    groups hitting the caches) so that a subgroup holds at most ``most`` rows and ``8 * d`` output values
+    (registers). By default ``most`` is 8 for one group and 6 for more: on an H100 at D = 128, 8 rows in one
+    group beat 2 groups of 4 (136 against 150 us, 65536 keys), 12 rows ran fastest as 2 groups of 6 (68 against
+    81 us as 4 groups of 3) and 16 rows as 4 groups of 4 (97 against 125 us as 2 groups of 8, which spill)."""
+    for groups in (1, 2, 4):
+        per = -(-rows // groups)
+        limit = most if most is not None else 8 if groups == 1 else 6
+        if per <= limit and per * d <= 1024:
+            return groups, per
+    raise ValueError(f"attention_decode: {rows} rows of head size {d} do not fit the decode kernel")
+
+
+def default_loads(d: int, rows_per_subgroup: int) -> int:
+    """The ``loads`` mode of :func:`kernel` by default: 1 (a step's V rows loaded with its K rows). Measured on
+    an H100 (32 query heads on 8 K/V heads, D = 128, 16384 and 131072 keys; D = 64 and 256; 1, 2 and 4 query
+    rows): 1 was the fastest or within 3% of it; 2 (pipelining across steps) needs more registers and was up
+    to 10% slower at D = 128, 0 up to 8% slower."""
+    return 1
+
+
+@cache
+def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: str | None = None,
+           causal: bool = False, window: bool = False, softcap: bool = False, fused: bool = True,
+           loads: int | None = None, most_rows: int | None = None) -> cd.Kernel:
+    """The decode kernel for head size ``d`` (a multiple of 8 up to 256) and ``rows`` query rows per K/V
+    head (1 .. :data:`MAX_ROWS`), Q f32 (or f16), the output f32 (or f16), an additive mask of ``mask``
+    ("f16", "f32" or None) values; ``causal``, ``window`` and ``softcap`` compile those in (their values
+    are push constants). ``fused``: the last workgroup of a K/V head to finish combines the head's chunks
+    (a counter per head in ``cnt``), so no :func:`combine_kernel` runs. ``loads``: when a subgroup loads a
+    step's K and V rows: 0 each where it is used (K for the scores, V for P V), 1 V together with K at the
+    start of the step, 2 (software pipelining) the next step's K after the scores and its V after P V, so
+    that they are in flight during the arithmetic (default :func:`default_loads`: more loads in flight
+    need more registers). ``most_rows``: the most query rows one subgroup takes (:func:`row_groups`).
+
+    Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values each), the
+    mask, ``part`` (``vec4`` f32: per (K/V head, chunk) R x D/4 values, each row's pieces of 8 columns as
+    the even columns then the odd ones), ``ml`` (f32: per (K/V head, chunk, row) M then L), ``cnt`` (u32 per
+    K/V head, zero between launches), ``o`` (the output). With ``direct`` (one chunk) the workgroup writes
+    the output itself."""
+    if d % 8 or not 8 <= d <= 256:
+        raise ValueError(f"attention_decode: head size {d}; a multiple of 8 up to 256")
+    if not 1 <= rows <= MAX_ROWS:
+        raise ValueError(f"attention_decode: {rows} query rows per K/V head; the decode kernel takes 1 to {MAX_ROWS}")
+    if mask not in MASK_KINDS:
+        raise ValueError(f"attention_decode: mask kind {mask!r}; one of None, 'f16', 'f32'")
+    R = rows
+    RG, RS = row_groups(d, rows, most_rows)  # row groups; rows a subgroup
+    NS = SUBGROUPS // RG             # subgroups of a row group (they split the keys of a step)
+    DP = d // 8                      # 16-byte pieces of a K/V row
+    DQ = d // 4                      # vec4 of a row of Q or O
+    LPR, KPI = lanes_per_row(d)
+    NI = -(-32 // KPI)               # P V iterations of a step
+    QLOAD = -(-(R * DQ) // WG)       # prologue iterations (Q into shared memory)
+    OUTS = -(-(R * DP) // WG)        # epilogue iterations (one (row, piece) an invocation)
+    NCS = max(1, WG // (R * DQ))     # fused combine: sets of chunks (invocations per output vec4)
+    CPT = -(-(R * DQ) // WG)         # ... output vec4 an invocation
+    U1, U2 = max(4, 32 // CPT), max(2, 16 // CPT)  # ... chunks it reads at once (maxima, then O and L)
+    q_t = f16 if q_f16 else f32
+    out_t = f16 if out_f16 else f32
+    has_mask = mask is not None
+    m_t = MASK_KINDS[mask] if has_mask else f16
+    CAUSAL, WINDOW, SOFTCAP, FUSED = bool(causal), bool(window), bool(softcap), bool(fused)
+    LOADS = default_loads(d, RS) if loads is None else loads
+    if LOADS not in (0, 1, 2):
+        raise ValueError(f"attention_decode: loads={loads!r}; 0, 1 or 2")
+    SLOTS = NS > 1 and NS * R * DQ * 16 <= 16384   # the epilogue: a shared slot per subgroup (else one, in turn)
+
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+    @no_type_check
+    def attention_decode(q: cd.Buffer[q_t], k: cd.Buffer[vec4[u32]], v: cd.Buffer[vec4[u32]], m: cd.Buffer[m_t],
+                         part: cd.Buffer[vec4[f32]], ml: cd.Buffer[f32], cnt: cd.Buffer[u32], o: cd.Buffer[out_t],
+                         Skv: u32, Sq: u32, lo: u32, chunk: u32, chunks: u32, scale: f32, cap: f32, off: i32,
+                         window: u32, mask_stride: u32, direct: u32):
+        t = cd.local_invocation_index
+        sg = cd.subgroup_id
+        lane = cd.subgroup_invocation_id
+        c = cd.workgroup_id.x
+        kvh = cd.workgroup_id.y
+        group = R // Sq                         # query heads per K/V head (G = R / Sq)
+        c0 = lo + c * chunk
+        c1 = min(c0 + chunk, Skv)
+        kvbase = kvh * Skv                      # the head's first K/V row
+        row0 = kvh * R                          # the head's first row of Q and O (query head * Sq + query)
+        rg = sg // NS                           # this subgroup's row group
+        kx = sg % NS                            # ... and its place among the group's subgroups
+
+        # Q, scaled, into shared memory: row r's piece p (8 columns) as vec4 2p (even columns) and 2p + 1 (odd)
+        qs = cd.shared(vec4[f32], R * DQ)
+        for it in cd.static_range(QLOAD):
+            e = t + it * WG
+            if e < R * DQ:
+                r = e // DQ
+                w = e % DQ
+                qb = (row0 + r) * d + (w // 2) * 8 + (w % 2)
+                qs[e] = vec4[f32](f32(q[qb]), f32(q[qb + 2]), f32(q[qb + 4]), f32(q[qb + 6])) * scale
+        # this subgroup's rows (a row past R repeats row R - 1 and is not stored): Q's place, the last key the row
+        # sees (causal), its first (window), where its mask row starts
+        qrow = []
+        last = []
+        first = []
+        mrow = []
+        for i in cd.static_range(RS):
+            r = min(rg * RS + i, R - 1)
+            qi = r % Sq
+            qrow = qrow + [r * DQ]
+            last = last + [i32(qi) + off]
+            first = first + [i32(qi) + off - i32(window) + 1]
+            mrow = mrow + [(kvh * group + r // Sq) * mask_stride + qi * Skv]
+
+        mx = [f32(NEG) for i in cd.static_range(RS)]        # running max (uniform in the subgroup)
+        ls = [f32(0.0) for i in cd.static_range(RS)]        # this lane's share of the running sum
+        oe = [vec4[f32](0.0) for i in cd.static_range(RS)]  # this lane's 8 columns: even, odd
+        oo = [vec4[f32](0.0) for i in cd.static_range(RS)]
+        kg = lane // LPR                                     # P V: the key this lane reads of each KPI
+        piece = lane % LPR                                   # ... and its piece of the V row
+        pv_lane = lane < KPI * LPR
+        last_key = c1 - 1                                    # (rows past the chunk read its last row instead)
+        first_base = c0 + kx * 32
+        kn = []
+        vn = []
+        if LOADS == 2:                                       # the first step's rows
+            kb = (kvbase + min(first_base + lane, last_key)) * DP
+            kn = [k[kb + p] for p in cd.static_range(DP)]
+            vn = [v[(kvbase + min(first_base + min(it * KPI + kg, 31), last_key)) * DP + piece]
+                  for it in cd.static_range(NI)]
+        cd.barrier()                                         # (Q in shared memory)
+        for base in range(first_base, c1, NS * 32):
+            nxt = base + NS * 32
+            kws = kn
+            vws = vn
+            if LOADS == 0:
+                kb = (kvbase + min(base + lane, last_key)) * DP
+                kws = [k[kb + p] for p in cd.static_range(DP)]
+            if LOADS == 1:
+                kb = (kvbase + min(base + lane, last_key)) * DP
+                kws = [k[kb + p] for p in cd.static_range(DP)]
+                vws = [v[(kvbase + min(base + min(it * KPI + kg, 31), last_key)) * DP + piece]
+                       for it in cd.static_range(NI)]
+            # scores: lane = key
+            j = base + lane
+            jr = min(j, last_key)
+            s = [f32(0.0) for i in cd.static_range(RS)]
+            for p in cd.static_range(DP):
+                ke = halves(kws[p], False)
+                ko = halves(kws[p], True)
+                for i in cd.static_range(RS):
+                    s[i] += cd.dot(qs[qrow[i] + 2 * p], ke) + cd.dot(qs[qrow[i] + 2 * p + 1], ko)
+            if LOADS == 2:                                   # the next step's K, in flight from here
+                kb = (kvbase + min(nxt + lane, last_key)) * DP
+                kn = [k[kb + p] for p in cd.static_range(DP)]
+            pr = []
+            for i in cd.static_range(RS):
+                x = s[i]
+                if SOFTCAP:
+                    x = cap * cd.tanh(x)
+                if has_mask:
+                    x += f32(m[mrow[i] + jr])
+                hidden = j >= c1
+                if CAUSAL:
+                    hidden = hidden or i32(j) > last[i]
+                if WINDOW:
+                    hidden = hidden or i32(j) < first[i]
+                x = cd.select(hidden, f32(NEG_INF), x)
+                # online softmax
+                mn = max(mx[i], cd.subgroup_max(x))
+                alpha = cd.exp(mx[i] - mn)
+                px = cd.exp(x - mn)
+                ls[i] = ls[i] * alpha + px
+                oe[i] = oe[i] * alpha
+                oo[i] = oo[i] * alpha
+                mx[i] = mn
+                pr = pr + [px]
+            # P V: lane = a piece of a V row
+            for it in cd.static_range(NI):
+                key = it * KPI + kg
+                src = min(key, 31)
+                ok = pv_lane and key < 32
+                if LOADS == 0:
+                    vw = v[(kvbase + min(base + src, last_key)) * DP + piece]
+                else:
+                    vw = vws[it]
+                ve = halves(vw, False)
+                vo = halves(vw, True)
+                for i in cd.static_range(RS):
+                    w = cd.select(ok, cd.subgroup_shuffle(pr[i], src), f32(0.0))
+                    oe[i] += w * ve
+                    oo[i] += w * vo
+            if LOADS == 2:                                   # the next step's V
+                vn = [v[(kvbase + min(nxt + min(it * KPI + kg, 31), last_key)) * DP + piece]
+                      for it in cd.static_range(NI)]
+
+        # the subgroup's totals: l over the lanes, O over the lanes reading the same piece
+        for i in cd.static_range(RS):
+            ls[i] = cd.subgroup_add(ls[i])
+            te = oe[i]
+            to = oo[i]
+            for g in cd.static_range(1, KPI):
+                te += cd.subgroup_shuffle(oe[i], min(piece + g * LPR, 31))
+                to += cd.subgroup_shuffle(oo[i], min(piece + g * LPR, 31))
+            oe[i] = te
+            oo[i] = to
+        # the workgroup's: each row group's subgroups rescaled to their largest max, then added in shared memory
+        sm = cd.shared(f32, SUBGROUPS * RS)
+        sl = cd.shared(f32, SUBGROUPS * RS)
+        if not SLOTS:
+            so = cd.shared(vec4[f32], R * DQ)
+        if lane == 0:
+            for i in cd.static_range(RS):
+                sm[sg * RS + i] = mx[i]
+                sl[sg * RS + i] = ls[i]
+        cd.barrier()
+        fac = []
+        for i in cd.static_range(RS):
+            mm = sm[rg * NS * RS + i]
+            for k2 in cd.static_range(1, NS):
+                mm = max(mm, sm[(rg * NS + k2) * RS + i])
+            fac = fac + [cd.exp(mx[i] - mm)]
+        if SLOTS:                                            # each subgroup its slot, added up below
+            sos = cd.shared(vec4[f32], NS * R * DQ)
+            if lane < LPR:
+                for i in cd.static_range(RS):
+                    r = rg * RS + i
+                    if r < R:
+                        at = (kx * R + r) * DQ + 2 * piece
+                        sos[at] = oe[i] * fac[i]
+                        sos[at + 1] = oo[i] * fac[i]
+            cd.barrier()
+        else:                                                # one slot, the subgroups in turn
+            for phase in cd.static_range(NS):
+                if kx == phase and lane < LPR:
+                    for i in cd.static_range(RS):
+                        r = rg * RS + i
+                        if r < R:
+                            at = r * DQ + 2 * piece
+                            if phase == 0:
+                                so[at] = oe[i] * fac[i]
+                                so[at + 1] = oo[i] * fac[i]
+                            else:
+                                so[at] = so[at] + oe[i] * fac[i]
+                                so[at + 1] = so[at + 1] + oo[i] * fac[i]
+                cd.barrier()
+        # out (or the chunk's part): one invocation per (row, piece)
+        for it in cd.static_range(OUTS):
+            e = t + it * WG
+            if e < R * DP:
+                r = e // DP
+                p = e % DP
+                if SLOTS:
+                    ve = sos[r * DQ + 2 * p]
+                    vo = sos[r * DQ + 2 * p + 1]
+                    for k2 in cd.static_range(1, NS):
+                        ve += sos[(k2 * R + r) * DQ + 2 * p]
+                        vo += sos[(k2 * R + r) * DQ + 2 * p + 1]
+                else:
+                    ve = so[r * DQ + 2 * p]
+                    vo = so[r * DQ + 2 * p + 1]
+                sb = (r // RS) * NS * RS + r % RS
+                mm = sm[sb]
+                for k2 in cd.static_range(1, NS):
+                    mm = max(mm, sm[sb + k2 * RS])
+                ll = f32(0.0)
+                for k2 in cd.static_range(NS):
+                    ll += cd.exp(sm[sb + k2 * RS] - mm) * sl[sb + k2 * RS]
+                if direct != 0:
+                    inv = 0.0
+                    if ll != 0.0:               # a row that sees no key gives 0
+                        inv = 1.0 / ll
+                    ob = (row0 + r) * d + p * 8
+                    o[ob] = out_t(ve.x * inv)
+                    o[ob + 1] = out_t(vo.x * inv)
+                    o[ob + 2] = out_t(ve.y * inv)
+                    o[ob + 3] = out_t(vo.y * inv)
+                    o[ob + 4] = out_t(ve.z * inv)
+                    o[ob + 5] = out_t(vo.z * inv)
+                    o[ob + 6] = out_t(ve.w * inv)
+                    o[ob + 7] = out_t(vo.w * inv)
+                else:
+                    pb = ((kvh * chunks + c) * R + r) * DQ + 2 * p
+                    part[pb] = ve
+                    part[pb + 1] = vo
+                    if p == 0:
+                        mb = ((kvh * chunks + c) * R + r) * 2
+                        ml[mb] = mm
+                        ml[mb + 1] = ll
+
+        if FUSED and direct == 0:
+            # the last workgroup of this K/V head to get here combines its chunks
+            flag = cd.shared(u32, 1)
+            cd.control_barrier(cd.Workgroup, cd.Device, ("AcquireRelease", "UniformMemory", "WorkgroupMemory",
+                                                          "MakeAvailable", "MakeVisible"))
+            if t == 0:
+                flag[0] = cd.atomic_add(cnt, kvh, 1)
+            cd.control_barrier(cd.Workgroup, cd.Device, ("AcquireRelease", "UniformMemory", "WorkgroupMemory",
+                                                          "MakeAvailable", "MakeVisible"))
+            if cd.assume_uniform(flag[0] == chunks - 1):
+                cs = t // (R * DQ)
+                acc = []
+                lsum = []
+                for it in cd.static_range(CPT):
+                    e = t % (R * DQ) + it * WG
+                    ec = min(e, R * DQ - 1)
+                    r = ec // DQ
+                    mlb = (kvh * chunks * R + r) * 2        # (chunk 0, row r); a chunk is 2 R further
+                    mm = f32(NEG)
+                    for cb in range(0, chunks, U1):
+                        for u in cd.static_range(U1):
+                            mm = max(mm, ml[mlb + min(cb + u, chunks - 1) * 2 * R])
+                    a = vec4[f32](0.0)
+                    ll = f32(0.0)
+                    if cs < NCS:
+                        for cb in range(cs, chunks, U2 * NCS):
+                            for u in cd.static_range(U2):
+                                cc = cb + u * NCS
+                                ccl = min(cc, chunks - 1)
+                                w = cd.select(cc < chunks, cd.exp(ml[mlb + ccl * 2 * R] - mm), f32(0.0))
+                                ll += w * ml[mlb + ccl * 2 * R + 1]
+                                a += w * part[(kvh * chunks + ccl) * R * DQ + ec]
+                    acc = acc + [a]
+                    lsum = lsum + [ll]
+                if NCS > 1:
+                    sa = cd.shared(vec4[f32], WG)
+                    sls = cd.shared(f32, WG)
+                    sa[t] = acc[0]
+                    sls[t] = lsum[0]
+                    cd.barrier()
+                    if cs == 0:
+                        a = acc[0]
+                        ll = lsum[0]
+                        for s2 in cd.static_range(1, NCS):
+                            a += sa[s2 * R * DQ + t]
+                            ll += sls[s2 * R * DQ + t]
+                        acc = [a]
+                        lsum = [ll]
+                for it in cd.static_range(CPT):
+                    e = t % (R * DQ) + it * WG
+                    if cs == 0 and e < R * DQ:
+                        inv = 0.0
+                        if lsum[it] != 0.0:     # a row that saw no key gives 0
+                            inv = 1.0 / lsum[it]
+                        a = acc[it] * inv
+                        wq = e % DQ
+                        ob = (row0 + e // DQ) * d + (wq // 2) * 8 + (wq % 2)
+                        o[ob] = out_t(a.x)
+                        o[ob + 2] = out_t(a.y)
+                        o[ob + 4] = out_t(a.z)
+                        o[ob + 6] = out_t(a.w)
+                if t == 0:
+                    cnt[kvh] = 0                # ready for the next launch
+
+    attention_decode.__name__ = attention_decode.__qualname__ = f"attention_decode_d{d}_r{R}"
+    return attention_decode
+
+
+@cache
+def combine_kernel(d: int, rows: int, out_f16: bool = False) -> cd.Kernel:
+    """Combines the chunks of :func:`kernel` (``direct == 0``) into the output, f32 (or f16).
+
+    Grid ``(Hkv * rows, 1, 1)``: one workgroup per output row (``kvh * rows + r``, which is also the
+    row's place in O). Its invocations take the ``d / 4`` vec4 of the row times ``128 // (d / 4)``
+    interleaved sets of chunks; shared memory adds the sets up."""
+    DQ = d // 4
+    NCL = WG // DQ                   # sets of chunks
+    out_t = f16 if out_f16 else f32
+    R = rows
+
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+    @no_type_check
+    def attention_decode_combine(part: cd.Buffer[vec4[f32]], ml: cd.Buffer[f32], o: cd.Buffer[out_t], chunks: u32):
+        t = cd.local_invocation_index
+        sg = cd.subgroup_id
+        row = cd.workgroup_id.x          # kvh * R + r
+        kvh = row // R
+        r = row % R
+        first = kvh * chunks * R + r     # (kvh, chunk 0, r); chunk c is R entries further
+        # the largest M
+        mm = f32(NEG)
+        for cc in range(t, chunks, WG):
+            mm = max(mm, ml[(first + cc * R) * 2])
+        red = cd.shared(f32, SUBGROUPS)
+        mm = cd.subgroup_max(mm)
+        if cd.subgroup_elect():
+            red[sg] = mm
+        cd.barrier()
+        mm = max(max(red[0], red[1]), max(red[2], red[3]))
+        # each set: its chunks' O and L rescaled to the largest M
+        e = t % DQ
+        cl = t // DQ
+        acc = vec4[f32](0.0)
+        ll = f32(0.0)
+        if cl < NCL:
+            for cc in cd.range(cl, chunks, NCL, unroll=4):
+                at = first + cc * R
+                w = cd.exp(ml[at * 2] - mm)
+                ll += w * ml[at * 2 + 1]
+                acc += w * part[at * DQ + e]
+        so = cd.shared(vec4[f32], WG)
+        sl = cd.shared(f32, NCL)
+        so[t] = acc
+        if e == 0 and cl < NCL:
+            sl[cl] = ll
+        cd.barrier()
+        if t < DQ:
+            total = so[t]
+            lt = sl[0]
+            for s2 in cd.static_range(1, NCL):
+                total += so[s2 * DQ + t]
+                lt += sl[s2]
+            inv = 0.0
+            if lt != 0.0:                    # a row that saw no key gives 0
+                inv = 1.0 / lt
+            total = total * inv
+            odd = t % 2
+            ob = row * d + (t // 2) * 8 + odd
+            o[ob] = out_t(total.x)
+            o[ob + 2] = out_t(total.y)
+            o[ob + 4] = out_t(total.z)
+            o[ob + 6] = out_t(total.w)
+
+    attention_decode_combine.__name__ = attention_decode_combine.__qualname__ = f"attention_decode_combine_d{d}"
+    return attention_decode_combine
+
+
+# --- the host side -------------------------------------------------------------------------------
+
+
+def rows_per_head(dims: tuple[int, int, int, int, int]) -> int:
+    """The query rows one K/V head serves, ``(Hq / Hkv) * Sq``, for ``dims`` = (Hq, Sq, D, Hkv, Skv)."""
+    hq, sq, _, hkv, _ = dims
+    return hq // hkv * sq
+
+
+def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
+    """Whether ``ops.attention`` runs this module's kernel for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``
+    by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding), on the interpreter or on a
+    device that runs subgroups of 32."""
+    if not 1 <= rows_per_head(dims) <= MAX_ROWS:
+        return False
+    if isinstance(dev, str):
+        return True
+    info = dev.info
+    lo_size = int(getattr(info, "min_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    hi_size = int(getattr(info, "max_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    return lo_size <= 32 <= hi_size
+
+
+def visible_keys(sq: int, skv: int, window: int) -> int:
+    """The first key any query row sees (the first row's window start; 0 without a window). With
+    ``causal`` the last row sees the last key, so the visible keys of a head run to Skv."""
+    return max(0, skv - sq - window + 1) if window else 0
+
+
+def default_chunks(hkv: int, keys: int, cores: int = nv2.DEFAULT_CORES) -> int:
+    """The chunks each K/V head's ``keys`` visible keys are cut into: about :data:`CHUNK_WGS_PER_CORE`
+    workgroups per shader core in all, but none shorter than :data:`MIN_CHUNK_KEYS` keys."""
+    per_head = max(1, round(CHUNK_WGS_PER_CORE * cores / max(hkv, 1)))
+    return max(1, min(per_head, -(-keys // MIN_CHUNK_KEYS)))
+
+
+def chunking(keys: int, chunks: int) -> tuple[int, int]:
+    """(keys a chunk, chunks) for ``keys`` visible keys asked to be cut into ``chunks``: the chunk length is
+    rounded up to a multiple of :data:`STEP`, so there may be fewer chunks than asked."""
+    size = -(-max(keys, 1) // max(chunks, 1))
+    size = -(-size // STEP) * STEP
+    return size, -(-max(keys, 1) // size)
+
+
+_counters: dict[Any, Any] = {}   # device -> its zeroed u32 counters (one per K/V head) of the fused combine
+
+
+def counters(n: int, dev: Any) -> Any:
+    """At least ``n`` u32 zeros on ``dev`` for the fused combine's counters (kept per device: each launch leaves
+    them zero again; numpy on the interpreter)."""
+    if isinstance(dev, str):
+        return np.zeros(max(n, 1), np.uint32)
+    c = _counters.get(dev)
+    if c is None or c.size < n or c.device is not dev or c.freed:
+        from ..runtime import zeros
+
+        c = _counters[dev] = zeros((max(n, 64),), np.uint32, device=dev)
+    return c
+
+
+Launch = tuple[cd.Kernel, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]
+
+
+def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
+         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
+         fused: bool = True, loads: int | None = None, most_rows: int | None = None) -> list[Launch]:
+    """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
+    arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
+    inputs run while planning. ``chunks``: the chunks per K/V head (default :func:`default_chunks`);
+    ``fused=False`` combines them with :func:`combine_kernel` instead of in the last workgroup of each head;
+    ``loads``, ``most_rows``: see :func:`kernel`."""
+    hq, sq, d, hkv, skv = dims
+    rows = rows_per_head(dims)
+    ldev = nv2.launch_device(dev)
+    # Q as it is when f16 or f32 (bf16: to f32), K/V f16
+    qk = nv2.kind_of(q)
+    if qk == "bf16":
+        qd = nv2.as_kind(q, "f32", hq * sq * d, dev, "q")
+        qk = "f32"
+    elif isinstance(q, np.ndarray):
+        qd = nv2.upload(np.ascontiguousarray(q), dev)
+    else:
+        qd = q
+    kh = nv2.as_kind(k, "f16", hkv * skv * d, dev, "k")
+    vh = nv2.as_kind(v, "f16", hkv * skv * d, dev, "v")
+    mkind, md, mstride = None, None, 0
+    if mask is not None:
+        heads = hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1
+        mstride = sq * skv if heads > 1 else 0
+        if isinstance(mask, np.ndarray):
+            md = nv2.upload(np.ascontiguousarray(mask, np.float32), dev)
+        else:
+            md = mask
+        mkind = "f16" if np.dtype(md.dtype) == np.float16 else "f32"
+    lo = visible_keys(sq, skv, window)
+    if chunks is None:
+        chunks = default_chunks(hkv, skv - lo, nv2.shader_cores(dev))
+    size, n = chunking(skv - lo, int(chunks))
+    f16_out = np.dtype(out_dtype) == np.float16
+    hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)
+    hides_past = bool(window) and skv - window > 0     # (the last row's first key; earlier rows start before it)
+    main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
+                  most_rows)
+    out_flat = nv2.view(out, out.dtype)
+    if n > 1:
+        part = nv2.scratch("decode_o", hkv * n * rows * d, np.float32, dev).arr
+        ml = nv2.scratch("decode_ml", hkv * n * rows * 2, np.float32, dev).arr
+    else:
+        part = ml = nv2.scratch("unused", 4, np.float32, dev).arr
+    if softcap:
+        scale = float(np.float32(scale) / np.float32(softcap))
+    q_view = nv2.view(qd, np.float16 if qk == "f16" else np.float32)
+    k4, v4, part4 = nv2.view(kh, np.uint32), nv2.view(vh, np.uint32), part
+    if isinstance(k4, np.ndarray):   # (numpy: uvec4 buffers take (n, 4) arrays)
+        k4, v4, part4 = k4.reshape(-1, 4), v4.reshape(-1, 4), part.reshape(-1, 4)
+    if md is not None:
+        m_view = nv2.view(md, md.dtype)
+    else:
+        m_view = q_view if qk == "f16" else nv2.scratch("unused", 4, np.uint32, dev).as_(np.float16)
+    cnt = counters(hkv, dev) if fused and n > 1 else nv2.scratch("unused", 4, np.uint32, dev).arr
+    kw = {"device": ldev}
+    launches: list[Launch] = [
+        (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),
+                             float(softcap), skv - sq, int(window), mstride, int(n == 1)), kw)]
+    if n > 1 and not fused:
+        launches.append((combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw))
+    return launches
+
+
+def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
+        scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
+        fused: bool = True, loads: int | None = None, most_rows: int | None = None) -> Any:
+    """Attention by the decode kernels for checked arguments (as :func:`plan` takes them); returns ``out``."""
+    for kern, grid, args, kwargs in plan(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale,
+                                         softcap=softcap, out_dtype=out_dtype, out=out, dev=dev, chunks=chunks,
+                                         fused=fused, loads=loads, most_rows=most_rows):
+        nv2.go(kern, grid, *args, **kwargs)
+    return out

@@ -1,0 +1,247 @@
+"""The flash-decoding kernels of ops.attention (coopdsl/ops/attention_decode.py) on the CPU interpreter against the
+float64 numpy model: 1 to 16 query rows per K/V head, D 64 to 256, several chunks (the last workgroup of each head
+combines them, or the separate combine kernel), causal, window, soft-cap, masks, f16 output, rows that see no key;
+which kernel ops.attention picks; every variant's SPIR-V through spirv-val. A GPU test (-m gpu) runs real sizes."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from coopdsl import ops
+from coopdsl.ops import attention_decode as AD
+from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import flash_attention as FA
+from tests.conftest import compile_checked
+
+needs_interp = pytest.mark.skipif(importlib.util.find_spec("coopdsl.interp") is None,
+                                  reason="the CPU interpreter (coopdsl.interp) is not installed")
+
+
+def _inputs(hq, hkv, sq, skv, d, seed=0, q_dtype=np.float16):
+    rng = np.random.default_rng(seed)
+    q = (rng.standard_normal((hq, sq, d)) * 1.5).astype(q_dtype)   # peaky enough to notice a wrong key
+    k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    return q, k, v
+
+
+def _mask(shape, seed=1):
+    rng = np.random.default_rng(seed)
+    m = rng.uniform(-3.0, 3.0, shape)
+    m[rng.random(shape) < 0.25] = -np.inf
+    return m
+
+
+def _close(got, want, tol=4e-3):
+    """The tolerance of tests/ops/test_attention.py."""
+    assert got.shape == want.shape
+    got = np.asarray(got, np.float64)
+    assert np.isfinite(got).all()
+    err = np.abs(got - want).max()
+    assert err <= tol * max(1.0, np.abs(want).max()), f"max error {err}"
+
+
+def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=True, loads=None, q_dtype=np.float16, out_dtype=np.float32,
+         **opts):
+    """attention_decode.run on the interpreter, checked against the model; returns the output."""
+    q, k, v = _inputs(hq, hkv, sq, skv, d, q_dtype=q_dtype)
+    if "mask" in opts:
+        opts["mask"] = _mask(opts["mask"])
+    out = np.full(q.shape, np.nan, out_dtype)
+    AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=opts.get("causal", False), mask=opts.get("mask"),
+           window=opts.get("window", 0), scale=opts.get("scale", d ** -0.5), softcap=opts.get("softcap", 0.0),
+           out_dtype=out_dtype, out=out, dev="cpu", chunks=chunks, fused=fused, loads=loads)
+    want = FA.reference(q, k, v, opts.get("causal", False), opts.get("scale"), mask=opts.get("mask"),
+                        window=opts.get("window"), softcap=opts.get("softcap", 0.0))
+    _close(out, want)
+    return out
+
+
+# (Hq, Hkv, Sq, Skv, D, options): rows per K/V head (Hq / Hkv) * Sq from 1 to 16; Skv a few hundred keys in
+# 3 or 4 chunks (chunks are multiples of 128 keys)
+CASES = {
+    "sq1_g1_d64": (2, 2, 1, 300, 64, {}),
+    "sq1_g4_d128_causal": (8, 2, 1, 600, 128, {"causal": True}),
+    "sq4_g1_d80_causal": (2, 2, 4, 400, 80, {"causal": True}),
+    "sq4_g4_d80_causal_16_rows": (4, 1, 4, 300, 80, {"causal": True}),         # 4 row groups of 4
+    "sq16_g1_d256_causal_window": (1, 1, 16, 500, 256, {"causal": True, "window": 300}),
+    "sq4_g3_d128_12_rows": (3, 1, 4, 400, 128, {"causal": True}),              # 2 row groups of 6
+    "sq5_g3_d96_15_rows_window": (3, 1, 5, 400, 96, {"window": 200}),          # a padding row in a group
+    "sq2_g4_d64_causal_window": (8, 2, 2, 600, 64, {"causal": True, "window": 250}),
+    "softcap_d128": (4, 2, 1, 300, 128, {"softcap": 2.0, "scale": 0.3}),
+    "mask_shared_16_rows": (4, 1, 4, 300, 64, {"mask": (4, 300), "causal": True}),
+    "mask_per_head_f16_out": (4, 2, 2, 300, 64, {"mask": (4, 2, 300), "out_dtype": np.float16}),
+}
+
+
+@needs_interp
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_the_model(name):
+    hq, hkv, sq, skv, d, opts = CASES[name]
+    opts = dict(opts)
+    _run(hq, hkv, sq, skv, d, chunks=4, **opts)
+
+
+@needs_interp
+@pytest.mark.parametrize("fused, loads", [(False, 0), (False, 1), (True, 0), (True, 2)])
+def test_combine_and_load_variants(fused, loads):
+    # the separate combine kernel and the other load orders (the cases above: the fused combine, loads=1)
+    _run(8, 2, 1, 700, 128, chunks=5, fused=fused, loads=loads, causal=True)
+    _run(3, 1, 5, 300, 80, chunks=3, fused=fused, loads=loads, window=100, out_dtype=np.float16)
+
+
+@needs_interp
+def test_one_chunk_and_rows_that_see_no_key():
+    # one chunk: the workgroup writes the output itself; with Sq > Skv the first rows see no key and give 0
+    out = _run(2, 2, 16, 10, 64, chunks=None, causal=True)
+    assert (out[:, :6] == 0).all() and (out[:, 6:] != 0).any()
+    out = _run(2, 2, 16, 300, 64, chunks=3, causal=True, window=3)
+    assert np.abs(out).max() > 0
+    # a mask that hides every key of a row, over several chunks (the combine's L = 0)
+    q, k, v = _inputs(4, 1, 1, 300, 64)
+    m = np.zeros((4, 1, 300))
+    m[1] = -np.inf
+    out = np.full(q.shape, np.nan, np.float32)
+    AD.run(q, k, v, (4, 1, 64, 1, 300), causal=False, mask=m, window=0, scale=0.125, softcap=0.0,
+           out_dtype=np.float32, out=out, dev="cpu", chunks=3)
+    assert (out[1] == 0).all()
+    _close(out, FA.reference(q, k, v, False, 0.125, mask=m))
+
+
+@needs_interp
+def test_q_f32_and_bf16_inputs():
+    _run(4, 1, 1, 300, 64, chunks=3, q_dtype=np.float32, causal=True)
+    rng = np.random.default_rng(4)
+    q32, k32, v32 = (rng.standard_normal(s).astype(np.float32) for s in ((4, 2, 64), (2, 260, 64), (2, 260, 64)))
+    qb, kb, vb = ops.to_bf16(q32), ops.to_bf16(k32), ops.to_bf16(v32)
+    with nv2.recording() as launches:
+        out = ops.attention(qb, kb, vb, causal=True, device="cpu")
+    assert launches[-1][0].name.startswith("attention_decode")
+    _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values, K/V rounded to f16
+
+
+@needs_interp
+def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
+    assert FA.default_impl((32, 1, 128, 8, 131072), "cpu") == "decode"      # 4 rows per K/V head
+    assert FA.default_impl((32, 4, 128, 8, 16384), "cpu") == "decode"       # 16
+    assert FA.default_impl((32, 5, 128, 8, 16384), "cpu") == "nv2"          # 20: prefill
+    assert FA.default_impl((8, 40, 64, 8, 40), "cpu") == "nv2"
+    q, k, v = _inputs(8, 2, 2, 300, 64)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, causal=True, device="cpu")
+    assert [kern.name for kern, *_ in launches] == ["attention_decode"]   # (2 chunks, combined by the last)
+    _close(out, FA.reference(q, k, v, True))
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")         # forcing ggml's kernel still works
+    assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
+    q, k, v = _inputs(2, 2, 20, 40, 64)                                       # prefill: 20 rows per K/V head
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=True, device="cpu")
+    assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
+    with nv2.recording() as launches:                                         # ... unless forced
+        out = ops.attention(q[:1, :16], k[:1], v[:1], causal=True, device="cpu", impl="decode")
+    assert [kern.name for kern, *_ in launches] == ["attention_decode"]
+    _close(out, FA.reference(q[:1, :16], k[:1], v[:1], True))
+
+
+def test_which_devices_take_it():
+    class Info:
+        def __init__(self, lo, hi):
+            self.min_subgroup_size, self.max_subgroup_size, self.subgroup_size = lo, hi, lo
+
+    class Dev:
+        def __init__(self, lo, hi):
+            self.info = Info(lo, hi)
+
+    dims = (32, 1, 128, 8, 16384)
+    assert AD.takes(dims, Dev(32, 32)) and AD.takes(dims, Dev(16, 64)) and AD.takes(dims, "cpu")
+    assert not AD.takes(dims, Dev(64, 64)) and not AD.takes(dims, Dev(4, 16))   # no subgroups of 32
+    assert not AD.takes((32, 5, 128, 8, 16384), Dev(32, 32))
+
+
+def test_chunks():
+    # about 2 workgroups per shader core, no chunk under 256 keys, multiples of 128 keys
+    assert AD.default_chunks(8, 16384, 132) == 33 and AD.chunking(16384, 33) == (512, 32)
+    assert AD.default_chunks(8, 131072, 132) == 33 and AD.chunking(131072, 33) == (4096, 32)
+    assert AD.default_chunks(32, 16384, 132) == 8
+    assert AD.default_chunks(8, 300, 132) == 2 and AD.chunking(300, 2) == (256, 2)
+    assert AD.default_chunks(64, 100, 132) == 1 and AD.chunking(100, 1) == (128, 1)
+    assert AD.chunking(1000, 3) == (384, 3) and AD.chunking(1000, 1000) == (128, 8)
+    assert AD.visible_keys(1, 1000, 0) == 0 and AD.visible_keys(4, 1000, 100) == 897
+    assert AD.row_groups(128, 4) == (1, 4) and AD.row_groups(128, 8) == (1, 8)
+    assert AD.row_groups(128, 12) == (2, 6) and AD.row_groups(128, 16) == (4, 4)
+    assert AD.row_groups(256, 8) == (2, 4) and AD.row_groups(256, 16) == (4, 4)
+    with pytest.raises(ValueError, match="17 query rows per K/V head; the decode kernel takes 1 to 16"):
+        AD.kernel(64, 17)
+    with pytest.raises(ValueError, match="head size 260; a multiple of 8 up to 256"):
+        AD.kernel(260, 1)
+
+
+@pytest.mark.parametrize("d, rows, options", [
+    (64, 1, {}),
+    (128, 4, {"causal": True}),
+    (80, 16, {"causal": True, "window": True, "mask": "f16", "out_f16": True}),
+    (256, 12, {"q_f16": True, "softcap": True, "mask": "f32", "fused": False}),
+    (96, 8, {"loads": 0}),
+    (128, 2, {"loads": 2, "causal": True}),
+])
+def test_every_kernel_validates(d, rows, options):
+    text = compile_checked(AD.kernel(d, rows, **options), r"OpGroupNonUniformShuffle ", r"OpGroupNonUniformFMax",
+                           absent=("OpCooperativeMatrix",))
+    assert ("OpAtomicIAdd" in text) == options.get("fused", True)
+    for out_f16 in (False, True):
+        compile_checked(AD.combine_kernel(d, rows, out_f16), absent=("OpCooperativeMatrix",))
+    r = AD.kernel(d, rows, **options).reflect()
+    assert r["subgroup_size"] == 32 and tuple(r["workgroup_size"]) == (128, 1, 1)
+
+
+# --- a real GPU (pytest -m gpu) ------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_decoding_on_a_gpu():
+    from coopdsl import runtime
+
+    try:
+        dev = runtime.Device()
+    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
+        pytest.skip(f"no Vulkan device: {e}")
+    if not AD.takes((32, 1, 128, 8, 32768), dev):
+        pytest.skip(f"{dev.info.name} cannot run subgroups of 32")
+    for hq, hkv, sq, skv, d, opts in [(32, 8, 1, 32768, 128, {"causal": True}),
+                                      (32, 8, 4, 20000, 128, {"causal": True, "window": 3000}),
+                                      (16, 16, 1, 50000, 64, {"out_dtype": np.float16}),
+                                      (8, 2, 2, 9000, 256, {"softcap": 30.0, "mask": (8, 2, 9000)})]:
+        q, k, v = _inputs(hq, hkv, sq, skv, d)
+        mask = _mask(opts.pop("mask")).astype(np.float32) if "mask" in opts else None
+        dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
+        with nv2.recording() as launches:
+            out = ops.attention(dq, dk, dv, mask=mask, **opts)
+        assert [kern.name for kern, *_ in launches] == ["attention_decode"]
+        heads = [0, hq - 1]
+        g = hq // hkv
+        opts.pop("out_dtype", None)
+        want = FA.reference(q[heads], np.stack([k[h // g] for h in heads]), np.stack([v[h // g] for h in heads]),
+                            mask=None if mask is None else mask[heads], **opts)
+        _close(out.numpy()[heads], want)
+
+
+def test_the_benchmark_parses_its_arguments():
+    # benchmarks/attention_bench.py imports and lists what it would time without a GPU (--dry-run)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import child_env
+
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--dry-run", "--shapes", "0,6,8",
+                        "--decode-impls", "nv2,decode", "--chunks", "16,32"], cwd=root, env=child_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "6: decode Hq/Hkv 32/8 Sq 1 Skv 16384 D 128 causal True: decode impls nv2,decode" in r.stdout
+    assert "0: prefill Hq/Hkv 32/32 Sq 4096 Skv 4096 D 128 causal False: ops.attention" in r.stdout
+    r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--decode-impls", "fast"], cwd=root,
+                       env=child_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--decode-impls: 'fast' is not auto, nv2, khr, decode" in r.stderr
