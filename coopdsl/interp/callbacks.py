@@ -101,6 +101,7 @@ class CallbackMachine(Machine):
         self.parent = parent
         self.owners = lanes.owners
         self.call_function = parent.call_function
+        self.back_edges = parent.back_edges  # (the callback's loops count toward the batch's)
         if scope is Scope.Workgroup:
             self._agents = np.full(len(lanes.owners), WORKGROUP, np.int16)
         else:

@@ -36,7 +36,8 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
     queue = [0]
     came_from = np.full(m.lanes.N, -1, np.int32)
     result = None
-    back_edges = 0
+    taken = m.back_edges  # shared by every call of the batch: a loop's count includes the loops it runs and calls
+    limit = max_iterations()
     while queue:
         b = heapq.heappop(queue)
         here = pending.pop(b)
@@ -50,9 +51,10 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
         if kind == "br":
             target = index[id(t.attrs["targets"][0])]
             if target <= b:  # a loop's back edge: a loop that never ends is reported, not run forever
-                back_edges += 1
-                if back_edges > max_iterations():
-                    raise m.error(t, f"a loop ran {max_iterations():,} iterations without ending; it may never "
+                taken[0] += 1
+                if taken[0] > limit:
+                    raise m.error(t, f"a loop ran {limit:,} iterations without ending (counting every iteration "
+                                     f"this batch of workgroups ran, in the functions it calls too); it may never "
                                      f"end (a range step of 0, a condition that never changes?); raise "
                                      f"COOPDSL_INTERP_MAX_ITERATIONS if it really is this long",
                                   int(np.argmax(here)))
@@ -74,8 +76,9 @@ def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> An
 
 
 def max_iterations() -> int:
-    """How many times the back edges of one function call may be taken before the interpreter reports a loop
-    that does not end (COOPDSL_INTERP_MAX_ITERATIONS, default 1,048,576)."""
+    """How many times the back edges of one batch of workgroups (every function it calls included) may be taken
+    before the interpreter reports a loop that does not end (COOPDSL_INTERP_MAX_ITERATIONS, default 1,048,576):
+    counted per call, a loop calling a function with a loop ran the product of the two limits."""
     import os
 
     try:

@@ -70,6 +70,9 @@ class Machine:
         # set while a callback of a workgroup-scope matrix runs (a per-element or combine function): its
         # shared-memory accesses count as the workgroup's for race tracking (see coopdsl.interp.callbacks)
         self.workgroup_callback = False
+        # loop back edges taken so far in this batch (one cell, shared with the callbacks' machines): see
+        # coopdsl.interp.control.max_iterations
+        self.back_edges = [0]
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:

@@ -1155,7 +1155,7 @@ def k(x: cd.Buffer[u32], f: cd.Buffer[f32], o: cd.Buffer[u32], fo: cd.Buffer[f32
         fo[i] = cd.subgroup_add(w)
 """)
 
-BROADCAST = program("""
+BROADCAST = program("""  # (a lane known only at run time makes the broadcast a shuffle: docs/lang/math.md)
 @cd.kernel(workgroup_size=(64, 1, 1))
 def k(x: cd.Buffer[u32], o: cd.Buffer[u32], m: u32):
     i = cd.local_invocation_index
@@ -1212,7 +1212,7 @@ def _fold(vals: list[int], fn: Callable[[int, int], int]) -> int:
 def subgroup_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
     """Every subgroup operation under divergence (the active lanes chosen by ``i % p < n``) at every subgroup size,
     with broadcast and shuffle lanes inside, past and outside the subgroup; a broadcast whose lane differs within the
-    subgroup (cd.assume_uniform promising wrongly)."""
+    subgroup (a runtime lane: a shuffle)."""
     cases = [(n, p, L, d, sgs) for sgs in (1, 4, 32, 64, 128) for n, p in ((64, 64), (1, 2), (0, 1), (3, 7), (1, 0))
              for L, d in ((0, 1), (5, 3), (40, 33), (2**32 - 1, 2**31))]
     cases += [(rng.randint(0, 8), rng.randint(0, 9), rng.choice([0, 1, rng.randint(0, 130), 2**32 - 1]),
@@ -1243,15 +1243,13 @@ def subgroup_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
     for m in (1, 2, 4, 32, 64, 2**32 - 1):
         for sgs in (4, 32):
             lanes = np.arange(64) % m
-            uniform = all(len(set(lanes[b:b + sgs])) == 1 for b in range(0, 64, sgs))
             x = np.arange(64, dtype=np.uint32) * 10
             want = np.array([x[(i // sgs) * sgs + (lanes[i] if lanes[i] < sgs else i % sgs)] for i in range(64)],
                             np.uint32)
             yield RunProbe(f"subgroup broadcast lane i % {m} subgroup_size={sgs}", BROADCAST,
                            lambda m=m, sgs=sgs, x=x: ((1,), (x.copy(), np.zeros(64, np.uint32), m),
                                                       {"subgroup_size": sgs}),
-                           "ok" if uniform else "error", ("same in every invocation", "uniform"),
-                           lambda a, kw, want=want: _same("o", a[1], want))
+                           "ok", (), lambda a, kw, want=want: _same("o", a[1], want))
 
 
 
