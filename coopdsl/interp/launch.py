@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import CoopDSLError
 from ..ir.core import Module, SpecConst
+from . import resources
 from .bind import allocate_arguments, pointers_of
 from .control import run_function
 from .errors import LaunchArgumentError
@@ -106,11 +107,12 @@ def run(module: Module, grid: tuple[int, int, int], values: dict[str, Any], spec
     total = grid[0] * grid[1] * grid[2]
     _check_invocations(grid, total, x * y * z)
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)
+    layout = Layout(specs, probe)
     device = DeviceMemory()
-    placed = allocate_arguments(module, Layout(specs, probe), values, device)
+    placed = allocate_arguments(module, layout, values, device)
+    per_batch = resources.workgroups_per_batch(resources.check(module, layout, probe), probe.slots_per_wg, max_slots)
     region = device.finish()
     globals_ = pointers_of(placed, region)
-    per_batch = max(1, max_slots // probe.slots_per_wg)
     with np.errstate(all="ignore"):
         for start in range(0, total, per_batch):
             lanes = Lanes(wg_size, sgs, _workgroup_ids(grid, start, per_batch), grid)
