@@ -269,6 +269,12 @@ class _Tensor:
                 g = int(np.argmax((out & self.inside).any(axis=(1, 2))))
                 raise self.m.error(self.op, f"tensor coordinate outside dimension {d} of a ClampUndefined layout "
                                             f"(undefined behavior); use another clamp mode", int(self.slots[g]))
+            if mode in (CLAMP_TO_EDGE, REPEAT, REPEAT_MIRRORED) and (out & self.inside & (dim == 0)).any():
+                g = int(np.argmax((out & self.inside & (dim == 0)).any(axis=(1, 2))))
+                name = {CLAMP_TO_EDGE: "ClampToEdge", REPEAT: "ClampRepeat", REPEAT_MIRRORED: "ClampRepeatMirrored"}
+                raise self.m.error(self.op, f"tensor dimension {d} is 0 in a {name[mode]} layout: there is no element "
+                                            f"to clamp its coordinates to (undefined behavior); use ClampConstant, or "
+                                            f"a dimension of at least 1", int(self.slots[g]))
             if mode == CONSTANT:
                 outside |= out
             elif mode == CLAMP_TO_EDGE:
