@@ -54,19 +54,11 @@ class SpecValues:
 
 
 def _checked(s: SpecConst, value: Any) -> np.ndarray:
+    """The launch's value of ``s``, checked as the GPU runtime checks it (coopdsl._packing.fitted: the one place
+    that decides whether a number fits a type, with the same words): a float beyond the type's range was
+    rounded to infinity here (with numpy's overflow warning) where the runtime refuses it."""
+    from .._packing import fitted
     from .errors import LaunchArgumentError
 
-    kind = s.type.kind
-    ok = isinstance(value, (bool, np.bool_)) if kind.is_bool else (
-        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) if kind.is_int
-        else isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)))
-    if not ok:
-        raise LaunchArgumentError(f"specialization constant {s.name} ({s.type}) cannot be {value!r}")
-    if kind.is_int and not _fits(s.type, int(value)):
-        raise LaunchArgumentError(f"specialization constant {s.name} ({s.type}) cannot be {value!r}: out of range")
-    return scalar_constant(s.type, value)
-
-
-def _fits(t: T.ScalarType, v: int) -> bool:
-    lo, hi = (-(1 << (t.width - 1)), (1 << (t.width - 1)) - 1) if t.signed else (0, (1 << t.width) - 1)
-    return lo <= v <= hi
+    return scalar_constant(s.type, fitted(value, s.type.name, f"specialization constant {s.name}",
+                                          LaunchArgumentError))

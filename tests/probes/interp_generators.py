@@ -400,6 +400,73 @@ SUBGROUP_SIZES: dict[str, tuple[Any, str]] = {
 }
 
 
+SPEC_TYPES = program('''
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(o: cd.Buffer[f32], q: cd.Buffer[i64], H: cd.Spec[f16] = 1.0, F: cd.Spec[f32] = 1.0, B: cd.Spec[bf16] = 1.0,
+      C: cd.Spec[i8] = 1, U: cd.Spec[u64] = 1, Z: cd.Spec[boolean] = True):
+    if cd.global_invocation_id.x == 0:
+        o[0] = f32(H)
+        o[1] = F
+        o[2] = f32(B)
+        q[0] = i64(C)
+        q[1] = i64(U)
+        o[3] = 1.0 if Z else 0.0
+''')
+SPEC_EDGES: dict[str, list[Any]] = {
+    "H": [0.0, -0.0, 1.5, 65504.0, 65519.0, 65520.0, 1e5, -1e5, math.nan, math.inf, -math.inf, 6e-8, 1e-10, 3,
+          np.float16(2.5), np.float32(1e5), 2**200, "x", True, None],
+    "F": [3.4e38, 3.5e38, -3.5e38, 1e-45, 1e-46, math.nan, math.inf, 2**24 + 1, 2**128, np.float64(0.1), 1e300],
+    "B": [1.0, 3.38e38, 3.39e38, 3.4e38, 1e-40, math.nan, -math.inf, 2**127, 257],
+    "C": [-128, 127, 128, -129, 1.0, np.int8(-5), np.uint8(200), True],
+    "U": [0, 2**64 - 1, 2**64, -1, np.uint64(2**64 - 1), 2**63, 1.5],
+    "Z": [True, False, 1, 0, 2, np.bool_(True), "yes", None],
+}
+
+
+def _spec_model(name: str, value: Any) -> tuple[str, Any]:
+    """("ok", the value the kernel stores) or ("refused", None) for a launch value of SPEC_TYPES's constant."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if name == "Z":
+        return ("ok", float(bool(value))) if isinstance(value, (bool, int)) and value in (0, 1) else ("refused", None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "refused", None
+    if name in ("C", "U"):
+        t = {"C": "i8", "U": "u64"}[name]
+        w, signed = INTS[t]
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+        if isinstance(value, float) or not lo <= value <= hi:
+            return "refused", None
+        return "ok", wrap(value, "i64")
+    t = {"H": "f16", "F": "f32", "B": "bf16"}[name]
+    try:
+        rounded = round_to(value, t)
+    except OverflowError:
+        return "refused", None
+    if math.isinf(rounded) and not math.isinf(float(value)):
+        return "refused", None
+    return "ok", float(np.float32(rounded))
+
+
+def _spec_probes() -> Iterator[RunProbe]:
+    slot = {"H": ("o", 0), "F": ("o", 1), "B": ("o", 2), "C": ("q", 0), "U": ("q", 1), "Z": ("o", 3)}
+    for name, values in SPEC_EDGES.items():
+        for value in values:
+            kind, stored = _spec_model(name, value)
+
+            def check(args: tuple, kw: dict, name: str = name, stored: Any = stored) -> str | None:
+                buf, k = slot[name]
+                got = args[0][k] if buf == "o" else args[1][k]
+                same = got == stored or isinstance(stored, float) and math.isnan(stored) and math.isnan(got)
+                return None if same else f"{buf}[{k}] is {got!r}, expected {stored!r} for {name}"
+
+            yield RunProbe(f"launch spec {name}={value!r}", SPEC_TYPES,
+                           lambda name=name, value=value: ((1,), (np.zeros(4, np.float32), np.zeros(2, np.int64)),
+                                                           {name: value}),
+                           "ok" if kind == "ok" else "error", (f"specialization constant {name}",),
+                           check if kind == "ok" else None)
+
+
 def launch_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
     """LAUNCH with each argument, the grid, the spec constant and the subgroup size given each edge or wrong
     thing (the others valid), then ``count`` random valid launches of random sizes against the model."""
@@ -450,6 +517,7 @@ def launch_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
         else:
             yield _launch_probe(f"subgroup_size={label}", extra={"subgroup_size": value}, want="error",
                                 says=("subgroup size", "subgroup_size"))
+    yield from _spec_probes()
     arity = ("missing", "takes", "too many", "unexpected", "unknown", "multiple values")
     yield _launch_probe("missing s", args=lambda a: a[:4], want="error", says=arity)
     yield _launch_probe("missing y", args=lambda a: a[:1], want="error", says=arity)

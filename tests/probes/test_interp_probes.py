@@ -202,3 +202,23 @@ def test_clamping_to_a_dimension_of_0_is_reported(mode):
     for p in empty:
         outcome = G.classify(p)
         assert outcome.kind == "located" and "is 0 in a Clamp" in outcome.detail, (p.name, outcome)
+
+
+def test_specialization_constants_are_checked_as_the_gpu_runtime_checks_them():
+    """A launch's float specialization constant beyond its type (f16 1e5, f32 1e39) became infinity with numpy's
+    overflow warning reaching the user, bf16 3.4e38 ran as infinity, and bool 0/1 were refused: the interpreter
+    checked spec values by its own rules; it asks the runtime's packer (coopdsl._packing.fitted), with its words."""
+    from coopdsl.runtime.errors import LaunchError
+    from coopdsl.runtime.packing import pack_spec
+
+    probes = list(G._spec_probes())
+    _check(G.run(probes))
+    refused = {p.name: G.classify(p).detail for p in probes if p.want == "error"}
+    assert refused["launch spec H=100000.0"] == ("LaunchArgumentError: specialization constant H (f16) cannot be "
+                                                 "100000.0: the literal 100000.0 does not fit in f16 (largest finite "
+                                                 "value 65504)")
+    reflection = {"spec_constants": [{"id": 0, "name": "H", "type": "f16", "default": 1.0}]}
+    for value in (1e5, 65520.0, "x", True, None):
+        with pytest.raises(LaunchError) as e:
+            pack_spec(reflection, {"H": value})
+        assert refused[f"launch spec H={value!r}"] == f"LaunchArgumentError: {e.value}"
