@@ -1625,6 +1625,110 @@ def tensor_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
                        (lambda a, kw, model=model: _same("dst", a[1], model)) if model is not None else None)
 
 
+
+# == float arithmetic and math functions at their edges (NaN, infinities, zeros of both signs, overflow) =========
+UNARY_MATH = ("exp exp2 log log2 sqrt inversesqrt floor ceil trunc round round_even fract sin cos tan asin acos "
+              "atan sinh cosh tanh abs sign").split()
+BINARY_MATH = ("atan2", "pow", "min", "max", "step", "mod")
+MATH = """
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(x: cd.Buffer[{t}], y: cd.Buffer[{t}], z: cd.Buffer[{t}], o: cd.Buffer[{t}]):
+    i = cd.global_invocation_id.x
+    a = x[i]
+    b = y[i]
+    c = z[i]
+{body}
+"""
+
+
+def _math_lines() -> list[tuple[str, str]]:
+    """(coopdsl expression, model name) of each column."""
+    cols = [(f"cd.{f}(a)", f) for f in UNARY_MATH] + [(f"cd.{f}(a, b)", f) for f in BINARY_MATH]
+    cols += [("a + b", "+"), ("a - b", "-"), ("a * b", "*"), ("a / b", "/"), ("a % b", "%"), ("-a", "neg"),
+             ("cd.fma(a, b, c)", "fma"), ("cd.mix(a, b, c)", "mix"), ("cd.clamp(a, b, c)", "clamp"),
+             ("cd.smoothstep(a, b, c)", "smoothstep"), ("cd.select(a < b, a, c)", "select<"),
+             ("cd.select(a == b, b, c)", "select=="), ("cd.select(cd.isnan(a), c, b)", "isnan"),
+             ("cd.select(cd.isinf(a), c, b)", "isinf")]
+    return cols
+
+
+def _math_model(name: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, t: str) -> np.ndarray:
+    """docs/interpreter.md, "Numbers": math functions are numpy's evaluated in float32 (float64 for f64) and
+    rounded to the type; round rounds halves away from zero; f16 arithmetic rounds after every operation."""
+    dtype = FLOATS[t]
+    wide = np.float64 if t == "f64" else np.float32
+    A, B, C = (v.astype(wide) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        out = {
+            "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+            "inversesqrt": lambda v: 1.0 / np.sqrt(v), "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+            "round": lambda v: np.trunc(v + np.copysign(0.5, v)), "round_even": np.rint,
+            "fract": lambda v: v - np.floor(v), "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
+            "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+            "abs": np.abs, "sign": np.sign,
+        }.get(name)
+        if out is not None:
+            if name == "round_even" and t == "f16":
+                return np.rint(a)
+            return out(A).astype(dtype)
+        if name in ("+", "-", "*", "/", "%"):  # in the type itself: f16 rounds after the operation
+            return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "%": np.fmod}[name](a, b)
+        r = {"atan2": lambda: np.arctan2(A, B), "pow": lambda: np.power(A, B), "min": lambda: np.minimum(A, B),
+             "max": lambda: np.maximum(A, B), "step": lambda: np.where(B < A, 0.0, 1.0),
+             "mod": lambda: A - B * np.floor(A / B), "neg": lambda: -A,
+             "fma": lambda: A.astype(np.float64) * B + C, "mix": lambda: A * (1.0 - C) + B * C,
+             "clamp": lambda: np.minimum(np.maximum(A, B), C),
+             "smoothstep": lambda: _smooth(A, B, C), "select<": lambda: np.where(a < b, A, C),
+             "select==": lambda: np.where(a == b, B, C), "isnan": lambda: np.where(np.isnan(a), C, B),
+             "isinf": lambda: np.where(np.isinf(a), C, B)}[name]()
+        if name == "mod" and t != "f64":
+            r = (A - B * np.floor(A / B).astype(wide)).astype(wide)
+        return np.asarray(r).astype(dtype)
+
+
+def _smooth(e0: np.ndarray, e1: np.ndarray, x: np.ndarray) -> np.ndarray:
+    v = np.clip((x - e0) / (e1 - e0), 0.0, 1.0)
+    return v * v * (3.0 - 2.0 * v)
+
+
+F32_ONLY = ("exp exp2 log log2 sin cos tan asin acos atan sinh cosh tanh atan2 pow").split()  # GLSL.std.450: no f64
+MATH_EDGES = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 1e-8, -1e-8,
+              65504.0, 70000.0, 1e30, -1e30, 3.4e38, 1e-45, 1e300, 710.0, 89.0, 11.5, -11.5, 1e7 + 0.5, 2.0**24 + 1]
+
+
+def math_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
+    """Every math function, float operator and select of f16, f32 and f64 on edge values (each of a, b, c drawn
+    from NaN, infinities, signed zeros, values that overflow the type or its exp) and random ones."""
+    for t, dtype in FLOATS.items():
+        cols = [c for c in _math_lines() if t != "f64" or c[1] not in F32_ONLY]
+        body = "\n".join(f"    o[i * {len(cols)} + {j}] = {expr}  {{mark}}" for j, (expr, _) in enumerate(cols))
+        src = program(MATH.format(t=t, body=body))
+        triples = [(a, b, rng.choice(MATH_EDGES)) for a in MATH_EDGES for b in MATH_EDGES[::3]]
+        triples += [tuple(rng.choice([rng.choice(MATH_EDGES), rng.uniform(-4, 4), rng.uniform(-1e3, 1e3)])
+                          for _ in range(3)) for _ in range(count)]
+        for start in range(0, len(triples), 32):
+            chunk = triples[start:start + 32]
+            chunk += [(0.0, 1.0, 2.0)] * (32 - len(chunk))
+            with np.errstate(all="ignore"):
+                a, b, c = (np.array([tr[k] for tr in chunk], np.float64).astype(dtype) for k in range(3))
+            want = np.stack([_math_model(name, a, b, c, t) for _, name in cols], axis=1).reshape(-1)
+
+            def make(a: np.ndarray = a, b: np.ndarray = b, c: np.ndarray = c, n: int = len(cols),
+                     dtype: Any = dtype) -> tuple[Any, tuple, dict]:
+                return (1,), (a.copy(), b.copy(), c.copy(), np.zeros(32 * n, dtype)), {}
+
+            def check(args: tuple, kw: dict, want: np.ndarray = want, a: np.ndarray = a, b: np.ndarray = b,
+                      c: np.ndarray = c, cols: list[tuple[str, str]] = cols) -> str | None:
+                bad = _same("o", args[3], want)
+                if bad is None:
+                    return None
+                k = int(bad.split("[")[1].split("]")[0])
+                row, col = divmod(k, len(cols))
+                return f"{bad}: {cols[col][0]} with a={a[row]!r} b={b[row]!r} c={c[row]!r}"
+
+            yield RunProbe(f"math {t} {start // 32}", src, make, "ok", (), check)
+
+
 FAMILIES: dict[str, Callable[[random.Random, int], Iterator[RunProbe]]] = {
     "launch": launch_probes,
     "arith": arith_probes,
@@ -1634,6 +1738,7 @@ FAMILIES: dict[str, Callable[[random.Random, int], Iterator[RunProbe]]] = {
     "matrix": matrix_probes,
     "resources": resource_probes,
     "tensor": tensor_probes,
+    "math": math_probes,
 }
 
 

@@ -222,3 +222,17 @@ def test_specialization_constants_are_checked_as_the_gpu_runtime_checks_them():
         with pytest.raises(LaunchError) as e:
             pack_spec(reflection, {"H": value})
         assert refused[f"launch spec H={value!r}"] == f"LaunchArgumentError: {e.value}"
+
+
+def test_an_f16_mod_rounds_once():
+    """cd.mod (OpFMod) of f16 was evaluated as x - y * floor(x / y) in f16, rounding after each step, so
+    mod(65504, 1.5) was -inf (y * floor(x / y) overflowed) and others lost their low bits; it is one operation,
+    evaluated in float32 and rounded once, as docs/interpreter.md says of f16. Every math function and operator
+    on the generated edges matches the documented evaluation."""
+    _check(G.run(G.math_probes(random.Random(0), 16)))
+    probe = next(p for p in G.math_probes(random.Random(0), 0) if p.name == "math f16 0")
+    grid, (a, b, c, o), kw = probe.make()
+    a[0], b[0] = 65504, 1.5
+    G._module(probe.source)[1]["k"].launch(grid, a, b, c, o, device="cpu", **kw)
+    cols = [name for _, name in G._math_lines()]
+    assert o[cols.index("mod")] == 0.5

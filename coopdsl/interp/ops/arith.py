@@ -52,9 +52,10 @@ def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
         return convert(args[0], T.scalar_of(operand), T.scalar_of(result))
     if kind == "bitcast":
         return bitcast(args[0], operand, result)
-    if kind == "fmod":
-        x, y = args
-        return x - y * np.floor(x / y)
+    if kind == "fmod":  # OpFMod: one operation, so f16 rounds once too (evaluated in float32, as math functions)
+        e = T.scalar_of(operand)
+        x, y = (np.asarray(a, np.float32) if e.width < 32 else a for a in args)
+        return round_float(x - y * np.floor(x / y), e) if e.width < 32 else x - y * np.floor(x / y)
     raise KeyError(kind)
 
 
