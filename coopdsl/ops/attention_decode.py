@@ -43,11 +43,12 @@ head are contiguous. ``causal``, ``window`` and the mask follow :func:`coopdsl.o
 visible keys of a head start at the first row's window (earlier keys are not read at all).
 
 Measured (``benchmarks/attention_bench.py``, H100 SXM, resident f16 K/V, f32 output; K/V bytes read per
-second as a fraction of a copy kernel's read + write bandwidth): 32 query heads on 8 K/V heads, one
-token, D = 128: 34 us at 16384 keys (0.71; ggml's kernel with split_k 51 us, 0.47) and 199 us at
-131072 (0.99; 281 us, 0.70); 32 heads without grouping at 16384 keys 0.95 or more; D = 64 0.70, D = 256
-0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.80 (ggml 0.17); 16 rows 123 us at
-16384 keys (ggml 170 us).
+second as a fraction of a copy kernel's read + write bandwidth over as many bytes): 32 query heads on 8
+K/V heads, one token, D = 128: 34 us at 16384 keys (0.72; ggml's kernel with split_k 52 us, 0.47) and
+199 us at 131072 (0.99; 285 us, 0.69); 32 heads without grouping, 16384 keys: 103 us (ggml's 152 us);
+D = 64: 0.70, D = 256: 0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.79 (ggml 0.17);
+16 rows (4 tokens) 97 us at 16384 keys and 611 us at 131072 (ggml's 172 and 1263 us: more rows than
+this kernel is built for, but still faster than the cooperative-matrix path).
 """
 
 
@@ -623,11 +624,12 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
                   most_rows)
     out_flat = nv2.view(out, out.dtype)
+    unused = nv2.scratch("unused", 4, np.uint32, dev)   # (bound where nothing is read: ggml's path shares it)
     if n > 1:
         part = nv2.scratch("decode_o", hkv * n * rows * d, np.float32, dev).arr
         ml = nv2.scratch("decode_ml", hkv * n * rows * 2, np.float32, dev).arr
-    else:
-        part = ml = nv2.scratch("unused", 4, np.float32, dev).arr
+    else:                                               # one chunk: the workgroup writes the output itself
+        part = ml = unused.as_(np.float32)
     if softcap:
         scale = float(np.float32(scale) / np.float32(softcap))
     q_view = nv2.view(qd, np.float16 if qk == "f16" else np.float32)
@@ -637,8 +639,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if md is not None:
         m_view = nv2.view(md, md.dtype)
     else:
-        m_view = q_view if qk == "f16" else nv2.scratch("unused", 4, np.uint32, dev).as_(np.float16)
-    cnt = counters(hkv, dev) if fused and n > 1 else nv2.scratch("unused", 4, np.uint32, dev).arr
+        m_view = q_view if qk == "f16" else unused.as_(np.float16)
+    cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     kw = {"device": ldev}
     launches: list[Launch] = [
         (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),

@@ -212,7 +212,8 @@ def test_decoding_on_a_gpu():
     for hq, hkv, sq, skv, d, opts in [(32, 8, 1, 32768, 128, {"causal": True}),
                                       (32, 8, 4, 20000, 128, {"causal": True, "window": 3000}),
                                       (16, 16, 1, 50000, 64, {"out_dtype": np.float16}),
-                                      (8, 2, 2, 9000, 256, {"softcap": 30.0, "mask": (8, 2, 9000)})]:
+                                      (8, 2, 2, 9000, 256, {"softcap": 30.0, "mask": (8, 2, 9000)}),
+                                      (8, 8, 1, 200, 128, {"causal": True})]:            # one chunk
         q, k, v = _inputs(hq, hkv, sq, skv, d)
         mask = _mask(opts.pop("mask")).astype(np.float32) if "mask" in opts else None
         dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
