@@ -235,13 +235,12 @@ def main() -> None:
                     for rows, split, *unroll in [(None, None), *layouts] if n in nrows and (layouts or len(modes) > 1) \
                             else ():
                         yl = np.zeros_like(y)
-                        kl = G.kernel(fmt, n, rows=rows, split=split, q8=q8, inline=inline,
-                                      unroll=(unroll or [None])[0])
-                        rl = kl.bench(G.grid(m, fmt, n, rows, split), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
+                        lr, ls = (rows, split) if rows else G.choice(fmt, n, q8 or inline)[1:]
+                        kl = G.kernel(fmt, n, rows=lr, split=ls, q8=q8, inline=inline, unroll=(unroll or [None])[0])
+                        rl = kl.bench(G.grid(m, fmt, n, lr, ls), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
                                       K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
                         el = float(np.abs(yl - ref).max() / np.abs(ref).max())
                         total = rl.median_ms + tq
-                        lr, ls = G.layout(fmt, n) if rows is None else (rows, split)
                         how = " (x in 8 bits)" if q8 else " (x rounded to 8 bits in the kernel)" if inline else ""
                         how += f" (unroll {unroll[0]})" if unroll else ""
                         sweep.append(f"| {fmt}{how} | {n} | {lr} | {ls} | "
@@ -269,8 +268,8 @@ def main() -> None:
     if args.tune:
         lines += ["", "`gemv(..., tune=True)` on this device (the default's way is 'default'):", ""] + tune_note
     if len(sweep) > 2:
-        lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.layout(rows of x)) and 8-bit activations "
-                      "(`gemv(..., q8=True)`: x quantized per block of 32 first, integer dot products):", ""] + sweep
+        lines += ["", "GEMV layouts (`--layouts`; the default is ops.gemv.choice(format, rows of x, q8)), x as given, "
+                      "quantized to 8 bits per block of 32 first, or rounded to 8 bits in the kernel:", ""] + sweep
     lines += ["", overhead(dev)]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -89,43 +89,40 @@ def pack8(v, inv):
 UNITS = {"f16": (8, 1), "bf16": (8, 1), "q4_0": (8, 4), "q8_0": (8, 4), "q4_K": (32, 8)}
 
 
-# what one GEMV launch does by default, by weight format and whether x has one row or more: (how x is read,
-# rows of W a group of subgroups owns, subgroups a group, which split K).  How x is read: "f32" as given (f32 or
-# f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded to 8 bits by the product's
-# own kernel (:func:`kernel`'s ``inline``).  Chosen from sweeps of every layout and way (``benchmarks/ops_llm.py
-# --layouts``, 4096 x 14336 weights, H100, ``benchmarks/results/ops_llm-layouts-h100-2026-11-27.md``).
-CHOICE: dict[tuple[str, bool], tuple[str, int, int]] = {
-    ("f16", True): ("f32", 2, 2), ("f16", False): ("f32", 4, 4),
-    ("bf16", True): ("f32", 2, 2), ("bf16", False): ("f32", 4, 4),
-    ("q4_0", True): ("pre", 2, 2), ("q4_0", False): ("pre", 4, 4),
+Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups owns, subgroups a group: they split K)
+
+# what one GEMV launch does by default, by weight format and whether x has one row or more.  How x is read: "f32"
+# as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded to 8 bits by
+# the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way and layout of
+# :func:`candidates` timed on an H100 (``benchmarks/ops_llm.py --tune``, 4096 x 14336 weights;
+# ``benchmarks/results/ops_llm-h100-2026-11-27-b.md``); ``gemv(..., tune=True)`` times them on any device.
+CHOICE: dict[tuple[str, bool], Way] = {
+    ("f16", True): ("f32", 2, 4), ("f16", False): ("f32", 2, 2),
+    ("bf16", True): ("f32", 2, 4), ("bf16", False): ("f32", 2, 2),
+    ("q4_0", True): ("inline", 4, 4), ("q4_0", False): ("pre", 8, 4),
     ("q8_0", True): ("f32", 2, 4), ("q8_0", False): ("inline", 8, 4),
     ("q4_K", True): ("inline", 4, 4), ("q4_K", False): ("inline", 8, 2),
 }
-X8 = {"q4_0": "pre", "q8_0": "inline", "q4_K": "inline"}   # how x is rounded to 8 bits when asked (``q8=True``)
+# the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
+# ``q8=True`` where it does not), from the same sweep
+OTHER: dict[tuple[str, bool], Way] = {
+    ("q4_0", True): ("f32", 2, 2), ("q4_0", False): ("f32", 4, 2),
+    ("q8_0", True): ("inline", 1, 4), ("q8_0", False): ("f32", 4, 2),
+    ("q4_K", True): ("f32", 4, 2), ("q4_K", False): ("f32", 4, 2),
+}
 
 
-def choice(fmt: str, nx: int, q8: bool | None = None) -> tuple[str, int, int]:
-    """(how x is read, rows of W a group owns, subgroups a group) for weights in ``fmt``, ``nx`` rows of x and
-    ``q8`` (None: :data:`CHOICE`'s; True: x rounded to 8 bits the way :data:`X8` names; False: x as given) --
-    the layout of the default's when the way agrees, else of the way's sweep."""
-    how, rows, split = CHOICE[fmt, nx == 1]
-    if q8 is None or (how != "f32") == q8:
-        return how, rows, split
-    if not q8:
-        return "f32", *layout(fmt, nx)
-    if fmt not in X8:
-        raise ValueError(f"gemv: 8-bit activations serve {', '.join(X8)} weights, not {fmt}")
-    return X8[fmt], *((4, 4) if nx > 1 else (1, 4) if fmt == "q8_0" else (2, 2))
-
-
-def layout(fmt: str, nx: int) -> tuple[int, int]:
-    """(rows of W a group of subgroups owns, subgroups a group: they split K) for weights in ``fmt`` and ``nx``
-    rows of x read as given (f32 or f16), the fastest of the sweep (:data:`CHOICE`): one row of x: 2 rows over 2
-    subgroups (f16 0.93 of the copy kernel's bandwidth, 0.84 at 2 rows a subgroup), q8_0 2 over 4, q4_K 4 over 4;
-    more rows of x: 4 rows over 4 subgroups (each read of x serves more rows of W)."""
-    if nx == 1:
-        return (4, 4) if fmt == "q4_K" else (2, 4) if fmt == "q8_0" else (2, 2)
-    return 4, 4
+def choice(fmt: str, nx: int, q8: bool | None = None) -> Way:
+    """(how x is read, rows of W a group owns, subgroups a group) for weights in ``fmt`` and ``nx`` rows of x:
+    :data:`CHOICE`'s, or with ``q8`` (True: x rounded to 8 bits; False: x as given) the other way's of
+    :data:`OTHER` where the default is not of that kind."""
+    way = CHOICE[fmt, nx == 1]
+    if q8 is None or (way[0] != "f32") == q8:
+        return way
+    if (fmt, nx == 1) not in OTHER:
+        raise ValueError(f"gemv: 8-bit activations serve {', '.join(sorted({f for f, _ in OTHER}))} weights, "
+                         f"not {fmt}")
+    return OTHER[fmt, nx == 1]
 
 
 def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None = None,
@@ -475,7 +472,6 @@ def word_view(w: Any, fmt: str) -> Any:
     return w if w.dtype == word else w.view(word)
 
 
-Way = tuple[str, int, int]   # (how x is read, rows of W a group, subgroups a group): CHOICE's values
 _LAUNCHES: dict[tuple[str, int, bool, int, Way], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
 _SCRATCH: dict[tuple[int, int], Any] = {}   # (id(device), words) -> a resident array for quantized activations
 
@@ -492,9 +488,9 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     ``q8``: whether x is rounded to 8 bits a value and multiplied with integer dot products (``cd.dot4x8``),
     as ggml's ``mul_mat_vecq`` does on NVIDIA.  None (default): whichever was faster on the H100 for the
     format and the number of rows (:data:`CHOICE`): x as given for f16/bf16 and for one row of q8_0, 8 bits
-    for q4_0, q4_K and several rows of q8_0.  q4_0 rounds x by a first kernel (:func:`quantize_kernel`, one
-    scale per block of 32 values, ggml's q8_1); q8_0 and q4_K round it inside the product's kernel (one scale
-    per 8 values for q8_0, per 16 for q4_K).  The rounding adds an error of about 1e-3 relative to the result
+    for q4_0, q4_K and several rows of q8_0: inside the product's kernel (one scale per 8 values for q4_0 and
+    q8_0, per 16 for q4_K), or for several rows of q4_0 by a first kernel (:func:`quantize_kernel`, one scale
+    per block of 32 values, ggml's q8_1).  The rounding adds an error of about 1e-3 relative to the result
     (normalized squared error ~2e-5; ggml's tests allow 5e-4).  ``q8=False`` keeps x as it is (exact up to
     f32 sums); ``q8=True`` on f16/bf16 weights is an error.
 

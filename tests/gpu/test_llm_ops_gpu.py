@@ -58,7 +58,7 @@ def test_gemv(fmt, n, device):
     assert np.abs(y - x @ wd.T).max() <= 1e-4 * np.abs(y).max()
 
 
-@pytest.mark.parametrize("fmt", list(G.X8))
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0", "q4_K"])
 @pytest.mark.parametrize("n", [1, 8])
 def test_gemv_with_8_bit_activations_matches_the_interpreter(fmt, n, device):
     rng = np.random.default_rng(n)
@@ -75,7 +75,7 @@ def test_gemv_with_8_bit_activations_matches_the_interpreter(fmt, n, device):
 def _close(y, ref, fmt, n) -> bool:
     """Within 2e-3 of the largest value, or for x rounded to 8 bits (gemv's default for the quantized formats,
     gemv.CHOICE) ggml's NMSE bound."""
-    if n <= G.MAX_ROWS_X and fmt in G.X8 and G.choice(fmt, n)[0] != "f32":
+    if n <= G.MAX_ROWS_X and G.choice(fmt, n)[0] != "f32":
         return bool(((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4)
     return bool(np.abs(y - ref).max() <= 2e-3 * np.abs(ref).max())
 

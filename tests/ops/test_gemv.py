@@ -87,7 +87,8 @@ def test_q4_0_with_8_bit_activations_matches_numpy(n, x_f16):
     w, wd = _weights("q4_0", m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
     y = G.gemv(w, x, "q4_0", device="cpu", q8=True)
-    xr = _q8_1(x.astype(np.float32))
+    pre = G.choice("q4_0", n, True)[0] == "pre"       # (one row: rounded inside the product's kernel)
+    xr = _q8_1(x.astype(np.float32)) if pre else _rounded(x.astype(np.float32), "q4_0")
     ref = xr @ wd.T                               # the same products, on x as it was rounded to 8 bits
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
     exact = x.astype(np.float32) @ wd.T           # against unrounded x: ggml's test-backend-ops bound
@@ -102,7 +103,7 @@ def test_8_bit_activations_compile_to_integer_dot_products():
         G.kernel("q8_0", 1, q8=True)
     with pytest.raises(ValueError, match="x rounded to 8 bits in the kernel serves q4_0, q8_0, q4_K weights, not f16"):
         G.kernel("f16", 1, inline=True)
-    with pytest.raises(ValueError, match="8-bit activations serve q4_0, q8_0, q4_K weights, not bf16"):
+    with pytest.raises(ValueError, match="8-bit activations serve q4_0, q4_K, q8_0 weights, not bf16"):
         G.gemv(np.zeros((4, 64), np.uint16), np.zeros((1, 64), np.float32), "bf16", device="cpu", q8=True)
 
 
@@ -172,8 +173,12 @@ def test_choice_names_how_x_is_read_for_every_format():
         assert how in ("f32", "pre", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
         assert G.choice(fmt, 1 if one else 4) == (how, rows, split)
         assert G.choice(fmt, 1 if one else 4, False)[0] == "f32"
-        if fmt in G.X8:
-            assert G.choice(fmt, 1 if one else 4, True)[0] == G.X8[fmt]
+        if (fmt, one) in G.OTHER:
+            assert G.choice(fmt, 1 if one else 4, True)[0] != "f32"
+            assert {how, G.OTHER[fmt, one][0]} & {"f32"} == {"f32"}       # one of the two keeps x as given
+        else:
+            with pytest.raises(ValueError, match=f"8-bit activations serve q4_0, q4_K, q8_0 weights, not {fmt}"):
+                G.choice(fmt, 1 if one else 4, True)
 
 
 def test_reduction_covers_more_outputs_than_invocations():
@@ -245,8 +250,8 @@ def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(f
     G._TUNED.reset()                                       # a new process: read back from the file
     launches, _ = G.plan(w, x, "q4_K")
     assert launches[0][0].way == ("inline", 8, 2)
-    launches, _ = G.plan(w, x, "q4_K", q8=False)          # another problem: not tuned, CHOICE's f32 layout
-    assert launches[0][0].way == ("f32", 4, 4)
+    launches, _ = G.plan(w, x, "q4_K", q8=False)          # another problem: not tuned, the fastest f32 way
+    assert launches[0][0].way == G.OTHER["q4_K", True]
 
 
 def test_candidates_follow_q8():
