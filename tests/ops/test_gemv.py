@@ -285,3 +285,22 @@ def test_the_autotune_docs_example_runs(capsys, monkeypatch, tmp_path):
     said = capsys.readouterr().out.split("\n")
     assert said[0] == str(G.choice("q4_K", 1)) and code.count(f"# {G.choice('q4_K', 1)}") == 1
     assert said[1] == str(len(G.candidates("q4_K", 1))) and f"# {said[1]} ways" in code
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_shapes_and_ways_match_numpy(seed):
+    """Shapes no other test names: M from 1, K any multiple of the block, 1 to 16 rows of x, x f32 or f16, each
+    value of q8; exact ways within f32 sums, 8-bit ways within ggml's bound."""
+    rng = np.random.default_rng(1000 + seed)
+    fmt = G.FORMATS[seed % len(G.FORMATS)]
+    qk = {"f16": 8, "bf16": 8, "q4_0": 32, "q8_0": 32, "q4_K": 256}[fmt]
+    m, k, n = int(rng.integers(1, 70)), qk * int(rng.integers(1, 5 if fmt == "q4_K" else 12)), int(rng.integers(1, 17))
+    q8 = [None, True, False][seed % 3] if fmt not in ("f16", "bf16") else None
+    w, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float16 if seed % 2 else np.float32)
+    y = G.gemv(w, x, fmt, device="cpu", q8=q8)
+    ref = x.astype(np.float32) @ wd.T
+    if G.choice(fmt, n, q8)[0] == "f32":
+        assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    else:
+        assert ((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4
