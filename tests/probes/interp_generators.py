@@ -1232,12 +1232,11 @@ def k(x: cd.Buffer[u32], o: cd.Buffer[u32], m: u32):
 
 
 def _subgroup_model(x: np.ndarray, f: np.ndarray, n: int, p: int, L: int, d: int, sgs: int
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(o, fo, which entries of o are defined) for SUBGROUP: docs/interpreter.md's rules (reductions over the
-    active lanes; a shuffle from a lane past the subgroup gives the reader's own value, from an inactive lane what
-    it holds); a shuffle from a lane of a partial subgroup that does not exist is left undefined."""
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(o, fo) for SUBGROUP: docs/interpreter.md's rules (reductions over the
+    active lanes; a shuffle from a lane outside the subgroup, past it or one a partial subgroup lacks, gives the
+    reader's own value, from an inactive lane what it holds)."""
     o = np.zeros((64, 19), np.int64)
-    defined = np.ones((64, 19), bool)
     fo = np.zeros(64, np.float32)
     xs = [int(v) for v in x]
     act = [(i % p if p else 0) < n for i in range(64)]
@@ -1255,19 +1254,15 @@ def _subgroup_model(x: np.ndarray, f: np.ndarray, n: int, p: int, L: int, d: int
             row = [sum(vals) % 2**32, min(vals), max(vals), sum(mine) % 2**32, (sum(mine) - xs[i]) % 2**32,
                    _fold(vals, lambda a, b: a & b), _fold(vals, lambda a, b: a | b), _fold(vals, lambda a, b: a ^ b),
                    int(i == first), xs[first]]
-            for col, src in ((10, L), (11, (L + i) % 2**32), (12, lane ^ d), (13, lane - d), (14, lane + d)):
-                if not 0 <= src < sgs:
+            for src in (L, (L + i) % 2**32, lane ^ d, lane - d, lane + d):
+                if not 0 <= src < sgs or base + src >= 64:  # past the subgroup, or a lane a partial one lacks
                     src = lane
-                if base + src >= 64:
-                    defined[i, col] = False
-                    row.append(0)
-                else:
-                    row.append(xs[base + src])
+                row.append(xs[base + src])
             row += [ballot, int(all(xs[j] > p for j in on)), int(any(xs[j] > 1000 for j in on)),
                     int(len({xs[j] % 3 for j in on}) == 1)]
             o[i] = row
             fo[i] = np.float32(sum(float(f[j]) for j in on))
-    return o.astype(np.uint32).reshape(-1), fo, defined.reshape(-1)
+    return o.astype(np.uint32).reshape(-1), fo
 
 
 def _fold(vals: list[int], fn: Callable[[int, int], int]) -> int:
@@ -1291,16 +1286,15 @@ def subgroup_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
         x = np.array([rng.randint(0, 9) if kind == "small" else rng.getrandbits(32) if kind == "full" else
                       1 << rng.randint(0, 31) for _ in range(64)], np.uint32)
         f = np.array([rng.randint(-8, 8) for _ in range(64)], np.float32)
-        o, fo, defined = _subgroup_model(x, f, n, p, L, d, sgs)
+        o, fo = _subgroup_model(x, f, n, p, L, d, sgs)
 
         def make(x: np.ndarray = x, f: np.ndarray = f, n: int = n, p: int = p, L: int = L, d: int = d,
                  sgs: int = sgs) -> tuple[Any, tuple, dict]:
             return (1,), (x.copy(), f.copy(), np.zeros(64 * 19, np.uint32), np.zeros(64, np.float32), n, p, L,
                           d), {"subgroup_size": sgs}
 
-        def check(args: tuple, kwargs: dict, o: np.ndarray = o, fo: np.ndarray = fo, defined: np.ndarray = defined
-                  ) -> str | None:
-            bad = _same("o", np.where(defined, args[2], 0), np.where(defined, o, 0))
+        def check(args: tuple, kwargs: dict, o: np.ndarray = o, fo: np.ndarray = fo) -> str | None:
+            bad = _same("o", args[2], o)
             if bad:
                 k = int(bad.split("[")[1].split("]")[0])
                 return f"{bad} (invocation {k // 19}, column {k % 19})"
@@ -1729,6 +1723,131 @@ def math_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
             yield RunProbe(f"math {t} {start // 32}", src, make, "ok", (), check)
 
 
+
+# == atomics on buffers: every operation, contended addresses, compare-exchange, float adds; element access =====
+ATOMIC_OPS = {"add": lambda o, v: o + v, "sub": lambda o, v: o - v, "min": min, "max": max,
+              "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
+              "exchange": lambda o, v: v}
+ATOMICS = """
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(m: cd.Buffer[{t}], v: cd.Buffer[{t}], a: cd.Buffer[u32], old: cd.Buffer[{t}], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        old[i] = cd.atomic_{op}(m, a[i], v[i])  {{mark}}
+"""
+CMPXCHG = """
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(m: cd.Buffer[u32], v: cd.Buffer[u32], c: cd.Buffer[u32], a: cd.Buffer[u32], old: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    old[i] = cd.atomic_compare_exchange(m, a[i], c[i], v[i])  {mark}
+"""
+ELEMENTS = program("""
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k(o: cd.Buffer[f32], lens: cd.Buffer[u32], j: u32, w: u32):
+    m = Acc[f32, 16, 16].splat(1.0)
+    lane = cd.subgroup_invocation_id
+    m[w] = f32(lane)  {mark}
+    lens[lane] = m.length()
+    o[lane] = m[j]  {mark}
+""")
+
+
+def _atomic_model(op: str, t: str, mem: list[int], vals: list[int], addrs: list[int], n: int
+                  ) -> tuple[list[int], list[int]]:
+    """docs/interpreter.md: the active invocations apply an atomic one after another in slot order."""
+    mem, old = list(mem), [0] * len(vals)
+    for i in range(min(n, len(vals))):
+        o = mem[addrs[i]]
+        old[i] = o
+        mem[addrs[i]] = wrap(ATOMIC_OPS[op](o, vals[i]), t) if t in INTS else ATOMIC_OPS[op](o, vals[i])
+    return mem, old
+
+
+def atomic_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
+    """Every atomic read-modify-write of u32, i32 and u64 with contended and distinct addresses (and addresses past
+    the end), partial activity, compare-exchange, float atomic adds (rounded after each); a matrix component read
+    and written at a runtime index in and past length()."""
+    for j in range(max(count, 6)):
+        op = list(ATOMIC_OPS)[j % len(ATOMIC_OPS)] if j < 2 * len(ATOMIC_OPS) else rng.choice(list(ATOMIC_OPS))
+        t = rng.choice(["u32", "i32", "u64", "i64"] if op not in ("sub",) else ["u32", "i32"])
+        size = rng.choice([1, 2, 4, 33])
+        w = INTS[t][0]
+        mem = [wrap(rng.getrandbits(w), t) for _ in range(size)]
+        vals = [wrap(rng.choice([rng.getrandbits(w), rng.randint(0, 5), -1, 2**(w - 1)]), t) for _ in range(32)]
+        addrs = [rng.choice([0, rng.randint(0, size - 1)]) for _ in range(32)]
+        if rng.random() < 0.15:
+            addrs[rng.randint(0, 31)] = size + rng.choice([0, 1, 100])
+        n = rng.choice([32, 32, rng.randint(0, 32)])
+        active_past = any(a >= size for a in addrs[:n])
+        want_mem, want_old = _atomic_model(op, t, mem, vals, addrs, n) if not active_past else (mem, [0] * 32)
+        src = program(ATOMICS.format(t=t, op=op))
+
+        def make(mem: list[int] = mem, vals: list[int] = vals, addrs: list[int] = addrs, n: int = n, t: str = t
+                 ) -> tuple[Any, tuple, dict]:
+            return (1,), (_ints(t, mem), _ints(t, vals), _u32s(addrs), np.zeros(32, NP_INT[t]), n), {}
+
+        def check(args: tuple, kw: dict, want_mem: list[int] = want_mem, want_old: list[int] = want_old,
+                  n: int = n, t: str = t) -> str | None:
+            return _same("m", args[0], _ints(t, want_mem)) or \
+                _same("old", args[3][:n], _ints(t, want_old[:n]))
+
+        yield RunProbe(f"atomic {op} {t} {j}: memory {size} n={n}", src, make, "error" if active_past else "ok",
+                       ("out of bounds",), None if active_past else check)
+    for t in ("f32", "f64"):  # (f16 atomics are refused by the compiler: 32- or 64-bit elements)
+        src = program(ATOMICS.format(t=t, op="add"))
+        for j in range(max(count // 4, 3)):
+            dtype = FLOATS[t]
+            mem = np.array([rng.choice([0.0, 1.0, 1e-3, 65504.0, -0.0]) for _ in range(2)], dtype)
+            vals = np.array([rng.choice([1.0, 0.1, 1e-4, 3e4, -2.5, math.inf, math.nan]) for _ in range(32)], dtype)
+            addrs = [rng.randint(0, 1) for _ in range(32)]
+            m2, old = mem.copy(), np.zeros(32, dtype)
+            with np.errstate(all="ignore"):
+                for i in range(32):  # one after another in slot order, each sum rounded to the type
+                    old[i] = m2[addrs[i]]
+                    m2[addrs[i]] = dtype(m2[addrs[i]] + vals[i])
+
+            def make(mem: np.ndarray = mem, vals: np.ndarray = vals, addrs: list[int] = addrs, dtype: Any = dtype
+                     ) -> tuple[Any, tuple, dict]:
+                return (1,), (mem.copy(), vals.copy(), _u32s(addrs), np.zeros(32, dtype), 32), {}
+
+            yield RunProbe(f"atomic float add {t} {j}", src, make, "ok", (),
+                           lambda args, kw, m2=m2, old=old: _same("m", args[0], m2) or _same("old", args[3], old))
+    src = program(CMPXCHG)
+    for j in range(max(count // 2, 4)):
+        size = rng.choice([1, 3])
+        mem = [rng.randint(0, 3) for _ in range(size)]
+        vals = [rng.randint(0, 3) for _ in range(32)]
+        cmps = [rng.randint(0, 3) for _ in range(32)]
+        addrs = [rng.randint(0, size - 1) for _ in range(32)]
+        m2, old = list(mem), []
+        for i in range(32):
+            old.append(m2[addrs[i]])
+            if m2[addrs[i]] == cmps[i]:
+                m2[addrs[i]] = vals[i]
+
+        def make(mem: list[int] = mem, vals: list[int] = vals, cmps: list[int] = cmps, addrs: list[int] = addrs
+                 ) -> tuple[Any, tuple, dict]:
+            return (1,), (_u32s(mem), _u32s(vals), _u32s(cmps), _u32s(addrs), np.zeros(32, np.uint32)), {}
+
+        yield RunProbe(f"atomic compare-exchange {j}", src, make, "ok", (),
+                       lambda args, kw, m2=m2, old=old: _same("m", args[0], _u32s(m2)) or
+                       _same("old", args[4], _u32s(old)))
+    for j in (0, 7, 8, 255, 2**32 - 1):
+        for w in (0, 7, 8, 2**31):
+            for sgs in (32, 16):
+                per = 256 // sgs  # components each lane holds; both subgroups (of 16) write o[0:16]
+                bad = j >= per or w >= per
+                want = np.array([(float(lane) if w == j else 1.0) if lane < sgs else 0.0 for lane in range(32)],
+                                np.float32)
+                lens = np.array([per if lane < sgs else 0 for lane in range(32)], np.uint32)
+                yield RunProbe(f"atomic-free matrix component w={w} j={j} subgroup_size={sgs}", ELEMENTS,
+                               lambda j=j, w=w, sgs=sgs: ((1,), (np.zeros(32, np.float32), np.zeros(32, np.uint32),
+                                                                 j, w), {"subgroup_size": sgs}),
+                               "error" if bad else "ok", ("does not exist", "out of bounds"),
+                               lambda args, kw, want=want, lens=lens: _same("o", args[0], want) or
+                               _same("lens", args[1], lens))
+
+
 FAMILIES: dict[str, Callable[[random.Random, int], Iterator[RunProbe]]] = {
     "launch": launch_probes,
     "arith": arith_probes,
@@ -1739,6 +1858,7 @@ FAMILIES: dict[str, Callable[[random.Random, int], Iterator[RunProbe]]] = {
     "resources": resource_probes,
     "tensor": tensor_probes,
     "math": math_probes,
+    "atomic": atomic_probes,
 }
 
 

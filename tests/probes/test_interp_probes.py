@@ -236,3 +236,13 @@ def test_an_f16_mod_rounds_once():
     G._module(probe.source)[1]["k"].launch(grid, a, b, c, o, device="cpu", **kw)
     cols = [name for _, name in G._math_lines()]
     assert o[cols.index("mod")] == 0.5
+
+
+def test_a_shuffle_from_a_lane_a_partial_subgroup_lacks_gives_the_readers_value():
+    """A workgroup of 64 in subgroups of 128 has one partial subgroup: a broadcast or shuffle from lane 64 to 127
+    read the padding slot (0) where docs/interpreter.md says a lane outside the subgroup gives the reader's own
+    value; every subgroup operation of the generated cases at that size matches the model."""
+    probes = [p for p in G.subgroup_probes(random.Random(0), 40) if p.name.endswith(tuple(
+        f"subgroup_size=128 x={x}" for x in ("small", "full", "bits")))]
+    assert len(probes) >= 20
+    _check(G.run(probes))

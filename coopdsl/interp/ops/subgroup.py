@@ -2,9 +2,9 @@
 
 Values are laid out (subgroups, lanes, ...) and combined with numpy along
 the lane axis; inactive lanes take the operation's identity.  Reading a lane
-that does not exist (a shuffle past the subgroup) gives the reader's own
-value; reading an inactive lane gives whatever it last held (both undefined
-in SPIR-V).
+that does not exist (a shuffle past the subgroup, or to a lane a partial
+subgroup lacks) gives the reader's own value; reading an inactive lane gives
+whatever it last held (both undefined in SPIR-V).
 """
 
 from __future__ import annotations
@@ -105,13 +105,16 @@ def _all_equal(m: Machine, op: Op, args: list[Any]) -> Any:
 
 
 def _gather(m: Machine, t: T.Type, v: Any, src: np.ndarray) -> np.ndarray:
-    """Each slot's value of lane ``src`` (per slot) of its subgroup; its own value where ``src`` is out of range."""
+    """Each slot's value of lane ``src`` (per slot) of its subgroup; its own value where ``src`` is outside the
+    subgroup: out of range, or a lane a partial subgroup does not have (its slot is padding, holding nothing)."""
     g = _grid(m, t, v)
     own = np.arange(m.lanes.N) % m.lanes.sgs
     src = np.broadcast_to(np.asarray(src).astype(np.int64), (m.lanes.N,))
-    src = np.where((src >= 0) & (src < m.lanes.sgs), src, own)
     groups = np.arange(m.lanes.N) // m.lanes.sgs
-    return g[groups, src]
+    inside = (src >= 0) & (src < m.lanes.sgs)
+    if m.lanes.n_valid != m.lanes.N:  # partial subgroups: their missing lanes are outside too
+        inside &= m.lanes.valid[groups * m.lanes.sgs + np.where(inside, src, 0)]
+    return g[groups, np.where(inside, src, own)]
 
 
 @semantics("subgroup_broadcast")
