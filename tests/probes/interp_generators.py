@@ -1334,12 +1334,16 @@ def k(a: cd.Buffer[{E}], b: cd.Buffer[{E}], c: cd.Buffer[{F}], oa: u32, ob: u32,
     acc.store(c, 0, stride={N})  {mark}
 """)
 
-ELEMENT = {"f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32, "u32": np.uint32}
-COPIES = [("f16", "f32"), ("f32", "f32"), ("i8", "i32"), ("u32", "f32"), ("f32", "f16")]
+ELEMENT = {"f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32, "u32": np.uint32, "u8": np.uint8}
+COPIES = [("f16", "f32"), ("f32", "f32"), ("i8", "i32"), ("u32", "f32"), ("f32", "f16"), ("f32", "i32"),
+          ("f16", "u8"), ("f32", "u32")]
 SHAPES = [(16, 16), (8, 32), (3, 5), (1, 1), (32, 8)]
 
 
 def _converted(values: np.ndarray, e: str, f: str) -> np.ndarray:
+    if f in INTS and e not in INTS:  # truncate and saturate; NaN gives 0
+        return np.array([float_to_int(float(v), f) for v in values.reshape(-1)], dtype=object).astype(
+            ELEMENT[f]).reshape(values.shape)
     if f in INTS:
         return values.astype(np.int64).astype(ELEMENT[f])
     return np.array([round_to(int(v) if e in INTS else float(v), f) for v in values.reshape(-1)],
@@ -1398,6 +1402,9 @@ def matrix_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
         with np.errstate(all="ignore"):
             a = (np.arange(na) % 97 - 13).astype(ELEMENT[e]) if e != "u32" else \
                 np.array([rng.getrandbits(32) for _ in range(na)], np.uint32)
+            if e in ("f16", "f32"):  # NaN, infinities and values past the integer types, converted below
+                specials = np.array([math.nan, math.inf, -math.inf, 1e9, -3e9, 300.5, -0.75, 65504.0])
+                a[::7] = specials[np.arange(len(a[::7])) % len(specials)].astype(ELEMENT[e])
         if lay > 1 or lay2 > 1:
             want, says, model = "error", ("layout",), None
         else:
