@@ -154,10 +154,15 @@ def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float) -> tuple[fl
     qt, kt, vt = (torch.from_numpy(x).to("cuda")[None] for x in (q, k, v))  # (1, H, S, D) f16
     hq, hkv = q.shape[0], k.shape[0]
     sq = q.shape[1]
-    # torch's is_causal aligns the diagonal at the top left; one query row after a cache sees every key
-    is_causal = causal and sq > 1
-    kw: dict = {"is_causal": is_causal}
+    # torch's is_causal aligns the diagonal at the top left: right for Sq == Skv; new rows after a cache (Sq <
+    # Skv, the diagonal at the end) get it as a boolean mask (one query row sees every key: no mask)
+    skv = k.shape[1]
+    kw: dict = {"is_causal": causal and sq == skv}
     note = "SDPA"
+    if causal and 1 < sq < skv:
+        rows = torch.arange(sq, device="cuda")[:, None] + (skv - sq)
+        kw["attn_mask"] = torch.arange(skv, device="cuda")[None, :] <= rows
+        note = "SDPA, causal mask at the end"
     if hkv != hq:
         try:
             F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
