@@ -228,9 +228,12 @@ def main() -> None:
                     [(False, True)] * (fmt in G.INLINE_FORMATS and "inline" in args.modes)
                 for q8, inline in modes:
                     xq, tq = None, 0.0
-                    if q8:   # the activations' quantization (gemv.plan's first launch), timed on its own and added
-                        quantize = G.plan(w, x, fmt, device=dev, q8=True)[0][0]
-                        tq, xq = bench_launches([quantize], args), quantize[2][1]
+                    if q8:   # the activations' quantization (G.quantize_kernel), timed on its own and added
+                        blocks = n * k // 32
+                        xq = np.empty(blocks * G.Q8_WORDS, np.int32)
+                        quantize = (G.quantize_kernel(), (-(-blocks // (G.WG // 8)), 1, 1),
+                                    (x.reshape(-1, 4), xq, blocks), {"device": dev})
+                        tq = bench_launches([quantize], args)
                     warm(dev, 500)
                     for rows, split, *unroll in [(None, None), *layouts] if n in nrows and (layouts or len(modes) > 1) \
                             else ():
