@@ -95,11 +95,13 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 # as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded to 8 bits by
 # the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way and layout of
 # :func:`candidates` timed on an H100 (``benchmarks/ops_llm.py --tune``, 4096 x 14336 weights;
-# ``benchmarks/results/ops_llm-h100-2026-11-27-b.md``); ``gemv(..., tune=True)`` times them on any device.
+# ``benchmarks/results/ops_llm-h100-2026-11-27-b.md``), q4_0 by its calls back to back in one command buffer
+# (there its two launches cost less than each timed alone: 16.6 us against 17.1 inline for one row, 40.8
+# against 41.6 for 4 x 4 against 8 x 4 at 8 rows; ``-c.md``); ``gemv(..., tune=True)`` times them on any device.
 CHOICE: dict[tuple[str, bool], Way] = {
     ("f16", True): ("f32", 2, 4), ("f16", False): ("f32", 2, 2),
     ("bf16", True): ("f32", 2, 4), ("bf16", False): ("f32", 2, 2),
-    ("q4_0", True): ("inline", 4, 4), ("q4_0", False): ("pre", 8, 4),
+    ("q4_0", True): ("pre", 2, 2), ("q4_0", False): ("pre", 4, 4),
     ("q8_0", True): ("f32", 2, 4), ("q8_0", False): ("inline", 8, 4),
     ("q4_K", True): ("inline", 4, 4), ("q4_K", False): ("inline", 8, 2),
 }
@@ -495,7 +497,8 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     f32 sums); ``q8=True`` on f16/bf16 weights is an error.
 
     ``tune=True`` (GPU): the first call of a problem (format, rows of x, x's type, ``q8``, M, K) times
-    :data:`CHOICE`'s way and layout and the others of :func:`candidates` on the device and keeps the fastest
+    :data:`CHOICE`'s way and layout and the others of :func:`candidates` on the device, each as
+    :data:`STREAM_CALLS` calls back to back in one command buffer (:func:`_stream_ms`), and keeps the fastest
     in the autotune cache (``docs/autotune.md``); later calls, with or without ``tune``, use the stored
     choice.  On the interpreter nothing is timed or read."""
     launches, y = plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
@@ -526,20 +529,11 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
         prob = f"fmt={fmt},nx={n},x={'f16' if x_f16 else 'f32'},q8={q8},m={m},k={k}"
         stored, picked = _TUNED.lookup(prob, dev)
         if tune and not stored:
-            timer = autotune.bench_timer(warmup=20, repeat=20, clock_up_ms=50.0)
+            wr, xr, yr = _resident((w, x, y), dev)
 
             def time_call(c: tuple[Any, ...] | None) -> float:
-                launches = _launches(w, x, y, fmt, n, m, k, x_f16, (str(c[0]), int(c[1]), int(c[2])) if c else way,
-                                     device)
-                first = True
-                total = 0.0
-                for kern, grid, args, kw in launches:
-                    kw = {key: v for key, v in kw.items() if key != "device"}
-                    if first:
-                        timer.start(kern, grid, args, kw, dev)   # (clocks up before the first timing)
-                        first = False
-                    total += timer(kern, grid, args, kw, dev)
-                return total
+                c = (str(c[0]), int(c[1]), int(c[2])) if c else way
+                return _stream_ms(_launches(wr, xr, yr, fmt, n, m, k, x_f16, c, device), dev)
 
             picked = _TUNED.tune(prob, dev, time_call, candidates(fmt, n, q8))
         if picked:
@@ -559,6 +553,38 @@ def candidates(fmt: str, nx: int, q8: bool | None = None) -> list[tuple[str, int
     if q8 is not True:
         ways = ["f32", *ways]
     return [(how, rows, split) for how in ways for rows, split in LAYOUTS]
+
+
+STREAM_CALLS = 200   # calls a tuning candidate is timed over, back to back in one command buffer
+
+
+def _resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
+    """The arrays on ``dev``: numpy ones copied there (for timing, so that no upload is timed)."""
+    from .. import runtime
+
+    return tuple(runtime.array(a, device=dev) if isinstance(a, np.ndarray) else a for a in arrays)
+
+
+def _stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS) -> float:
+    """GPU time a call (ms) of ``launches`` on resident arrays run ``calls`` times back to back in one command
+    buffer, as a decoding loop runs them (a first kernel and the product, with the barrier between, counted
+    as they run, not each timed alone): the wall time of the submission and its wait, over ``calls``.  50 ms
+    of untimed work on the product first bring the clocks up (``autotune.BenchTimer.start``)."""
+    import time
+
+    from .. import runtime
+
+    kern, grd, args, kw = launches[-1]
+    autotune.bench_timer(warmup=0, repeat=1, clock_up_ms=50.0).start(
+        kern, grd, args, {key: v for key, v in kw.items() if key != "device"}, dev)
+    with runtime.batch(dev, flush_every=None) as b:
+        hot.run(launches)
+        b.submit()
+        for _ in range(calls):
+            hot.run(launches)
+        t = time.perf_counter()
+        b.submit()
+        return (time.perf_counter() - t) / calls * 1e3
 
 
 def _gpu(device: Any, arrays: tuple[Any, ...]) -> Any:

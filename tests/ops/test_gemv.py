@@ -199,24 +199,17 @@ class _FakeKernel:
         self.way = way
 
 
-class _FakeTimer:
-    """Times a candidate from its way: 8 rows of W over 2 subgroups read inline is the fastest; one way fails."""
-
-    def __init__(self, *a, **kw):
-        self.started = 0
-
-    def start(self, kern, grid, args, kw, dev):
-        self.started += 1
-
-    def __call__(self, kern, grid, args, kw, dev):
-        if kern.way == ("inline", 1, 4):
-            raise RuntimeError("the device cannot run this layout")
-        return 1.0 if kern.way == ("inline", 8, 2) else 2.0 + kern.way[1] / 100
+def _fake_stream_ms(launches, dev):
+    """A candidate's time from its way: 8 rows of W over 2 subgroups read inline is the fastest; one way fails."""
+    way = launches[0][0].way
+    if way == ("inline", 1, 4):
+        raise RuntimeError("the device cannot run this layout")
+    return 1.0 if way == ("inline", 8, 2) else 2.0 + way[1] / 100
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
-    """gemv's planning on a pretend GPU: launches are stand-ins that know their way, timed by _FakeTimer."""
+    """gemv's planning on a pretend GPU: launches are stand-ins that know their way, timed by _fake_stream_ms."""
     import types
 
     from coopdsl.ops import op_tune
@@ -228,7 +221,8 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(G, "_gpu", lambda device, arrays: dev)
     monkeypatch.setattr(G, "_launches", lambda w, x, y, fmt, n, m, k, x_f16, way, device:
                         [(_FakeKernel(way), (1, 1, 1), (), {"device": device})])
-    monkeypatch.setattr(G.autotune, "bench_timer", _FakeTimer)
+    monkeypatch.setattr(G, "_stream_ms", _fake_stream_ms)
+    monkeypatch.setattr(G, "_resident", lambda arrays, dev: arrays)
     yield tmp_path / "autotune.json"
     op_tune.reset_cache()
     G._TUNED.reset()
