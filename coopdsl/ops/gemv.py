@@ -530,10 +530,13 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
         stored, picked = _TUNED.lookup(prob, dev)
         if tune and not stored:
             wr, xr, yr = _resident((w, x, y), dev)
+            clock_up = [CLOCK_UP_FIRST_MS]   # the first candidate (the default) after the host's work: 200 ms
 
             def time_call(c: tuple[Any, ...] | None) -> float:
                 c = (str(c[0]), int(c[1]), int(c[2])) if c else way
-                return _stream_ms(_launches(wr, xr, yr, fmt, n, m, k, x_f16, c, device), dev)
+                ms = _stream_ms(_launches(wr, xr, yr, fmt, n, m, k, x_f16, c, device), dev, clock_up_ms=clock_up[0])
+                clock_up[0] = CLOCK_UP_MS
+                return ms
 
             picked = _TUNED.tune(prob, dev, time_call, candidates(fmt, n, q8))
         if picked:
@@ -556,6 +559,7 @@ def candidates(fmt: str, nx: int, q8: bool | None = None) -> list[tuple[str, int
 
 
 STREAM_CALLS = 200   # calls a tuning candidate is timed over, back to back in one command buffer
+CLOCK_UP_FIRST_MS, CLOCK_UP_MS = 200.0, 50.0   # untimed work before the first candidate, before each other
 
 
 def _resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
@@ -565,17 +569,19 @@ def _resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
     return tuple(runtime.array(a, device=dev) if isinstance(a, np.ndarray) else a for a in arrays)
 
 
-def _stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS) -> float:
+def _stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS,
+               clock_up_ms: float = CLOCK_UP_MS) -> float:
     """GPU time a call (ms) of ``launches`` on resident arrays run ``calls`` times back to back in one command
     buffer, as a decoding loop runs them (a first kernel and the product, with the barrier between, counted
-    as they run, not each timed alone): the wall time of the submission and its wait, over ``calls``.  50 ms
-    of untimed work on the product first bring the clocks up (``autotune.BenchTimer.start``)."""
+    as they run, not each timed alone): the wall time of the submission and its wait, over ``calls``.
+    ``clock_up_ms`` of untimed work on the product first bring the clocks up (``autotune.BenchTimer.start``;
+    an idle H100 needs about 150 ms)."""
     import time
 
     from .. import runtime
 
     kern, grd, args, kw = launches[-1]
-    autotune.bench_timer(warmup=0, repeat=1, clock_up_ms=50.0).start(
+    autotune.bench_timer(warmup=0, repeat=1, clock_up_ms=clock_up_ms).start(
         kern, grd, args, {key: v for key, v in kw.items() if key != "device"}, dev)
     with runtime.batch(dev, flush_every=None) as b:
         hot.run(launches)

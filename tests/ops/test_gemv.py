@@ -199,7 +199,7 @@ class _FakeKernel:
         self.way = way
 
 
-def _fake_stream_ms(launches, dev):
+def _fake_stream_ms(launches, dev, clock_up_ms):
     """A candidate's time from its way: 8 rows of W over 2 subgroups read inline is the fastest; one way fails."""
     way = launches[0][0].way
     if way == ("inline", 1, 4):
