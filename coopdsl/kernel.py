@@ -53,6 +53,19 @@ class Kernel:
         self._cache: dict[tuple, tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)
 
+    @property
+    def __name__(self) -> str:
+        """The kernel's name (``name``), as reports and errors show it.
+        ``k.__name__ = "other"`` renames the kernel, as it would a function (kernels a factory makes)."""
+        return self.name
+
+    @__name__.setter
+    def __name__(self, value: str) -> None:
+        if not isinstance(value, str) or not value.isidentifier():
+            raise ValueError(f"a kernel's name must be an identifier, got {value!r}")
+        self.name = value
+        self._cache.clear()
+
     def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise TypeError(f"kernel '{self.name}' runs on a GPU: use .launch(...) or compile it with .compile()")
 
@@ -76,8 +89,10 @@ class Kernel:
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
         if key not in self._specialized:
-            self._specialized[key] = Kernel(self.fn, self.workgroup_size, self.target_env, merged,
-                                            self.subgroup_size, self.entry_point)
+            variant = Kernel(self.fn, self.workgroup_size, self.target_env, merged, self.subgroup_size,
+                             self.entry_point)
+            variant.name = self.name   # (a renamed kernel's variants keep its name)
+            self._specialized[key] = variant
         return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------

@@ -145,15 +145,17 @@ class Context:
         return found
 
     def classify_global(self, name: str, value: Any) -> Any:
-        if isinstance(value, (bool, int, float, str, type(None), py_types.ModuleType)):
+        """What a kernel sees of a global (or closure) value: numbers, strings, None, modules and coopdsl objects
+        as they are; tuples and lists of those (nested too) as tuples, as the same tuple written in the kernel
+        would be; anything else is refused at its first use."""
+        if isinstance(value, py_types.ModuleType):
             return value
-        if isinstance(value, (tuple, list)) and all(isinstance(v, (bool, int, float)) for v in value):
-            return tuple(value)
-        if _is_coopdsl_object(value):
-            return value
+        frozen = _frozen(value)
+        if frozen is not _UNSEEN:
+            return frozen
         raise NameResolutionError(
             f"global '{name}' is a {type(value).__name__}, which kernels cannot use "
-            f"(use numbers, tuples of numbers, coopdsl types and builtins)", self.em.loc)
+            f"(use numbers, strings, coopdsl types and builtins, and tuples of them)", self.em.loc)
 
     def assign(self, name: str, value: Any) -> None:
         if isinstance(value, BuiltinVar):
@@ -325,6 +327,17 @@ def _closure_vars(fn: Callable[..., Any]) -> dict[str, Any]:
             except ValueError:
                 pass
     return out
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` as a compile-time constant: numbers, strings, None and coopdsl objects as they are, tuples and
+    lists of them (nested too) as tuples; ``_UNSEEN`` for anything else."""
+    if isinstance(value, (bool, int, float, str, type(None))) or _is_coopdsl_object(value):
+        return value
+    if isinstance(value, (tuple, list)):
+        items = tuple(_frozen(v) for v in value)
+        return _UNSEEN if any(v is _UNSEEN for v in items) else items
+    return _UNSEEN
 
 
 def _is_coopdsl_object(value: object) -> bool:

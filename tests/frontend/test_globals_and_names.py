@@ -1,0 +1,73 @@
+"""What a kernel may read from its module and closure (numbers, strings, None, coopdsl objects and tuples of
+them, nested too, as the same tuple written in the kernel), the error for anything else at its use, and a
+kernel renamed after decoration (kernels a factory makes)."""
+
+from __future__ import annotations
+
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, u32
+from coopdsl.errors import NameResolutionError
+from tests.conftest import expect_error
+
+SEM = ("AcquireRelease", "UniformMemory")
+TILES = ((16, 8), [32, 4])
+TYPES = (f32, u32)
+TABLE = {"a": 1}
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_global_semantics(x: cd.Buffer[f32]):
+    x[0] = 1.0
+    cd.memory_barrier(cd.Device, SEM)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_inline_semantics(x: cd.Buffer[f32]):
+    x[0] = 1.0
+    cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_nested(x: cd.Buffer[f32]):
+    x[0] = TYPES[0](TILES[0][1] * TILES[1][0])
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_dict(x: cd.Buffer[f32]):
+    x[0] = f32(TABLE["a"])  # E:dict
+
+
+def test_a_global_tuple_of_strings_is_the_tuple_written_in_the_kernel():
+    assert "OpMemoryBarrier" in k_global_semantics.disassemble()
+    a = k_global_semantics.disassemble().replace("k_global_semantics", "k")
+    assert a == k_inline_semantics.disassemble().replace("k_inline_semantics", "k")
+
+
+def test_nested_tuples_and_lists_of_numbers_and_types_are_constants():
+    text = k_nested.disassemble()
+    assert "%float_256 = OpConstant %float 256" in text
+
+
+def test_other_globals_are_refused_at_their_use():
+    expect_error(k_dict, NameResolutionError,
+                 "global 'TABLE' is a dict, which kernels cannot use (use numbers, strings, coopdsl types and "
+                 "builtins, and tuples of them)", "# E:dict", 16)
+
+
+def _factory(tag: str) -> cd.Kernel:
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def made(x: cd.Buffer[f32], N: cd.Const[int] = 1):
+        x[0] = f32(N)
+
+    made.__name__ = f"made_{tag}"
+    return made
+
+
+def test_renaming_a_kernel_renames_it_and_its_variants():
+    k = _factory("a")
+    assert k.name == k.__name__ == "made_a" and "made_a" in repr(k)
+    assert k.specialize(N=3).name == "made_a"
+    with pytest.raises(ValueError, match="a kernel's name must be an identifier, got 'no name'"):
+        k.__name__ = "no name"
