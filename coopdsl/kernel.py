@@ -9,10 +9,12 @@ pointing at the user's line; the traceback holds no compiler frame.
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 import numbers
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -39,6 +41,7 @@ class Kernel:
                  target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
                  subgroup_size: int | None = None, entry_point: str | None = None):
         _check_function(fn)
+        _keep_annotation_scope(fn, sys._getframe(2))
         self.fn = fn
         self.consts = dict(consts or {})
         self._specialized: dict = {}
@@ -387,6 +390,32 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
     if fn is None:
         return lambda f: Kernel(f, workgroup_size, target_env, subgroup_size=subgroup_size, entry_point=entry_point)
     return Kernel(fn, workgroup_size, target_env, subgroup_size=subgroup_size, entry_point=entry_point)
+
+
+ANNOTATION_SCOPE = "__coopdsl_annotation_scope__"   # the attribute _keep_annotation_scope sets on a kernel's function
+
+
+def _keep_annotation_scope(fn: Callable, frame: Any) -> None:
+    """Keep, on ``fn``, the values that its string annotations name from the function that defines it
+    (``frame``, the decorator's caller): under ``from __future__ import annotations`` a name a factory's kernel
+    uses only in an annotation (``x: cd.Buffer[t]``) is no closure variable, so it would not evaluate later."""
+    if frame is None or hasattr(fn, ANNOTATION_SCOPE) or frame.f_locals is getattr(fn, "__globals__", None):
+        return
+    texts = [a for a in getattr(fn, "__annotations__", {}).values() if isinstance(a, str)]
+    if not texts:
+        return
+    names: set[str] = set()
+    for text in texts:
+        try:
+            names.update(n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name))
+        except SyntaxError:
+            continue   # (reported, located, when the annotations are read)
+    scope = {n: frame.f_locals[n] for n in names if n in frame.f_locals}
+    if scope:
+        try:
+            setattr(fn, ANNOTATION_SCOPE, scope)
+        except (AttributeError, TypeError):
+            pass
 
 
 def _decorator_loc(fn: Callable, word: str) -> SourceLoc:

@@ -47,12 +47,13 @@ class KernelParams:
 def parameter_annotations(fn: Callable[..., Any], src: Source) -> dict[str, Any]:
     """The evaluated annotations of ``fn``'s parameters (string annotations too, with closure variables in
     scope); a located error naming the one that does not evaluate."""
+    kept = getattr(fn, "__coopdsl_annotation_scope__", None)   # (kernel._keep_annotation_scope)
     try:
-        return inspect.get_annotations(fn, eval_str=True)
+        return inspect.get_annotations(fn, eval_str=True, locals=kept)
     except Exception:  # a string annotation that does not evaluate: find which, and say where
         pass
     raw = inspect.get_annotations(fn)
-    scope = {**fn.__globals__, **_closure(fn)}
+    scope = {**fn.__globals__, **(kept or {}), **_closure(fn)}
     out: dict[str, Any] = {}
     for arg in src.tree.args.args:
         text = raw.get(arg.arg)

@@ -71,3 +71,31 @@ def test_renaming_a_kernel_renames_it_and_its_variants():
     assert k.specialize(N=3).name == "made_a"
     with pytest.raises(ValueError, match="a kernel's name must be an identifier, got 'no name'"):
         k.__name__ = "no name"
+
+
+def _typed_factory(t):
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def typed(x: cd.Buffer[t], y: cd.Buffer[f32]):   # t only in an annotation: no closure variable
+        y[0] = f32(x[0])
+
+    return typed
+
+
+def _typed_factory_called(t):
+    def typed(x: cd.Buffer[t], y: cd.Buffer[f32]):
+        y[0] = f32(x[0])
+
+    return cd.kernel(typed, workgroup_size=(32, 1, 1))
+
+
+@pytest.mark.parametrize("factory", [_typed_factory, _typed_factory_called])
+def test_a_factorys_type_named_only_in_an_annotation_under_future_annotations(factory):
+    """This module has ``from __future__ import annotations``: the annotations are strings, evaluated later."""
+    import numpy as np
+
+    from coopdsl import f16
+
+    y = np.zeros(1, np.float32)
+    factory(f16).launch((1, 1, 1), np.array([3.0], np.float16), y, device="cpu")
+    assert y[0] == 3.0
+    assert "OpTypeFloat 16" in factory(f16).disassemble()
