@@ -87,7 +87,27 @@ def k_mixed(a: cd.Buffer[i32], v: cd.Buffer[vec4[i8]], o: cd.Buffer[i32]):
 
 @cd.kernel(workgroup_size=(32, 1, 1))
 def k_number(a: cd.Buffer[i32], o: cd.Buffer[i32]):
-    o[0] = cd.dot4x8(a[0], 0x01010101)  # E:number
+    o[0] = cd.dot4x8(a[0], 0x01010101) + cd.dot4x8(-0x01010102, a[1])   # (lanes of -2, -1, -1, -1 ... as i32)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_too_big(a: cd.Buffer[i32], o: cd.Buffer[i32]):
+    o[0] = cd.dot4x8(a[0], 0x101010101)  # E:big
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_float_number(a: cd.Buffer[i32], o: cd.Buffer[i32]):
+    o[0] = cd.dot4x8(a[0], 1.0)  # E:fnum
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_two_numbers(o: cd.Buffer[i32]):
+    o[0] = cd.dot4x8(1, 2)  # E:two
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_vector_and_number(v: cd.Buffer[vec4[i8]], o: cd.Buffer[i32]):
+    o[0] = cd.dot4x8(v[0], 1)  # E:vecnum
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
@@ -104,8 +124,25 @@ def test_operands_that_are_not_four_8_bit_lanes_are_refused_at_the_call(k, marke
                  marker, 12)
 
 
-def test_a_python_number_is_refused():
-    expect_error(k_number, TypeMismatchError, "expected a runtime value", "# E:number", 12)
+def test_a_python_int_is_a_constant_of_the_other_operands_type():
+    """As glslang's dotPacked4x8EXT(x, 0x01010101u): the int becomes an i32/u32 constant, which it must fit."""
+    text = compile_checked(k_number)
+    assert "OpSDot %int" in text and "%int_16843009 = OpConstant %int 16843009" in text
+    a = np.array([np.frombuffer(np.array([1, 2, -3, 4], np.int8).tobytes(), np.int32)[0], 0x01020304], np.int32)
+    o = np.zeros(1, np.int32)
+    k_number.launch((1, 1, 1), a, o, device="cpu")
+    lanes = np.frombuffer(np.int32(-0x01010102).tobytes(), np.int8).astype(np.int64)
+    assert o[0] == 4 + int(lanes @ np.array([4, 3, 2, 1]))
+
+
+@pytest.mark.parametrize("k,marker,message", [
+    (k_too_big, "# E:big", "the literal 4311810305 does not fit in i32"),
+    (k_float_number, "# E:fnum", "dot4x8() takes an int with a packed 32-bit operand (i32 or u32), got 1.0 with i32"),
+    (k_two_numbers, "# E:two", "dot4x8() takes at least one runtime operand, got the numbers 1 and 2"),
+    (k_vector_and_number, "# E:vecnum",
+     "dot4x8() takes an int with a packed 32-bit operand (i32 or u32), got 1 with vec4[i8]")])
+def test_numbers_that_cannot_be_an_operand_are_refused_at_the_call(k, marker, message):
+    expect_error(k, TypeMismatchError, message, marker, 12)
 
 
 def test_packed_lanes_on_a_vulkan_device(device):
