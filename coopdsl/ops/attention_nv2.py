@@ -21,6 +21,7 @@ gives one query token enough workgroups to fill the GPU.
 import contextlib
 import ctypes
 import sys
+import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -376,6 +377,22 @@ def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, acc: str = "f32",
         tiles: tuple[int, int, int] | None = None, cores: int | None = None) -> Any:
+    """:func:`_run`; on the interpreter without its TensorPointerWarning for the mask's loads: ggml's kernel
+    offsets a mask load by whole rows of KV keys (``m_offset``, its interface, which ggml fills the same way),
+    which is not a multiple of 16 bytes when KV is not a multiple of 8; NVIDIA's implementation reads such a
+    load as the interpreter does, and the warning would name a line of this library, not of the caller."""
+    if not isinstance(dev, str):
+        return _run(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
+                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="tensor (load|store): its Pointer")
+        return _run(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
+                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores)
+
+
+def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
+         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, acc: str = "f32",
+         tiles: tuple[int, int, int] | None = None, cores: int | None = None) -> Any:
     """Attention on ``dev`` (a runtime Device with NV2, or "cpu") for checked arguments.
 
     ``dims`` = (Hq, Sq, D, Hkv, Skv); ``q``, ``k``, ``v``, ``mask`` numpy or resident on ``dev``
