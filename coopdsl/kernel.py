@@ -41,7 +41,7 @@ class Kernel:
                  target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
                  subgroup_size: int | None = None, entry_point: str | None = None):
         _check_function(fn)
-        _keep_annotation_scope(fn, sys._getframe(2))
+        _keep_annotation_scope(fn, _caller_frame(2))
         self.fn = fn
         self.consts = dict(consts or {})
         self._specialized: dict = {}
@@ -393,6 +393,14 @@ def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1,
 
 
 ANNOTATION_SCOPE = "__coopdsl_annotation_scope__"   # the attribute _keep_annotation_scope sets on a kernel's function
+
+
+def _caller_frame(depth: int) -> Any:
+    """The frame ``depth`` calls above the caller, or None where the stack is not that deep."""
+    try:
+        return sys._getframe(depth + 1)
+    except ValueError:
+        return None
 
 
 def _keep_annotation_scope(fn: Callable, frame: Any) -> None:
