@@ -29,6 +29,25 @@ TRAITS = {"bool": ("bool", 32, False, None),
           "e5m2": ("float", 8, True, "Float8E5M2EXT")}
 
 
+# significant bits (with the implicit one) per float format
+SIGNIFICANT_BITS = {(16, None): 11, (32, None): 24, (64, None): 53, (16, "BFloat16KHR"): 8,
+                    (8, "Float8E4M3EXT"): 4, (8, "Float8E5M2EXT"): 3}
+
+
+def _round_int(value: int, bits: int) -> int:
+    """``value`` rounded to ``bits`` significant bits, to nearest, ties to even: exact integer arithmetic, so that
+    an int past 2**53 is rounded once into a float format, not first to f64 and then again."""
+    shift = abs(value).bit_length() - bits
+    if shift <= 0:
+        return value
+    mag = abs(value)
+    q, rem = mag >> shift, mag & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    if rem > half or (rem == half and q & 1):
+        q += 1
+    return (q << shift) * (1 if value > 0 else -1)
+
+
 class LiteralError(ValueError):
     """A Python value that does not fit the type it is given to (the message says why)."""
 
@@ -64,6 +83,8 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
         if not lo <= value <= hi:
             raise LiteralError(f"the literal {value} does not fit in {name} ({lo}..{hi})")
         return int(value)
+    if isinstance(value, int) and abs(value) > 1 << 53:
+        value = _round_int(value, SIGNIFICANT_BITS[(width, encoding)])   # (float() would round it first)
     try:
         f = float(value)
     except OverflowError:

@@ -329,8 +329,8 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
             if not math.isfinite(v):
                 raise ArgumentError(f"{target}({v!r}): an infinity or NaN has no integer value", em.loc)
             v = int(v)
-        elif isinstance(target, T.ScalarType) and target.is_float:
-            v = float(v)
+        elif isinstance(target, T.ScalarType) and target.is_float and (isinstance(v, bool) or not isinstance(v, int)):
+            v = float(v)   # (an int stays one: the literal rounds it once into the format, past 2**53 too)
         elif isinstance(target, T.ScalarType) and target.is_bool:
             v = bool(v)
         return literal(em, v, target)

@@ -9,6 +9,7 @@ encoded (from the grammar tables) and written first in :meth:`finish`.
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -333,9 +334,13 @@ def float_bits(t: T.ScalarType, value: float) -> int:
         ifmt = {16: "<H", 32: "<I", 64: "<Q"}[t.width]
         return struct.unpack(ifmt, struct.pack(fmt, value))[0]
     if t.encoding.is_bfloat:
-        f32 = struct.unpack("<I", struct.pack("<f", value))[0]
-        if (f32 & 0x7F800000) == 0x7F800000 and f32 & 0x7FFFFF:
+        if math.isnan(value):
             return 0x7FC0
-        return ((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16) & 0xFFFF
+        if math.isfinite(value) and value != 0.0:   # rounded once, from the value itself (not via f32)
+            m, e = math.frexp(value)
+            ue = max(e - 8, -133)                   # 8 significant bits; subnormals below 2**-126
+            value = math.copysign(math.ldexp(round(math.ldexp(value, -ue)), ue), value)
+        f32 = struct.unpack("<I", struct.pack("<f", value))[0]   # exact: value has at most 8 significant bits
+        return (f32 >> 16) & 0xFFFF
     from .fp8 import fp8_bits  # only fp8 kernels need the encoder
     return fp8_bits(t.encoding, value)
