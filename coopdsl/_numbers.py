@@ -9,6 +9,8 @@ wraps or rounds a value silently into a type it does not fit.
 from __future__ import annotations
 
 import math
+import struct
+from functools import cache
 
 # largest finite value and the rounding threshold above it (max + half an ulp), per float format
 FLOAT_LIMITS = {
@@ -100,3 +102,77 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
 def fit_named(value: object, name: str) -> bool | int | float:
     """:func:`fit_number` for a scalar type given by its reflection name (``u32``, ``f16``, ``bf16`` ...)."""
     return fit_number(value, *TRAITS[name], name)
+
+
+# -- a number's bits in a float format (the encoder the compiler's constants and the runtime's data share) --
+
+FP8_FORMATS = {  # encoding -> (exponent bits, mantissa bits, bias, has infinities)
+    "Float8E4M3EXT": (4, 3, 7, False),
+    "Float8E5M2EXT": (5, 2, 15, True),
+}
+
+
+def fp8_value(encoding: str, code: int) -> float:
+    """The real value of the 8-bit ``code`` of an FP8 ``encoding`` (SPV_EXT_float8)."""
+    e_bits, m_bits, bias, has_inf = FP8_FORMATS[encoding]
+    sign = -1.0 if code & 0x80 else 1.0
+    exp = (code >> m_bits) & ((1 << e_bits) - 1)
+    man = code & ((1 << m_bits) - 1)
+    top = (1 << e_bits) - 1
+    if has_inf and exp == top:
+        return sign * math.inf if man == 0 else math.nan
+    if not has_inf and exp == top and man == (1 << m_bits) - 1:
+        return math.nan  # E4M3: S.1111.111 is NaN, no infinities
+    if exp == 0:
+        return sign * man * 2.0 ** (1 - bias - m_bits)
+    return sign * (1 + man / (1 << m_bits)) * 2.0 ** (exp - bias)
+
+
+@cache
+def _positive_codes(encoding: str) -> tuple[tuple[float, int], ...]:
+    """The finite non-negative codes (sign bit clear) and their values."""
+    return tuple(sorted((fp8_value(encoding, c), c) for c in range(0x80) if math.isfinite(fp8_value(encoding, c))))
+
+
+def fp8_bits(encoding: str, value: float) -> int:
+    """Nearest code to ``value``: round to nearest, ties to an even mantissa, the sign in bit 7.
+
+    Infinities encode as E5M2's infinity; E4M3 has none and saturates to its largest finite value
+    (:func:`fit_number` refuses an infinite E4M3 literal first).
+    """
+    if math.isnan(value):
+        return 0x7F if encoding == "Float8E4M3EXT" else 0x7E
+    sign = 0x80 if math.copysign(1.0, value) < 0 else 0
+    magnitude = abs(value)
+    if math.isinf(magnitude) and encoding == "Float8E5M2EXT":
+        return sign | 0x7C
+    codes = _positive_codes(encoding)
+    if math.isinf(magnitude):
+        return sign | codes[-1][1]
+    best = min(codes, key=lambda vc: (abs(vc[0] - magnitude), vc[1] & 1))
+    return sign | best[1]
+
+
+def float_pattern(value: float, width: int, encoding: str | None = None) -> int:
+    """The bit pattern of ``value`` in the float format of ``width`` bits and ``encoding`` (None: IEEE binary16/32/
+    64; "BFloat16KHR"; the FP8 encodings), rounded once to nearest, ties to even."""
+    if encoding is None:
+        fmt = {16: "<e", 32: "<f", 64: "<d"}[width]
+        ifmt = {16: "<H", 32: "<I", 64: "<Q"}[width]
+        return int(struct.unpack(ifmt, struct.pack(fmt, value))[0])
+    if encoding == "BFloat16KHR":
+        if math.isnan(value):
+            return 0x7FC0
+        if math.isfinite(value) and value != 0.0:   # rounded once, from the value itself (not via f32)
+            _, e = math.frexp(value)
+            ue = max(e - 8, -133)                   # 8 significant bits; subnormals below 2**-126
+            value = math.copysign(math.ldexp(round(math.ldexp(value, -ue)), ue), value)
+        f32 = struct.unpack("<I", struct.pack("<f", value))[0]   # exact: value has at most 8 significant bits
+        return int(f32 >> 16) & 0xFFFF
+    return fp8_bits(encoding, value)
+
+
+def float_pattern_named(value: float, name: str) -> int:
+    """:func:`float_pattern` for a float type given by its reflection name (``f16``, ``bf16``, ``e4m3`` ...)."""
+    _, width, _, encoding = TRAITS[name]
+    return float_pattern(value, width, encoding)

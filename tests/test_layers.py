@@ -21,7 +21,7 @@ ALLOWED = {
     "lang": {"ir", "errors", "_records", "_lazy"},
     "frontend": {"lang", "ir", "errors", "_records"},
     "passes": {"ir", "errors", "_records"},
-    "spirv": {"ir", "errors", "_records", "_lazy"},
+    "spirv": {"ir", "errors", "_records", "_lazy", "_numbers"},  # _numbers: a number's bits in a float format
     "interp": {"ir", "errors", "_packing"},  # _packing: the argument packer the runtime uses too
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _packing as packing
+from .._numbers import float_pattern_named
 from .._packing import (
     BIT_PATTERNS,
     DTYPES,
@@ -37,9 +38,11 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
         t = s["type"]
         value = spec.get(s["name"], s["default"])
         size = 4 if t == "bool" else SCALAR_SIZE[t]
-        code = STRUCT_CODE[t]
-        if t not in BIT_PATTERNS:
-            value = fitted(value, t, f"specialization constant {s['name']}")
+        value = fitted(value, t, f"specialization constant {s['name']}")
+        if t in BIT_PATTERNS:   # bf16, fp8: the number (as the kernel's default is one) as the format's bits
+            value, code = float_pattern_named(value, t), "H" if size == 2 else "B"
+        else:
+            code = STRUCT_CODE[t]
         try:
             raw = struct.pack("<" + code, bool(value) if t == "bool" else value)
         except (struct.error, OverflowError, TypeError) as e:

@@ -9,11 +9,10 @@ encoded (from the grammar tables) and written first in :meth:`finish`.
 
 from __future__ import annotations
 
-import math
-import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .._numbers import float_pattern
 from ..errors import InternalCompilerError
 from ..ir import types as T
 from ..ir.core import const_key
@@ -328,19 +327,6 @@ def scalar_words(t: T.ScalarType, value: Any) -> list[int]:
 
 
 def float_bits(t: T.ScalarType, value: float) -> int:
-    """The bit pattern of ``value`` in the float format of ``t`` (round to nearest even)."""
-    if t.encoding is None:
-        fmt = {16: "<e", 32: "<f", 64: "<d"}[t.width]
-        ifmt = {16: "<H", 32: "<I", 64: "<Q"}[t.width]
-        return struct.unpack(ifmt, struct.pack(fmt, value))[0]
-    if t.encoding.is_bfloat:
-        if math.isnan(value):
-            return 0x7FC0
-        if math.isfinite(value) and value != 0.0:   # rounded once, from the value itself (not via f32)
-            m, e = math.frexp(value)
-            ue = max(e - 8, -133)                   # 8 significant bits; subnormals below 2**-126
-            value = math.copysign(math.ldexp(round(math.ldexp(value, -ue)), ue), value)
-        f32 = struct.unpack("<I", struct.pack("<f", value))[0]   # exact: value has at most 8 significant bits
-        return (f32 >> 16) & 0xFFFF
-    from .fp8 import fp8_bits  # only fp8 kernels need the encoder
-    return fp8_bits(t.encoding, value)
+    """The bit pattern of ``value`` in the float format of ``t`` (round to nearest even, once):
+    :func:`coopdsl._numbers.float_pattern`, which the runtime's specialization data use too."""
+    return float_pattern(value, t.width, t.encoding)

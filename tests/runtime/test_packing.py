@@ -34,6 +34,26 @@ def test_unknown_spec_constant_is_named():
         pack_spec(REFL, {"K": -1})
 
 
+@pytest.mark.parametrize("t,default,given", [("bf16", 1.5, 1.0 + 2.0 ** -8 + 2.0 ** -30), ("e4m3", 2.0, 448.0),
+                                              ("e5m2", -0.5, 57344.0)])
+def test_bf16_and_fp8_spec_constants_pack_as_the_compilers_constant_of_the_number(t, default, given):
+    """A launch value of a Spec[bf16] / Spec[e4m3] / Spec[e5m2] is a number, as the kernel's default is, sent as
+    the format's bits (2 bytes, 1 byte) rounded once as the compiler rounds the default (a KeyError before)."""
+    from coopdsl.ir import types as T
+    from coopdsl.spirv.module import float_bits
+
+    refl = {"spec_constants": [{"id": 3, "name": "S", "type": t, "default": default}]}
+    size = 2 if t == "bf16" else 1
+    for spec, number in ((None, default), ({"S": given}, given)):
+        data, entries = pack_spec(refl, spec)
+        assert entries == [(3, 0, size)]
+        assert int.from_bytes(data, "little") == float_bits(getattr(T, t), number)
+    with pytest.raises(LaunchError, match=f"specialization constant S \\({t}\\) cannot be 1e\\+40"):
+        pack_spec(refl, {"S": 1e40})
+    with pytest.raises(LaunchError, match="give a number"):
+        pack_spec(refl, {"S": "1.0"})
+
+
 def test_push_constants_pack_at_their_offsets():
     raw = pack_push(REFL, {"n": 7, "alpha": 2.0, "p": 0x1122334455667788, "h": 0.5})
     assert len(raw) == 24
