@@ -74,3 +74,62 @@ def test_emit_with_spec_values_checks_them(kernel, spec, message, tmp_path):
                         "-o", str(tmp_path / "k.spv")], capture_output=True, text=True, check=False)
     assert r.returncode == 1
     assert f"qk.py:{_line()}:" in r.stderr and message in r.stderr
+
+
+SIZES = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import MatA, f16, f32, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+    def k(a: cd.Buffer[f16], o: cd.Buffer[f32], R: cd.Spec[u32] = 16, S: cd.Spec[u32] = 8, A: cd.Spec[u32] = 4):
+        m = MatA[f16, R, 16].load(a, 0, stride=16)  # MATRIX
+        sh = cd.shared(f32, S * 2)  # SHARED
+        loc = cd.array(f32, A - 4 + 1)  # ARRAY
+        sh[0] = loc[0]
+        o[0] = sh[0]
+''')
+
+
+@pytest.fixture()
+def sizes(tmp_path):
+    path = tmp_path / "sz.py"
+    path.write_text(SIZES)
+    ns = {"__name__": "sz", "__file__": str(path)}
+    exec(compile(SIZES, str(path), "exec", dont_inherit=True), ns)
+    return ns["k"]
+
+
+def _marked(marker: str) -> int:
+    return next(i for i, line in enumerate(SIZES.splitlines(), 1) if marker in line)
+
+
+@pytest.mark.parametrize("spec,marker,message", [
+    ({"R": 0}, "# MATRIX", "rows must be from 1 to 4294967295, got R = 0 (its specialization constants' values)"),
+    ({"S": 0}, "# SHARED", "shared: the length must be from 1 to 4294967295, got (S * 2) = 0"),
+    ({"A": 3}, "# ARRAY", "an array length must be from 1 to"),
+])
+def test_sizes_from_spec_values_are_checked_at_every_value(sizes, spec, marker, message):
+    """A matrix dimension, a shared or local array length sized by specialization constants must be at least 1
+    at the defaults, at compile(spec=...) values and at launch values alike (0 compiled and reached the driver)."""
+    from coopdsl.errors import CompileError
+
+    assert "OpTypeCooperativeMatrixKHR" in sizes.disassemble()
+    with pytest.raises(CompileError) as e:
+        sizes.compile(spec=spec)
+    assert message in str(e.value) and e.value.loc.line == _marked(marker), str(e.value)
+    with pytest.raises(CompileError) as e:
+        sizes.launch((1, 1, 1), np.zeros(256, np.float16), np.zeros(1, np.float32), device="cpu", **spec)
+    assert message in str(e.value) and e.value.loc.line == _marked(marker)
+
+
+def test_a_zero_default_is_refused_too(tmp_path):
+    from coopdsl.errors import CompileError
+
+    src = SIZES.replace("R: cd.Spec[u32] = 16", "R: cd.Spec[u32] = 0")
+    path = tmp_path / "sz0.py"
+    path.write_text(src)
+    ns = {"__name__": "sz0", "__file__": str(path)}
+    exec(compile(src, str(path), "exec", dont_inherit=True), ns)
+    with pytest.raises(CompileError, match=r"rows must be from 1 to 4294967295, got R = 0"):
+        ns["k"].compile()

@@ -134,6 +134,36 @@ class SymDim:
         return f"({f' {_SYMBOLS.get(self.op, self.op)} '.join(str(a) for a in self.args)})"
 
 
+def dim_value(d: Dim) -> int | None:
+    """``d`` evaluated with its specialization constants at their defaults -- during ``compile(spec=...)``, at the
+    values given -- or None where it cannot be (a division by zero, an operator without an evaluation here)."""
+    if isinstance(d, int):
+        return d
+    if d.op == "spec":
+        return d.args[3] if isinstance(d.args[3], int) and not isinstance(d.args[3], bool) else None
+    maybe = [dim_value(a) for a in d.args]
+    args = [a for a in maybe if a is not None]
+    if len(args) != len(maybe):
+        return None
+    a = args[0]
+    ops = {"add": lambda: a + args[1], "sub": lambda: a - args[1], "mul": lambda: a * args[1],
+           "div": lambda: int(a / args[1]) if args[1] else None, "shl": lambda: a << args[1],
+           "shr": lambda: a >> args[1]}
+    fn = ops.get(d.op)
+    return fn() if fn is not None else None
+
+
+def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
+    """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its value: an int, or a
+    specialization constant (expression) at its default or ``compile(spec=...)`` value; None if it can."""
+    v = dim_value(d)
+    if v is None or 0 < v <= top:
+        return None
+    if isinstance(d, int):
+        return f"{what} must be from 1 to {top}, got {v}"
+    return f"{what} must be from 1 to {top}, got {d} = {v} (its specialization constants' values)"
+
+
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "eq", "ne", "land", "lor"})
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//", "rem": "%", "and": "&", "or": "|", "xor": "^",
             "shl": "<<", "shr": ">>", "neg": "-", "not": "~", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",

@@ -46,6 +46,10 @@ def array_type(elem: object, length: object) -> T.ArrayType | str:
         return f"an array length is an int from 1 to {MAX_LENGTH} or an integer Spec constant, got {got}"
     if isinstance(length, int) and not 0 < length <= MAX_LENGTH:
         return f"an array length is an int from 1 to {MAX_LENGTH}, got {length}"
+    if isinstance(length, T.SymDim):
+        problem = T.dim_problem(length, "an array length", MAX_LENGTH)
+        if problem is not None:
+            return problem
     return T.ArrayType(cast(T.Type, elem), length)
 
 

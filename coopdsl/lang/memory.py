@@ -47,7 +47,11 @@ class ArrayLength(Conversion):
     def __call__(self, cg: Builder, length: Any, name: str, param: str) -> T.Dim:
         if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
                 length.type.is_int:
-            return dim_of(length)
+            d = dim_of(length)
+            problem = T.dim_problem(d, f"{name}: the length")
+            if problem is not None:
+                raise ArgumentError(problem, cg.em.loc)
+            return d
         if isinstance(length, bool) or not isinstance(length, int):
             raise TypeMismatchError(f"{name}: the length must be a compile-time int or an integer Spec constant, "
                                     f"got {cg.describe(length)}", cg.em.loc)

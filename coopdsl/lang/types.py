@@ -106,6 +106,10 @@ def _dim(value: object, what: str) -> int | T.SymDim:
         raise _declaration_error(f"{what} must be {expected}, not {_named(value)}", "[")
     if isinstance(value, int) and not 0 < value <= 0xFFFFFFFF and kind is None:
         raise _declaration_error(f"{what} must be from 1 to 4294967295 (a 32-bit constant), got {value}", "[")
+    if isinstance(value, T.SymDim) and kind is None:
+        problem = T.dim_problem(value, what)
+        if problem is not None:
+            raise _declaration_error(problem, "[")
     return value
 
 

@@ -1450,7 +1450,7 @@ def matrix_probes(rng: random.Random, count: int) -> Iterator[RunProbe]:
 
 # == memory and sizes set by specialization constants at launch ================================================
 SIZE_ERROR = ("shared", "memory", "bytes", "race", "out of bounds", "dimension", "rows", "cols", "invocations",
-              "workgroup size", "elements", "at most", "stride")
+              "workgroup size", "elements", "at most", "stride", "length must be from 1")
 
 SHARED_SPEC = program("""
 @cd.kernel(workgroup_size=(32, 1, 1))

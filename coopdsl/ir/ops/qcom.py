@@ -27,22 +27,7 @@ PACKED_AB_LENGTH = 8  # a packed A row / B column: 8 u32 (256 bits)
 MAX_SUBGROUP = 128  # Vulkan subgroups hold at most 128 invocations (ballots are 128-bit masks)
 
 
-def default_value(d: T.Dim) -> int | None:
-    """``d`` evaluated with its specialization constants at their defaults (None if it cannot be)."""
-    if isinstance(d, int):
-        return d
-    if d.op == "spec":
-        return d.args[3] if isinstance(d.args[3], int) else None
-    maybe = [default_value(a) for a in d.args]
-    args = [a for a in maybe if a is not None]
-    if len(args) != len(maybe):
-        return None
-    a = args[0]
-    ops = {"add": lambda: a + args[1], "sub": lambda: a - args[1], "mul": lambda: a * args[1],
-           "div": lambda: int(a / args[1]) if args[1] else None, "shl": lambda: a << args[1],
-           "shr": lambda: a >> args[1]}
-    fn = ops.get(d.op)
-    return fn() if fn is not None else None
+default_value = T.dim_value   # (the evaluation is the type module's: one owner)
 
 
 def is_one_dim(t: T.Type) -> bool:
