@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from ._gcpause import paused
 from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, SourceLoc
+from .ir import types as T
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
 from .spirv import tools
@@ -513,7 +514,11 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     src = parse_function(k.fn)
     module = Module(k.name, source_file=src.file, target_version=tools.TARGET_ENVS[env])
     module.spec_overrides = dict(spec)
-    compile_kernel(k.fn, src, module, k.consts)
+    given = T.GIVEN_SPECS.set(frozenset(spec))   # (the rules on spec-sized dimensions check these values)
+    try:
+        compile_kernel(k.fn, src, module, k.consts)
+    finally:
+        T.GIVEN_SPECS.reset(given)
     if k.entry_point is not None:
         module.entry.name = k.entry_point
     module.workgroup_size = tuple(_wg_entry(module, s, src) for s in k.workgroup_size)

@@ -13,6 +13,7 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 
 from __future__ import annotations
 
+import contextvars
 from typing import Literal, NoReturn
 
 from .._records import record
@@ -153,9 +154,26 @@ def dim_value(d: Dim) -> int | None:
     return fn() if fn is not None else None
 
 
+# the specialization constants a compile was given values for (compile(spec=...), a launch's, emit --spec):
+# kernel._compile sets it while it compiles
+GIVEN_SPECS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("given_specs", default=frozenset())
+
+
+def _spec_names(d: Dim) -> set[str]:
+    if isinstance(d, int):
+        return set()
+    if d.op == "spec":
+        return {str(d.args[1])}
+    return set().union(*(_spec_names(a) for a in d.args))
+
+
 def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
     """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its value: an int, or a
-    specialization constant (expression) at its default or ``compile(spec=...)`` value; None if it can."""
+    specialization constant (expression) at the values a compile or launch gives (:data:`GIVEN_SPECS`); None
+    if it can.  At their defaults alone spec-sized dimensions are not checked, as glslang checks none: a
+    port's defaults may be placeholders (vk_cooperative_matrix_perf's size ``C_ROWS * C_COLS`` is 0 there)."""
+    if isinstance(d, SymDim) and not _spec_names(d) & GIVEN_SPECS.get():
+        return None
     v = dim_value(d)
     if v is None or 0 < v <= top:
         return None
