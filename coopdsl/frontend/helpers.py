@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .context import Context
 
 _compiling: list[DeviceFunction] = []  # device functions being compiled (to catch recursion)
+TUPLE_RESULTS: set[T.StructType] = set()  # the struct types of device functions that return a tuple of values
 
 
 class HelperGen(CodeGen):
@@ -38,7 +39,7 @@ class HelperGen(CodeGen):
                  bindings: dict[str, Any]) -> None:
         super().__init__(dfn.fn, src, module, func, device_call=call, operand_compiler=function_operand)
         self.bindings = bindings
-        self.returns: list[tuple[Op, object]] = []
+        self.returns: list[tuple[Op, Any]] = []   # (the return, its value: a Value, a number, a tuple or None)
 
     def run_helper(self) -> None:
         entry = self.em.new_block("entry")
@@ -54,15 +55,60 @@ class HelperGen(CodeGen):
         self._finish_returns()
 
     def stmt_return(self, node: ast.Return) -> None:
-        value = None if node.value is None else self.as_operand(self.visit(node.value))
-        if value is not None and not isinstance(value, (Value, bool, int, float)):
-            raise TypeMismatchError(f"a device function returns runtime values or numbers, not {self.describe(value)}",
-                                    self.em.loc)
+        value: Any = None if node.value is None else self.visit(node.value)
+        if isinstance(value, tuple):   # several values: one struct, unpacked at the call into a tuple
+            value = tuple(self.as_operand(v) for v in value)
+            if not value or any(not isinstance(v, (Value, bool, int, float)) for v in value):
+                raise TypeMismatchError(f"a device function returns a tuple of runtime values or numbers, not "
+                                        f"{self.describe(value)}", self.em.loc)
+        elif value is not None:
+            value = self.as_operand(value)
+            if not isinstance(value, (Value, bool, int, float)):
+                raise TypeMismatchError(f"a device function returns runtime values or numbers, or a tuple of "
+                                        f"them, not {self.describe(value)}", self.em.loc)
         block = self.em.current
         self.em.terminate("return")
         self.returns.append((block.last_op, value))
 
+    def _finish_tuple_returns(self) -> T.StructType:
+        """Every ``return`` gives a tuple of the same length: each position takes the type of its first runtime
+        value (a number's default type where every return gives a number there); a struct of them is built
+        before each return, and :func:`call` unpacks it into a tuple of values."""
+        counts = {len(v) if isinstance(v, tuple) else None for _, v in self.returns}
+        if len(counts) != 1:
+            op = next(op for op, v in self.returns if not isinstance(v, tuple) or len(v) != len(self.returns[0][1]))
+            raise TypeMismatchError(f"{self.fn.__name__} returns a tuple of {len(self.returns[0][1])} values on one "
+                                    f"path and {self.describe(self.returns[-1][1])} on another", op.loc)
+        n = len(self.returns[0][1])
+        types: list[T.Type] = []
+        for i in range(n):
+            given = [v[i] for _, v in self.returns if isinstance(v[i], Value)]
+            types.append(given[0].type if given else arith.default_type(self.returns[0][1][i]))
+        for op, values in self.returns:
+            parts = []
+            for i, (v, t) in enumerate(zip(values, types)):
+                if not isinstance(v, Value):
+                    prev, self.em.loc = self.em.loc, op.loc
+                    v = self.em.literal(v, t)
+                    self.em.loc = prev
+                if v.type != t:
+                    raise TypeMismatchError(f"{self.fn.__name__} returns {t} as value {i} of its tuple on one path "
+                                            f"and {v.type} on another", op.loc)
+                parts.append(v)
+            struct = T.StructType(f"{self.fn.__name__}_values", tuple((f"v{i}", t) for i, t in enumerate(types)))
+            build = Op("construct", struct, parts, op.loc)
+            build.block = op.block
+            op.block.ops.append(build)   # (the return is the block's terminator: the struct comes just before it)
+            op.operands = [build]
+        TUPLE_RESULTS.add(struct)
+        return struct
+
     def _finish_returns(self) -> None:
+        if any(isinstance(v, tuple) for _, v in self.returns):
+            ret_struct = self._finish_tuple_returns()
+            f = self.em.func
+            f.type = T.FunctionType(ret_struct, tuple(p.type for p in f.params))
+            return
         typed = [v for _, v in self.returns if isinstance(v, Value)]
         nones = [op for op, v in self.returns if v is None]
         if nones and len(nones) != len(self.returns):
@@ -139,6 +185,9 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
         raise TypeMismatchError(f"{dfn.fn.__name__}() returns {return_type}, but is annotated -> {want}",
                                 func.loc or cg.em.loc)
     result = cg.em.op("call", return_type, runtime_args, func=func)
+    if return_type in TUPLE_RESULTS:   # several values returned: a tuple of them
+        assert isinstance(return_type, T.StructType)
+        return tuple(cg.em.op("extract", t, [result], index=i) for i, (_, t) in enumerate(return_type.members))
     return None if return_type is T.void else result
 
 

@@ -284,6 +284,8 @@ class FunctionUniformity:
                 elif not matrix:
                     matrix = _has_matrix(op)
                 listed.add(id(op))
+                if op.kind == "construct" and isinstance(op.type, T.StructType):
+                    exempt = True   # (a struct that carries a matrix, as a device function's tuple: no matrix op)
                 if execution or not exempt and matrix:
                     need = _static_requirement(op)
                     if need is not None:
@@ -400,6 +402,12 @@ class FunctionUniformity:
                                      op.loc)
         if op.kind == "extract" and self._one_wide_axis(src, op.attrs["index"]):
             return UNIFORM
+        if op.kind == "extract" and isinstance(src.type, T.StructType) and isinstance(src, Op):
+            if src.kind == "construct":   # a member is as uniform as the value it was made of
+                return self.fact_at(src.operands[op.attrs["index"]], op.block)
+            if src.kind == "call":        # a device function's tuple: its member, as the callee returns it
+                callee = self.analysis.function(src.attrs["func"], self.argument_levels(src))
+                return callee.member_result(op.attrs["index"])
         return self._operands(op)
 
     def _one_wide_axis(self, v: Value, index: int) -> bool:
@@ -443,6 +451,20 @@ class FunctionUniformity:
             assert t is not None
             if t.kind == "return" and t.operands:
                 facts.append(self.fact_at(t.operands[0], b))
+                facts.append((self.ctl[b], Origin(f"the return at line {t.loc.line}, reached under non-uniform "
+                                                  f"control flow", t.loc)))
+        return worst(facts)
+
+    def member_result(self, index: int) -> Fact:
+        """:meth:`_result` for member ``index`` of a returned tuple (a struct built just before each return)."""
+        facts = []
+        for b in self.cfg.blocks:
+            t = b.terminator
+            assert t is not None
+            if t.kind == "return" and t.operands:
+                v = t.operands[0]
+                part = v.operands[index] if isinstance(v, Op) and v.kind == "construct" else v
+                facts.append(self.fact_at(part, b))
                 facts.append((self.ctl[b], Origin(f"the return at line {t.loc.line}, reached under non-uniform "
                                                   f"control flow", t.loc)))
         return worst(facts)

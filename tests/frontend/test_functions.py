@@ -147,3 +147,112 @@ def test_emit_const_from_the_command_line(tmp_path):
     assert main(["emit", str(src), "--kernel", "tiled", "--const", "TILES=3", "-o", str(tmp_path / "t.spv"),
                  "--dis", str(tmp_path / "t.spvasm")]) == 0
     assert (tmp_path / "t.spvasm").read_text().count("OpCooperativeMatrixMulAddKHR") == 3
+
+
+# -- several values returned: a tuple ------------------------------------------------------------------------
+
+
+@cd.func
+def ordered(a, b):
+    if a < b:
+        return a, b
+    return b, a
+
+
+@cd.func
+def scaled(m, s):
+    return m * 2.0, s + 1.0, 3
+
+
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+def k_tuples(x: cd.Buffer[f32], o: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    lo, hi = ordered(x[i], x[i + 32])
+    pair = ordered(hi, lo)
+    m, s, three = scaled(Acc[f32, 16, 16](x[0]), hi)
+    m.store(o, 64, stride=16)
+    o[i] = lo + 10.0 * pair[1] + f32(three) * 100.0
+    o[i + 32] = s
+
+
+def test_a_device_function_returns_a_tuple_of_values():
+    """As in Python (and Slang's tuples): the values travel as one struct (OpTypeStruct, OpCompositeConstruct
+    before each OpReturnValue) and the call unpacks it (OpCompositeExtract); a number takes its default type."""
+    import numpy as np
+
+    text = compile_checked(k_tuples)
+    assert "%ordered_values = OpTypeStruct %float %float" in text
+    assert any(ln.startswith("%scaled_values = OpTypeStruct %") and ln.endswith(" %float %int")
+               for ln in map(str.strip, text.splitlines()))
+    assert text.count("OpCompositeConstruct %ordered_values") == 2 and "OpCompositeExtract %float" in text
+    x = np.arange(64, dtype=np.float32)[::-1].copy()
+    o = np.zeros(64 + 256, np.float32)
+    k_tuples.launch((1, 1, 1), x, o, device="cpu")
+    lo, hi = np.minimum(x[:32], x[32:]), np.maximum(x[:32], x[32:])
+    assert np.array_equal(o[:32], lo + 10.0 * hi + 300.0)     # pair = ordered(hi, lo) = (lo, hi)
+    assert np.array_equal(o[32:64], hi + 1.0)
+    assert np.array_equal(o[64:], np.full(256, 2.0 * x[0], np.float32))
+
+
+@cd.func
+def uneven(a):
+    if a < 0.0:
+        return a, a
+    return a  # E:uneven
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_uneven(o: cd.Buffer[f32]):
+    o[0] = uneven(o[1])
+
+
+@cd.func
+def clash(a, n):
+    if a < 0.0:
+        return a, a
+    return a, n  # E:clash
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_clash(o: cd.Buffer[f32], n: cd.Buffer[u32]):
+    x, y = clash(o[1], n[0])
+    o[0] = x
+
+
+@cd.func
+def with_a_type(a):
+    return a, f32  # E:withtype
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_with_a_type(o: cd.Buffer[f32]):
+    x, t = with_a_type(o[1])
+    o[0] = x
+
+
+def test_tuple_returns_that_do_not_agree_are_located():
+    expect_error(k_uneven, TypeMismatchError, "uneven returns a tuple of 2 values on one path and", "# E:uneven", 5)
+    expect_error(k_clash, TypeMismatchError, "clash returns f32 as value 1 of its tuple on one path and u32 on "
+                 "another", "# E:clash", 5)
+    expect_error(k_with_a_type, TypeMismatchError, "a device function returns a tuple of runtime values or numbers",
+                 "# E:withtype", 5)
+
+
+@cd.func
+def uniform_and_not(u, d):
+    return u + 1.0, d + 1.0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+def k_member_uniformity(x: cd.Buffer[f32], o: cd.Buffer[f32]):
+    u, d = uniform_and_not(x[0], x[cd.global_invocation_id.x])
+    Acc[f32, 16, 16](u).store(o, 0, stride=16)
+    Acc[f32, 16, 16](d).store(o, 256, stride=16)  # E:divergent
+
+
+def test_each_member_of_a_returned_tuple_is_as_uniform_as_its_value():
+    """The uniform member may splat a matrix; the one made from a per-invocation load may not (it is named)."""
+    from coopdsl.errors import UniformityError
+
+    expect_error(k_member_uniformity, UniformityError, "depends on the argument 'd' of uniform_and_not()",
+                 "# E:divergent", 5)
