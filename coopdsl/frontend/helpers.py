@@ -96,9 +96,11 @@ class HelperGen(CodeGen):
                                             f"and {v.type} on another", op.loc)
                 parts.append(v)
             struct = T.StructType(f"{self.fn.__name__}_values", tuple((f"v{i}", t) for i, t in enumerate(types)))
+            block = op.block
+            assert block is not None   # (a return terminates its block)
             build = Op("construct", struct, parts, op.loc)
-            build.block = op.block
-            op.block.ops.append(build)   # (the return is the block's terminator: the struct comes just before it)
+            build.block = block
+            block.ops.append(build)   # (the return is the block's terminator: the struct comes just before it)
             op.operands = [build]
         TUPLE_RESULTS.add(struct)
         return struct
