@@ -38,8 +38,16 @@ if TYPE_CHECKING:
     from .context import Builder
 
 
-@builtin("(fn, **bound)")
-def partial(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Partial:
+def _bind_partial(cg: Builder, b: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``partial``'s binding: one positional argument, the function; every keyword argument is bound."""
+    if len(args) != 1:
+        raise ArgumentError(f"partial(fn, **bound) takes the function and keyword arguments only, got {len(args)} "
+                            f"positional arguments", cg.em.loc)
+    return {"fn": args[0], "bound": dict(kwargs)}
+
+
+@builtin("(fn, **bound)", binder=_bind_partial)
+def partial(cg: Builder, fn: Any, bound: dict[str, Any] | None = None) -> Partial:
     """``fn`` (a ``@cd.func``) with the parameters named in ``bound`` fixed, for use as a callback.
 
     ``cd.partial(store_row, out=c, ld=N)`` binds the buffer ``c`` and the push
@@ -48,10 +56,7 @@ def partial(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Partial:
     arrays, push constants and specialization constants.  Called directly,
     ``cd.partial(f, x=1)(a)`` is ``f(a, x=1)``.
     """
-    if len(args) != 1:
-        raise ArgumentError(f"partial(fn, **bound) takes the function and keyword arguments only, got {len(args)} "
-                            f"positional arguments", cg.em.loc)
-    fn = args[0]
+    kwargs = bound or {}
     if isinstance(fn, Partial):
         clash = sorted(set(kwargs) & {n for n, _ in fn.bound})
         if clash:

@@ -117,8 +117,8 @@ def reduce(cg: Builder, mat: Value, mode: ReduceMode, combine: Any, into: Any = 
     return cg.em.op("coop_reduce", into, [mat, ref], mode=mode)
 
 
-@builtin("(fn, *extras)", method_of=T.CoopMatType, on_values=True)
-def map_(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
+@builtin("(fn, *extras)", method_of=T.CoopMatType, on_values=True, typed=True)
+def map_(cg: Builder, mat: Value, fn: Any, extras: tuple[Any, ...] = ()) -> Value:
     """``fn(row, col, element, *extra elements)`` for every element (OpCooperativeMatrixPerElementOpNV).
 
     ``fn`` is a ``@cd.func`` (or ``cd.partial`` of one) receiving the row and
@@ -128,17 +128,13 @@ def map_(cg: Builder, mat: Value, args: list[Any], kwargs: dict[str, Any]) -> Va
     component type).  Calls are unordered and may repeat, so stores it makes
     must not depend on their order.
     """
-    if kwargs:
-        raise ArgumentError(f"map(fn, *extras) takes no keyword arguments, got '{next(iter(kwargs))}'", cg.em.loc)
-    if not args:
-        raise ArgumentError("map(fn, *extras): missing argument 'fn'", cg.em.loc)
     t = mat.type
     assert isinstance(t, T.CoopMatType)  # a method of matrix values
-    extras = [_extra(cg, t, i, cg.as_operand(v)) for i, v in enumerate(args[1:], 1)]
+    values = [_extra(cg, t, i, cg.as_operand(v)) for i, v in enumerate(extras, 1)]
     passes: list[tuple[str, T.Type]] = [("row", T.u32), ("col", T.u32), ("element", t.elem)]
-    passes += [(f"extra {i}", t.elem if v.type == t else v.type) for i, v in enumerate(extras, 1)]
-    ref = callback_operand(cg, args[0], "the function of m.map", passes, t.elem)
-    return cg.em.op("coop_per_element", t, [mat, ref, *extras])
+    passes += [(f"extra {i}", t.elem if v.type == t else v.type) for i, v in enumerate(values, 1)]
+    ref = callback_operand(cg, fn, "the function of m.map", passes, t.elem)
+    return cg.em.op("coop_per_element", t, [mat, ref, *values])
 
 
 def _extra(cg: Builder, t: T.CoopMatType, i: int, v: Any) -> Value:

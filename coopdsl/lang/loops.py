@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from .context import Builder
 
 
-@builtin("(start, stop[, step])")
-def static_range(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> NoReturn:
+@builtin("(start, stop=None, step=None)", typed=True)
+def static_range(cg: Builder, start: Any, stop: Any = None, step: Any = None) -> NoReturn:
     """Like ``range`` with compile-time ints, but the loop is unrolled at compile time.
 
     The loop variable is a Python int in each copy of the body, so it can
@@ -25,8 +25,8 @@ def static_range(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> NoRetu
     raise UnsupportedSyntaxError("static_range(...) can only be iterated by a for loop", cg.em.loc)
 
 
-@builtin("(start, stop[, step], *, unroll=None)")
-def range_(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> NoReturn:
+@builtin("(start, stop=None, step=None, *, unroll=None)", typed=True)
+def range_(cg: Builder, start: Any, stop: Any = None, step: Any = None, unroll: Any = None) -> NoReturn:
     """A runtime loop like ``range`` with a loop-control hint for the driver's compiler.
 
     ``unroll=True`` -> OpLoopMerge Unroll, ``unroll=False`` -> DontUnroll,

@@ -133,13 +133,13 @@ MATH = {name: _make(name, row) for name, row in TABLE.items()}
 _ATAN = MATH["atan"]
 
 
-def _atan(cg: Builder, args: list[Any], kwargs: dict[str, Any]) -> Value:
-    """GLSL's atan: atan(x), and atan(y, x), which is atan2 (the one math builtin whose arity varies)."""
-    return call(cg, MATH["atan2"] if not kwargs and len(args) == 2 else _ATAN, args, kwargs)
+def _atan(cg: Builder, y: Any, x: Any = None) -> Value:
+    """GLSL's atan: atan(y_over_x), and atan(y, x), which is atan2 (the one math builtin whose arity varies)."""
+    return call(cg, _ATAN, [y], {}) if x is None else call(cg, MATH["atan2"], [y, x], {})
 
 
 _atan.__name__ = "atan"
-MATH["atan"] = make_builtin("atan", _atan, _ATAN.doc, _ATAN.signature)
+MATH["atan"] = make_builtin("atan", _atan, _ATAN.doc, "(y, x=None)", {})
 BUILTINS.update(MATH)
 
 

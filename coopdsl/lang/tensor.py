@@ -34,7 +34,7 @@ from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory
 from .callbacks import callback_operand, parameter_annotation
 from .conversions import CompileTime, Conversion
 from .coopcheck import raise_problem
-from .registry import VALUE_METHODS, Builtin, bind, builtin, make_builtin
+from .registry import VALUE_METHODS, Builtin, builtin, make_builtin
 from .structs import is_data_ptr, ptr_elem
 from .types import ClampUndefined, Enumerant
 from .values import BufferRef
@@ -166,26 +166,28 @@ def _setter(kind: str, name: str, signature: str, doc: str) -> None:
         return cg.em.op(kind, receiver.type, [receiver, *values])
 
     if kind == "tensor_layout_clamp_value":
-        def clamp(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
-            p = bind(cg, VALUE_METHODS[(s.on, name)], args, kwargs)
-            return emit(cg, receiver, [_clamp_bits(cg, p["value"], p.get("type"))])
+        def clamp(cg: Builder, receiver: Value, value: Any, type: Any = None) -> Value:
+            return emit(cg, receiver, [_clamp_bits(cg, value, type)])
 
-        VALUE_METHODS[(s.on, name)] = make_builtin(name, clamp, doc, signature)
+        VALUE_METHODS[(s.on, name)] = make_builtin(name, clamp, doc, signature, {})
         return
-    if not signature.startswith("(*"):  # named values (a view's clip): matched here, in order
-        def named(cg: Builder, receiver: Value, args: list[Any], kwargs: dict[str, Any]) -> Value:
-            t: Any = receiver.type
+    if not signature.startswith("(*"):  # named values (a view's clip): matched in order, or one tuple of them
+        names = [n.strip() for n in signature.strip("()").split(",")]
+
+        def bind_named(cg: Builder, b: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
             if kwargs:
                 raise ArgumentError(f"{name}{signature} takes no keyword arguments", cg.em.loc)
             if len(args) == 1 and isinstance(args[0], tuple):  # the values as one compile-time tuple
                 args = list(args[0])
-            want = s.count(t.dim)
-            if len(args) != want:
-                raise ArgumentError(f"{name} of {_describe(t)} takes {want} values ({s.values}), got {len(args)}",
+            if len(args) != len(names):
+                raise ArgumentError(f"{name}{signature} takes {len(names)} values ({s.values}), got {len(args)}",
                                     cg.em.loc)
-            return emit(cg, receiver, [_setter_value(cg, kind, name, i, a) for i, a in enumerate(args)])
+            return dict(zip(names, args))
 
-        VALUE_METHODS[(s.on, name)] = make_builtin(name, named, doc, signature)
+        def named(cg: Builder, receiver: Value, **values: Any) -> Value:
+            return emit(cg, receiver, [_setter_value(cg, kind, name, i, values[n]) for i, n in enumerate(names)])
+
+        VALUE_METHODS[(s.on, name)] = make_builtin(name, named, doc, signature, {}, bind_named)
         return
     var = signature.strip("()*")
 

@@ -50,6 +50,12 @@ def test_typed_builtins_take_the_parameters_their_signature_declares():
         sig.bind(*args, **{p.name: None for p in b.params if p.required})
 
 
+def test_every_builtin_is_typed():
+    """Every builtin, method of a type object and method of a value binds its arguments through the registry
+    (the last seven -- atan, partial, range, static_range, map, clamp_value, clip -- moved on 2026-11-27)."""
+    assert [spelling for spelling, b in _all_builtins() if b.conversions is None] == []
+
+
 def test_the_families_migrated_so_far_are_typed():
     for name in ("exp", "max", "clamp", "dot", "select", "isnan", "any", "subgroup_add", "subgroup_shuffle",
                  "subgroup_all", "shared", "local_array", "control_barrier", "barrier", "atomic_add",
@@ -415,3 +421,28 @@ def test_no_argument_reaches_the_internals(probe, arg, tmp_path):
         pytest.fail(f"{probe}({arg}) reached the internals: {e}")
     except CompileError as e:
         assert e.loc.line == len(src.rstrip().splitlines()), str(e)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_atan_three(o: cd.Buffer[f32]):
+    o[0] = cd.atan(1.0, 2.0, 3.0)  # E:atan3
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_atan_forms(o: cd.Buffer[f32]):
+    o[0] = cd.atan(o[1])
+    o[2] = cd.atan(o[3], o[4])
+    o[5] = cd.atan(o[6], x=o[7])
+
+
+def test_atan_takes_one_or_two_values():
+    """GLSL's atan(y_over_x) and atan(y, x) (atan2); a third argument is refused by the registry at the call."""
+    import numpy as np
+
+    text = k_atan_forms.disassemble()
+    assert text.count(" Atan %") == 1 and text.count(" Atan2 %") == 2
+    o = np.array([0, 1.0, 0, 1.0, -1.0, 0, -1.0, -1.0], np.float32)
+    k_atan_forms.launch((1, 1, 1), o, device="cpu")
+    assert np.allclose(o[[0, 2, 5]], [np.arctan(1.0), np.arctan2(1.0, -1.0), np.arctan2(-1.0, -1.0)])
+    expect_error(k_atan_three, ArgumentError, "atan(y, x=None) takes at most 2 positional arguments, got 3",
+                 "# E:atan3", 12)
