@@ -33,6 +33,7 @@ def reset() -> None:
     """Forget what was read: the next call reads ``autotune.default_cache_path()`` again (for tests)."""
     op_tune.reset_cache()
     _choices.reset()
+    _decode.reset()
 
 
 def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, masked: bool, acc: str,
@@ -55,3 +56,34 @@ def tune(prob: str, device: Any, time_call: Callable[[Tiles | None], float],
     exception: the device cannot run them), store the fastest for ``prob`` on ``device`` and return it."""
     best = _choices.tune(prob, device, time_call, candidates)
     return (int(best[0]), int(best[1]), int(best[2])) if best else None
+
+
+# -- the decode kernel's chunks (coopdsl/ops/attention_decode.py) ------------------------------------------------
+DECODE_PREFIX = "ops.attention:decode"
+CHUNK_FACTORS = (0.25, 0.5, 2.0, 4.0)   # the candidates: the default chunk count times these
+
+_decode = op_tune.Choices(DECODE_PREFIX, field="chunks", default_name="default")
+
+
+def decode_lookup(prob: str, device: Any) -> tuple[bool, int | None]:
+    """(whether the cache holds the decode kernel's chunk count for ``prob`` on ``device``, the count: None for
+    :func:`coopdsl.ops.attention_decode.default_chunks`)."""
+    stored, choice = _decode.lookup(prob, device)
+    return stored, int(choice[0]) if choice else None
+
+
+def decode_candidates(default: int) -> list[tuple[int]]:
+    """The chunk counts a tuned decode call times besides ``default`` (:data:`CHUNK_FACTORS` of it, at least 1)."""
+    out: list[tuple[int]] = []
+    for f in CHUNK_FACTORS:
+        n = max(1, round(default * f))
+        if n != default and (n,) not in out:
+            out.append((n,))
+    return out
+
+
+def decode_tune(prob: str, device: Any, time_call: Callable[[tuple[int] | None], float], default: int) -> int | None:
+    """Time the default chunk count (None) and :func:`decode_candidates`, store the fastest for ``prob`` on
+    ``device`` and return it (None: the default)."""
+    best = _decode.tune(prob, device, time_call, decode_candidates(default))
+    return int(best[0]) if best else None

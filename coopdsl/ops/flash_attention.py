@@ -223,13 +223,13 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
       ("decode" takes at most 16 query rows per K/V head).
-    * ``tune=True`` (GPU, ggml's kernel): the first call of a problem times ggml's tiles and a few others
-      and keeps the fastest in the autotune cache; later calls (with or without ``tune``) use the cached
-      choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
+    * ``tune=True`` (GPU): the first call of a problem times ggml's tiles and a few others (the decode kernel:
+      its chunk count and a few others) and keeps the fastest in the autotune cache; later calls (with or
+      without ``tune``) use the cached choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
     Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernel of
     :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (f32
-    arithmetic throughout: ``acc`` and ``tune`` do not apply). Otherwise, on a device with
+    arithmetic throughout: ``acc`` does not apply; ``tune`` times its chunk counts). Otherwise, on a device with
     VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
     over the keys when there are few query rows); elsewhere the simple KHR kernel of this module (``acc``
     does not apply there).
@@ -306,8 +306,22 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
         if rows > attention_decode.MAX_ROWS:
             raise _fail(f"impl='decode' takes at most {attention_decode.MAX_ROWS} query rows per K/V head "
                         f"((Hq / Hkv) * Sq), got {rows}")
+        chunks = None
+        if not isinstance(dev, str):
+            prob = attention_tune.problem(dims, causal=bool(causal), window=win, masked=mask is not None, acc="f32",
+                                          f16_out=odt == np.float16)
+            stored, chunks = attention_tune.decode_lookup(prob, dev)
+            if tune and not stored:
+                def time_decode(c: Any) -> float:
+                    launches = attention_decode.plan(q, k, v, dims, causal=bool(causal), mask=mask, window=win,
+                                                     scale=scale, softcap=softcap, out_dtype=odt, out=out, dev=dev,
+                                                     chunks=c[0] if c else None)
+                    return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
+                               for kern, grid, args, kwargs in launches)
+                default = attention_decode.default_chunks(dims[3], dims[4], nv2.shader_cores(dev))
+                chunks = attention_tune.decode_tune(prob, dev, time_decode, default)
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
-                                    softcap=softcap, out_dtype=odt, out=out, dev=dev)
+                                    softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks)
     if impl == "nv2":
         tiles = None
         if not isinstance(dev, str):

@@ -91,3 +91,53 @@ def test_nothing_is_tuned_on_the_interpreter(monkeypatch, tmp_path):
     assert np.abs(out - ref).max() < 2e-2
     assert not (tmp_path / "autotune.json").exists()
     AT.reset()
+
+
+class _DecodeKernel:
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def bench(self, grid, *args, warmup=0, repeat=0, **kwargs):
+        return types.SimpleNamespace(median_ms={None: 2.0, 32: 1.0}.get(self.chunks, 3.0))
+
+
+@pytest.fixture
+def fake_decode_gpu(monkeypatch, tmp_path):
+    """ops.attention's decode path on a pretend GPU with 66 SMs: plans are recorded, 'timed' by their chunks."""
+    from coopdsl.ops import attention_decode as AD
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    AT.reset()
+    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    runs = []
+    monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
+    monkeypatch.setattr(FA, "default_impl", lambda dims, d: "decode")
+    monkeypatch.setattr(nv2, "shader_cores", lambda d: 66)
+    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, **kw: [(_DecodeKernel(chunks), (1, 1, 1), (), {})])
+    monkeypatch.setattr(AD, "run", lambda *a, chunks=None, out=None, **kw: runs.append(chunks) or out)
+    yield runs, tmp_path / "autotune.json"
+    AT.reset()
+
+
+def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
+    """One token, 32 query heads on 8 K/V heads, 16384 keys, 66 cores: the default is 2 workgroups a core,
+    round(2 * 66 / 8) = 16 chunks a head; the candidates are a quarter to 4 times it; the fastest (32) is kept
+    in the autotune cache and read back by a later call without tune."""
+    from coopdsl.ops import attention_decode as AD
+
+    runs, path = fake_decode_gpu
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
+    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
+    default = AD.default_chunks(8, 16384, 66)
+    assert default == 16 and AT.decode_candidates(default) == [(4,), (8,), (32,), (64,)]
+    ops.attention(q, k, k)                          # nothing stored, no tune: the default
+    assert runs == [None]
+    ops.attention(q, k, k, tune=True)
+    entry = next(iter(json.loads(path.read_text())["entries"].values()))
+    assert entry["chunks"] == [32] and entry["times_ms"] == {"default": 2.0, "4": 3.0, "8": 3.0, "32": 1.0,
+                                                              "64": 3.0}
+    assert runs == [None, 32]
+    AT.reset()
+    ops.attention(q, k, k)                          # read back, as a new process would
+    assert runs == [None, 32, 32]
