@@ -243,46 +243,6 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     q1 = cd.bitcast(u32(w[base + 3 + 4 * p]) | (u32(w[base + 4 + 4 * p]) << 16), i32)
                     for j in cd.static_range(nx):
                         acc[r][j] += d * xw[j][2] * f32(cd.dot4x8(xw[j][0], q0) + cd.dot4x8(xw[j][1], q1))
-            elif inline:
-                # eighth p of a q4_K block (below) against x rounded here to 8 bits, one scale for each 16 values
-                c = p >> 1
-                sh = 16 * (c & 1)
-                xw = []
-                for j in cd.static_range(nx):
-                    xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
-                    xl = [x4(x, xo + i) for i in cd.static_range(4)]
-                    xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
-                    al = max(amax8(xl[0], xl[1]), amax8(xl[2], xl[3]))
-                    ah = max(amax8(xh[0], xh[1]), amax8(xh[2], xh[3]))
-                    il = 127.0 / max(al, 1e-30)
-                    ih = 127.0 / max(ah, 1e-30)
-                    sl = xl[0] + xl[1] + xl[2] + xl[3]
-                    sh4 = xh[0] + xh[1] + xh[2] + xh[3]
-                    xw = xw + [[[pack8(xl[i], il) for i in cd.static_range(4)],
-                                [pack8(xh[i], ih) for i in cd.static_range(4)],
-                                al * (1.0 / 127.0), ah * (1.0 / 127.0),
-                                sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
-                for r in cd.static_range(rows):
-                    base = (row[r] * (K // 256) + b) * 9
-                    v = w[base]
-                    qv = w[base + 1 + p]
-                    dm = cd.bitcast(v.x, vec2[f16])
-                    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
-                    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
-                    scw = (v.y if c < 2 else sc_hi) >> sh
-                    mbw = (v.z if c < 2 else mb_hi) >> sh
-                    d0 = f32(dm.x) * f32(scw & 63)
-                    d1 = f32(dm.x) * f32((scw >> 8) & 63)
-                    m0 = f32(dm.y) * f32(mbw & 63)
-                    m1 = f32(dm.y) * f32((mbw >> 8) & 63)
-                    for j in cd.static_range(nx):
-                        t = xw[j]
-                        dl = cd.dot4x8(t[0][0], qv.x & 0x0F0F0F0F) + cd.dot4x8(t[0][1], qv.y & 0x0F0F0F0F) + \
-                            cd.dot4x8(t[0][2], qv.z & 0x0F0F0F0F) + cd.dot4x8(t[0][3], qv.w & 0x0F0F0F0F)
-                        dh = cd.dot4x8(t[1][0], (qv.x >> 4) & 0x0F0F0F0F) + \
-                            cd.dot4x8(t[1][1], (qv.y >> 4) & 0x0F0F0F0F) + \
-                            cd.dot4x8(t[1][2], (qv.z >> 4) & 0x0F0F0F0F) + cd.dot4x8(t[1][3], (qv.w >> 4) & 0x0F0F0F0F)
-                        acc[r][j] += d0 * t[2] * f32(dl) - m0 * t[4] + d1 * t[3] * f32(dh) - m1 * t[5]
             elif q8:
                 # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
                 # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
@@ -340,9 +300,26 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                         acc[r][j] += cd.dot(wr[r][0], xa) + cd.dot(wr[r][1], xb)
             else:
                 # eighth p of a q4_K block (9 uvec4: the head, then 8 of levels): qs bytes 16p .. 16p + 15 hold
-                # elements t of sub-block 2c (low nibbles) and of 2c + 1 (high), t = 16 h .. 16 h + 15, p = 2c + h
+                # elements t of sub-block 2c (low nibbles) and of 2c + 1 (high), t = 16 h .. 16 h + 15, p = 2c + h;
+                # with ``inline``, against x rounded here to 8 bits, one scale for each 16 values
                 c = p >> 1
                 sh = 16 * (c & 1)                     # sub-blocks 2c, 2c + 1: scale bytes 2c & 3, 2c & 3 + 1
+                xw = []
+                if inline:
+                    for j in cd.static_range(nx):
+                        xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
+                        xl = [x4(x, xo + i) for i in cd.static_range(4)]
+                        xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
+                        al = max(amax8(xl[0], xl[1]), amax8(xl[2], xl[3]))
+                        ah = max(amax8(xh[0], xh[1]), amax8(xh[2], xh[3]))
+                        il = 127.0 / max(al, 1e-30)
+                        ih = 127.0 / max(ah, 1e-30)
+                        sl = xl[0] + xl[1] + xl[2] + xl[3]
+                        sh4 = xh[0] + xh[1] + xh[2] + xh[3]
+                        xw = xw + [[[pack8(xl[i], il) for i in cd.static_range(4)],
+                                    [pack8(xh[i], ih) for i in cd.static_range(4)],
+                                    al * (1.0 / 127.0), ah * (1.0 / 127.0),
+                                    sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
                 wr = []
                 for r in cd.static_range(rows):
                     base = (row[r] * (K // 256) + b) * 9
@@ -357,30 +334,42 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     d1 = f32(dm.x) * f32((scw >> 8) & 63)
                     m0 = f32(dm.y) * f32(mbw & 63)
                     m1 = f32(dm.y) * f32((mbw >> 8) & 63)
-                    lo = []
-                    hi = []
-                    for i in cd.static_range(4):
-                        q = qv[i]
-                        lo = lo + [vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
-                                             f32((q >> 24) & 15))]
-                        hi = hi + [vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15), f32((q >> 20) & 15),
-                                             f32(q >> 28))]
-                    wr = wr + [[d0, d1, m0, m1, lo, hi]]
-                for j in cd.static_range(nx):
-                    xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
-                    xl = [x4(x, xo + i) for i in cd.static_range(4)]
-                    xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
-                    sl = xl[0] + xl[1] + xl[2] + xl[3]
-                    sh4 = xh[0] + xh[1] + xh[2] + xh[3]
-                    xsl = sl.x + sl.y + sl.z + sl.w
-                    xsh = sh4.x + sh4.y + sh4.z + sh4.w
-                    for r in cd.static_range(rows):
-                        q = wr[r]
-                        dl = cd.dot(q[4][0], xl[0]) + cd.dot(q[4][1], xl[1]) + cd.dot(q[4][2], xl[2]) + \
-                            cd.dot(q[4][3], xl[3])
-                        dh = cd.dot(q[5][0], xh[0]) + cd.dot(q[5][1], xh[1]) + cd.dot(q[5][2], xh[2]) + \
-                            cd.dot(q[5][3], xh[3])
-                        acc[r][j] += q[0] * dl - q[2] * xsl + q[1] * dh - q[3] * xsh
+                    if inline:
+                        for j in cd.static_range(nx):
+                            t = xw[j]
+                            dl = cd.dot4x8(t[0][0], qv.x & 0x0F0F0F0F) + cd.dot4x8(t[0][1], qv.y & 0x0F0F0F0F) + \
+                                cd.dot4x8(t[0][2], qv.z & 0x0F0F0F0F) + cd.dot4x8(t[0][3], qv.w & 0x0F0F0F0F)
+                            dh = cd.dot4x8(t[1][0], (qv.x >> 4) & 0x0F0F0F0F) + \
+                                cd.dot4x8(t[1][1], (qv.y >> 4) & 0x0F0F0F0F) + \
+                                cd.dot4x8(t[1][2], (qv.z >> 4) & 0x0F0F0F0F) + \
+                                cd.dot4x8(t[1][3], (qv.w >> 4) & 0x0F0F0F0F)
+                            acc[r][j] += d0 * t[2] * f32(dl) - m0 * t[4] + d1 * t[3] * f32(dh) - m1 * t[5]
+                    else:
+                        lo = []
+                        hi = []
+                        for i in cd.static_range(4):
+                            q = qv[i]
+                            lo = lo + [vec4[f32](f32(q & 15), f32((q >> 8) & 15), f32((q >> 16) & 15),
+                                                 f32((q >> 24) & 15))]
+                            hi = hi + [vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15), f32((q >> 20) & 15),
+                                                 f32(q >> 28))]
+                        wr = wr + [[d0, d1, m0, m1, lo, hi]]
+                if not inline:
+                    for j in cd.static_range(nx):
+                        xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
+                        xl = [x4(x, xo + i) for i in cd.static_range(4)]
+                        xh = [x4(x, xo + 8 + i) for i in cd.static_range(4)]
+                        sl = xl[0] + xl[1] + xl[2] + xl[3]
+                        sh4 = xh[0] + xh[1] + xh[2] + xh[3]
+                        xsl = sl.x + sl.y + sl.z + sl.w
+                        xsh = sh4.x + sh4.y + sh4.z + sh4.w
+                        for r in cd.static_range(rows):
+                            q = wr[r]
+                            dl = cd.dot(q[4][0], xl[0]) + cd.dot(q[4][1], xl[1]) + cd.dot(q[4][2], xl[2]) + \
+                                cd.dot(q[4][3], xl[3])
+                            dh = cd.dot(q[5][0], xh[0]) + cd.dot(q[5][1], xh[1]) + cd.dot(q[5][2], xh[2]) + \
+                                cd.dot(q[5][3], xh[3])
+                            acc[r][j] += q[0] * dl - q[2] * xsl + q[1] * dh - q[3] * xsh
         if split == 1:
             for r in cd.static_range(rows):
                 for j in cd.static_range(nx):
