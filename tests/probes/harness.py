@@ -123,8 +123,8 @@ def classify(probe: Probe, timeout: float = 10.0) -> Outcome:
             pass
 
 
-def _one_line(e: BaseException) -> str:
-    return str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+def _one_line(e: BaseException, width: int = 200) -> str:
+    return str(e).strip().splitlines()[0][:width] if str(e).strip() else type(e).__name__
 
 
 def run(probes: Iterable[Probe], timeout: float = 10.0) -> dict[str, list[tuple[Probe, Outcome]]]:

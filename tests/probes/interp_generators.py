@@ -55,7 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from .harness import ALSO, MARK, dedent
+from .harness import ALSO, MARK, Outcome, _alarm, _Timeout, dedent
+from .harness import _one_line as harness_one_line
 
 GOOD = ("ok", "located", "refused")
 FAILURES = ("wrong", "missed", "rejected", "unnamed", "misplaced", "internal", "foreign", "warning", "hang")
@@ -86,18 +87,6 @@ class RunProbe:
     kernel: str = "k"
 
 
-@dataclass(frozen=True)
-class Outcome:
-    kind: str
-    detail: str = ""
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _Timeout()
 
 
 _DIR = tempfile.mkdtemp(prefix="coopdsl_interp_probes_")
@@ -221,7 +210,7 @@ def _expected(probe: RunProbe, kind: str, message: str) -> Outcome:
 
 
 def _one_line(e: BaseException) -> str:
-    return str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+    return harness_one_line(e, 300)
 
 
 def run(probes: Iterator[RunProbe] | list[RunProbe], timeout: float = 10.0
