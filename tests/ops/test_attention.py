@@ -389,3 +389,32 @@ def test_a_mask_of_odd_key_counts_warns_the_caller_of_nothing():
         warnings.simplefilter("error")
         out = ops.attention(q, k, v, mask=mask, impl="nv2", device="cpu")
     assert np.abs(out - flash_attention.reference(q, k, v, mask=mask)).max() < 1e-2
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_shapes_and_options_match_numpy(seed):
+    """Shapes no other test names, as ops.attention picks its kernel for them (the decode kernel for at most 16
+    query rows per K/V head, ggml's otherwise): grouped heads, Sq 1-40, Skv 1-400, D 16-256, causal, window,
+    soft-cap, a shared or per-head mask, f16 or f32 q and output."""
+    rng = np.random.default_rng(500 + seed)
+    hkv = int(rng.choice([1, 2, 3]))
+    hq = hkv * int(rng.choice([1, 2, 4, 5]))
+    sq = int(rng.integers(1, 17 // (hq // hkv) + 1)) if rng.random() < 0.7 else int(rng.integers(1, 40))
+    skv, d = int(rng.integers(1, 400)), int(rng.choice([16, 32, 48, 64, 80, 96, 128, 256]))
+    causal = bool(rng.random() < 0.5)
+    window = int(rng.integers(1, 300)) if rng.random() < 0.3 else None
+    softcap = float(rng.choice([0.0, 0.0, 5.0]))
+    mask = None
+    if rng.random() < 0.3:
+        shape = (sq, skv) if rng.random() < 0.5 else (hq, sq, skv)
+        mask = rng.uniform(-2, 2, shape).astype(np.float32)
+        mask[rng.random(shape) < 0.2] = -np.inf
+    q = rng.standard_normal((hq, sq, d)).astype(np.float16 if rng.random() < 0.6 else np.float32)
+    k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
+    odt = np.float16 if rng.random() < 0.3 else np.float32
+    out = ops.attention(q, k, v, causal=causal, window=window, mask=mask, softcap=softcap, out_dtype=odt,
+                        device="cpu")
+    want = flash_attention.reference(q, k, v, causal, mask=mask, window=window, softcap=softcap)
+    assert out.dtype == odt and np.isfinite(out).all()
+    assert np.abs(out.astype(np.float64) - want).max() <= 1e-2 * max(1.0, np.abs(want).max())

@@ -13,6 +13,7 @@ from coopdsl.ops import attention_decode as AD
 from coopdsl.ops import attention_nv2 as nv2
 from coopdsl.ops import flash_attention as FA
 from tests.conftest import compile_checked
+from tests.ops.test_attention import _close, _mask  # (one model tolerance for both attention paths)
 
 needs_interp = pytest.mark.skipif(importlib.util.find_spec("coopdsl.interp") is None,
                                   reason="the CPU interpreter (coopdsl.interp) is not installed")
@@ -24,22 +25,6 @@ def _inputs(hq, hkv, sq, skv, d, seed=0, q_dtype=np.float16):
     k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
     v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
     return q, k, v
-
-
-def _mask(shape, seed=1):
-    rng = np.random.default_rng(seed)
-    m = rng.uniform(-3.0, 3.0, shape)
-    m[rng.random(shape) < 0.25] = -np.inf
-    return m
-
-
-def _close(got, want, tol=4e-3):
-    """The tolerance of tests/ops/test_attention.py."""
-    assert got.shape == want.shape
-    got = np.asarray(got, np.float64)
-    assert np.isfinite(got).all()
-    err = np.abs(got - want).max()
-    assert err <= tol * max(1.0, np.abs(want).max()), f"max error {err}"
 
 
 def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=True, loads=None, q_dtype=np.float16, out_dtype=np.float32,
