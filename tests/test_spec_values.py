@@ -104,12 +104,12 @@ def _marked(marker: str) -> int:
     return next(i for i, line in enumerate(SIZES.splitlines(), 1) if marker in line)
 
 
-@pytest.mark.parametrize("spec,marker,message", [
-    ({"R": 0}, "# MATRIX", "rows must be from 1 to 4294967295, got R = 0 (its specialization constants' values)"),
-    ({"S": 0}, "# SHARED", "shared: the length must be from 1 to 4294967295, got (S * 2) = 0"),
-    ({"A": 3}, "# ARRAY", "an array length must be from 1 to"),
+@pytest.mark.parametrize("spec,marker,col,message", [
+    ({"R": 0}, "# MATRIX", 9, "rows must be from 1 to 4294967295, got R = 0 (its specialization constants' values)"),
+    ({"S": 0}, "# SHARED", 10, "shared: the length must be from 1 to 4294967295, got (S * 2) = 0"),
+    ({"A": 3}, "# ARRAY", 11, "an array length must be from 1 to"),
 ])
-def test_sizes_from_spec_values_are_checked_at_every_value(sizes, spec, marker, message):
+def test_sizes_from_spec_values_are_checked_at_every_value(sizes, spec, marker, col, message):
     """A matrix dimension, a shared or local array length sized by specialization constants must be at least 1
     at the defaults, at compile(spec=...) values and at launch values alike (0 compiled and reached the driver)."""
     from coopdsl.errors import CompileError
@@ -117,10 +117,10 @@ def test_sizes_from_spec_values_are_checked_at_every_value(sizes, spec, marker, 
     assert "OpTypeCooperativeMatrixKHR" in sizes.disassemble()
     with pytest.raises(CompileError) as e:
         sizes.compile(spec=spec)
-    assert message in str(e.value) and e.value.loc.line == _marked(marker), str(e.value)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (_marked(marker), col), str(e.value)
     with pytest.raises(CompileError) as e:
         sizes.launch((1, 1, 1), np.zeros(256, np.float16), np.zeros(1, np.float32), device="cpu", **spec)
-    assert message in str(e.value) and e.value.loc.line == _marked(marker)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (_marked(marker), col)
 
 
 def test_at_the_defaults_alone_spec_sizes_are_not_checked_as_glslang_checks_none(tmp_path):
