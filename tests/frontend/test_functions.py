@@ -256,3 +256,22 @@ def test_each_member_of_a_returned_tuple_is_as_uniform_as_its_value():
 
     expect_error(k_member_uniformity, UniformityError, "depends on the argument 'd' of uniform_and_not()",
                  "# E:divergent", 5)
+
+
+def test_the_docs_tuple_example_runs_against_numpy(tmp_path):
+    """docs/lang/functions.md's sort_pairs, run as written on the interpreter."""
+    import re
+    from pathlib import Path
+
+    import numpy as np
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "lang" / "functions.md").read_text()
+    code = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "sort_pairs" in b)
+    path = tmp_path / "sort_pairs.py"
+    path.write_text(code)
+    ns: dict = {"__name__": "sort_pairs", "__file__": str(path)}
+    exec(compile(code, str(path), "exec"), ns)
+    x = np.random.default_rng(0).standard_normal(128).astype(np.float32)
+    lo, hi = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    ns["sort_pairs"].launch((1, 1, 1), x, lo, hi, device="cpu")
+    assert np.array_equal(lo, np.minimum(x[0::2], x[1::2])) and np.array_equal(hi, np.maximum(x[0::2], x[1::2]))
