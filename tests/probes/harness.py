@@ -108,11 +108,7 @@ def classify(probe: Probe, timeout: float = 10.0) -> Outcome:
     except RecursionError as e:
         return Outcome("foreign", f"RecursionError: {_one_line(e)}")
     except Exception as e:  # noqa: BLE001 - classifying is the point
-        import traceback
-        tb = traceback.extract_tb(e.__traceback__)
-        where = next((f"{f.filename.split('coopdsl/')[-1]}:{f.lineno}" for f in reversed(tb)
-                      if "/coopdsl/" in f.filename), "?")
-        return Outcome("foreign", f"{type(e).__name__} at {where}: {_one_line(e)}")
+        return foreign(e)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -121,6 +117,18 @@ def classify(probe: Probe, timeout: float = 10.0) -> Outcome:
             os.unlink(path)
         except OSError:
             pass
+
+
+def foreign(e: BaseException, qualified: bool = False, width: int = 200) -> Outcome:
+    """A foreign exception's outcome: its class (with its module when ``qualified``), the innermost coopdsl line
+    it passed through, and its message's first line."""
+    import traceback
+
+    tb = traceback.extract_tb(e.__traceback__)
+    where = next((f"{f.filename.split('coopdsl/')[-1]}:{f.lineno}" for f in reversed(tb)
+                  if "/coopdsl/" in f.filename), "?")
+    name = f"{type(e).__module__}.{type(e).__name__}" if qualified else type(e).__name__
+    return Outcome("foreign", f"{name} at {where}: {_one_line(e, width)}")
 
 
 def _one_line(e: BaseException, width: int = 200) -> str:

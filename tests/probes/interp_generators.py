@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from .harness import ALSO, MARK, Outcome, _alarm, _Timeout, dedent
+from .harness import ALSO, MARK, Outcome, _alarm, _Timeout, dedent, foreign
 from .harness import _one_line as harness_one_line
 
 GOOD = ("ok", "located", "refused")
@@ -184,12 +184,7 @@ def classify(probe: RunProbe, timeout: float = 10.0) -> Outcome:
     except RecursionError as e:
         return Outcome("foreign", f"RecursionError: {_one_line(e)}")
     except Exception as e:  # noqa: BLE001 - classifying is the point
-        import traceback
-
-        tb = traceback.extract_tb(e.__traceback__)
-        where = next((f"{f.filename.split('coopdsl/')[-1]}:{f.lineno}" for f in reversed(tb)
-                      if "/coopdsl/" in f.filename), "?")
-        return Outcome("foreign", f"{type(e).__module__}.{type(e).__name__} at {where}: {_one_line(e)}")
+        return foreign(e, qualified=True, width=300)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
