@@ -184,6 +184,8 @@ class Machine:
             return tuple(self.merge(m, mask, a, b) for (_, m), a, b in zip(t.members, new, old))
         if isinstance(t, T.ArrayType):
             return [self.merge(t.elem, mask, a, b) for a, b in zip(new, old)]
+        if isinstance(t, T.VectorType):   # a value the same in every slot (a constant vector) has no slot axis
+            new, old = (np.broadcast_to(v, mask.shape + np.shape(v)) if np.ndim(v) == 1 else v for v in (new, old))
         return where(mask, new, old)
 
     # -- checks -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import numpy as np
 
 import coopdsl as cd
-from coopdsl import f32, i32, u32
+from coopdsl import f32, i32, u32, vec2
 
 
 @cd.func
@@ -143,3 +143,25 @@ def test_builtin_ids_over_a_3d_grid():
     np.testing.assert_array_equal(rows[:, 1], (lx + ly * 10 + lz * 100).reshape(-1))
     np.testing.assert_array_equal(rows[:, 2], (x // 8 + y // 4 * 10 + z // 2 * 100).reshape(-1))
     np.testing.assert_array_equal(rows[:, 3], local // 16 * 1000 + local % 16 + 4 * 100000)
+
+
+@cd.func
+def _pair(b):
+    return vec2[f32](b)
+
+
+def test_a_constant_vector_from_a_function_called_again_on_a_branch():
+    """A function's constant vector (the same in every slot) defined again where only some invocations run: the
+    others keep the first call's value (it raised numpy's broadcast error)."""
+
+    @cd.kernel(workgroup_size=(64, 1, 1))
+    def k(y: cd.Buffer[f32]):
+        i = cd.global_invocation_id.x
+        v = _pair(f32(3.0))
+        if i < 40:
+            v = _pair(f32(5.0))
+        y[i] = v.x + v.y
+
+    y = np.zeros(64, np.float32)
+    k.launch((1, 1, 1), y, device="cpu")
+    assert (y[:40] == 10.0).all() and (y[40:] == 6.0).all()
