@@ -29,6 +29,7 @@ import coopdsl as cd
 from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 from .. import autotune
+from . import gemv_mma as GM
 from . import hot, op_tune
 
 WG = 128            # four subgroups of 32
@@ -114,10 +115,26 @@ OTHER: dict[tuple[str, bool], Way] = {
 }
 
 
-def choice(fmt: str, nx: int, q8: bool | None = None) -> Way:
+# from how many rows of x the default is the cooperative-matrix product of :mod:`coopdsl.ops.gemv_mma` ("mma": x
+# rounded to f16, W's tiles of 16 rows), with how many steps a subgroup loads at once and how many subgroups a
+# workgroup, by weight format; its way is ("mma", depth, split).  Timed on an H100 at 4, 8 and 16 rows of x
+# (``benchmarks/ops_llm.py --tune --rows 4,8,16``, 4096 x 14336 weights; ``benchmarks/results/
+# ops_llm-mma-h100-2026-11-27.md``): f16 and q4_K are faster at 8 rows (f16 70 against 79 us, q4_K 43 against
+# 55) and slower at 4, q4_0 and q8_0 only at 16 (q4_0 59 against 88, q8_0 86 against 90); the first row count
+# here is the midpoint of the counts timed on either side.
+MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 2, 4), "q4_0": (12, 4, 4), "q8_0": (12, 4, 4), "q4_K": (6, 4, 4)}
+
+
+def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
+           dev: Any = None) -> Way:
     """(how x is read, rows of W a group owns, subgroups a group) for weights in ``fmt`` and ``nx`` rows of x:
     :data:`CHOICE`'s, or with ``q8`` (True: x rounded to 8 bits; False: x as given) the other way's of
-    :data:`OTHER` where the default is not of that kind."""
+    :data:`OTHER` where the default is not of that kind.  Given the weights' M and K (and the GPU ``dev``, None
+    for the interpreter), the default (``q8`` None) is ``("mma", 16, split)`` from :data:`MMA`'s rows of x on,
+    where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices."""
+    if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
+            GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
+        return ("mma", MMA[fmt][1], MMA[fmt][2])
     way = CHOICE[fmt, nx == 1]
     if q8 is None or (way[0] != "f32") == q8:
         return way
@@ -464,7 +481,7 @@ def word_view(w: Any, fmt: str) -> Any:
 
 
 _LAUNCHES: dict[tuple[str, int, bool, int, Way], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
-_SCRATCH: dict[tuple[int, int], Any] = {}   # (id(device), words) -> a resident array for quantized activations
+_SCRATCH: dict[tuple[int, int, str], Any] = {}   # (id(device), values, dtype) -> a resident work array
 
 
 def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
@@ -482,7 +499,10 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     for q4_0, q4_K and several rows of q8_0: inside the product's kernel (one scale per 8 values for q4_0 and
     q8_0, per 16 for q4_K), or for several rows of q4_0 by a first kernel (:func:`quantize_kernel`, one scale
     per block of 32 values, ggml's q8_1).  The rounding adds an error of about 1e-3 relative to the result
-    (normalized squared error ~2e-5; ggml's tests allow 5e-4).  ``q8=False`` keeps x as it is (exact up to
+    (normalized squared error ~2e-5; ggml's tests allow 5e-4).  From :data:`MMA`'s rows of x on (W of 16 rows or
+    more, K a multiple of 64, a device with 16 x 8 x 16 f16 cooperative matrices), the default is
+    :mod:`coopdsl.ops.gemv_mma`'s product on cooperative matrices instead, x rounded to f16 (about 2e-4 relative).
+    ``q8=False`` keeps x as it is (exact up to
     f32 sums); ``q8=True`` on f16/bf16 weights is an error.
 
     ``tune=True`` (GPU): the first call of a problem (format, rows of x, x's type, ``q8``, M, K) times
@@ -509,11 +529,11 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
         raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
-    way = choice(fmt, n, q8)
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
     dev = _gpu(device, (w, x, y))
+    way = choice(fmt, n, q8, m, k, dev)
     if dev is not None:
         prob = f"fmt={fmt},nx={n},x={'f16' if x_f16 else 'f32'},q8={q8},m={m},k={k}"
         stored, picked = _TUNED.lookup(prob, dev)
@@ -527,7 +547,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
                 clock_up[0] = CLOCK_UP_MS
                 return ms
 
-            picked = _TUNED.tune(prob, dev, time_call, candidates(fmt, n, q8))
+            picked = _TUNED.tune(prob, dev, time_call, candidates(fmt, n, q8, m, k, dev))
         if picked:
             way = (str(picked[0]), int(picked[1]), int(picked[2]))
     return _launches(w, x, y, fmt, n, m, k, x_f16, way, device), y
@@ -537,14 +557,21 @@ _TUNED = op_tune.Choices("ops.gemv", field="way")
 LAYOUTS = ((2, 2), (4, 4), (2, 4), (4, 2), (1, 4), (8, 2), (8, 4))   # what gemv(..., tune=True) times
 
 
-def candidates(fmt: str, nx: int, q8: bool | None = None) -> list[tuple[str, int, int]]:
+def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
+               dev: Any = None) -> list[tuple[str, int, int]]:
     """What ``gemv(..., tune=True)`` times besides :func:`choice`'s: each way x may be read in (as given unless
-    ``q8`` is True; 8 bits by each kernel that takes it unless ``q8`` is False) with each of :data:`LAYOUTS`."""
+    ``q8`` is True; 8 bits by each kernel that takes it unless ``q8`` is False) with each of :data:`LAYOUTS`, and
+    (``q8`` None, 2 rows of x or more, M and K that :mod:`coopdsl.ops.gemv_mma` takes) its products on
+    cooperative matrices with each of its ``SPLITS``."""
     ways: list[str] = [] if q8 is False else [w for w in ("pre", "inline") if (w == "pre" and fmt in Q8_FORMATS)
                           or (w == "inline" and fmt in INLINE_FORMATS)]
     if q8 is not True:
         ways = ["f32", *ways]
-    return [(how, rows, split) for how in ways for rows, split in LAYOUTS]
+    found = [(how, rows, split) for how in ways for rows, split in LAYOUTS]
+    if q8 is None and nx >= 2 and m is not None and k is not None and GM.takes(fmt, m, k) and \
+            GM.device_takes(dev, GM.cols(nx)):
+        found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
+    return found
 
 
 STREAM_CALLS = 200   # calls a tuning candidate is timed over, back to back in one command buffer
@@ -603,6 +630,8 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
               device: Any) -> list[hot.Launch]:
     """The launches of one way and layout: the 8-bit rounding of x first for "pre", then the product."""
     how, rows, split = way
+    if how == "mma":
+        return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
     launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
         launch = _LAUNCHES[fmt, n, x_f16, m, way] = (
@@ -611,18 +640,38 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     launches: list[hot.Launch] = []
     if how == "pre":
         blocks = n * k // 32
-        xq: Any
-        if isinstance(x, np.ndarray):
-            xq = np.empty(blocks * Q8_WORDS, np.int32)
-        else:
-            xq = _SCRATCH.get((id(x.device), blocks * Q8_WORDS))
-            if xq is None or xq.freed or xq.device is not x.device:  # (an id a dead device had)
-                from .. import runtime
-
-                xq = _SCRATCH[id(x.device), blocks * Q8_WORDS] = runtime.empty(blocks * Q8_WORDS, np.int32,
-                                                                                 device=x.device)
+        xq = _scratch(x, blocks * Q8_WORDS, np.int32)
         launches.append((quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks),
                          {"device": device}))
         x = xq
     launches.append((launch[0], launch[1], (w, x, y), {"M": m, "K": k, "device": device}))
     return launches
+
+
+def _scratch(x: Any, n: int, dtype: Any) -> Any:
+    """A work array of ``n`` values of ``dtype`` beside x: numpy for numpy x, else one resident array kept per
+    device, size and type."""
+    if isinstance(x, np.ndarray):
+        return np.empty(n, dtype)
+    key = (id(x.device), n, np.dtype(dtype).str)
+    s = _SCRATCH.get(key)
+    if s is None or s.freed or s.device is not x.device:  # (an id a dead device had)
+        from .. import runtime
+
+        s = _SCRATCH[key] = runtime.empty(n, dtype, device=x.device)
+    return s
+
+
+def _mma_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: bool, depth: int, split: int,
+                  device: Any) -> list[hot.Launch]:
+    """x to f16 rows padded with zeros (:func:`coopdsl.ops.gemv_mma.x_kernel`), then the product on cooperative
+    matrices."""
+    np_ = GM.cols(n)
+    xh = _scratch(x, np_ * k, np.float16)
+    if isinstance(xh, np.ndarray):
+        xh = xh.reshape(-1, 4)
+    vecs = np_ * k // 4
+    if fmt in ("q4_0", "q8_0"):       # the blocks as 32-bit words (rows of 36 or 68 bytes a pair of blocks)
+        w = w.view(np.uint32)
+    return [(GM.x_kernel(x_f16), (-(-vecs // 128), 1, 1), (x, xh), {"N": n, "NP": np_, "K4": k // 4, "device": device}),
+            (GM.kernel(fmt, np_, split, depth), GM.grid(m), (w, xh, y), {"M": m, "K": k, "N": n, "device": device})]

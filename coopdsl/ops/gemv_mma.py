@@ -1,0 +1,225 @@
+"""Decoding products on cooperative matrices: ``y = x W^T`` for 2 to 16 rows of ``x``, reading W once.
+
+At one row of x a product is all loads and the plain kernels of :mod:`coopdsl.ops.gemv` read W at the copy
+kernel's pace; at eight rows they spend as many instructions on x and the arithmetic as on W.  Here a
+subgroup's multiply-adds are cooperative matrices of 16 rows of W by 16 values of K against the rows of x
+(``16 x 8 x 16``, or ``16 x 16 x 16`` past eight rows), and the instructions left a weight are the load and,
+for ggml's blocks, the decoding:
+
+* f16 weights: W's 16 x 16 tiles load straight from the buffer;
+* q4_0, q8_0, q4_K: each lane decodes 32 values of its row (a q4_0 or q8_0 block, half of two q4_K
+  sub-blocks) to f16, two a 32-bit operation (the level in the low bits of ``1024.0``'s f16 pattern, then
+  ``(v - 1024 - offset) * d`` on the pair), into a 16 x 64 tile in shared memory the subgroup's matrices load.
+
+x is first rounded to f16 into rows padded with zeros to 8 or 16 (:func:`x_kernel`, one launch) so that its
+16 x 8 tiles load as they lie; the error is f16's (a relative 2^-11 a value, of the order of 1e-3 relative
+to the result, as torch's f16 matmul; x given as f16 loses nothing).  A workgroup owns 16 rows of W, its
+``split`` subgroups take every ``split``-th step of 64 values of K and add their 16 x 8 sums through shared
+memory.  W must have at least 16 rows and K be a multiple of 64 (:func:`takes`).
+"""
+
+from functools import cache
+from typing import no_type_check
+
+import coopdsl as cd
+from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32, vec2, vec4
+
+TILE = 16           # rows of W a workgroup owns
+STEP = 64           # values of K a subgroup takes a step
+FORMATS = ("f16", "q4_0", "q8_0", "q4_K")
+DEPTHS = (1, 2, 4)  # steps a subgroup loads W for at once
+SPLITS = (2, 4, 8)     # (two 2.3 KB tiles a subgroup: 8 take 36 KB of shared memory)
+ROW = 9             # uvec4 a row of a tile: 64 f16 and 16 bytes of padding, so that the eight rows a matrix
+                    # load reads at once, and the eight lanes a 16-byte store writes at once, meet no bank twice
+
+
+def cols(nx: int) -> int:
+    """Rows of x a launch computes: 8 (for 2 .. 8) or 16 (9 .. 16); the rest of x's copy is zeros."""
+    return 8 if nx <= 8 else 16
+
+
+def takes(fmt: str, m: int, k: int) -> bool:
+    """Whether these kernels take M x K weights in ``fmt``: 16 rows or more, K a multiple of 64."""
+    return fmt in FORMATS and m >= TILE and k % STEP == 0
+
+
+def device_takes(dev: object, np_: int) -> bool:
+    """Whether ``dev`` (a runtime Device, or None for the interpreter) offers the subgroup-scope f16 -> f32
+    cooperative matrices of ``16 x np_ x 16`` these kernels multiply with."""
+    if dev is None:
+        return True
+    info = getattr(dev, "info", None)
+    return any(c.get("M") == 16 and c.get("N") == np_ and c.get("K") == 16 and c.get("A") == "f16"
+               and c.get("B") == "f16" and c.get("C") == "f32" and c.get("scope") == "Subgroup"
+               for c in getattr(info, "coopmat_configs", None) or [])
+
+
+def grid(m: int) -> tuple[int, int, int]:
+    """Workgroups of a launch for M rows of W."""
+    return (-(-m // TILE), 1, 1)
+
+
+@cache
+def x_kernel(x_f16: bool = False) -> cd.Kernel:
+    """x (N x K, f32 or f16, as vec4s) to f16 in the order the products' B matrices load (``xh``): for each 16
+    values of K, the 16 x NP tile column by column (row n of x, then n + 1, 16 values each), rows N .. NP - 1
+    zeros, so that a matrix load reads one contiguous span.  One invocation a vec4 of ``xh``; launch
+    ``(ceil(NP K / 4 / 128), 1, 1)``."""
+    xt = vec4[f16] if x_f16 else vec4[f32]
+
+    @cd.kernel(workgroup_size=(128, 1, 1), subgroup_size=32)
+    @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+    def gemv_mma_x(x: cd.Buffer[xt], xh: cd.Buffer[vec4[f16]], N: u32, NP: u32, K4: u32):
+        t = cd.global_invocation_id.x
+        if t < NP * K4:
+            chunk = t // (4 * NP)          # which 16 values of K
+            n = t % (4 * NP) // 4          # which row of x
+            v = vec4[f16](f16(0.0))
+            if n < N:
+                v = vec4[f16](x[n * K4 + chunk * 4 + t % 4])
+            xh[t] = v
+
+    gemv_mma_x.__name__ = gemv_mma_x.__qualname__ = "gemv_mma_x" + ("_f16" if x_f16 else "")
+    return gemv_mma_x
+
+
+@cd.func
+@no_type_check
+def level_pair(q, bias, d):
+    """Two f16 weights ``(n - bias) * d`` from the 8-bit levels ``n`` (below 256) in bits 0-7 and 8-15 of
+    ``q``, packed in a u32: each level in the low bits of 1024.0's f16 pattern, then one subtraction (exact)
+    and one multiplication on the pair."""
+    v = cd.bitcast((q & 0xFF) | ((q & 0xFF00) << 8) | 0x64006400, vec2[f16])
+    return cd.bitcast((v - vec2[f16](bias)) * d, u32)
+
+
+@cd.func
+@no_type_check
+def level_pair_min(q, d, mn):
+    """Two f16 weights ``n * d - mn`` (q4_K) from the levels in bits 0-7 and 8-15 of ``q``, packed in a u32."""
+    v = cd.bitcast((q & 0xFF) | ((q & 0xFF00) << 8) | 0x64006400, vec2[f16])
+    return cd.bitcast(cd.fma(v - vec2[f16](f16(1024.0)), vec2[f16](d), vec2[f16](-mn)), u32)
+
+
+@cache
+def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
+    """The product kernel for weights in ``fmt``, ``np_`` (8 or 16) rows of x's f16 copy, ``split`` subgroups
+    a workgroup, each loading W for ``depth`` of its steps at once (1, 2 or 4: the loads of the later steps are
+    in flight while the first is decoded and multiplied); launch :func:`grid` workgroups with ``M``, ``K`` and
+    ``N`` (the rows of x, at most ``np_``)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"gemv_mma: weights in {fmt!r}; these kernels take {', '.join(FORMATS)}")
+    if np_ not in (8, 16) or split not in SPLITS or depth not in DEPTHS:
+        raise ValueError(f"gemv_mma: np_={np_}, split={split}, depth={depth}; np_ 8 or 16, split one of {SPLITS}, "
+                         f"depth one of {DEPTHS}")
+    wt = u32 if fmt in ("q4_0", "q8_0") else vec4[u32]
+    f16w, q40, q80 = fmt == "f16", fmt == "q4_0", fmt == "q8_0"
+    nw = 9 if q40 else 17               # 32-bit words of two q4_0 / q8_0 blocks
+    WG = 32 * split
+
+    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
+    @no_type_check
+    def gemv_mma(w: cd.Buffer[wt], xh: cd.Buffer[vec4[f16]], y: cd.Buffer[f32], M: u32, K: u32, N: u32):
+        lane = cd.subgroup_invocation_id
+        sub = cd.subgroup_id
+        row0 = cd.workgroup_id.x * TILE
+        r0 = min(row0, M - TILE)                 # the tile's first row: all 16 inside W (M >= 16)
+        tile = cd.shared(vec4[u32], split * 2 * TILE * ROW)  # a subgroup's two 16 x 64 f16 tiles
+        part = cd.shared(f32, split * TILE * np_)
+        acc = Acc[f32, TILE, np_].splat(0.0)
+        r = lane >> 1                            # the row of the tile this lane decodes (q4_0, q8_0, q4_K), and
+        h = lane & 1                             # which half of it
+        row = r0 + r
+        steps = K // STEP
+        for s0 in cd.range(sub, steps, split * depth):
+            # the loads of this round's steps s0, s0 + split, ... first (a step past the last reads the last again)
+            raw = []
+            for u in cd.static_range(depth):
+                s = min(s0 + u * split, steps - 1)
+                if f16w:
+                    # 16 rows of 128 bytes: four rows a load instruction, 16 bytes a lane
+                    raw = raw + [[w[(r0 + (32 * i + lane) // 8) * (K // 8) + s * 8 + lane % 8]
+                                  for i in cd.static_range(4)]]
+                elif q40 or q80:
+                    # blocks 2 s and 2 s + 1 of the row (36 or 68 bytes: 9 or 17 32-bit words, 4-byte aligned as
+                    # K is a multiple of 64): the words that hold block 2 s + h
+                    wb = (row * (K // 64) + s) * nw + (nw // 2) * h
+                    raw = raw + [[w[wb + j] for j in cd.static_range(nw // 2 + 1)]]
+                else:
+                    # q4_K block s // 4: its head, and the 16 bytes of qs this lane decodes
+                    wb = (row * (K // 256) + s // 4) * 9
+                    raw = raw + [[w[wb], w[wb + 1 + 2 * (s % 4) + h]]]
+            for u in cd.static_range(depth):
+                s = s0 + u * split
+                if s < steps:
+                    cur = (2 * sub + ((s // split) & 1)) * TILE * ROW   # this step's tile (the other: the last's)
+                    at = cur + r * ROW
+                    t = raw[u]
+                    if f16w:
+                        for i in cd.static_range(4):
+                            e = 32 * i + lane
+                            tile[cur + e // 8 * ROW + e % 8] = t[i]
+                    elif q40 or q80:
+                        # block 2 s + h: its scale in the low (h = 0) or high half of the first word, its levels
+                        # from the next 16 bits (h = 0) or the next word
+                        d = cd.bitcast(t[0] >> (16 * h), vec2[f16]).x
+                        q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16)
+                             for j in cd.static_range(nw // 2)]
+                        if q40:
+                            # qs bytes 0 .. 15 (q[0 .. 3]) hold elements 0 .. 15 in their low nibbles, 16 .. 31 high
+                            for i in cd.static_range(4):          # elements 8 i .. 8 i + 7
+                                sh = 4 * (i // 2)
+                                qa = (q[2 * (i % 2)] >> sh) & 0x0F0F0F0F
+                                qb = (q[2 * (i % 2) + 1] >> sh) & 0x0F0F0F0F
+                                tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1032.0), d),
+                                                                 level_pair(qa >> 16, f16(1032.0), d),
+                                                                 level_pair(qb, f16(1032.0), d),
+                                                                 level_pair(qb >> 16, f16(1032.0), d))
+                        else:
+                            # 32 signed bytes, q[i] elements 4 i .. 4 i + 3 (+ 128: 0 .. 255)
+                            for i in cd.static_range(4):
+                                qa = q[2 * i] ^ 0x80808080
+                                qb = q[2 * i + 1] ^ 0x80808080
+                                tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1152.0), d),
+                                                                 level_pair(qa >> 16, f16(1152.0), d),
+                                                                 level_pair(qb, f16(1152.0), d),
+                                                                 level_pair(qb >> 16, f16(1152.0), d))
+                    else:
+                        # q4_K: sub-blocks 2c, 2c + 1 of block s // 4 (c = s % 4) are the low and high nibbles of
+                        # qs bytes 32 c .. 32 c + 31; this lane's 16 (h) hold elements 16 h .. 16 h + 15 of both
+                        c = s % 4
+                        v = t[0]
+                        qv = t[1]
+                        dm = cd.bitcast(v.x, vec2[f16])
+                        sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+                        mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+                        sh = 16 * (c & 1)
+                        scw = (v.y if c < 2 else sc_hi) >> sh
+                        mbw = (v.z if c < 2 else mb_hi) >> sh
+                        for half in cd.static_range(2):       # sub-block 2c + half: nibbles at bit 4 half
+                            dd = f16(f32(dm.x) * f32((scw >> (8 * half)) & 63))
+                            mn = f16(f32(dm.y) * f32((mbw >> (8 * half)) & 63))
+                            for i in cd.static_range(2):      # elements 16 h + 8 i .. + 7: qs words 2 i, 2 i + 1
+                                qa = (qv[2 * i] >> (4 * half)) & 0x0F0F0F0F
+                                qb = (qv[2 * i + 1] >> (4 * half)) & 0x0F0F0F0F
+                                tile[at + 4 * half + 2 * h + i] = vec4[u32](level_pair_min(qa, dd, mn),
+                                                                            level_pair_min(qa >> 16, dd, mn),
+                                                                            level_pair_min(qb, dd, mn),
+                                                                            level_pair_min(qb >> 16, dd, mn))
+                    cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
+                    for i in cd.static_range(4):
+                        a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
+                        b = MatB[f16, 16, np_].load(xh, (s * 4 + i) * 4 * np_, stride=4, layout=ColumnMajor)
+                        acc = cd.muladd(a, b, acc)
+        acc.store(part, sub * TILE * np_, stride=np_)
+        cd.barrier()
+        for t in cd.range(cd.local_invocation_index, TILE * np_, WG):
+            total = part[t]
+            for u in cd.static_range(1, split):
+                total += part[u * TILE * np_ + t]
+            out = r0 + t // np_
+            if t % np_ < N and out >= row0:       # the rows of the tile another workgroup does not write
+                y[(t % np_) * M + out] = total
+
+    gemv_mma.__name__ = gemv_mma.__qualname__ = f"gemv_mma_{fmt}_x{np_}_s{split}_d{depth}"
+    return gemv_mma
