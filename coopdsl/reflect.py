@@ -3,8 +3,8 @@
 The dict (schema in docs/runtime.md) lists descriptor bindings, the
 push-constant block layout, specialization constants (id, name, type,
 default), the workgroup size (with the spec ids of any dimensions that are
-specialization constants), the required subgroup size, and the module's
-capabilities and extensions.
+specialization constants), the required subgroup size, the bytes of its
+shared (Workgroup) arrays, and the module's capabilities and extensions.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .devices.dims import expression, matrix_text, resolve
+from .devices.dims import DimError, expression, matrix_text, resolve
 from .ir import types as T
-from .ir.core import Module, Op, SpecConst
-from .ir.layout import flat_members, size_of, uses_scalar_layout
+from .ir.core import GlobalVar, Module, Op, SpecConst
+from .ir.layout import STD430, flat_members, size_of, uses_scalar_layout
 from .ir.ops.base import matrix
 from .ir.vocab import MATRIX_SCOPES, ScalarKind, matrix_scope, matrix_use
 from .spirv.grammar import enum_name
@@ -86,6 +86,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
         "cooperative_matrices": cooperative_matrices(module),
         "muladds": muladds(module),
         "scalar_block_layout": uses_scalar_layout(module),
+        "shared_memory": shared_memory(module),
     }
 
 
@@ -135,6 +136,69 @@ def muladds(module: Module) -> list[dict]:
     return list(out.values())
 
 
+# -- shared memory -------------------------------------------------------------------------
+def shared_memory(module: Module) -> dict:
+    """The bytes of the module's Workgroup variables (its shared arrays) as a dimension (an int, or an
+    expression of specialization constants for spec-sized arrays), and each array's.
+
+    Only arrays some op uses count: the SPIR-V writer declares a variable at its first use, so an unused
+    one is not in the module.  Sizes are coopdsl's layout (coopdsl/ir/layout.py, std430: a ``vec3``
+    element takes 16 bytes), the one the interpreter allocates; the variables are scalar or vector
+    arrays, whose sizes are multiples of their alignment, so no padding lies between them.
+    """
+    arrays = [_shared_array(g, loc, module) for g, loc in _used_shared(module)]
+    total: Any = sum(a["bytes"] for a in arrays if isinstance(a["bytes"], int))
+    for a in arrays:
+        if not isinstance(a["bytes"], int):
+            total = _plus(total, a["bytes"])
+    return {"bytes": total, "arrays": arrays}
+
+
+def _used_shared(module: Module) -> list[tuple[GlobalVar, str]]:
+    """The shared variables some op uses, in declaration order, with the line of the first op using each."""
+    first: dict[int, str] = {}
+    for f in module.functions:
+        for op in f.ops():
+            for v in op.operands:
+                if isinstance(v, GlobalVar) and v.role == "shared":
+                    first.setdefault(id(v), str(op.loc))
+    return [(g, first[id(g)]) for g in module.globals if id(g) in first]
+
+
+def _shared_array(g: GlobalVar, loc: str, module: Module) -> dict:
+    t = g.type.pointee
+    assert isinstance(t, T.ArrayType)  # (cd.shared declares an array)
+    stride = STD430.stride(t)
+    length = _dim(t.length, module)
+    elem = t.elem
+    return {"name": g.name, "element_type": T.scalar_of(elem).name,
+            "components": elem.count if isinstance(elem, T.VectorType) else 1,
+            "stride": stride, "length": length, "bytes": _times(length, stride), "loc": loc}
+
+
+def _times(d: Any, n: int) -> Any:
+    """The dimension ``d * n``."""
+    if isinstance(d, int):
+        return d * n
+    return _node("mul", [d, n])
+
+
+def _plus(a: Any, b: Any) -> Any:
+    """The dimension ``a + b`` (0 + b is b)."""
+    return b if a == 0 else _node("add", [a, b])
+
+
+def _node(op: str, args: list) -> dict:
+    """An expression dimension; its ``value`` at the defaults is None where it cannot be evaluated there
+    (a division by zero: a port's defaults may be placeholders that a launch replaces)."""
+    node: dict[str, Any] = {"op": op, "args": args, "expr": expression(op, args)}
+    try:
+        node["value"] = resolve(node)
+    except DimError:
+        node["value"] = None
+    return node
+
+
 def _coop_types(op: Op) -> Iterator[T.CoopMatType]:
     for t in [op.type, op.attrs.get("mat_type"), *(getattr(v, "type", None) for v in op.operands)]:
         while isinstance(t, (T.PointerType, T.ArrayType, T.RuntimeArrayType)):
@@ -170,7 +234,4 @@ def _dim(d: T.Dim, module: Module) -> Any:
     if d.op == "spec":
         sc = next(s for s in module.spec_consts if s.spec_id == d.args[0])
         return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default}
-    args = [_dim(a, module) for a in d.args]
-    node: dict[str, Any] = {"op": d.op, "args": args, "expr": expression(d.op, args)}
-    node["value"] = resolve(node)
-    return node
+    return _node(d.op, [_dim(a, module) for a in d.args])

@@ -19,7 +19,9 @@ cannot know (VUIDs in docs/devices.md):
 * a required subgroup size (``@kernel(subgroup_size=N)``, reflection's
   ``subgroup_size``) lies from minSubgroupSize to maxSubgroupSize and the
   device has subgroupSizeControl (or runs only that size), and the workgroup
-  has at most N x maxComputeWorkgroupSubgroups invocations.
+  has at most N x maxComputeWorkgroupSubgroups invocations;
+* the shared arrays (reflection's ``shared_memory``, spec-sized ones at the
+  launch's values) take at most maxComputeSharedMemorySize bytes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UNKNOWN_LOC, CompileError, SourceLoc
-from .dims import matrix_text, resolve
+from .dims import DimError, matrix_text, resolve, text
 from .profile import Config, DeviceProfile, load_profile
 
 SCOPES = {0: "CrossDevice", 1: "Device", 2: "Workgroup", 3: "Subgroup", 4: "Invocation", 5: "QueueFamily"}
@@ -103,7 +105,8 @@ def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = N
     found = _scope_problems(mats, env)
     found += [p for m in reflection.get("muladds", []) if (p := _check_muladd(_muladd(m, env), env))]
     found += [p for m in mats if (p := _check_matrix(m, env))]
-    return _workgroup_problems(reflection, env) + found + _subgroup_size_problems(reflection, env)
+    return (_workgroup_problems(reflection, env) + found + _subgroup_size_problems(reflection, env)
+            + _shared_memory_problems(reflection, env))
 
 
 def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
@@ -246,6 +249,31 @@ def _workgroup_problems(reflection: dict, env: _Env) -> list[Mismatch]:
         return [Mismatch(loc, f"a workgroup of {shown} invocations: {n} along {axis}; {p.name} allows at most "
                               f"{'x'.join(map(str, p.max_workgroup_size))} (maxComputeWorkGroupSize)")]
     return []
+
+
+def _shared_memory_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+    """Shared arrays (Workgroup variables) beyond maxComputeSharedMemorySize (VUID-RuntimeSpirv-Workgroup-06530):
+    the H100's driver took such a module and lost the device at the first submit.  Located at the first use
+    of the largest array; a profile that does not know the limit skips the rule."""
+    shared, limit = reflection.get("shared_memory") or {}, env.profile.max_shared_memory
+    try:
+        total = resolve(shared.get("bytes", 0), env.spec)
+    except DimError:
+        return []  # a length that divides by zero at these values: not a size to compare
+    if not limit or total <= limit:
+        return []
+    sizes = [(resolve(a["bytes"], env.spec), a) for a in shared.get("arrays", [])]
+    parts = ", ".join(f"{a['name']}: {n}" + _spec_length(a.get("length"), env) for n, a in sizes)
+    largest: dict = max(sizes, key=lambda s: s[0], default=(0, {}))[1]
+    return [Mismatch(_loc(largest.get("loc") or reflection.get("workgroup_size_loc")),
+                     f"the kernel's shared arrays take {total} bytes{f' ({parts})' if parts else ''}; "
+                     f"{env.profile.name} allows at most {limit} bytes of shared memory per workgroup "
+                     f"(maxComputeSharedMemorySize)")]
+
+
+def _spec_length(length: Any, env: _Env) -> str:
+    """`` at length (S * 2) = 2048`` for a spec-sized array, nothing for a fixed one."""
+    return f" at length {text(length)} = {resolve(length, env.spec)}" if isinstance(length, dict) else ""
 
 
 def _runs(lo: int, hi: int) -> str:

@@ -70,6 +70,7 @@ class DeviceProfile:
     subgroup_size_control: bool = False
     max_compute_workgroup_subgroups: int = 0  # 0: not known
     max_workgroup_size: tuple[int, ...] = ()  # maxComputeWorkGroupSize (x, y, z); empty: not known
+    max_shared_memory: int = 0  # maxComputeSharedMemorySize in bytes; 0: not known
     source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
     data: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -101,6 +102,7 @@ class DeviceProfile:
                 subgroup_size_control=bool((d.get("features") or {}).get("subgroupSizeControl")),
                 max_compute_workgroup_subgroups=int(d.get("max_compute_workgroup_subgroups", 0)),
                 max_workgroup_size=tuple(int(x) for x in d.get("max_workgroup_size") or ()),
+                max_shared_memory=int(d.get("max_shared_memory") or 0),
                 source=d.get("source"), data=d)
         except KeyError as e:
             raise ProfileError(f"{where}: missing field {e.args[0]!r} (expected the output of "

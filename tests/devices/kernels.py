@@ -1,7 +1,7 @@
 """Kernels the device tests check against profiles; the '# L:' comments mark lines tests look up."""
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, f16, f32, i8, i32, u8, u32
+from coopdsl import Acc, MatA, MatB, f16, f32, i8, i32, u8, u32, vec4
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
@@ -107,6 +107,42 @@ def mixed_int8_16x16x16(a: cd.Buffer[u8], c: cd.Buffer[i32]):
     tb = MatB[u8, 16, 16].load(a, 0, stride=16)
     acc = cd.muladd(ta, tb, Acc[i32, 16, 16].splat(0), signed=("a", "c", "result"))
     acc.store(c, 0, stride=16)
+
+
+# Shared arrays against maxComputeSharedMemorySize (49152 bytes on the H100; tests/devices/test_shared_memory.py):
+# 2 x 32 KiB of f32 is over it, 2 x 20 KiB under it; the third is 4 KiB and 16 x N bytes, over it from N = 2817.
+@cd.kernel(workgroup_size=(64, 1, 1))
+def shared_2x32k(x: cd.Buffer[f32]):
+    a = cd.shared(f32, 8192)
+    b = cd.shared(f32, 8192)
+    i = cd.local_invocation_index
+    a[i] = x[i]  # L:shared-32k
+    b[i] = x[i + 64]
+    cd.barrier()
+    x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def shared_2x20k(x: cd.Buffer[f32]):
+    a = cd.shared(f32, 5120)
+    b = cd.shared(f32, 5120)
+    unused = cd.shared(f32, 8192)  # never used: not in the module, so not counted  # noqa: F841
+    i = cd.local_invocation_index
+    a[i] = x[i]
+    b[i] = x[i + 64]
+    cd.barrier()
+    x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def shared_by_spec(x: cd.Buffer[f32], N: cd.Spec[u32] = 256):
+    t = cd.shared(u32, 1024)
+    s = cd.shared(vec4[f32], N)
+    i = cd.local_invocation_index
+    t[i] = i
+    s[i] = vec4[f32](x[i], 0.0, 0.0, 0.0)  # L:shared-spec
+    cd.barrier()
+    x[i] = s[t[(i + 1) % 64]].x
 
 
 def line(marker: str) -> int:
