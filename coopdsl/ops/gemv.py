@@ -92,27 +92,32 @@ UNITS = {"f16": (8, 1), "bf16": (8, 1), "q4_0": (8, 4), "q8_0": (8, 4), "q4_K": 
 
 Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups owns, subgroups a group: they split K)
 
-# what one GEMV launch does by default, by weight format and whether x has one row or more.  How x is read: "f32"
-# as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded to 8 bits by
-# the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way and layout of
-# :func:`candidates` timed on an H100 (``benchmarks/ops_llm.py --tune``, 4096 x 14336 weights;
-# ``benchmarks/results/ops_llm-h100-2026-11-27-b.md``), q4_0 by its calls back to back in one command buffer
-# (there its two launches cost less than each timed alone: 16.6 us against 17.1 inline for one row, 40.8
-# against 41.6 for 4 x 4 against 8 x 4 at 8 rows; ``-c.md``); ``gemv(..., tune=True)`` times them on any device.
-CHOICE: dict[tuple[str, bool], Way] = {
-    ("f16", True): ("f32", 2, 4), ("f16", False): ("f32", 2, 2),
-    ("bf16", True): ("f32", 2, 4), ("bf16", False): ("f32", 2, 2),
-    ("q4_0", True): ("pre", 2, 2), ("q4_0", False): ("pre", 4, 4),
-    ("q8_0", True): ("f32", 2, 4), ("q8_0", False): ("inline", 8, 4),
-    ("q4_K", True): ("inline", 4, 4), ("q4_K", False): ("inline", 8, 2),
+# what one GEMV launch does by default, by weight format and rows of x (:func:`bucket`: 1, 2 to 4, 5 to 16).  How x
+# is read: "f32" as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "inline" rounded
+# to 8 bits by the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way and layout of
+# :func:`candidates`, each timed as 200 calls back to back in one command buffer on an H100 (``benchmarks/
+# ops_llm.py --tune``, 4096 x 14336 weights; one row: ``benchmarks/results/ops_llm-h100-2026-11-27-d.md``; 2, 4
+# and 8 rows: ``ops_llm-mma-h100-2026-11-27.md`` and this session's notes), where two row counts of a bucket
+# disagree the layout with the smaller sum; ``gemv(..., tune=True)`` times them on any device.
+CHOICE: dict[tuple[str, int], Way] = {
+    ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
+    ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
+    ("q4_0", 1): ("pre", 4, 4), ("q4_0", 2): ("pre", 8, 4), ("q4_0", 5): ("pre", 8, 4),
+    ("q8_0", 1): ("f32", 2, 4), ("q8_0", 2): ("inline", 4, 4), ("q8_0", 5): ("inline", 8, 4),
+    ("q4_K", 1): ("inline", 8, 4), ("q4_K", 2): ("inline", 8, 4), ("q4_K", 5): ("inline", 8, 2),
 }
 # the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
-# ``q8=True`` where it does not), from the same sweep
-OTHER: dict[tuple[str, bool], Way] = {
-    ("q4_0", True): ("f32", 2, 2), ("q4_0", False): ("f32", 4, 2),
-    ("q8_0", True): ("inline", 1, 4), ("q8_0", False): ("f32", 4, 2),
-    ("q4_K", True): ("f32", 4, 2), ("q4_K", False): ("f32", 4, 2),
+# ``q8=True`` where it does not), from the same sweeps
+OTHER: dict[tuple[str, int], Way] = {
+    ("q4_0", 1): ("f32", 2, 2), ("q4_0", 2): ("f32", 4, 2), ("q4_0", 5): ("f32", 8, 2),
+    ("q8_0", 1): ("inline", 1, 4), ("q8_0", 2): ("f32", 8, 4), ("q8_0", 5): ("f32", 4, 2),
+    ("q4_K", 1): ("f32", 4, 2), ("q4_K", 2): ("f32", 4, 2), ("q4_K", 5): ("f32", 4, 2),
 }
+
+
+def bucket(nx: int) -> int:
+    """The key of :data:`CHOICE` for ``nx`` rows of x: 1, 2 (2 to 4 rows) or 5 (5 to 16)."""
+    return 1 if nx == 1 else 2 if nx <= 4 else 5
 
 
 # from how many rows of x the default is the cooperative-matrix product of :mod:`coopdsl.ops.gemv_mma` ("mma": x
@@ -135,13 +140,13 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
-    way = CHOICE[fmt, nx == 1]
+    way = CHOICE[fmt, bucket(nx)]
     if q8 is None or (way[0] != "f32") == q8:
         return way
-    if (fmt, nx == 1) not in OTHER:
+    if (fmt, bucket(nx)) not in OTHER:
         raise ValueError(f"gemv: 8-bit activations serve {', '.join(sorted({f for f, _ in OTHER}))} weights, "
                          f"not {fmt}")
-    return OTHER[fmt, nx == 1]
+    return OTHER[fmt, bucket(nx)]
 
 
 def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None = None,

@@ -172,16 +172,18 @@ def test_inline_8_bit_activations_compile_to_integer_dot_products_without_conver
 
 
 def test_choice_names_how_x_is_read_for_every_format():
-    for (fmt, one), (how, rows, split) in G.CHOICE.items():
+    assert {G.bucket(n) for n in range(1, 17)} == {b for _, b in G.CHOICE} == {1, 2, 5}
+    assert [G.bucket(n) for n in (1, 2, 4, 5, 16)] == [1, 2, 2, 5, 5]
+    for (fmt, b), (how, rows, split) in G.CHOICE.items():
         assert how in ("f32", "pre", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
-        assert G.choice(fmt, 1 if one else 4) == (how, rows, split)
-        assert G.choice(fmt, 1 if one else 4, False)[0] == "f32"
-        if (fmt, one) in G.OTHER:
-            assert G.choice(fmt, 1 if one else 4, True)[0] != "f32"
-            assert {how, G.OTHER[fmt, one][0]} & {"f32"} == {"f32"}       # one of the two keeps x as given
+        assert G.choice(fmt, b) == (how, rows, split)
+        assert G.choice(fmt, b, False)[0] == "f32"
+        if (fmt, b) in G.OTHER:
+            assert G.choice(fmt, b, True)[0] != "f32"
+            assert {how, G.OTHER[fmt, b][0]} & {"f32"} == {"f32"}       # one of the two keeps x as given
         else:
             with pytest.raises(ValueError, match=f"8-bit activations serve q4_0, q4_K, q8_0 weights, not {fmt}"):
-                G.choice(fmt, 1 if one else 4, True)
+                G.choice(fmt, b, True)
 
 
 def test_reduction_covers_more_outputs_than_invocations():
@@ -238,7 +240,7 @@ def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(f
     w, _ = _weights("q4_K", 8, 256, rng)
     x = rng.standard_normal((1, 256)).astype(np.float32)
     launches, _ = G.plan(w, x, "q4_K")                     # nothing stored: CHOICE's way
-    assert launches[0][0].way == G.CHOICE["q4_K", True]
+    assert launches[0][0].way == G.CHOICE["q4_K", 1]
     launches, _ = G.plan(w, x, "q4_K", tune=True)
     assert launches[0][0].way == ("inline", 8, 2)
     entry = next(iter(json.loads(fake_gpu.read_text())["entries"].values()))
