@@ -155,13 +155,14 @@ def shared_memory(module: Module) -> dict:
 
 
 def _used_shared(module: Module) -> list[tuple[GlobalVar, str]]:
-    """The shared variables some op uses, in declaration order, with the line of the first op using each."""
+    """The shared variables some op uses, in declaration order, with where each was declared (``cd.shared``; the
+    first op using it for a variable built without that place)."""
     first: dict[int, str] = {}
     for f in module.functions:
         for op in f.ops():
             for v in op.operands:
                 if isinstance(v, GlobalVar) and v.role == "shared":
-                    first.setdefault(id(v), str(op.loc))
+                    first.setdefault(id(v), str(v.info.get("loc") or op.loc))
     return [(g, first[id(g)]) for g in module.globals if id(g) in first]
 
 

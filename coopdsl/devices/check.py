@@ -253,8 +253,8 @@ def _workgroup_problems(reflection: dict, env: _Env) -> list[Mismatch]:
 
 def _shared_memory_problems(reflection: dict, env: _Env) -> list[Mismatch]:
     """Shared arrays (Workgroup variables) beyond maxComputeSharedMemorySize (VUID-RuntimeSpirv-Workgroup-06530):
-    the H100's driver took such a module and lost the device at the first submit.  Located at the first use
-    of the largest array; a profile that does not know the limit skips the rule."""
+    the H100's driver took such a module and lost the device at the first submit.  Located at the declaration
+    (``cd.shared``) of the largest array; a profile that does not know the limit skips the rule."""
     shared, limit = reflection.get("shared_memory") or {}, env.profile.max_shared_memory
     try:
         total = resolve(shared.get("bytes", 0), env.spec)

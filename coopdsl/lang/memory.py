@@ -79,7 +79,8 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     the Workgroup storage class.
     """
     n = sum(1 for g in cg.module.globals if g.role == "shared")
-    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), StorageClass.Workgroup), f"shared{n}", "shared")
+    var = GlobalVar(T.PointerType(T.ArrayType(elem, length), StorageClass.Workgroup), f"shared{n}", "shared",
+                    loc=cg.em.loc)  # (where the device check's shared-memory error points)
     cg.module.globals.append(var)
     return BufferRef(var.name, var, elem, StorageClass.Workgroup, (), length)
 

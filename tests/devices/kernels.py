@@ -113,10 +113,10 @@ def mixed_int8_16x16x16(a: cd.Buffer[u8], c: cd.Buffer[i32]):
 # 2 x 32 KiB of f32 is over it, 2 x 20 KiB under it; the third is 4 KiB and 16 x N bytes, over it from N = 2817.
 @cd.kernel(workgroup_size=(64, 1, 1))
 def shared_2x32k(x: cd.Buffer[f32]):
-    a = cd.shared(f32, 8192)
+    a = cd.shared(f32, 8192)  # L:shared-32k
     b = cd.shared(f32, 8192)
     i = cd.local_invocation_index
-    a[i] = x[i]  # L:shared-32k
+    a[i] = x[i]
     b[i] = x[i + 64]
     cd.barrier()
     x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
@@ -137,10 +137,10 @@ def shared_2x20k(x: cd.Buffer[f32]):
 @cd.kernel(workgroup_size=(64, 1, 1))
 def shared_by_spec(x: cd.Buffer[f32], N: cd.Spec[u32] = 256):
     t = cd.shared(u32, 1024)
-    s = cd.shared(vec4[f32], N)
+    s = cd.shared(vec4[f32], N)  # L:shared-spec
     i = cd.local_invocation_index
     t[i] = i
-    s[i] = vec4[f32](x[i], 0.0, 0.0, 0.0)  # L:shared-spec
+    s[i] = vec4[f32](x[i], 0.0, 0.0, 0.0)
     cd.barrier()
     x[i] = s[t[(i + 1) % 64]].x
 

@@ -36,7 +36,7 @@ def test_reflection_lists_the_used_shared_arrays_and_their_bytes():
     assert [(a["name"], a["element_type"], a["components"], a["stride"], a["length"], a["bytes"])
             for a in shared["arrays"]] == [("a", "f32", 1, 4, 5120, 20480), ("b", "f32", 1, 4, 5120, 20480)]
     assert K.shared_2x32k.reflect()["shared_memory"]["arrays"][0]["loc"].endswith(
-        f"kernels.py:{K.line('shared-32k')}:5")  # the first use of the array
+        f"kernels.py:{K.line('shared-32k')}:9")  # the array's declaration (cd.shared)
 
 
 def test_spec_sized_bytes_are_a_dimension_resolved_by_spec_values():
@@ -73,7 +73,7 @@ def test_profiles_carry_the_limit():
 def test_64k_of_shared_arrays_is_refused_at_48k_with_the_limit_named():
     (m,) = mismatches(K.shared_2x32k.reflect(), H100)
     assert m.what == OVER
-    assert (m.loc.line, m.loc.col) == (K.line("shared-32k"), 5)
+    assert (m.loc.line, m.loc.col) == (K.line("shared-32k"), 9)
     with pytest.raises(DeviceMismatchError) as e:
         K.shared_2x32k.compile(device="nvidia-h100")
     assert e.value.message == OVER
@@ -95,7 +95,7 @@ def test_a_spec_sized_array_is_refused_only_at_values_beyond_the_limit():
     assert m.what == ("the kernel's shared arrays take 49168 bytes (t: 4096, s: 45072 at length N = 2817); "
                       "NVIDIA H100 80GB HBM3 allows at most 49152 bytes of shared memory per workgroup "
                       "(maxComputeSharedMemorySize)")
-    assert m.loc.line == K.line("shared-spec")  # the largest array's first use
+    assert m.loc.line == K.line("shared-spec")  # the largest array's declaration
     K.shared_by_spec.compile(spec={"N": 2816}, device="nvidia-h100")
     with pytest.raises(DeviceMismatchError, match=r"take 49168 bytes"):
         K.shared_by_spec.compile(spec={"N": 2817}, device="nvidia-h100")
