@@ -486,7 +486,7 @@ def word_view(w: Any, fmt: str) -> Any:
 
 
 _LAUNCHES: dict[tuple[str, int, bool, int, Way], tuple[cd.Kernel, tuple[int, int, int]]] = {}  # (kernel, grid)
-_SCRATCH: dict[tuple[int, int, str], Any] = {}   # (id(device), values, dtype) -> a resident work array
+_SCRATCH: dict[tuple[int, int | tuple[int, ...], str], Any] = {}   # (id(device), values or shape, dtype) -> an array
 
 
 def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
@@ -537,7 +537,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out
-    dev = _gpu(device, (w, x, y))
+    dev = gpu_of(device, (w, x, y))
     way = choice(fmt, n, q8, m, k, dev)
     if dev is not None:
         prob = f"fmt={fmt},nx={n},x={'f16' if x_f16 else 'f32'},q8={q8},m={m},k={k}"
@@ -614,7 +614,7 @@ def _stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS,
         return (time.perf_counter() - t) / calls * 1e3
 
 
-def _gpu(device: Any, arrays: tuple[Any, ...]) -> Any:
+def gpu_of(device: Any, arrays: tuple[Any, ...]) -> Any:
     """The GPU a launch with ``device`` and ``arrays`` runs on, or None on the interpreter."""
     if device is None or isinstance(device, str):
         from ..interp import wants_cpu
@@ -645,7 +645,7 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     launches: list[hot.Launch] = []
     if how == "pre":
         blocks = n * k // 32
-        xq = _scratch(x, blocks * Q8_WORDS, np.int32)
+        xq = scratch(x, blocks * Q8_WORDS, np.int32)
         launches.append((quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks),
                          {"device": device}))
         x = xq
@@ -653,9 +653,10 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     return launches
 
 
-def _scratch(x: Any, n: int, dtype: Any) -> Any:
-    """A work array of ``n`` values of ``dtype`` beside x: numpy for numpy x, else one resident array kept per
-    device, size and type."""
+def scratch(x: Any, n: int | tuple[int, ...], dtype: Any) -> Any:
+    """A work array of ``n`` values (or of shape ``n``) of ``dtype`` beside x: numpy for numpy x, else one
+    resident array kept per device, shape and type (calls in one batch run in order, so that they may share
+    it)."""
     if isinstance(x, np.ndarray):
         return np.empty(n, dtype)
     key = (id(x.device), n, np.dtype(dtype).str)
@@ -672,7 +673,7 @@ def _mma_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f1
     """x to f16 rows padded with zeros (:func:`coopdsl.ops.gemv_mma.x_kernel`), then the product on cooperative
     matrices."""
     np_ = GM.cols(n)
-    xh = _scratch(x, np_ * k, np.float16)
+    xh = scratch(x, np_ * k, np.float16)
     if isinstance(xh, np.ndarray):
         xh = xh.reshape(-1, 4)
     vecs = np_ * k // 4

@@ -272,6 +272,59 @@ def dispatch(fmt: str, f16acc: bool, m: int, n: int, k: int, *, tile: str | tupl
     return kern, grid, values
 
 
+def guess_tile(fmt: str, m: int, n: int, cores: int) -> str:
+    """The tile configuration (:data:`TILES` key) ggml's ``ggml_vk_guess_matmul_pipeline`` picks on a
+    cooperative-matrix-2 device with ``cores`` SMs for D (N x M) = B A^T: the large tile (BN 256) only where
+    N is wider than the medium tile and medium or large tiles would more than fill the GPU (or large tiles
+    split three ways fit and medium ones do not fill half); the medium tile (BN 128) where N is wider than
+    the small tile's 64; else the small tile."""
+    t = TILES["quant" if fmt in FORMATS else "float"]
+    tiles = {size: -(-m // t[size][1]) * -(-n // t[size][2]) for size in ("l", "m")}
+    prefer_large = tiles["m"] > cores or tiles["l"] > cores or \
+        (tiles["l"] <= cores // 3 and tiles["m"] > cores // 2)
+    if n > t["m"][2] and prefer_large:
+        return "l"
+    return "m" if n > t["s"][2] else "s"
+
+
+def guess_split_k(fmt: str, m: int, n: int, k: int, tile: str, cores: int) -> int:
+    """How many slices of K ggml's ``ggml_vk_guess_split_k`` splits the product into: with K >= 2048 and
+    tiles that fill at most half of the ``cores`` SMs, ``cores // tiles`` (at most 8); at most two thirds, 3;
+    fewer where slices of K rounded up to 256 would leave the last one empty."""
+    _, bm, bn, _, _ = TILES["quant" if fmt in FORMATS else "float"][tile]
+    if m < bm or n < bn or k < 2048:
+        return 1
+    tiles = -(-m // bm) * -(-n // bn)
+    split = cores // tiles if tiles <= cores // 2 else 3 if tiles <= cores * 2 // 3 else 1
+    split = min(split, 8)
+    while split > 1 and k_slice(k, split) * (split - 1) >= k:
+        split -= 1
+    return split
+
+
+def k_slice(k: int, split_k: int) -> int:
+    """The values of K one of ``split_k`` slices takes: ``ceil(K / split_k)`` rounded up to 256, as ggml's."""
+    return k if split_k == 1 else (-(-k // split_k) + START_ALIGN_K - 1) // START_ALIGN_K * START_ALIGN_K
+
+
+@cache
+def reduce_kernel() -> cd.Kernel:
+    """ggml's ``split_k_reduce``: ``d[i] = sum_s part[s * ne + i]`` for ``i < ne``, over ``k_num`` partial
+    products; 256 invocations a workgroup, one value an invocation."""
+
+    @cd.kernel(workgroup_size=(256, 1, 1))
+    @no_type_check
+    def mul_mat_split_k_reduce(part: cd.Buffer[f32], d: cd.Buffer[f32], ne: u32, k_num: u32):
+        i = cd.global_invocation_id.x
+        if i < ne:
+            total = part[i]
+            for s in cd.range(1, k_num):
+                total += part[s * ne + i]
+            d[i] = total
+
+    return mul_mat_split_k_reduce
+
+
 def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[int, ...] = "m",
            split_k: int = 1, aligned: bool = False, n: int | None = None, device: Any = None) -> Any:
     """Run the kernel as ggml dispatches it: ``D[i] = B[i] A[i // r]^T`` (N x M, float32 each).
@@ -303,7 +356,7 @@ def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[
         raise ValueError(f"mul_mm: a has {a3.shape[2]} columns but b has {kk}")
     if ne12 % ne02:
         raise ValueError(f"mul_mm: b's {ne12} batches are not a multiple of a's {ne02}")
-    k_split = kk if split_k == 1 else (-(-kk // split_k) + 255) // 256 * 256  # ggml rounds up to 256
+    k_split = k_slice(kk, split_k)
     kern, grid, values = dispatch(fmt, f16acc, m, n, kk, tile=tile, aligned=aligned, rows_b=rows_b,
                                   batches_a=ne02, batches_b=ne12, k_split=k_split)
     d = np.zeros((-(-kk // k_split), ne12, n, m), np.float32)

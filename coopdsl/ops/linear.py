@@ -7,16 +7,21 @@ The kernel follows N, as an inference engine's does:
 
 * N <= 16 (decoding): the bandwidth-bound kernels of :mod:`coopdsl.ops.gemv`, which read W
   once at close to the memory's speed;
-* larger N (prefill): for quantized W, ggml's ``mul_mm_cm2`` kernel
-  (:mod:`coopdsl.ops.ggml_mul_mm`: workgroup-scope cooperative matrices, W decoded from its
-  blocks as it is loaded); for f16/bf16 W, :func:`coopdsl.ops.matmul` with
-  ``transpose_b=True``.
+* larger N (prefill): ggml's ``mul_mm_cm2`` kernel (:mod:`coopdsl.ops.ggml_mul_mm`:
+  workgroup-scope cooperative matrices, quantized W decoded from its blocks as it is loaded),
+  its tile and split of K picked for the GPU's SM count (:func:`prefill_choice`); for f16/bf16
+  W from :data:`FLOAT_MUL_MM_ROWS` rows on, :func:`coopdsl.ops.matmul` with ``transpose_b=True``.
 """
 
-from typing import Any
+from functools import cache
+from typing import Any, no_type_check
 
 import numpy as np
 
+import coopdsl as cd
+from coopdsl import u16, u32
+
+from . import attention_nv2 as nv2
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot
@@ -50,7 +55,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     uint16 bf16 bit patterns (``"bf16"``) or uint8 ggml blocks (``"q4_0"``, ``"q8_0"``,
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
-    likewise.  For N > 16 with quantized weights x must be float16 (numpy x is converted).
+    likewise.  For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights); numpy x
+    is converted.
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
     (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q4_K and several
     rows of q8_0, as ggml does: an error of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
@@ -67,26 +73,126 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         hot.run(launches)
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y
-    if fmt in ("f16", "bf16"):
+    m = w.shape[0]
+    cores = nv2.shader_cores(G.gpu_of(device, (x, w, out)) or "cpu")
+    if fmt in ("f16", "bf16") and n > FLOAT_MUL_MM_ROWS:
         from .gemm import matmul
 
         if isinstance(x, np.ndarray) and fmt == "f16":
             x = x.astype(np.float16)
         return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True)
+    x_dt: Any = np.float16
+    x_name = "float16"
+    if fmt == "bf16":
+        x_dt, x_name = np.uint16, "uint16 (bf16 bit patterns)"
+        if isinstance(x, np.ndarray) and x.dtype != np.uint16:
+            from .gemm import to_bf16
+
+            x = to_bf16(x)
     if isinstance(x, np.ndarray):
-        x = np.ascontiguousarray(x, dtype=np.float16)
-    elif np.dtype(x.dtype) != np.float16:
-        raise ValueError(f"linear: a resident x for {fmt} weights and N > {G.MAX_ROWS_X} must be float16, "
+        x = np.ascontiguousarray(x, dtype=x_dt)
+    elif np.dtype(x.dtype) != x_dt:
+        raise ValueError(f"linear: a resident x for {fmt} weights and N > {G.MAX_ROWS_X} must be {x_name}, "
                          f"got {x.dtype}")
-    m = w.shape[0]
     qk, nbytes = G.block_shape(fmt)
-    if k % qk or w.shape[1] != k // qk * nbytes:
+    if k % qk or w.shape[1] * w.dtype.itemsize != k // qk * nbytes:
         raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
                          f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
-    size = "l" if n > 128 else "m" if n > 64 else "s"
     y = np.empty((n, m), np.float32) if out is None else out
-    kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=size, aligned=k % 8 == 0)
-    launches = [(kern, grid, (w, x, y), {**values, "device": device})]
+    tile, split = prefill_choice(fmt, m, n, k, cores)
+    launches, x = pad(x, TILES[tile][2], device)
+    launches += prefill_launches(x, w, y, fmt, device=device, tile=tile, split_k=split)
     hot.run(launches)
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
     return y
+
+
+# above how many rows of x f16/bf16 weights take ops.matmul's kernel rather than ggml's mul_mm_cm2: on an H100
+# (benchmarks/linear_prefill.py; benchmarks/results/linear_prefill-h100-2026-11-27-b.md, -c.md) mul_mm_cm2 with
+# :func:`prefill_choice`'s tile and split and x padded took 4096 x 14336 weights with 32 to 200 rows of x in 70-134
+# against 196-212 us, and ops.matmul was 1-9% faster from 512 rows (and at 128 rows of 14336 x 4096 weights)
+FLOAT_MUL_MM_ROWS = 256
+
+# the tiles of ops.linear's mul_mm_cm2 launches (BLOCK_SIZE, BM, BN, BK, enable_smaller_matrices): ggml's large
+# and medium tiles, both with the narrow last column (BN / 2, BN / 4 wide) that ggml gives only quantized A
+TILES = {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 1)}
+
+
+def pad(x: Any, bn: int, device: Any) -> tuple[list[hot.Launch], Any]:
+    """x (N x K, 16-bit values) with its rows rounded up to a multiple of ``bn`` (the tile's width), so that
+    mul_mm_cm2 reads whole tiles of x, without the bounds checks that cost it half its speed or more (32 rows
+    of x against 4096 x 14336 q4_0 weights on an H100: 79 us padded against 148,
+    ``benchmarks/results/linear_prefill-h100-2026-11-27-b.md``): (launches, padded x).  Numpy x: padded with
+    zeros here, no launch; resident x: the launch that copies it into a work array whose rows past N are left
+    as they are (they reach no output); x whose N is a multiple: as it is."""
+    n, k = x.shape
+    if n % bn == 0:
+        return [], x
+    if isinstance(x, np.ndarray):
+        return [], np.concatenate([x, np.zeros((-n % bn, k), x.dtype)])
+    padded = G.scratch(x, (n + -n % bn, k), x.dtype)
+    wide = k % 2 == 0                       # copied as 32-bit words where rows hold an even count
+    src, dst = (x.view(np.uint32), padded.view(np.uint32)) if wide else (x.view(np.uint16), padded.view(np.uint16))
+    total = n * k // 2 if wide else n * k
+    groups = -(-total // 256)
+    grid = (min(groups, 65535), -(-groups // 65535), 1)
+    return [(pad_kernel(wide), grid, (src, dst), {"n": total, "device": device})], padded
+
+
+@cache
+def pad_kernel(wide: bool) -> cd.Kernel:
+    """``dst[i] = src[i]`` for ``i < n``, one 32-bit (``wide``) or 16-bit value an invocation, 256 a workgroup,
+    ``i = x + 65535 * 256 y``."""
+    t = u32 if wide else u16
+
+    @cd.kernel(workgroup_size=(256, 1, 1))
+    @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+    def linear_pad_x(src: cd.Buffer[t], dst: cd.Buffer[t], n: u32):
+        i = cd.global_invocation_id.x + cd.global_invocation_id.y * (65535 * 256)
+        if i < n:
+            dst[i] = src[i]
+
+    linear_pad_x.__name__ = linear_pad_x.__qualname__ = "linear_pad_x" + ("32" if wide else "16")
+    return linear_pad_x
+
+
+def prefill_choice(fmt: str, m: int, n: int, k: int, cores: int) -> tuple[str, int]:
+    """(tile, slices of K) of ``ops.linear``'s mul_mm_cm2 launch for ``n`` rows of x (rounded up to the tile's
+    width, :func:`pad`) and M x K weights on a GPU of ``cores`` SMs: the large tile (BN 256) above 128 rows of
+    x, else the medium one (BN 128), and K split in as many slices as fit the tiles into one wave
+    (``cores // tiles``, at most 8, none empty).  Timed on an H100 against both tiles with 1 to 4 slices, x
+    padded or not, and ggml's own choice (:func:`~coopdsl.ops.ggml_mul_mm.guess_tile`, ``guess_split_k``), by
+    ``benchmarks/linear_prefill.py`` (``benchmarks/results/linear_prefill-h100-2026-11-27-b.md``): with 4096 x
+    14336 weights this was the fastest or within 5% of it at 32, 64, 128, 200, 512 and 2048 rows for q4_0,
+    q8_0 and q4_K, and f16 to 200 rows; ggml's choice was 1.2-2.6x slower at 32, 64, 200 and 512 rows."""
+    tile = "l" if n > 128 else "m"
+    tiles = -(-m // TILES[tile][1]) * -(-n // TILES[tile][2])
+    split = max(1, min(8, cores // tiles))
+    while split > 1 and MM.k_slice(k, split) * (split - 1) >= k:
+        split -= 1
+    return tile, split
+
+
+def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None, tile: str = "m",
+                     split_k: int = 1) -> list[hot.Launch]:
+    """The launches of a product on ggml's ``mul_mm_cm2`` kernel (:mod:`coopdsl.ops.ggml_mul_mm`), checked
+    arrays given: x (N x K, float16; uint16 bf16 bit patterns for bf16 weights; or more rows than N, which the
+    kernel may read but which reach no output), w (M x K in ``fmt``), y (N x M, float32), with :data:`TILES`'
+    ``tile`` and K in ``split_k`` slices (:func:`prefill_choice` picks both).
+    With K split, the kernel writes ``split_k`` partial products to a work array and
+    :func:`~coopdsl.ops.ggml_mul_mm.reduce_kernel` adds them into y."""
+    rows, k = x.shape
+    n, m = y.shape
+    if tile not in TILES:
+        raise ValueError(f"linear: tile {tile!r}; expected one of {', '.join(TILES)}")
+    kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=TILES[tile], aligned=k % 8 == 0,
+                                     k_split=MM.k_slice(k, split_k), rows_b=rows)
+    split = split_k
+    if grid[0] != -(-m // TILES[tile][1]) * split:
+        raise ValueError(f"linear: K={k} does not split into {split} slices of {MM.k_slice(k, split)}")
+    if split == 1:
+        return [(kern, grid, (w, x, y), {**values, "device": device})]
+    part = G.scratch(y, split * n * m, np.float32)
+    return [(kern, grid, (w, x, part), {**values, "device": device}),
+            (MM.reduce_kernel(), (-(-n * m // 256), 1, 1), (part, y), {"ne": n * m, "k_num": split,
+                                                                       "device": device})]

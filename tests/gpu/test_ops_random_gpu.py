@@ -1,7 +1,8 @@
 """The inference ops on the GPU at seeded random shapes no other test names, against numpy (run with -m gpu):
 ``ops.attention`` (decode and prefill, grouped heads, masks, window, soft-cap, f16/bf16/f32 q, f16/f32 out, at
 sizes the interpreter cannot reach), ``ops.linear`` on every weight format (the decode GEMVs at 1-16 rows, ggml's
-mul_mm_cm2 past them, 8-bit x or not) and ``ops.matmul``, each as a user calls it."""
+mul_mm_cm2 past them, 8-bit x or not; resident x, padded to whole tiles) and ``ops.matmul``, each as a user
+calls it."""
 
 import sys
 from pathlib import Path
@@ -86,6 +87,30 @@ def test_linear_at_random_shapes_matches_numpy(seed, device):
         assert ((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4
     else:
         assert np.abs(y - ref).max() <= 3e-3 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_linear_prefill_on_resident_arrays_matches_numpy(seed, device):
+    """Past 16 rows of x on resident arrays: x copied to whole tiles of rows (32- or 16-bit words, for K even
+    or odd), K split with the partial products added, ops.matmul past 256 rows of f16/bf16; twice, the second
+    call replaying the first's launches."""
+    from coopdsl import runtime
+
+    rng = np.random.default_rng(8500 + seed)
+    fmt = ["f16", "bf16", "q4_0", "q8_0", "q4_K"][seed % 5]
+    m = int(rng.integers(16, 3000))
+    k = int(rng.integers(1, 3000)) if fmt in ("f16", "bf16") else BLOCK[fmt] * int(rng.integers(1, 8193 // BLOCK[fmt]))
+    n = int(rng.integers(17, 400))
+    w, wd = weights(fmt, m, k, rng, scale=0.1)
+    x = rng.standard_normal((n, k)).astype(np.float16)
+    xs, xf = (ops.to_bf16(x), ops.from_bf16(ops.to_bf16(x))) if fmt == "bf16" else (x, x.astype(np.float32))
+    xr, wr = runtime.array(xs, device=device), runtime.array(w, device=device)
+    yr = runtime.zeros((n, m), np.float32, device=device)
+    ref = xf.astype(np.float64) @ wd.astype(np.float64).T
+    for _ in range(2):
+        yr.write(np.full((n, m), np.nan, np.float32))
+        ops.linear(xr, wr, fmt, out=yr, device=device)
+        assert np.abs(yr.numpy() - ref).max() <= 3e-3 * np.abs(ref).max(), (fmt, m, n, k)
 
 
 @pytest.mark.parametrize("seed", range(16))

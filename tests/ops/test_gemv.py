@@ -223,7 +223,7 @@ def fake_gpu(monkeypatch, tmp_path):
     op_tune.reset_cache()
     G._TUNED.reset()
     dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
-    monkeypatch.setattr(G, "_gpu", lambda device, arrays: dev)
+    monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "_launches", lambda w, x, y, fmt, n, m, k, x_f16, way, device:
                         [(_FakeKernel(way), (1, 1, 1), (), {"device": device})])
     monkeypatch.setattr(G, "_stream_ms", _fake_stream_ms)

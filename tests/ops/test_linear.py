@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 from coopdsl import ops
 from coopdsl.ops import gemv as G
 from coopdsl.ops import ggml_mul_mm as MM
-from tests.conftest import weights
+from tests.conftest import compile_checked, weights
 
 
 def _weights(fmt, m, k, rng):
@@ -69,6 +71,108 @@ def test_quantized_prefill_runs_ggmls_kernel(monkeypatch):
     y = ops.linear(x, w, "q4_0", device="cpu")
     assert used == ["q4_0"]
     assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
+
+
+LINEAR = sys.modules["coopdsl.ops.linear"]  # (ops.linear is the function)
+
+
+@pytest.mark.parametrize(("n", "want"), [(32, ("m", 4)), (128, ("m", 4)), (200, ("l", 4)), (512, ("l", 2)),
+                                         (2048, ("l", 1))])
+def test_prefill_tile_and_split_fill_one_wave(n, want):
+    """The choices measured fastest on an H100 (benchmarks/results/linear_prefill-h100-2026-11-27-b.md)."""
+    assert LINEAR.prefill_choice("q4_0", 4096, n, 14336, 132) == want
+
+
+def test_prefill_split_leaves_no_slice_of_k_empty():
+    # 1 tile: 8 slices wanted; slices of K are multiples of 256, so 1024 takes 4 (3 x 256 < 1024)
+    assert LINEAR.prefill_choice("q8_0", 128, 20, 1024, 132) == ("m", 4)
+    assert LINEAR.prefill_choice("q8_0", 128, 20, 256, 132) == ("m", 1)
+    assert MM.k_slice(14336, 3) == 4864 and MM.k_slice(14336, 1) == 14336
+
+
+def test_ggml_own_tile_choice_is_ported():
+    """ggml_vk_guess_matmul_pipeline / ggml_vk_guess_split_k on 132 SMs (what the benchmark compares with)."""
+    assert MM.guess_tile("q4_0", 4096, 512, 132) == "m" and MM.guess_split_k("q4_0", 4096, 512, 14336, "m", 132) == 1
+    assert MM.guess_tile("q4_0", 4096, 32, 132) == "s"
+    assert MM.guess_tile("q4_0", 4096, 2048, 132) == "l"
+    assert MM.guess_tile("f16", 1024, 512, 132) == "m" and MM.guess_split_k("f16", 1024, 512, 4096, "m", 132) == 4
+    assert MM.guess_split_k("f16", 2560, 512, 4096, "m", 132) == 3      # 80 tiles: more than half, under 2/3
+    assert MM.guess_split_k("q4_K", 4096, 128, 14336, "m", 132) == 4
+    assert MM.guess_split_k("q4_K", 4096, 128, 1024, "m", 132) == 1     # K < 2048: no split
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "q4_0", "q8_0", "q4_K"])
+def test_prefill_with_k_split_adds_the_slices(fmt, monkeypatch):
+    rng = np.random.default_rng(7)
+    m, n, k = 128, 20, 1024
+    w, wd = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    xs = ops.to_bf16(x) if fmt == "bf16" else x.astype(np.float16)
+    xf = ops.from_bf16(xs) if fmt == "bf16" else xs.astype(np.float32)
+    reduced = _spy(monkeypatch, MM, "reduce_kernel")
+    y = ops.linear(xs, w, fmt, device="cpu")
+    assert reduced == ["reduce_kernel"]            # K in 4 slices (above), then their sum
+    ref = xf @ wd.T
+    assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()
+
+
+def test_prefill_reads_x_in_whole_tiles(monkeypatch):
+    """x's rows rounded up to the tile's width (zeros; the results of those rows are not stored)."""
+    rng = np.random.default_rng(9)
+    w, wd = _weights("q8_0", 40, 256, rng)
+    x = rng.standard_normal((20, 256)).astype(np.float16)
+    rows = []
+    real = MM.dispatch
+
+    def spy(*args, **kwargs):
+        rows.append(kwargs["rows_b"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(MM, "dispatch", spy)
+    y = ops.linear(x, w, "q8_0", device="cpu")
+    assert rows == [LINEAR.TILES["m"][2]] and y.shape == (20, 40)
+    assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
+
+
+@pytest.mark.parametrize("wide", [True, False])
+def test_the_copy_that_pads_a_resident_x_validates_and_copies_n_values(wide):
+    t = "uint" if wide else "ushort"
+    compile_checked(LINEAR.pad_kernel(wide), rf"OpLoad %{t}", r"OpStore %\w+ %\w+", r"OpULessThan %bool")
+    dt = np.uint32 if wide else np.uint16
+    src = np.arange(1, 301, dtype=dt)
+    dst = np.zeros(512, dt)
+    LINEAR.pad_kernel(wide).launch((2, 1, 1), src, dst, n=300, device="cpu")
+    assert (dst[:300] == src).all() and not dst[300:].any()
+
+
+def test_the_split_k_reduce_validates_and_adds_the_slices():
+    compile_checked(MM.reduce_kernel(), r"OpFAdd %float", r"OpLoopMerge")
+    part = np.arange(3 * 70, dtype=np.float32)
+    d = np.zeros(70, np.float32)
+    MM.reduce_kernel().launch((1, 1, 1), part, d, ne=70, k_num=3, device="cpu")
+    assert (d == part.reshape(3, 70).sum(axis=0)).all()
+
+
+@pytest.mark.parametrize(("n", "route"), [(40, "mul_mm"), (LINEAR.FLOAT_MUL_MM_ROWS + 1, "matmul")])
+def test_f16_prefill_takes_mul_mm_up_to_its_rows_then_matmul(n, route, monkeypatch):
+    from coopdsl.ops import gemm
+
+    rng = np.random.default_rng(8)
+    w, wd = _weights("f16", 48, 128, rng)
+    x = rng.standard_normal((n, 128)).astype(np.float16)
+    mm = _spy(monkeypatch, MM, "dispatch")
+    matmul = _spy(monkeypatch, gemm, "matmul")
+    y = ops.linear(x, w, device="cpu")
+    assert (mm, matmul) == ((["dispatch"], []) if route == "mul_mm" else ([], ["matmul"]))
+    ref = x.astype(np.float32) @ wd.T
+    assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()
+
+
+def test_prefill_tiles_it_does_not_have_are_named():
+    x = np.zeros((20, 256), np.float16)
+    w = np.zeros((8, 256), np.float16)
+    with pytest.raises(ValueError, match="linear: tile 's'; expected one of l, m"):
+        LINEAR.prefill_launches(x, w, np.zeros((20, 8), np.float32), "f16", tile="s")
 
 
 @pytest.mark.parametrize("kind", ["f16", "bf16"])
