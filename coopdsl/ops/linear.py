@@ -99,9 +99,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
                          f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
     y = np.empty((n, m), np.float32) if out is None else out
-    tile, split = prefill_choice(fmt, m, n, k, cores)
-    launches, x = pad(x, TILES[tile][2], device)
-    launches += prefill_launches(x, w, y, fmt, device=device, tile=tile, split_k=split)
+    launches = mul_mm_launches(x, w, y, fmt, device, cores)
     hot.run(launches)
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
     return y
@@ -116,6 +114,17 @@ FLOAT_MUL_MM_ROWS = 256
 # the tiles of ops.linear's mul_mm_cm2 launches (BLOCK_SIZE, BM, BN, BK, enable_smaller_matrices): ggml's large
 # and medium tiles, both with the narrow last column (BN / 2, BN / 4 wide) that ggml gives only quantized A
 TILES = {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 1)}
+
+
+def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, cores: int) -> list[hot.Launch]:
+    """The launches of ``y = x W^T`` on mul_mm_cm2 as ``ops.linear`` makes them past 16 rows (checked arrays:
+    x N x K float16, or uint16 bf16 bit patterns for bf16 weights; w M x K in ``fmt``; y N x M float32): x padded
+    to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for ``cores`` SMs, the sum of
+    K's slices."""
+    n, k = x.shape
+    tile, split = prefill_choice(fmt, w.shape[0], n, k, cores)
+    launches, x = pad(x, TILES[tile][2], device)
+    return launches + prefill_launches(x, w, y, fmt, device=device, tile=tile, split_k=split)
 
 
 def pad(x: Any, bn: int, device: Any) -> tuple[list[hot.Launch], Any]:

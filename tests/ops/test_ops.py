@@ -178,9 +178,14 @@ def test_the_tiled_kernels_validate():
 
 @pytest.mark.skipif(not HAVE_INTERP, reason="the CPU interpreter (coopdsl.interp) is not installed")
 @pytest.mark.parametrize("kind", ["f16", "bf16", "i8", "u8"])
-@pytest.mark.parametrize("m, n, k", [(256, 128, 128), (37, 70, 45), (37, 128, 128)])  # tiled, general, M edge
+@pytest.mark.parametrize("m, n, k", [(256, 128, 128), (37, 70, 45), (37, 128, 128), (300, 128, 64)])
 def test_matmul_with_b_transposed(kind, m, n, k, monkeypatch):
+    """Tiled, general, M edge; f16/bf16 up to 256 rows of a take ops.linear's mul_mm_cm2 launches instead."""
+    from coopdsl.ops import ggml_mul_mm
+
     kernels = []
+    real_mm = ggml_mul_mm.dispatch
+    monkeypatch.setattr(ggml_mul_mm, "dispatch", lambda *a, **kw: kernels.append(("mul_mm_cm2",)) or real_mm(*a, **kw))
     for name in ("tiled_kernel", "kernel"):
         real = getattr(gemm, name)
         monkeypatch.setattr(gemm, name, lambda kind_, kmajor=False, *edge, real=real, name=name:
@@ -192,7 +197,10 @@ def test_matmul_with_b_transposed(kind, m, n, k, monkeypatch):
         np.testing.assert_allclose(out, ref, atol=1e-4 * k)
     else:
         np.testing.assert_array_equal(out, ref)
-    assert kernels == [("kernel", True) if n % 128 else ("tiled_kernel", True, m % 128 != 0)]
+    if kind in ("f16", "bf16") and m <= 256:
+        assert kernels == [("mul_mm_cm2",)]
+    else:
+        assert kernels == [("kernel", True) if n % 128 else ("tiled_kernel", True, m % 128 != 0)]
 
 
 def test_matmul_with_b_transposed_checks_the_shapes():
