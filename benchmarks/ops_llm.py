@@ -221,7 +221,8 @@ def main() -> None:
                 streamed = stream_us(G.plan(wr, xr, fmt, out=yr, device=dev)[0], dev)
                 stream_note.append(f"| {fmt} | {n} | {streamed:.1f} us | "
                                    f"{w.nbytes / (streamed * 1e-6) / 1e9 / copy_gbs:.2f} |")
-                way = {"f32": "", "pre": " (x in 8 bits)", "inline": " (x in 8 bits, inline)",
+                way = {"f32": "", "pre": " (x in 8 bits)", "prew": " (x in 8 bits, W as words)",
+                       "inline": " (x in 8 bits, inline)",
                        "mma": " (x in f16, cooperative matrices)"}[G.choice(fmt, n, None, m, k, dev)[0]]
                 what = f"{ms * 1e3:.1f} us{way}"
                 modes = [(False, False)] * ("f32" in args.modes) + \

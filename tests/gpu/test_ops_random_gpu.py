@@ -82,7 +82,7 @@ def test_linear_at_random_shapes_matches_numpy(seed, device):
         x = x.astype(np.float16)        # past the decode kernels x travels as f16
     ref = x.astype(np.float64) @ wd.astype(np.float64).T
     assert y.shape == (n, m) and y.dtype == np.float32
-    eight_bit = n <= 16 and ops.gemv.choice(fmt, n, q8, m, k, device)[0] in ("pre", "inline")
+    eight_bit = n <= 16 and ops.gemv.choice(fmt, n, q8, m, k, device)[0] in ("pre", "prew", "inline")
     if eight_bit:
         assert ((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4
     else:

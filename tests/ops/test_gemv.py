@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from coopdsl.ops import gemv as G
+from coopdsl.ops import hot
 from coopdsl.ops.quant import dequantize
-from tests.conftest import weights
+from tests.conftest import compile_checked, weights
 
 
 def _weights(fmt, m, k, rng):
@@ -90,12 +91,47 @@ def test_q4_0_with_8_bit_activations_matches_numpy(n, x_f16):
     w, wd = _weights("q4_0", m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
     y = G.gemv(w, x, "q4_0", device="cpu", q8=True)
-    pre = G.choice("q4_0", n, True)[0] == "pre"       # (one row: rounded inside the product's kernel)
+    pre = G.choice("q4_0", n, True, 21, 320)[0] in ("pre", "prew")   # x rounded per block of 32 by a first kernel
     xr = _q8_1(x.astype(np.float32)) if pre else _rounded(x.astype(np.float32), "q4_0")
     ref = xr @ wd.T                               # the same products, on x as it was rounded to 8 bits
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
     exact = x.astype(np.float32) @ wd.T           # against unrounded x: ggml's test-backend-ops bound
     assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
+
+
+@pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [(21, 320, 1, 4, 4), (21, 256, 3, 2, 2), (37, 640, 1, 1, 4),
+                                                      (5, 128, 8, 8, 2), (70, 192, 16, 2, 1)])
+def test_q4_0_blocks_read_as_words_give_the_16_bit_reads_sums(m, k, n, rows, split):
+    """("prew", rows, split): whole q4_0 blocks read as 32-bit words, the same products as "pre"'s quarters."""
+    rng = np.random.default_rng(m + n)
+    w, wd = _weights("q4_0", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    wv = G.word_view(w, "q4_0")
+    ys = []
+    for how in ("prew", "pre"):
+        y = np.zeros((n, m), np.float32)
+        launches = G._launches(wv, x.reshape(-1, 4), y, "q4_0", n, m, k, False, (how, rows, split), "cpu")
+        assert launches[-1][0].name == f"gemv_q4_0_x{n}_q8" + ("w" if how == "prew" else "")
+        hot.run(launches)
+        ys.append(y)
+    assert np.abs(ys[0] - ys[1]).max() <= 1e-5 * np.abs(ys[1]).max()
+    assert np.abs(ys[0] - _q8_1(x) @ wd.T).max() <= 1e-5 * np.abs(ys[1]).max()
+
+
+def test_q4_0_words_way_needs_k_a_multiple_of_64(monkeypatch):
+    assert ("prew", 4, 4) in G.candidates("q4_0", 1, None, 64, 640) and ("prew", 4, 4) in G.candidates(
+        "q4_0", 1, True, 64, 640)
+    assert not any(c[0] == "prew" for c in G.candidates("q4_0", 1, None, 64, 608))
+    assert not any(c[0] == "prew" for c in G.candidates("q4_K", 1, None, 64, 512) +
+                   G.candidates("q4_0", 1, False, 64, 640))
+    monkeypatch.setitem(G.CHOICE, ("q4_0", 1), ("prew", 2, 4))
+    assert G.choice("q4_0", 1, None, 64, 640) == ("prew", 2, 4)
+    assert G.choice("q4_0", 1, None, 64, 608) == ("pre", 2, 4)   # 19 blocks a row: not pairs of 36 bytes
+    compile_checked(G.kernel("q4_0", 2, q8=True, words=True), r"OpSUDot %int", r"OpLoad %uint",
+                    absent=(r"OpTypeInt 16",))
+    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 weights with x rounded to 8 bits"
+                                         r" first \(q8=True\), not q4_0 with q8=False"):
+        G.kernel("q4_0", 1, words=True)
 
 
 def test_8_bit_activations_compile_to_integer_dot_products():
@@ -175,8 +211,9 @@ def test_choice_names_how_x_is_read_for_every_format():
     assert {G.bucket(n) for n in range(1, 17)} == {b for _, b in G.CHOICE} == {1, 2, 5}
     assert [G.bucket(n) for n in (1, 2, 4, 5, 16)] == [1, 2, 2, 5, 5]
     for (fmt, b), (how, rows, split) in G.CHOICE.items():
-        assert how in ("f32", "pre", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
-        assert G.choice(fmt, b) == (how, rows, split)
+        assert how in ("f32", "pre", "prew", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
+        assert G.choice(fmt, b, None, 64, 640) == (how, rows, split)
+        assert G.choice(fmt, b) == ("pre" if how == "prew" else how, rows, split)   # K not known: not as words
         assert G.choice(fmt, b, False)[0] == "f32"
         if (fmt, b) in G.OTHER:
             assert G.choice(fmt, b, True)[0] != "f32"

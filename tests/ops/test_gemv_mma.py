@@ -47,9 +47,10 @@ def test_gemv_picks_them_where_they_take_the_problem():
     assert G.choice(fmt, nx, None, 4096, 4096) == ("mma", *G.MMA[fmt][1:])
     assert G.choice(fmt, nx - 1, None, 4096, 4096)[0] != "mma"       # fewer rows: the plain kernels
     assert G.choice(fmt, nx, None, 15, 4096)[0] != "mma"             # fewer than 16 rows of W
-    assert G.choice("q4_0", 16, None, 4096, 32 * 67)[0] != "mma"     # K not a multiple of 64
+    assert G.choice("q8_0", 16, None, 4096, 32 * 67)[0] != "mma"     # K not a multiple of 64
+    assert G.choice("q4_0", 16, None, 4096, 4096)[0] == "prew"      # q4_0: its blocks as words, faster on an H100
     assert G.choice(fmt, nx, False, 4096, 4096)[0] == "f32"          # x as given: never rounded to f16
-    assert G.choice(fmt, nx, True, 4096, 4096)[0] in ("pre", "inline")
+    assert G.choice(fmt, nx, True, 4096, 4096)[0] in ("pre", "prew", "inline")
     assert G.choice("bf16", 16, None, 4096, 4096)[0] == "f32"        # no bf16 kernel here
 
 
