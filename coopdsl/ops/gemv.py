@@ -94,26 +94,27 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 
 # what one GEMV launch does by default, by weight format and rows of x (:func:`bucket`: 1, 2 to 4, 5 to 16).  How x
 # is read: "f32" as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "prew" the same
-# with whole q4_0 blocks read as 32-bit words (:func:`kernel`'s ``words``; K a multiple of 64, else "pre"),
+# with whole blocks read as 32-bit words (:func:`kernel`'s ``words``; K a multiple of 64, else "pre" or "inline"),
 # "inline" rounded to 8 bits by the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way
 # and layout of :func:`candidates`, each timed as 200 calls back to back in one command buffer on an H100
 # (``benchmarks/ops_llm.py --tune``, 4096 x 14336 weights; one row: ``benchmarks/results/ops_llm-h100-2026-11-27-d
 # .md``; 2, 4 and 8 rows: ``ops_llm-mma-h100-2026-11-27.md`` and this session's notes; q4_0: ``ops_llm-q4w-h100-
 # 2026-11-27.md``, where "prew" took one row in 14.3 us against 16.7 for the fastest other way, and four rows in
-# 21.0 us with no other way among the six fastest), where two row counts of a bucket disagree the layout with the
+# 21.0 us with no other way among the six fastest; q8_0: ``ops_llm-q8w-h100-2026-11-27.md``, one row 28.7 against
+# 30.3 (x as given: 30.8), eight 41.8 against 49.9), where two row counts of a bucket disagree the layout with the
 # smaller sum; ``gemv(..., tune=True)`` times them on any device.
 CHOICE: dict[tuple[str, int], Way] = {
     ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
     ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
     ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 8, 4), ("q4_0", 5): ("prew", 4, 2),
-    ("q8_0", 1): ("f32", 2, 4), ("q8_0", 2): ("inline", 4, 4), ("q8_0", 5): ("inline", 8, 4),
+    ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 2, 4), ("q8_0", 5): ("prew", 4, 2),
     ("q4_K", 1): ("inline", 8, 4), ("q4_K", 2): ("inline", 8, 4), ("q4_K", 5): ("inline", 8, 2),
 }
 # the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
 # ``q8=True`` where it does not), from the same sweeps
 OTHER: dict[tuple[str, int], Way] = {
     ("q4_0", 1): ("f32", 2, 2), ("q4_0", 2): ("f32", 4, 2), ("q4_0", 5): ("f32", 8, 2),
-    ("q8_0", 1): ("inline", 1, 4), ("q8_0", 2): ("f32", 8, 4), ("q8_0", 5): ("f32", 4, 2),
+    ("q8_0", 1): ("f32", 2, 4), ("q8_0", 2): ("f32", 8, 4), ("q8_0", 5): ("f32", 4, 2),
     ("q4_K", 1): ("f32", 4, 2), ("q4_K", 2): ("f32", 4, 2), ("q4_K", 5): ("f32", 4, 2),
 }
 
@@ -128,10 +129,11 @@ def bucket(nx: int) -> int:
 # workgroup, by weight format; its way is ("mma", depth, split).  Timed on an H100 at 4, 8 and 16 rows of x
 # (``benchmarks/ops_llm.py --tune --rows 4,8,16``, 4096 x 14336 weights; ``benchmarks/results/
 # ops_llm-mma-h100-2026-11-27.md``): f16 and q4_K are faster at 8 rows (f16 70 against 79 us, q4_K 43 against
-# 55) and slower at 4, q8_0 only at 16 (86 against 90); the first row count here is the midpoint of the counts
-# timed on either side.  q4_0 has none: its blocks read as words ("prew") were faster up to 16 rows (56.1
-# against 60.6 us, ``ops_llm-q4w-h100-2026-11-27-c.md``); ``tune=True`` still times "mma" for it.
-MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 2, 4), "q8_0": (12, 4, 4), "q4_K": (6, 4, 4)}
+# 55) and slower at 4; the first row count here is the midpoint of the counts timed on either side.  q4_0 and
+# q8_0 have none: their blocks read as words ("prew") were faster up to 16 rows (q4_0 56.1 against 60.6 us,
+# ``ops_llm-q4w-h100-2026-11-27-c.md``; q8_0 65.5 against 85.9, ``ops_llm-q8w-h100-2026-11-27.md``);
+# ``tune=True`` still times "mma" for them.
+MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 2, 4), "q4_K": (6, 4, 4)}
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
@@ -145,8 +147,8 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
     way = CHOICE[fmt, bucket(nx)]
-    if way[0] == "prew" and (k is None or k % 64):   # whole blocks as words: K a multiple of 64
-        way = ("pre", way[1], way[2])
+    if way[0] == "prew" and (k is None or k % 64):   # whole blocks as words: K a multiple of 64; else 16-bit reads
+        way = ("pre" if fmt in Q8_FORMATS else "inline", way[1], way[2])
     if q8 is None or (way[0] != "f32") == q8:
         return way
     if (fmt, bucket(nx)) not in OTHER:
@@ -184,19 +186,20 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     a block of 32: four lanes a word, then the f32 bits of the scale ``d`` and of ``d * sum``), and a unit is
     two integer dot products of four 8-bit lanes (``cd.dot4x8``), as ggml's ``mul_mat_vecq`` does.
 
-    ``words`` (q4_0 with ``q8``; launch with K a multiple of 64 and W viewed as 32-bit words): a unit is a whole
-    block, read as the five 32-bit words that hold it (two blocks are nine words, 4-byte aligned), and eight
-    integer dot products; five loads a block of a row instead of twelve 16-bit ones."""
+    ``words`` (q4_0 or q8_0, with x from :func:`quantize_kernel`: ``q8``; launch with K a multiple of 64 and W
+    viewed as 32-bit words): a unit is a whole block, read as the five (q4_0) or nine (q8_0) 32-bit words that
+    hold it (two blocks are 9 or 17 words, 4-byte aligned), and eight integer dot products; for q4_0 five loads a
+    block of a row instead of twelve 16-bit ones."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
-    if q8 and fmt not in Q8_FORMATS:
+    if q8 and fmt not in Q8_FORMATS and not (words and fmt in WORDS_FORMATS):
         raise ValueError(f"gemv: x rounded to 8 bits by quantize_kernel first serves {', '.join(Q8_FORMATS)} "
                          f"weights, not {fmt}")
-    if words and (fmt != "q4_0" or not q8):
-        raise ValueError(f"gemv: whole blocks read as 32-bit words serve q4_0 weights with x rounded to 8 bits "
-                         f"first (q8=True), not {fmt}{'' if q8 else ' with q8=False'}")
+    if words and (fmt not in WORDS_FORMATS or not q8):
+        raise ValueError(f"gemv: whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded to 8 "
+                         f"bits first (q8=True), not {fmt}{'' if q8 else ' with q8=False'}")
     if inline and fmt not in INLINE_FORMATS:
         raise ValueError(f"gemv: x rounded to 8 bits in the kernel serves {', '.join(INLINE_FORMATS)} weights, "
                          f"not {fmt}")
@@ -279,17 +282,19 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     for j in cd.static_range(nx):
                         acc[r][j] += d * xw[j][2] * f32(cd.dot4x8(xw[j][0], q0) + cd.dot4x8(xw[j][1], q1))
             elif words:
-                # block u of each row as 32-bit words: blocks 2i and 2i + 1 are words 9i .. 9i + 8; block 2i + h
-                # has its scale in the low (h = 0) or high half of word 9i + 4h and its 16 bytes of levels from
-                # the next 16 bits (h = 0) or the next word; level bytes 4c .. 4c + 3 are elements 4c .. (low
-                # nibbles) and 16 + 4c .. (high), against x's words c and 4 + c
+                # block u of each row as 32-bit words: blocks 2i and 2i + 1 are words nw i .. nw i + nw - 1 (nw = 9
+                # for q4_0, 17 for q8_0); block 2i + h has its scale in the low (h = 0) or high half of word nw i +
+                # (nw // 2) h and its levels from the next 16 bits (h = 0) or the next word.  q4_0: level bytes
+                # 4c .. 4c + 3 are elements 4c .. (low nibbles) and 16 + 4c .. (high), against x's words c and
+                # 4 + c; q8_0: level word c is elements 4c .. 4c + 3, against x's word c
                 h = u & 1
+                nw = 9 if q40 else 17
                 wr = []
                 for r in cd.static_range(rows):
-                    base = row[r] * (K // 64 * 9) + (u >> 1) * 9 + 4 * h
-                    t = [w[base + j] for j in cd.static_range(5)]
+                    base = row[r] * (K // 64 * nw) + (u >> 1) * nw + (nw // 2) * h
+                    t = [w[base + j] for j in cd.static_range(nw // 2 + 1)]
                     d = f32(cd.bitcast(t[0] >> (16 * h), vec2[f16]).x)
-                    q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16) for j in cd.static_range(4)]
+                    q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16) for j in cd.static_range(nw // 2)]
                     wr = wr + [[d, q]]
                 for j in cd.static_range(nx):
                     xb = (j * (K // 32) + u) * Q8_WORDS
@@ -298,10 +303,17 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     sx = cd.bitcast(x[xb + 9], f32)
                     for r in cd.static_range(rows):
                         q = wr[r][1]
-                        dots = cd.dot4x8(xs[0], q[0] & 0x0F0F0F0F) + cd.dot4x8(xs[4], (q[0] >> 4) & 0x0F0F0F0F)
-                        for c in cd.static_range(1, 4):
-                            dots += cd.dot4x8(xs[c], q[c] & 0x0F0F0F0F) + cd.dot4x8(xs[4 + c], (q[c] >> 4) & 0x0F0F0F0F)
-                        acc[r][j] += wr[r][0] * (dx * f32(dots) - 8.0 * sx)
+                        if q40:
+                            dots = cd.dot4x8(xs[0], q[0] & 0x0F0F0F0F) + cd.dot4x8(xs[4], (q[0] >> 4) & 0x0F0F0F0F)
+                            for c in cd.static_range(1, 4):
+                                dots += cd.dot4x8(xs[c], q[c] & 0x0F0F0F0F) + \
+                                    cd.dot4x8(xs[4 + c], (q[c] >> 4) & 0x0F0F0F0F)
+                            acc[r][j] += wr[r][0] * (dx * f32(dots) - 8.0 * sx)
+                        else:
+                            dots = cd.dot4x8(xs[0], cd.bitcast(q[0], i32))
+                            for c in cd.static_range(1, 8):
+                                dots += cd.dot4x8(xs[c], cd.bitcast(q[c], i32))
+                            acc[r][j] += wr[r][0] * dx * f32(dots)
             elif q8:
                 # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
                 # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
@@ -462,6 +474,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
 INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
 ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
 Q8_FORMATS = ("q4_0",)   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
+WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s ``words``)
 Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
 
 
@@ -607,7 +620,7 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
     (``q8`` None, 2 rows of x or more, M and K that :mod:`coopdsl.ops.gemv_mma` takes) its products on
     cooperative matrices with each of its ``SPLITS``."""
     ways: list[str] = [] if q8 is False else [w for w in ("pre", "prew", "inline") if (w == "pre" and fmt in Q8_FORMATS)
-                          or (w == "prew" and fmt == "q4_0" and k is not None and k % 64 == 0)
+                          or (w == "prew" and fmt in WORDS_FORMATS and k is not None and k % 64 == 0)
                           or (w == "inline" and fmt in INLINE_FORMATS)]
     if q8 is not True:
         ways = ["f32", *ways]

@@ -99,39 +99,49 @@ def test_q4_0_with_8_bit_activations_matches_numpy(n, x_f16):
     assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
 
 
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0"])
 @pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [(21, 320, 1, 4, 4), (21, 256, 3, 2, 2), (37, 640, 1, 1, 4),
                                                       (5, 128, 8, 8, 2), (70, 192, 16, 2, 1)])
-def test_q4_0_blocks_read_as_words_give_the_16_bit_reads_sums(m, k, n, rows, split):
-    """("prew", rows, split): whole q4_0 blocks read as 32-bit words, the same products as "pre"'s quarters."""
+def test_blocks_read_as_words_give_the_products_of_x_rounded_per_block(fmt, m, k, n, rows, split):
+    """("prew", rows, split): whole q4_0 / q8_0 blocks read as 32-bit words against x rounded to 8 bits per block
+    of 32 (q4_0: the same products as "pre"'s quarter blocks read as 16-bit words)."""
     rng = np.random.default_rng(m + n)
-    w, wd = _weights("q4_0", m, k, rng)
+    w, wd = _weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
-    wv = G.word_view(w, "q4_0")
+    wv = G.word_view(w, fmt)
     ys = []
-    for how in ("prew", "pre"):
+    for how in ("prew", "pre") if fmt == "q4_0" else ("prew",):
         y = np.zeros((n, m), np.float32)
-        launches = G._launches(wv, x.reshape(-1, 4), y, "q4_0", n, m, k, False, (how, rows, split), "cpu")
-        assert launches[-1][0].name == f"gemv_q4_0_x{n}_q8" + ("w" if how == "prew" else "")
+        launches = G._launches(wv, x.reshape(-1, 4), y, fmt, n, m, k, False, (how, rows, split), "cpu")
+        assert launches[-1][0].name == f"gemv_{fmt}_x{n}_q8" + ("w" if how == "prew" else "")
         hot.run(launches)
         ys.append(y)
-    assert np.abs(ys[0] - ys[1]).max() <= 1e-5 * np.abs(ys[1]).max()
-    assert np.abs(ys[0] - _q8_1(x) @ wd.T).max() <= 1e-5 * np.abs(ys[1]).max()
+    ref = _q8_1(x) @ wd.T
+    assert np.abs(ys[0] - ys[-1]).max() <= 1e-5 * np.abs(ref).max()
+    assert np.abs(ys[0] - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
 def test_q4_0_words_way_needs_k_a_multiple_of_64(monkeypatch):
     assert ("prew", 4, 4) in G.candidates("q4_0", 1, None, 64, 640) and ("prew", 4, 4) in G.candidates(
         "q4_0", 1, True, 64, 640)
     assert not any(c[0] == "prew" for c in G.candidates("q4_0", 1, None, 64, 608))
+    assert ("prew", 8, 4) in G.candidates("q8_0", 2, None, 64, 640)
     assert not any(c[0] == "prew" for c in G.candidates("q4_K", 1, None, 64, 512) +
                    G.candidates("q4_0", 1, False, 64, 640))
     monkeypatch.setitem(G.CHOICE, ("q4_0", 1), ("prew", 2, 4))
     assert G.choice("q4_0", 1, None, 64, 640) == ("prew", 2, 4)
     assert G.choice("q4_0", 1, None, 64, 608) == ("pre", 2, 4)   # 19 blocks a row: not pairs of 36 bytes
+    monkeypatch.setitem(G.CHOICE, ("q8_0", 2), ("prew", 8, 2))
+    assert G.choice("q8_0", 3, None, 64, 608) == ("inline", 8, 2)   # q8_0's 16-bit reads: x rounded in the kernel
     compile_checked(G.kernel("q4_0", 2, q8=True, words=True), r"OpSUDot %int", r"OpLoad %uint",
                     absent=(r"OpTypeInt 16",))
-    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 weights with x rounded to 8 bits"
-                                         r" first \(q8=True\), not q4_0 with q8=False"):
+    compile_checked(G.kernel("q8_0", 2, q8=True, words=True), r"OpSDot %int", r"OpLoad %uint",
+                    absent=(r"OpTypeInt 16",))
+    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded "
+                                         r"to 8 bits first \(q8=True\), not q4_0 with q8=False"):
         G.kernel("q4_0", 1, words=True)
+    with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0 weights, not q4_K"):
+        G.kernel("q4_K", 1, q8=True, words=True)
 
 
 def test_8_bit_activations_compile_to_integer_dot_products():
@@ -213,7 +223,8 @@ def test_choice_names_how_x_is_read_for_every_format():
     for (fmt, b), (how, rows, split) in G.CHOICE.items():
         assert how in ("f32", "pre", "prew", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
         assert G.choice(fmt, b, None, 64, 640) == (how, rows, split)
-        assert G.choice(fmt, b) == ("pre" if how == "prew" else how, rows, split)   # K not known: not as words
+        fallback = "pre" if fmt in G.Q8_FORMATS else "inline"                         # K not known: not as words
+        assert G.choice(fmt, b) == (fallback if how == "prew" else how, rows, split)
         assert G.choice(fmt, b, False)[0] == "f32"
         if (fmt, b) in G.OTHER:
             assert G.choice(fmt, b, True)[0] != "f32"
