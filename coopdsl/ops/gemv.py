@@ -101,14 +101,15 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 # .md``; 2, 4 and 8 rows: ``ops_llm-mma-h100-2026-11-27.md`` and this session's notes; q4_0: ``ops_llm-q4w-h100-
 # 2026-11-27.md``, where "prew" took one row in 14.3 us against 16.7 for the fastest other way, and four rows in
 # 21.0 us with no other way among the six fastest; q8_0: ``ops_llm-q8w-h100-2026-11-27.md``, one row 28.7 against
-# 30.3 (x as given: 30.8), eight 41.8 against 49.9), where two row counts of a bucket disagree the layout with the
-# smaller sum; ``gemv(..., tune=True)`` times them on any device.
+# 30.3 (x as given: 30.8), eight 41.8 against 49.9; q4_K, x rounded per block first: ``ops_llm-q4k-h100-2026-11-
+# 27.md``, one row 15.0 against 17.0, four 26.3 against more than 32.9), where two row counts of a bucket
+# disagree the layout with the smaller sum; ``gemv(..., tune=True)`` times them on any device.
 CHOICE: dict[tuple[str, int], Way] = {
     ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
     ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
     ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 8, 4), ("q4_0", 5): ("prew", 4, 2),
     ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 2, 4), ("q8_0", 5): ("prew", 4, 2),
-    ("q4_K", 1): ("inline", 8, 4), ("q4_K", 2): ("inline", 8, 4), ("q4_K", 5): ("inline", 8, 2),
+    ("q4_K", 1): ("pre", 4, 4), ("q4_K", 2): ("pre", 4, 2), ("q4_K", 5): ("pre", 8, 2),
 }
 # the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
 # ``q8=True`` where it does not), from the same sweeps
@@ -128,12 +129,14 @@ def bucket(nx: int) -> int:
 # rounded to f16, W's tiles of 16 rows), with how many steps a subgroup loads at once and how many subgroups a
 # workgroup, by weight format; its way is ("mma", depth, split).  Timed on an H100 at 4, 8 and 16 rows of x
 # (``benchmarks/ops_llm.py --tune --rows 4,8,16``, 4096 x 14336 weights; ``benchmarks/results/
-# ops_llm-mma-h100-2026-11-27.md``): f16 and q4_K are faster at 8 rows (f16 70 against 79 us, q4_K 43 against
-# 55) and slower at 4; the first row count here is the midpoint of the counts timed on either side.  q4_0 and
+# ops_llm-mma-h100-2026-11-27.md``): f16 is faster at 8 rows (70 against 79 us) and slower at 4; q4_K, since x
+# is rounded per block first ("pre"), only at 16 (51.4 against more than 68; at 8 rows 43.0 against 38.4,
+# ``ops_llm-q4k-h100-2026-11-27.md``); the first row count here is the midpoint of the counts timed on either
+# side.  q4_0 and
 # q8_0 have none: their blocks read as words ("prew") were faster up to 16 rows (q4_0 56.1 against 60.6 us,
 # ``ops_llm-q4w-h100-2026-11-27-c.md``; q8_0 65.5 against 85.9, ``ops_llm-q8w-h100-2026-11-27.md``);
 # ``tune=True`` still times "mma" for them.
-MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 2, 4), "q4_K": (6, 4, 4)}
+MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 2, 4), "q4_K": (12, 4, 4)}
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
@@ -182,9 +185,10 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     (``max |x| / 127``) for the unit's 8 values (q4_0, q8_0) or for each 16 (q4_K), and each unit of a row is
     integer dot products of four 8-bit lanes (``cd.dot4x8``); q4_K's ``-m x`` terms use x unrounded.
 
-    ``q8`` (q4_0 only): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
+    ``q8`` (q4_0, q4_K): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
     a block of 32: four lanes a word, then the f32 bits of the scale ``d`` and of ``d * sum``), and a unit is
-    two integer dot products of four 8-bit lanes (``cd.dot4x8``), as ggml's ``mul_mat_vecq`` does.
+    two (q4_0) or eight (q4_K) integer dot products of four 8-bit lanes (``cd.dot4x8``), as ggml's
+    ``mul_mat_vecq`` does.
 
     ``words`` (q4_0 or q8_0, with x from :func:`quantize_kernel`: ``q8``; launch with K a multiple of 64 and W
     viewed as 32-bit words): a unit is a whole block, read as the five (q4_0) or nine (q8_0) 32-bit words that
@@ -314,7 +318,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                             for c in cd.static_range(1, 8):
                                 dots += cd.dot4x8(xs[c], cd.bitcast(q[c], i32))
                             acc[r][j] += wr[r][0] * dx * f32(dots)
-            elif q8:
+            elif q8 and q40:
                 # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
                 # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
                 # sum (q - 8) d x = d (dx * sum(q x) - 8 dx * sum(x)): a quarter of the second term a lane
@@ -372,7 +376,9 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
             else:
                 # eighth p of a q4_K block (9 uvec4: the head, then 8 of levels): qs bytes 16p .. 16p + 15 hold
                 # elements t of sub-block 2c (low nibbles) and of 2c + 1 (high), t = 16 h .. 16 h + 15, p = 2c + h;
-                # with ``inline``, against x rounded here to 8 bits, one scale for each 16 values
+                # with ``inline``, against x rounded here to 8 bits, one scale for each 16 values; with ``q8``,
+                # against x rounded per block of 32 (a sub-block) by quantize_kernel: words 4h .. 4h + 3 of x's
+                # blocks 8b + 2c and 8b + 2c + 1, and half of each block's d * sum (the other lane has the rest)
                 c = p >> 1
                 sh = 16 * (c & 1)                     # sub-blocks 2c, 2c + 1: scale bytes 2c & 3, 2c & 3 + 1
                 xw = []
@@ -391,6 +397,15 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                                     [pack8(xh[i], ih) for i in cd.static_range(4)],
                                     al * (1.0 / 127.0), ah * (1.0 / 127.0),
                                     sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
+                elif q8:
+                    for j in cd.static_range(nx):
+                        xl0 = (j * (K // 32) + b * 8 + 2 * c) * Q8_WORDS
+                        xh0 = xl0 + Q8_WORDS
+                        xo = 4 * (p & 1)
+                        xw = xw + [[[x[xl0 + xo + i] for i in cd.static_range(4)],
+                                    [x[xh0 + xo + i] for i in cd.static_range(4)],
+                                    cd.bitcast(x[xl0 + 8], f32), cd.bitcast(x[xh0 + 8], f32),
+                                    0.5 * cd.bitcast(x[xl0 + 9], f32), 0.5 * cd.bitcast(x[xh0 + 9], f32)]]
                 wr = []
                 for r in cd.static_range(rows):
                     base = (row[r] * (K // 256) + b) * 9
@@ -405,7 +420,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     d1 = f32(dm.x) * f32((scw >> 8) & 63)
                     m0 = f32(dm.y) * f32(mbw & 63)
                     m1 = f32(dm.y) * f32((mbw >> 8) & 63)
-                    if inline:
+                    if inline or q8:
                         for j in cd.static_range(nx):
                             t = xw[j]
                             dl = cd.dot4x8(t[0][0], qv.x & 0x0F0F0F0F) + cd.dot4x8(t[0][1], qv.y & 0x0F0F0F0F) + \
@@ -425,7 +440,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                             hi = hi + [vec4[f32](f32((q >> 4) & 15), f32((q >> 12) & 15), f32((q >> 20) & 15),
                                                  f32(q >> 28))]
                         wr = wr + [[d0, d1, m0, m1, lo, hi]]
-                if not inline:
+                if not (inline or q8):
                     for j in cd.static_range(nx):
                         xo = (j * K + b * 256 + 64 * c + 16 * (p & 1)) // 4
                         xl = [x4(x, xo + i) for i in cd.static_range(4)]
@@ -473,7 +488,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
 
 INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
 ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
-Q8_FORMATS = ("q4_0",)   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
+Q8_FORMATS = ("q4_0", "q4_K")   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
 WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s ``words``)
 Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
 

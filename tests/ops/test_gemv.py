@@ -140,15 +140,34 @@ def test_q4_0_words_way_needs_k_a_multiple_of_64(monkeypatch):
     with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded "
                                          r"to 8 bits first \(q8=True\), not q4_0 with q8=False"):
         G.kernel("q4_0", 1, words=True)
-    with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0 weights, not q4_K"):
+    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded "
+                                         r"to 8 bits first \(q8=True\), not q4_K"):
         G.kernel("q4_K", 1, q8=True, words=True)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [(21, 512, 1, 4, 4), (21, 256, 3, 2, 2), (37, 768, 1, 1, 4),
+                                                      (5, 256, 8, 8, 2), (40, 512, 16, 2, 1)])
+def test_q4_K_against_x_rounded_per_block_first(m, k, n, rows, split):
+    """("pre", rows, split) for q4_K: each sub-block of 32 against x rounded per block of 32 (ggml's q8_1)."""
+    rng = np.random.default_rng(m + k + n)
+    w, wd = _weights("q4_K", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = np.zeros((n, m), np.float32)
+    launches = G._launches(G.word_view(w, "q4_K"), x.reshape(-1, 4), y, "q4_K", n, m, k, False, ("pre", rows, split),
+                           "cpu")
+    assert [kern.name for kern, *_ in launches] == ["quantize_q8", f"gemv_q4_K_x{n}_q8"]
+    hot.run(launches)
+    ref = _q8_1(x) @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    compile_checked(launches[-1][0], r"OpSUDot %int", absent=(r"OpConvertFToS",))
 
 
 def test_8_bit_activations_compile_to_integer_dot_products():
     text = G.kernel("q4_0", 2, q8=True).disassemble()
     assert "OpSUDot %int" in text and "PackedVectorFormat4x8Bit" in text
     assert "OpGroupNonUniformShuffleXor" in G.quantize_kernel().disassemble()
-    with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0 weights, not q8_0"):
+    with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0, q4_K weights, not "
+                                         "q8_0"):
         G.kernel("q8_0", 1, q8=True)
     with pytest.raises(ValueError, match="x rounded to 8 bits in the kernel serves q4_0, q8_0, q4_K weights, not f16"):
         G.kernel("f16", 1, inline=True)
@@ -198,7 +217,8 @@ def test_q4_K_with_inline_8_bit_activations_matches_numpy(n, x_f16):
     m, k = 11, 512
     w, wd = _weights("q4_K", m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
-    y = G.gemv(w, x, "q4_K", device="cpu", q8=True)
+    y = np.zeros((n, m), np.float32)
+    hot.run(G._launches(G.word_view(w, "q4_K"), x.reshape(-1, 4), y, "q4_K", n, m, k, x_f16, ("inline", 8, 4), "cpu"))
     xf = x.astype(np.float32)
     no_mins = w.reshape(m, -1, 144).copy()
     no_mins[:, :, 2:4] = 0                           # dmin (f16, bytes 2..3 of a block) = 0: the levels' part
