@@ -1,5 +1,5 @@
 """The kernels of LLM inference on a GPU, side by side in one run: decode GEMV (coopdsl.ops.gemv), quantized
-and f16 prefill products (coopdsl.ops.ggml_mul_mm), a plain copy kernel for the bandwidth the device
+and f16 prefill products (``ops.linear`` past 16 rows), a plain copy kernel for the bandwidth the device
 achieves, and torch.matmul on the dequantized weights when torch (with CUDA) is present.
 
     python3 benchmarks/ops_llm.py [--m 4096] [--k 14336] [--prefill 512] [--out FILE]
@@ -12,6 +12,7 @@ need ~150 ms of work to come back, docs/runtime.md), median of ``--repeat``.  Pr
 from __future__ import annotations
 
 import argparse
+import importlib
 import platform
 import sys
 import time
@@ -24,11 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from coopdsl import autotune, runtime, u32, vec4  # noqa: E402
+from coopdsl import autotune, ops, runtime, u32, vec4  # noqa: E402
+from coopdsl.ops import gemm, hot, op_tune  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
-from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
-from coopdsl.ops import hot, op_tune  # noqa: E402
 from coopdsl.ops.quant import dequantize, quantize  # noqa: E402
+
+LINEAR = importlib.import_module("coopdsl.ops.linear")  # (ops.linear is the function)
 
 
 @cd.kernel(workgroup_size=(256, 1, 1))
@@ -253,13 +255,16 @@ def main() -> None:
                                      + f" | {w.nbytes / (total * 1e-3) / 1e9 / copy_gbs:.2f} | {el:.1e} |")
                         print(sweep[-1], flush=True)
             else:
+                # ops.linear past 16 rows (its launches: x padded, mul_mm_cm2 with its tile and split of K, the
+                # sum of the slices; ops.matmul's for f16 past 256 rows), back to back on resident arrays
                 b = x.astype(np.float16)
-                y = MM.mul_mm(w, b, fmt, tile="l", device=dev)
-                d = np.zeros((n, m), np.float32)
-                kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile="l", aligned=True)
-                r = kern.bench(grid, w, b, d, **values, device=dev, warmup=args.warmup // 10,
-                               repeat=args.repeat // 5)
-                ms = r.median_ms
+                y = ops.linear(b, w, fmt, device=dev)
+                br, wr = runtime.array(b, device=dev), runtime.array(w, device=dev)
+                yr = runtime.zeros((n, m), np.float32, device=dev)
+                ops.linear(br, wr, fmt, out=yr, device=dev)
+                mod = gemm if fmt == "f16" and n > LINEAR.FLOAT_MUL_MM_ROWS else LINEAR
+                warm(dev)
+                ms = G._stream_ms(list(mod._HOT.launches), dev, calls=50)
                 what = f"{ms * 1e3:.1f} us ({2 * m * n * k / (ms * 1e-3) / 1e12:.0f} TFLOP/s)"
             err = float(np.abs(y - ref).max() / np.abs(ref).max())
             gbs = w.nbytes / (ms * 1e-3) / 1e9

@@ -12,12 +12,16 @@ The units (:data:`UNITS`; the block layouts are in ``docs/ops.md``, "Quantized w
 
 * f16 / bf16: 8 values (one ``uvec4``; K a multiple of 8);
 * q4_0 (18-byte blocks) and q8_0 (34-byte blocks), read as 16-bit words (the blocks are only 2-byte
-  aligned): a quarter of a block (4 or 8 bytes of levels) and its scale;
+  aligned): a quarter of a block (4 or 8 bytes of levels) and its scale; or, with K a multiple of 64
+  (two blocks are 9 or 17 aligned 32-bit words) and x rounded to 8 bits first, a whole block read as
+  32-bit words (:func:`kernel`'s ``words``, the way "prew" of :func:`choice`);
 * q4_K (144-byte blocks, read as 9 ``uvec4``): an eighth of a block (16 bytes of levels: 16 elements
   of each of two sub-blocks) and the block's head.
 
-x is read as given, or rounded to 8 bits a value for integer dot products (:func:`choice`).  Dispatch
-:func:`grid` workgroups (:func:`gemv` does it).
+x is read as given, or rounded to 8 bits a value for integer dot products, inside the product's kernel or
+per block of 32 by :func:`quantize_kernel` first (:func:`choice`).  Dispatch :func:`grid` workgroups
+(:func:`gemv` does it).  From a few rows of x on, :mod:`coopdsl.ops.gemv_mma`'s products on cooperative
+matrices may be faster (:data:`MMA`).
 """
 
 from functools import cache
