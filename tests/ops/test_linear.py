@@ -18,12 +18,13 @@ def _weights(fmt, m, k, rng):
     return weights(fmt, m, k, rng)
 
 
-def _spy(monkeypatch, module, name):
+def _spy(monkeypatch, module, name, record=None):
+    """Calls of ``module.name`` from now on: its name each time, or what ``record(*args, **kwargs)`` returns."""
     calls = []
     real = getattr(module, name)
 
     def spy(*args, **kwargs):
-        calls.append(name)
+        calls.append(name if record is None else record(*args, **kwargs))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, name, spy)
@@ -121,14 +122,7 @@ def test_prefill_reads_x_in_whole_tiles(monkeypatch):
     rng = np.random.default_rng(9)
     w, wd = _weights("q8_0", 40, 256, rng)
     x = rng.standard_normal((20, 256)).astype(np.float16)
-    rows = []
-    real = MM.dispatch
-
-    def spy(*args, **kwargs):
-        rows.append(kwargs["rows_b"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(MM, "dispatch", spy)
+    rows = _spy(monkeypatch, MM, "dispatch", lambda *args, **kwargs: kwargs["rows_b"])
     y = ops.linear(x, w, "q8_0", device="cpu")
     assert rows == [LINEAR.TILES["m"][2]] and y.shape == (20, 40)
     assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
@@ -166,6 +160,18 @@ def test_f16_prefill_takes_mul_mm_up_to_its_rows_then_matmul(n, route, monkeypat
     assert (mm, matmul) == ((["dispatch"], []) if route == "mul_mm" else ([], ["matmul"]))
     ref = x.astype(np.float32) @ wd.T
     assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize(("fmt", "want"), [("q4_0", "float16"), ("bf16", r"uint16 \(bf16 bit patterns\)")])
+def test_a_resident_x_past_16_rows_must_be_of_the_kernel_s_type(fmt, want, device):
+    """Checked before anything is launched (any Vulkan device: lavapipe in CI)."""
+    from coopdsl import runtime
+
+    xr = runtime.array(np.zeros((20, 256), np.float32), device=device)
+    w, _ = _weights(fmt, 8, 256, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"linear: a resident x for {fmt} weights and N > 16 must be {want}, "
+                                         "got float32"):
+        ops.linear(xr, w, fmt, device=device)
 
 
 def test_prefill_tiles_it_does_not_have_are_named():
