@@ -243,7 +243,8 @@ def main() -> None:
                             else ():
                         yl = np.zeros_like(y)
                         lr, ls = (rows, split) if rows else G.choice(fmt, n, q8 or inline)[1:]
-                        kl = G.kernel(fmt, n, rows=lr, split=ls, q8=q8, inline=inline, unroll=(unroll or [None])[0])
+                        kl = G.kernel(fmt, n, rows=lr, split=ls, how="pre" if q8 else "inline" if inline else "f32",
+                                      unroll=(unroll or [None])[0])
                         rl = kl.bench(G.grid(m, fmt, n, lr, ls), wv, xq if q8 else x.reshape(-1, 4), yl, M=m,
                                       K=k, device=dev, warmup=args.warmup, repeat=args.repeat)
                         el = float(np.abs(yl - ref).max() / np.abs(ref).max())

@@ -14,7 +14,7 @@ The units (:data:`UNITS`; the block layouts are in ``docs/ops.md``, "Quantized w
 * q4_0 (18-byte blocks) and q8_0 (34-byte blocks), read as 16-bit words (the blocks are only 2-byte
   aligned): a quarter of a block (4 or 8 bytes of levels) and its scale; or, with K a multiple of 64
   (two blocks are 9 or 17 aligned 32-bit words) and x rounded to 8 bits first, a whole block read as
-  32-bit words (:func:`kernel`'s ``words``, the way "prew" of :func:`choice`);
+  32-bit words (the way "prew" of :func:`choice` and :func:`kernel`);
 * q4_K (144-byte blocks, read as 9 ``uvec4``): an eighth of a block (16 bytes of levels: 16 elements
   of each of two sub-blocks) and the block's head.
 
@@ -98,8 +98,8 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 
 # what one GEMV launch does by default, by weight format and rows of x (:func:`bucket`: 1, 2 to 4, 5 to 16).  How x
 # is read: "f32" as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "prew" the same
-# with whole blocks read as 32-bit words (:func:`kernel`'s ``words``; K a multiple of 64, else "pre" or "inline"),
-# "inline" rounded to 8 bits by the product's own kernel (:func:`kernel`'s ``inline``).  The fastest of every way
+# with whole blocks read as 32-bit words (K a multiple of 64, else "pre" or "inline"), "inline" rounded to 8 bits
+# by the product's own kernel (:func:`kernel`'s ``how``).  The fastest of every way
 # and layout of :func:`candidates`, each timed as 200 calls back to back in one command buffer on an H100
 # (``benchmarks/ops_llm.py --tune``, 4096 x 14336 weights; one row: ``benchmarks/results/ops_llm-h100-2026-11-27-d
 # .md``; 2, 4 and 8 rows: ``ops_llm-mma-h100-2026-11-27.md`` and this session's notes; q4_0: ``ops_llm-q4w-h100-
@@ -172,10 +172,14 @@ def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None =
     return (-(-m // (rows * (WG // 32) // split)), 1, 1)
 
 
+WAYS = ("f32", "pre", "prew", "inline")   # how a GEMV kernel reads x (and, for "prew", W): :func:`kernel`'s ``how``
+
+
 @cache
 def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None,
-           q8: bool = False, inline: bool = False, unroll: int | None = None, words: bool = False) -> cd.Kernel:
-    """The GEMV kernel for weights in ``fmt`` and ``nx`` rows of x (1 .. 16), x f32 (or f16).
+           how: str = "f32", unroll: int | None = None) -> cd.Kernel:
+    """The GEMV kernel for weights in ``fmt``, ``nx`` rows of x (1 .. 16) and the way ``how`` of :data:`WAYS`
+    (:func:`choice` names one): "f32" reads x as given, f32 (or f16 with ``x_f16``).
 
     A group of ``split`` subgroups (default :func:`choice`'s) owns ``rows`` rows of W; its lanes walk
     along the rows together, lane ``i`` reading unit ``i`` of each (:data:`UNITS`: 16 bytes of f16,
@@ -185,33 +189,36 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     hint so that the loads of consecutive steps can be in flight together.  Subgroup sums, then (with
     ``split`` > 1) a sum over the group through shared memory, end each output.
 
-    ``inline`` (q4_0, q8_0, q4_K): x is rounded to 8 bits here, each lane its own unit's values with one scale
+    "inline" (q4_0, q8_0, q4_K): x is rounded to 8 bits here, each lane its own unit's values with one scale
     (``max |x| / 127``) for the unit's 8 values (q4_0, q8_0) or for each 16 (q4_K), and each unit of a row is
     integer dot products of four 8-bit lanes (``cd.dot4x8``); q4_K's ``-m x`` terms use x unrounded.
 
-    ``q8`` (q4_0, q4_K): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
+    "pre" (q4_0, q4_K): x comes quantized to 8 bits by :func:`quantize_kernel` (:data:`Q8_WORDS` i32 words
     a block of 32: four lanes a word, then the f32 bits of the scale ``d`` and of ``d * sum``), and a unit is
     two (q4_0) or eight (q4_K) integer dot products of four 8-bit lanes (``cd.dot4x8``), as ggml's
     ``mul_mat_vecq`` does.
 
-    ``words`` (q4_0 or q8_0, with x from :func:`quantize_kernel`: ``q8``; launch with K a multiple of 64 and W
-    viewed as 32-bit words): a unit is a whole block, read as the five (q4_0) or nine (q8_0) 32-bit words that
+    "prew" (q4_0, q8_0; x from :func:`quantize_kernel` as for "pre"; launch with K a multiple of 64 and W viewed
+    as 32-bit words): a unit is a whole block, read as the five (q4_0) or nine (q8_0) 32-bit words that
     hold it (two blocks are 9 or 17 words, 4-byte aligned), and eight integer dot products; for q4_0 five loads a
     block of a row instead of twelve 16-bit ones."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; the decode kernels take 1 to {MAX_ROWS_X}")
-    if q8 and fmt not in Q8_FORMATS and not (words and fmt in WORDS_FORMATS):
+    if how not in WAYS:
+        raise ValueError(f"gemv: unknown way {how!r} of reading x; expected one of {', '.join(WAYS)}")
+    if how == "pre" and fmt not in Q8_FORMATS:
         raise ValueError(f"gemv: x rounded to 8 bits by quantize_kernel first serves {', '.join(Q8_FORMATS)} "
                          f"weights, not {fmt}")
-    if words and (fmt not in WORDS_FORMATS or not q8):
-        raise ValueError(f"gemv: whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded to 8 "
-                         f"bits first (q8=True), not {fmt}{'' if q8 else ' with q8=False'}")
-    if inline and fmt not in INLINE_FORMATS:
+    if how == "prew" and fmt not in WORDS_FORMATS:
+        raise ValueError(f"gemv: whole blocks read as 32-bit words serve {' and '.join(WORDS_FORMATS)} weights, "
+                         f"not {fmt}")
+    if how == "inline" and fmt not in INLINE_FORMATS:
         raise ValueError(f"gemv: x rounded to 8 bits in the kernel serves {', '.join(INLINE_FORMATS)} weights, "
                          f"not {fmt}")
-    _, dr, ds = choice(fmt, nx, q8 or inline)
+    q8, inline, words = how in ("pre", "prew"), how == "inline", how == "prew"
+    _, dr, ds = choice(fmt, nx, how != "f32")
     rows, split = rows or dr, split or ds
     if split not in (1, 2, 4) or not 1 <= rows <= 16:
         raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
@@ -493,7 +500,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
 INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
 ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
 Q8_FORMATS = ("q4_0", "q4_K")   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
-WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s ``words``)
+WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s "prew")
 Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
 
 
@@ -712,7 +719,7 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
         launch = _LAUNCHES[fmt, n, x_f16, m, way] = (
-            kernel(fmt, n, x_f16 and not pre, rows, split, q8=pre, inline=how == "inline", words=how == "prew"),
+            kernel(fmt, n, x_f16 and not pre, rows, split, how),
             grid(m, fmt, n, rows, split))
     launches: list[hot.Launch] = []
     if how == "prew":   # the blocks as 32-bit words (rows of 36-byte pairs of blocks)

@@ -133,16 +133,14 @@ def test_q4_0_words_way_needs_k_a_multiple_of_64(monkeypatch):
     assert G.choice("q4_0", 1, None, 64, 608) == ("pre", 2, 4)   # 19 blocks a row: not pairs of 36 bytes
     monkeypatch.setitem(G.CHOICE, ("q8_0", 2), ("prew", 8, 2))
     assert G.choice("q8_0", 3, None, 64, 608) == ("inline", 8, 2)   # q8_0's 16-bit reads: x rounded in the kernel
-    compile_checked(G.kernel("q4_0", 2, q8=True, words=True), r"OpSUDot %int", r"OpLoad %uint",
+    compile_checked(G.kernel("q4_0", 2, how="prew"), r"OpSUDot %int", r"OpLoad %uint",
                     absent=(r"OpTypeInt 16",))
-    compile_checked(G.kernel("q8_0", 2, q8=True, words=True), r"OpSDot %int", r"OpLoad %uint",
+    compile_checked(G.kernel("q8_0", 2, how="prew"), r"OpSDot %int", r"OpLoad %uint",
                     absent=(r"OpTypeInt 16",))
-    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded "
-                                         r"to 8 bits first \(q8=True\), not q4_0 with q8=False"):
-        G.kernel("q4_0", 1, words=True)
-    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights with x rounded "
-                                         r"to 8 bits first \(q8=True\), not q4_K"):
-        G.kernel("q4_K", 1, q8=True, words=True)
+    with pytest.raises(ValueError, match="whole blocks read as 32-bit words serve q4_0 and q8_0 weights, not q4_K"):
+        G.kernel("q4_K", 1, how="prew")
+    with pytest.raises(ValueError, match="unknown way 'q8' of reading x; expected one of f32, pre, prew, inline"):
+        G.kernel("q4_0", 1, how="q8")
 
 
 @pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [(21, 512, 1, 4, 4), (21, 256, 3, 2, 2), (37, 768, 1, 1, 4),
@@ -163,14 +161,14 @@ def test_q4_K_against_x_rounded_per_block_first(m, k, n, rows, split):
 
 
 def test_8_bit_activations_compile_to_integer_dot_products():
-    text = G.kernel("q4_0", 2, q8=True).disassemble()
+    text = G.kernel("q4_0", 2, how="pre").disassemble()
     assert "OpSUDot %int" in text and "PackedVectorFormat4x8Bit" in text
     assert "OpGroupNonUniformShuffleXor" in G.quantize_kernel().disassemble()
     with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0, q4_K weights, not "
                                          "q8_0"):
-        G.kernel("q8_0", 1, q8=True)
+        G.kernel("q8_0", 1, how="pre")
     with pytest.raises(ValueError, match="x rounded to 8 bits in the kernel serves q4_0, q8_0, q4_K weights, not f16"):
-        G.kernel("f16", 1, inline=True)
+        G.kernel("f16", 1, how="inline")
     with pytest.raises(ValueError, match="8-bit activations serve q4_0, q4_K, q8_0 weights, not bf16"):
         G.gemv(np.zeros((4, 64), np.uint16), np.zeros((1, 64), np.float32), "bf16", device="cpu", q8=True)
 
@@ -201,7 +199,7 @@ def test_inline_8_bit_activations_are_x_rounded_per_unit(fmt, n, rows, split):
     x = rng.standard_normal((n, k)).astype(np.float32)
     x[0, :8] = 0.0                                   # a unit of zeros: scale 0, no division by it
     y = np.full((n, m), np.nan, np.float32)
-    G.kernel(fmt, n, rows=rows, split=split, inline=True).launch(
+    G.kernel(fmt, n, rows=rows, split=split, how="inline").launch(
         G.grid(m, fmt, n, rows, split), G.word_view(w, fmt), x.reshape(-1, 4), y, M=m, K=k, device="cpu")
     ref = _rounded(x, fmt) @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
@@ -232,7 +230,7 @@ def test_q4_K_with_inline_8_bit_activations_matches_numpy(n, x_f16):
 
 def test_inline_8_bit_activations_compile_to_integer_dot_products_without_conversions():
     for fmt, op in (("q4_0", "OpSUDot"), ("q8_0", "OpSDot"), ("q4_K", "OpSUDot")):
-        text = G.kernel(fmt, 2, inline=True).disassemble()
+        text = G.kernel(fmt, 2, how="inline").disassemble()
         assert f"{op} %int" in text and "PackedVectorFormat4x8Bit" in text
         assert "OpConvertFToS" not in text                  # the rounding is an f32 addition, not a conversion
 
