@@ -91,11 +91,11 @@ def main() -> None:
             how = "ops.matmul" if float_matmul else "/".join(map(str, linear.prefill_choice(fmt, m, n, k, cores)))
             warm(dev)
             ops.linear(xr, wr, fmt, out=yr, device=dev)
-            t_lin = G._stream_ms(list((gemm._HOT if float_matmul else linear._HOT).launches), dev,
+            t_lin = G.stream_ms(list((gemm._HOT if float_matmul else linear._HOT).launches), dev,
                                  calls=args.calls)
             times = {}
             for name, launches in cands.items():
-                times[name] = G._stream_ms(launches, dev, calls=args.calls)
+                times[name] = G.stream_ms(launches, dev, calls=args.calls)
             t_torch = torch_ms(w32, x.astype(np.float32), 20)
             others = sorted(times.items(), key=lambda kv: kv[1])
             best = others[0]

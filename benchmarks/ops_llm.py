@@ -265,7 +265,7 @@ def main() -> None:
                 ops.linear(br, wr, fmt, out=yr, device=dev)
                 mod = gemm if fmt == "f16" and n > LINEAR.FLOAT_MUL_MM_ROWS else LINEAR
                 warm(dev)
-                ms = G._stream_ms(list(mod._HOT.launches), dev, calls=50)
+                ms = G.stream_ms(list(mod._HOT.launches), dev, calls=50)
                 what = f"{ms * 1e3:.1f} us ({2 * m * n * k / (ms * 1e-3) / 1e12:.0f} TFLOP/s)"
             err = float(np.abs(y - ref).max() / np.abs(ref).max())
             gbs = w.nbytes / (ms * 1e-3) / 1e9

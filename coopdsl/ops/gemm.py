@@ -218,7 +218,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     run the bandwidth-bound kernel of :mod:`coopdsl.ops.gemv` instead (a bf16 ``a`` must then be
     a numpy array): a MulAdd would mostly multiply zeros there.  ``transpose_b=True`` with up to
     ``linear.FLOAT_MUL_MM_ROWS`` (256) rows of f16/bf16 ``a`` runs ``ops.linear``'s ggml ``mul_mm_cm2``
-    launches (``a`` padded to whole tiles, K split to fill the GPU; ``tune`` does not apply).
+    launches (``a`` padded to whole tiles, K split to fill the GPU; ``tune`` times their tile and split).
     """
     options = (kind, device, transpose_b)
     if not tune and _HOT.replay((a, b, out), options):
@@ -269,7 +269,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
         from .attention_nv2 import shader_cores
 
         dev = gemv.gpu_of(device, (a, b, out))
-        launches = _linear().mul_mm_launches(a, b, out, kind, device, shader_cores(dev or "cpu"))
+        launches = _linear().mul_mm_launches(a, b, out, kind, device, shader_cores(dev or "cpu"), tune)
         hot.run(launches)
         _HOT.remember((a, b, out), options, launches)
         return out

@@ -589,7 +589,7 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
 
     ``tune=True`` (GPU): the first call of a problem (format, rows of x, x's type, ``q8``, M, K) times
     :data:`CHOICE`'s way and layout and the others of :func:`candidates` on the device, each as
-    :data:`STREAM_CALLS` calls back to back in one command buffer (:func:`_stream_ms`), and keeps the fastest
+    :data:`STREAM_CALLS` calls back to back in one command buffer (:func:`stream_ms`), and keeps the fastest
     in the autotune cache (``docs/autotune.md``); later calls, with or without ``tune``, use the stored
     choice.  On the interpreter nothing is timed or read."""
     launches, y = plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
@@ -620,12 +620,12 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
         prob = f"fmt={fmt},nx={n},x={'f16' if x_f16 else 'f32'},q8={q8},m={m},k={k}"
         stored, picked = _TUNED.lookup(prob, dev)
         if tune and not stored:
-            wr, xr, yr = _resident((w, x, y), dev)
+            wr, xr, yr = resident((w, x, y), dev)
             clock_up = [CLOCK_UP_FIRST_MS]   # the first candidate (the default) after the host's work: 200 ms
 
             def time_call(c: tuple[Any, ...] | None) -> float:
                 c = (str(c[0]), int(c[1]), int(c[2])) if c else way
-                ms = _stream_ms(_launches(wr, xr, yr, fmt, n, m, k, x_f16, c, device), dev, clock_up_ms=clock_up[0])
+                ms = stream_ms(_launches(wr, xr, yr, fmt, n, m, k, x_f16, c, device), dev, clock_up_ms=clock_up[0])
                 clock_up[0] = CLOCK_UP_MS
                 return ms
 
@@ -661,14 +661,14 @@ STREAM_CALLS = 200   # calls a tuning candidate is timed over, back to back in o
 CLOCK_UP_FIRST_MS, CLOCK_UP_MS = 200.0, 50.0   # untimed work before the first candidate, before each other
 
 
-def _resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
+def resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
     """The arrays on ``dev``: numpy ones copied there (for timing, so that no upload is timed)."""
     from .. import runtime
 
     return tuple(runtime.array(a, device=dev) if isinstance(a, np.ndarray) else a for a in arrays)
 
 
-def _stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS,
+def stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS,
                clock_up_ms: float = CLOCK_UP_MS) -> float:
     """GPU time a call (ms) of ``launches`` on resident arrays run ``calls`` times back to back in one command
     buffer, as a decoding loop runs them (a first kernel and the product, with the barrier between, counted

@@ -24,7 +24,7 @@ from coopdsl import u16, u32
 from . import attention_nv2 as nv2
 from . import gemv as G
 from . import ggml_mul_mm as MM
-from . import hot
+from . import hot, op_tune
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -60,8 +60,9 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
     (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q4_K and several
     rows of q8_0, as ggml does: an error of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
-    ``tune=True`` (N <= 16, GPU): time the decode kernel's ways and layouts once per problem and device and keep
-    the fastest in the autotune cache (:func:`coopdsl.ops.gemv.gemv`'s ``tune``).
+    ``tune=True`` (GPU): time the candidates once per problem and device and keep the fastest in the autotune
+    cache: for N <= 16 the decode kernel's ways and layouts (:func:`coopdsl.ops.gemv.gemv`'s ``tune``), past
+    that mul_mm_cm2's tile and split of K (:func:`mul_mm_launches`), or ops.matmul's tiles where it runs.
     """
     if _HOT.replay((x, w, out), (fmt, device, q8)):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
@@ -80,7 +81,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
 
         if isinstance(x, np.ndarray) and fmt == "f16":
             x = x.astype(np.float16)
-        return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True)
+        return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True, tune=tune)
     x_dt: Any = np.float16
     x_name = "float16"
     if fmt == "bf16":
@@ -99,7 +100,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
                          f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
     y = np.empty((n, m), np.float32) if out is None else out
-    launches = mul_mm_launches(x, w, y, fmt, device, cores)
+    launches = mul_mm_launches(x, w, y, fmt, device, cores, tune)
     hot.run(launches)
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
     return y
@@ -116,15 +117,49 @@ FLOAT_MUL_MM_ROWS = 256
 TILES = {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 1)}
 
 
-def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, cores: int) -> list[hot.Launch]:
+def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, cores: int,
+                    tune: bool = False) -> list[hot.Launch]:
     """The launches of ``y = x W^T`` on mul_mm_cm2 as ``ops.linear`` makes them past 16 rows (checked arrays:
     x N x K float16, or uint16 bf16 bit patterns for bf16 weights; w M x K in ``fmt``; y N x M float32): x padded
-    to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for ``cores`` SMs, the sum of
-    K's slices."""
+    to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for ``cores`` SMs (or the ones
+    the autotune cache holds for the problem on this GPU), the sum of K's slices.
+
+    ``tune=True`` on a GPU, when the cache holds nothing for the problem (format, N, M, K): time the default and
+    every :func:`prefill_candidates` tile and split, each as :data:`TUNE_CALLS` calls back to back in one
+    command buffer (:func:`coopdsl.ops.gemv.stream_ms`, on resident copies of numpy operands), and store the
+    fastest under ``ops.linear|<problem>|<device>`` (``docs/autotune.md``)."""
     n, k = x.shape
-    tile, split = prefill_choice(fmt, w.shape[0], n, k, cores)
+    m = w.shape[0]
+    tile, split = prefill_choice(fmt, m, n, k, cores)
+    dev = G.gpu_of(device, (x, w, y))
+    if dev is not None:
+        prob = f"fmt={fmt},n={n},m={m},k={k}"
+        stored, picked = _TUNED.lookup(prob, dev)
+        if tune and not stored:
+            xr, wr, yr = G.resident((x, w, y), dev)
+
+            def time_call(c: tuple[Any, ...] | None) -> float:
+                t, sp = (str(c[0]), int(c[1])) if c else (tile, split)
+                pads, xp = pad(xr, TILES[t][2], device)
+                return G.stream_ms(pads + prefill_launches(xp, wr, yr, fmt, device=device, tile=t, split_k=sp),
+                                   dev, calls=TUNE_CALLS)
+
+            picked = _TUNED.tune(prob, dev, time_call, prefill_candidates(k))
+        if picked:
+            tile, split = str(picked[0]), int(picked[1])
     launches, x = pad(x, TILES[tile][2], device)
     return launches + prefill_launches(x, w, y, fmt, device=device, tile=tile, split_k=split)
+
+
+_TUNED = op_tune.Choices("ops.linear", field="tile")
+TUNE_CALLS = 50          # calls a tuning candidate is timed over, back to back in one command buffer
+SPLITS = (1, 2, 3, 4, 6, 8)
+
+
+def prefill_candidates(k: int) -> list[tuple[str, int]]:
+    """What ``tune=True`` times besides the default: each of :data:`TILES` with each of :data:`SPLITS` slices
+    of K that leaves no slice empty."""
+    return [(t, s) for t in TILES for s in SPLITS if s == 1 or MM.k_slice(k, s) * (s - 1) < k]
 
 
 def pad(x: Any, bn: int, device: Any) -> tuple[list[hot.Launch], Any]:

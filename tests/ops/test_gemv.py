@@ -292,8 +292,8 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "_launches", lambda w, x, y, fmt, n, m, k, x_f16, way, device:
                         [(_FakeKernel(way), (1, 1, 1), (), {"device": device})])
-    monkeypatch.setattr(G, "_stream_ms", _fake_stream_ms)
-    monkeypatch.setattr(G, "_resident", lambda arrays, dev: arrays)
+    monkeypatch.setattr(G, "stream_ms", _fake_stream_ms)
+    monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
     yield tmp_path / "autotune.json"
     op_tune.reset_cache()
     G._TUNED.reset()

@@ -216,3 +216,75 @@ def test_the_docs_example_runs():
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     assert "ops.linear" in code
     exec(compile(code, "docs/ops.md", "exec"), {})
+
+
+def _fake_prefill_ms(launches, dev, calls):
+    """A candidate's time from its mul_mm_cm2 launch: the large tile with K in 3 slices is the fastest."""
+    values = next(kw for _, _, _, kw in launches if "BN" in kw)
+    split = -(-values["K"] // values["k_split"])
+    return 1.0 if (values["BN"], split) == (256, 3) else 2.0 + split / 100
+
+
+@pytest.fixture
+def pretend_gpu(monkeypatch, tmp_path):
+    """ops.linear's prefill planning on a pretend GPU: its launches are built, not run, and timed by
+    _fake_prefill_ms."""
+    import types
+
+    from coopdsl.ops import op_tune
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    op_tune.reset_cache()
+    LINEAR._TUNED.reset()
+    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
+    monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
+    monkeypatch.setattr(G, "stream_ms", _fake_prefill_ms)
+    yield tmp_path / "autotune.json"
+    op_tune.reset_cache()
+    LINEAR._TUNED.reset()
+
+
+def test_prefill_tuning_times_each_tile_and_split_once_and_later_calls_read_it(pretend_gpu):
+    import json
+
+    w, _ = _weights("q4_0", 4096, 2048, np.random.default_rng(0))
+    x, y = np.zeros((40, 2048), np.float16), np.zeros((40, 4096), np.float32)
+
+    def picked(**kw):
+        values = next(v for *_, v in LINEAR.mul_mm_launches(x, w, y, "q4_0", None, 132, **kw) if "BN" in v)
+        return values["BN"], -(-2048 // values["k_split"])
+
+    assert picked() == (128, 4)                            # nothing stored: prefill_choice's
+    assert picked(tune=True) == (256, 3)
+    entry = next(iter(json.loads(pretend_gpu.read_text())["entries"].values()))
+    assert entry["tile"] == ["l", 3] and entry["ms"] == 1.0
+    assert len(entry["times_ms"]) == 1 + len(LINEAR.prefill_candidates(2048)) == 1 + 2 * 5   # (6 x 512 > 2048 + 512)
+    LINEAR._TUNED.reset()                                  # a new process: read back from the file
+    assert picked() == (256, 3)
+    # 1024 values of K: 2 slices of 512 or 4 of 256; 3 slices of 512 would leave the last empty, 6 or 8 of 256 too
+    assert LINEAR.prefill_candidates(1024) == [("l", 1), ("l", 2), ("l", 4), ("m", 1), ("m", 2), ("m", 4)]
+
+
+def test_prefill_tuning_does_nothing_on_the_interpreter(monkeypatch, tmp_path):
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    rng = np.random.default_rng(2)
+    w, wd = _weights("q8_0", 24, 256, rng)
+    x = rng.standard_normal((20, 256)).astype(np.float16)
+    y = ops.linear(x, w, "q8_0", device="cpu", tune=True)
+    assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
+    assert not (tmp_path / "autotune.json").exists()
+
+
+def test_the_prefill_autotune_docs_example_runs(capsys):
+    """docs/autotune.md, "Tuning the prefill products": its example runs and prints what its comments say."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "autotune.md").read_text()
+    section = text[text.index("## Tuning the prefill products"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "docs/autotune.md", "exec"), {})
+    said = capsys.readouterr().out.split("\n")
+    assert f"# {said[0]}:" in code and f"# {said[1]} tiles and splits" in code
+    assert said[1] == str(len(LINEAR.prefill_candidates(14336)))

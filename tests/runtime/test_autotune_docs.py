@@ -15,7 +15,9 @@ def test_autotune_page_examples_run(device, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(device_module, "_default", device)  # the page's default device: the test device
     monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 4  # (the 4th: ops.linear(tune=True) on the interpreter, docs/autotune.md since 1c16fde)
+    # (the 4th: ops.linear(tune=True) on the interpreter, docs/autotune.md since 1c16fde; the 5th: the prefill
+    # products' choice and candidates)
+    assert len(blocks) == 5
     code = "\n".join(blocks)
     path = tmp_path / "autotune_doc.py"  # kernels need a source file
     path.write_text(code)
