@@ -85,7 +85,7 @@ def main() -> None:
             part = runtime.zeros(gsplit * n * m, np.float32, device=dev)
             cands[f"ggml {gtile}/{gsplit}"] = [(kern, grid, (wr, xr, part if gsplit > 1 else yr),
                                                 {**values, "device": dev})] + \
-                ([(MM.reduce_kernel(), (-(-n * m // 256), 1, 1), (part, yr), {"ne": n * m, "k_num": gsplit,
+                ([(MM.reduce_kernel(), MM.flat_grid(n * m), (part, yr), {"ne": n * m, "k_num": gsplit,
                                                                                "device": dev})] if gsplit > 1 else [])
             float_matmul = fmt not in MM.FORMATS and n > linear.FLOAT_MUL_MM_ROWS
             how = "ops.matmul" if float_matmul else "/".join(map(str, linear.prefill_choice(fmt, m, n, k, cores)))

@@ -307,15 +307,22 @@ def k_slice(k: int, split_k: int) -> int:
     return k if split_k == 1 else (-(-k // split_k) + START_ALIGN_K - 1) // START_ALIGN_K * START_ALIGN_K
 
 
+def flat_grid(n: int, size: int = 256) -> tuple[int, int, int]:
+    """Workgroups of ``size`` invocations for ``n`` invocations numbered ``x + 65535 * size * y`` (Vulkan
+    guarantees 65535 workgroups a dimension)."""
+    groups = -(-n // size)
+    return (min(groups, 65535), -(-groups // 65535), 1)
+
+
 @cache
 def reduce_kernel() -> cd.Kernel:
     """ggml's ``split_k_reduce``: ``d[i] = sum_s part[s * ne + i]`` for ``i < ne``, over ``k_num`` partial
-    products; 256 invocations a workgroup, one value an invocation."""
+    products; 256 invocations a workgroup, one value an invocation, launched on :func:`flat_grid` ``(ne)``."""
 
     @cd.kernel(workgroup_size=(256, 1, 1))
     @no_type_check
     def mul_mat_split_k_reduce(part: cd.Buffer[f32], d: cd.Buffer[f32], ne: u32, k_num: u32):
-        i = cd.global_invocation_id.x
+        i = cd.global_invocation_id.x + cd.global_invocation_id.y * (65535 * 256)
         if i < ne:
             total = part[i]
             for s in cd.range(1, k_num):

@@ -178,15 +178,13 @@ def pad(x: Any, bn: int, device: Any) -> tuple[list[hot.Launch], Any]:
     wide = k % 2 == 0                       # copied as 32-bit words where rows hold an even count
     src, dst = (x.view(np.uint32), padded.view(np.uint32)) if wide else (x.view(np.uint16), padded.view(np.uint16))
     total = n * k // 2 if wide else n * k
-    groups = -(-total // 256)
-    grid = (min(groups, 65535), -(-groups // 65535), 1)
-    return [(pad_kernel(wide), grid, (src, dst), {"n": total, "device": device})], padded
+    return [(pad_kernel(wide), MM.flat_grid(total), (src, dst), {"n": total, "device": device})], padded
 
 
 @cache
 def pad_kernel(wide: bool) -> cd.Kernel:
     """``dst[i] = src[i]`` for ``i < n``, one 32-bit (``wide``) or 16-bit value an invocation, 256 a workgroup,
-    ``i = x + 65535 * 256 y``."""
+    ``i = x + 65535 * 256 y`` (:func:`~coopdsl.ops.ggml_mul_mm.flat_grid`)."""
     t = u32 if wide else u16
 
     @cd.kernel(workgroup_size=(256, 1, 1))
@@ -238,5 +236,5 @@ def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None, ti
         return [(kern, grid, (w, x, y), {**values, "device": device})]
     part = G.scratch(y, split * n * m, np.float32)
     return [(kern, grid, (w, x, part), {**values, "device": device}),
-            (MM.reduce_kernel(), (-(-n * m // 256), 1, 1), (part, y), {"ne": n * m, "k_num": split,
+            (MM.reduce_kernel(), MM.flat_grid(n * m), (part, y), {"ne": n * m, "k_num": split,
                                                                        "device": device})]

@@ -143,8 +143,9 @@ def test_the_split_k_reduce_validates_and_adds_the_slices():
     compile_checked(MM.reduce_kernel(), r"OpFAdd %float", r"OpLoopMerge")
     part = np.arange(3 * 70, dtype=np.float32)
     d = np.zeros(70, np.float32)
-    MM.reduce_kernel().launch((1, 1, 1), part, d, ne=70, k_num=3, device="cpu")
+    MM.reduce_kernel().launch(MM.flat_grid(70), part, d, ne=70, k_num=3, device="cpu")
     assert (d == part.reshape(3, 70).sum(axis=0)).all()
+    assert MM.flat_grid(70) == (1, 1, 1) and MM.flat_grid(65535 * 256 + 1) == (65535, 2, 1)
 
 
 @pytest.mark.parametrize(("n", "route"), [(40, "mul_mm"), (LINEAR.FLOAT_MUL_MM_ROWS + 1, "matmul")])
