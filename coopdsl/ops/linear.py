@@ -227,6 +227,8 @@ def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None, ti
     n, m = y.shape
     if tile not in TILES:
         raise ValueError(f"linear: tile {tile!r}; expected one of {', '.join(TILES)}")
+    if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
+        raise ValueError(f"linear: split_k={split_k!r}; expected a count of slices of K, 1 or more")
     kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=TILES[tile], aligned=k % 8 == 0,
                                      k_split=MM.k_slice(k, split_k), rows_b=rows)
     split = split_k

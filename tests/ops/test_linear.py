@@ -180,6 +180,10 @@ def test_prefill_tiles_it_does_not_have_are_named():
     w = np.zeros((8, 256), np.float16)
     with pytest.raises(ValueError, match="linear: tile 's'; expected one of l, m"):
         LINEAR.prefill_launches(x, w, np.zeros((20, 8), np.float32), "f16", tile="s")
+    with pytest.raises(ValueError, match="linear: split_k=0; expected a count of slices of K, 1 or more"):
+        LINEAR.prefill_launches(x, w, np.zeros((20, 8), np.float32), "f16", split_k=0)
+    with pytest.raises(ValueError, match=r"linear: K=256 does not split into 3 slices of 256"):
+        LINEAR.prefill_launches(x, w, np.zeros((20, 8), np.float32), "f16", split_k=3)
 
 
 @pytest.mark.parametrize("kind", ["f16", "bf16"])
