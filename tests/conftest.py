@@ -24,6 +24,16 @@ def compile_checked(k, *expect: str, target_env: str = "vulkan1.3", absent: tupl
     return text
 
 
+def exec_source(src: str, path) -> dict:
+    """Run ``src`` as the module file ``path`` (written there first: kernels need their source file, for locations)
+    and return its namespace; the module is named after the file, and the test file's ``__future__`` imports do
+    not leak into it."""
+    path.write_text(src)
+    namespace = {"__name__": path.stem, "__file__": str(path)}
+    exec(compile(src, str(path), "exec", dont_inherit=True), namespace)
+    return namespace
+
+
 def marker_line(marker: str, fn=None) -> int:
     """The line number in the calling test file holding ``marker`` (a unique comment)."""
     frame = inspect.stack()[1 if fn is None else 2]

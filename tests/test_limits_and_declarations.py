@@ -13,17 +13,14 @@ import pytest
 import coopdsl as cd
 from coopdsl.errors import ArgumentError, CompileError, DeclarationError, InternalCompilerError
 from coopdsl.runtime.errors import LaunchError
+from tests.conftest import exec_source
 
 HEAD = "import coopdsl as cd\nfrom coopdsl import *\n"
 
 
 def _exec(tmp_path, name, body):
     src = HEAD + textwrap.dedent(body)
-    path = tmp_path / f"{name}.py"
-    path.write_text(src)
-    ns = {"__name__": name, "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), ns)
-    return ns, src
+    return exec_source(src, tmp_path / f"{name}.py"), src
 
 
 def _line(src, marker):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from coopdsl.errors import ShapeError
+from tests.conftest import exec_source
 
 SRC = textwrap.dedent('''
     import coopdsl as cd
@@ -31,10 +32,7 @@ CASES = [({"K": 32}, "has 16 columns (256 bits), not K = 32"),
 @pytest.fixture()
 def kernel(tmp_path):
     path = tmp_path / "qk.py"
-    path.write_text(SRC)
-    ns = {"__name__": "qk", "__file__": str(path)}
-    exec(compile(SRC, str(path), "exec", dont_inherit=True), ns)
-    return ns["k"], path
+    return exec_source(SRC, path)["k"], path
 
 
 def _line():
@@ -93,11 +91,7 @@ SIZES = textwrap.dedent('''
 
 @pytest.fixture()
 def sizes(tmp_path):
-    path = tmp_path / "sz.py"
-    path.write_text(SIZES)
-    ns = {"__name__": "sz", "__file__": str(path)}
-    exec(compile(SIZES, str(path), "exec", dont_inherit=True), ns)
-    return ns["k"]
+    return exec_source(SIZES, tmp_path / "sz.py")["k"]
 
 
 def _marked(marker: str) -> int:
@@ -128,9 +122,6 @@ def test_at_the_defaults_alone_spec_sizes_are_not_checked_as_glslang_checks_none
     defaults, and gives the values at pipeline creation): the rule applies to the values a compile or launch
     gives, not to defaults alone."""
     src = SIZES.replace("R: cd.Spec[u32] = 16", "R: cd.Spec[u32] = 0")
-    path = tmp_path / "sz0.py"
-    path.write_text(src)
-    ns = {"__name__": "sz0", "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), ns)
+    ns = exec_source(src, tmp_path / "sz0.py")
     assert "OpTypeCooperativeMatrixKHR" in ns["k"].disassemble()
     assert ns["k"].compile(spec={"R": 16})

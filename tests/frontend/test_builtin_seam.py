@@ -22,6 +22,7 @@ from coopdsl.ir import types as T
 from coopdsl.ir.core import Const, Value
 from coopdsl.lang import conversions as C
 from coopdsl.lang import registry as R
+from tests.conftest import exec_source
 
 from ..conftest import expect_error
 
@@ -411,10 +412,7 @@ def k(o: cd.Buffer[f32]):
 @pytest.mark.parametrize("probe,arg", list(itertools.product(PROBES, NOT_VALUES)))
 def test_no_argument_reaches_the_internals(probe, arg, tmp_path):
     src = textwrap.dedent(TEMPLATE).format(probe=probe, arg=arg)
-    path = tmp_path / "k_seam.py"
-    path.write_text(src)
-    namespace = {"__name__": "k_seam", "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), namespace)
+    namespace = exec_source(src, tmp_path / "k_seam.py")
     try:
         namespace["k"].compile()
     except InternalCompilerError as e:  # (a subclass of CompileError: checked first)

@@ -16,6 +16,7 @@ import pytest
 
 import coopdsl as cd
 from coopdsl.errors import CompileError, InternalCompilerError
+from tests.conftest import exec_source
 
 NOT_VALUES = {
     "type": "f32",
@@ -78,11 +79,8 @@ def k(o: cd.Buffer[f32]):
 @pytest.mark.parametrize("context,operand", list(itertools.product(CONTEXTS, NOT_VALUES)))
 def test_a_non_value_operand_is_a_located_error(context, operand, tmp_path, monkeypatch):
     src = textwrap.dedent(TEMPLATE).replace("{body}", CONTEXTS[context].replace("X", NOT_VALUES[operand]))
-    path = tmp_path / f"k_{context}_{operand}.py"
-    path.write_text(src)
     monkeypatch.syspath_prepend(str(tmp_path))
-    namespace = {"__name__": path.stem, "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), namespace)
+    namespace = exec_source(src, tmp_path / f"k_{context}_{operand}.py")
     with pytest.raises(CompileError) as e:
         namespace["k"].compile()
     assert not isinstance(e.value, InternalCompilerError), str(e.value)
@@ -103,10 +101,7 @@ def test_a_non_value_operand_is_a_located_error(context, operand, tmp_path, monk
 ])
 def test_the_messages_name_the_rule_and_the_operand(code, message, tmp_path):
     src = textwrap.dedent(TEMPLATE).replace("{body}", code)
-    path = tmp_path / "k_msg.py"
-    path.write_text(src)
-    namespace = {"__name__": "k_msg", "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), namespace)
+    namespace = exec_source(src, tmp_path / "k_msg.py")
     with pytest.raises(cd.CompileError) as e:
         namespace["k"].compile()
     assert message in str(e.value)

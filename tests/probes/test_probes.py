@@ -48,6 +48,7 @@ import zlib
 import pytest
 
 from coopdsl.errors import CompileError, DeclarationError, InternalCompilerError
+from tests.conftest import exec_source
 
 from . import generators as G
 from . import harness as H
@@ -94,11 +95,7 @@ def test_the_generator_covers_every_builtin():
 # -- the clusters fixed, each with its generated cases: the message and the location --------------------
 
 def _compile(src: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(src)
-    namespace = {"__name__": name, "__file__": str(path)}
-    exec(compile(src, str(path), "exec", dont_inherit=True), namespace)
-    return namespace["k"].compile()
+    return exec_source(src, tmp_path / f"{name}.py")["k"].compile()
 
 
 def _expect(line: str, message: str, tmp_path, name: str):
