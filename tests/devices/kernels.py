@@ -111,27 +111,26 @@ def mixed_int8_16x16x16(a: cd.Buffer[u8], c: cd.Buffer[i32]):
 
 # Shared arrays against maxComputeSharedMemorySize (49152 bytes on the H100; tests/devices/test_shared_memory.py):
 # 2 x 32 KiB of f32 is over it, 2 x 20 KiB under it; the third is 4 KiB and 16 x N bytes, over it from N = 2817.
-@cd.kernel(workgroup_size=(64, 1, 1))
-def shared_2x32k(x: cd.Buffer[f32]):
-    a = cd.shared(f32, 8192)  # L:shared-32k
-    b = cd.shared(f32, 8192)
-    i = cd.local_invocation_index
-    a[i] = x[i]
-    b[i] = x[i + 64]
-    cd.barrier()
-    x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
+def _two_shared(n: int) -> cd.Kernel:
+    """Two shared arrays of ``n`` f32 each, used, and a third of 8192 that is never used (so not in the module)."""
+
+    @cd.kernel(workgroup_size=(64, 1, 1))
+    def shared_pair(x: cd.Buffer[f32]):
+        a = cd.shared(f32, n)  # L:shared-pair
+        b = cd.shared(f32, n)
+        unused = cd.shared(f32, 8192)  # noqa: F841
+        i = cd.local_invocation_index
+        a[i] = x[i]
+        b[i] = x[i + 64]
+        cd.barrier()
+        x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
+
+    shared_pair.__name__ = shared_pair.__qualname__ = f"shared_2x{n * 4 // 1024}k"
+    return shared_pair
 
 
-@cd.kernel(workgroup_size=(64, 1, 1))
-def shared_2x20k(x: cd.Buffer[f32]):
-    a = cd.shared(f32, 5120)
-    b = cd.shared(f32, 5120)
-    unused = cd.shared(f32, 8192)  # never used: not in the module, so not counted  # noqa: F841
-    i = cd.local_invocation_index
-    a[i] = x[i]
-    b[i] = x[i + 64]
-    cd.barrier()
-    x[i] = a[(i + 1) % 64] + b[(i + 1) % 64]
+shared_2x32k = _two_shared(8192)
+shared_2x20k = _two_shared(5120)
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))

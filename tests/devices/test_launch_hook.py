@@ -103,7 +103,7 @@ def test_shared_memory_beyond_the_device_fails_before_the_pipeline():
         K.shared_2x32k.launch((1,), x, device=dev)
     assert "shared arrays take 65536 bytes (a: 32768, b: 32768); NVIDIA H100 80GB HBM3 allows at most 49152 " \
            "bytes of shared memory per workgroup (maxComputeSharedMemorySize)" in str(e.value)
-    assert e.value.loc.line == K.line("shared-32k") and dev.pipelines == 0
+    assert e.value.loc.line == K.line("shared-pair") and dev.pipelines == 0
     with pytest.raises(runtime.DeviceFeatureError, match=r"take 49168 bytes \(t: 4096, s: 45072 at length N = 2817\)"):
         K.shared_by_spec.launch((1,), x, N=2817, device=dev)
     assert dev.pipelines == 0

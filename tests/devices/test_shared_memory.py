@@ -36,7 +36,7 @@ def test_reflection_lists_the_used_shared_arrays_and_their_bytes():
     assert [(a["name"], a["element_type"], a["components"], a["stride"], a["length"], a["bytes"])
             for a in shared["arrays"]] == [("a", "f32", 1, 4, 5120, 20480), ("b", "f32", 1, 4, 5120, 20480)]
     assert K.shared_2x32k.reflect()["shared_memory"]["arrays"][0]["loc"].endswith(
-        f"kernels.py:{K.line('shared-32k')}:9")  # the array's declaration (cd.shared)
+        f"kernels.py:{K.line('shared-pair')}:13")  # the array's declaration (cd.shared)
 
 
 def test_spec_sized_bytes_are_a_dimension_resolved_by_spec_values():
@@ -73,7 +73,7 @@ def test_profiles_carry_the_limit():
 def test_64k_of_shared_arrays_is_refused_at_48k_with_the_limit_named():
     (m,) = mismatches(K.shared_2x32k.reflect(), H100)
     assert m.what == OVER
-    assert (m.loc.line, m.loc.col) == (K.line("shared-32k"), 9)
+    assert (m.loc.line, m.loc.col) == (K.line("shared-pair"), 13)
     with pytest.raises(DeviceMismatchError) as e:
         K.shared_2x32k.compile(device="nvidia-h100")
     assert e.value.message == OVER
@@ -117,7 +117,7 @@ def test_the_runtime_check_refuses_it_against_the_device_info():
     assert load_profile(info).max_shared_memory == 49152
     with pytest.raises(runtime.DeviceFeatureError) as e:
         check_launch(K.shared_2x32k.reflect(), info)
-    assert OVER in str(e.value) and e.value.loc.line == K.line("shared-32k") and len(e.value.mismatches) == 1
+    assert OVER in str(e.value) and e.value.loc.line == K.line("shared-pair") and len(e.value.mismatches) == 1
     check_launch(K.shared_2x20k.reflect(), info)
     check_launch(K.shared_by_spec.reflect(), info, {"N": np.uint32(2816)})
     with pytest.raises(runtime.DeviceFeatureError, match=r"take 49168 bytes .* \(maxComputeSharedMemorySize\)"):
