@@ -115,3 +115,19 @@ def weights(fmt: str, m: int, k: int, rng, scale: float = 1.0):
         return a, ops.from_bf16(a)
     q = ops.quantize(w, fmt)
     return q, ops.dequantize(q, fmt, k)
+
+
+@pytest.fixture
+def pretend_gpu(monkeypatch, tmp_path):
+    """(a stand-in for a GPU device: the name and driver an autotune cache key reads, the test's own autotune
+    cache file): tuning tests patch the op's device lookup to return it.  What the ops read from the cache is
+    forgotten before and after (``op_tune.reset_all``)."""
+    import types
+
+    from coopdsl.ops import op_tune
+
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
+    op_tune.reset_all()
+    yield (types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1")),
+           tmp_path / "autotune.json")
+    op_tune.reset_all()

@@ -29,13 +29,6 @@ def cache() -> autotune.Cache:
     return op_tune.cache()
 
 
-def reset() -> None:
-    """Forget what was read: the next call reads ``autotune.default_cache_path()`` again (for tests)."""
-    op_tune.reset_cache()
-    _choices.reset()
-    _decode.reset()
-
-
 def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, masked: bool, acc: str,
             f16_out: bool) -> str:
     """The problem key: what decides the launch besides the device."""

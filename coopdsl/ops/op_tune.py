@@ -25,6 +25,7 @@ class Choices:
     def __init__(self, prefix: str, field: str = "choice", default_name: str = "default"):
         self.prefix, self.field, self.default_name = prefix, field, default_name
         self._memo: dict[tuple[str, str], Choice | None] = {}   # (problem, device) -> stored choice
+        _ALL.append(self)
 
     def reset(self) -> None:
         """Forget what was read: the next lookup reads the cache file again (for tests)."""
@@ -69,6 +70,7 @@ class Choices:
 
 
 _cache: autotune.Cache | None = None
+_ALL: list[Choices] = []   # every op's Choices, for reset_all
 
 
 def cache() -> autotune.Cache:
@@ -83,3 +85,10 @@ def reset_cache() -> None:
     """Forget the cache file: the next use reads ``autotune.default_cache_path()`` again (for tests)."""
     global _cache
     _cache = None
+
+
+def reset_all() -> None:
+    """Forget the cache file and what every op's :class:`Choices` read from it (for tests)."""
+    reset_cache()
+    for choices in _ALL:
+        choices.reset()

@@ -13,6 +13,7 @@ from coopdsl import ops
 from coopdsl.ops import attention_nv2 as nv2
 from coopdsl.ops import attention_tune as AT
 from coopdsl.ops import flash_attention as FA
+from coopdsl.ops import op_tune
 
 TIMES = {None: 2.0, (128, 128, 256): 1.5, (128, 64, 256): 2.5, (64, 128, 256): 3.0}
 
@@ -28,11 +29,9 @@ class _Kernel:
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch, tmp_path):
+def fake_gpu(monkeypatch, pretend_gpu):
     """ops.attention's NV2 path on a pretend GPU: launches are recorded, 'timed' from TIMES."""
-    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
-    AT.reset()
-    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    dev, path = pretend_gpu
     runs = []
 
     def run(q, k, v, dims, *, tiles=None, out=None, **kw):
@@ -44,8 +43,7 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
     monkeypatch.setattr(nv2, "has_nv2", lambda d: True)
     monkeypatch.setattr(nv2, "run", run)
-    yield dev, runs, tmp_path / "autotune.json"
-    AT.reset()
+    return dev, runs, path
 
 
 def _qkv(rng, hq=2, s=64, d=64):
@@ -62,7 +60,7 @@ def test_the_first_tuned_call_times_each_candidate_and_keeps_the_fastest(fake_gp
     runs.clear()
     ops.attention(q, k, v, causal=True)                     # later calls use the choice without timing
     assert runs == [(128, 128, 256)]
-    AT.reset()                                              # ... in the next process too (read from the file)
+    op_tune.reset_all()                                     # ... in the next process too (read from the file)
     runs.clear()
     ops.attention(q, k, v, causal=True, tune=True)
     assert runs == [(128, 128, 256)]
@@ -81,16 +79,14 @@ def test_each_problem_is_tuned_on_its_own_and_ggml_s_tiles_can_win(fake_gpu, mon
                                 f16_out=False), dev) == (True, None)
 
 
-def test_nothing_is_tuned_on_the_interpreter(monkeypatch, tmp_path):
-    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
-    AT.reset()
+def test_nothing_is_tuned_on_the_interpreter(pretend_gpu):
+    _, path = pretend_gpu
     rng = np.random.default_rng(2)
     q, k, v = _qkv(rng, hq=1, s=32, d=16)
     out = ops.attention(q, k, v, causal=True, tune=True, device="cpu")
     ref = FA.reference(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), causal=True)
     assert np.abs(out - ref).max() < 2e-2
-    assert not (tmp_path / "autotune.json").exists()
-    AT.reset()
+    assert not path.exists()
 
 
 class _DecodeKernel:
@@ -102,21 +98,18 @@ class _DecodeKernel:
 
 
 @pytest.fixture
-def fake_decode_gpu(monkeypatch, tmp_path):
+def fake_decode_gpu(monkeypatch, pretend_gpu):
     """ops.attention's decode path on a pretend GPU with 66 SMs: plans are recorded, 'timed' by their chunks."""
     from coopdsl.ops import attention_decode as AD
 
-    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
-    AT.reset()
-    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    dev, path = pretend_gpu
     runs = []
     monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
     monkeypatch.setattr(FA, "default_impl", lambda dims, d: "decode")
     monkeypatch.setattr(nv2, "shader_cores", lambda d: 66)
     monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, **kw: [(_DecodeKernel(chunks), (1, 1, 1), (), {})])
     monkeypatch.setattr(AD, "run", lambda *a, chunks=None, out=None, **kw: runs.append(chunks) or out)
-    yield runs, tmp_path / "autotune.json"
-    AT.reset()
+    return runs, path
 
 
 def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
@@ -138,6 +131,6 @@ def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
     assert entry["chunks"] == [32] and entry["times_ms"] == {"default": 2.0, "4": 3.0, "8": 3.0, "32": 1.0,
                                                               "64": 3.0}
     assert runs == [None, 32]
-    AT.reset()
+    op_tune.reset_all()
     ops.attention(q, k, k)                          # read back, as a new process would
     assert runs == [None, 32, 32]

@@ -279,24 +279,15 @@ def _fake_stream_ms(launches, dev, clock_up_ms):
 
 
 @pytest.fixture
-def fake_gpu(monkeypatch, tmp_path):
+def fake_gpu(monkeypatch, pretend_gpu):
     """gemv's planning on a pretend GPU: launches are stand-ins that know their way, timed by _fake_stream_ms."""
-    import types
-
-    from coopdsl.ops import op_tune
-
-    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
-    op_tune.reset_cache()
-    G._TUNED.reset()
-    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    dev, path = pretend_gpu
     monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "_launches", lambda w, x, y, fmt, n, m, k, x_f16, way, device:
                         [(_FakeKernel(way), (1, 1, 1), (), {"device": device})])
     monkeypatch.setattr(G, "stream_ms", _fake_stream_ms)
     monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
-    yield tmp_path / "autotune.json"
-    op_tune.reset_cache()
-    G._TUNED.reset()
+    return path
 
 
 def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(fake_gpu):

@@ -231,26 +231,17 @@ def _fake_prefill_ms(launches, dev, calls):
 
 
 @pytest.fixture
-def pretend_gpu(monkeypatch, tmp_path):
+def prefill_gpu(monkeypatch, pretend_gpu):
     """ops.linear's prefill planning on a pretend GPU: its launches are built, not run, and timed by
     _fake_prefill_ms."""
-    import types
-
-    from coopdsl.ops import op_tune
-
-    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "autotune.json"))
-    op_tune.reset_cache()
-    LINEAR._TUNED.reset()
-    dev = types.SimpleNamespace(info=types.SimpleNamespace(name="Pretend GPU", driver_name="drv", driver_info="1"))
+    dev, path = pretend_gpu
     monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
     monkeypatch.setattr(G, "stream_ms", _fake_prefill_ms)
-    yield tmp_path / "autotune.json"
-    op_tune.reset_cache()
-    LINEAR._TUNED.reset()
+    return path
 
 
-def test_prefill_tuning_times_each_tile_and_split_once_and_later_calls_read_it(pretend_gpu):
+def test_prefill_tuning_times_each_tile_and_split_once_and_later_calls_read_it(prefill_gpu):
     import json
 
     w, _ = _weights("q4_0", 4096, 2048, np.random.default_rng(0))
@@ -262,7 +253,7 @@ def test_prefill_tuning_times_each_tile_and_split_once_and_later_calls_read_it(p
 
     assert picked() == (128, 4)                            # nothing stored: prefill_choice's
     assert picked(tune=True) == (256, 3)
-    entry = next(iter(json.loads(pretend_gpu.read_text())["entries"].values()))
+    entry = next(iter(json.loads(prefill_gpu.read_text())["entries"].values()))
     assert entry["tile"] == ["l", 3] and entry["ms"] == 1.0
     assert len(entry["times_ms"]) == 1 + len(LINEAR.prefill_candidates(2048)) == 1 + 2 * 5   # (6 x 512 > 2048 + 512)
     LINEAR._TUNED.reset()                                  # a new process: read back from the file
