@@ -80,13 +80,9 @@ def main() -> None:
             cores = shader_cores(dev)
             gtile = MM.guess_tile(fmt, m, n, cores)        # ggml's own choice, with ggml's tiles
             gsplit = MM.guess_split_k(fmt, m, n, k, gtile, cores)
-            kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=gtile, aligned=k % 8 == 0,
-                                             k_split=MM.k_slice(k, gsplit))
-            part = runtime.zeros(gsplit * n * m, np.float32, device=dev)
-            cands[f"ggml {gtile}/{gsplit}"] = [(kern, grid, (wr, xr, part if gsplit > 1 else yr),
-                                                {**values, "device": dev})] + \
-                ([(MM.reduce_kernel(), MM.flat_grid(n * m), (part, yr), {"ne": n * m, "k_num": gsplit,
-                                                                               "device": dev})] if gsplit > 1 else [])
+            cands[f"ggml {gtile}/{gsplit}"] = prefill_launches(
+                xr, wr, yr, fmt, device=dev, tile=MM.TILES["quant" if fmt in MM.FORMATS else "float"][gtile],
+                split_k=gsplit)
             float_matmul = fmt not in MM.FORMATS and n > linear.FLOAT_MUL_MM_ROWS
             how = "ops.matmul" if float_matmul else "/".join(map(str, linear.prefill_choice(fmt, m, n, k, cores)))
             warm(dev)

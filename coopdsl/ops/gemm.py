@@ -266,10 +266,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     if transpose_b and m <= _linear().FLOAT_MUL_MM_ROWS and kind in ("f16", "bf16"):
         # a few tokens' activations against a weight matrix: ops.linear's mul_mm_cm2 launches (x padded to whole
         # tiles, K split to fill the GPU), 1.4-2.8x the tiled kernel's speed there on an H100
-        from .attention_nv2 import shader_cores
-
-        dev = gemv.gpu_of(device, (a, b, out))
-        launches = _linear().mul_mm_launches(a, b, out, kind, device, shader_cores(dev or "cpu"), tune)
+        launches = _linear().mul_mm_launches(a, b, out, kind, device, tune)
         hot.run(launches)
         _HOT.remember((a, b, out), options, launches)
         return out

@@ -58,8 +58,9 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     likewise.  For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights); numpy x
     is converted.
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
-    (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q4_K and several
-    rows of q8_0, as ggml does: an error of about 1e-3 relative to the result; ``q8=False`` keeps x as it is).
+    (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q8_0 and q4_K up to
+    the rows where cooperative matrices take over, as ggml does: an error of about 1e-3 relative to the result;
+    ``q8=False`` keeps x as it is).
     ``tune=True`` (GPU): time the candidates once per problem and device and keep the fastest in the autotune
     cache: for N <= 16 the decode kernel's ways and layouts (:func:`coopdsl.ops.gemv.gemv`'s ``tune``), past
     that mul_mm_cm2's tile and split of K (:func:`mul_mm_launches`), or ops.matmul's tiles where it runs.
@@ -75,7 +76,6 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y
     m = w.shape[0]
-    cores = nv2.shader_cores(G.gpu_of(device, (x, w, out)) or "cpu")
     if fmt in ("f16", "bf16") and n > FLOAT_MUL_MM_ROWS:
         from .gemm import matmul
 
@@ -100,7 +100,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
                          f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
     y = np.empty((n, m), np.float32) if out is None else out
-    launches = mul_mm_launches(x, w, y, fmt, device, cores, tune)
+    launches = mul_mm_launches(x, w, y, fmt, device, tune)
     hot.run(launches)
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
     return y
@@ -117,12 +117,12 @@ FLOAT_MUL_MM_ROWS = 256
 TILES = {"l": (256, 128, 256, 64, 1), "m": (256, 128, 128, 64, 1)}
 
 
-def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, cores: int,
-                    tune: bool = False) -> list[hot.Launch]:
+def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, tune: bool = False) -> list[hot.Launch]:
     """The launches of ``y = x W^T`` on mul_mm_cm2 as ``ops.linear`` makes them past 16 rows (checked arrays:
     x N x K float16, or uint16 bf16 bit patterns for bf16 weights; w M x K in ``fmt``; y N x M float32): x padded
-    to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for ``cores`` SMs (or the ones
-    the autotune cache holds for the problem on this GPU), the sum of K's slices.
+    to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for the GPU's SMs
+    (:func:`~coopdsl.ops.attention_nv2.shader_cores`; or the ones the autotune cache holds for the problem on
+    this GPU), the sum of K's slices.
 
     ``tune=True`` on a GPU, when the cache holds nothing for the problem (format, N, M, K): time the default and
     every :func:`prefill_candidates` tile and split, each as :data:`TUNE_CALLS` calls back to back in one
@@ -130,8 +130,8 @@ def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, cores: int,
     fastest under ``ops.linear|<problem>|<device>`` (``docs/autotune.md``)."""
     n, k = x.shape
     m = w.shape[0]
-    tile, split = prefill_choice(fmt, m, n, k, cores)
     dev = G.gpu_of(device, (x, w, y))
+    tile, split = prefill_choice(fmt, m, n, k, nv2.shader_cores(dev or "cpu"))
     if dev is not None:
         prob = f"fmt={fmt},n={n},m={m},k={k}"
         stored, picked = _TUNED.lookup(prob, dev)
@@ -215,24 +215,26 @@ def prefill_choice(fmt: str, m: int, n: int, k: int, cores: int) -> tuple[str, i
     return tile, split
 
 
-def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None, tile: str = "m",
-                     split_k: int = 1) -> list[hot.Launch]:
+def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None,
+                     tile: str | tuple[int, ...] = "m", split_k: int = 1) -> list[hot.Launch]:
     """The launches of a product on ggml's ``mul_mm_cm2`` kernel (:mod:`coopdsl.ops.ggml_mul_mm`), checked
     arrays given: x (N x K, float16; uint16 bf16 bit patterns for bf16 weights; or more rows than N, which the
     kernel may read but which reach no output), w (M x K in ``fmt``), y (N x M, float32), with :data:`TILES`'
-    ``tile`` and K in ``split_k`` slices (:func:`prefill_choice` picks both).
+    ``tile`` (or the five spec values of another, as :data:`coopdsl.ops.ggml_mul_mm.TILES` holds them) and K in
+    ``split_k`` slices (:func:`prefill_choice` picks both).
     With K split, the kernel writes ``split_k`` partial products to a work array and
     :func:`~coopdsl.ops.ggml_mul_mm.reduce_kernel` adds them into y."""
     rows, k = x.shape
     n, m = y.shape
-    if tile not in TILES:
+    if isinstance(tile, str) and tile not in TILES:
         raise ValueError(f"linear: tile {tile!r}; expected one of {', '.join(TILES)}")
+    spec = TILES[tile] if isinstance(tile, str) else tuple(tile)
     if not isinstance(split_k, int) or isinstance(split_k, bool) or split_k < 1:
         raise ValueError(f"linear: split_k={split_k!r}; expected a count of slices of K, 1 or more")
-    kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=TILES[tile], aligned=k % 8 == 0,
+    kern, grid, values = MM.dispatch(fmt, False, m, n, k, tile=spec, aligned=k % 8 == 0,
                                      k_split=MM.k_slice(k, split_k), rows_b=rows)
     split = split_k
-    if grid[0] != -(-m // TILES[tile][1]) * split:
+    if grid[0] != -(-m // spec[1]) * split:
         raise ValueError(f"linear: K={k} does not split into {split} slices of {MM.k_slice(k, split)}")
     if split == 1:
         return [(kern, grid, (w, x, y), {**values, "device": device})]

@@ -11,6 +11,7 @@ import pytest
 from coopdsl import ops
 from coopdsl.ops import gemv as G
 from coopdsl.ops import ggml_mul_mm as MM
+from coopdsl.ops import hot
 from tests.conftest import compile_checked, weights
 
 
@@ -175,6 +176,18 @@ def test_a_resident_x_past_16_rows_must_be_of_the_kernel_s_type(fmt, want, devic
         ops.linear(xr, w, fmt, device=device)
 
 
+def test_prefill_launches_take_ggml_s_own_tiles_too():
+    """A tile given as its five spec values (ggml's small tile, which ops.linear does not pick) gives the product."""
+    rng = np.random.default_rng(10)
+    w, wd = _weights("q4_0", 40, 256, rng)
+    x = rng.standard_normal((20, 256)).astype(np.float16)
+    y = np.zeros((20, 40), np.float32)
+    launches = LINEAR.prefill_launches(x, w, y, "q4_0", device="cpu", tile=MM.TILES["quant"]["s"])
+    assert launches[0][3]["BM"] == 32 and launches[0][3]["BN"] == 64
+    hot.run(launches)
+    assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
+
+
 def test_prefill_tiles_it_does_not_have_are_named():
     x = np.zeros((20, 256), np.float16)
     w = np.zeros((8, 256), np.float16)
@@ -238,6 +251,7 @@ def prefill_gpu(monkeypatch, pretend_gpu):
     monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
     monkeypatch.setattr(G, "stream_ms", _fake_prefill_ms)
+    monkeypatch.setattr(LINEAR.nv2, "shader_cores", lambda d: 132)   # (an H100's, which the device would say)
     return path
 
 
@@ -248,7 +262,7 @@ def test_prefill_tuning_times_each_tile_and_split_once_and_later_calls_read_it(p
     x, y = np.zeros((40, 2048), np.float16), np.zeros((40, 4096), np.float32)
 
     def picked(**kw):
-        values = next(v for *_, v in LINEAR.mul_mm_launches(x, w, y, "q4_0", None, 132, **kw) if "BN" in v)
+        values = next(v for *_, v in LINEAR.mul_mm_launches(x, w, y, "q4_0", None, **kw) if "BN" in v)
         return values["BN"], -(-2048 // values["k_split"])
 
     assert picked() == (128, 4)                            # nothing stored: prefill_choice's
