@@ -316,17 +316,19 @@ def flat_grid(n: int, size: int = 256) -> tuple[int, int, int]:
 
 @cache
 def reduce_kernel() -> cd.Kernel:
-    """ggml's ``split_k_reduce``: ``d[i] = sum_s part[s * ne + i]`` for ``i < ne``, over ``k_num`` partial
-    products; 256 invocations a workgroup, one value an invocation, launched on :func:`flat_grid` ``(ne)``."""
+    """ggml's ``split_k_reduce``: ``d[i] = sum_s part[s * stride + i]`` for ``i < ne``, over ``k_num`` partial
+    products ``stride`` values apart (ggml's: ``ne``; a multiple of 4, so that each partial product's tensor
+    store starts 16-byte aligned, as SPV_NV_cooperative_matrix2 requires); 256 invocations a workgroup, one value
+    an invocation, launched on :func:`flat_grid` ``(ne)``."""
 
     @cd.kernel(workgroup_size=(256, 1, 1))
     @no_type_check
-    def mul_mat_split_k_reduce(part: cd.Buffer[f32], d: cd.Buffer[f32], ne: u32, k_num: u32):
+    def mul_mat_split_k_reduce(part: cd.Buffer[f32], d: cd.Buffer[f32], ne: u32, k_num: u32, stride: u32):
         i = cd.global_invocation_id.x + cd.global_invocation_id.y * (65535 * 256)
         if i < ne:
             total = part[i]
             for s in cd.range(1, k_num):
-                total += part[s * ne + i]
+                total += part[s * stride + i]
             d[i] = total
 
     return mul_mat_split_k_reduce

@@ -238,7 +238,8 @@ def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None,
         raise ValueError(f"linear: K={k} does not split into {split} slices of {MM.k_slice(k, split)}")
     if split == 1:
         return [(kern, grid, (w, x, y), {**values, "device": device})]
-    part = G.scratch(y, split * n * m, np.float32)
-    return [(kern, grid, (w, x, part), {**values, "device": device}),
-            (MM.reduce_kernel(), MM.flat_grid(n * m), (part, y), {"ne": n * m, "k_num": split,
+    stride = -(-n * m // 4) * 4     # each slice's partial product 16-byte aligned (the kernel's tensor stores)
+    part = G.scratch(y, split * stride, np.float32)
+    return [(kern, grid, (w, x, part), {**values, "batch_stride_d": stride, "device": device}),
+            (MM.reduce_kernel(), MM.flat_grid(n * m), (part, y), {"ne": n * m, "k_num": split, "stride": stride,
                                                                        "device": device})]

@@ -118,6 +118,21 @@ def test_prefill_with_k_split_adds_the_slices(fmt, monkeypatch):
     assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()
 
 
+def test_split_k_partial_products_start_16_byte_aligned():
+    """N x M = 37 x 70 is not a multiple of 4 floats: each slice's partial product still starts on 16 bytes, as
+    the kernel's tensor stores need (the interpreter warns otherwise, as NVIDIA's driver would misplace them)."""
+    import warnings
+
+    rng = np.random.default_rng(11)
+    w, wd = _weights("q4_0", 70, 512, rng)
+    x = rng.standard_normal((37, 512)).astype(np.float16)
+    assert LINEAR.prefill_choice("q4_0", 70, 37, 512, 132) == ("m", 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = ops.linear(x, w, "q4_0", device="cpu")
+    assert np.abs(y - x.astype(np.float32) @ wd.T).max() <= 1e-3 * np.abs(y).max()
+
+
 def test_prefill_reads_x_in_whole_tiles(monkeypatch):
     """x's rows rounded up to the tile's width (zeros; the results of those rows are not stored)."""
     rng = np.random.default_rng(9)
@@ -144,8 +159,10 @@ def test_the_split_k_reduce_validates_and_adds_the_slices():
     compile_checked(MM.reduce_kernel(), r"OpFAdd %float", r"OpLoopMerge")
     part = np.arange(3 * 70, dtype=np.float32)
     d = np.zeros(70, np.float32)
-    MM.reduce_kernel().launch(MM.flat_grid(70), part, d, ne=70, k_num=3, device="cpu")
+    MM.reduce_kernel().launch(MM.flat_grid(70), part, d, ne=70, k_num=3, stride=70, device="cpu")
     assert (d == part.reshape(3, 70).sum(axis=0)).all()
+    MM.reduce_kernel().launch(MM.flat_grid(69), part, d, ne=69, k_num=3, stride=70, device="cpu")
+    assert (d[:69] == part.reshape(3, 70)[:, :69].sum(axis=0)).all()
     assert MM.flat_grid(70) == (1, 1, 1) and MM.flat_grid(65535 * 256 + 1) == (65535, 2, 1)
 
 
