@@ -2,12 +2,13 @@
 
     python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
                                           [--tiles 64x64x128,128x64x256] [--decode-impls nv2,decode]
-                                          [--chunks 16,32,64] [--out FILE]
+                                          [--chunks 16,32,64] [--decode-hows lanes,mma] [--out FILE]
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
 query row, Skv = 16384 and 131072, D = 128; then more decoding (rows 8 on): 4 query rows on the same
-heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256. TFLOP/s counts 4 H Sq Skv D
+heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256, 2 and 3 query rows (8 and 12 rows
+per K/V head). TFLOP/s counts 4 H Sq Skv D
 flops (half of it for causal prefill); decoding also shows the K/V bytes read per second and their ratio
 to a copy kernel's bandwidth (16-byte loads and stores over as many bytes as K and V hold: read + write
 bytes per second).
@@ -15,7 +16,9 @@ bytes per second).
 Decoding shapes (at most 16 query rows per K/V head) run once per ``--decode-impls`` (default ``nv2,decode``:
 ggml's kernel with split_k, ``coopdsl.ops.attention_decode``'s flash-decoding kernel; ``auto`` is
 ``ops.attention``'s own choice), so the two paths are timed in the same run on the same arrays; ``--chunks
-N,...`` adds decode-kernel rows with N chunks per K/V head instead of ``attention_decode.default_chunks``.
+N,...`` adds decode-kernel rows with N chunks per K/V head instead of ``attention_decode.default_chunks``;
+``--decode-hows lanes,mma`` adds rows of each decode kernel (``attention_decode.run(..., how=)``: lane = key, or
+cooperative matrices) with its default chunks.
 
 coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
 ``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
@@ -66,6 +69,7 @@ SHAPES = [
     ("decode", 32, 8, 1, 32768, 64, True),
     ("decode", 16, 4, 1, 32768, 256, True),
     ("decode 2 rows", 32, 8, 2, 65536, 128, True),
+    ("decode 3 rows", 32, 8, 3, 32768, 128, True),
 ]
 
 
@@ -102,20 +106,20 @@ def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
 
 
 def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float, tiles=None,
-                 impl: str | None = None, chunks: int | None = None):
+                 impl: str | None = None, chunks: int | None = None, how: str | None = None):
     """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch, or None with
-    ``tiles`` or ``chunks``). ``impl``: ops.attention's (None: its own choice); ``chunks``: the decode kernel
-    with that many chunks per K/V head."""
+    ``tiles``, ``chunks`` or ``how``). ``impl``: ops.attention's (None: its own choice); ``chunks``: the decode
+    kernel with that many chunks per K/V head; ``how``: that decode kernel ("lanes" or "mma")."""
     hq, sq, d = q.shape
     hkv, skv, _ = k.shape
     if tiles is not None:
         def call():
             return nv2.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
                            softcap=0.0, out_dtype=np.float32, out=out, dev=dev, acc=acc, tiles=tiles)
-    elif chunks is not None:
+    elif chunks is not None or how is not None:
         def call():
             return AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
-                          softcap=0.0, out_dtype=np.float32, out=out, dev=dev, chunks=chunks)
+                          softcap=0.0, out_dtype=np.float32, out=out, dev=dev, chunks=chunks, how=how)
     else:
         def call():
             return ops.attention(q, k, v, causal=causal, out=out, acc=acc, impl=impl)
@@ -128,7 +132,7 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
         warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
         r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
         parts.append((kernel.name, r.median_ms))
-    if tiles is not None or chunks is not None:
+    if tiles is not None or chunks is not None or how is not None:
         return sum(ms for _, ms in parts), parts, None
     n = 20
     with runtime.batch(dev):
@@ -215,11 +219,16 @@ def main() -> None:
     ap.add_argument("--decode-impls", default="nv2,decode",
                     help="ops.attention impls timed on decoding shapes: nv2, decode, khr, auto (its own choice)")
     ap.add_argument("--chunks", default="", help="extra decode-kernel rows with these chunks per K/V head, N,...")
+    ap.add_argument("--decode-hows", default="", help="extra rows of each decode kernel: lanes, mma")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
     args = ap.parse_args()
     tile_list = [tuple(int(x) for x in t.split("x")) for t in args.tiles.split(",") if t]
     chunk_list = [int(c) for c in args.chunks.split(",") if c]
+    how_list = [h for h in args.decode_hows.split(",") if h]
+    for h in how_list:
+        if h not in AD.HOWS:
+            ap.error(f"--decode-hows: {h!r} is not one of {', '.join(AD.HOWS)}")
     decode_impls = [i for i in args.decode_impls.split(",") if i]
     for i in decode_impls:
         if i not in ("auto", *flash_attention.IMPLS):
@@ -256,23 +265,24 @@ def main() -> None:
         if decode and kv_bytes not in copies:
             copies[kv_bytes] = copy_gbs(dev, kv_bytes, args.repeat, args.warmup_ms)
         t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms)
-        # (tag, acc, tiles, impl, chunks) of each row
-        variants: list[tuple[str, str, tuple | None, str | None, int | None]] = []
+        # (tag, acc, tiles, impl, chunks, how) of each row
+        variants: list[tuple[str, str, tuple | None, str | None, int | None, str | None]] = []
         for impl in decode_impls if decode else [None]:
             impl_arg = None if impl == "auto" else impl
             if impl in ("decode", "khr"):
-                variants.append((impl, "f32", None, impl_arg, None))
+                variants.append((impl, "f32", None, impl_arg, None, None))
                 continue
             for acc in args.acc.split(","):
                 for tiles in [None, *tile_list]:
                     tag = acc if tiles is None else f"{acc}, tiles {'x'.join(map(str, tiles))}"
-                    variants.append((tag if impl is None else f"{impl} {tag}", acc, tiles, impl_arg, None))
+                    variants.append((tag if impl is None else f"{impl} {tag}", acc, tiles, impl_arg, None, None))
         if decode:
-            variants += [(f"decode, {c} chunks", "f32", None, "decode", c) for c in chunk_list]
-        for tag, acc, tiles, impl_arg, chunks in variants:
+            variants += [(f"decode, {c} chunks", "f32", None, "decode", c, None) for c in chunk_list]
+            variants += [(f"decode {h}", "f32", None, "decode", None, h) for h in how_list]
+        for tag, acc, tiles, impl_arg, chunks, how in variants:
             try:
                 ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms,
-                                               tiles, impl_arg, chunks)
+                                               tiles, impl_arg, chunks, how)
             except Exception as e:  # a tile the device cannot run
                 lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {type(e).__name__}: "
                              f"{str(e).splitlines()[0][:120]} |")

@@ -47,8 +47,10 @@ second as a fraction of a copy kernel's read + write bandwidth over as many byte
 K/V heads, one token, D = 128: 34 us at 16384 keys (0.72; ggml's kernel with split_k 52 us, 0.47) and
 199 us at 131072 (0.99; 285 us, 0.69); 32 heads without grouping, 16384 keys: 103 us (ggml's 152 us);
 D = 64: 0.70, D = 256: 0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.79 (ggml 0.17);
-16 rows (4 tokens) 97 us at 16384 keys and 611 us at 131072 (ggml's 172 and 1263 us: more rows than
-this kernel is built for, but still faster than the cooperative-matrix path).
+16 rows (4 tokens) 97 us at 16384 keys and 611 us at 131072 (ggml's 172 and 1263 us). Its f32 arithmetic
+grows with the rows: from 8 rows (D up to 128) :mod:`coopdsl.ops.attention_decode_mma`'s kernel, on
+cooperative matrices, runs by default instead (:func:`default_how`; :func:`plan`'s ``how``), into the same
+scratch layout, combined by :func:`combine_kernel`: 8 rows 106 us, 16 rows 41 and 201 us.
 """
 
 
@@ -60,6 +62,7 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import f16, f32, i32, u32, vec2, vec4
 
+from . import attention_decode_mma as mma
 from . import attention_nv2 as nv2
 
 WG = 128            # four subgroups of 32
@@ -549,18 +552,36 @@ def visible_keys(sq: int, skv: int, window: int) -> int:
     return max(0, skv - sq - window + 1) if window else 0
 
 
-def default_chunks(hkv: int, keys: int, cores: int = nv2.DEFAULT_CORES) -> int:
+HOWS = ("lanes", "mma")
+
+
+def default_how(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> str:
+    """Which decode kernel runs for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev`` by default: "mma"
+    (:mod:`coopdsl.ops.attention_decode_mma`, cooperative matrices) from :data:`~coopdsl.ops.attention_decode_mma.
+    MIN_ROWS` query rows per K/V head where the device offers its matrices, else "lanes" (:func:`kernel`)."""
+    hq, sq, d, hkv, skv = dims
+    rows = rows_per_head(dims)
+    if rows >= mma.MIN_ROWS and mma.takes(d, rows) and mma.device_takes(dev):
+        return "mma"
+    return "lanes"
+
+
+def default_chunks(hkv: int, keys: int, cores: int = nv2.DEFAULT_CORES, how: str = "lanes") -> int:
     """The chunks each K/V head's ``keys`` visible keys are cut into: about :data:`CHUNK_WGS_PER_CORE`
-    workgroups per shader core in all, but none shorter than :data:`MIN_CHUNK_KEYS` keys."""
-    per_head = max(1, round(CHUNK_WGS_PER_CORE * cores / max(hkv, 1)))
-    return max(1, min(per_head, -(-keys // MIN_CHUNK_KEYS)))
+    workgroups per shader core in all, but none shorter than :data:`MIN_CHUNK_KEYS` keys (for ``how="mma"``
+    the one-subgroup workgroups of :mod:`coopdsl.ops.attention_decode_mma`: its ``CHUNK_WGS_PER_CORE`` and
+    ``MIN_CHUNK_KEYS``)."""
+    per_core, shortest = (mma.CHUNK_WGS_PER_CORE, mma.MIN_CHUNK_KEYS) if how == "mma" else \
+        (CHUNK_WGS_PER_CORE, MIN_CHUNK_KEYS)
+    per_head = max(1, round(per_core * cores / max(hkv, 1)))
+    return max(1, min(per_head, -(-keys // shortest)))
 
 
-def chunking(keys: int, chunks: int) -> tuple[int, int]:
+def chunking(keys: int, chunks: int, step: int = STEP) -> tuple[int, int]:
     """(keys a chunk, chunks) for ``keys`` visible keys asked to be cut into ``chunks``: the chunk length is
-    rounded up to a multiple of :data:`STEP`, so there may be fewer chunks than asked."""
+    rounded up to a multiple of ``step`` (the kernel's keys a step), so there may be fewer chunks than asked."""
     size = -(-max(keys, 1) // max(chunks, 1))
-    size = -(-size // STEP) * STEP
+    size = -(-size // step) * step
     return size, -(-max(keys, 1) // size)
 
 
@@ -585,14 +606,23 @@ Launch = tuple[cd.Kernel, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]
 
 def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
-         fused: bool = True, loads: int | None = None, most_rows: int | None = None) -> list[Launch]:
+         fused: bool = True, loads: int | None = None, most_rows: int | None = None,
+         how: str | None = None) -> list[Launch]:
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
     arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
-    inputs run while planning. ``chunks``: the chunks per K/V head (default :func:`default_chunks`);
-    ``fused=False`` combines them with :func:`combine_kernel` instead of in the last workgroup of each head;
-    ``loads``, ``most_rows``: see :func:`kernel`."""
+    inputs run while planning. ``how``: "lanes" (:func:`kernel`) or "mma" (:mod:`coopdsl.ops.attention_decode_mma`,
+    then :func:`combine_kernel`); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
+    :func:`default_chunks`); ``fused=False`` combines them with :func:`combine_kernel` instead of in the last
+    workgroup of each head; ``loads``, ``most_rows``: see :func:`kernel` (how="lanes" only)."""
     hq, sq, d, hkv, skv = dims
     rows = rows_per_head(dims)
+    if how is None:
+        how = default_how(dims, dev)
+    if how not in HOWS:
+        raise ValueError(f"attention_decode: how={how!r}; one of {HOWS}")
+    if how == "mma" and not mma.takes(d, rows):
+        raise ValueError(f"attention_decode: the cooperative-matrix decode kernel takes D a multiple of 16 up to "
+                         f"{mma.MAX_D} and at most {mma.MAX_ROWS} rows per K/V head; got D {d}, {rows} rows")
     ldev = nv2.launch_device(dev)
     # Q as it is when f16 or f32 (bf16: to f32), K/V f16
     qk = nv2.kind_of(q)
@@ -616,16 +646,14 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mkind = "f16" if np.dtype(md.dtype) == np.float16 else "f32"
     lo = visible_keys(sq, skv, window)
     if chunks is None:
-        chunks = default_chunks(hkv, skv - lo, nv2.shader_cores(dev))
-    size, n = chunking(skv - lo, int(chunks))
+        chunks = default_chunks(hkv, skv - lo, nv2.shader_cores(dev), how)
+    size, n = chunking(skv - lo, int(chunks), mma.STEP if how == "mma" else STEP)
     f16_out = np.dtype(out_dtype) == np.float16
     hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)
     hides_past = bool(window) and skv - window > 0     # (the last row's first key; earlier rows start before it)
-    main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
-                  most_rows)
     out_flat = nv2.view(out, out.dtype)
     unused = nv2.scratch("unused", 4, np.uint32, dev)   # (bound where nothing is read: ggml's path shares it)
-    if n > 1:
+    if n > 1 or how == "mma":
         part = nv2.scratch("decode_o", hkv * n * rows * d, np.float32, dev).arr
         ml = nv2.scratch("decode_ml", hkv * n * rows * 2, np.float32, dev).arr
     else:                                               # one chunk: the workgroup writes the output itself
@@ -640,8 +668,15 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         m_view = nv2.view(md, md.dtype)
     else:
         m_view = q_view if qk == "f16" else unused.as_(np.float16)
-    cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     kw = {"device": ldev}
+    if how == "mma":
+        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap)), (n, hkv, 1),
+                 (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
+                  skv - sq, int(window), mstride), kw),
+                (combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw)]
+    main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
+                  most_rows)
+    cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     launches: list[Launch] = [
         (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),
                              float(softcap), skv - sq, int(window), mstride, int(n == 1)), kw)]
@@ -652,10 +687,10 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
-        fused: bool = True, loads: int | None = None, most_rows: int | None = None) -> Any:
+        fused: bool = True, loads: int | None = None, most_rows: int | None = None, how: str | None = None) -> Any:
     """Attention by the decode kernels for checked arguments (as :func:`plan` takes them); returns ``out``."""
     for kern, grid, args, kwargs in plan(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale,
                                          softcap=softcap, out_dtype=out_dtype, out=out, dev=dev, chunks=chunks,
-                                         fused=fused, loads=loads, most_rows=most_rows):
+                                         fused=fused, loads=loads, most_rows=most_rows, how=how):
         nv2.go(kern, grid, *args, **kwargs)
     return out

@@ -227,9 +227,12 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       its chunk count and a few others) and keeps the fastest in the autotune cache; later calls (with or
       without ``tune``) use the cached choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
-    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernel of
-    :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (f32
-    arithmetic throughout: ``acc`` does not apply; ``tune`` times its chunk counts). Otherwise, on a device with
+    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernels of
+    :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (``acc`` does not
+    apply; ``tune`` times their chunk counts): to 7 rows lane = key in f32 arithmetic throughout; from 8 rows and
+    D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative matrices,
+    :mod:`coopdsl.ops.attention_decode_mma`'s products on them (Q scaled and rounded to f16 as in ggml's kernel,
+    f32 sums and softmax). Otherwise, on a device with
     VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
     over the keys when there are few query rows); elsewhere the simple KHR kernel of this module (``acc``
     does not apply there).
@@ -318,7 +321,8 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
                                                      chunks=c[0] if c else None)
                     return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
                                for kern, grid, args, kwargs in launches)
-                default = attention_decode.default_chunks(dims[3], dims[4], nv2.shader_cores(dev))
+                default = attention_decode.default_chunks(dims[3], dims[4], nv2.shader_cores(dev),
+                                                          attention_decode.default_how(dims, dev))
                 chunks = attention_tune.decode_tune(prob, dev, time_decode, default)
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
                                     softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks)

@@ -1,15 +1,18 @@
-"""The flash-decoding kernels of ops.attention (coopdsl/ops/attention_decode.py) on the CPU interpreter against the
-float64 numpy model: 1 to 16 query rows per K/V head, D 64 to 256, several chunks (the last workgroup of each head
-combines them, or the separate combine kernel), causal, window, soft-cap, masks, f16 output, rows that see no key;
-which kernel ops.attention picks; every variant's SPIR-V through spirv-val. A GPU test (-m gpu) runs real sizes."""
+"""The flash-decoding kernels of ops.attention (coopdsl/ops/attention_decode.py, lane = key, and
+coopdsl/ops/attention_decode_mma.py, cooperative matrices) on the CPU interpreter against the float64 numpy model:
+1 to 16 query rows per K/V head, D 64 to 256, several chunks (the last workgroup of each head combines them, or the
+separate combine kernel), causal, window, soft-cap, masks, f16 output, rows that see no key; which kernel
+ops.attention picks; every variant's SPIR-V through spirv-val. A GPU test (-m gpu) runs real sizes."""
 
 import importlib.util
+import re
 
 import numpy as np
 import pytest
 
 from coopdsl import ops
 from coopdsl.ops import attention_decode as AD
+from coopdsl.ops import attention_decode_mma as ADM
 from coopdsl.ops import attention_nv2 as nv2
 from coopdsl.ops import flash_attention as FA
 from tests.conftest import compile_checked
@@ -28,7 +31,7 @@ def _inputs(hq, hkv, sq, skv, d, seed=0, q_dtype=np.float16):
 
 
 def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=True, loads=None, q_dtype=np.float16, out_dtype=np.float32,
-         **opts):
+         how=None, **opts):
     """attention_decode.run on the interpreter, checked against the model; returns the output."""
     q, k, v = _inputs(hq, hkv, sq, skv, d, q_dtype=q_dtype)
     if "mask" in opts:
@@ -36,7 +39,7 @@ def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=True, loads=None, q_dtype=np
     out = np.full(q.shape, np.nan, out_dtype)
     AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=opts.get("causal", False), mask=opts.get("mask"),
            window=opts.get("window", 0), scale=opts.get("scale", d ** -0.5), softcap=opts.get("softcap", 0.0),
-           out_dtype=out_dtype, out=out, dev="cpu", chunks=chunks, fused=fused, loads=loads)
+           out_dtype=out_dtype, out=out, dev="cpu", chunks=chunks, fused=fused, loads=loads, how=how)
     want = FA.reference(q, k, v, opts.get("causal", False), opts.get("scale"), mask=opts.get("mask"),
                         window=opts.get("window"), softcap=opts.get("softcap", 0.0))
     _close(out, want)
@@ -61,19 +64,68 @@ CASES = {
 
 
 @needs_interp
+@pytest.mark.parametrize("how", AD.HOWS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_the_model(name):
+def test_matches_the_model(name, how):
+    # both kernels on every case (by default the cooperative-matrix one runs from 8 rows a K/V head)
     hq, hkv, sq, skv, d, opts = CASES[name]
     opts = dict(opts)
-    _run(hq, hkv, sq, skv, d, chunks=4, **opts)
+    if how == "mma" and not ADM.takes(d, hq // hkv * sq):
+        with pytest.raises(ValueError, match=f"got D {d}"):
+            _run(hq, hkv, sq, skv, d, chunks=4, how=how, **opts)
+        return
+    _run(hq, hkv, sq, skv, d, chunks=4, how=how, **opts)
 
 
 @needs_interp
 @pytest.mark.parametrize("fused, loads", [(False, 0), (False, 1), (True, 0), (True, 2)])
 def test_combine_and_load_variants(fused, loads):
     # the separate combine kernel and the other load orders (the cases above: the fused combine, loads=1)
-    _run(8, 2, 1, 700, 128, chunks=5, fused=fused, loads=loads, causal=True)
-    _run(3, 1, 5, 300, 80, chunks=3, fused=fused, loads=loads, window=100, out_dtype=np.float16)
+    _run(8, 2, 1, 700, 128, chunks=5, fused=fused, loads=loads, causal=True, how="lanes")
+    _run(3, 1, 5, 300, 80, chunks=3, fused=fused, loads=loads, window=100, out_dtype=np.float16, how="lanes")
+
+
+@needs_interp
+def test_mma_steps_at_the_ends_of_the_keys():
+    # chunks that end inside a step of 64 keys (the rows past the chunk repeat its last and are hidden), fewer
+    # keys than a step, one chunk; f32 q
+    _run(4, 1, 4, 37, 64, chunks=3, how="mma", causal=True)
+    _run(16, 1, 1, 200, 32, chunks=1, how="mma")
+    _run(3, 1, 4, 5, 48, chunks=2, how="mma", q_dtype=np.float32, causal=True, window=5)
+    _run(2, 2, 1, 700, 128, chunks=3, how="mma", softcap=3.0, out_dtype=np.float16)
+    # a row that sees no key over several chunks (the combine's L = 0), and rows past Skv in causal order
+    q, k, v = _inputs(12, 1, 1, 300, 64)
+    m = np.zeros((12, 1, 300))
+    m[5] = -np.inf
+    out = np.full(q.shape, np.nan, np.float32)
+    AD.run(q, k, v, (12, 1, 64, 1, 300), causal=False, mask=m, window=0, scale=0.125, softcap=0.0,
+           out_dtype=np.float32, out=out, dev="cpu", chunks=3, how="mma")
+    assert (out[5] == 0).all()
+    _close(out, FA.reference(q, k, v, False, 0.125, mask=m))
+    out = _run(1, 1, 16, 10, 64, how="mma", causal=True)                # Sq > Skv: rows 0 .. 5 see no key
+    assert (out[:, :6] == 0).all() and (out[:, 6:] != 0).any()
+    out = _run(1, 1, 16, 18, 64, chunks=1, how="mma", causal=True, window=1)   # one key a row
+    assert np.abs(out).max() > 0
+
+
+def test_mma_takes_and_errors():
+    assert ADM.takes(128, 16) and ADM.takes(80, 1) and ADM.takes(16, 9)
+    assert not ADM.takes(72, 16) and not ADM.takes(128, 17) and not ADM.takes(256, 16)
+    with pytest.raises(ValueError, match="head size 72; a multiple of 16 up to 128"):
+        ADM.kernel(72)
+    with pytest.raises(ValueError, match="head size 256; a multiple of 16 up to 128"):
+        ADM.kernel(256)
+    with pytest.raises(ValueError, match="mask kind 'bf16'"):
+        ADM.kernel(64, mask="bf16")
+    q, k, v = _inputs(4, 1, 4, 10, 256)
+    out = np.zeros(q.shape, np.float32)
+    with pytest.raises(ValueError, match="takes D a multiple of 16 up to 128 and at most 16 rows per K/V head; "
+                                         "got D 256, 16 rows"):
+        AD.run(q, k, v, (4, 4, 256, 1, 10), causal=False, mask=None, window=0, scale=0.125, softcap=0.0,
+               out_dtype=np.float32, out=out, dev="cpu", how="mma")
+    with pytest.raises(ValueError, match="how='tiles'; one of"):
+        AD.plan(q, k, v, (4, 4, 64, 1, 10), causal=False, mask=None, window=0, scale=0.125, softcap=0.0,
+                out_dtype=np.float32, out=out, dev="cpu", how="tiles")
 
 
 @needs_interp
@@ -112,7 +164,7 @@ def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     assert FA.default_impl((32, 4, 128, 8, 16384), "cpu") == "decode"       # 16
     assert FA.default_impl((32, 5, 128, 8, 16384), "cpu") == "nv2"          # 20: prefill
     assert FA.default_impl((8, 40, 64, 8, 40), "cpu") == "nv2"
-    q, k, v = _inputs(8, 2, 2, 300, 64)
+    q, k, v = _inputs(8, 2, 1, 300, 64)                                        # 4 rows a K/V head: lanes
     with nv2.recording() as launches:
         out = ops.attention(q, k, v, causal=True, device="cpu")
     # (2 chunks, combined by the last)
@@ -125,9 +177,10 @@ def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu")
     assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
-    with nv2.recording() as launches:                                         # ... unless forced
-        out = ops.attention(q[:1, :16], k[:1], v[:1], causal=True, device="cpu", impl="decode")
-    assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode"]
+    with nv2.recording() as launches:                                         # ... unless forced (16 rows:
+        out = ops.attention(q[:1, :16], k[:1], v[:1], causal=True, device="cpu", impl="decode")  # matrices)
+    assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode_mma",
+                                                                       "attention_decode_combine"]
     _close(out, FA.reference(q[:1, :16], k[:1], v[:1], True))
 
 
@@ -144,6 +197,16 @@ def test_which_devices_take_it():
     assert AD.takes(dims, Dev(32, 32)) and AD.takes(dims, Dev(16, 64)) and AD.takes(dims, "cpu")
     assert not AD.takes(dims, Dev(64, 64)) and not AD.takes(dims, Dev(4, 16))   # no subgroups of 32
     assert not AD.takes((32, 5, 128, 8, 16384), Dev(32, 32))
+    # which decode kernel: cooperative matrices from 9 rows a K/V head, where the device has 16 x 16 x 16 f16 -> f32
+    mats = Dev(32, 32)
+    mats.info.coopmat_configs = [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", "C": "f32", "scope": "Subgroup"}]
+    assert AD.default_how((32, 4, 128, 8, 16384), mats) == "mma"              # 16 rows
+    assert AD.default_how((32, 2, 128, 8, 16384), mats) == "mma"              # 8
+    assert AD.default_how((28, 1, 128, 4, 16384), mats) == "lanes"            # 7
+    assert AD.default_how((32, 4, 256, 8, 16384), mats) == "lanes"            # D past 128
+    assert AD.default_how((32, 4, 72, 8, 16384), mats) == "lanes"             # D not a multiple of 16
+    assert AD.default_how((32, 4, 128, 8, 16384), Dev(32, 32)) == "lanes"     # no such matrices
+    assert AD.default_how((32, 4, 128, 8, 16384), "cpu") == "mma"
 
 
 def test_chunks():
@@ -158,6 +221,10 @@ def test_chunks():
     assert AD.row_groups(128, 4) == (1, 4) and AD.row_groups(128, 8) == (1, 8)
     assert AD.row_groups(128, 12) == (2, 6) and AD.row_groups(128, 16) == (4, 4)
     assert AD.row_groups(256, 8) == (2, 4) and AD.row_groups(256, 16) == (4, 4)
+    # the cooperative-matrix kernel: about 2 workgroups per core, no chunk under 256 keys, multiples of 64
+    assert AD.default_chunks(8, 16384, 132, "mma") == 33 and AD.chunking(16384, 33, 64) == (512, 32)
+    assert AD.default_chunks(8, 1000, 132, "mma") == 4 and AD.chunking(1000, 4, 64) == (256, 4)
+    assert AD.chunking(100, 3, 64) == (64, 2)
     with pytest.raises(ValueError, match="17 query rows per K/V head; the decode kernel takes 1 to 16"):
         AD.kernel(64, 17)
     with pytest.raises(ValueError, match="head size 260; a multiple of 8 up to 256"):
@@ -182,6 +249,20 @@ def test_every_kernel_validates(d, rows, options):
     assert r["subgroup_size"] == 32 and tuple(r["workgroup_size"]) == (128, 1, 1)
 
 
+@pytest.mark.parametrize("d, options", [
+    (64, {}),
+    (128, {"causal": True, "q_f16": True}),
+    (80, {"causal": True, "window": True, "mask": "f16"}),
+    (32, {"softcap": True, "mask": "f32"}),
+])
+def test_every_mma_kernel_validates(d, options):
+    text = compile_checked(ADM.kernel(d, **options), r"OpCooperativeMatrixMulAddKHR", r"OpCooperativeMatrixLoadKHR",
+                           r"OpGroupNonUniformShuffleXor", r"OpGroupNonUniformAny ", r"OpFMul %\S+ %\S+ %\S+")
+    assert (re.search(r"OpExtInst %\S+ %\S+ Tanh", text) is not None) == bool(options.get("softcap"))
+    r = ADM.kernel(d, **options).reflect()
+    assert r["subgroup_size"] == 32 and tuple(r["workgroup_size"]) == (128, 1, 1)
+
+
 # --- a real GPU (pytest -m gpu) ------------------------------------------------------------------------------------
 
 
@@ -197,6 +278,8 @@ def test_decoding_on_a_gpu():
         pytest.skip(f"{dev.info.name} cannot run subgroups of 32")
     for hq, hkv, sq, skv, d, opts in [(32, 8, 1, 32768, 128, {"causal": True}),
                                       (32, 8, 4, 20000, 128, {"causal": True, "window": 3000}),
+                                      (24, 2, 1, 40000, 80, {"mask": (24, 1, 40000)}),     # 12 rows
+                                      (4, 1, 4, 5000, 256, {"causal": True, "softcap": 20.0}),
                                       (16, 16, 1, 50000, 64, {"out_dtype": np.float16}),
                                       (8, 2, 2, 9000, 256, {"softcap": 30.0, "mask": (8, 2, 9000)}),
                                       (8, 8, 1, 200, 128, {"causal": True})]:            # one chunk
@@ -205,7 +288,11 @@ def test_decoding_on_a_gpu():
         dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
         with nv2.recording() as launches:
             out = ops.attention(dq, dk, dv, mask=mask, **opts)
-        assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode"]
+        names = [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches]
+        how = AD.default_how((hq, sq, d, hkv, skv), dev)
+        assert names == (["attention_decode_mma", "attention_decode_combine"] if how == "mma" else
+                         ["attention_decode"])
+        assert (how == "mma") == (hq // hkv * sq >= 8 and d <= 128)         # (an H100 has the matrices)
         heads = [0, hq - 1]
         g = hq // hkv
         opts.pop("out_dtype", None)
