@@ -51,6 +51,7 @@ from benchmarks._gpu import require_gpu  # noqa: E402
 from coopdsl import ops, runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import attention_decode as AD  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
+from coopdsl.ops import device_caps as caps  # noqa: E402
 from coopdsl.ops import flash_attention  # noqa: E402
 
 # (label, Hq, Hkv, Sq, Skv, D, causal)
@@ -241,9 +242,9 @@ def main() -> None:
             print(f"{i}: {label} Hq/Hkv {hq}/{hkv} Sq {sq} Skv {skv} D {d} causal {causal}: {variants}")
         return
     dev = require_gpu("attention_bench.py")
-    path = "ggml flash_attn_cm2 (NV2)" if nv2.has_nv2(dev) else "KHR fallback kernel"
+    path = "ggml flash_attn_cm2 (NV2)" if caps.has_nv2(dev) else "KHR fallback kernel"
     lines = [f"`python3 benchmarks/attention_bench.py {' '.join(sys.argv[1:])}` on {dev.info.name} "
-             f"({nv2.shader_cores(dev)} SMs as ggml counts them), {date.today()} ({platform.node()}); "
+             f"({caps.shader_cores(dev)} SMs as ggml counts them), {date.today()} ({platform.node()}); "
              f"coopdsl path: {path}", "",
              "| case | Hq/Hkv | Sq | Skv | D | path / acc | coopdsl GPU | TFLOP/s | K/V GB/s | wall/call (batch) "
              "| torch | TFLOP/s | K/V GB/s | coopdsl / torch | rel. err | kernels |",

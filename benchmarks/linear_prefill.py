@@ -31,7 +31,7 @@ from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import gemm  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import ggml_mul_mm as MM  # noqa: E402
-from coopdsl.ops.attention_nv2 import shader_cores  # noqa: E402
+from coopdsl.ops.device_caps import shader_cores  # noqa: E402
 from coopdsl.ops.linear import prefill_launches  # noqa: E402
 
 linear = importlib.import_module("coopdsl.ops.linear")  # (ops.linear is the function)

@@ -64,6 +64,7 @@ from coopdsl import f16, f32, i32, u32, vec2, vec4
 
 from . import attention_decode_mma as mma
 from . import attention_nv2 as nv2
+from . import device_caps as caps
 
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
@@ -566,7 +567,7 @@ def default_how(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> str:
     return "lanes"
 
 
-def default_chunks(hkv: int, keys: int, cores: int = nv2.DEFAULT_CORES, how: str = "lanes") -> int:
+def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES, how: str = "lanes") -> int:
     """The chunks each K/V head's ``keys`` visible keys are cut into: about :data:`CHUNK_WGS_PER_CORE`
     workgroups per shader core in all, but none shorter than :data:`MIN_CHUNK_KEYS` keys (for ``how="mma"``
     the one-subgroup workgroups of :mod:`coopdsl.ops.attention_decode_mma`: its ``CHUNK_WGS_PER_CORE`` and
@@ -646,7 +647,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mkind = "f16" if np.dtype(md.dtype) == np.float16 else "f32"
     lo = visible_keys(sq, skv, window)
     if chunks is None:
-        chunks = default_chunks(hkv, skv - lo, nv2.shader_cores(dev), how)
+        chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev), how)
     size, n = chunking(skv - lo, int(chunks), mma.STEP if how == "mma" else STEP)
     f16_out = np.dtype(out_dtype) == np.float16
     hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)

@@ -32,6 +32,8 @@ from typing import no_type_check
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec4
 
+from . import device_caps as caps
+
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
 STEP = 16 * SUBGROUPS   # keys a step (and the multiple chunks are of)
@@ -57,12 +59,7 @@ def takes(d: int, rows: int) -> bool:
 def device_takes(dev: object) -> bool:
     """Whether ``dev`` (a runtime Device, or a str for the interpreter) offers subgroup-scope
     ``16 x 16 x 16`` f16 -> f32 cooperative matrices."""
-    if isinstance(dev, str):
-        return True
-    info = getattr(dev, "info", None)
-    return any(c.get("M") == 16 and c.get("N") == 16 and c.get("K") == 16 and c.get("A") == "f16"
-               and c.get("B") == "f16" and c.get("C") == "f32" and c.get("scope") == "Subgroup"
-               for c in getattr(info, "coopmat_configs", None) or [])
+    return caps.offers_coopmat(dev, 16, 16, 16)
 
 
 @cache

@@ -19,10 +19,8 @@ gives one query token enough workgroups to fill the GPU.
 """
 
 import contextlib
-import ctypes
 import sys
 import warnings
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,18 +32,15 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import f16, f32, i32, u16, u32
 
+from . import device_caps as caps
 from . import fa_mask_opt, fa_reduce
 from . import ggml_host as host
 from .ggml_flash_attn import flash_attn_cm2
 
 NEG_INF = float("-inf")
 F16_MAX = 65504.0
-DEFAULT_CORES = 132  # the H100 SXM and the H200; used where the device does not say
 GROUP = 256          # invocations of the element-wise kernels
 MAX_GROUPS = 65535   # their grid (each invocation strides over the rest)
-NV2_FEATURES = ("cooperativeMatrixWorkgroupScope", "cooperativeMatrixFlexibleDimensions",
-                "cooperativeMatrixReductions", "cooperativeMatrixConversions",
-                "cooperativeMatrixPerElementOperations", "cooperativeMatrixTensorAddressing")
 
 # element kinds of the conversion kernel: coopdsl type (bf16 travels as uint16 bit patterns)
 KINDS = {"f16": f16, "f32": f32, "bf16": u16}
@@ -129,41 +124,6 @@ def is_resident(x: Any) -> bool:
         return False
     mod = sys.modules.get("coopdsl.runtime.array")
     return mod is not None and isinstance(x, mod.Array)
-
-
-def has_nv2(dev: Any) -> bool:
-    """Whether runtime Device ``dev`` offers what ggml's kernel needs of VK_NV_cooperative_matrix2."""
-    c = dev.info.coopmat2
-    return bool(c) and all(c.get(f) for f in NV2_FEATURES) and int(c.get("max_workgroup_size") or 0) >= 256
-
-
-_cores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def shader_cores(dev: Any) -> int:
-    """The device's SM count, as ggml reads it (``VK_NV_shader_sm_builtins``' shaderSMCount); 132
-    (an H100 SXM, an H200) where the device does not report one, and on the interpreter."""
-    if isinstance(dev, str):
-        return DEFAULT_CORES
-    if dev in _cores:
-        return _cores[dev]
-    count = DEFAULT_CORES
-    if "VK_NV_shader_sm_builtins" in dev.info.extensions:
-        try:
-            from ..runtime import vk
-
-            sm_props = vk.chained("VkPhysicalDeviceShaderSMBuiltinsPropertiesNV", 1000154001,
-                                  extra=[("shaderSMCount", ctypes.c_uint32), ("shaderWarpsPerSM", ctypes.c_uint32)])
-            sm = vk.make(sm_props)
-            props = vk.PhysicalDeviceProperties2(sType=vk.ST_PHYSICAL_DEVICE_PROPERTIES_2)
-            props.pNext = vk.chain(sm)
-            dev.vk.vkGetPhysicalDeviceProperties2(dev.physical, ctypes.cast(ctypes.pointer(props), ctypes.c_void_p))
-            if sm.shaderSMCount:
-                count = int(sm.shaderSMCount)
-        except Exception:  # an unexpected loader: keep the default
-            pass
-    _cores[dev] = count
-    return count
 
 
 def empty(shape: tuple[int, ...], dtype: Any, dev: Any) -> Any:
@@ -434,7 +394,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         q_ne, k_ne = (d, sq, 1, hq), (d, skv, 1, hkv)
         mask_ne = (skv, sq, 1, mask_heads) if m is not None else None
     disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
-                    cores if cores is not None else shader_cores(dev), tiles)
+                    cores if cores is not None else caps.shader_cores(dev), tiles)
 
     # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
     mo = None

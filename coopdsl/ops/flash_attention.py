@@ -33,6 +33,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 
 from . import attention_decode, attention_tune
 from . import attention_nv2 as nv2
+from . import device_caps as caps
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -321,7 +322,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
                                                      chunks=c[0] if c else None)
                     return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
                                for kern, grid, args, kwargs in launches)
-                default = attention_decode.default_chunks(dims[3], dims[4], nv2.shader_cores(dev),
+                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev),
                                                           attention_decode.default_how(dims, dev))
                 chunks = attention_tune.decode_tune(prob, dev, time_decode, default)
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
@@ -353,7 +354,7 @@ def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:
     "khr" elsewhere."""
     if attention_decode.takes(dims, dev):
         return "decode"
-    return "nv2" if isinstance(dev, str) or nv2.has_nv2(dev) else "khr"
+    return "nv2" if isinstance(dev, str) or caps.has_nv2(dev) else "khr"
 
 
 def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,

@@ -24,6 +24,8 @@ from typing import no_type_check
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32, vec2, vec4
 
+from . import device_caps as caps
+
 TILE = 16           # rows of W a workgroup owns
 STEP = 64           # values of K a subgroup takes a step
 FORMATS = ("f16", "q4_0", "q8_0", "q4_K")
@@ -46,12 +48,7 @@ def takes(fmt: str, m: int, k: int) -> bool:
 def device_takes(dev: object, np_: int) -> bool:
     """Whether ``dev`` (a runtime Device, or None for the interpreter) offers the subgroup-scope f16 -> f32
     cooperative matrices of ``16 x np_ x 16`` these kernels multiply with."""
-    if dev is None:
-        return True
-    info = getattr(dev, "info", None)
-    return any(c.get("M") == 16 and c.get("N") == np_ and c.get("K") == 16 and c.get("A") == "f16"
-               and c.get("B") == "f16" and c.get("C") == "f32" and c.get("scope") == "Subgroup"
-               for c in getattr(info, "coopmat_configs", None) or [])
+    return caps.offers_coopmat(dev, 16, np_, 16)
 
 
 def grid(m: int) -> tuple[int, int, int]:

@@ -21,7 +21,7 @@ import numpy as np
 import coopdsl as cd
 from coopdsl import u16, u32
 
-from . import attention_nv2 as nv2
+from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
@@ -121,7 +121,7 @@ def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, tune: bool = 
     """The launches of ``y = x W^T`` on mul_mm_cm2 as ``ops.linear`` makes them past 16 rows (checked arrays:
     x N x K float16, or uint16 bf16 bit patterns for bf16 weights; w M x K in ``fmt``; y N x M float32): x padded
     to whole tiles (:func:`pad`), the tile and split of :func:`prefill_choice` for the GPU's SMs
-    (:func:`~coopdsl.ops.attention_nv2.shader_cores`; or the ones the autotune cache holds for the problem on
+    (:func:`~coopdsl.ops.device_caps.shader_cores`; or the ones the autotune cache holds for the problem on
     this GPU), the sum of K's slices.
 
     ``tune=True`` on a GPU, when the cache holds nothing for the problem (format, N, M, K): time the default and
@@ -131,7 +131,7 @@ def mul_mm_launches(x: Any, w: Any, y: Any, fmt: str, device: Any, tune: bool = 
     n, k = x.shape
     m = w.shape[0]
     dev = G.gpu_of(device, (x, w, y))
-    tile, split = prefill_choice(fmt, m, n, k, nv2.shader_cores(dev or "cpu"))
+    tile, split = prefill_choice(fmt, m, n, k, caps.shader_cores(dev or "cpu"))
     if dev is not None:
         prob = f"fmt={fmt},n={n},m={m},k={k}"
         stored, picked = _TUNED.lookup(prob, dev)

@@ -7,6 +7,7 @@ import pytest
 
 from coopdsl import ops, runtime
 from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import device_caps as caps
 from coopdsl.ops import flash_attention
 
 pytestmark = pytest.mark.gpu
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def nv2_device(device):
-    if not nv2.has_nv2(device):
+    if not caps.has_nv2(device):
         pytest.skip(f"{device.info.name} has no VK_NV_cooperative_matrix2 (workgroup scope, tensor addressing, ...)")
     return device
 
@@ -159,7 +160,7 @@ def test_khr_fallback(device):
 
 
 def test_the_sm_count_is_the_devices(nv2_device):
-    cores = nv2.shader_cores(nv2_device)
+    cores = caps.shader_cores(nv2_device)
     assert 16 <= cores <= 1024
     if "H100" in nv2_device.info.name or "H200" in nv2_device.info.name:
         assert cores in (114, 132)

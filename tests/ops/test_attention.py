@@ -13,6 +13,7 @@ import pytest
 
 from coopdsl import ops
 from coopdsl.ops import attention_nv2 as nv2
+from coopdsl.ops import device_caps as caps
 from coopdsl.ops import fa_mask_opt, fa_reduce, flash_attention
 from coopdsl.ops import ggml_host as host
 from coopdsl.spirv import tools
@@ -192,14 +193,14 @@ class _Dev:
 
 
 def test_device_facts():
-    assert nv2.shader_cores("cpu") == nv2.DEFAULT_CORES == 132
-    assert nv2.shader_cores(_Dev(_Info())) == 132  # no VK_NV_shader_sm_builtins: ggml's guess for NVIDIA
-    full = {f: True for f in nv2.NV2_FEATURES}
-    assert nv2.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 256})))
-    assert not nv2.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 128})))
-    assert not nv2.has_nv2(_Dev(_Info(coopmat2={**full, "cooperativeMatrixTensorAddressing": False,
+    assert caps.shader_cores("cpu") == caps.DEFAULT_CORES == 132
+    assert caps.shader_cores(_Dev(_Info())) == 132  # no VK_NV_shader_sm_builtins: ggml's guess for NVIDIA
+    full = {f: True for f in caps.NV2_FEATURES}
+    assert caps.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 256})))
+    assert not caps.has_nv2(_Dev(_Info(coopmat2={**full, "max_workgroup_size": 128})))
+    assert not caps.has_nv2(_Dev(_Info(coopmat2={**full, "cooperativeMatrixTensorAddressing": False,
                                                 "max_workgroup_size": 256})))
-    assert not nv2.has_nv2(_Dev(_Info()))
+    assert not caps.has_nv2(_Dev(_Info()))
 
 
 # --- the helper kernels --------------------------------------------------------------------------
@@ -364,9 +365,9 @@ def test_resident_attention_runs_or_names_what_the_device_lacks(device):
 
     q, k, v = _inputs(2, 1, 20, 40, 64)
     dq, dk, dv = (runtime.array(x, device=device) for x in (q, k, v))
-    if nv2.has_nv2(device) or not device.info.has_coopmat:
+    if caps.has_nv2(device) or not device.info.has_coopmat:
         # lavapipe (no cooperative matrices) refuses the KHR kernel; an NV2 GPU is tests/gpu's
-        if not nv2.has_nv2(device):
+        if not caps.has_nv2(device):
             with pytest.raises(runtime.DeviceFeatureError):
                 ops.attention(dq, dk, dv, causal=True)
         return

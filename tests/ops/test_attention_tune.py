@@ -12,6 +12,7 @@ import pytest
 from coopdsl import ops
 from coopdsl.ops import attention_nv2 as nv2
 from coopdsl.ops import attention_tune as AT
+from coopdsl.ops import device_caps as caps
 from coopdsl.ops import flash_attention as FA
 from coopdsl.ops import op_tune
 
@@ -41,7 +42,7 @@ def fake_gpu(monkeypatch, pretend_gpu):
         return out
 
     monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
-    monkeypatch.setattr(nv2, "has_nv2", lambda d: True)
+    monkeypatch.setattr(caps, "has_nv2", lambda d: True)
     monkeypatch.setattr(nv2, "run", run)
     return dev, runs, path
 
@@ -106,7 +107,7 @@ def fake_decode_gpu(monkeypatch, pretend_gpu):
     runs = []
     monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
     monkeypatch.setattr(FA, "default_impl", lambda dims, d: "decode")
-    monkeypatch.setattr(nv2, "shader_cores", lambda d: 66)
+    monkeypatch.setattr(caps, "shader_cores", lambda d: 66)
     monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, **kw: [(_DecodeKernel(chunks), (1, 1, 1), (), {})])
     monkeypatch.setattr(AD, "run", lambda *a, chunks=None, out=None, **kw: runs.append(chunks) or out)
     return runs, path

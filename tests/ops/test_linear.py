@@ -268,7 +268,7 @@ def prefill_gpu(monkeypatch, pretend_gpu):
     monkeypatch.setattr(G, "gpu_of", lambda device, arrays: dev)
     monkeypatch.setattr(G, "resident", lambda arrays, dev: arrays)
     monkeypatch.setattr(G, "stream_ms", _fake_prefill_ms)
-    monkeypatch.setattr(LINEAR.nv2, "shader_cores", lambda d: 132)   # (an H100's, which the device would say)
+    monkeypatch.setattr(LINEAR.caps, "shader_cores", lambda d: 132)   # (an H100's, which the device would say)
     return path
 
 
