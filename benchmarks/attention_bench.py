@@ -8,7 +8,7 @@ Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), 
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
 query row, Skv = 16384 and 131072, D = 128; then more decoding (rows 8 on): 4 query rows on the same
 heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256, 2 and 3 query rows (8 and 12 rows
-per K/V head). TFLOP/s counts 4 H Sq Skv D
+per K/V head), 3 query rows of 16 heads on 8 (6 rows). TFLOP/s counts 4 H Sq Skv D
 flops (half of it for causal prefill); decoding also shows the K/V bytes read per second and their ratio
 to a copy kernel's bandwidth (16-byte loads and stores over as many bytes as K and V hold: read + write
 bytes per second).
@@ -71,6 +71,7 @@ SHAPES = [
     ("decode", 16, 4, 1, 32768, 256, True),
     ("decode 2 rows", 32, 8, 2, 65536, 128, True),
     ("decode 3 rows", 32, 8, 3, 32768, 128, True),
+    ("decode 3 rows", 16, 8, 3, 32768, 128, True),
 ]
 
 

@@ -48,9 +48,10 @@ K/V heads, one token, D = 128: 34 us at 16384 keys (0.72; ggml's kernel with spl
 199 us at 131072 (0.99; 285 us, 0.69); 32 heads without grouping, 16384 keys: 103 us (ggml's 152 us);
 D = 64: 0.70, D = 256: 0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.79 (ggml 0.17);
 16 rows (4 tokens) 97 us at 16384 keys and 611 us at 131072 (ggml's 172 and 1263 us). Its f32 arithmetic
-grows with the rows: from 8 rows (D up to 128) :mod:`coopdsl.ops.attention_decode_mma`'s kernel, on
+grows with the rows: from 5 rows (D up to 128) :mod:`coopdsl.ops.attention_decode_mma`'s kernel, on
 cooperative matrices, runs by default instead (:func:`default_how`; :func:`plan`'s ``how``), into the same
-scratch layout, combined by :func:`combine_kernel`: 8 rows 106 us, 16 rows 41 and 201 us.
+scratch layout, combined by :func:`combine_kernel`: 6 rows at 32768 keys 61 us (this kernel 73), 8 rows 106 us,
+16 rows 41 and 201 us.
 """
 
 
@@ -560,11 +561,15 @@ def default_how(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> str:
     """Which decode kernel runs for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev`` by default: "mma"
     (:mod:`coopdsl.ops.attention_decode_mma`, cooperative matrices) from :data:`~coopdsl.ops.attention_decode_mma.
     MIN_ROWS` query rows per K/V head where the device offers its matrices, else "lanes" (:func:`kernel`)."""
+    return "mma" if rows_per_head(dims) >= mma.MIN_ROWS and "mma" in hows(dims, dev) else "lanes"
+
+
+def hows(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> list[str]:
+    """The decode kernels (of :data:`HOWS`) that compute ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``: "lanes"
+    always, "mma" where :func:`coopdsl.ops.attention_decode_mma.takes` the head size and rows and the device
+    offers its matrices (what a tuned call times)."""
     hq, sq, d, hkv, skv = dims
-    rows = rows_per_head(dims)
-    if rows >= mma.MIN_ROWS and mma.takes(d, rows) and mma.device_takes(dev):
-        return "mma"
-    return "lanes"
+    return ["lanes"] + (["mma"] if mma.takes(d, rows_per_head(dims)) and mma.device_takes(dev) else [])
 
 
 def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES, how: str = "lanes") -> int:

@@ -1,4 +1,4 @@
-"""Flash-decoding on cooperative matrices, for 8 to 16 query rows per K/V head.
+"""Flash-decoding on cooperative matrices, for 5 to 16 query rows per K/V head.
 
 :mod:`coopdsl.ops.attention_decode`'s kernel scores one key a lane in f32 against every query row, so its
 arithmetic grows with the rows a K/V head serves (``R = (Hq / Hkv) * Sq``): at 16 rows (four tokens of four
@@ -37,9 +37,10 @@ from . import device_caps as caps
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
 STEP = 16 * SUBGROUPS   # keys a step (and the multiple chunks are of)
-MIN_ROWS = 8        # the fewest query rows per K/V head this kernel runs for by default (H100, 32 query heads on
-                    # 8 K/V heads, D 128: 8 rows at 65536 keys 106 us against 137 with attention_decode.kernel;
-                    # 4 rows at 16384 keys 38 against 34)
+MIN_ROWS = 5        # the fewest query rows per K/V head this kernel runs for by default (H100, 8 K/V heads, D 128,
+                    # benchmarks/attention_bench.py --decode-hows lanes,mma: 8 rows at 65536 keys 106 us against 137
+                    # with attention_decode.kernel, 6 rows at 32768 keys 61 against 73, 4 rows at 16384 keys 37
+                    # against 34 (D 64: 41 against 35); 5, between them, was not timed alone)
 MAX_ROWS = 16
 MAX_D = 128
 NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)

@@ -224,13 +224,14 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
       ("decode" takes at most 16 query rows per K/V head).
-    * ``tune=True`` (GPU): the first call of a problem times ggml's tiles and a few others (the decode kernel:
-      its chunk count and a few others) and keeps the fastest in the autotune cache; later calls (with or
-      without ``tune``) use the cached choice (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
+    * ``tune=True`` (GPU): the first call of a problem times ggml's tiles and a few others (decoding: the chunk
+      count and a few others, with each decode kernel that takes the problem) and keeps the fastest in the
+      autotune cache; later calls (with or without ``tune``) use the cached choice
+      (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
     Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernels of
     :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (``acc`` does not
-    apply; ``tune`` times their chunk counts): to 7 rows lane = key in f32 arithmetic throughout; from 8 rows and
+    apply; ``tune`` times their chunk counts): to 4 rows lane = key in f32 arithmetic throughout; from 5 rows and
     D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative matrices,
     :mod:`coopdsl.ops.attention_decode_mma`'s products on them (Q scaled and rounded to f16 as in ggml's kernel,
     f32 sums and softmax). Otherwise, on a device with
@@ -310,23 +311,25 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
         if rows > attention_decode.MAX_ROWS:
             raise _fail(f"impl='decode' takes at most {attention_decode.MAX_ROWS} query rows per K/V head "
                         f"((Hq / Hkv) * Sq), got {rows}")
-        chunks = None
+        chunks, how = None, None
         if not isinstance(dev, str):
             prob = attention_tune.problem(dims, causal=bool(causal), window=win, masked=mask is not None, acc="f32",
                                           f16_out=odt == np.float16)
-            stored, chunks = attention_tune.decode_lookup(prob, dev)
+            stored, (chunks, how) = attention_tune.decode_lookup(prob, dev)
             if tune and not stored:
+                timer = attention_tune.LaunchTimer()
+
                 def time_decode(c: Any) -> float:
-                    launches = attention_decode.plan(q, k, v, dims, causal=bool(causal), mask=mask, window=win,
-                                                     scale=scale, softcap=softcap, out_dtype=odt, out=out, dev=dev,
-                                                     chunks=c[0] if c else None)
-                    return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
-                               for kern, grid, args, kwargs in launches)
-                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev),
-                                                          attention_decode.default_how(dims, dev))
-                chunks = attention_tune.decode_tune(prob, dev, time_decode, default)
+                    return timer(attention_decode.plan(q, k, v, dims, causal=bool(causal), mask=mask, window=win,
+                                                       scale=scale, softcap=softcap, out_dtype=odt, out=out, dev=dev,
+                                                       chunks=c[0] if c else None,
+                                                       how=c[1] if c and len(c) > 1 else None))
+                mine = attention_decode.default_how(dims, dev)
+                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev), mine)
+                other = [h for h in attention_decode.hows(dims, dev) if h != mine]
+                chunks, how = attention_tune.decode_tune(prob, dev, time_decode, default, other[0] if other else None)
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
-                                    softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks)
+                                    softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks, how=how)
     if impl == "nv2":
         tiles = None
         if not isinstance(dev, str):
@@ -334,12 +337,13 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
                                           f16_out=odt == np.float16)
             stored, tiles = attention_tune.lookup(prob, dev)
             if tune and not stored:
+                tile_timer = attention_tune.LaunchTimer()
+
                 def time_call(t: Any) -> float:
                     with nv2.recording() as launches:   # (the call runs, which also checks the tiles work)
                         nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
                                 softcap=softcap, out_dtype=odt, out=out, dev=dev, acc=acc, tiles=t)
-                    return sum(kern.bench(grid, *args, warmup=3, repeat=10, **kwargs).median_ms
-                               for kern, grid, args, kwargs in launches)
+                    return tile_timer(launches)
                 tiles = attention_tune.tune(prob, dev, time_call)
         return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                        out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)

@@ -67,7 +67,7 @@ CASES = {
 @pytest.mark.parametrize("how", AD.HOWS)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_the_model(name, how):
-    # both kernels on every case (by default the cooperative-matrix one runs from 8 rows a K/V head)
+    # both kernels on every case (by default the cooperative-matrix one runs from 5 rows a K/V head)
     hq, hkv, sq, skv, d, opts = CASES[name]
     opts = dict(opts)
     if how == "mma" and not ADM.takes(d, hq // hkv * sq):
@@ -202,7 +202,8 @@ def test_which_devices_take_it():
     mats.info.coopmat_configs = [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", "C": "f32", "scope": "Subgroup"}]
     assert AD.default_how((32, 4, 128, 8, 16384), mats) == "mma"              # 16 rows
     assert AD.default_how((32, 2, 128, 8, 16384), mats) == "mma"              # 8
-    assert AD.default_how((28, 1, 128, 4, 16384), mats) == "lanes"            # 7
+    assert AD.default_how((20, 1, 128, 4, 16384), mats) == "mma"              # 5
+    assert AD.default_how((16, 1, 128, 4, 16384), mats) == "lanes"            # 4
     assert AD.default_how((32, 4, 256, 8, 16384), mats) == "lanes"            # D past 128
     assert AD.default_how((32, 4, 72, 8, 16384), mats) == "lanes"             # D not a multiple of 16
     assert AD.default_how((32, 4, 128, 8, 16384), Dev(32, 32)) == "lanes"     # no such matrices
@@ -292,7 +293,7 @@ def test_decoding_on_a_gpu():
         how = AD.default_how((hq, sq, d, hkv, skv), dev)
         assert names == (["attention_decode_mma", "attention_decode_combine"] if how == "mma" else
                          ["attention_decode"])
-        assert (how == "mma") == (hq // hkv * sq >= 8 and d <= 128)         # (an H100 has the matrices)
+        assert (how == "mma") == (hq // hkv * sq >= 5 and d <= 128)         # (an H100 has the matrices)
         heads = [0, hq - 1]
         g = hq // hkv
         opts.pop("out_dtype", None)

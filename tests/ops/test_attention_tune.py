@@ -26,7 +26,7 @@ class _Kernel:
     def bench(self, grid, *args, warmup=0, repeat=0, **kwargs):
         if self.tiles == (64, 64, 128):
             raise RuntimeError("the device cannot run these tiles")
-        return types.SimpleNamespace(median_ms=TIMES[self.tiles])
+        return types.SimpleNamespace(median_ms=TIMES[self.tiles], times_ms=[TIMES[self.tiles]] * max(repeat, 1))
 
 
 @pytest.fixture
@@ -91,11 +91,13 @@ def test_nothing_is_tuned_on_the_interpreter(pretend_gpu):
 
 
 class _DecodeKernel:
-    def __init__(self, chunks):
-        self.chunks = chunks
+    def __init__(self, chunks, how=None, times=None):
+        self.chunks, self.how = chunks, how
+        self.times = times or {(None, None): 2.0, (32, None): 1.0}
 
     def bench(self, grid, *args, warmup=0, repeat=0, **kwargs):
-        return types.SimpleNamespace(median_ms={None: 2.0, 32: 1.0}.get(self.chunks, 3.0))
+        t = self.times.get((self.chunks, self.how), 3.0)
+        return types.SimpleNamespace(median_ms=t, times_ms=[t] * max(repeat, 1))
 
 
 @pytest.fixture
@@ -108,8 +110,10 @@ def fake_decode_gpu(monkeypatch, pretend_gpu):
     monkeypatch.setattr(FA, "_resolve_device", lambda device, arrays: dev)
     monkeypatch.setattr(FA, "default_impl", lambda dims, d: "decode")
     monkeypatch.setattr(caps, "shader_cores", lambda d: 66)
-    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, **kw: [(_DecodeKernel(chunks), (1, 1, 1), (), {})])
-    monkeypatch.setattr(AD, "run", lambda *a, chunks=None, out=None, **kw: runs.append(chunks) or out)
+    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how), (1, 1, 1),
+                                                                               (), {})])
+    monkeypatch.setattr(AD, "run", lambda *a, chunks=None, out=None, how=None, **kw:
+                        runs.append(chunks if how is None else (chunks, how)) or out)
     return runs, path
 
 
@@ -135,3 +139,55 @@ def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
     op_tune.reset_all()
     ops.attention(q, k, k)                          # read back, as a new process would
     assert runs == [None, 32, 32]
+
+
+def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gpu, monkeypatch):
+    """Where both decode kernels take the problem (D 64, 4 rows a K/V head, a device with 16 x 16 x 16 f16
+    matrices) the candidates are the chunk counts of the default kernel ("lanes" at 4 rows) and each count with
+    the other ("mma"); the fastest, (16, "mma") here, is stored as chunks and kernel and read back."""
+    from coopdsl.ops import attention_decode as AD
+
+    runs, path = fake_decode_gpu
+    dev = FA._resolve_device(None, [])
+    dev.info.coopmat_configs = [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", "C": "f32", "scope": "Subgroup"}]
+    dims = (32, 1, 64, 8, 16384)
+    assert AD.hows(dims, dev) == ["lanes", "mma"] and AD.default_how(dims, dev) == "lanes"
+    assert AD.hows((32, 1, 256, 8, 16384), dev) == ["lanes"]                 # D 256: lanes only
+    assert AT.decode_candidates(16, "mma") == [(4,), (8,), (32,), (64,), (16, "mma"), (4, "mma"), (8, "mma"),
+                                               (32, "mma"), (64, "mma")]
+    times = {(None, None): 2.0, (32, None): 1.5, (16, "mma"): 1.0}
+    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how, times),
+                                                                               (1, 1, 1), (), {})])
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
+    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
+    ops.attention(q, k, k, tune=True)
+    entry = next(iter(json.loads(path.read_text())["entries"].values()))
+    assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 10
+    assert runs == [(16, "mma")]
+    op_tune.reset_all()
+    assert AT.decode_lookup(next(iter(json.loads(path.read_text())["entries"])).split("|")[1], dev) == \
+        (True, (16, "mma"))
+    ops.attention(q, k, k)                          # read back, as a new process would
+    assert runs == [(16, "mma"), (16, "mma")]
+
+
+def test_each_candidate_is_timed_after_the_clocks_are_up():
+    """LaunchTimer: the slowest kernel of a candidate's launches runs untimed for 200 ms of GPU time before the
+    first candidate and 50 ms before each later one; the candidate's time is the sum of its kernels' medians."""
+    class Timed:
+        def __init__(self, ms):
+            self.ms, self.untimed = ms, 0.0
+
+        def bench(self, grid, *args, warmup=0, repeat=0, **kwargs):
+            if warmup == 0:                       # the probe and the clock-up dispatches
+                self.untimed += self.ms * repeat
+            return types.SimpleNamespace(median_ms=self.ms, times_ms=[self.ms] * repeat)
+
+    timer = AT.LaunchTimer()
+    small, big = Timed(0.004), Timed(0.5)
+    assert timer([(small, (1, 1, 1), (), {}), (big, (8, 1, 1), (), {"device": None})]) == pytest.approx(0.504)
+    assert big.untimed >= AT.CLOCK_UP_FIRST_MS == 200.0 and small.untimed == pytest.approx(0.004)
+    again = Timed(1.0)
+    assert timer([(again, (1, 1, 1), (), {})]) == 1.0
+    assert AT.CLOCK_UP_MS == 50.0 <= again.untimed < AT.CLOCK_UP_FIRST_MS
