@@ -63,6 +63,14 @@ def device_takes(dev: object) -> bool:
     return caps.offers_coopmat(dev, 16, 16, 16)
 
 
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def row_piece(kvbase, first, last, e, DV):
+    """Where uvec4 ``e`` of a step's K/V rows (``DV`` a row, the step's rows from key ``first``) lies in K or V:
+    rows past ``last`` (the chunk's last key) repeat it."""
+    return (kvbase + min(first + e // DV, last)) * DV + e % DV
+
+
 @cache
 def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = False, window: bool = False,
            softcap: bool = False) -> cd.Kernel:
@@ -115,13 +123,9 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
         sl = cd.shared(f32, SUBGROUPS * 16)
 
         # the first step's rows in flight while Q is staged
-        kr = []
-        vr = []
-        for it in cd.static_range(LOADS):
-            e = t + it * WG
-            src = (kvbase + min(c0 + e // DV, c1 - 1)) * DV + e % DV
-            kr = kr + [k[src]]
-            vr = vr + [v[src]]
+        src = [row_piece(kvbase, c0, c1 - 1, t + it * WG, DV) for it in cd.static_range(LOADS)]
+        kr = [k[src[it]] for it in cd.static_range(LOADS)]
+        vr = [v[src[it]] for it in cd.static_range(LOADS)]
         for e in cd.range(t, 16 * d, WG):
             val = f16(0.0)
             if e < R * d:
@@ -152,13 +156,9 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
             cd.barrier()
             nxt = base + STEP
             if nxt < c1:                         # the next step's rows, in flight from here
-                kr = []
-                vr = []
-                for it in cd.static_range(LOADS):
-                    e = t + it * WG
-                    src = (kvbase + min(nxt + e // DV, c1 - 1)) * DV + e % DV
-                    kr = kr + [k[src]]
-                    vr = vr + [v[src]]
+                src = [row_piece(kvbase, nxt, c1 - 1, t + it * WG, DV) for it in cd.static_range(LOADS)]
+                kr = [k[src[it]] for it in cd.static_range(LOADS)]
+                vr = [v[src[it]] for it in cd.static_range(LOADS)]
             s = Acc[f32, 16, 16].splat(0.0)
             for i in cd.static_range(ND):
                 s = cd.muladd(qa[i], MatB[f16, 16, 16].load(sk, rows + 2 * i, stride=RS, layout=ColumnMajor), s)
