@@ -6,10 +6,18 @@ subgroup's multiply-adds are cooperative matrices of 16 rows of W by 16 values o
 (``16 x 8 x 16``, or ``16 x 16 x 16`` past eight rows), and the instructions left a weight are the load and,
 for ggml's blocks, the decoding:
 
-* f16 weights: W's 16 x 16 tiles load straight from the buffer;
+* f16 weights: a step's 16 rows of 128 bytes are copied, 16 bytes a lane, into a 16 x 64 tile in shared
+  memory the subgroup's matrices load;
 * q4_0, q8_0, q4_K: each lane decodes 32 values of its row (a q4_0 or q8_0 block, half of two q4_K
   sub-blocks) to f16, two a 32-bit operation (the level in the low bits of ``1024.0``'s f16 pattern, then
-  ``(v - 1024 - offset) * d`` on the pair), into a 16 x 64 tile in shared memory the subgroup's matrices load.
+  ``(v - 1024 - offset) * d`` on the pair), into such a tile.
+
+A subgroup issues the loads of W and of x's tiles for ``depth`` steps before it decodes and multiplies the
+first, so that no step waits for memory after its subgroup barrier (with x's tiles loaded after the barrier
+instead, an H100 took 69.5 against 61.4 us for 8 rows of f16 at depth 2 and split 4, 74.0 against 66.7 for 16
+rows at depth 4 and split 8, and 50.4 against 49.7 for 16 rows of q4_K at depth 4 and split 4:
+``benchmarks/results/ops_llm-mma-xearly-h100-2026-11-27.md``, where a row ``mmaxx<depth>x<split>`` is this
+order and ``mmax<depth>x<split>`` the previous one).
 
 x is first rounded to f16 into rows padded with zeros to 8 or 16 (:func:`x_kernel`, one launch) so that its
 16 x 8 tiles load as they lie; the error is f16's (a relative 2^-11 a value, of the order of 1e-3 relative
@@ -101,8 +109,8 @@ def level_pair_min(q, d, mn):
 @cache
 def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
     """The product kernel for weights in ``fmt``, ``np_`` (8 or 16) rows of x's f16 copy, ``split`` subgroups
-    a workgroup, each loading W for ``depth`` of its steps at once (1, 2 or 4: the loads of the later steps are
-    in flight while the first is decoded and multiplied); launch :func:`grid` workgroups with ``M``, ``K`` and
+    a workgroup, each loading W and x for ``depth`` of its steps at once (1, 2 or 4: the loads of the later steps
+    are in flight while the first is decoded and multiplied); launch :func:`grid` workgroups with ``M``, ``K`` and
     ``N`` (the rows of x, at most ``np_``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv_mma: weights in {fmt!r}; these kernels take {', '.join(FORMATS)}")
@@ -146,6 +154,12 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
                     # q4_K block s // 4: its head, and the 16 bytes of qs this lane decodes
                     wb = (row * (K // 256) + s // 4) * 9
                     raw = raw + [[w[wb], w[wb + 1 + 2 * (s % 4) + h]]]
+            # ... and their x tiles, so that no step waits for x after its barrier
+            xs = []
+            for u in cd.static_range(depth):
+                s = min(s0 + u * split, steps - 1)
+                xs = xs + [[MatB[f16, 16, np_].load(xh, (s * 4 + i) * 4 * np_, stride=4, layout=ColumnMajor)
+                            for i in cd.static_range(4)]]
             for u in cd.static_range(depth):
                 s = s0 + u * split
                 if s < steps:
@@ -206,8 +220,7 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
                     cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
                     for i in cd.static_range(4):
                         a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
-                        b = MatB[f16, 16, np_].load(xh, (s * 4 + i) * 4 * np_, stride=4, layout=ColumnMajor)
-                        acc = cd.muladd(a, b, acc)
+                        acc = cd.muladd(a, xs[u][i], acc)
         acc.store(part, sub * TILE * np_, stride=np_)
         cd.barrier()
         for t in cd.range(cd.local_invocation_index, TILE * np_, WG):
