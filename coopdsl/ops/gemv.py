@@ -140,7 +140,9 @@ def bucket(nx: int) -> int:
 # q8_0 have none: their blocks read as words ("prew") were faster up to 16 rows (q4_0 56.1 against 60.6 us,
 # ``ops_llm-q4w-h100-2026-11-27-c.md``; q8_0 65.5 against 85.9, ``ops_llm-q8w-h100-2026-11-27.md``);
 # ``tune=True`` still times "mma" for them.  Depth and split: the fastest at 8 and 16 rows once the x tiles load
-# with W's (``ops_llm-mma-xearly-h100-2026-11-27.md``: f16 59.6 and 64.4 us, q4_K 39.4 and 47.7).
+# with W's (``ops_llm-mma-xearly-h100-2026-11-27.md``: f16 59.6 and 64.4 us, q4_K 39.4 and 47.7), and still after
+# each round's loads were issued before the previous round's work (``ops_llm-mma-pipe-h100-2026-11-27.md``: f16
+# 49.2 and 55.0 us, 0.84 and 0.75 of the copy kernel; q4_K 37.9, level with x rounded to 8 bits, and 46.5).
 MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 
 

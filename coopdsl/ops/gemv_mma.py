@@ -12,12 +12,14 @@ for ggml's blocks, the decoding:
   sub-blocks) to f16, two a 32-bit operation (the level in the low bits of ``1024.0``'s f16 pattern, then
   ``(v - 1024 - offset) * d`` on the pair), into such a tile.
 
-A subgroup issues the loads of W and of x's tiles for ``depth`` steps before it decodes and multiplies the
-first, so that no step waits for memory after its subgroup barrier (with x's tiles loaded after the barrier
-instead, an H100 took 69.5 against 61.4 us for 8 rows of f16 at depth 2 and split 4, 74.0 against 66.7 for 16
-rows at depth 4 and split 8, and 50.4 against 49.7 for 16 rows of q4_K at depth 4 and split 4:
-``benchmarks/results/ops_llm-mma-xearly-h100-2026-11-27.md``, where a row ``mmaxx<depth>x<split>`` is this
-order and ``mmax<depth>x<split>`` the previous one).
+A subgroup takes its steps in rounds of ``depth``, software-pipelined: it issues the loads of a round (W's
+words and x's tiles) and then decodes and multiplies the round before, so that no step waits for memory after
+its subgroup barrier. Measured on an H100 (4096 x 14336 weights, ``gemv(..., tune=True)``): loading x's tiles
+with W's rather than after the barrier took 8 rows of f16 from 69.5 to 61.4 us (depth 2, split 4;
+``benchmarks/results/ops_llm-mma-xearly-h100-2026-11-27.md``, where a row ``mmaxx<depth>x<split>`` is that order
+and ``mmax<depth>x<split>`` the one before), and issuing a round's loads before the previous round's work took
+the defaults of 8 and 16 rows of f16 from 59.6 and 64.4 to 49.2 and 55.0 us (0.84 and 0.75 of the copy kernel),
+16 rows of q4_K from 47.7 to 46.5 (``ops_llm-mma-pipe-h100-2026-11-27.md``).
 
 x is first rounded to f16 into rows padded with zeros to 8 or 16 (:func:`x_kernel`, one launch) so that its
 16 x 8 tiles load as they lie; the error is f16's (a relative 2^-11 a value, of the order of 1e-3 relative
@@ -136,91 +138,100 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
         h = lane & 1                             # which half of it
         row = r0 + r
         steps = K // STEP
-        for s0 in cd.range(sub, steps, split * depth):
-            # the loads of this round's steps s0, s0 + split, ... first (a step past the last reads the last again)
-            raw = []
-            for u in cd.static_range(depth):
-                s = min(s0 + u * split, steps - 1)
-                if f16w:
-                    # 16 rows of 128 bytes: four rows a load instruction, 16 bytes a lane
-                    raw = raw + [[w[(r0 + (32 * i + lane) // 8) * (K // 8) + s * 8 + lane % 8]
-                                  for i in cd.static_range(4)]]
-                elif q40 or q80:
-                    # blocks 2 s and 2 s + 1 of the row (36 or 68 bytes: 9 or 17 32-bit words, 4-byte aligned as
-                    # K is a multiple of 64): the words that hold block 2 s + h
-                    wb = (row * (K // 64) + s) * nw + (nw // 2) * h
-                    raw = raw + [[w[wb + j] for j in cd.static_range(nw // 2 + 1)]]
-                else:
-                    # q4_K block s // 4: its head, and the 16 bytes of qs this lane decodes
-                    wb = (row * (K // 256) + s // 4) * 9
-                    raw = raw + [[w[wb], w[wb + 1 + 2 * (s % 4) + h]]]
-            # ... and their x tiles, so that no step waits for x after its barrier
-            xs = []
-            for u in cd.static_range(depth):
-                s = min(s0 + u * split, steps - 1)
-                xs = xs + [[MatB[f16, 16, np_].load(xh, (s * 4 + i) * 4 * np_, stride=4, layout=ColumnMajor)
-                            for i in cd.static_range(4)]]
-            for u in cd.static_range(depth):
-                s = s0 + u * split
-                if s < steps:
-                    cur = (2 * sub + ((s // split) & 1)) * TILE * ROW   # this step's tile (the other: the last's)
-                    at = cur + r * ROW
-                    t = raw[u]
+        RS = split * depth                       # steps between two rounds of a subgroup
+        # a software pipeline: the iteration at s0 issues the loads of round s0 (W's words, x's tiles; a step past
+        # the last reads the last again), then decodes and multiplies round s0 - RS, whose loads the iteration
+        # before issued, so that each round's loads are in flight during the previous round's work
+        if q40 or q80:
+            raw = [[u32(0) for j in cd.static_range(nw // 2 + 1)] for u in cd.static_range(depth)]
+        else:
+            raw = [[vec4[u32](0) for j in cd.static_range(4 if f16w else 2)] for u in cd.static_range(depth)]
+        xs = [[MatB[f16, 16, np_].splat(0.0) for i in cd.static_range(4)] for u in cd.static_range(depth)]
+        for s0 in cd.range(sub, steps + RS, RS):
+            ready = raw
+            xready = xs
+            if s0 < steps:
+                raw = []
+                for u in cd.static_range(depth):
+                    s = min(s0 + u * split, steps - 1)
                     if f16w:
-                        for i in cd.static_range(4):
-                            e = 32 * i + lane
-                            tile[cur + e // 8 * ROW + e % 8] = t[i]
+                        # 16 rows of 128 bytes: four rows a load instruction, 16 bytes a lane
+                        raw = raw + [[w[(r0 + (32 * i + lane) // 8) * (K // 8) + s * 8 + lane % 8]
+                                      for i in cd.static_range(4)]]
                     elif q40 or q80:
-                        # block 2 s + h: its scale in the low (h = 0) or high half of the first word, its levels
-                        # from the next 16 bits (h = 0) or the next word
-                        d = cd.bitcast(t[0] >> (16 * h), vec2[f16]).x
-                        q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16)
-                             for j in cd.static_range(nw // 2)]
-                        if q40:
-                            # qs bytes 0 .. 15 (q[0 .. 3]) hold elements 0 .. 15 in their low nibbles, 16 .. 31 high
-                            for i in cd.static_range(4):          # elements 8 i .. 8 i + 7
-                                sh = 4 * (i // 2)
-                                qa = (q[2 * (i % 2)] >> sh) & 0x0F0F0F0F
-                                qb = (q[2 * (i % 2) + 1] >> sh) & 0x0F0F0F0F
-                                tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1032.0), d),
-                                                                 level_pair(qa >> 16, f16(1032.0), d),
-                                                                 level_pair(qb, f16(1032.0), d),
-                                                                 level_pair(qb >> 16, f16(1032.0), d))
-                        else:
-                            # 32 signed bytes, q[i] elements 4 i .. 4 i + 3 (+ 128: 0 .. 255)
-                            for i in cd.static_range(4):
-                                qa = q[2 * i] ^ 0x80808080
-                                qb = q[2 * i + 1] ^ 0x80808080
-                                tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1152.0), d),
-                                                                 level_pair(qa >> 16, f16(1152.0), d),
-                                                                 level_pair(qb, f16(1152.0), d),
-                                                                 level_pair(qb >> 16, f16(1152.0), d))
+                        # blocks 2 s and 2 s + 1 of the row (36 or 68 bytes: 9 or 17 32-bit words, 4-byte aligned
+                        # as K is a multiple of 64): the words that hold block 2 s + h
+                        wb = (row * (K // 64) + s) * nw + (nw // 2) * h
+                        raw = raw + [[w[wb + j] for j in cd.static_range(nw // 2 + 1)]]
                     else:
-                        # q4_K: sub-blocks 2c, 2c + 1 of block s // 4 (c = s % 4) are the low and high nibbles of
-                        # qs bytes 32 c .. 32 c + 31; this lane's 16 (h) hold elements 16 h .. 16 h + 15 of both
-                        c = s % 4
-                        v = t[0]
-                        qv = t[1]
-                        dm = cd.bitcast(v.x, vec2[f16])
-                        sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
-                        mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
-                        sh = 16 * (c & 1)
-                        scw = (v.y if c < 2 else sc_hi) >> sh
-                        mbw = (v.z if c < 2 else mb_hi) >> sh
-                        for half in cd.static_range(2):       # sub-block 2c + half: nibbles at bit 4 half
-                            dd = f16(f32(dm.x) * f32((scw >> (8 * half)) & 63))
-                            mn = f16(f32(dm.y) * f32((mbw >> (8 * half)) & 63))
-                            for i in cd.static_range(2):      # elements 16 h + 8 i .. + 7: qs words 2 i, 2 i + 1
-                                qa = (qv[2 * i] >> (4 * half)) & 0x0F0F0F0F
-                                qb = (qv[2 * i + 1] >> (4 * half)) & 0x0F0F0F0F
-                                tile[at + 4 * half + 2 * h + i] = vec4[u32](level_pair_min(qa, dd, mn),
-                                                                            level_pair_min(qa >> 16, dd, mn),
-                                                                            level_pair_min(qb, dd, mn),
-                                                                            level_pair_min(qb >> 16, dd, mn))
-                    cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
-                    for i in cd.static_range(4):
-                        a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
-                        acc = cd.muladd(a, xs[u][i], acc)
+                        # q4_K block s // 4: its head, and the 16 bytes of qs this lane decodes
+                        wb = (row * (K // 256) + s // 4) * 9
+                        raw = raw + [[w[wb], w[wb + 1 + 2 * (s % 4) + h]]]
+                xs = [[MatB[f16, 16, np_].load(xh, (min(s0 + u * split, steps - 1) * 4 + i) * 4 * np_, stride=4,
+                                                layout=ColumnMajor)
+                       for i in cd.static_range(4)] for u in cd.static_range(depth)]
+            if s0 >= sub + RS:
+                for u in cd.static_range(depth):
+                    s = s0 - RS + u * split
+                    if s < steps:
+                        cur = (2 * sub + ((s // split) & 1)) * TILE * ROW   # this step's tile (the other: the last's)
+                        at = cur + r * ROW
+                        t = ready[u]
+                        if f16w:
+                            for i in cd.static_range(4):
+                                e = 32 * i + lane
+                                tile[cur + e // 8 * ROW + e % 8] = t[i]
+                        elif q40 or q80:
+                            # block 2 s + h: its scale in the low (h = 0) or high half of the first word, its levels
+                            # from the next 16 bits (h = 0) or the next word
+                            d = cd.bitcast(t[0] >> (16 * h), vec2[f16]).x
+                            q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16)
+                                 for j in cd.static_range(nw // 2)]
+                            if q40:
+                                # qs bytes 0 .. 15 (q[0 .. 3]) hold elements 0 .. 15 in their low nibbles, 16 .. 31 high
+                                for i in cd.static_range(4):          # elements 8 i .. 8 i + 7
+                                    sh = 4 * (i // 2)
+                                    qa = (q[2 * (i % 2)] >> sh) & 0x0F0F0F0F
+                                    qb = (q[2 * (i % 2) + 1] >> sh) & 0x0F0F0F0F
+                                    tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1032.0), d),
+                                                                     level_pair(qa >> 16, f16(1032.0), d),
+                                                                     level_pair(qb, f16(1032.0), d),
+                                                                     level_pair(qb >> 16, f16(1032.0), d))
+                            else:
+                                # 32 signed bytes, q[i] elements 4 i .. 4 i + 3 (+ 128: 0 .. 255)
+                                for i in cd.static_range(4):
+                                    qa = q[2 * i] ^ 0x80808080
+                                    qb = q[2 * i + 1] ^ 0x80808080
+                                    tile[at + 4 * h + i] = vec4[u32](level_pair(qa, f16(1152.0), d),
+                                                                     level_pair(qa >> 16, f16(1152.0), d),
+                                                                     level_pair(qb, f16(1152.0), d),
+                                                                     level_pair(qb >> 16, f16(1152.0), d))
+                        else:
+                            # q4_K: sub-blocks 2c, 2c + 1 of block s // 4 (c = s % 4) are the low and high nibbles of
+                            # qs bytes 32 c .. 32 c + 31; this lane's 16 (h) hold elements 16 h .. 16 h + 15 of both
+                            c = s % 4
+                            v = t[0]
+                            qv = t[1]
+                            dm = cd.bitcast(v.x, vec2[f16])
+                            sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+                            mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+                            sh = 16 * (c & 1)
+                            scw = (v.y if c < 2 else sc_hi) >> sh
+                            mbw = (v.z if c < 2 else mb_hi) >> sh
+                            for half in cd.static_range(2):       # sub-block 2c + half: nibbles at bit 4 half
+                                dd = f16(f32(dm.x) * f32((scw >> (8 * half)) & 63))
+                                mn = f16(f32(dm.y) * f32((mbw >> (8 * half)) & 63))
+                                for i in cd.static_range(2):      # elements 16 h + 8 i .. + 7: qs words 2 i, 2 i + 1
+                                    qa = (qv[2 * i] >> (4 * half)) & 0x0F0F0F0F
+                                    qb = (qv[2 * i + 1] >> (4 * half)) & 0x0F0F0F0F
+                                    tile[at + 4 * half + 2 * h + i] = vec4[u32](level_pair_min(qa, dd, mn),
+                                                                                level_pair_min(qa >> 16, dd, mn),
+                                                                                level_pair_min(qb, dd, mn),
+                                                                                level_pair_min(qb >> 16, dd, mn))
+                        cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
+                        for i in cd.static_range(4):
+                            a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
+                            acc = cd.muladd(a, xready[u][i], acc)
         acc.store(part, sub * TILE * np_, stride=np_)
         cd.barrier()
         for t in cd.range(cd.local_invocation_index, TILE * np_, WG):
