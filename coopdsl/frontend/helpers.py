@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .context import Context
 
 _compiling: list[DeviceFunction] = []  # device functions being compiled (to catch recursion)
-TUPLE_RESULTS: set[T.StructType] = set()  # the struct types of device functions that return a tuple of values
 
 
 class HelperGen(CodeGen):
@@ -102,7 +101,6 @@ class HelperGen(CodeGen):
             build.block = block
             block.ops.append(build)   # (the return is the block's terminator: the struct comes just before it)
             op.operands = [build]
-        TUPLE_RESULTS.add(struct)
         return struct
 
     def _finish_returns(self) -> None:
@@ -110,6 +108,7 @@ class HelperGen(CodeGen):
             ret_struct = self._finish_tuple_returns()
             f = self.em.func
             f.type = T.FunctionType(ret_struct, tuple(p.type for p in f.params))
+            f.returns_tuple = True
             return
         typed = [v for _, v in self.returns if isinstance(v, Value)]
         nones = [op for op, v in self.returns if v is None]
@@ -187,7 +186,7 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
         raise TypeMismatchError(f"{dfn.fn.__name__}() returns {return_type}, but is annotated -> {want}",
                                 func.loc or cg.em.loc)
     result = cg.em.op("call", return_type, runtime_args, func=func)
-    if return_type in TUPLE_RESULTS:   # several values returned: a tuple of them
+    if func.returns_tuple:   # several values returned: a tuple of them
         assert isinstance(return_type, T.StructType)
         return tuple(cg.em.op("extract", t, [result], index=i) for i, (_, t) in enumerate(return_type.members))
     return None if return_type is T.void else result

@@ -201,6 +201,7 @@ class Function:
     blocks: list[Block] = field(default_factory=list)
     is_entry: bool = False
     loc: SourceLoc | None = None
+    returns_tuple: bool = False  # a device function returning several values: a struct of them, unpacked at calls
 
     @property
     def entry(self) -> Block:
