@@ -1,15 +1,17 @@
 """What ``ops.attention(..., tune=True)`` picks for decoding shapes on this GPU: each decode kernel ("lanes", f32
 lane = key; "mma", cooperative matrices) with the default chunk count and its multiples, in a fresh autotune cache.
 
-    python3 benchmarks/attention_decode_tune.py
+    python3 benchmarks/attention_decode_tune.py [--dry-run]
 
 Prints, per shape (Hq/Hkv heads, Sq query rows, Skv keys, D; causal), the rows a K/V head serves, the kernel the
 untuned call runs, the choice (chunks per K/V head, kernel; ``[]``: the default) and the four fastest candidates
-(GPU timestamps of every kernel a call launches, ms).
+(GPU timestamps of every kernel a call launches, ms). ``--dry-run`` lists the shapes and the decode kernels that
+take each (as the interpreter sees them) without a GPU.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -33,6 +35,14 @@ SHAPES = [(32, 8, 1, 16384, 128), (40, 8, 1, 32768, 128), (16, 8, 3, 32768, 128)
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dry-run", action="store_true", help="list the shapes and their decode kernels, time nothing")
+    if ap.parse_args().dry_run:
+        for hq, hkv, sq, skv, d in SHAPES:
+            dims = (hq, sq, d, hkv, skv)
+            print(f"Hq/Hkv {hq}/{hkv} Sq {sq} Skv {skv} D {d}: {AD.rows_per_head(dims)} rows a K/V head, kernels "
+                  f"{', '.join(AD.hows(dims))}, default {AD.default_how(dims)}")
+        return
     dev = require_gpu("attention_decode_tune.py")
     rng = np.random.default_rng(0)
     print(f"{dev.info.name}: ops.attention(..., causal=True, tune=True) on resident f16 arrays\n")

@@ -320,3 +320,16 @@ def test_the_benchmark_parses_its_arguments():
     r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--decode-impls", "fast"], cwd=root,
                        env=child_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--decode-impls: 'fast' is not auto, nv2, khr, decode" in r.stderr
+    r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--dry-run", "--shapes", "15",
+                        "--decode-hows", "lanes,mma"], cwd=root, env=child_env(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "15: decode 3 rows Hq/Hkv 16/8 Sq 3 Skv 32768 D 128" in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--decode-hows", "tiles"], cwd=root,
+                       env=child_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--decode-hows: 'tiles' is not one of lanes, mma" in r.stderr
+    # benchmarks/attention_decode_tune.py lists its shapes and which decode kernels take them
+    r = subprocess.run([sys.executable, "benchmarks/attention_decode_tune.py", "--dry-run"], cwd=root,
+                       env=child_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Hq/Hkv 32/8 Sq 4 Skv 16384 D 128: 16 rows a K/V head, kernels lanes, mma, default mma" in r.stdout
+    assert "Hq/Hkv 32/8 Sq 1 Skv 32768 D 64: 4 rows a K/V head, kernels lanes, mma, default lanes" in r.stdout
