@@ -156,6 +156,13 @@ def test_q_f32_and_bf16_inputs():
         out = ops.attention(qb, kb, vb, causal=True, device="cpu")
     assert launches[-1][0].name.startswith("attention_decode")
     _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values, K/V rounded to f16
+    # ... and through the cooperative-matrix kernel (8 rows a K/V head: 4 heads of 2 query rows)
+    qb8 = ops.to_bf16(rng.standard_normal((8, 2, 64)).astype(np.float32))
+    with nv2.recording() as launches:
+        out = ops.attention(qb8, kb, vb, causal=True, window=100, device="cpu")
+    assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches][-2:] == ["attention_decode_mma",
+                                                                             "attention_decode_combine"]
+    _close(out, FA.reference(qb8, kb, vb, True, window=100))
 
 
 @needs_interp
