@@ -44,8 +44,8 @@ class LaunchTimer:
         autotune.bench_timer(0, 1, self.clock_up_ms).start(kern, tuple(grid), args,
                                                           {k: v for k, v in kw.items() if k != "device"}, device)
         self.clock_up_ms = CLOCK_UP_MS
-        return sum(kern.bench(grid, *args, warmup=self.warmup, repeat=self.repeat, **kw).median_ms
-                   for kern, grid, args, kw in launches)
+        return float(sum(kern.bench(grid, *args, warmup=self.warmup, repeat=self.repeat, **kw).median_ms
+                         for kern, grid, args, kw in launches))
 
 
 def cache() -> autotune.Cache:

@@ -34,7 +34,7 @@ def offers_coopmat(dev: Any, m: int, n: int, k: int, a: str = "f16", b: str = "f
                for p in getattr(info, "coopmat_configs", None) or [])
 
 
-_cores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_cores: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 def shader_cores(dev: Any) -> int:
