@@ -184,11 +184,11 @@ def launch_device(dev: Any) -> Any:
     return "cpu" if isinstance(dev, str) else dev
 
 
-_recording: list | None = None
+_recording: list[Any] | None = None
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[list]:
+def recording() -> Iterator[list[Any]]:
     """Collects every kernel launch ``ops.attention`` makes in the block (both paths), as
     ``(kernel, grid, args, kwargs)``: a benchmark can time each with ``kernel.bench(grid, *args, **kwargs)``
     (``benchmarks/attention_bench.py``). The launches still run."""
@@ -284,7 +284,7 @@ def build_mask(spec: MaskSpec, user: Any, dev: Any) -> Any:
     return out
 
 
-class _Lru(OrderedDict):
+class _Lru(OrderedDict[Any, Any]):
     """At most ``size`` entries and ``max_bytes`` of arrays, least recently used dropped first."""
 
     def __init__(self, size: int, max_bytes: int):

@@ -82,7 +82,7 @@ def dims(nem0: int, nem1: int, nem2: int, nem3: int, Br: int, Bc: int) -> tuple[
     return -(-nem0 // (16 * Bc)), -(-nem1 // Br), nem2, nem3
 
 
-def launch_args(nem: tuple[int, int, int, int], Br: int, Bc: int) -> tuple[tuple[int, int, int], dict]:
+def launch_args(nem: tuple[int, int, int, int], Br: int, Bc: int) -> tuple[tuple[int, int, int], dict[str, int]]:
     """(grid, push and spec values) for a packed f16 mask of ggml shape ``nem`` = (nem0, nem1, nem2, nem3)."""
     nem0, nem1, nem2, nem3 = nem
     nd, rows, _, _ = dims(nem0, nem1, nem2, nem3, Br, Bc)

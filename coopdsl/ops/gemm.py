@@ -40,7 +40,7 @@ CONFIGS = (DEFAULT, Config(TI=2, TJ=4), Config(TI=4, TJ=2), Config(TI=1, TJ=1))
 
 # (path, kind, layout, M, N, K, device) -> the config the autotune cache held on this problem's first call (or
 # that tune=True found): the cache is read once per problem and process, not on every call of a host op
-_CONFIGS: dict[tuple, Any] = {}
+_CONFIGS: dict[tuple[Any, ...], Any] = {}
 
 # input kind -> (A/B component type, C type, MulAdd depth, numpy input dtype, numpy output dtype)
 KINDS = {
@@ -180,11 +180,11 @@ def tuner(kind: str, b_kmajor: bool = False) -> Autotuner:
     return Autotuner(kernel(kind, b_kmajor), CONFIGS, key=["M", "N", "K"])
 
 
-def _tiled_grid(p: dict) -> tuple[int, int, int]:
+def _tiled_grid(p: dict[str, Any]) -> tuple[int, int, int]:
     return gemm_tiled.grid(p["M"], p["N"], p["TILE_M"], p["TILE_N"])
 
 
-def _grid(p: dict) -> tuple[int, int, int]:
+def _grid(p: dict[str, Any]) -> tuple[int, int, int]:
     return (-(-p["N"] // (32 * p["TJ"])), -(-p["M"] // (32 * p["TI"])), 1)
 
 

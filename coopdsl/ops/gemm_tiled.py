@@ -72,7 +72,8 @@ def grid(M: int, N: int, TILE_M: int, TILE_N: int) -> tuple[int, int, int]:
     return ((-(-M // TILE_M)) * (N // TILE_N), 1, 1)
 
 
-def shared_bytes(a_type: Any, c: dict, b_kmajor: bool = False, edge_m: bool = False, c_bytes: int = 4) -> int:
+def shared_bytes(a_type: Any, c: dict[str, Any], b_kmajor: bool = False, edge_m: bool = False,
+                 c_bytes: int = 4) -> int:
     """The shared memory configuration ``c`` (TILE_*, STAGES) uses, in bytes (``edge_m``: with the staging of
     one 16 x LN accumulator tile of ``c_bytes`` components per subgroup)."""
     epv = 16 // a_type.nbytes
