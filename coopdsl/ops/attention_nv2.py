@@ -188,16 +188,26 @@ _recording: list[Any] | None = None
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[list[Any]]:
+def recording(isolated: bool = False) -> Iterator[list[Any]]:
     """Collects every kernel launch ``ops.attention`` makes in the block (both paths), as
     ``(kernel, grid, args, kwargs)``: a benchmark can time each with ``kernel.bench(grid, *args, **kwargs)``
-    (``benchmarks/attention_bench.py``). The launches still run."""
+    (``benchmarks/attention_bench.py``). The launches still run. Recordings nest: an enclosing one also
+    gets the launches of the blocks inside it, unless the inner one is ``isolated`` (a tuner's trial runs)."""
     global _recording
-    outer, _recording = _recording, []
+    outer = _recording
+    mine: list[Any] = []
+    _recording = mine
     try:
-        yield _recording
+        yield mine
     finally:
         _recording = outer
+        if outer is not None and not isolated:
+            outer.extend(mine)
+
+
+def is_recording() -> bool:
+    """Whether a :func:`recording` is open."""
+    return _recording is not None
 
 
 def go(kernel: cd.Kernel, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> None:
@@ -291,7 +301,10 @@ class _Lru(OrderedDict[Any, Any]):
         super().__init__()
         self.size, self.max_bytes = size, max_bytes
 
+    fills = 0   # entries put so far (a call that built a cached mask is not replayed as it was: ops.hot)
+
     def put(self, key: Any, value: Any) -> Any:
+        self.fills += 1
         self[key] = value
         self.move_to_end(key)
         while len(self) > 1 and (len(self) > self.size or sum(v.arr.nbytes for v in self.values()) > self.max_bytes):
@@ -308,6 +321,12 @@ class _Lru(OrderedDict[Any, Any]):
 # causal/window masks (and their mask_opt bits) per (device, MaskSpec, ...): built once per shape; at most
 # 16 of them and 512 MiB (an 8192 x 8192 causal mask is 128 MiB)
 _masks = _Lru(16, 512 << 20)
+
+
+def cache_fills() -> int:
+    """How many masks (and mask_opt bits) have been built and cached so far: a call that built one launched
+    work the same call does not launch again."""
+    return _masks.fills
 
 
 def _dev_key(dev: Any) -> Any:

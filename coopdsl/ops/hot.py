@@ -3,7 +3,8 @@
 A decoding loop calls ``ops.linear(x, w, out=y)`` again and again with the same ``coopdsl.runtime.Array``
 objects: their shapes and dtypes cannot change, so everything the op worked out the first time (checks,
 kernel, grid, views, scratch memory) holds, and the call can go straight to its launches. Only calls whose
-arrays are all resident (not numpy) and that name ``out`` are remembered; one call per op."""
+arrays are all resident (not numpy) and that name ``out`` are remembered; one call per op (``ops.linear``,
+``ops.matmul``, ``ops.attention``)."""
 
 from __future__ import annotations
 
@@ -38,7 +39,12 @@ class Hot:
         if all(type(a).__module__.startswith("coopdsl.runtime") for a in arrays):
             self.arrays, self.options, self.launches = arrays, options, tuple(launches)
         else:
-            self.arrays, self.options, self.launches = (), (), ()
+            self.forget()
+
+
+    def forget(self) -> None:
+        """Remember no call (the next one is planned in full)."""
+        self.arrays, self.options, self.launches = (), (), ()
 
 
 def run(launches: Sequence[Launch]) -> None:

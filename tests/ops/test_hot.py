@@ -1,5 +1,5 @@
 """coopdsl/ops/hot.py: an op's last call on the same resident arrays is replayed without its checks, and only
-then (other arrays, other options, numpy operands or no ``out`` are not)."""
+then (other arrays, other options, numpy operands or no ``out`` are not); ops.attention's use of it."""
 
 from __future__ import annotations
 
@@ -42,3 +42,74 @@ def test_numpy_operands_and_a_missing_out_are_not_remembered(device):
     h.remember((a, None), (), [(k, (1, 1, 1), (), {})])
     assert not h.replay((a, None), ())
     assert k.calls == []
+
+
+def test_ops_attention_replays_its_last_call_on_the_same_resident_arrays(device, monkeypatch):
+    """ops.attention on resident arrays with ``out``: a call with the very arrays and options of the last one
+    launches its kernels again without planning; other options, other arrays, numpy operands or an open
+    recording plan in full. (Launches are noted, not made: the kernels need a GPU with 32-wide subgroups.)"""
+    import coopdsl as cd
+    from coopdsl import ops
+    from coopdsl.ops import attention_decode as AD
+    from coopdsl.ops import attention_nv2 as nv2
+    from coopdsl.ops import device_caps as caps
+
+    launched: list[str] = []
+    monkeypatch.setattr(cd.Kernel, "launch", lambda self, grid, *a, **kw: launched.append(self.name))
+    monkeypatch.setattr(caps, "offers_coopmat", lambda *a, **kw: True)
+    monkeypatch.setattr(AD, "takes", lambda dims, dev="cpu": True)      # (llvmpipe's subgroups are 8 wide)
+    planned: list[int] = []
+    plan = AD.plan
+    monkeypatch.setattr(AD, "plan", lambda *a, **kw: planned.append(1) or plan(*a, **kw))
+    rng = np.random.default_rng(0)
+    q = runtime.array(rng.standard_normal((8, 4, 64)).astype(np.float16), device=device)   # 16 rows a K/V head
+    k, v = (runtime.array(rng.standard_normal((2, 300, 64)).astype(np.float16), device=device) for _ in range(2))
+    out = runtime.empty((8, 4, 64), np.float32, device=device)
+    decode = ["attention_decode_mma_d64", "attention_decode_combine_d64"]
+    assert ops.attention(q, k, v, causal=True, out=out) is out
+    assert len(planned) == 1 and launched == decode
+    assert ops.attention(q, k, v, causal=True, out=out) is out         # replayed
+    assert len(planned) == 1 and launched == decode * 2
+    ops.attention(q, k, v, causal=False, out=out)                      # other options
+    ops.attention(q, k, v, causal=False, out=runtime.empty((8, 4, 64), np.float32, device=device))  # other out
+    assert len(planned) == 3
+    with nv2.recording() as rec:                                       # a recording sees every launch
+        ops.attention(q, k, v, causal=False, out=out)
+    assert len(planned) == 4 and [kern.name for kern, *_ in rec] == decode
+    host_out = np.zeros((8, 4, 64), np.float32)
+    ops.attention(q, k, v, out=host_out)
+    ops.attention(q, k, v, out=host_out)                               # numpy out: never remembered
+    assert len(planned) == 6
+
+
+def test_ops_attention_does_not_replay_a_call_that_built_a_cached_mask(device, monkeypatch):
+    """Prefill with ggml's kernel: the first causal call builds the causal mask and caches it, so it is not
+    remembered; the second plans (no build) and is; the third replays the second's launches."""
+    import coopdsl as cd
+    from coopdsl import ops
+    from coopdsl.ops import attention_nv2 as nv2
+    from coopdsl.ops import device_caps as caps
+    from coopdsl.ops import flash_attention as FA
+
+    launched: list[str] = []
+    monkeypatch.setattr(cd.Kernel, "launch", lambda self, grid, *a, **kw: launched.append(self.name))
+    monkeypatch.setattr(caps, "has_nv2", lambda dev: True)
+    monkeypatch.setattr(FA, "default_impl", lambda dims, dev: "nv2")
+    runs: list[int] = []
+    run = nv2.run
+    monkeypatch.setattr(nv2, "run", lambda *a, **kw: runs.append(1) or run(*a, **kw))
+    nv2.clear_caches()
+    rng = np.random.default_rng(1)
+    q, k, v = (runtime.array(rng.standard_normal((2, 96, 64)).astype(np.float16), device=device) for _ in range(3))
+    out = runtime.empty((2, 96, 64), np.float32, device=device)
+    ops.attention(q, k, v, causal=True, out=out)
+    first = list(launched)
+    assert first == ["convert", "build_mask", "flash_attn_cm2", "fa_split_k_reduce"] and len(runs) == 1
+    launched.clear()
+    ops.attention(q, k, v, causal=True, out=out)                       # the mask is cached: not built again
+    second = list(launched)
+    assert len(runs) == 2 and second == ["convert", "flash_attn_cm2", "fa_split_k_reduce"]
+    launched.clear()
+    ops.attention(q, k, v, causal=True, out=out)                       # replayed: the second call's launches
+    assert len(runs) == 2 and launched == second
+    nv2.clear_caches()
