@@ -3,6 +3,7 @@
     python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
                                           [--tiles 64x64x128,128x64x256] [--decode-impls nv2,decode]
                                           [--chunks 16,32,64] [--decode-hows lanes,mma] [--out FILE]
+    python3 benchmarks/attention_bench.py --host-cost
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
@@ -30,7 +31,9 @@ each measurement ``--warmup-ms`` of the same work runs untimed (an idle GPU's cl
 work to come back, docs/runtime.md). Each coopdsl result is checked against float64 numpy on a few heads.
 Prints a markdown table. ``--tiles BrxBcxWG,...`` adds rows with those tiles (Br query rows, Bc keys,
 WG invocations) in place of ggml's tuning (``attention_nv2.run(..., tiles=)``), to look for better ones;
-a device that cannot run a tile shows the error.
+a device that cannot run a tile shows the error. ``--host-cost`` only measures what a decoding call of
+``ops.attention`` on resident arrays costs the host beyond the launches it makes (each call waited for, and
+recorded in a batch), as ``benchmarks/ops_llm.py``'s last line does for ``ops.linear``.
 """
 
 from __future__ import annotations
@@ -211,6 +214,54 @@ def check(q, k, v, out, causal: bool, heads: int = 1) -> float:
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
+def host_cost(dev, n: int = 200, rounds: int = 5) -> str:
+    """Host cost of ``ops.attention`` on resident arrays against the launches it makes (one token, 32 query heads
+    on 8 K/V heads, 4096 keys, D 128, f32 out): wall time per call, each waited for (median of ``rounds``
+    interleaved rounds of ``n`` calls), and the host time per call recorded inside a batch."""
+    from coopdsl.ops import hot
+
+    rng = np.random.default_rng(1)
+    q = runtime.array(rng.standard_normal((32, 1, 128)).astype(np.float16), device=dev)
+    k, v = (runtime.array(rng.standard_normal((8, 4096, 128)).astype(np.float16), device=dev) for _ in range(2))
+    out = runtime.zeros((32, 1, 128), np.float32, device=dev)
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=True, out=out)
+    fns = {"its launches (Kernel.launch)": lambda: hot.run(launches),
+           "ops.attention": lambda: ops.attention(q, k, v, causal=True, out=out)}
+
+    def per_call(fn) -> float:
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - t) / n * 1e6
+
+    def in_batch(fn) -> float:
+        with runtime.batch(dev):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            return (time.perf_counter() - t) / n * 1e6
+
+    for fn in fns.values():
+        for _ in range(50):
+            fn()
+    waited: dict[str, list[float]] = {name: [] for name in fns}
+    batched: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            waited[name].append(per_call(fn))
+            batched[name].append(in_batch(fn))
+    parts = []
+    for label, table in (("each waited for", waited), ("recorded in a batch (host time a call)", batched)):
+        med = {name: float(np.median(t)) for name, t in table.items()}
+        base = med["its launches (Kernel.launch)"]
+        parts.append(f"{label}: " + ", ".join(f"{name} {ms:.1f} us" + (f" (+{ms - base:.1f})" if name == "ops.attention"
+                                                                       else "") for name, ms in med.items()))
+    names = " + ".join(kern.name for kern, *_ in launches)
+    return (f"host cost of ops.attention, one token, 32/8 heads, 4096 keys, D 128 on resident arrays ({names}), "
+            f"median of {rounds} interleaved rounds of {n} calls: " + "; ".join(parts))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--acc", default="f32,f16", help="ggml's softmax accumulator types to run (f32, f16)")
@@ -224,6 +275,8 @@ def main() -> None:
     ap.add_argument("--decode-hows", default="", help="extra rows of each decode kernel: lanes, mma")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
+    ap.add_argument("--host-cost", action="store_true",
+                    help="only measure what an ops.attention decoding call costs the host beyond its launches")
     args = ap.parse_args()
     tile_list = [tuple(int(x) for x in t.split("x")) for t in args.tiles.split(",") if t]
     chunk_list = [int(c) for c in args.chunks.split(",") if c]
@@ -243,6 +296,9 @@ def main() -> None:
             print(f"{i}: {label} Hq/Hkv {hq}/{hkv} Sq {sq} Skv {skv} D {d} causal {causal}: {variants}")
         return
     dev = require_gpu("attention_bench.py")
+    if args.host_cost:
+        print(host_cost(dev))
+        return
     path = "ggml flash_attn_cm2 (NV2)" if caps.has_nv2(dev) else "KHR fallback kernel"
     lines = [f"`python3 benchmarks/attention_bench.py {' '.join(sys.argv[1:])}` on {dev.info.name} "
              f"({caps.shader_cores(dev)} SMs as ggml counts them), {date.today()} ({platform.node()}); "
