@@ -206,3 +206,21 @@ def test_files_a_page_names_exist(page):
     named = [p for p in PATH_REF.findall(text) if "/work/" not in p]  # benchmarks/ggml/work/: build outputs
     missing = [p for p in named if not (ROOT / p.rstrip(".")).exists()]
     assert not missing, f"{page} names files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", ["docs/ops.md", "docs/autotune.md", "docs/benchmarks.md"])
+def test_the_ops_names_a_page_gives_exist(page):
+    """Names of ``coopdsl.ops`` modules' functions and tables a page gives in code spans (``gemv.CHOICE``,
+    ``coopdsl.ops.attention_decode.default_how``, ...) are attributes of those modules, so a rename cannot leave
+    the page stale."""
+    import importlib
+    import pkgutil
+
+    import coopdsl.ops
+
+    modules = [m.name for m in pkgutil.iter_modules(coopdsl.ops.__path__)]
+    named = re.findall(r"`(?:coopdsl\.ops\.)?(" + "|".join(modules) + r")\.([A-Za-z_]\w*)", (ROOT / page).read_text())
+    assert named, f"{page} names no ops attribute (the pattern is wrong?)"
+    missing = sorted({f"{m}.{a}" for m, a in named if a != "py"
+                      and not hasattr(importlib.import_module(f"coopdsl.ops.{m}"), a)})
+    assert not missing, f"{page} names what coopdsl.ops does not have: {missing}"
