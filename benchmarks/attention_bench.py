@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
+from benchmarks._host_cost import host_costs  # noqa: E402
 from coopdsl import ops, runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import attention_decode as AD  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
@@ -228,32 +229,9 @@ def host_cost(dev, n: int = 200, rounds: int = 5) -> str:
         ops.attention(q, k, v, causal=True, out=out)
     fns = {"its launches (Kernel.launch)": lambda: hot.run(launches),
            "ops.attention": lambda: ops.attention(q, k, v, causal=True, out=out)}
-
-    def per_call(fn) -> float:
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        return (time.perf_counter() - t) / n * 1e6
-
-    def in_batch(fn) -> float:
-        with runtime.batch(dev):
-            t = time.perf_counter()
-            for _ in range(n):
-                fn()
-            return (time.perf_counter() - t) / n * 1e6
-
-    for fn in fns.values():
-        for _ in range(50):
-            fn()
-    waited: dict[str, list[float]] = {name: [] for name in fns}
-    batched: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            waited[name].append(per_call(fn))
-            batched[name].append(in_batch(fn))
     parts = []
-    for label, table in (("each waited for", waited), ("recorded in a batch (host time a call)", batched)):
-        med = {name: float(np.median(t)) for name, t in table.items()}
+    labels = ("each waited for", "recorded in a batch (host time a call)")
+    for label, med in zip(labels, host_costs(fns, dev, n, rounds)):
         base = med["its launches (Kernel.launch)"]
         parts.append(f"{label}: " + ", ".join(f"{name} {ms:.1f} us" + (f" (+{ms - base:.1f})" if name == "ops.attention"
                                                                        else "") for name, ms in med.items()))

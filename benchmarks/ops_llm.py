@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
+from benchmarks._host_cost import host_costs  # noqa: E402
 from coopdsl import autotune, ops, runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import gemm, hot, op_tune  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
@@ -115,31 +116,7 @@ def overhead(dev, n: int = 200, rounds: int = 5) -> str:
     fns = {"Kernel.launch": lambda: k1.launch(grid1, wv, x1, y1, M=4096, K=4096, device=dev),
            "ops.matmul(transpose_b=True)": lambda: ops.matmul(x1, w, out=y1, device=dev, transpose_b=True),
            "ops.linear": lambda: ops.linear(x1, w, out=y1, device=dev)}
-
-    def per_call(fn) -> float:
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        return (time.perf_counter() - t) / n * 1e6
-
-    def in_batch(fn) -> float:
-        with runtime.batch(dev):
-            t = time.perf_counter()
-            for _ in range(n):
-                fn()
-            return (time.perf_counter() - t) / n * 1e6
-
-    for fn in fns.values():
-        for _ in range(50):
-            fn()
-    waited: dict[str, list[float]] = {name: [] for name in fns}
-    batched: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            waited[name].append(per_call(fn))
-            batched[name].append(in_batch(fn))
-    med = {name: float(np.median(v)) for name, v in waited.items()}
-    medb = {name: float(np.median(v)) for name, v in batched.items()}
+    med, medb = host_costs(fns, dev, n, rounds)
     base, baseb = med["Kernel.launch"], medb["Kernel.launch"]
     parts = [f"{name} {med[name]:.1f} us" + ("" if name == "Kernel.launch" else f" (+{med[name] - base:.1f})")
              for name in fns]
