@@ -572,15 +572,12 @@ def hows(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> list[str]:
     return ["lanes"] + (["mma"] if mma.takes(d, rows_per_head(dims)) and mma.device_takes(dev) else [])
 
 
-def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES, how: str = "lanes") -> int:
-    """The chunks each K/V head's ``keys`` visible keys are cut into: about :data:`CHUNK_WGS_PER_CORE`
-    workgroups per shader core in all, but none shorter than :data:`MIN_CHUNK_KEYS` keys (for ``how="mma"``
-    the one-subgroup workgroups of :mod:`coopdsl.ops.attention_decode_mma`: its ``CHUNK_WGS_PER_CORE`` and
-    ``MIN_CHUNK_KEYS``)."""
-    per_core, shortest = (mma.CHUNK_WGS_PER_CORE, mma.MIN_CHUNK_KEYS) if how == "mma" else \
-        (CHUNK_WGS_PER_CORE, MIN_CHUNK_KEYS)
-    per_head = max(1, round(per_core * cores / max(hkv, 1)))
-    return max(1, min(per_head, -(-keys // shortest)))
+def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES) -> int:
+    """The chunks each K/V head's ``keys`` visible keys are cut into, for both decode kernels (their workgroups are
+    four subgroups): about :data:`CHUNK_WGS_PER_CORE` workgroups per shader core in all, but none shorter than
+    :data:`MIN_CHUNK_KEYS` keys."""
+    per_head = max(1, round(CHUNK_WGS_PER_CORE * cores / max(hkv, 1)))
+    return max(1, min(per_head, -(-keys // MIN_CHUNK_KEYS)))
 
 
 def chunking(keys: int, chunks: int, step: int = STEP) -> tuple[int, int]:
@@ -652,7 +649,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mkind = "f16" if np.dtype(md.dtype) == np.float16 else "f32"
     lo = visible_keys(sq, skv, window)
     if chunks is None:
-        chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev), how)
+        chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev))
     size, n = chunking(skv - lo, int(chunks), mma.STEP if how == "mma" else STEP)
     f16_out = np.dtype(out_dtype) == np.float16
     hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)

@@ -46,9 +46,7 @@ MAX_D = 128
 NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)
 NEG_INF = float("-inf")
 MASK_KINDS = {None: None, "f16": f16, "f32": f32}
-# chunks: about CHUNK_WGS_PER_CORE workgroups per shader core in all, none shorter than MIN_CHUNK_KEYS keys
-CHUNK_WGS_PER_CORE = 2
-MIN_CHUNK_KEYS = 256
+# (how many chunks a head's keys are cut into: coopdsl.ops.attention_decode.default_chunks, as for its kernel)
 
 
 def takes(d: int, rows: int) -> bool:

@@ -229,9 +229,9 @@ def test_chunks():
     assert AD.row_groups(128, 4) == (1, 4) and AD.row_groups(128, 8) == (1, 8)
     assert AD.row_groups(128, 12) == (2, 6) and AD.row_groups(128, 16) == (4, 4)
     assert AD.row_groups(256, 8) == (2, 4) and AD.row_groups(256, 16) == (4, 4)
-    # the cooperative-matrix kernel: about 2 workgroups per core, no chunk under 256 keys, multiples of 64
-    assert AD.default_chunks(8, 16384, 132, "mma") == 33 and AD.chunking(16384, 33, 64) == (512, 32)
-    assert AD.default_chunks(8, 1000, 132, "mma") == 4 and AD.chunking(1000, 4, 64) == (256, 4)
+    # the cooperative-matrix kernel: the same chunk counts, chunks multiples of its 64-key step
+    assert AD.default_chunks(8, 16384, 132) == 33 and AD.chunking(16384, 33, 64) == (512, 32)
+    assert AD.default_chunks(8, 1000, 132) == 4 and AD.chunking(1000, 4, 64) == (256, 4)
     assert AD.chunking(100, 3, 64) == (64, 2)
     with pytest.raises(ValueError, match="17 query rows per K/V head; the decode kernel takes 1 to 16"):
         AD.kernel(64, 17)
