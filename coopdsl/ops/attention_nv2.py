@@ -300,8 +300,7 @@ class _Lru(OrderedDict[Any, Any]):
     def __init__(self, size: int, max_bytes: int):
         super().__init__()
         self.size, self.max_bytes = size, max_bytes
-
-    fills = 0   # entries put so far (a call that built a cached mask is not replayed as it was: ops.hot)
+        self.fills = 0   # entries put so far (a call that built a cached mask is not replayed as it was: ops.hot)
 
     def put(self, key: Any, value: Any) -> Any:
         self.fills += 1
@@ -325,7 +324,7 @@ _masks = _Lru(16, 512 << 20)
 
 def cache_fills() -> int:
     """How many masks (and mask_opt bits) have been built and cached so far: a call that built one launched
-    work the same call does not launch again."""
+    work that a later call with the same arguments does not launch again."""
     return _masks.fills
 
 
