@@ -70,6 +70,7 @@ def halves(w0, w1, w2, w3, BF16, HIGH):
 
 
 MAGIC = 12582912.0   # 1.5 * 2**23: for |v| < 2**22, the low bits of the f32 v + MAGIC hold round(v) (two's complement)
+MAGIC_BITS = 0x4B400000   # MAGIC's f32 bits: for an integer |n| < 2**22, the bits MAGIC_BITS + n are the f32 MAGIC + n
 
 
 @cd.func
@@ -107,12 +108,15 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 # 21.0 us with no other way among the six fastest; q8_0: ``ops_llm-q8w-h100-2026-11-27.md``, one row 28.7 against
 # 30.3 (x as given: 30.8), eight 41.8 against 49.9; q4_K, x rounded per block first: ``ops_llm-q4k-h100-2026-11-
 # 27.md``, one row 15.0 against 17.0, four 26.3 against more than 32.9), where two row counts of a bucket
-# disagree the layout with the smaller sum; ``gemv(..., tune=True)`` times them on any device.
+# disagree the layout with the smaller sum; ``gemv(..., tune=True)`` times them on any device.  After x's blocks
+# became three 16-byte loads and the sums f32 without a conversion (``ops_llm-xq12-tune*-h100-2026-11-27.md``):
+# q4_0 from 2 rows ("prew", 2, 2) (2 and 4 rows 14.8 and 19.3 us against 17.1 and 20.4; 8 and 16 rows 28.7 and
+# 45.8 against 29.1 and 46.6), q8_0 at 2-4 rows ("prew", 4, 2) (31.8 + 33.0 us against 31.3 + 36.1).
 CHOICE: dict[tuple[str, int], Way] = {
     ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
     ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
-    ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 8, 4), ("q4_0", 5): ("prew", 4, 2),
-    ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 2, 4), ("q8_0", 5): ("prew", 4, 2),
+    ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 2, 2), ("q4_0", 5): ("prew", 2, 2),
+    ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 4, 2), ("q8_0", 5): ("prew", 4, 2),
     ("q4_K", 1): ("pre", 4, 4), ("q4_K", 2): ("pre", 4, 2), ("q4_K", 5): ("pre", 8, 2),
 }
 # the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
@@ -226,7 +230,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     if split not in (1, 2, 4) or not 1 <= rows <= 16:
         raise ValueError(f"gemv: rows={rows}, split={split}; rows 1 .. 16, split 1, 2 or 4")
     bf = fmt == "bf16"
-    xt = i32 if q8 else vec4[f16] if x_f16 else vec4[f32]
+    xt = vec4[i32] if q8 else vec4[f16] if x_f16 else vec4[f32]
     unroll = unroll or (4 if nx * rows <= 4 else 2)
     groups = (WG // 32) // split
     per_unit, units_block = (32, 1) if words else UNITS[fmt]
@@ -315,23 +319,29 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16) for j in cd.static_range(nw // 2)]
                     wr = wr + [[d, q]]
                 for j in cd.static_range(nx):
-                    xb = (j * (K // 32) + u) * Q8_WORDS
-                    xs = [x[xb + c] for c in cd.static_range(8)]
-                    dx = cd.bitcast(x[xb + 8], f32)
-                    sx = cd.bitcast(x[xb + 9], f32)
+                    xb = (j * (K // 32) + u) * XQ_VECS
+                    xa = x[xb]
+                    xc = x[xb + 1]
+                    xs = [xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w]
+                    sc = x[xb + 2]
+                    dx = cd.bitcast(sc.x, f32)
+                    sx = cd.bitcast(sc.y, f32)
                     for r in cd.static_range(rows):
                         q = wr[r][1]
+                        # the integer sum starts at MAGIC_BITS: its bits are then the f32 MAGIC + sum (no
+                        # conversion instruction: NVIDIA lists conversions at a quarter of the integer rate)
                         if q40:
-                            dots = cd.dot4x8(xs[0], q[0] & 0x0F0F0F0F) + cd.dot4x8(xs[4], (q[0] >> 4) & 0x0F0F0F0F)
+                            dots = i32(MAGIC_BITS) + cd.dot4x8(xs[0], q[0] & 0x0F0F0F0F) + \
+                                cd.dot4x8(xs[4], (q[0] >> 4) & 0x0F0F0F0F)
                             for c in cd.static_range(1, 4):
                                 dots += cd.dot4x8(xs[c], q[c] & 0x0F0F0F0F) + \
                                     cd.dot4x8(xs[4 + c], (q[c] >> 4) & 0x0F0F0F0F)
-                            acc[r][j] += wr[r][0] * (dx * f32(dots) - 8.0 * sx)
+                            acc[r][j] += wr[r][0] * (dx * (cd.bitcast(dots, f32) - MAGIC) - 8.0 * sx)
                         else:
-                            dots = cd.dot4x8(xs[0], cd.bitcast(q[0], i32))
+                            dots = i32(MAGIC_BITS) + cd.dot4x8(xs[0], cd.bitcast(q[0], i32))
                             for c in cd.static_range(1, 8):
                                 dots += cd.dot4x8(xs[c], cd.bitcast(q[c], i32))
-                            acc[r][j] += wr[r][0] * dx * f32(dots)
+                            acc[r][j] += wr[r][0] * dx * (cd.bitcast(dots, f32) - MAGIC)
             elif q8 and q40:
                 # quarter p of a q4_0 block against 8-bit x: the low nibbles of qs bytes 4p .. 4p + 3 (elements
                 # 4p ..) and the high ones (16 + 4p ..) as four 8-bit lanes each, dotted with x's words p and 4 + p;
@@ -343,14 +353,15 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     q = u32(w[base + 1 + 2 * p]) | (u32(w[base + 2 + 2 * p]) << 16)
                     wr = wr + [[d, q & 0x0F0F0F0F, (q >> 4) & 0x0F0F0F0F]]
                 for j in cd.static_range(nx):
-                    xb = (j * (K // 32) + b) * Q8_WORDS
-                    x0 = x[xb + p]
-                    x1 = x[xb + 4 + p]
-                    dx = cd.bitcast(x[xb + 8], f32)
-                    sx = cd.bitcast(x[xb + 9], f32)
+                    xb = (j * (K // 32) + b) * XQ_VECS
+                    x0 = x[xb][p]
+                    x1 = x[xb + 1][p]
+                    sc = x[xb + 2]
+                    dx = cd.bitcast(sc.x, f32)
+                    sx = cd.bitcast(sc.y, f32)
                     for r in cd.static_range(rows):
-                        dots = cd.dot4x8(x0, wr[r][1]) + cd.dot4x8(x1, wr[r][2])
-                        acc[r][j] += wr[r][0] * (dx * f32(dots) - 2.0 * sx)
+                        dots = i32(MAGIC_BITS) + cd.dot4x8(x0, wr[r][1]) + cd.dot4x8(x1, wr[r][2])
+                        acc[r][j] += wr[r][0] * (dx * (cd.bitcast(dots, f32) - MAGIC) - 2.0 * sx)
             elif q40:
                 # quarter p of a block: qs bytes 4p .. 4p + 3 = elements 4p .. 4p + 3 (low nibbles), 16 + 4p .. (high)
                 wr = []
@@ -413,13 +424,15 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                                     sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
                 elif q8:
                     for j in cd.static_range(nx):
-                        xl0 = (j * (K // 32) + b * 8 + 2 * c) * Q8_WORDS
-                        xh0 = xl0 + Q8_WORDS
-                        xo = 4 * (p & 1)
-                        xw = xw + [[[x[xl0 + xo + i] for i in cd.static_range(4)],
-                                    [x[xh0 + xo + i] for i in cd.static_range(4)],
-                                    cd.bitcast(x[xl0 + 8], f32), cd.bitcast(x[xh0 + 8], f32),
-                                    0.5 * cd.bitcast(x[xl0 + 9], f32), 0.5 * cd.bitcast(x[xh0 + 9], f32)]]
+                        xl0 = (j * (K // 32) + b * 8 + 2 * c) * XQ_VECS
+                        xh0 = xl0 + XQ_VECS
+                        xl = x[xl0 + (p & 1)]
+                        xh = x[xh0 + (p & 1)]
+                        sl = x[xl0 + 2]
+                        shx = x[xh0 + 2]
+                        xw = xw + [[[xl.x, xl.y, xl.z, xl.w], [xh.x, xh.y, xh.z, xh.w],
+                                    cd.bitcast(sl.x, f32), cd.bitcast(shx.x, f32),
+                                    0.5 * cd.bitcast(sl.y, f32), 0.5 * cd.bitcast(shx.y, f32)]]
                 wr = []
                 for r in cd.static_range(rows):
                     base = (row[r] * (K // 256) + b) * 9
@@ -435,15 +448,17 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     m0 = f32(dm.y) * f32(mbw & 63)
                     m1 = f32(dm.y) * f32((mbw >> 8) & 63)
                     if inline or q8:
+                        ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
+                        qh = [(qv[i] >> 4) & 0x0F0F0F0F for i in cd.static_range(4)]
                         for j in cd.static_range(nx):
                             t = xw[j]
-                            dl = cd.dot4x8(t[0][0], qv.x & 0x0F0F0F0F) + cd.dot4x8(t[0][1], qv.y & 0x0F0F0F0F) + \
-                                cd.dot4x8(t[0][2], qv.z & 0x0F0F0F0F) + cd.dot4x8(t[0][3], qv.w & 0x0F0F0F0F)
-                            dh = cd.dot4x8(t[1][0], (qv.x >> 4) & 0x0F0F0F0F) + \
-                                cd.dot4x8(t[1][1], (qv.y >> 4) & 0x0F0F0F0F) + \
-                                cd.dot4x8(t[1][2], (qv.z >> 4) & 0x0F0F0F0F) + \
-                                cd.dot4x8(t[1][3], (qv.w >> 4) & 0x0F0F0F0F)
-                            acc[r][j] += d0 * t[2] * f32(dl) - m0 * t[4] + d1 * t[3] * f32(dh) - m1 * t[5]
+                            # sums from MAGIC_BITS, read as f32 MAGIC + sum (no conversion instruction)
+                            dl = i32(MAGIC_BITS) + cd.dot4x8(t[0][0], ql[0]) + cd.dot4x8(t[0][1], ql[1]) + \
+                                cd.dot4x8(t[0][2], ql[2]) + cd.dot4x8(t[0][3], ql[3])
+                            dh = i32(MAGIC_BITS) + cd.dot4x8(t[1][0], qh[0]) + cd.dot4x8(t[1][1], qh[1]) + \
+                                cd.dot4x8(t[1][2], qh[2]) + cd.dot4x8(t[1][3], qh[3])
+                            acc[r][j] += d0 * t[2] * (cd.bitcast(dl, f32) - MAGIC) - m0 * t[4] + \
+                                d1 * t[3] * (cd.bitcast(dh, f32) - MAGIC) - m1 * t[5]
                     else:
                         lo = []
                         hi = []
@@ -504,15 +519,16 @@ INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
 ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
 Q8_FORMATS = ("q4_0", "q4_K")   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
 WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s "prew")
-Q8_WORDS = 10            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum
+Q8_WORDS = 12            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum, two zeros
+XQ_VECS = Q8_WORDS // 4  # ... as the ivec4s the products read (16-byte loads: elements 0-15, 16-31, then d, d * sum)
 
 
 @cache
 def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
     """x (f32, or f16) to 8 bits a value, per block of 32 as ggml's q8_1: ``d = max |x| / 127``, ``q =
-    round(x / d)``; block ``i`` is :data:`Q8_WORDS` i32 words at ``10 i``: the lanes of elements ``4 k .. 4 k
+    round(x / d)``; block ``i`` is :data:`Q8_WORDS` i32 words at ``12 i``: the lanes of elements ``4 k .. 4 k
     + 3`` in word ``k`` (element ``4 k`` in the low byte), then the bits of ``d`` and of ``d * sum(q)`` as
-    f32.  Eight invocations a block, one vec4 each; launch ``(ceil(blocks / 16), 1, 1)`` workgroups."""
+    f32, then two zeros, so that the products read a block as three aligned 16-byte ``ivec4`` loads.  Eight invocations a block, one vec4 each; launch ``(ceil(blocks / 16), 1, 1)`` workgroups."""
     xt = vec4[f16] if x_f16 else vec4[f32]
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
@@ -538,6 +554,9 @@ def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
             if k == 0:
                 xq[blk * Q8_WORDS + 8] = cd.bitcast(d, i32)
                 xq[blk * Q8_WORDS + 9] = cd.bitcast(d * f32(total), i32)
+            if k == 1:
+                xq[blk * Q8_WORDS + 10] = i32(0)
+                xq[blk * Q8_WORDS + 11] = i32(0)
 
     quantize_q8.__name__ = quantize_q8.__qualname__ = "quantize_q8" + ("_f16" if x_f16 else "")
     return quantize_q8
@@ -732,7 +751,7 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
         xq = scratch(x, blocks * Q8_WORDS, np.int32)
         launches.append((quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks),
                          {"device": device}))
-        x = xq
+        x = xq.reshape(-1, 4) if isinstance(xq, np.ndarray) else xq   # the products read ivec4s
     launches.append((launch[0], launch[1], (w, x, y), {"M": m, "K": k, "device": device}))
     return launches
 

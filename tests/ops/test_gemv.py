@@ -164,6 +164,10 @@ def test_8_bit_activations_compile_to_integer_dot_products():
     text = G.kernel("q4_0", 2, how="pre").disassemble()
     assert "OpSUDot %int" in text and "PackedVectorFormat4x8Bit" in text
     assert "OpGroupNonUniformShuffleXor" in G.quantize_kernel().disassemble()
+    for fmt, how in (("q4_0", "pre"), ("q4_0", "prew"), ("q8_0", "prew"), ("q4_K", "pre")):
+        # x's blocks as three 16-byte loads; each integer sum read as an f32 from MAGIC_BITS on, not converted
+        compile_checked(G.kernel(fmt, 4, how=how), r"OpLoad %v4int", r"OpBitcast %float", r"OpFSub %float",
+                        absent=(r"OpConvertSToF",))
     with pytest.raises(ValueError, match="x rounded to 8 bits by quantize_kernel first serves q4_0, q4_K weights, not "
                                          "q8_0"):
         G.kernel("q8_0", 1, how="pre")
