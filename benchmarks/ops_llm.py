@@ -202,8 +202,7 @@ def main() -> None:
                                    f"{w.nbytes / (streamed * 1e-6) / 1e9 / copy_gbs:.2f} |")
                 way = {"f32": "", "pre": " (x in 8 bits)", "prew": " (x in 8 bits, W as words)",
                        "inline": " (x in 8 bits, inline)",
-                       "mma": " (x in f16, cooperative matrices)",
-                       "mmaw": " (x in f16, cooperative matrices, x shared)"}[G.choice(fmt, n, None, m, k, dev)[0]]
+                       "mma": " (x in f16, cooperative matrices)"}[G.choice(fmt, n, None, m, k, dev)[0]]
                 what = f"{ms * 1e3:.1f} us{way}"
                 modes = [(False, False)] * ("f32" in args.modes) + \
                     [(True, False)] * (fmt in G.Q8_FORMATS and "pre" in args.modes) + \

@@ -33,9 +33,7 @@ import coopdsl as cd
 from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 from .. import autotune
-from . import device_caps as caps
 from . import gemv_mma as GM
-from . import ggml_mul_mm as MM
 from . import hot, op_tune
 
 WG = 128            # four subgroups of 32
@@ -182,9 +180,6 @@ def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None =
 
 
 WAYS = ("f32", "pre", "prew", "inline")   # how a GEMV kernel reads x (and, for "prew", W): :func:`kernel`'s ``how``
-# the ways of :mod:`coopdsl.ops.gemv_mma`'s products, (how, depth, split): "mma" a workgroup of ``split`` subgroups
-# on 16 rows of W, "mmaw" each subgroup on 16 rows of its own, x's tiles shared (``gemv_mma.kernel(..., wide=True)``)
-MMA_WAYS = ("mma", "mmaw")
 
 
 @cache
@@ -680,7 +675,7 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
     found = [(how, rows, split) for how in ways for rows, split in LAYOUTS]
     if q8 is None and nx >= 2 and m is not None and k is not None and GM.takes(fmt, m, k) and \
             GM.device_takes(dev, GM.cols(nx)):
-        found += [(how, depth, split) for how in MMA_WAYS for depth in GM.DEPTHS for split in GM.SPLITS]
+        found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
     return found
 
 
@@ -740,8 +735,8 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
               device: Any) -> list[hot.Launch]:
     """The launches of one way and layout: the 8-bit rounding of x first for "pre", then the product."""
     how, rows, split = way
-    if how in MMA_WAYS:
-        return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, how == "mmaw", device)
+    if how == "mma":
+        return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
     pre = how in ("pre", "prew")
     launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
@@ -777,10 +772,9 @@ def scratch(x: Any, n: int | tuple[int, ...], dtype: Any) -> Any:
 
 
 def _mma_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: bool, depth: int, split: int,
-                  wide: bool, device: Any) -> list[hot.Launch]:
+                  device: Any) -> list[hot.Launch]:
     """x to f16 rows padded with zeros (:func:`coopdsl.ops.gemv_mma.x_kernel`), then the product on cooperative
-    matrices (``wide``: :func:`coopdsl.ops.gemv_mma.kernel`'s wide one, over :func:`coopdsl.ops.gemv_mma.slices`
-    runs of K, whose sums :func:`coopdsl.ops.ggml_mul_mm.reduce_kernel` adds where there are several)."""
+    matrices."""
     np_ = GM.cols(n)
     xh = scratch(x, np_ * k, np.float16)
     if isinstance(xh, np.ndarray):
@@ -788,14 +782,5 @@ def _mma_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f1
     vecs = np_ * k // 4
     if fmt in ("q4_0", "q8_0"):       # the blocks as 32-bit words (rows of 36 or 68 bytes a pair of blocks)
         w = w.view(np.uint32)
-    gpu = gpu_of(device, (w, x))
-    runs = GM.slices(m, k, split, caps.shader_cores(gpu) if gpu is not None else caps.DEFAULT_CORES) if wide else 1
-    out = y if runs == 1 else scratch(x, runs * n * m, np.float32)
-    launches: list[hot.Launch] = [
-        (GM.x_kernel(x_f16), (-(-vecs // 128), 1, 1), (x, xh), {"N": n, "NP": np_, "K4": k // 4, "device": device}),
-        (GM.kernel(fmt, np_, split, depth, wide), GM.grid(m, split, wide, runs), (w, xh, out),
-         {"M": m, "K": k, "N": n, "SLICES": runs, "device": device})]
-    if runs > 1:
-        launches.append((MM.reduce_kernel(), MM.flat_grid(n * m), (out, y),
-                         {"ne": n * m, "k_num": runs, "stride": n * m, "device": device}))
-    return launches
+    return [(GM.x_kernel(x_f16), (-(-vecs // 128), 1, 1), (x, xh), {"N": n, "NP": np_, "K4": k // 4, "device": device}),
+            (GM.kernel(fmt, np_, split, depth), GM.grid(m), (w, xh, y), {"M": m, "K": k, "N": n, "device": device})]

@@ -61,20 +61,9 @@ def device_takes(dev: object, np_: int) -> bool:
     return caps.offers_coopmat(dev, 16, np_, 16)
 
 
-WAVE = 16           # subgroups an SM the wide kernel's grid aims at (:func:`slices`)
-
-
-def slices(m: int, k: int, split: int, cores: int = caps.DEFAULT_CORES) -> int:
-    """Runs of K (``SLICES``) the wide kernel takes for M x K weights on a GPU of ``cores`` SMs: enough
-    workgroups for about :data:`WAVE` subgroups an SM, each run at least four steps of 64."""
-    wgs = -(-m // (TILE * split))
-    return max(1, min(round(cores * WAVE / (split * wgs)), k // STEP // 4))
-
-
-def grid(m: int, split: int = 1, wide: bool = False, slices: int = 1) -> tuple[int, int, int]:
-    """Workgroups of a launch of :func:`kernel` for M rows of W: a row of them (16 rows of W each, or ``16
-    split`` with ``wide``) for each of ``slices`` runs of K."""
-    return (-(-m // (TILE * split if wide else TILE)), slices, 1)
+def grid(m: int) -> tuple[int, int, int]:
+    """Workgroups of a launch for M rows of W."""
+    return (-(-m // TILE), 1, 1)
 
 
 @cache
@@ -117,6 +106,9 @@ def level_pair_min(q, d, mn):
     """Two f16 weights ``n * d - mn`` (q4_K) from the levels in bits 0-7 and 8-15 of ``q``, packed in a u32."""
     v = cd.bitcast((q & 0xFF) | ((q & 0xFF00) << 8) | 0x64006400, vec2[f16])
     return cd.bitcast(cd.fma(v - vec2[f16](f16(1024.0)), vec2[f16](d), vec2[f16](-mn)), u32)
+
+
+
 
 
 @cd.func
@@ -183,21 +175,11 @@ def block_q4_K(v, qv, c):
 
 
 @cache
-def kernel(fmt: str, np_: int, split: int, depth: int = 2, wide: bool = False) -> cd.Kernel:
-    """The product kernel for weights in ``fmt``, ``np_`` (8 or 16) rows of x's f16 copy and ``split`` subgroups
+def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
+    """The product kernel for weights in ``fmt``, ``np_`` (8 or 16) rows of x's f16 copy, ``split`` subgroups
     a workgroup, each loading W and x for ``depth`` of its steps at once (1, 2 or 4: the loads of the later steps
-    are in flight while the first is decoded and multiplied).
-
-    Without ``wide`` the workgroup owns 16 rows of W and its subgroups take every ``split``-th step, x's tiles
-    loaded by each into its registers, their sums added through shared memory.  With ``wide`` each subgroup owns
-    16 rows of its own (the workgroup ``16 split``) and all take the same steps: the workgroup copies each
-    step's x tile into shared memory once, where every subgroup's B matrices load it (x's reads from L2 cut by
-    ``split``, no x registers), one workgroup barrier a step.
-
-    Launch :func:`grid` ``(M, split, wide, slices)`` workgroups with ``M``, ``K``, ``N`` (the rows of x, at most
-    ``np_``) and ``SLICES``: the workgroups of row ``j`` of the grid take the ``j``-th of ``SLICES`` runs of
-    K's steps and write their sums to ``y[j N M ..]`` (:func:`coopdsl.ops.ggml_mul_mm.reduce_kernel` adds
-    them; with one slice, y itself)."""
+    are in flight while the first is decoded and multiplied); launch :func:`grid` workgroups with ``M``, ``K`` and
+    ``N`` (the rows of x, at most ``np_``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv_mma: weights in {fmt!r}; these kernels take {', '.join(FORMATS)}")
     if np_ not in (8, 16) or split not in SPLITS or depth not in DEPTHS:
@@ -207,51 +189,37 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2, wide: bool = False) -
     f16w, q40, q80 = fmt == "f16", fmt == "q4_0", fmt == "q8_0"
     nw = 9 if q40 else 17               # 32-bit words of two q4_0 / q8_0 blocks
     WG = 32 * split
-    XV = np_ * STEP // 4                # vec4s of x's f16 copy a step (np_ rows of 64 values)
-    XL = -(-XV // WG)                   # ... that one invocation copies into shared memory (wide)
-    US = 1 if wide else split           # steps between a subgroup's consecutive ones
-    ROWS_WG = TILE * split if wide else TILE
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check
-    def gemv_mma(w: cd.Buffer[wt], xh: cd.Buffer[vec4[f16]], y: cd.Buffer[f32], M: u32, K: u32, N: u32,
-                 SLICES: u32):
+    def gemv_mma(w: cd.Buffer[wt], xh: cd.Buffer[vec4[f16]], y: cd.Buffer[f32], M: u32, K: u32, N: u32):
         lane = cd.subgroup_invocation_id
         sub = cd.subgroup_id
-        row0 = cd.workgroup_id.x * ROWS_WG + (sub * TILE if wide else 0)
+        row0 = cd.workgroup_id.x * TILE
         r0 = min(row0, M - TILE)                 # the tile's first row: all 16 inside W (M >= 16)
         tile = cd.shared(vec4[u32], split * 2 * TILE * ROW)  # a subgroup's two 16 x 64 f16 tiles
         part = cd.shared(f32, split * TILE * np_)
-        if wide:
-            xt = cd.shared(vec4[f16], 2 * XV)    # the workgroup's two x tiles (steps of even and odd number)
         acc = Acc[f32, TILE, np_].splat(0.0)
         r = lane >> 1                            # the row of the tile this lane decodes (q4_0, q8_0, q4_K), and
         h = lane & 1                             # which half of it
         row = r0 + r
         steps = K // STEP
-        per = (steps + SLICES - 1) // SLICES     # this workgroup's run of steps: [first, end)
-        first = cd.workgroup_id.y * per
-        end = min(steps, first + per)
-        start = first + (0 if wide else sub)     # this subgroup's first step
-        RS = US * depth                          # steps between two rounds of a subgroup
+        RS = split * depth                       # steps between two rounds of a subgroup
         # a software pipeline: the iteration at s0 issues the loads of round s0 (W's words, x's tiles; a step past
-        # the run's last reads the last again), then decodes and multiplies round s0 - RS, whose loads the
-        # iteration before issued, so that each round's loads are in flight during the previous round's work
+        # the last reads the last again), then decodes and multiplies round s0 - RS, whose loads the iteration
+        # before issued, so that each round's loads are in flight during the previous round's work
         if q40 or q80:
             raw = [[u32(0) for j in cd.static_range(nw // 2 + 1)] for u in cd.static_range(depth)]
         else:
             raw = [[vec4[u32](0) for j in cd.static_range(4 if f16w else 2)] for u in cd.static_range(depth)]
-        if wide:
-            xs = [[vec4[f16](f16(0.0)) for i in cd.static_range(XL)] for u in cd.static_range(depth)]
-        else:
-            xs = [[MatB[f16, 16, np_].splat(0.0) for i in cd.static_range(4)] for u in cd.static_range(depth)]
-        for s0 in cd.range(start, end + RS, RS):
+        xs = [[MatB[f16, 16, np_].splat(0.0) for i in cd.static_range(4)] for u in cd.static_range(depth)]
+        for s0 in cd.range(sub, steps + RS, RS):
             ready = raw
             xready = xs
-            if s0 < end:
+            if s0 < steps:
                 raw = []
                 for u in cd.static_range(depth):
-                    s = min(s0 + u * US, end - 1)
+                    s = min(s0 + u * split, steps - 1)
                     if f16w:
                         # 16 rows of 128 bytes: four rows a load instruction, 16 bytes a lane
                         raw = raw + [[w[(r0 + (32 * i + lane) // 8) * (K // 8) + s * 8 + lane % 8]
@@ -265,19 +233,14 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2, wide: bool = False) -
                         # q4_K block s // 4: its head, and the 16 bytes of qs this lane decodes
                         wb = (row * (K // 256) + s // 4) * 9
                         raw = raw + [[w[wb], w[wb + 1 + 2 * (s % 4) + h]]]
-                if wide:
-                    # the step's x tile: XV vec4s in a row of xh, XL an invocation
-                    xs = [[xh[min(s0 + u, end - 1) * XV + min(cd.local_invocation_index + WG * i, XV - 1)]
-                           for i in cd.static_range(XL)] for u in cd.static_range(depth)]
-                else:
-                    xs = [[MatB[f16, 16, np_].load(xh, (min(s0 + u * US, end - 1) * 4 + i) * 4 * np_, stride=4,
-                                                    layout=ColumnMajor)
-                           for i in cd.static_range(4)] for u in cd.static_range(depth)]
-            if s0 >= start + RS:
+                xs = [[MatB[f16, 16, np_].load(xh, (min(s0 + u * split, steps - 1) * 4 + i) * 4 * np_, stride=4,
+                                                layout=ColumnMajor)
+                       for i in cd.static_range(4)] for u in cd.static_range(depth)]
+            if s0 >= sub + RS:
                 for u in cd.static_range(depth):
-                    s = s0 - RS + u * US
-                    if s < end:
-                        cur = (2 * sub + ((s // US) & 1)) * TILE * ROW   # this step's tile (the other: the last's)
+                    s = s0 - RS + u * split
+                    if s < steps:
+                        cur = (2 * sub + ((s // split) & 1)) * TILE * ROW   # this step's tile (the other: the last's)
                         at = cur + r * ROW
                         t = ready[u]
                         if f16w:
@@ -298,39 +261,19 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2, wide: bool = False) -
                             o = block_q4_K(t[0], t[1], s % 4)
                             for i in cd.static_range(4):
                                 tile[at + 4 * (i // 2) + 2 * h + i % 2] = o[i]
-                        if wide:
-                            xo = (s & 1) * XV
-                            for i in cd.static_range(XL):
-                                if XV % WG == 0 or cd.local_invocation_index + WG * i < XV:
-                                    xt[xo + cd.local_invocation_index + WG * i] = xready[u][i]
-                            cd.barrier()
-                            for i in cd.static_range(4):
-                                a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
-                                b = MatB[f16, 16, np_].load(xt, xo + i * 4 * np_, stride=4, layout=ColumnMajor)
-                                acc = cd.muladd(a, b, acc)
-                        else:
-                            cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
-                            for i in cd.static_range(4):
-                                a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
-                                acc = cd.muladd(a, xready[u][i], acc)
-        yo = cd.workgroup_id.y * N * M           # this slice's sums (one slice: y itself)
+                        cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
+                        for i in cd.static_range(4):
+                            a = MatA[f16, 16, 16].load(tile, cur + 2 * i, stride=ROW)
+                            acc = cd.muladd(a, xready[u][i], acc)
         acc.store(part, sub * TILE * np_, stride=np_)
-        if wide:
-            # each subgroup its own 16 rows
-            cd.control_barrier(cd.Subgroup, cd.Subgroup, ("AcquireRelease", "WorkgroupMemory"))
-            for t in cd.range(lane, TILE * np_, 32):
-                out = r0 + t // np_
-                if t % np_ < N and out >= row0:   # the rows of the tile another subgroup does not write
-                    y[yo + (t % np_) * M + out] = part[sub * TILE * np_ + t]
-        else:
-            cd.barrier()
-            for t in cd.range(cd.local_invocation_index, TILE * np_, WG):
-                total = part[t]
-                for u in cd.static_range(1, split):
-                    total += part[u * TILE * np_ + t]
-                out = r0 + t // np_
-                if t % np_ < N and out >= row0:       # the rows of the tile another workgroup does not write
-                    y[yo + (t % np_) * M + out] = total
+        cd.barrier()
+        for t in cd.range(cd.local_invocation_index, TILE * np_, WG):
+            total = part[t]
+            for u in cd.static_range(1, split):
+                total += part[u * TILE * np_ + t]
+            out = r0 + t // np_
+            if t % np_ < N and out >= row0:       # the rows of the tile another workgroup does not write
+                y[(t % np_) * M + out] = total
 
-    gemv_mma.__name__ = gemv_mma.__qualname__ = f"gemv_mma_{fmt}_x{np_}_{'g' if wide else 's'}{split}_d{depth}"
+    gemv_mma.__name__ = gemv_mma.__qualname__ = f"gemv_mma_{fmt}_x{np_}_s{split}_d{depth}"
     return gemv_mma

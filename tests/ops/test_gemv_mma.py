@@ -15,12 +15,11 @@ from coopdsl.ops import gemv_mma as GM
 from tests.conftest import compile_checked, weights
 
 
-def _run(fmt, n, m, k, depth, split, rng, x_f16=False, wide=False):
+def _run(fmt, n, m, k, depth, split, rng, x_f16=False):
     w, wd = weights(fmt, m, k, rng, scale=0.1)
     x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
     y = np.full((n, m), np.nan, np.float32)
-    launches = G._mma_launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, x_f16, depth, split, wide,
-                               "cpu")
+    launches = G._mma_launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, x_f16, depth, split, "cpu")
     for kern, grid, args, kw in launches:
         kern.launch(grid, *args, **kw)
     return y, x.astype(np.float16).astype(np.float64) @ wd.T
@@ -35,47 +34,6 @@ def test_matches_numpy_on_the_interpreter(fmt, n, depth, split):
     y, ref = _run(fmt, n, m, k, depth, split, rng, x_f16=n % 2 == 1)
     assert np.isfinite(y).all()
     assert np.abs(y - ref).max() <= 2e-3 * np.abs(ref).max()
-
-
-@pytest.mark.parametrize("fmt", GM.FORMATS)
-@pytest.mark.parametrize("n,depth,split,m,k", [(3, 2, 2, 37, 448), (16, 1, 4, 100, 1024), (8, 4, 8, 40, 1088),
-                                                (12, 2, 4, 16, 2048)])
-def test_the_wide_kernel_matches_numpy_on_the_interpreter(fmt, n, depth, split, m, k):
-    """Each subgroup on 16 rows of its own, x's tiles shared through shared memory; K in one run, or in several
-    (1088: 17 steps in runs of 5, 5, 5, 2) whose sums the reduction adds."""
-    k = k if fmt != "q4_K" or k % 256 == 0 else k + 256 - k % 256
-    rng = np.random.default_rng(n * 10 + depth + k)
-    y, ref = _run(fmt, n, m, k, depth, split, rng, x_f16=n % 2 == 1, wide=True)
-    assert np.isfinite(y).all()
-    assert np.abs(y - ref).max() <= 2e-3 * np.abs(ref).max()
-
-
-def test_the_wide_kernel_splits_k_to_fill_the_gpu():
-    assert GM.slices(4096, 14336, 4) == 8             # 64 workgroups of 4 subgroups: 8 runs of 28 steps
-    assert GM.slices(4096, 14336, 4, cores=66) == 4
-    assert GM.slices(14336, 4096, 4) == 2
-    assert GM.slices(37, 448, 2) == 1                 # 7 steps: runs of at least 4
-    assert GM.slices(37, 1024, 2) == 4
-    assert GM.grid(100, 4, True, 3) == (2, 3, 1) and GM.grid(100) == (7, 1, 1)
-    launches = G._mma_launches(np.zeros((4096, 14336 // 2), np.uint32), np.zeros((16 * 14336 // 4, 4), np.float32),
-                               np.zeros((16, 4096), np.float32), "f16", 16, 4096, 14336, False, 2, 4, True, "cpu")
-    assert [kern.name for kern, *_ in launches] == ["gemv_mma_x", "gemv_mma_f16_x16_g4_d2", "mul_mat_split_k_reduce"]
-    assert launches[1][1] == (64, 8, 1) and launches[2][3]["k_num"] == 8
-
-
-def test_the_split_kernel_takes_runs_of_k_too():
-    """The kernel of split subgroups over several runs of K (``SLICES``), each run's sums at its own offset."""
-    rng = np.random.default_rng(4)
-    m, k, n = 20, 640, 5
-    w, wd = weights("q4_0", m, k, rng, scale=0.1)
-    x = rng.standard_normal((n, k)).astype(np.float32)
-    xh = np.zeros((8 * k // 4, 4), np.float16)
-    GM.x_kernel().launch((-(-8 * k // 4 // 128), 1, 1), x.reshape(-1, 4), xh, N=n, NP=8, K4=k // 4, device="cpu")
-    part = np.full(3 * n * m, np.nan, np.float32)
-    GM.kernel("q4_0", 8, 2, 2).launch(GM.grid(m, slices=3), G.word_view(w, "q4_0").view(np.uint32), xh, part,
-                                      M=m, K=k, N=n, SLICES=3, device="cpu")
-    ref = x.astype(np.float16).astype(np.float64) @ wd.T
-    assert np.abs(part.reshape(3, n, m).sum(0) - ref).max() <= 2e-3 * np.abs(ref).max()
 
 
 def test_sixteen_rows_of_w_and_one_step():
@@ -105,9 +63,9 @@ def test_a_device_without_the_matrices_keeps_the_plain_kernels():
     assert GM.device_takes(dev([offer]), 8) and not GM.device_takes(dev([offer]), 16)
     assert G.choice("f16", 16, None, 4096, 4096, dev([offer]))[0] == "f32"
     assert G.choice("f16", 8, None, 4096, 4096, dev([offer]))[0] == "mma"
-    assert all(c[0] not in G.MMA_WAYS for c in G.candidates("f16", 8, None, 4096, 4096, dev([])))
-    assert {c for c in G.candidates("f16", 8, None, 4096, 4096) if c[0] in G.MMA_WAYS} == \
-        {(how, d, s) for how in ("mma", "mmaw") for d in GM.DEPTHS for s in GM.SPLITS}
+    assert all(c[0] != "mma" for c in G.candidates("f16", 8, None, 4096, 4096, dev([])))
+    assert {c for c in G.candidates("f16", 8, None, 4096, 4096) if c[0] == "mma"} == \
+        {("mma", d, s) for d in GM.DEPTHS for s in GM.SPLITS}
 
 
 def test_gemv_and_linear_run_them_by_default():
@@ -128,15 +86,11 @@ def test_gemv_and_linear_run_them_by_default():
 def test_each_kernel_validates_and_multiplies_cooperative_matrices(fmt):
     compile_checked(GM.kernel(fmt, 8, 4, 2), r"OpCooperativeMatrixMulAddKHR", r"OpCooperativeMatrixLoadKHR",
                     r"OpCooperativeMatrixStoreKHR", r"OpControlBarrier %uint_3 %uint_3")
-    compile_checked(GM.kernel(fmt, 16, 2, 4), r"OpTypeCooperativeMatrixKHR %half %uint_3 %uint_16 %uint_16 %uint_1")
-    compile_checked(GM.x_kernel(True), r"OpFConvert|OpStore")
-    # the wide kernel: x's tiles stored to shared memory, a workgroup barrier, B matrices loaded from there
-    text = compile_checked(GM.kernel(fmt, 16, 4, 2, wide=True), r"OpCooperativeMatrixMulAddKHR",
-                           r"OpControlBarrier %uint_2 %uint_2", r"OpControlBarrier %uint_3 %uint_3",
-                           r"OpAccessChain %_ptr_Workgroup_v4half",
-                           r"OpCooperativeMatrixLoadKHR %\w+ %\w+ %uint_1 %uint_4")
+    text = compile_checked(GM.kernel(fmt, 16, 2, 4),
+                           r"OpTypeCooperativeMatrixKHR %half %uint_3 %uint_16 %uint_16 %uint_1")
     if fmt != "f16":    # the block decoders are functions of the module
         assert re.search(r"OpFunctionCall %\w+ %block_" + fmt, text)
+    compile_checked(GM.x_kernel(True), r"OpFConvert|OpStore")
 
 
 def test_what_they_do_not_take_is_named():
