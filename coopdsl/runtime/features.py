@@ -38,6 +38,15 @@ class Need:
 
 
 ALWAYS = {"Shader", "Matrix"}
+# ends the (first line of the) message of a module a device cannot run: where else it runs
+INTERPRETER_HINT = "; the CPU interpreter runs it: device=\"cpu\" (or COOPDSL_DEVICE=cpu in the environment)"
+
+
+def hinted(message: str) -> str:
+    """``message`` with :data:`INTERPRETER_HINT` at the end of its first line (before a kernel line it
+    quotes)."""
+    first, sep, rest = message.partition("\n")
+    return first + INTERPRETER_HINT + sep + rest
 SUBGROUP = {"GroupNonUniform": 0x1, "GroupNonUniformVote": 0x2, "GroupNonUniformArithmetic": 0x4,
             "GroupNonUniformBallot": 0x8, "GroupNonUniformShuffle": 0x10, "GroupNonUniformShuffleRelative": 0x20,
             "GroupNonUniformClustered": 0x40, "GroupNonUniformQuad": 0x80}
@@ -148,4 +157,4 @@ def check_supported(device_name: str, extensions: list[str], features: dict[str,
     if missing:
         caps = ", ".join(c for c in capabilities if c not in ALWAYS)
         raise DeviceFeatureError(f"{device_name} cannot run this module (capabilities: {caps}); missing: "
-                                 + ", ".join(missing))
+                                 + ", ".join(missing) + INTERPRETER_HINT)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..devices.check import DeviceMismatchError, verify
 from . import vk
-from .features import DeviceFeatureError
+from .features import DeviceFeatureError, hinted
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def check_launch(reflection: dict, device: Any, spec: dict | None = None) -> Non
     try:
         verify(reflection, device, spec)
     except DeviceMismatchError as e:
-        raise DeviceFeatureError(str(e), e.mismatches, e.loc) from None
+        raise DeviceFeatureError(hinted(str(e)), e.mismatches, e.loc) from None
 
 
 class Program:

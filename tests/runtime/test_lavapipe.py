@@ -77,8 +77,24 @@ def test_coopmat_kernel_on_a_device_without_cooperative_matrices(device):
 
     k = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "gemm_khr.py"))["gemm"]
     a = np.zeros((16, 16), np.float16)
-    with pytest.raises(DeviceFeatureError, match="VK_KHR_cooperative_matrix"):
+    with pytest.raises(DeviceFeatureError, match="VK_KHR_cooperative_matrix") as e:
         k.launch((1, 1), a, a, np.zeros((16, 16), np.float32), M=16, N=16, K=16, device=device)
+    assert str(e.value).endswith('; the CPU interpreter runs it: device="cpu" (or COOPDSL_DEVICE=cpu in the '
+                                 'environment)')
+
+
+def test_an_op_on_a_device_that_cannot_run_it_names_the_interpreter(device):
+    """ops.linear's GEMV needs subgroups of 32: on a device that has no such subgroups the error says where it
+    runs instead."""
+    from coopdsl import ops
+    from coopdsl.runtime import DeviceFeatureError
+
+    if device.info.max_subgroup_size >= 32 >= device.info.min_subgroup_size:
+        pytest.skip("this device runs subgroups of 32")
+    w = np.zeros((8, 64), np.float16)
+    with pytest.raises(DeviceFeatureError, match=r"requires subgroups of 32 invocations .*the CPU interpreter runs "
+                                                 r"it: device=\"cpu\""):
+        ops.linear(np.zeros((1, 64), np.float32), w, device=device)
 
 
 def test_devices_command_lists_the_device(capsys, device):
