@@ -35,7 +35,6 @@ from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
-from .ggml_formats import scale_min_q4_K
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -406,6 +405,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                 # against x rounded per block of 32 (a sub-block) by quantize_kernel: words 4h .. 4h + 3 of x's
                 # blocks 8b + 2c and 8b + 2c + 1, and half of each block's d * sum (the other lane has the rest)
                 c = p >> 1
+                sh = 16 * (c & 1)                     # sub-blocks 2c, 2c + 1: scale bytes 2c & 3, 2c & 3 + 1
                 xw = []
                 if inline:
                     for j in cd.static_range(nx):
@@ -438,12 +438,15 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     base = (row[r] * (K // 256) + b) * 9
                     v = w[base]
                     qv = w[base + 1 + p]
-                    s0 = scale_min_q4_K(v, 2 * c)
-                    s1 = scale_min_q4_K(v, 2 * c + 1)
-                    d0 = s0.x
-                    d1 = s1.x
-                    m0 = s0.y
-                    m1 = s1.y
+                    dm = cd.bitcast(v.x, vec2[f16])
+                    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
+                    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
+                    scw = (v.y if c < 2 else sc_hi) >> sh
+                    mbw = (v.z if c < 2 else mb_hi) >> sh
+                    d0 = f32(dm.x) * f32(scw & 63)
+                    d1 = f32(dm.x) * f32((scw >> 8) & 63)
+                    m0 = f32(dm.y) * f32(mbw & 63)
+                    m1 = f32(dm.y) * f32((mbw >> 8) & 63)
                     if inline or q8:
                         ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
                         qh = [(qv[i] >> 4) & 0x0F0F0F0F for i in cd.static_range(4)]
