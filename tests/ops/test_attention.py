@@ -293,6 +293,13 @@ def test_the_attention_example_of_docs_ops_md_runs(monkeypatch):
     exec(compile(code, "docs/ops.md", "exec"), {"np": np, "ops": ops})
 
 
+def test_the_recording_example_of_docs_ops_md_runs():
+    """docs/ops.md's way to see which kernels a call launched: its assert names the decode kernel."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "recording()" in b]
+    exec(compile(code, "docs/ops.md", "exec"), {})
+
+
 # --- errors --------------------------------------------------------------------------------------
 
 
