@@ -56,7 +56,7 @@ def record(cls: Any = None, /, *, frozen: bool = False, repr: bool = True) -> An
 
 
 def _process(cls: type, frozen: bool, want_repr: bool) -> type:
-    fields: dict[str, dataclasses.Field] = {}
+    fields: dict[str, dataclasses.Field[Any]] = {}
     for base in cls.__mro__[-1:0:-1]:  # inherited fields first, in dataclasses' order
         inherited = base.__dict__.get("__dataclass_fields__")
         if inherited is not None:
@@ -136,12 +136,12 @@ def _set(cls: type, name: str, value: object) -> None:
     setattr(cls, name, value)
 
 
-def _add(cls: type, name: str, fn: Callable) -> None:
+def _add(cls: type, name: str, fn: Callable[..., Any]) -> None:
     fn.__qualname__ = f"{cls.__qualname__}.{fn.__name__}"
     setattr(cls, name, fn)
 
 
-def _init(cls: type, fields: list[dataclasses.Field], frozen: bool) -> Callable:
+def _init(cls: type, fields: list[dataclasses.Field[Any]], frozen: bool) -> Callable[..., Any]:
     """``__init__``, compiled from the text dataclasses writes (its one compiled method; a frozen record's
     fields are set through ``object.__setattr__`` looked up once, not once per field)."""
     ns: dict[str, Any] = {"__dataclass_object_setattr__": object.__setattr__, "_HAS_DEFAULT_FACTORY": _HAS_FACTORY}
@@ -163,12 +163,12 @@ def _init(cls: type, fields: list[dataclasses.Field], frozen: bool) -> Callable:
         body.append("self.__post_init__()")
     text = f"def __init__({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
     exec(text, ns)  # noqa: S102 - the text is made here from field names (identifiers)
-    fn = ns["__init__"]
+    fn: Callable[..., Any] = ns["__init__"]
     fn.__annotations__ = {**{f.name: f.type for f in fields}, "return": None}
     return fn
 
 
-def _key(names: list[str]) -> Callable[[Any], tuple]:
+def _key(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     """The tuple of the fields ``names`` of an instance (what dataclasses' methods compare and hash)."""
     if len(names) > 1:
         return attrgetter(*names)
@@ -178,7 +178,7 @@ def _key(names: list[str]) -> Callable[[Any], tuple]:
     return lambda self: ()
 
 
-def _eq(key: Callable[[Any], tuple]) -> Callable:
+def _eq(key: Callable[[Any], tuple[Any, ...]]) -> Callable[..., Any]:
     def __eq__(self: Any, other: Any) -> Any:
         if other is self:  # what the tuples' comparison finds: each field is itself
             return True
@@ -191,28 +191,28 @@ def _eq(key: Callable[[Any], tuple]) -> Callable:
 _HASH = "_record_hash"  # where a frozen record keeps its hash once made (the fields never change)
 
 
-def _hash(key: Callable[[Any], tuple]) -> Callable:
+def _hash(key: Callable[[Any], tuple[Any, ...]]) -> Callable[..., Any]:
     """``hash`` of the fields' tuple, kept in the instance: IR types are dict keys throughout the compiler
     and nest (a pointer to an array of matrices with symbolic sizes), and hashing one again hashed all
     it is made of again."""
     def __hash__(self: Any) -> int:
         d = self.__dict__
-        h = d.get(_HASH)
+        h: int | None = d.get(_HASH)
         if h is None:
             h = d[_HASH] = hash(key(self))  # (an unhashable field raises, as before, and nothing is kept)
         return h
     return __hash__
 
 
-def _getstate(self: Any) -> dict:
+def _getstate(self: Any) -> dict[str, Any]:
     """What pickling and copying keep: the instance's fields, not its kept hash (which differs between
     processes)."""
-    state = self.__dict__.copy()
+    state: dict[str, Any] = self.__dict__.copy()
     state.pop(_HASH, None)
     return state
 
 
-def _repr(names: tuple[str, ...]) -> Callable:
+def _repr(names: tuple[str, ...]) -> Callable[..., Any]:
     running: set[tuple[int, int]] = set()  # (instance, thread) whose repr is being made: recursion
 
     def __repr__(self: Any) -> str:
@@ -221,13 +221,14 @@ def _repr(names: tuple[str, ...]) -> Callable:
             return "..."
         running.add(key)
         try:
-            return self.__class__.__qualname__ + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in names) + ")"
+            qualname: str = self.__class__.__qualname__
+            return qualname + "(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in names) + ")"
         finally:
             running.discard(key)
     return __repr__
 
 
-def _frozen_setattr(cls: type, names: frozenset[str]) -> Callable:
+def _frozen_setattr(cls: type, names: frozenset[str]) -> Callable[..., Any]:
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -235,7 +236,7 @@ def _frozen_setattr(cls: type, names: frozenset[str]) -> Callable:
     return __setattr__
 
 
-def _frozen_delattr(cls: type, names: frozenset[str]) -> Callable:
+def _frozen_delattr(cls: type, names: frozenset[str]) -> Callable[..., Any]:
     def __delattr__(self: Any, name: str) -> None:
         if type(self) is cls or name in names:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")

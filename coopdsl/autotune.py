@@ -28,7 +28,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from . import __version__
 from .errors import CoopDSLError
@@ -36,7 +36,8 @@ from .ir.types import Type
 from .kernel import Kernel
 from .lang.types import ConstParam, Enumerant, SpecParam
 
-Timer = Callable[[Kernel, tuple, tuple, dict, Any], float]  # (variant, grid, args, kwargs, device) -> ms
+# (variant, grid, args, kwargs, device) -> ms
+Timer = Callable[[Kernel, tuple[Any, ...], tuple[Any, ...], dict[str, Any], Any], float]
 CACHE_ENV = "COOPDSL_AUTOTUNE_CACHE"
 FORMAT = 1  # the cache file's layout version
 
@@ -82,17 +83,17 @@ class Cache:
 
     def __init__(self, path: str | Path | None):
         self.path = None if path is None else Path(path)
-        self._entries: dict[str, dict] = {}
+        self._entries: dict[str, dict[str, Any]] = {}
         self._loaded = False
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under ``key``, or None."""
         if not self._loaded:
             self._entries.update(self._read())
             self._loaded = True
         return self._entries.get(key)
 
-    def put(self, key: str, record: dict) -> None:
+    def put(self, key: str, record: dict[str, Any]) -> None:
         """Store ``record`` under ``key`` (and in the file, merged with what other processes wrote there)."""
         self._entries[key] = record
         if self.path is None:
@@ -111,7 +112,7 @@ class Cache:
             if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def _read(self) -> dict[str, dict]:
+    def _read(self) -> dict[str, dict[str, Any]]:
         if self.path is None or not self.path.exists():
             return {}
         try:
@@ -122,7 +123,7 @@ class Cache:
             warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
                           stacklevel=4)
             return {}
-        return data["entries"]
+        return cast("dict[str, dict[str, Any]]", data["entries"])
 
 
 # -- identifying kernels, problems and devices -------------------------------------------------------------
@@ -209,7 +210,8 @@ class BenchTimer:
     def __init__(self, warmup: int, repeat: int, clock_up_ms: float = CLOCK_UP_MS):
         self.warmup, self.repeat, self.clock_up_ms = warmup, repeat, clock_up_ms
 
-    def start(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> None:
+    def start(self, variant: Kernel, grid: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any],
+              device: Any) -> None:
         """Bring the clocks up with ``variant`` (its results are overwritten by the timings that follow)."""
         done, count = 0.0, 1
         for _ in range(CLOCK_UP_ROUNDS):  # 1, 4, 16, ... dispatches until that much GPU time has passed
@@ -218,7 +220,8 @@ class BenchTimer:
             done += sum(variant.bench(grid, *args, device=device, warmup=0, repeat=count, **kwargs).times_ms)
             count = min(CLOCK_UP_MAX, 4 * count)
 
-    def __call__(self, variant: Kernel, grid: tuple, args: tuple, kwargs: dict, device: Any) -> float:
+    def __call__(self, variant: Kernel, grid: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any],
+                 device: Any) -> float:
         return variant.bench(grid, *args, device=device, warmup=self.warmup, repeat=self.repeat,
                              **kwargs).median_ms
 
@@ -252,7 +255,7 @@ class Autotuner:
     def __repr__(self) -> str:
         return f"<coopdsl.autotune {self.kernel.name}: {len(self.configs)} configs, key={self.key}>"
 
-    def variant(self, config: Config) -> tuple[Kernel, dict]:
+    def variant(self, config: Config) -> tuple[Kernel, dict[str, Any]]:
         """(the kernel specialized with the config's Const values, its Spec values for the launch)."""
         values = config.values
         consts = {n: v for n, v in values.items() if n in self.const_names}
@@ -278,7 +281,7 @@ class Autotuner:
                                "coopdsl": __version__})
         return config
 
-    def _entry(self, bound: dict, dev: Any) -> str:
+    def _entry(self, bound: dict[str, Any], dev: Any) -> str:
         return "|".join([self.fingerprint, problem_key({n: bound[n] for n in self.key}), device_key(dev)])
 
     def _cached(self, entry: str) -> Config | None:
@@ -298,7 +301,8 @@ class Autotuner:
         variant, spec = self.variant(config)
         variant.launch(self._grid(grid, config, args, kwargs), *args, device=device, **kwargs, **spec)
 
-    def _tune(self, grid: Any, args: tuple, kwargs: dict, bound: dict, dev: Any) -> tuple[Config, dict]:
+    def _tune(self, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any], bound: dict[str, Any],
+              dev: Any) -> tuple[Config, dict[str, float | str]]:
         saved = {n: _snapshot(bound[n]) for n in self.restore}
         timings: dict[str, float | str] = {}
         start = getattr(self.timer, "start", None)  # a timer's preparation before the first config (clocks)
@@ -322,7 +326,7 @@ class Autotuner:
                                 "\n".join(f"  {c}: {t}" for c, t in timings.items()))
         return min(ran, key=lambda c: timings[repr(c)]), timings
 
-    def _bind(self, args: tuple, kwargs: dict) -> dict:
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             bound = self.signature.bind_partial(*args, **kwargs)
         except TypeError as e:
@@ -338,7 +342,7 @@ class Autotuner:
             raise AutotuneError(f"autotune {self.kernel.name}: the key argument(s) {missing} were not given")
         return dict(bound.arguments)
 
-    def _grid(self, grid: Any, config: Config, args: tuple, kwargs: dict) -> Any:
+    def _grid(self, grid: Any, config: Config, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not callable(grid):
             return grid
         return grid({**self._bind(args, kwargs), **config.values})

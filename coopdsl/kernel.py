@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, SourceLoc
@@ -38,14 +38,14 @@ WorkgroupSize = Sequence["int | str"]
 class Kernel:
     """A compiled-on-demand compute kernel (see :func:`kernel`)."""
 
-    def __init__(self, fn: Callable, workgroup_size: WorkgroupSize = (1, 1, 1),
-                 target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict | None = None,
+    def __init__(self, fn: Callable[..., Any], workgroup_size: WorkgroupSize = (1, 1, 1),
+                 target_env: str = tools.DEFAULT_TARGET_ENV, consts: dict[str, Any] | None = None,
                  subgroup_size: int | None = None, entry_point: str | None = None):
         _check_function(fn)
         _keep_annotation_scope(fn, _caller_frame(2))
         self.fn = fn
         self.consts = dict(consts or {})
-        self._specialized: dict = {}
+        self._specialized: dict[tuple[tuple[str, str], ...], Kernel] = {}
         self.name = fn.__name__
         self.workgroup_size = _check_wg(fn, workgroup_size)
         self.subgroup_size = _check_subgroup_size(fn, subgroup_size)
@@ -54,7 +54,7 @@ class Kernel:
             raise CompileError(f"{fn.__name__}: target_env must be one of {', '.join(sorted(tools.TARGET_ENVS))}, "
                                f"got {target_env!r}", _decorator_loc(fn, "target_env"))
         self.target_env = target_env
-        self._cache: dict[tuple, tuple[Module, bytes]] = {}
+        self._cache: dict[tuple[str, tuple[tuple[str, Any], ...]], tuple[Module, bytes]] = {}
         functools.update_wrapper(self, fn)
 
     @property
@@ -100,7 +100,7 @@ class Kernel:
         return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------
-    def _build(self, target_env: str | None, spec: dict | None = None) -> tuple[Module, bytes]:
+    def _build(self, target_env: str | None, spec: dict[str, Any] | None = None) -> tuple[Module, bytes]:
         env = target_env or self.target_env
         if env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
@@ -140,7 +140,7 @@ class Kernel:
         """The kernel's IR module (after passes)."""
         return self._build(target_env)[0]
 
-    def print_ir(self, target_env: str | None = None, spec: dict | None = None) -> str:
+    def print_ir(self, target_env: str | None = None, spec: dict[str, Any] | None = None) -> str:
         """Text form of the IR, for debugging."""
         from .ir.printer import print_module
 
@@ -156,7 +156,7 @@ class Kernel:
         """spirv-dis text of the module."""
         return tools.disassemble(self.compile(target_env))
 
-    def reflect(self, target_env: str | None = None, spec: dict | None = None) -> dict[str, Any]:
+    def reflect(self, target_env: str | None = None, spec: dict[str, Any] | None = None) -> dict[str, Any]:
         """Bindings, push constants, spec constants, workgroup and subgroup size, capabilities
         (see docs/runtime.md)."""
         return self._reflection(*self._build(target_env, spec))
@@ -169,17 +169,15 @@ class Kernel:
 
 
     # -- running ----------------------------------------------------------------------
-    def _launch_info(self) -> tuple[bytes, dict, dict]:
-        """(SPIR-V, reflection, parameter plan) for launching, cached while the compiled module is unchanged."""
-        info = self.__dict__.get("_launch_cache")
-        if info is not None:  # the hot path of repeated launches: the kernel's default module never changes
-            return info
-        binary = self.compile()
-        if info is None or info[0] is not binary:
-            info = self.__dict__["_launch_cache"] = (binary, self.reflect(), self._param_plan())
+    def _launch_info(self) -> tuple[bytes, dict[str, Any], dict[str, Any]]:
+        """(SPIR-V, reflection, parameter plan) for launching, made once: the kernel's default module never
+        changes (a specialization is another Kernel)."""
+        info: tuple[bytes, dict[str, Any], dict[str, Any]] | None = self.__dict__.get("_launch_cache")
+        if info is None:     # (repeated launches take the cached tuple: their hot path)
+            info = self.__dict__["_launch_cache"] = (self.compile(), self.reflect(), self._param_plan())
         return info
 
-    def _param_plan(self) -> dict:
+    def _param_plan(self) -> dict[str, Any]:
         """Parameter names and kinds, so that binding launch arguments needs no ``inspect`` per call."""
         import inspect
 
@@ -194,7 +192,8 @@ class Kernel:
                 "spec": {n for n, a in annotations.items() if isinstance(a, SpecParam)},
                 "const": {n for n, a in annotations.items() if isinstance(a, ConstParam)}}
 
-    def _bind(self, args: tuple, kwargs: dict, plan: dict) -> tuple[dict, dict]:
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+              plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Split call-style arguments into (buffer/push-constant args, spec-constant values)."""
         names = plan["names"]
         if plan["simple"] and len(args) <= len(names) and (
@@ -285,7 +284,7 @@ class Kernel:
         if not isinstance(dev, rt.Device):
             raise TypeError(f"{self.name}.statistics: device must be a coopdsl.runtime.Device, "
                             f"got {type(dev).__name__}")
-        return dev.program(binary, reflection).statistics(spec)
+        return cast("list[dict[str, Any]]", dev.program(binary, reflection).statistics(spec))
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any) -> BenchResult:
@@ -347,18 +346,19 @@ _U32 = 0xFFFFFFFF
 
 
 @overload
-def kernel(fn: Callable, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
+def kernel(fn: Callable[..., Any], *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
            subgroup_size: int | None = ..., entry_point: str | None = ...) -> Kernel: ...
 
 
 @overload
 def kernel(fn: None = None, *, workgroup_size: WorkgroupSize = ..., target_env: str = ...,
-           subgroup_size: int | None = ..., entry_point: str | None = ...) -> Callable[[Callable], Kernel]: ...
+           subgroup_size: int | None = ...,
+           entry_point: str | None = ...) -> Callable[[Callable[..., Any]], Kernel]: ...
 
 
-def kernel(fn: Callable | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
+def kernel(fn: Callable[..., Any] | None = None, *, workgroup_size: WorkgroupSize = (1, 1, 1),
            target_env: str = tools.DEFAULT_TARGET_ENV, subgroup_size: int | None = None,
-           entry_point: str | None = None) -> Kernel | Callable[[Callable], Kernel]:
+           entry_point: str | None = None) -> Kernel | Callable[[Callable[..., Any]], Kernel]:
     """Decorate a function as a coopdsl compute kernel.
 
     ``workgroup_size`` is up to three positive ints (missing ones are 1); an
@@ -404,7 +404,7 @@ def _caller_frame(depth: int) -> Any:
         return None
 
 
-def _keep_annotation_scope(fn: Callable, frame: Any) -> None:
+def _keep_annotation_scope(fn: Callable[..., Any], frame: Any) -> None:
     """Keep, on ``fn``, the values that its string annotations name from the function that defines it
     (``frame``, the decorator's caller): under ``from __future__ import annotations`` a name a factory's kernel
     uses only in an annotation (``x: cd.Buffer[t]``) is no closure variable, so it would not evaluate later."""
@@ -427,7 +427,7 @@ def _keep_annotation_scope(fn: Callable, frame: Any) -> None:
             pass
 
 
-def _decorator_loc(fn: Callable, word: str) -> SourceLoc:
+def _decorator_loc(fn: Callable[..., Any], word: str) -> SourceLoc:
     """Where ``word`` appears in the decorator lines of ``fn`` (else the first line's first character)."""
     code = fn.__code__
     first = SourceLoc(code.co_filename, code.co_firstlineno, 1).source_line()
@@ -461,7 +461,7 @@ def _check_function(fn: Any) -> None:
                            caller_loc("kernel"))
 
 
-def _check_entry_point(fn: Callable, name: Any) -> str | None:
+def _check_entry_point(fn: Callable[..., Any], name: Any) -> str | None:
     """The entry point's name, or None (the function's); a located CompileError (at the decorator)
     when it is not a non-empty string of printable ASCII without spaces."""
     if name is None:
@@ -472,7 +472,7 @@ def _check_entry_point(fn: Callable, name: Any) -> str | None:
     return name
 
 
-def _check_subgroup_size(fn: Callable, size: Any) -> int | None:
+def _check_subgroup_size(fn: Callable[..., Any], size: Any) -> int | None:
     """The required subgroup size, or None; a located CompileError (at the decorator) when it is not valid."""
     if size is None:
         return None
@@ -482,7 +482,7 @@ def _check_subgroup_size(fn: Callable, size: Any) -> int | None:
     return size
 
 
-def _check_wg(fn: Callable, size: Any) -> tuple:
+def _check_wg(fn: Callable[..., Any], size: Any) -> tuple[int | str, ...]:
     """The workgroup size as three entries; a located CompileError (at the decorator) when it is not valid."""
     where = _decorator_loc(fn, "workgroup_size")
     if isinstance(size, (int, str, float)):
@@ -502,10 +502,10 @@ def _check_wg(fn: Callable, size: Any) -> tuple:
         raise CompileError(f"{fn.__name__}: workgroup_size {tuple(size)} has {math.prod(fixed)} invocations; "
                            f"the product must fit in 32 bits (devices allow at most "
                            f"maxComputeWorkGroupInvocations, 1024 on most)", where)
-    return size + (1,) * (3 - len(size))
+    return cast("tuple[int | str, ...]", size + (1,) * (3 - len(size)))
 
 
-def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
+def _compile(k: Kernel, env: str, spec: dict[str, Any]) -> tuple[Module, bytes]:
     from .frontend import compile_kernel
     from .frontend.source import parse_function
     from .passes import run_pipeline
@@ -536,7 +536,7 @@ def _compile(k: Kernel, env: str, spec: dict) -> tuple[Module, bytes]:
     return module, binary
 
 
-def _rejected_at(message: str, locations: dict) -> SourceLoc | None:
+def _rejected_at(message: str, locations: dict[int, SourceLoc]) -> SourceLoc | None:
     """The user line of the instruction spirv-val names ("line N" counts instructions)."""
     m = re.search(r"\bline (\d+):", message)
     return locations.get(int(m.group(1))) if m else None
@@ -555,7 +555,7 @@ def _wg_entry(module: Module, s: int | str, src: Source) -> int | SpecConst:
                        src.loc(src.tree))
 
 
-def _apply_spec_defaults(module: Module, spec: dict) -> None:
+def _apply_spec_defaults(module: Module, spec: dict[str, Any]) -> None:
     by_name = {s.name: s for s in module.spec_consts}
     for name, value in spec.items():
         sc = by_name.get(name)

@@ -41,7 +41,7 @@ def module_capabilities(binary: bytes) -> tuple[list[str], list[str]]:
 
 
 def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, subgroup_size_loc: str | None = None,
-            workgroup_size_loc: str | None = None) -> dict:
+            workgroup_size_loc: str | None = None) -> dict[str, Any]:
     """The reflection dict of ``module`` compiled to ``binary``; ``subgroup_size`` is the kernel's required
     subgroup size (``@kernel(subgroup_size=...)``, None for any) and ``subgroup_size_loc`` where it was given;
     ``workgroup_size_loc`` is where the workgroup size was given (device checks point there)."""
@@ -95,9 +95,9 @@ MULADD_OP = "coop_muladd"  # IR op kind of a cooperative-matrix multiply-add (th
 SIGNED_OPERAND = {"A": "a", "B": "b", "C": "c", "Result": "result"}  # reflection key -> op's ``signed`` names
 
 
-def cooperative_matrices(module: Module) -> list[dict]:
+def cooperative_matrices(module: Module) -> list[dict[str, Any]]:
     """Every distinct cooperative-matrix type the module uses, with the first user line that uses it."""
-    seen: dict[T.CoopMatType, dict] = {}
+    seen: dict[T.CoopMatType, dict[str, Any]] = {}
     for f in module.functions:
         for op in f.ops():
             for t in _coop_types(op):
@@ -108,15 +108,15 @@ def cooperative_matrices(module: Module) -> list[dict]:
     return list(seen.values())
 
 
-def muladds(module: Module) -> list[dict]:
+def muladds(module: Module) -> list[dict[str, Any]]:
     """Every distinct MulAdd combination (M, N, K, A/B/C/Result types, scope, saturating), first line each.
 
     Integer component types carry the signedness the MulAdd gives them (its
     ``signed`` operands: MatrixASignedComponentsKHR ... in SPIR-V), which is
     what a device's configurations are matched against.
     """
-    out: dict[str, dict] = {}
-    seen: set[tuple] = set()  # (types, signed, saturate) already described: the same entry again
+    out: dict[str, dict[str, Any]] = {}
+    seen: set[tuple[Any, ...]] = set()  # (types, signed, saturate) already described: the same entry again
     for f in module.functions:
         for op in f.ops():
             if op.kind != MULADD_OP:
@@ -137,7 +137,7 @@ def muladds(module: Module) -> list[dict]:
 
 
 # -- shared memory -------------------------------------------------------------------------
-def shared_memory(module: Module) -> dict:
+def shared_memory(module: Module) -> dict[str, Any]:
     """The bytes of the module's Workgroup variables (its shared arrays) as a dimension (an int, or an
     expression of specialization constants for spec-sized arrays), and each array's.
 
@@ -166,7 +166,7 @@ def _used_shared(module: Module) -> list[tuple[GlobalVar, str]]:
     return [(g, first[id(g)]) for g in module.globals if id(g) in first]
 
 
-def _shared_array(g: GlobalVar, loc: str, module: Module) -> dict:
+def _shared_array(g: GlobalVar, loc: str, module: Module) -> dict[str, Any]:
     t = g.type.pointee
     assert isinstance(t, T.ArrayType)  # (cd.shared declares an array)
     stride = STD430.stride(t)
@@ -189,7 +189,7 @@ def _plus(a: Any, b: Any) -> Any:
     return b if a == 0 else _node("add", [a, b])
 
 
-def _node(op: str, args: list) -> dict:
+def _node(op: str, args: list[Any]) -> dict[str, Any]:
     """An expression dimension; its ``value`` at the defaults is None where it cannot be evaluated there
     (a division by zero: a port's defaults may be placeholders that a launch replaces)."""
     node: dict[str, Any] = {"op": op, "args": args, "expr": expression(op, args)}

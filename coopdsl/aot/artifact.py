@@ -24,9 +24,9 @@ class Artifact:
     source: str
     target_env: str
     binary: bytes
-    reflection: dict
-    spec: dict = field(default_factory=dict)
-    consts: dict = field(default_factory=dict)
+    reflection: dict[str, Any]
+    spec: dict[str, Any] = field(default_factory=dict)
+    consts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def words(self) -> list[int]:
@@ -44,7 +44,7 @@ class Artifact:
 
 
 def compile_artifact(kernel: Kernel, name: str | None = None, source: str = "", target_env: str | None = None,
-                     spec: dict | None = None, consts: dict | None = None, device: Any = None,
+                     spec: dict[str, Any] | None = None, consts: dict[str, Any] | None = None, device: Any = None,
                      reflect: bool = True) -> Artifact:
     """Compile ``kernel`` (specialized with ``consts``, spec defaults ``spec``) into an :class:`Artifact`.
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import CoopDSLError
@@ -27,6 +28,9 @@ from .buildspec import BuildSpec, Entry, Variant, read_spec
 from .cheader import render_header
 from .errors import BuildError, InputError
 from .loading import load_kernels, pick_kernel
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel
 
 MANIFEST = ".coopdsl-build.json"
 MANIFEST_FORMAT = 1
@@ -74,7 +78,7 @@ def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None]
     out.mkdir(parents=True, exist_ok=True)
     records = _read_manifest(out)
     report = BuildReport()
-    loaded: dict[Path, dict] = {}
+    loaded: dict[Path, dict[str, Kernel]] = {}
     try:
         for entry in spec.entries:
             _build_entry(spec, entry, out, records, loaded, report, log or (lambda line: None))
@@ -90,8 +94,8 @@ def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None]
     return report
 
 
-def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict, loaded: dict, report: BuildReport,
-                 log: Callable[[str], None]) -> None:
+def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict[str, Any],
+                 loaded: dict[Path, dict[str, Kernel]], report: BuildReport, log: Callable[[str], None]) -> None:
     if not entry.file.is_file():
         raise InputError(f"{spec.path}: {entry.describe()}: no such file: {entry.file}")
     text = entry.file.read_text()
@@ -109,7 +113,7 @@ def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict, loaded
         log(f"compiled {variant.output} ({entry.kernel} from {entry.source})")
 
 
-def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict) -> Artifact:
+def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict[Path, dict[str, Kernel]]) -> Artifact:
     where = f"{spec.path}: {entry.describe()}, output {variant.output}"
     try:
         if entry.file not in loaded:
@@ -134,7 +138,7 @@ def _remove(out: Path, output: str) -> list[str]:
     return gone
 
 
-def _read_manifest(out: Path) -> dict:
+def _read_manifest(out: Path) -> dict[str, Any]:
     try:
         data = json.loads((out / MANIFEST).read_text())
     except (OSError, ValueError):
@@ -144,12 +148,12 @@ def _read_manifest(out: Path) -> dict:
     return dict(data.get("outputs", {}))
 
 
-def _write_manifest(out: Path, records: dict) -> None:
+def _write_manifest(out: Path, records: dict[str, Any]) -> None:
     text = json.dumps({"format": MANIFEST_FORMAT, "outputs": records}, indent=1) + "\n"
     (out / MANIFEST).write_text(text)
 
 
-def _write_header(spec: BuildSpec, out: Path, records: dict) -> bool:
+def _write_header(spec: BuildSpec, out: Path, records: dict[str, Any]) -> bool:
     """Write the combined header from the files on disk; only when its text changes (keeps its mtime)."""
     order = [v.output for e in spec.entries for v in e.variants]
     artifacts = [_artifact_on_disk(out, name, records[name]) for name in order]
@@ -162,6 +166,6 @@ def _write_header(spec: BuildSpec, out: Path, records: dict) -> bool:
     return True
 
 
-def _artifact_on_disk(out: Path, name: str, rec: dict) -> Artifact:
+def _artifact_on_disk(out: Path, name: str, rec: dict[str, Any]) -> Artifact:
     return Artifact(name, rec["kernel"], rec["source"], rec["target_env"], (out / f"{name}.spv").read_bytes(),
                     json.loads((out / f"{name}.json").read_text()), rec.get("spec", {}), rec.get("consts", {}))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..spirv.tools import TARGET_ENVS
+from ..ir.targets import TARGET_ENVS
 from .cspell import identifier
 from .errors import InputError
 from .loading import check_file
@@ -48,8 +48,8 @@ class Variant:
     """One output of an entry: its name and the spec-constant defaults and Const values it is built with."""
 
     output: str
-    spec: dict
-    consts: dict
+    spec: dict[str, Any]
+    consts: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _suffix_value(v: Any) -> str:
     return re.sub(r"\W", "_", str(v).lower()).replace("-", "m")
 
 
-def _values(table: dict, key: str, where: str) -> dict:
+def _values(table: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     d = table.get(key, {})
     if not isinstance(d, dict):
         raise InputError(f"{where}: {key} must be a table of NAME = value")
@@ -154,27 +154,27 @@ def _values(table: dict, key: str, where: str) -> dict:
     return dict(d)
 
 
-def _env(table: dict, where: str) -> str | None:
-    env = _opt(table, "target_env", str, where)
+def _env(table: dict[str, Any], where: str) -> str | None:
+    env: str | None = _opt(table, "target_env", str, where)
     if env is not None and env not in TARGET_ENVS:
         raise InputError(f"{where}: target_env must be one of {', '.join(sorted(TARGET_ENVS))}, got {env!r}")
     return env
 
 
-def _device(table: dict, where: str, spec_path: Path) -> str | None:
+def _device(table: dict[str, Any], where: str, spec_path: Path) -> str | None:
     """A device profile: a shipped name as written, a ``.json`` file resolved against the spec's folder."""
     device = _opt(table, "device", str, where)
     return str(spec_path.parent / device) if device and device.endswith(".json") else device
 
 
-def _opt(table: dict, key: str, kind: type, where: str) -> Any:
+def _opt(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
     v = table.get(key)
     if v is not None and not isinstance(v, kind):
         raise InputError(f"{where}: {key} must be a {kind.__name__}, got {v!r}")
     return v
 
 
-def _keys(table: dict, known: set[str], where: str) -> None:
+def _keys(table: dict[str, Any], known: set[str], where: str) -> None:
     unknown = sorted(set(table) - known)
     if unknown:
         raise InputError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")

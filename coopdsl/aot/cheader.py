@@ -158,7 +158,7 @@ def _kernel(a: Artifact) -> Section:
     return Section(lines, [], any(s.math_h for s in parts))
 
 
-def _values(d: dict) -> str:
+def _values(d: dict[str, Any]) -> str:
     return " ".join(f"{k}={v!r}" for k, v in d.items())
 
 
@@ -172,7 +172,7 @@ def _spirv(p: str, P: str, a: Artifact) -> Section:
     return Section(lines, [f"{p}_spv", f"sizeof({p}_spv)"])
 
 
-def _workgroup(P: str, r: dict) -> Section:
+def _workgroup(P: str, r: dict[str, Any]) -> Section:
     size, ids = r["workgroup_size"], r["workgroup_size_spec_ids"]
     lines = [f"#define {P}_WORKGROUP_SIZE_{axis} {n}u" for axis, n in zip("XYZ", size)]
     lines += [f"#define {P}_WORKGROUP_SIZE_{axis}_SPEC_ID {i}u" for axis, i in zip("XYZ", ids) if i is not None]
@@ -183,7 +183,7 @@ def _workgroup(P: str, r: dict) -> Section:
                            "{" + ", ".join("-1" if i is None else str(i) for i in ids) + "}", f"{required}u"])
 
 
-def _bindings(p: str, P: str, bindings: list[dict]) -> Section:
+def _bindings(p: str, P: str, bindings: list[dict[str, Any]]) -> Section:
     if not bindings:
         return Section([f"#define {P}_BINDING_COUNT 0u"], ["NULL", "0u"])
     names = C.unique([b["name"] for b in bindings], lambda n: C.macro(P, "BINDING", n), "bindings")
@@ -199,7 +199,7 @@ def _bindings(p: str, P: str, bindings: list[dict]) -> Section:
     return Section(lines, [f"{p}_bindings", f"{P}_BINDING_COUNT"])
 
 
-def _push(p: str, P: str, push: dict) -> Section:
+def _push(p: str, P: str, push: dict[str, Any]) -> Section:
     members, size = push["members"], push["size"]
     lines = [f"#define {P}_PUSH_CONSTANT_SIZE {size}u"]
     if not members:
@@ -212,7 +212,7 @@ def _push(p: str, P: str, push: dict) -> Section:
     return Section(lines, [f"{P}_PUSH_CONSTANT_SIZE", f"{p}_push_members", f"{len(members)}u"])
 
 
-def _spec(p: str, P: str, consts: list[dict]) -> Section:
+def _spec(p: str, P: str, consts: list[dict[str, Any]]) -> Section:
     if not consts:
         return Section([], ["NULL", "NULL", "0u", "NULL", "0u"])
     sizes = [C.C_TYPES[s["type"]][1] for s in consts]
@@ -237,7 +237,7 @@ def _spec(p: str, P: str, consts: list[dict]) -> Section:
                            f"{at}u"], math_h)
 
 
-def _needs(p: str, r: dict) -> Section:
+def _needs(p: str, r: dict[str, Any]) -> Section:
     need = requirements(r)
     lines = [f"/* not mapped to a Vulkan feature; check by hand: {', '.join(need.unmapped_capabilities)} */"
              ] if need.unmapped_capabilities else []

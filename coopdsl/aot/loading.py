@@ -12,6 +12,7 @@ import runpy
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 from ..errors import CoopDSLError, SourceLoc
 from ..frontend.source import parse_file
@@ -73,7 +74,7 @@ def _check_encoding(path: str) -> None:
                               f"(# -*- coding: latin-1 -*-, PEP 263)") from None
 
 
-def _run_file(path: str) -> dict:
+def _run_file(path: str) -> dict[str, Any]:
     """Run the file as ``runpy.run_path(path, run_name="__coopdsl_emit__")`` does, parsing it only once:
     the code runs from the tree the front end then finds the kernels' source in (a large file took as
     long to parse as to compile the rest).  Files ``linecache`` cannot read go through ``runpy``."""

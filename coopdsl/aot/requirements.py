@@ -8,6 +8,8 @@ instead of failing, since a generated header must still be written.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._records import record
 
 # Vulkan API version (VK_MAKE_API_VERSION(0, 1, minor, 0)) each target environment needs.
@@ -25,7 +27,7 @@ class Requirements:
     unmapped_capabilities: tuple[str, ...]
 
 
-def requirements(reflection: dict) -> Requirements:
+def requirements(reflection: dict[str, Any]) -> Requirements:
     """The :class:`Requirements` of a module described by ``reflection`` (see docs/runtime.md)."""
     # imported here: loading coopdsl.runtime brings numpy and ctypes, which `coopdsl emit` should not pay for
     from ..runtime.features import ALWAYS, CAPABILITIES, EXTENSION_FOR_SPIRV, extra_needs

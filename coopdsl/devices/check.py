@@ -94,7 +94,7 @@ class _Env:
 
 
 # -- public entry points -----------------------------------------------------------------
-def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> list[Mismatch]:
+def mismatches(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | None = None) -> list[Mismatch]:
     """Everything in the kernel (by its reflection) that ``device`` does not offer; [] when it can run.
 
     ``device`` is anything :func:`~coopdsl.devices.load_profile` accepts;
@@ -109,7 +109,7 @@ def mismatches(reflection: dict, device: Any, spec: Mapping[str, Any] | None = N
             + _shared_memory_problems(reflection, env))
 
 
-def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None) -> None:
+def verify(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`DeviceMismatchError` at the first offending kernel line if ``device`` cannot run it."""
     profile = load_profile(device)
     found = mismatches(reflection, profile, spec)
@@ -118,7 +118,7 @@ def verify(reflection: dict, device: Any, spec: Mapping[str, Any] | None = None)
 
 
 # -- the kernel side, resolved -------------------------------------------------------------
-def _env(reflection: dict, profile: DeviceProfile, spec: Mapping[str, Any]) -> _Env:
+def _env(reflection: dict[str, Any], profile: DeviceProfile, spec: Mapping[str, Any]) -> _Env:
     values = {s["name"]: s["default"] for s in reflection.get("spec_constants", [])}
     for name, v in spec.items():
         try:
@@ -155,7 +155,7 @@ class _MulAdd:
     saturating: bool
 
 
-def _matrix(m: dict, env: _Env) -> _Matrix:
+def _matrix(m: dict[str, Any], env: _Env) -> _Matrix:
     use = _named(m["use"], USES, env)
     name = m.get("type") or matrix_text(m["component"], m["rows"], m["cols"], use, m["scope"])
     return _Matrix(_loc(m.get("loc")), name, isinstance(m["rows"], dict) or isinstance(m["cols"], dict),
@@ -163,12 +163,12 @@ def _matrix(m: dict, env: _Env) -> _Matrix:
                    _named(m["scope"], SCOPES, env))
 
 
-def _muladd(m: dict, env: _Env) -> _MulAdd:
+def _muladd(m: dict[str, Any], env: _Env) -> _MulAdd:
     return _MulAdd(_loc(m.get("loc")), resolve(m["M"], env.spec), resolve(m["N"], env.spec), resolve(m["K"], env.spec),
                    (m["A"], m["B"], m["C"], m["Result"]), _named(m["scope"], SCOPES, env), bool(m["saturating"]))
 
 
-def _named(value: Any, names: dict, env: _Env) -> str:
+def _named(value: Any, names: dict[int, str], env: _Env) -> str:
     if isinstance(value, str):
         return value
     v = resolve(value, env.spec)
@@ -208,7 +208,7 @@ def _scope_problems(mats: list[_Matrix], env: _Env) -> list[Mismatch]:
     return found
 
 
-def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+def _subgroup_size_problems(reflection: dict[str, Any], env: _Env) -> list[Mismatch]:
     """A required subgroup size the device cannot run (requiredSubgroupSize-02761/02762 of
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo, pNext-02755/02756 of VkPipelineShaderStageCreateInfo)."""
     n, p = env.required_subgroup_size, env.profile
@@ -232,7 +232,7 @@ def _subgroup_size_problems(reflection: dict, env: _Env) -> list[Mismatch]:
     return []
 
 
-def _workgroup_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+def _workgroup_problems(reflection: dict[str, Any], env: _Env) -> list[Mismatch]:
     """A workgroup (its size as specialized) the device cannot run: maxComputeWorkGroupInvocations and
     maxComputeWorkGroupSize (VUID-RuntimeSpirv-x-06429 ...); a driver handed one may fail or crash."""
     wg, p = env.workgroup, env.profile
@@ -251,7 +251,7 @@ def _workgroup_problems(reflection: dict, env: _Env) -> list[Mismatch]:
     return []
 
 
-def _shared_memory_problems(reflection: dict, env: _Env) -> list[Mismatch]:
+def _shared_memory_problems(reflection: dict[str, Any], env: _Env) -> list[Mismatch]:
     """Shared arrays (Workgroup variables) beyond maxComputeSharedMemorySize (VUID-RuntimeSpirv-Workgroup-06530):
     the H100's driver took such a module and lost the device at the first submit.  Located at the declaration
     (``cd.shared``) of the largest array; a profile that does not know the limit skips the rule."""
@@ -264,7 +264,7 @@ def _shared_memory_problems(reflection: dict, env: _Env) -> list[Mismatch]:
         return []
     sizes = [(resolve(a["bytes"], env.spec), a) for a in shared.get("arrays", [])]
     parts = ", ".join(f"{a['name']}: {n}" + _spec_length(a.get("length"), env) for n, a in sizes)
-    largest: dict = max(sizes, key=lambda s: s[0], default=(0, {}))[1]
+    largest: dict[str, Any] = max(sizes, key=lambda s: s[0], default=(0, {}))[1]
     return [Mismatch(_loc(largest.get("loc") or reflection.get("workgroup_size_loc")),
                      f"the kernel's shared arrays take {total} bytes{f' ({parts})' if parts else ''}; "
                      f"{env.profile.name} allows at most {limit} bytes of shared memory per workgroup "
@@ -371,7 +371,7 @@ def _matrix_offer(m: _Matrix, c: Config, env: _Env) -> tuple[str, int, int]:
     return comp, rows, cols
 
 
-def _matrix_key(m: _Matrix, c: Config, comp: str, rows: int, cols: int, env: _Env) -> tuple:
+def _matrix_key(m: _Matrix, c: Config, comp: str, rows: int, cols: int, env: _Env) -> tuple[bool, bool, float, float]:
     return comp != m.component, c.scope != m.scope, _invocation_gap(c, env), _distance((m.rows, m.cols), (rows, cols))
 
 
@@ -386,7 +386,7 @@ def _distance(want: tuple[int, ...], have: tuple[int, ...]) -> float:
     return sum(abs(math.log2(max(w, 1) / max(h, 1))) for w, h in zip(want, have))
 
 
-def _best(offers: list[tuple[tuple, str]]) -> tuple[str, ...]:
+def _best(offers: list[tuple[tuple[Any, ...], str]]) -> tuple[str, ...]:
     out: list[str] = []
     for _, t in sorted(offers, key=lambda o: o[0]):
         if t not in out:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import CoopDSLError
 
-Dim = int | dict
+Dim = int | dict[str, Any]
 
 
 def _div(a: int, b: int) -> int:
@@ -47,12 +47,12 @@ def resolve(dim: Dim, spec: Mapping[str, Any] | None = None) -> int:
     if not isinstance(dim, dict):
         return dim
     if "spec_id" in dim:
-        return (spec or {}).get(dim["name"], dim["value"])
+        return cast(int, (spec or {}).get(dim["name"], dim["value"]))
     fn = OPS.get(dim["op"])
     if fn is None:
         raise DimError(f"cannot evaluate the operator '{dim['op']}' in dimension {dim.get('expr', dim)}")
     try:
-        return fn(*(resolve(a, spec) for a in dim["args"]))
+        return cast(int, fn(*(resolve(a, spec) for a in dim["args"])))
     except ZeroDivisionError:
         raise DimError(f"dimension {dim.get('expr')} divides by zero") from None
 
@@ -61,7 +61,7 @@ def text(dim: Dim) -> str:
     """How ``dim`` reads in kernel code: ``16``, ``TM``, ``(TM * 2)``."""
     if not isinstance(dim, dict):
         return str(dim)
-    return dim["name"] if "spec_id" in dim else dim["expr"]
+    return cast(str, dim["name"] if "spec_id" in dim else dim["expr"])
 
 
 SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//", "rem": "%", "and": "&", "or": "|", "xor": "^",

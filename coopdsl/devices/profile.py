@@ -72,7 +72,7 @@ class DeviceProfile:
     max_workgroup_size: tuple[int, ...] = ()  # maxComputeWorkGroupSize (x, y, z); empty: not known
     max_shared_memory: int = 0  # maxComputeSharedMemorySize in bytes; 0: not known
     source: Any = field(default=None, compare=False)  # where the data comes from (shipped profiles cite it)
-    data: dict = field(default_factory=dict, repr=False, compare=False)
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def khr_only(self) -> DeviceProfile:
         """This device without VK_NV_cooperative_matrix2: KHR configurations only (a portability check)."""
@@ -81,7 +81,7 @@ class DeviceProfile:
                                    flexible_max_dimension=0)
 
     @classmethod
-    def from_dict(cls, d: dict, where: str = "profile") -> DeviceProfile:
+    def from_dict(cls, d: dict[str, Any], where: str = "profile") -> DeviceProfile:
         """A profile from one ``coopdsl devices --json`` device entry."""
         if not isinstance(d, dict):
             raise ProfileError(f"{where}: a device profile is a JSON object, got {type(d).__name__}")
@@ -111,7 +111,7 @@ class DeviceProfile:
             raise ProfileError(f"{where}: malformed field: {e}") from None
 
 
-def _config(c: dict, flexible: bool) -> Config:
+def _config(c: dict[str, Any], flexible: bool) -> Config:
     if flexible:
         return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], **{t: c[t] for t in TYPES},
                       scope=c["scope"], saturating=bool(c.get("saturating")), flexible=True,

@@ -18,7 +18,7 @@ compile time, like the buffer arguments of a ``@cd.func`` call:
 from __future__ import annotations
 
 from dataclasses import field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._records import record
 from ..errors import TypeMismatchError
@@ -36,7 +36,7 @@ class Captured:
     """A kernel value a callback reads itself instead of receiving it: a constant or a push constant."""
 
     value: Value = field(compare=False)
-    key: tuple  # what makes two captures the same specialisation
+    key: tuple[Any, ...]  # what makes two captures the same specialisation
 
     def materialize(self, em: Emitter) -> Value:
         """The value inside the function ``em`` builds (a push constant is loaded again)."""
@@ -58,7 +58,7 @@ def push_constant_member(v: Value) -> int | None:
         return None
     var, index = access.operands
     if isinstance(var, GlobalVar) and var.role == "push" and isinstance(index, Const):
-        return index.value
+        return cast(int, index.value)
     return None
 
 

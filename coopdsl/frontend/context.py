@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 class Context:
     """State and services of one function's code generation (see the module docstring)."""
 
-    STATEMENTS: ClassVar[dict] = {}
-    EXPRESSIONS: ClassVar[dict] = {}
-    _handler_table: ClassVar[dict]  # node type -> handler, made once per class (see _handlers)
+    STATEMENTS: ClassVar[dict[type, Any]] = {}
+    EXPRESSIONS: ClassVar[dict[type, Any]] = {}
+    _handler_table: ClassVar[dict[type, Any]]  # node type -> handler, made once per class (see _handlers)
 
     def __init__(self, fn: Callable[..., Any], src: Source, module: Module, func: Function | None = None,
                  device_call: Callable[[Context, DeviceFunction, list[Any], dict[str, Any]], Any] | None = None,
@@ -67,7 +67,8 @@ class Context:
         self.scope = _closure_vars(fn)
         self.locals = set(src.body_names())
         self._globals_seen: dict[str, object] = {}  # global or closure name -> what lookup() made of it
-        self._access_parts: dict[int, tuple] = {}  # id(buffer) -> (buffer, access prefix, element pointer type)
+        # id(buffer) -> (buffer, access prefix, element pointer type)
+        self._access_parts: dict[int, tuple[BufferRef, list[Value], T.PointerType]] = {}
         self._handler_of = type(self)._handlers().get  # node type -> handler, looked up once per node
         self._iv = 0
         # kernel parameter name -> (the value it holds on entry, what it is): a uniform block or push constant,
@@ -102,7 +103,7 @@ class Context:
             em.node, em.known_loc = prev
 
     @classmethod
-    def _handlers(cls) -> dict[type, Callable]:
+    def _handlers(cls) -> dict[type, Callable[..., Any]]:
         """Node type -> handler(self, node): the statement methods (as this class defines them) and the
         expression functions; built once per class."""
         table = cls.__dict__.get("_handler_table")

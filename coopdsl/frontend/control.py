@@ -4,7 +4,7 @@ break/continue and return, written as structured SSA (merge blocks, loop headers
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
@@ -200,7 +200,7 @@ class ControlFlow(Context):
             if a.type != ty:
                 raise TypeMismatchError(f"{what} is {v.type} but the loop counts in {ty}", self.em.loc)
             return a
-        return v
+        return cast(Value, v)
 
     def stmt_while(self, node: ast.While) -> None:
         if node.orelse:

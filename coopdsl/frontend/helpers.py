@@ -194,7 +194,7 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
 
 def _annotations(dfn: DeviceFunction) -> dict[str, T.Type]:
     """The parameter and return annotations of ``dfn`` that name coopdsl value types (others are ignored)."""
-    cached = dfn.__dict__.get("_coopdsl_annotations")
+    cached: dict[str, T.Type] | None = dfn.__dict__.get("_coopdsl_annotations")
     if cached is not None:
         return cached
     out: dict[str, T.Type] = {}

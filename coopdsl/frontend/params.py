@@ -41,7 +41,7 @@ class KernelParams:
     specs: list[SpecConst] = field(default_factory=list)
     push: list[tuple[str, T.Type, int]] = field(default_factory=list)  # name, type, offset
     push_var: GlobalVar | None = None
-    uniforms: list = field(default_factory=list)  # (name, variable, struct type)
+    uniforms: list[tuple[Any, ...]] = field(default_factory=list)  # (name, variable, struct type)
 
 
 def parameter_annotations(fn: Callable[..., Any], src: Source) -> dict[str, Any]:
@@ -88,11 +88,11 @@ class _Building:
     fn: Any
     src: Any
     module: Module
-    consts: dict
-    defaults: dict
-    used_ids: set
+    consts: dict[str, Any]
+    defaults: dict[str, Any]
+    used_ids: set[int]
     params: KernelParams = field(default_factory=KernelParams)
-    bindings: dict = field(default_factory=dict)
+    bindings: dict[str, Any] = field(default_factory=dict)
     next_id: int = 0  # the next specialization constant id to try
     push: list[tuple[str, T.Type]] = field(default_factory=list)  # push-constant members, in parameter order
 

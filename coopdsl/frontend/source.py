@@ -65,7 +65,7 @@ class Source:
 
 # id(code) -> (a weak reference to the code object, its Source).  By identity: code objects compare
 # equal across files when only their file names differ, so a WeakKeyDictionary would mix them up.
-_parsed: dict[int, tuple[weakref.ref, Source]] = {}
+_parsed: dict[int, tuple[weakref.ref[CodeType], Source]] = {}
 _files: dict[str, tuple[str, ast.Module]] = {}  # file -> (its text, its tree), the last version parsed
 
 
@@ -80,9 +80,9 @@ def parse_function(fn: Callable[..., Any]) -> Source:
     return src
 
 
-def _forget(key: int) -> Callable[[weakref.ref], None]:
+def _forget(key: int) -> Callable[[weakref.ref[CodeType]], None]:
     """The weak-reference callback that drops a dead code object's entry (unless the id was reused)."""
-    def callback(ref: weakref.ref) -> None:
+    def callback(ref: weakref.ref[CodeType]) -> None:
         entry = _parsed.get(key)
         if entry is not None and entry[0] is ref:
             del _parsed[key]

@@ -57,7 +57,7 @@ def pointers_of(placed: dict[int, Any], region: Region) -> dict[int, Ptr]:
     return out
 
 
-def _buffer(g: GlobalVar, values: dict, device: DeviceMemory) -> Allocation:
+def _buffer(g: GlobalVar, values: dict[str, Any], device: DeviceMemory) -> Allocation:
     if g.name not in values:
         raise LaunchArgumentError(f"missing buffer '{g.name}'")
     arr = values[g.name]
@@ -79,7 +79,7 @@ def _buffer(g: GlobalVar, values: dict, device: DeviceMemory) -> Allocation:
     return device.allocate(f"buffer '{g.name}'", arr, arr, writable=not g.info.get("readonly"))
 
 
-def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory) -> Allocation:
+def _uniform(g: GlobalVar, values: dict[str, Any], layout: Layout, device: DeviceMemory) -> Allocation:
     if g.name not in values:
         raise LaunchArgumentError(f"missing uniform block '{g.name}'")
     v = values[g.name]
@@ -96,7 +96,7 @@ def _uniform(g: GlobalVar, values: dict, layout: Layout, device: DeviceMemory) -
     return device.allocate(f"uniform block '{g.name}'", data)
 
 
-def _pack(block: dict[str, Any], values: dict, what: str, device: DeviceMemory) -> bytes:
+def _pack(block: dict[str, Any], values: dict[str, Any], what: str, device: DeviceMemory) -> bytes:
     """The bytes of a push-constant or uniform block: the runtime's packer (coopdsl/_packing.py), with an
     array given for a pointer placed in the interpreter's device memory (and written back after the run)."""
     def address(m: Mapping[str, Any], v: Any) -> Any:

@@ -37,7 +37,7 @@ and errors name that invocation and the element.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class _OwnedTracker:
     def agents(self, slots: np.ndarray, workgroup_scope: bool = False) -> np.ndarray:
         if workgroup_scope:
             return np.full(len(slots), WORKGROUP, np.int16)
-        return self._agents[slots]
+        return cast(np.ndarray, self._agents[slots])
 
     def read(self, byte_addr: np.ndarray, agents: np.ndarray, slots: np.ndarray) -> None:
         self.tracker.read(byte_addr, agents, slots)

@@ -27,7 +27,7 @@ from .plans import plan_of
 from .races import Race
 
 
-def run_function(m: Machine, func: Function, args: list, mask: np.ndarray) -> Any:
+def run_function(m: Machine, func: Function, args: list[Any], mask: np.ndarray) -> Any:
     """Run ``func`` for the invocations in ``mask``; its return value per invocation (None for void)."""
     for p, a in zip(func.params, args):
         m.env[id(p)] = a
@@ -101,7 +101,7 @@ def execute(m: Machine, op: Op) -> None:
         m.define(op, result)
 
 
-def _phis(m: Machine, block: Block, came_from: np.ndarray, index: dict) -> None:
+def _phis(m: Machine, block: Block, came_from: np.ndarray, index: dict[int, int]) -> None:
     if not block.phis:
         return
     values = []
@@ -121,7 +121,7 @@ def _phis(m: Machine, block: Block, came_from: np.ndarray, index: dict) -> None:
         m.define(phi, value)
 
 
-def _goto(pending: dict, queue: list, target: int, lanes: np.ndarray) -> None:
+def _goto(pending: dict[int, np.ndarray], queue: list[int], target: int, lanes: np.ndarray) -> None:
     if not lanes.any():
         return
     if target in pending:
@@ -131,7 +131,7 @@ def _goto(pending: dict, queue: list, target: int, lanes: np.ndarray) -> None:
         heapq.heappush(queue, target)
 
 
-_INDEX: dict[int, tuple[Function, dict]] = {}
+_INDEX: dict[int, tuple[Function, dict[int, int]]] = {}
 
 
 def _block_index(func: Function) -> dict[int, int]:

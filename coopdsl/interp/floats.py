@@ -64,7 +64,7 @@ def round_to_format(x: np.ndarray, fmt: Format) -> np.ndarray:
         over = r > fmt.max_finite
         r = np.where(over, np.inf if fmt.has_inf else np.nan, r)
         r = np.where(np.isnan(ax), np.nan, np.where(np.isinf(ax), np.inf if fmt.has_inf else np.nan, r))
-        return np.copysign(r, x)
+        return cast(np.ndarray, np.copysign(r, x))
 
 
 def round_float(x: npt.ArrayLike, t: T.ScalarType) -> np.ndarray:

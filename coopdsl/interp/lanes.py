@@ -54,7 +54,7 @@ class Lanes:
         return self.N // self.group_size(scope)
 
     @cached_property
-    def _real_per_group(self) -> dict:
+    def _real_per_group(self) -> dict[Scope, np.ndarray]:
         return {s: self.valid.reshape(self.groups(s), -1).sum(axis=1) for s in (Scope.Subgroup, Scope.Workgroup)}
 
     def partial_groups(self, scope: Scope, mask: np.ndarray) -> np.ndarray:

@@ -61,7 +61,7 @@ class Machine:
         self._regions: dict[int, Region] = {}
         self.shared: list[Region] = []
         self.plans: dict[int, Plan] = {}  # id(op) -> Plan (see coopdsl.interp.plans)
-        self.mask = lanes.valid.copy()
+        self.mask: np.ndarray = lanes.valid.copy()
         self.full = True
         self._active: np.ndarray | None = None
         # the scheduler's run_function(machine, func, args, mask), set at launch: ops that call a function
@@ -223,7 +223,7 @@ class Machine:
         g = a.reshape(self.lanes.groups(scope), -1)
         m = self.mask.reshape(g.shape)
         first = np.argmax(m, axis=1)
-        pick = g[np.arange(len(g)), first]
+        pick: np.ndarray = g[np.arange(len(g)), first]
         differs = m & (g != pick[:, None])
         if g.dtype.kind == "f":  # NaN equals NaN here: the same value in every invocation
             differs &= ~(np.isnan(g) & np.isnan(pick[:, None]))

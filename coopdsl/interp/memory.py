@@ -18,7 +18,7 @@ device allocations for a device address).  Accesses outside raise
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -238,12 +238,12 @@ def _mark(written: np.ndarray, addr: np.ndarray, size: int) -> None:
 def _all_written(written: np.ndarray, addr: np.ndarray, size: int) -> np.ndarray:
     """Per address of ``addr`` (M,), whether the ``size`` bytes there were all written."""
     if size == 1:
-        return written[addr]
+        return cast(np.ndarray, written[addr])
     word = 4 if size % 4 == 0 else 2 if size % 2 == 0 else 1
     if word > 1 and not np.any(addr % word):
         words = written[:len(written) // word * word].view(_WORD[word])
-        return np.all(words[addr[:, None] // word + np.arange(size // word)] == _ALL[word], axis=1)
-    return np.all(written[addr[:, None] + np.arange(size)], axis=1)
+        return cast(np.ndarray, np.all(words[addr[:, None] // word + np.arange(size // word)] == _ALL[word], axis=1))
+    return cast(np.ndarray, np.all(written[addr[:, None] + np.arange(size)], axis=1))
 
 
 def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str, slots: np.ndarray) -> None:
@@ -294,9 +294,9 @@ def _value_bytes(t: T.Type, layout: Layout) -> np.ndarray:
 def _gather(data: np.ndarray, addr: np.ndarray, sd: np.dtype) -> np.ndarray:
     size = sd.itemsize
     if size == 1:
-        return data[addr].view(sd)
+        return cast(np.ndarray, data[addr].view(sd))
     if not np.any(addr % size):
-        return data.view(sd)[addr // size]
+        return cast(np.ndarray, data.view(sd)[addr // size])
     raw = data[np.asarray(addr)[..., None] + np.arange(size)]
     return np.ascontiguousarray(raw).view(sd)[..., 0]
 

@@ -18,7 +18,7 @@ Atomic accesses are not tracked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class RaceTracker:
         """The subgroup (within its workgroup) of each slot, or WORKGROUP."""
         if workgroup_scope:
             return np.full(len(slots), WORKGROUP, np.int16)
-        return (self.lanes.local[slots] // self.lanes.sgs).astype(np.int16)
+        return cast(np.ndarray, (self.lanes.local[slots] // self.lanes.sgs).astype(np.int16))
 
     def read(self, byte_addr: np.ndarray, agents: np.ndarray, slots: np.ndarray) -> None:
         """Record reads of ``byte_addr`` (M, k) by ``agents`` (M,) of ``slots``; raise Race on a conflict."""
@@ -128,4 +128,4 @@ class RaceTracker:
 
 def _conflict(other: np.ndarray, me: np.ndarray) -> np.ndarray:
     """Whether accesses by ``other`` and ``me`` are unordered without a barrier."""
-    return other != me
+    return cast(np.ndarray, other != me)

@@ -15,7 +15,7 @@ values (see :mod:`coopdsl.interp.floats`); bools in ``np.bool_`` arrays.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -84,7 +84,7 @@ def matrix_splat(t: T.CoopMatType, scalar: Any, rows: int, cols: int) -> np.ndar
 def decode(t: T.ScalarType, raw: np.ndarray) -> np.ndarray:
     """Values of ``t`` from their storage bits."""
     if t.is_bool:
-        return raw != 0
+        return cast(np.ndarray, raw != 0)
     if t.is_float and t.encoding is not None:
         return from_bits(raw, t)
     return raw

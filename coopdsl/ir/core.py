@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import field
-from typing import Any
+from typing import Any, cast
 
 from .._records import record
 from ..errors import SourceLoc
@@ -217,23 +217,24 @@ class Module:
     """A compiled kernel: its entry function, helpers and module-level values."""
 
     name: str
-    workgroup_size: tuple = (1, 1, 1)  # ints or SpecConst per dimension
+    workgroup_size: tuple[int | SpecConst, ...] = (1, 1, 1)  # ints or SpecConst per dimension
     functions: list[Function] = field(default_factory=list)
     globals: list[GlobalVar] = field(default_factory=list)
     spec_consts: list[SpecConst] = field(default_factory=list)
     spec_ops: list[SpecOp] = field(default_factory=list)
-    _consts: dict = field(default_factory=dict)
+    _consts: dict[tuple[Type, Any], Const] = field(default_factory=dict)
     source_file: str = ""
-    target_version: tuple = (1, 6)
-    written_buffers: set = field(default_factory=set)  # buffer names any function stores to
+    target_version: tuple[int, int] = (1, 6)
+    written_buffers: set[str] = field(default_factory=set)  # buffer names any function stores to
     # spec constant name -> the default compile(spec=...) gives it: the front end creates the constant with
     # that value, so every rule it checks at a spec constant's value sees it (not the Python default)
-    spec_overrides: dict = field(default_factory=dict)
-    helpers: dict = field(default_factory=dict)  # (device function, signature) -> Function
-    _spec_ops_by_sym: dict = field(default_factory=dict, repr=False)  # SymDim -> spec_ops with it, in order
+    spec_overrides: dict[str, Any] = field(default_factory=dict)
+    helpers: dict[tuple[Any, ...], Function] = field(default_factory=dict)  # (device function, signature) -> Function
+    # SymDim -> spec_ops with it, in order
+    _spec_ops_by_sym: dict[SymDim, list[SpecOp]] = field(default_factory=dict, repr=False)
     # (id(type), const key) -> (type, constant): const() for a type object seen before, without hashing the
     # type (the entry holds the object, so no other object takes its id)
-    _consts_by_type_id: dict = field(default_factory=dict, repr=False)
+    _consts_by_type_id: dict[tuple[int, Any], tuple[Type, Const]] = field(default_factory=dict, repr=False)
 
     def const(self, type: Type, value: Any) -> Const:
         """The (unique) constant of ``type`` with ``value``."""
@@ -312,7 +313,7 @@ def const_key(value: Any) -> Any:
 def dim_of(v: Value) -> Dim:
     """A constant-like value as a Dim: an int, or a SymDim for spec constants and spec ops."""
     if isinstance(v, Const):
-        return v.value
+        return cast(Dim, v.value)
     if isinstance(v, SpecConst):
         return SymDim("spec", (v.spec_id, v.name, v.type.name, v.default))
     if isinstance(v, SpecOp):

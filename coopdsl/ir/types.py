@@ -14,7 +14,8 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 import contextvars
-from typing import Literal, NoReturn
+from collections.abc import Callable
+from typing import Any, Literal, NoReturn
 
 from .._records import record
 from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, matrix_scope, matrix_use
@@ -118,7 +119,7 @@ class SymDim:
     """
 
     op: str
-    args: tuple
+    args: tuple[Any, ...]
 
     def __repr__(self) -> str:
         """The dataclass repr, kept once made: :func:`symbolic` orders operands by it (the fields never change)."""
@@ -147,9 +148,10 @@ def dim_value(d: Dim) -> int | None:
     if len(args) != len(maybe):
         return None
     a = args[0]
-    ops = {"add": lambda: a + args[1], "sub": lambda: a - args[1], "mul": lambda: a * args[1],
-           "div": lambda: int(a / args[1]) if args[1] else None, "shl": lambda: a << args[1],
-           "shr": lambda: a >> args[1]}
+    ops: dict[str, Callable[[], int | None]] = {
+        "add": lambda: a + args[1], "sub": lambda: a - args[1], "mul": lambda: a * args[1],
+        "div": lambda: int(a / args[1]) if args[1] else None, "shl": lambda: a << args[1],
+        "shr": lambda: a >> args[1]}
     fn = ops.get(d.op)
     return fn() if fn is not None else None
 
@@ -188,7 +190,7 @@ _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "//", "rem": "%", "and": 
             "eq": "==", "ne": "!=", "land": "and", "lor": "or", "select": "?"}
 
 
-def symbolic(op: str, args: tuple) -> SymDim:
+def symbolic(op: str, args: tuple[Any, ...]) -> SymDim:
     """The symbolic dimension ``op(args)`` in a normal form: operands of commutative ops in a fixed order,
     so ``2 * TN`` and ``TN * 2`` are the same dimension."""
     if op in COMMUTATIVE:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
@@ -337,7 +337,7 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
     _no_arrays(em, v)
     src = v.type
     if src == target:
-        return v
+        return cast(Value, v)
     se, te = T.elem_of(src), T.elem_of(target)
     if not isinstance(se, T.ScalarType) or not isinstance(te, T.ScalarType):
         raise TypeMismatchError(f"cannot convert {src} to {target}", em.loc)

@@ -157,7 +157,7 @@ def check_untangled(func: Function, what: str) -> None:
     _walk(func, what, (), set())
 
 
-def _walk(func: Function, what: str, calls: tuple, seen: set) -> None:
+def _walk(func: Function, what: str, calls: tuple[Op, ...], seen: set[int]) -> None:
     if id(func) in seen:
         return
     seen.add(id(func))

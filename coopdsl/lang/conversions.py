@@ -29,7 +29,7 @@ from ..ir.core import Value
 from ..ir.literals import LiteralError, fit
 from ..ir.vocab import StorageClass
 from . import arith
-from .registry import Conversion
+from .registry import Conversion as Conversion
 from .types import VULKAN_SCOPES, Enumerant, as_scope
 from .values import BufferRef
 

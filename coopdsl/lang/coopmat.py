@@ -7,7 +7,7 @@ matrix *values*, registered by IR type (:class:`~coopdsl.ir.types.CoopMatType`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
@@ -111,7 +111,7 @@ def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
             f"local_array or private_array of matrices instead", cg.em.loc)
     ptr = memory_pointer(cg, buf, offset, what)
     raise_problem(cg.em, rules.memory_problem(ptr.type.pointee, what))
-    return ptr
+    return cast(Value, ptr)
 
 
 @builtin("(buffer, offset, *, stride, layout=RowMajor, aligned=None, nontemporal=None, volatile=None, "

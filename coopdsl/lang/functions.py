@@ -12,7 +12,7 @@ from .._records import record
 class DeviceFunction:
     """A Python function compiled, per argument signature, to a SPIR-V function when a kernel calls it."""
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable[..., Any]):
         self.fn = fn
         functools.update_wrapper(self, fn)
 
@@ -23,7 +23,7 @@ class DeviceFunction:
         return f"<coopdsl.func {self.fn.__name__}>"
 
 
-def func(fn: Callable) -> DeviceFunction:
+def func(fn: Callable[..., Any]) -> DeviceFunction:
     """Decorate a helper that kernels (and other helpers) call.
 
     Parameters take runtime values (scalars, vectors, cooperative matrices:

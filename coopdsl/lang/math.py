@@ -9,14 +9,15 @@ type of the other arguments.  bf16/fp8 values must be converted first.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
 from . import arith
 from .conversions import OPERAND, RUNTIME, Operand, Runtime, bool_vector, float_scalar_or_vector
-from .registry import BUILTINS, Builtin, call, make_builtin
+from .registry import BUILTINS as BUILTINS
+from .registry import Builtin, call, make_builtin
 
 if TYPE_CHECKING:
     from .context import Builder
@@ -135,7 +136,7 @@ _ATAN = MATH["atan"]
 
 def _atan(cg: Builder, y: Any, x: Any = None) -> Value:
     """GLSL's atan: atan(y_over_x), and atan(y, x), which is atan2 (the one math builtin whose arity varies)."""
-    return call(cg, _ATAN, [y], {}) if x is None else call(cg, MATH["atan2"], [y, x], {})
+    return cast(Value, call(cg, _ATAN, [y], {}) if x is None else call(cg, MATH["atan2"], [y, x], {}))
 
 
 _atan.__name__ = "atan"

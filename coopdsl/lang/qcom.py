@@ -20,6 +20,7 @@ from ..errors import ShapeError, TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Const, Value
 from ..ir.ops import qcom as rules
+from ..ir.ops.base import Problem
 from ..ir.vocab import MatrixUse
 from . import arith
 from .arrays import array_type, dim_value
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .context import Builder
 
 
-def _raise(cg: Builder, problem: rules.Problem | None) -> None:
+def _raise(cg: Builder, problem: Problem | None) -> None:
     if problem is not None:
         raise (ShapeError if problem.kind == "shape" else TypeMismatchError)(problem.message, cg.em.loc)
 
@@ -69,7 +70,7 @@ def bitcast_array(cg: Builder, array: Value, type: Any) -> Value:
                                     cg.em.loc)
         assert isinstance(src.type, T.ArrayType)  # array_problem checked it
         length = rules.bitcast_length(src.type, target)
-        if isinstance(length, rules.Problem):
+        if isinstance(length, Problem):
             _raise(cg, length)
             raise AssertionError  # _raise raised
         dim_value(cg, length)  # a symbolic length needs its OpSpecConstantOp in the module
@@ -168,7 +169,7 @@ def _to_array(cg: Builder, b: Builtin, mat: Value, elem: Any, line: str) -> Valu
         raise TypeMismatchError(f"{b.name}(elem) takes an element type ({m.elem} or u32), not "
                                 f"{cg.describe(elem)}", cg.em.loc)
     length = rules.line_length(m, elem, extract=True)
-    if isinstance(length, rules.Problem):
+    if isinstance(length, Problem):
         _raise(cg, length)
         raise AssertionError  # _raise raised
     dim_value(cg, length)  # a symbolic length needs its OpSpecConstantOp in the module

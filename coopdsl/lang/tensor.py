@@ -19,7 +19,7 @@ docs/lang/nv2.md has the rules and a worked GEMM.
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._records import record
 from ..errors import ArgumentError, TypeMismatchError
@@ -119,7 +119,7 @@ def _value32(cg: Builder, v: Any, what: str) -> Value:
     v = cg.as_index(v, what)
     if not is_int32(v.type):
         raise TypeMismatchError(f"{what} must be a 32-bit integer (u32 or i32), got {cg.describe(v)}", cg.em.loc)
-    return v
+    return cast(Value, v)
 
 
 def _clamp_bits(cg: Builder, value: Any, as_type: Any) -> Value:

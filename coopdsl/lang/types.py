@@ -19,22 +19,22 @@ from ..ir.types import (  # noqa: F401  (re-exported names kernels use)
     CoopMatType,
     ScalarType,
     VectorType,
-    bf16,
-    boolean,
-    e4m3,
-    e5m2,
-    f16,
-    f32,
-    f64,
-    i8,
-    i16,
-    i32,
-    i64,
-    u8,
-    u16,
-    u32,
-    u64,
 )
+from ..ir.types import bf16 as bf16
+from ..ir.types import boolean as boolean
+from ..ir.types import e4m3 as e4m3
+from ..ir.types import e5m2 as e5m2
+from ..ir.types import f16 as f16
+from ..ir.types import f32 as f32
+from ..ir.types import f64 as f64
+from ..ir.types import i8 as i8
+from ..ir.types import i16 as i16
+from ..ir.types import i32 as i32
+from ..ir.types import i64 as i64
+from ..ir.types import u8 as u8
+from ..ir.types import u16 as u16
+from ..ir.types import u32 as u32
+from ..ir.types import u64 as u64
 
 if TYPE_CHECKING:
     from .context import Builder

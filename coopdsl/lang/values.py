@@ -30,7 +30,7 @@ class BufferRef:
     var: Value  # GlobalVar, or the 'variable' op of a local array
     elem: T.Type
     storage: StorageClass = StorageClass.StorageBuffer
-    prefix: tuple = (0,)
+    prefix: tuple[int, ...] = (0,)
     length: T.Dim | None = None  # element count of fixed-size arrays
 
     @property

@@ -56,7 +56,7 @@ scratch layout, combined by :func:`combine_kernel`: 6 rows at 32768 keys 61 us (
 
 
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -453,7 +453,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
                     cnt[kvh] = 0                # ready for the next launch
 
     attention_decode.__name__ = attention_decode.__qualname__ = f"attention_decode_d{d}_r{R}"
-    return attention_decode
+    return cast(cd.Kernel, attention_decode)
 
 
 @cache
@@ -522,7 +522,7 @@ def combine_kernel(d: int, rows: int, out_f16: bool = False) -> cd.Kernel:
             o[ob + 6] = out_t(total.w)
 
     attention_decode_combine.__name__ = attention_decode_combine.__qualname__ = f"attention_decode_combine_d{d}"
-    return attention_decode_combine
+    return cast(cd.Kernel, attention_decode_combine)
 
 
 # --- the host side -------------------------------------------------------------------------------

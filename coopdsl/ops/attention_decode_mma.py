@@ -27,7 +27,7 @@ The chunk's unnormalised O, its row maxima M and sums L go to the scratch buffer
 """
 
 from functools import cache
-from typing import no_type_check
+from typing import cast, no_type_check
 
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec4
@@ -247,4 +247,4 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
             ml[(pbase + t) * 2 + 1] = lt
 
     attention_decode_mma.__name__ = attention_decode_mma.__qualname__ = f"attention_decode_mma_d{d}"
-    return attention_decode_mma
+    return cast(cd.Kernel, attention_decode_mma)

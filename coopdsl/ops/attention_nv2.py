@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -52,7 +52,7 @@ KINDS = {"f16": f16, "f32": f32, "bf16": u16}
 @cache
 def fa_kernel(f16acc: bool) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators."""
-    return flash_attn_cm2.specialize(F16ACC=int(f16acc))
+    return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc)))
 
 
 @cache
@@ -75,7 +75,7 @@ def convert_kernel(src: str, dst: str) -> cd.Kernel:
             y[i] = d_t(val)
             i += stride
 
-    return convert
+    return cast(cd.Kernel, convert)
 
 
 @cache
@@ -108,7 +108,7 @@ def mask_kernel(user_t: Any) -> cd.Kernel:
             out[i] = val
             i += stride
 
-    return build_mask
+    return cast(cd.Kernel, build_mask)
 
 
 def elementwise_grid(n: int) -> tuple[int]:

@@ -21,7 +21,7 @@ the workgroup size (ggml: the subgroup size). Grid: ``(ne1, ceil(D / BLOCK_SIZE)
 from __future__ import annotations
 
 from functools import cache
-from typing import no_type_check
+from typing import cast, no_type_check
 
 import coopdsl as cd
 from coopdsl import f16, f32, u32
@@ -117,7 +117,7 @@ def kernel(out_f16: bool = False) -> cd.Kernel:
             o = cd.clamp(o, -FLT_MAX, FLT_MAX)
             data_d[(i3 * ne2 + i2) * ne1 * D + D * n + d] = out_t(o)
 
-    return fa_split_k_reduce
+    return cast(cd.Kernel, fa_split_k_reduce)
 
 
 def grid(D: int, ne1: int, ne2: int, ne3: int, block_size: int = BLOCK_SIZE) -> tuple[int, int, int]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -157,7 +157,7 @@ def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
                     val = so[e] / total
                 o[qbase + (q0 + r) * d + e % d] = out_t(val)
 
-    return attention
+    return cast(cd.Kernel, attention)
 
 
 # --- the public op -------------------------------------------------------------------------------
@@ -418,7 +418,7 @@ def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
         x = np.asarray(x)
         if x.dtype == np.uint16:
             x = (x.astype(np.uint32) << 16).view(np.float32)
-        return x.astype(np.float64)
+        return cast(np.ndarray, x.astype(np.float64))
 
     q64, k64, v64 = f64(q), f64(k), f64(v)
     two_d = q64.ndim == 2
@@ -447,4 +447,4 @@ def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     e = np.exp(s - mx)
     total = e.sum(axis=-1, keepdims=True)
     o = np.matmul(e, v64) / np.where(total == 0.0, 1.0, total)
-    return o[0] if two_d else o
+    return cast(np.ndarray, o[0] if two_d else o)

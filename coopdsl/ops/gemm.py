@@ -20,7 +20,7 @@ problem and device: ``matmul(..., tune=True)`` times the shapes of
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -118,7 +118,7 @@ def kernel(kind: str, b_kmajor: bool = False) -> cd.Kernel:
                 if row0 + r < M and col0 + col < N:
                     c[(row0 + r) * N + col0 + col] = sc[e]
 
-    return matmul
+    return cast(cd.Kernel, matmul)
 
 
 # input kind -> configurations of the tiled kernel (coopdsl/ops/gemm_tiled.py, B row-major as matmul takes

@@ -36,7 +36,7 @@ parameters. ``coopdsl.ops.matmul`` uses this kernel when N and K are multiples o
 ``benchmarks/best_gemm/`` measures it per type pair.
 """
 
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, u32, vec4
@@ -80,7 +80,7 @@ def shared_bytes(a_type: Any, c: dict[str, Any], b_kmajor: bool = False, edge_m:
     a_rows, a_len = c["TILE_M"], c["TILE_K"]
     b_rows, b_len = (c["TILE_N"], c["TILE_K"]) if b_kmajor else (c["TILE_K"], c["TILE_N"])
     staging = c["WG"] // 32 * 16 * c.get("LN", 16) * c_bytes if edge_m else 0
-    return 16 * c.get("STAGES", 1) * (a_rows * (a_len // epv + 1) + b_rows * (b_len // epv + 1)) + staging
+    return cast(int, 16 * c.get("STAGES", 1) * (a_rows * (a_len // epv + 1) + b_rows * (b_len // epv + 1)) + staging)
 
 
 def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False) -> cd.Kernel:
@@ -247,4 +247,4 @@ def make(a_type: Any, c_type: Any, b_kmajor: bool = False, edge_m: bool = False)
                 else:
                     acc[i * C_COLS + j].store(d, (row0 + sg_row + i * 16) * N + col0 + sg_col + j * LN, stride=N)
 
-    return gemm_tiled
+    return cast(cd.Kernel, gemm_tiled)

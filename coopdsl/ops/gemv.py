@@ -25,7 +25,7 @@ matrices may be faster (:data:`MMA`).
 """
 
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -512,7 +512,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     gemv.__name__ = gemv.__qualname__ = f"gemv_{fmt}_x{nx}" + ("_q8w" if words else "_q8" if q8 else "_i8" if inline
                                                               else "") + \
         ("_f16" if x_f16 and not q8 else "")
-    return gemv
+    return cast(cd.Kernel, gemv)
 
 
 INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
@@ -560,7 +560,7 @@ def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
                 xq[blk * Q8_WORDS + 11] = i32(0)
 
     quantize_q8.__name__ = quantize_q8.__qualname__ = "quantize_q8" + ("_f16" if x_f16 else "")
-    return quantize_q8
+    return cast(cd.Kernel, quantize_q8)
 
 
 _BLOCKS = {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}

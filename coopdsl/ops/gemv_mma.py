@@ -29,7 +29,7 @@ memory.  W must have at least 16 rows and K be a multiple of 64 (:func:`takes`).
 """
 
 from functools import cache
-from typing import no_type_check
+from typing import cast, no_type_check
 
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32, vec2, vec4
@@ -87,7 +87,7 @@ def x_kernel(x_f16: bool = False) -> cd.Kernel:
             xh[t] = v
 
     gemv_mma_x.__name__ = gemv_mma_x.__qualname__ = "gemv_mma_x" + ("_f16" if x_f16 else "")
-    return gemv_mma_x
+    return cast(cd.Kernel, gemv_mma_x)
 
 
 @cd.func
@@ -276,4 +276,4 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
                 y[(t % np_) * M + out] = total
 
     gemv_mma.__name__ = gemv_mma.__qualname__ = f"gemv_mma_{fmt}_x{np_}_s{split}_d{depth}"
-    return gemv_mma
+    return cast(cd.Kernel, gemv_mma)

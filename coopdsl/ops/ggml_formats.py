@@ -1,5 +1,6 @@
-# mypy: disable-error-code="valid-type"
-# (struct members are annotated with coopdsl types, which mypy does not know as Python types)
+# mypy: disable-error-code="valid-type, name-defined"
+# (struct members are annotated with coopdsl types, which mypy does not know as Python types; under
+# --strict, cd.array is not an explicit export of coopdsl, so those annotations also read as undefined names)
 """ggml's block-quantized weight formats as coopdsl block structs and decode functions.
 
 A quantized matrix is stored row after row as *blocks*: each block covers

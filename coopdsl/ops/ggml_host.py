@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -105,7 +105,7 @@ def pack_push(push: dict[str, Any]) -> np.ndarray:
             out += struct.pack("<f", float(value))
         else:
             out += struct.pack("<I", int(value) & 0xFFFFFFFF)
-    return np.frombuffer(bytes(out), np.uint8).copy()
+    return cast(np.ndarray, np.frombuffer(bytes(out), np.uint8).copy())
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -283,7 +283,7 @@ def split_k_reduce(scratch: np.ndarray, HSV: int, ne1: int, ne2: int, ne3: int, 
         big_l = big_l * ms_ + vs_
         o = o * ms_[..., None]
     inv = np.where(big_l == 0.0, 0.0, 1.0 / np.where(big_l == 0.0, 1.0, big_l))
-    return (o * inv[..., None]).astype(np.float32)
+    return cast(np.ndarray, (o * inv[..., None]).astype(np.float32))
 
 
 def alibi_slopes(n_head: int, max_bias: float) -> np.ndarray:
@@ -294,7 +294,7 @@ def alibi_slopes(n_head: int, max_bias: float) -> np.ndarray:
     m0 = 2.0 ** (-max_bias / n_head_log2)
     m1 = 2.0 ** (-(max_bias / 2.0) / n_head_log2)
     h = np.arange(n_head)
-    return np.where(h < n_head_log2, m0 ** (h + 1), m1 ** (2 * (h - n_head_log2) + 1))
+    return cast(np.ndarray, np.where(h < n_head_log2, m0 ** (h + 1), m1 ** (2 * (h - n_head_log2) + 1)))
 
 
 def attention_scores(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, scale: float,
@@ -313,7 +313,7 @@ def attention_scores(q: np.ndarray, k: np.ndarray, mask: np.ndarray | None, scal
         mm = mask.astype(np.float64)[:, :, :n, :]
         mm = mm[np.arange(b) % mask.shape[0]][:, np.arange(h) % mask.shape[1]]
         s = s + alibi_slopes(h, max_bias)[None, :, None, None] * mm
-    return s
+    return cast(np.ndarray, s)
 
 
 def flash_attn_ext_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
@@ -335,4 +335,4 @@ def flash_attn_ext_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: 
     if sinks is not None:
         total = total + np.exp(sinks.astype(np.float64)[None, :, None, None] - mx)
     o = np.einsum("bhnk,bhkd->bhnd", e, vv) / np.where(total == 0.0, 1.0, total)
-    return o.transpose(0, 2, 1, 3)
+    return cast(np.ndarray, o.transpose(0, 2, 1, 3))

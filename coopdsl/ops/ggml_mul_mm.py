@@ -36,7 +36,7 @@ narrow last column of tiles uses BN / 2 or BN / 4 wide matrices.
 
 
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -331,7 +331,7 @@ def reduce_kernel() -> cd.Kernel:
                 total += part[s * stride + i]
             d[i] = total
 
-    return mul_mat_split_k_reduce
+    return cast(cd.Kernel, mul_mat_split_k_reduce)
 
 
 def mul_mm(a: Any, b: Any, fmt: str, *, f16acc: bool = False, tile: str | tuple[int, ...] = "m",

@@ -14,7 +14,7 @@ The kernel follows N, as an inference engine's does:
 """
 
 from functools import cache
-from typing import Any, no_type_check
+from typing import Any, cast, no_type_check
 
 import numpy as np
 
@@ -195,7 +195,7 @@ def pad_kernel(wide: bool) -> cd.Kernel:
             dst[i] = src[i]
 
     linear_pad_x.__name__ = linear_pad_x.__qualname__ = "linear_pad_x" + ("32" if wide else "16")
-    return linear_pad_x
+    return cast(cd.Kernel, linear_pad_x)
 
 
 def prefill_choice(fmt: str, m: int, n: int, k: int, cores: int) -> tuple[str, int]:

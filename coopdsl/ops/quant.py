@@ -63,6 +63,8 @@ q4_K: 256 elements in 144 bytes (``block_q4_K``), eight sub-blocks of 32
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["BLOCK", "BLOCK_BYTES", "FORMATS", "quantize", "dequantize"]
@@ -98,7 +100,7 @@ def f32_to_f16_bits(x: np.ndarray) -> np.ndarray:
     bits = base.view(_U32)
     nonsign = ((bits >> _U32(13)) & _U32(0x7C00)) + (bits & _U32(0x0FFF))
     out = (sign >> _U32(16)) | np.where(shl1_w > _U32(0xFF000000), _U32(0x7E00), nonsign)
-    return out.astype(np.uint16)
+    return cast(np.ndarray, out.astype(np.uint16))
 
 
 def f16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
@@ -113,13 +115,13 @@ def nearest_int(x: np.ndarray) -> np.ndarray:
     (meaningless) integers as the C code.
     """
     val = np.asarray(x, _F32) + _F32(12582912.0)
-    return (val.view(np.int32) & np.int32(0x007FFFFF)) - np.int32(0x00400000)
+    return cast(np.ndarray, (val.view(np.int32) & np.int32(0x007FFFFF)) - np.int32(0x00400000))
 
 
 def _to_int8(x: np.ndarray) -> np.ndarray:
     """C's float to ``int8_t`` conversion as x86-64 GCC compiles it: truncate to int32, keep the low byte."""
     with np.errstate(invalid="ignore"):
-        return np.trunc(x).astype(np.int32).astype(np.int8)
+        return cast(np.ndarray, np.trunc(x).astype(np.int32).astype(np.int8))
 
 
 def _seqsum(a: np.ndarray) -> np.ndarray:
@@ -131,7 +133,7 @@ def _seqsum(a: np.ndarray) -> np.ndarray:
     total = a[0].astype(_F32)
     for row in a[1:]:
         total += row
-    return total
+    return cast(np.ndarray, total)
 
 
 def _reciprocal_or_zero(d: np.ndarray) -> np.ndarray:
@@ -191,7 +193,7 @@ def _quantize_q8_0(x: np.ndarray) -> np.ndarray:
 def _dequantize_q8_0(b: np.ndarray) -> np.ndarray:
     """(n, 34) bytes -> (n, 32) float32 (``dequantize_row_q8_0``)."""
     d = _f16_from_bytes(b[:, :2])[:, None]
-    return b[:, 2:].view(np.int8).astype(_F32) * d
+    return cast(np.ndarray, b[:, 2:].view(np.int8).astype(_F32) * d)
 
 
 # -- q4_K -------------------------------------------------------------------------------------------
@@ -314,7 +316,7 @@ def _dequantize_q4_K(b: np.ndarray) -> np.ndarray:
     m_sub = (dmin * m.astype(_F32))[:, :, None]
     qs = b[:, 16:].reshape(n, 4, 1, 32)
     q = np.concatenate([qs & 0xF, qs >> 4], axis=2).reshape(n, 8, 32).astype(_F32)
-    return (d_sub * q - m_sub).reshape(n, 256)
+    return cast(np.ndarray, (d_sub * q - m_sub).reshape(n, 256))
 
 
 _QUANTIZE = {"q4_0": _quantize_q4_0, "q8_0": _quantize_q8_0, "q4_K": _quantize_q4_K}

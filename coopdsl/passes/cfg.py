@@ -10,7 +10,7 @@ to a virtual exit that every ``return`` and ``unreachable`` block branches to;
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import SourceLoc
 from ..ir.core import Block, Function, Op
@@ -95,9 +95,9 @@ class CFG:
         exit_node = _Exit()
         exits = [b for b in self.blocks if b.terminator is not None and b.terminator.kind in EXITS]
         # the reverse graph: exit -> exiting blocks, and each block -> its predecessors
-        rsuccs: dict = {exit_node: exits}
+        rsuccs: dict[Any, list[Any]] = {exit_node: exits}
         rsuccs.update(self.preds)
-        rpreds: dict = dict(self.succs)  # (the lists are only read)
+        rpreds: dict[Any, list[Any]] = dict(self.succs)  # (the lists are only read)
         for b in exits:
             rpreds[b] = rpreds[b] + [exit_node]
         order_list = _reverse_postorder(exit_node, lambda n: rsuccs[n])
@@ -190,7 +190,8 @@ def _reverse_postorder(root: N, successors: Callable[[N], Iterable[N]]) -> list[
     return post[::-1]
 
 
-def _immediate_dominators(order: list, preds: Callable, index: dict) -> dict:
+def _immediate_dominators(order: list[Any], preds: Callable[[Any], Iterable[Any]],
+                          index: dict[Any, int]) -> dict[Any, Any]:
     """Cooper, Harvey and Kennedy's iterative algorithm; ``order`` is a reverse post-order from the root."""
     root = order[0]
     idom = {root: root}

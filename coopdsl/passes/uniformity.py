@@ -74,7 +74,7 @@ class Origin:
     maybe: bool = False
 
 
-Fact = tuple  # (Level, Origin | None)
+Fact = tuple[Level, Origin | None]  # (Level, Origin | None)
 UNIFORM: Fact = (WORKGROUP, None)
 
 # SPIR-V BuiltIn -> uniformity; builtins not listed (invocation ids, subgroup masks) are divergent.
@@ -150,7 +150,7 @@ class Need:
 
     level: Level
     op: Op  # the tangled op itself (inside the callee for calls)
-    via: tuple = ()  # the calls leading to it, outermost first
+    via: tuple[Op, ...] = ()  # the calls leading to it, outermost first
 
 
 class FunctionUniformity:
@@ -160,7 +160,7 @@ class FunctionUniformity:
     WORKGROUP); call sites combine them with their own control.
     """
 
-    def __init__(self, analysis: Uniformity, func: Function, params: tuple):
+    def __init__(self, analysis: Uniformity, func: Function, params: tuple[Level, ...]):
         self.analysis = analysis
         self.func = func
         self.params = params
@@ -177,7 +177,8 @@ class FunctionUniformity:
         self._ops: list[Op] = []  # the reachable ops in order (listed by solve())
         self._matrix_ops: list[Op] = []  # those whose operands must be uniform in their matrices' scope
         self._has_calls = False  # whether one of them is a call (found by solve())
-        self._left: dict[tuple, tuple[Block, ...]] = {}  # (def block, use block) -> loops left between them
+        # (def block, use block) -> loops left between them
+        self._left: dict[tuple[Block, Block | None], tuple[Block, ...]] = {}
 
     # -- queries -----------------------------------------------------------------------------
     def fact(self, v: Value) -> Fact:
@@ -252,7 +253,7 @@ class FunctionUniformity:
         self.result = self._result()
         self.need = self._need()
 
-    def _list_ops(self) -> tuple[list[tuple], set[int]]:
+    def _list_ops(self) -> tuple[list[tuple[Op, int, _Transfer | None, bool]], set[int]]:
         """One walk over the reachable ops, in order: lists them (for _need()), finds the requirements
         that do not depend on the facts (all but calls'; kept when there is one), and returns
 
@@ -300,7 +301,7 @@ class FunctionUniformity:
         return sweep, watched
 
     @staticmethod
-    def _lower(table: dict, key: int, fact: Fact) -> bool:
+    def _lower(table: dict[int, Fact], key: int, fact: Fact) -> bool:
         old = table.get(key, UNIFORM)
         if fact[0] < old[0] or fact[0] == old[0] < WORKGROUP and _more_certain(fact, old):
             table[key] = fact
@@ -427,7 +428,7 @@ class FunctionUniformity:
                 return UNIFORM
         return self._operands(op)
 
-    def _invocation_axis(self, v: Value) -> tuple:
+    def _invocation_axis(self, v: Value) -> tuple[str | None, int | None]:
         """(builtin, extent of the workgroup along it) when ``v`` is an invocation-id component, else (None, None)."""
         if isinstance(v, Op) and v.kind == "extract" and _builtin_of(v.operands[0]) in PER_AXIS:
             return _builtin_of(v.operands[0]), self.analysis.extent(v.attrs["index"])
@@ -439,7 +440,7 @@ class FunctionUniformity:
         callee = self.analysis.function(op.attrs["func"], self.argument_levels(op))
         return callee.result
 
-    def argument_levels(self, call: Op) -> tuple:
+    def argument_levels(self, call: Op) -> tuple[Level, ...]:
         """The uniformity of a call's arguments: the context its callee is analysed in."""
         return tuple(self.fact_at(v, call.block)[0] for v in call.operands)
 
@@ -537,7 +538,7 @@ class FunctionUniformity:
                 index, fact, level = bad
                 yield operand_error(self, op, index, fact, level, calls)
 
-    def nonuniform_operands(self) -> dict[int, tuple]:
+    def nonuniform_operands(self) -> dict[int, tuple[int, Fact, Level]]:
         """The matrix ops with an operand less uniform than their matrices' scope needs: id(op) ->
         (operand index, the operand's fact, the level needed); the first such operand of each op."""
         out = {}
@@ -579,28 +580,31 @@ def _into_matrix(ptr: Value) -> bool:
     return False
 
 
-_TRANSFER = {"phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
-             "extract": FunctionUniformity._extract, "extract_dyn": FunctionUniformity._extract,
-             "div": FunctionUniformity._divide, "shr": FunctionUniformity._divide,
-             "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
-             "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
-                                                                  "(each invocation gets its own)", op.loc)),
-             "variable": lambda self, op: UNIFORM,
-             # an element put into a matrix (per invocation by nature) leaves it one matrix, and a matrix
-             # built from each invocation's row or column is one matrix
-             "insert": lambda self, op: self.fact_at(op.operands[1], op.block)
-             if isinstance(op.type, T.CoopMatType) else self._operands(op),
-             "coop_from_array": lambda self, op: UNIFORM}
+# a transfer function: the fact of an op's result, from its operands' (a FunctionUniformity method)
+_Transfer = Callable[[FunctionUniformity, Op], Fact]
+_TRANSFER: dict[str, _Transfer] = {
+    "phi": FunctionUniformity._phi, "load": FunctionUniformity._load,
+    "extract": FunctionUniformity._extract, "extract_dyn": FunctionUniformity._extract,
+    "div": FunctionUniformity._divide, "shr": FunctionUniformity._divide,
+    "call": FunctionUniformity._call, "assume_uniform": lambda self, op: UNIFORM,
+    "coop_to_array": lambda self, op: (DIVERGENT, Origin("a row or column of a cooperative matrix "
+                                                         "(each invocation gets its own)", op.loc)),
+    "variable": lambda self, op: UNIFORM,
+    # an element put into a matrix (per invocation by nature) leaves it one matrix, and a matrix
+    # built from each invocation's row or column is one matrix
+    "insert": lambda self, op: self.fact_at(op.operands[1], op.block)
+    if isinstance(op.type, T.CoopMatType) else self._operands(op),
+    "coop_from_array": lambda self, op: UNIFORM}
 
 
 _CALL = FunctionUniformity._call
 # op kind -> (its transfer function, whether it writes memory, whether it is tangled by its execution scope,
 # whether no matrix scope's uniformity is needed of it by its types: phis, element access and calls, whose
 # requirement is their callee's): what the sweep asks of every op, found once per kind
-_KIND_ROWS: dict[str, tuple[Callable, bool, bool, bool]] = {}
+_KIND_ROWS: dict[str, tuple[_Transfer, bool, bool, bool]] = {}
 
 
-def _kind_row(kind: str) -> tuple[Callable, bool, bool, bool]:
+def _kind_row(kind: str) -> tuple[_Transfer, bool, bool, bool]:
     d = OPS[kind]
     transfer = _TRANSFER.get(kind) or (_subgroup if d.tangled == "subgroup" else None)
     if transfer is None:
@@ -691,7 +695,7 @@ class Uniformity:
                      if isinstance(v, GlobalVar) and v.role == "private"}
         self.kernel_private = {v for op in module.entry.ops() for v in op.operands
                                if isinstance(v, GlobalVar) and v.role == "private"} - elsewhere
-        self.contexts: dict[tuple, FunctionUniformity] = {}
+        self.contexts: dict[tuple[int, tuple[Level, ...]], FunctionUniformity] = {}
         self.function(module.entry, ())  # the kernel's analysis, made now
 
     @property
@@ -699,7 +703,7 @@ class Uniformity:
         """The analysis of the kernel (the module's entry function, which takes no arguments)."""
         return self.function(self.module.entry, ())
 
-    def function(self, func: Function, params: tuple) -> FunctionUniformity:
+    def function(self, func: Function, params: tuple[Level, ...]) -> FunctionUniformity:
         """The (memoised) analysis of ``func`` with parameters of uniformity ``params``."""
         key = (id(func), params)
         fu = self.contexts.get(key)
@@ -714,7 +718,7 @@ class Uniformity:
         sizes = size if axis is None else size[axis:axis + 1]
         if not sizes or not all(isinstance(s, int) for s in sizes):
             return None
-        return math.prod(sizes)
+        return math.prod(cast("tuple[int, ...]", sizes))  # (all ints: checked above)
 
     def read_only(self, root: MemoryRoot) -> bool:
         """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow)."""

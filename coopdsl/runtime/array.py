@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -109,7 +109,7 @@ class Array:
         alive and shares its memory: free the base, not the view (``view.free()`` is an ArrayError). Asking
         again for the same dtype gives the same view object (so a launch that binds it again finds its binding
         remembered, as for the array itself)."""
-        views = self.__dict__.get("_views")
+        views: weakref.WeakValueDictionary[Any, Array] | None = self.__dict__.get("_views")
         if views is None:  # weak: a view holds its base, and the base must not hold it back (no cycle)
             views = self.__dict__["_views"] = weakref.WeakValueDictionary()
         seen = views.get(dtype if isinstance(dtype, (str, np.dtype, type)) else None)
@@ -200,7 +200,7 @@ def numpy_dtype(dtype: Any) -> np.dtype:
     if name in DTYPES and not (isinstance(dtype, str) and name == "bool"):
         return np.dtype(DTYPES[name])
     try:
-        return np.dtype(dtype)
+        return cast("np.dtype[Any]", np.dtype(dtype))
     except TypeError:
         raise ArrayError(f"{dtype!r} is not a dtype (use a numpy dtype or a coopdsl scalar type such as cd.f16)") \
             from None
@@ -255,7 +255,7 @@ def resident_buffer(arr: Array, dev: Device, what: str) -> Buffer:
     return buf
 
 
-def check_resident(binding: dict, arr: Array, dev: Device) -> Buffer:
+def check_resident(binding: dict[str, Any], arr: Array, dev: Device) -> Buffer:
     """The buffer of ``arr`` for ``binding``; ArrayError when freed, on another device, or of the wrong
     dtype or size."""
     buf = resident_buffer(arr, dev, f"buffer '{binding['name']}'")

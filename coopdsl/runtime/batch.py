@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -107,7 +107,7 @@ class Batch:
         self._inflight = []
         self._recorded = 0  # dispatches in the command buffer being recorded
         self._temps: list[Buffer] = []          # pooled buffers to give back after submission
-        self._staged: dict[int, list] = {}       # id(ndarray) -> [ndarray, device buffer, write back?]
+        self._staged: dict[int, list[Any]] = {}  # id(ndarray) -> [ndarray, device buffer, write back?]
         self._downloads: list[tuple[Buffer, np.ndarray]] = []
         self._arrays: dict[int, Array] = {}      # resident arrays the recorded commands use
         self._pipeline = self._set = self._push = None
@@ -183,7 +183,7 @@ class Batch:
             self.upload(buf, arr)
             entry = self._staged[id(arr)] = [arr, buf, write_back]
         entry[2] = entry[2] or write_back
-        return entry[1]
+        return cast("Buffer", entry[1])
 
     def use(self, array: Array) -> None:
         """Note that recorded commands use resident ``array`` (it cannot be freed or read until submission)."""

@@ -39,12 +39,12 @@ class DescriptorCache:
 
     def __init__(self, dev: Device, limit: int = 4096):
         self.dev, self.limit = dev, limit
-        self._sets: OrderedDict[tuple, DescriptorSet] = OrderedDict()
-        self._by_buffer: dict[int, set[tuple]] = {}
+        self._sets: OrderedDict[tuple[int, ...], DescriptorSet] = OrderedDict()
+        self._by_buffer: dict[int, set[tuple[int, ...]]] = {}
         self._pools: list[int] = []
         self.generation = 0  # counts freed sets: a set remembered with an older generation may be gone
 
-    def get(self, key: tuple, types: tuple[int, ...], binds: list[tuple[int, Buffer, int]]) -> DescriptorSet:
+    def get(self, key: tuple[int, ...], types: tuple[int, ...], binds: list[tuple[int, Buffer, int]]) -> DescriptorSet:
         """The set for ``binds`` ((binding number, buffer, range) in layout order, descriptor ``types``);
         ``key`` is (set layout, then buffer uid and range of each bind)."""
         ds = self._sets.get(key)
@@ -116,7 +116,7 @@ class DescriptorCache:
             w.pBufferInfo = ctypes.pointer(infos[i])
         self.dev.vk.vkUpdateDescriptorSets(self.dev.handle, len(binds), writes, 0, None)
 
-    def _free(self, key: tuple, ds: DescriptorSet, skip: int | None = None) -> None:
+    def _free(self, key: tuple[int, ...], ds: DescriptorSet, skip: int | None = None) -> None:
         self.generation += 1
         for uid in ds.uids:
             if uid != skip and uid in self._by_buffer:

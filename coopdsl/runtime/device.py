@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from typing import Any
 
 from . import vk
 from .descriptors import DescriptorCache
@@ -44,8 +45,8 @@ class Device:
         self._create()
         self.has_device_address = bool(self.info.features.get("bufferDeviceAddress"))
         self._programs: dict[bytes, Program] = {}
-        self._layouts: dict = {}
-        self._free_cbs: list = []
+        self._layouts: dict[tuple[tuple[tuple[int, str], ...], int], tuple[int, int]] = {}
+        self._free_cbs: list[int] = []
         self.recording = 0  # batches with a command buffer being recorded (descriptor sets must stay alive)
         self.spin_ns = SPIN_NS  # submit_and_wait polls the fence this long before blocking in vkWaitForFences
         self.pool = BufferPool(self)
@@ -96,7 +97,7 @@ class Device:
         return f"<coopdsl.runtime.Device {self.index}: {self.info.name}>"
 
     # -- support checks -------------------------------------------------------------
-    def check(self, reflection: dict) -> None:
+    def check(self, reflection: dict[str, Any]) -> None:
         """Raise DeviceFeatureError if the module needs something this device lacks."""
         check_supported(self.info.name, self.info.extensions, self.info.features, self.info.subgroup_operations,
                         reflection.get("capabilities", []), reflection.get("extensions", []),
@@ -118,7 +119,7 @@ class Device:
         return Buffer(self, size, usage, host_visible, device_address)
 
     # -- programs and layouts --------------------------------------------------------------
-    def program(self, spirv: bytes, reflection: dict) -> Program:
+    def program(self, spirv: bytes, reflection: dict[str, Any]) -> Program:
         """The cached :class:`Program` for a module (feature support is checked when it is first made)."""
         prog = self._programs.get(spirv)
         if prog is None or (prog.reflection is not reflection and prog.reflection != reflection):
@@ -127,7 +128,7 @@ class Device:
             prog.reflection = reflection  # an equal copy: keep the caller's, which launches compare by identity
         return prog
 
-    def layouts(self, reflection: dict) -> tuple[int, int]:
+    def layouts(self, reflection: dict[str, Any]) -> tuple[int, int]:
         """(descriptor set layout, pipeline layout) for the module's bindings and push block, cached."""
         sig = (tuple((b["binding"], b["kind"]) for b in reflection["bindings"]),
                reflection["push_constants"]["size"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..devices.check import Mismatch
@@ -96,7 +96,7 @@ EXTENSION_FOR_SPIRV = {  # SPIR-V extension -> device extension (when not implie
 }
 
 
-def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
+def matrix_needs(matrices: Sequence[dict[str, Any]]) -> list[Need]:
     """What a module's cooperative-matrix types (reflection ``cooperative_matrices``) need beyond its capabilities."""
     return [WORKGROUP_SCOPE] if any(m.get("scope") == "Workgroup" for m in matrices) else []
 
@@ -105,13 +105,14 @@ def matrix_needs(matrices: Sequence[dict]) -> list[Need]:
 SCALAR_BLOCK_LAYOUT = Need(feature="scalarBlockLayout")
 
 
-def extra_needs(matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> list[Need]:
+def extra_needs(matrices: Sequence[dict[str, Any]] = (), scalar_block_layout: bool = False) -> list[Need]:
     """What a module needs that its capabilities do not say: workgroup-scope matrices, scalar-layout blocks."""
     return matrix_needs(matrices) + ([SCALAR_BLOCK_LAYOUT] if scalar_block_layout else [])
 
 
 def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
-                 matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> tuple[set[str], set[str], int]:
+                 matrices: Sequence[dict[str, Any]] = (),
+                 scalar_block_layout: bool = False) -> tuple[set[str], set[str], int]:
     """(device extensions, feature names, subgroup operation bits) a module needs.
 
     ``matrices`` is the reflection's ``cooperative_matrices`` (workgroup scope
@@ -146,7 +147,7 @@ def requirements(capabilities: list[str], spirv_extensions: Sequence[str] = (),
 
 def check_supported(device_name: str, extensions: list[str], features: dict[str, bool], subgroup_ops: int,
                     capabilities: list[str], spirv_extensions: Sequence[str] = (),
-                    matrices: Sequence[dict] = (), scalar_block_layout: bool = False) -> None:
+                    matrices: Sequence[dict[str, Any]] = (), scalar_block_layout: bool = False) -> None:
     """Raise DeviceFeatureError naming everything the device lacks for these capabilities (and matrices, and
     blocks in the scalar layout)."""
     exts, feats, ops = requirements(capabilities, spirv_extensions, matrices, scalar_block_layout)

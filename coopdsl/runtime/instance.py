@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from . import vk
 from .errors import VulkanUnavailableError, no_vulkan_message, vulkan_result_reason
@@ -29,9 +30,9 @@ class DeviceInfo:
     timestamp_period_ns: float
     extensions: list[str] = field(repr=False, default_factory=list)
     features: dict[str, bool] = field(repr=False, default_factory=dict)
-    coopmat_configs: list[dict] = field(default_factory=list)
-    coopmat2: dict = field(default_factory=dict)
-    flexible_configs: list[dict] = field(default_factory=list)
+    coopmat_configs: list[dict[str, Any]] = field(default_factory=list)
+    coopmat2: dict[str, Any] = field(default_factory=dict)
+    flexible_configs: list[dict[str, Any]] = field(default_factory=list)
     float16: bool = False
     int8: bool = False
     bfloat16: bool = False
@@ -96,7 +97,7 @@ class Instance:
         self.vk.call("vkEnumerateDeviceExtensionProperties", pd, None, ctypes.byref(count), arr)
         return sorted(arr[i].extensionName.decode() for i in range(count.value))
 
-    def feature_structs(self, pd: vk.VkHandle, exts: list[str]) -> list:
+    def feature_structs(self, pd: vk.VkHandle, exts: list[str]) -> list[Any]:
         """The feature chain this device can report (and coopdsl can enable), filled in."""
         structs = [vk.make(vk.Features2), vk.make(vk.Vulkan11Features), vk.make(vk.Vulkan12Features),
                    vk.make(vk.Vulkan13Features)]
@@ -168,7 +169,7 @@ class Instance:
             info.flexible_configs = self._flexible_configs(pd)
         return info
 
-    def _coopmat_configs(self, pd: vk.VkHandle) -> list[dict]:
+    def _coopmat_configs(self, pd: vk.VkHandle) -> list[dict[str, Any]]:
         fn = self.vk.instance_function(self.handle, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
         if fn is None:
             return []
@@ -184,7 +185,7 @@ class Instance:
                  "Result": t.get(c.ResultType, str(c.ResultType)), "saturating": bool(c.saturatingAccumulation),
                  "scope": vk.SCOPES.get(c.scope, str(c.scope))} for c in arr[:count.value]]
 
-    def _flexible_configs(self, pd: vk.VkHandle) -> list[dict]:
+    def _flexible_configs(self, pd: vk.VkHandle) -> list[dict[str, Any]]:
         fn = self.vk.instance_function(
             self.handle, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV")
         if fn is None:
@@ -215,7 +216,7 @@ def list_devices() -> list[DeviceInfo]:
     return [inst.info(i) for i in range(len(inst.physical))]
 
 
-def devices_json(infos: list[DeviceInfo]) -> list[dict]:
+def devices_json(infos: list[DeviceInfo]) -> list[dict[str, Any]]:
     """``list_devices()`` as JSON-ready dicts."""
     out = []
     for i in infos:

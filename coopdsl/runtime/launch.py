@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,15 +18,18 @@ from .memory import Buffer
 from .packing import check_array, check_struct_keys, pack_members
 from .program import Program
 
+if TYPE_CHECKING:
+    from .program import Bound
+
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
 
 # A launch recorded into an open batch on the hot path, as (batch, program, binding memo): ``replay``
 # records it again for the very same argument objects without binding them anew.
-Recorded = tuple[Batch, Program, "tuple | None"]
+Recorded = tuple[Batch, Program, "Bound | None"]
 
 
-def launch(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-           spec: dict | None = None, device: Device | None = None) -> Recorded | None:
+def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
+           spec: dict[str, Any] | None = None, device: Device | None = None) -> Recorded | None:
     """Run one dispatch of ``grid`` workgroups, or record it when a batch is open on the device.
 
     Numpy arrays are copied in and (when the kernel writes them) back out; resident ``Array`` arguments
@@ -61,8 +64,8 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
     return True
 
 
-def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict,
-           spec: dict | None = None) -> Recorded | None:
+def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
+           spec: dict[str, Any] | None = None) -> Recorded | None:
     """Record one dispatch into batch ``b`` (arguments are checked first). Returns what ``replay`` needs
     to record it again when its binding was remembered (resident arrays and plain numbers, default
     specialization), else None."""
@@ -74,7 +77,7 @@ def record(b: Batch, spirv: bytes, reflection: dict, grid: tuple[int, int, int],
     return (b, program, memo) if not spec and memo is not None and memo[3] is bound else None
 
 
-def _reuse(b: Batch, memo: tuple) -> bool:
+def _reuse(b: Batch, memo: Bound) -> bool:
     """Whether the remembered binding ``memo`` still holds in batch ``b`` (no descriptor set and none of
     its arrays freed since); if so, its arrays are noted as used by ``b``."""
     if memo[4] != b.device.descriptors.generation:
@@ -89,7 +92,7 @@ def _reuse(b: Batch, memo: tuple) -> bool:
     return True
 
 
-def resolve_device(device: Device | None, args: dict) -> Device:
+def resolve_device(device: Device | None, args: dict[str, Any]) -> Device:
     """``device``, else the device of the first resident array among ``args``, else that of the one open
     batch in this thread, else the default device."""
     if device is not None:
@@ -105,7 +108,7 @@ def resolve_device(device: Device | None, args: dict) -> Device:
     return default_device()
 
 
-def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
+def bind(b: Batch, program: Program, args: dict[str, Any]) -> tuple[DescriptorSet, bytes]:
     """(descriptor set, push-constant bytes) for ``args``; numpy data is staged into ``b``.
 
     Buffer arguments are all checked before anything is staged.
@@ -117,7 +120,8 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
     if bound is not None:
         return bound
     dev = b.device
-    checked: list[tuple[dict, Buffer | None, Any]] = []  # (binding, resident buffer or None, Array or numpy data)
+    # (binding, resident buffer or None, Array or numpy data)
+    checked: list[tuple[dict[str, Any], Buffer | None, Any]] = []
     for slot in program.slots:
         binding = slot[0]
         value = args.get(binding["name"], _MISSING)
@@ -138,7 +142,7 @@ def bind(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes]:
     return dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
 
 
-def _resident(value: Array, slot: tuple, dev: Device) -> Buffer:
+def _resident(value: Array, slot: tuple[Any, ...], dev: Device) -> Buffer:
     """The buffer of resident ``value`` for binding ``slot``, checked (device, dtype, size, not freed)."""
     buf = value._buffer
     if buf is None or value.device is not dev or (slot[1] is not None and value.dtype is not slot[1]
@@ -148,7 +152,7 @@ def _resident(value: Array, slot: tuple, dev: Device) -> Buffer:
     return buf
 
 
-def _bind_resident(b: Batch, program: Program, args: dict) -> tuple[DescriptorSet, bytes] | None:
+def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[DescriptorSet, bytes] | None:
     """``bind`` when every buffer argument is a resident array (the common case of repeated launches,
     done in one pass); None when one is not, for the general path.
 
@@ -189,7 +193,7 @@ _SCALARS = (int, float, bool)  # immutable push-constant values: the same object
 _MISSING = object()
 
 
-def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
+def _host_data(b: Batch, binding: dict[str, Any], value: Any) -> np.ndarray:
     """The checked numpy data for a binding given a numpy array or a uniform-block dict."""
     if value is _MISSING:
         raise LaunchError(f"missing buffer '{binding['name']}'")
@@ -201,7 +205,7 @@ def _host_data(b: Batch, binding: dict, value: Any) -> np.ndarray:
     return check_array(binding, value)
 
 
-def _push(b: Batch, program: Program, args: dict) -> bytes:
+def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
     if not program.push_size:
         return b""
     if program.push_struct is not None:

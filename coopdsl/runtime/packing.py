@@ -26,7 +26,7 @@ __all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array"
            "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem"]
 
 
-def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[int, int, int]]]:
+def pack_spec(reflection: dict[str, Any], spec: dict[str, Any] | None) -> tuple[bytes, list[tuple[int, int, int]]]:
     """Specialization data and (id, offset, size) map entries; unset constants keep their defaults."""
     spec = dict(spec or {})
     known = {s["name"] for s in reflection["spec_constants"]}
@@ -52,12 +52,12 @@ def pack_spec(reflection: dict, spec: dict | None) -> tuple[bytes, list[tuple[in
     return data, entries
 
 
-def pack_push(reflection: dict, values: dict) -> bytes:
+def pack_push(reflection: dict[str, Any], values: dict[str, Any]) -> bytes:
     """The push-constant block from ``values`` (pointer members: the int device address)."""
     return pack_members(reflection["push_constants"], values, "push constant")
 
 
-def pack_members(block: dict, values: dict, what: str, address: Address | None = None) -> bytes:
+def pack_members(block: dict[str, Any], values: dict[str, Any], what: str, address: Address | None = None) -> bytes:
     """Bytes of a block described by reflection ``{"size", "members"}`` (dotted names for nested structs):
     the packer the interpreter uses too (coopdsl/_packing.py); ``address`` gives the device address of an
     array passed for a pointer member."""
@@ -71,12 +71,12 @@ def fitted(value: Any, t: str, what: str) -> Any:
     return packing.fitted(value, t, what, LaunchError)
 
 
-def check_struct_keys(members: list[dict], values: dict, what: str, whole: bool = False) -> None:
+def check_struct_keys(members: list[dict[str, Any]], values: dict[str, Any], what: str, whole: bool = False) -> None:
     """LaunchError for a key of a struct's dict that names no member (see coopdsl/_packing.py)."""
     packing.check_struct_keys(members, values, what, whole, LaunchError)
 
 
-def element_bytes(binding: dict) -> int:
+def element_bytes(binding: dict[str, Any]) -> int:
     """Bytes per element of a buffer binding: its ``stride`` (coopdsl/ir/layout.py's; a vec3 element takes
     the room of a vec4), or for a hand-written binding without one, its components' (vec3 as vec4)."""
     if "stride" in binding:
@@ -85,7 +85,7 @@ def element_bytes(binding: dict) -> int:
     return SCALAR_SIZE[binding["element_type"]] * (4 if n == 3 else n)
 
 
-def dtype_problem(binding: dict, dtype: np.dtype) -> str | None:
+def dtype_problem(binding: dict[str, Any], dtype: np.dtype) -> str | None:
     """Why an array of ``dtype`` cannot back ``binding`` (scalar elements must match exactly), else None."""
     t = binding["element_type"]
     if binding.get("components", 1) != 1:
@@ -95,7 +95,7 @@ def dtype_problem(binding: dict, dtype: np.dtype) -> str | None:
     return f"buffer '{binding['name']}' holds {t}; got a {dtype} array (pass {wanted_dtype(t)})"
 
 
-def size_problem(binding: dict, nbytes: int) -> str | None:
+def size_problem(binding: dict[str, Any], nbytes: int) -> str | None:
     """Why ``nbytes`` cannot back ``binding`` (whole elements; a uniform block's full size), else None."""
     name = binding["name"]
     if binding.get("kind") == "uniform_buffer" and nbytes < binding.get("size", 0):
@@ -106,7 +106,7 @@ def size_problem(binding: dict, nbytes: int) -> str | None:
     return None
 
 
-def check_array(binding: dict, value: Any) -> np.ndarray:
+def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
     """The contiguous numpy array for ``binding``: dtype and size checked, and writable when the kernel writes it."""
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "

@@ -15,10 +15,15 @@ from .features import DeviceFeatureError, hinted
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
 
 if TYPE_CHECKING:
+    from .array import Array
+    from .descriptors import DescriptorSet
     from .device import Device
 
+    # Program.bound: (argument names, argument objects, arrays, (set, push bytes), descriptor-cache generation)
+    Bound = tuple[tuple[str, ...], tuple[Any, ...], tuple[Array, ...], tuple[DescriptorSet, bytes], int]
 
-def check_launch(reflection: dict, device: Any, spec: dict | None = None) -> None:
+
+def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] | None = None) -> None:
     """The device check before pipeline creation, reported as :class:`DeviceFeatureError`.
 
     A kernel whose cooperative matrices the device does not offer never
@@ -34,12 +39,12 @@ def check_launch(reflection: dict, device: Any, spec: dict | None = None) -> Non
 class Program:
     """Pipelines of one module on one device, cached by specialization data (see ``Device.program``)."""
 
-    def __init__(self, dev: Device, spirv: bytes, reflection: dict):
+    def __init__(self, dev: Device, spirv: bytes, reflection: dict[str, Any]):
         dev.check(reflection)
         self.dev, self.spirv, self.reflection = dev, spirv, reflection
-        self.bindings: list[dict] = reflection["bindings"]
+        self.bindings: list[dict[str, Any]] = reflection["bindings"]
         self.descriptor_types = tuple(descriptor_type(b) for b in self.bindings)
-        self.push_block: dict = reflection["push_constants"]
+        self.push_block: dict[str, Any] = reflection["push_constants"]
         self.push_size = (self.push_block["size"] + 3) // 4 * 4
         self.pointer_members = [m for m in self.push_block["members"] if m["type"] == "ptr"]
         self.names = {b["name"] for b in self.bindings} | {m["name"].split(".")[0] for m in self.push_block["members"]}
@@ -54,9 +59,9 @@ class Program:
         self._default: int | None = None
         # the last all-resident binding: (argument names, argument objects, arrays, (set, push bytes),
         # descriptor-cache generation); see launch._bind_resident
-        self.bound: tuple | None = None
+        self.bound: Bound | None = None
 
-    def pipeline(self, spec: dict | None) -> int:
+    def pipeline(self, spec: dict[str, Any] | None) -> int:
         """The compute pipeline for these specialization values (left-out constants keep their defaults).
 
         Before a pipeline is created, the module's cooperative matrices are checked against what the
@@ -78,7 +83,7 @@ class Program:
             pipe = self._pipelines[spec_data] = self._create(spec_data, spec_entries)
         return pipe
 
-    def statistics(self, spec: dict | None = None) -> list[dict[str, Any]]:
+    def statistics(self, spec: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """What the driver reports about the compiled pipeline for these specialization values
         (VK_KHR_pipeline_executable_properties): one dict per executable, with its ``name``,
         ``description``, ``subgroup_size`` and ``statistics`` ({name: value}, e.g. the register count).
@@ -166,13 +171,13 @@ def _check(fname: str, result: int) -> None:
         raise vk.VulkanError(fname, result)
 
 
-def descriptor_type(binding: dict) -> int:
+def descriptor_type(binding: dict[str, Any]) -> int:
     """The VkDescriptorType of a reflection binding."""
     return vk.DESCRIPTOR_TYPE_UNIFORM_BUFFER if binding["kind"] == "uniform_buffer" \
         else vk.DESCRIPTOR_TYPE_STORAGE_BUFFER
 
 
-def flat_struct(block: dict, size: int) -> tuple[struct.Struct | None, tuple[str, ...]]:
+def flat_struct(block: dict[str, Any], size: int) -> tuple[struct.Struct | None, tuple[str, ...]]:
     """A precompiled ``struct.Struct`` packing a block of plain scalar members (no struct, vector or pointer
     members) to ``size`` bytes, with the member names in order; (None, ()) for other blocks."""
     members = sorted(block["members"], key=lambda m: m["offset"])

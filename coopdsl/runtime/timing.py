@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import vk
 from .batch import Batch, current_batch
@@ -21,7 +22,7 @@ class BenchResult:
     min_ms: float
     max_ms: float
     stdev_ms: float
-    times_ms: list = field(repr=False, default_factory=list)
+    times_ms: list[float] = field(repr=False, default_factory=list)
     flops: float | None = None
 
     @property
@@ -30,8 +31,9 @@ class BenchResult:
         return None if self.flops is None else self.flops / (self.median_ms * 1e-3) / 1e12
 
 
-def bench(spirv: bytes, reflection: dict, grid: tuple[int, int, int], args: dict, spec: dict | None = None,
-          warmup: int = 5, repeat: int = 20, flops: float | None = None, device: Device | None = None) -> BenchResult:
+def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
+          spec: dict[str, Any] | None = None, warmup: int = 5, repeat: int = 20, flops: float | None = None,
+          device: Device | None = None) -> BenchResult:
     """Time ``repeat`` dispatches (after ``warmup`` untimed ones) with GPU timestamps around each.
 
     All dispatches go into one submission, separated by barriers so each timing covers one whole kernel;

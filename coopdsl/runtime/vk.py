@@ -538,7 +538,7 @@ class Loader:
         raise AttributeError(fname)
 
     def call(self, fname: str, *args: Any) -> int:
-        r = self.fns[fname](*args)
+        r: int = self.fns[fname](*args)
         if r not in (0, 5):  # VK_SUCCESS, VK_INCOMPLETE
             raise VulkanError(fname, r)
         return r

@@ -23,10 +23,15 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+InstructionRow = tuple[int, tuple[tuple[str, str, str], ...], tuple[str, ...], tuple[str, ...], str | None]
+"""An INSTRUCTIONS row: (opcode, operands as (kind, quantifier, name), capabilities, extensions, version)."""
+EnumerantRow = tuple[int, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]
+"""An ENUMS row: (value, parameter kinds, capabilities, extensions, version)."""
+
 _PATH = os.path.join(os.path.dirname(__file__), "_tables.json")
 
 
-class LazyTable(Mapping):
+class LazyTable(Mapping[str, Any]):
     """A read-only mapping whose values are decoded from their JSON text when first read."""
 
     def __init__(self, text: dict[str, str], decode: Callable[[Any], Any]):
@@ -51,12 +56,12 @@ class LazyTable(Mapping):
         return len(self._text)
 
 
-def _instruction(row: list) -> tuple:
+def _instruction(row: list[Any]) -> InstructionRow:
     code, operands, caps, exts, version = row
     return code, tuple(map(tuple, operands)), tuple(caps), tuple(exts), version
 
 
-def _enumerants(rows: dict) -> dict[str, tuple]:
+def _enumerants(rows: dict[str, Any]) -> dict[str, EnumerantRow]:
     return {name: (value, tuple(params), tuple(caps), tuple(exts), version)
             for name, (value, params, caps, exts, version) in rows.items()}
 
@@ -113,8 +118,8 @@ except FileNotFoundError:  # pragma: no cover - a broken checkout or install
 
 MAGIC: int = json.loads(_parts["magic"][0])
 GRAMMAR_VERSION: tuple[int, int] = tuple(json.loads(_parts["grammar_version"][0]))
-INSTRUCTIONS: Mapping[str, tuple] = LazyTable(_keyed(_parts["instructions"]), _instruction)
-ENUMS: Mapping[str, dict[str, tuple]] = LazyTable(_blocks(_parts["enums"]), _enumerants)
+INSTRUCTIONS: Mapping[str, InstructionRow] = LazyTable(_keyed(_parts["instructions"]), _instruction)
+ENUMS: Mapping[str, dict[str, EnumerantRow]] = LazyTable(_blocks(_parts["enums"]), _enumerants)
 OPERAND_KINDS: dict[str, str] = json.loads("{" + "".join(_parts["operand_kinds"]) + "}")
 GLSL_STD_450: dict[str, tuple[int, int]] = {
     name: tuple(row) for name, row in json.loads("{" + "".join(_parts["glsl_std_450"]) + "}").items()}

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from .._records import record
 from ..errors import InternalCompilerError
-from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS
+from ._tables import ENUMS, INSTRUCTIONS, OPERAND_KINDS, EnumerantRow
 from .words import instruction, string_words
 
 Operand = Any
@@ -66,7 +66,7 @@ def enum_name(kind: str, value: int) -> str:
 INFINITE = 1 << 16  # more operands than any instruction can hold
 
 
-def _id_plan(opname: str) -> tuple | None:
+def _id_plan(opname: str) -> tuple[Any, ...] | None:
     """How to encode ``opname`` without walking its operand list, or None.
 
     (opcode, fewest, most, number, caps, exts, version): the grammar asks for a
@@ -90,7 +90,7 @@ def _id_plan(opname: str) -> tuple | None:
     return code, required, INFINITE if unbounded else end, False, caps, exts, version
 
 
-_ID_PLANS: dict[str, tuple | None] = {}
+_ID_PLANS: dict[str, tuple[Any, ...] | None] = {}
 _UNPLANNED = ()  # no plan made yet (None: the walk)
 
 
@@ -101,7 +101,8 @@ def encode(opname: str, *operands: Operand, req: Requirements | None = None) -> 
     return words
 
 
-def encode_into(words: list[int], opname: str, operands: tuple, req: Requirements | None = None) -> None:
+def encode_into(words: list[int], opname: str, operands: tuple[Operand, ...],
+                req: Requirements | None = None) -> None:
     """:func:`encode`, appending the words to ``words`` (what the module builder's ``emit`` does for every
     instruction): instructions given only Ids where the grammar wants only Ids are encoded by their plan,
     the others by walking the grammar (:func:`encode_walking`)."""
@@ -143,10 +144,11 @@ def encode_walking(opname: str, *operands: Operand, req: Requirements | None = N
     return words
 
 
-_WALKS: dict[str, tuple] = {}  # opname -> (opcode, operands with their kinds' categories, caps, exts, version)
+# opname -> (opcode, operands with their kinds' categories, caps, exts, version)
+_WALKS: dict[str, tuple[Any, ...]] = {}
 
 
-def _walk_plan(opname: str) -> tuple:
+def _walk_plan(opname: str) -> tuple[Any, ...]:
     """The grammar's row for ``opname`` with each operand's category looked up once per instruction."""
     plan = _WALKS.get(opname)
     if plan is None:
@@ -156,7 +158,7 @@ def _walk_plan(opname: str) -> tuple:
     return plan
 
 
-def _walk_into(words: list[int], opname: str, operands: tuple, req: Requirements | None) -> None:
+def _walk_into(words: list[int], opname: str, operands: tuple[Operand, ...], req: Requirements | None) -> None:
     """Append the words of ``opname`` to ``words``, walking its operand list (the first word, count and
     opcode, is set last)."""
     code, steps, caps, exts, version = _walk_plan(opname)
@@ -244,7 +246,8 @@ def _encode_one(opname: str, kind: str, values: list[Operand], words: list[int],
         raise InternalCompilerError(f"{opname}: cannot encode operand kind {kind}")
 
 
-_ENUM_TABLES: dict[str, dict] = {}  # operand kind -> its enumerants (ENUMS decodes each kind once, behind a call)
+# operand kind -> its enumerants (ENUMS decodes each kind once, behind a call)
+_ENUM_TABLES: dict[str, dict[str, EnumerantRow]] = {}
 
 
 def _enumerant(opname: str, kind: str, value: Operand, req: Requirements | None) -> tuple[int, tuple[str, ...]]:

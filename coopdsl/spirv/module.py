@@ -63,9 +63,9 @@ class ModuleBuilder:
         self.counts: dict[str, int] = {s: 0 for s in SECTIONS}  # instructions per section
         self.function_base = 0  # instructions before the function section (set by finish)
         self._exts: list[str] = []
-        self._types: dict = {}
+        self._types: dict[T.Type, int] = {}
         self._type_objects: dict[int, tuple[T.Type, int]] = {}  # id(type) -> (the type, kept alive; its id)
-        self._consts: dict = {}
+        self._consts: dict[tuple[T.Type, Any], int] = {}
         self._imports: dict[str, int] = {}
 
     # -- ids and raw emission -------------------------------------------------

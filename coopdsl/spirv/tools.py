@@ -21,7 +21,8 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import ToolError, ValidationError
-from ..ir.targets import DEFAULT_TARGET_ENV, TARGET_ENVS  # noqa: F401 - the one map, re-exported here
+from ..ir.targets import DEFAULT_TARGET_ENV as DEFAULT_TARGET_ENV  # the one map, re-exported here
+from ..ir.targets import TARGET_ENVS as TARGET_ENVS
 
 
 def _candidate_dirs() -> Iterator[Path]:
@@ -56,7 +57,7 @@ def tool_path(name: str) -> Path:
     )
 
 
-def _run(name: str, args: list[str], data: bytes | None) -> subprocess.CompletedProcess:
+def _run(name: str, args: list[str], data: bytes | None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([str(tool_path(name)), *args], input=data, capture_output=True, check=False)
 
 

@@ -10,6 +10,7 @@ which alone chooses opcodes; a failure there names the op's source line.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from ..errors import InternalCompilerError, SourceLoc
 from ..ir import types as T
@@ -34,7 +35,7 @@ class Writer:
         self.used_globals: list[GlobalVar] = []
         # (first, end, location): the op lowered into instructions first..end-1 of the function section
         self.op_spans: list[tuple[int, int, SourceLoc]] = []
-        self.memo: dict = {}  # what lowerings work out once per (op kind, type object) while writing
+        self.memo: dict[Any, Any] = {}  # what lowerings work out once per (op kind, type object) while writing
         self.function_words = self.b.sections["function"]  # (the section lowerings emit into)
 
     def function_id(self, f: Function) -> int:
@@ -262,7 +263,7 @@ def write(module: Module, version: tuple[int, int]) -> list[int]:
     return Writer(module, version).write()
 
 
-def write_with_locations(module: Module, version: tuple[int, int]) -> tuple[list[int], dict]:
+def write_with_locations(module: Module, version: tuple[int, int]) -> tuple[list[int], dict[int, SourceLoc]]:
     """The words, and a map from each instruction's 1-based position in the module (how spirv-val's
     "line N" counts) to the source location of the op it was lowered from."""
     w = Writer(module, version)

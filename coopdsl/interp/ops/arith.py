@@ -9,7 +9,7 @@ and saturate (NaN gives 0); float-to-float conversions round to nearest even.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -29,7 +29,7 @@ _BINARY = {
 }
 
 
-def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list) -> Any:
+def apply_arith(kind: str, operand: T.Type, result: T.Type, args: list[Any]) -> Any:
     """The value of arithmetic op ``kind`` on ``args`` (operand type ``operand``, result type ``result``).
 
     Shared by the op semantics and the evaluation of OpSpecConstantOp.
@@ -90,7 +90,7 @@ def convert(x: Any, src: T.ScalarType, dst: T.ScalarType) -> np.ndarray:
         return round_float(_float64_rounding_once(x), dst)
     if src.is_float:
         return _float_to_int(x, dst)
-    return x.astype(value_dtype(dst))
+    return cast(np.ndarray, x.astype(value_dtype(dst)))
 
 
 def _float64_rounding_once(x: np.ndarray) -> np.ndarray:

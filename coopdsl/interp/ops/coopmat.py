@@ -7,6 +7,7 @@ operation per instruction for all subgroups (or workgroups) of the batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,7 +39,8 @@ class _Access:
         self.active = np.nonzero(m.lanes.group_mask(self.scope, m.mask))[0]
         size = m.lanes.group_size(self.scope)
         self.slots = self.active * size + np.argmax(m.mask.reshape(groups, size)[self.active], axis=1)
-        pick = lambda a: a if len(a) == 1 else a[self.active]  # noqa: E731  (uniform values have one entry)
+        # (uniform values have one entry)
+        pick: Callable[[np.ndarray], np.ndarray] = lambda a: a if len(a) == 1 else a[self.active]  # noqa: E731
         base, step = pick(base), pick(step)
         if np.any(step < (1 if store else 0)):
             k = int(np.argmax(step < (1 if store else 0)))
@@ -161,7 +163,7 @@ def _integer_muladd(m: Machine, op: Op, a: Any, b: Any, c: Any) -> np.ndarray:
 def _extend(x: Any, t: T.ScalarType, signed: bool, wide: bool) -> np.ndarray:
     """Integer components sign- or zero-extended (Matrix*SignedComponents) to int64 (Python ints if ``wide``)."""
     x = np.asarray(x)
-    bits = x.view(signed_of(x.dtype) if signed else unsigned_of(x.dtype))
+    bits: np.ndarray = x.view(signed_of(x.dtype) if signed else unsigned_of(x.dtype))
     return bits.astype(object) if wide else bits.astype(np.int64)
 
 
@@ -173,7 +175,7 @@ def _low_bits(total: np.ndarray, t: T.ScalarType) -> np.ndarray:
     """The low ``t.width`` bits of integers ``total`` as ``t`` components."""
     mask = (1 << t.width) - 1
     if total.dtype == object:
-        low = np.vectorize(lambda v: int(v) & mask, otypes=[np.uint64])(total)
+        low: np.ndarray = np.vectorize(lambda v: int(v) & mask, otypes=[np.uint64])(total)
     else:
         low = total.astype(np.uint64) & np.uint64(mask)
     return low.astype(unsigned_of(value_dtype(t))).view(value_dtype(t))

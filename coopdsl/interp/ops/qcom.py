@@ -30,13 +30,13 @@ if TYPE_CHECKING:
 POISON_BYTE = 0xA5
 
 
-def as_rows(m: Machine, elements: list, elem: T.ScalarType) -> np.ndarray:
+def as_rows(m: Machine, elements: list[Any], elem: T.ScalarType) -> np.ndarray:
     """An array value as a (slots, length) numpy array of ``elem``'s dtype."""
     n = m.lanes.N
     return np.stack([np.broadcast_to(np.asarray(e, value_dtype(elem)), (n,)) for e in elements], axis=1)
 
 
-def as_elements(rows: np.ndarray) -> list:
+def as_elements(rows: np.ndarray) -> list[np.ndarray]:
     """A (slots, length) numpy array as an array value."""
     return [np.ascontiguousarray(rows[:, j]) for j in range(rows.shape[1])]
 

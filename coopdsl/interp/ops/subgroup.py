@@ -9,7 +9,8 @@ whatever it last held (both undefined in SPIR-V).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def _reduce(m: Machine, op: Op, args: list[Any]) -> Any:
 
 def _first_active(m: Machine) -> np.ndarray:
     act = m.mask.reshape(m.lanes.groups(Scope.Subgroup), m.lanes.sgs)
-    return np.argmax(act, axis=1)
+    return cast(np.ndarray, np.argmax(act, axis=1))
 
 
 @semantics("subgroup_elect")
@@ -132,8 +133,9 @@ def _shuffle(m: Machine, op: Op, args: list[Any]) -> Any:
     value, n = args
     lane = np.arange(m.lanes.N) % m.lanes.sgs
     n = np.asarray(n).astype(np.int64)
-    src = {"index": lambda: n + 0 * lane, "xor": lambda: lane ^ n, "up": lambda: lane - n,
-           "down": lambda: lane + n}[op.attrs["mode"]]()
+    sources: dict[str, Callable[[], np.ndarray]] = {"index": lambda: n + 0 * lane, "xor": lambda: lane ^ n,
+                                                    "up": lambda: lane - n, "down": lambda: lane + n}
+    src = sources[op.attrs["mode"]]()
     return _gather(m, op.type, value, src)
 
 

@@ -22,8 +22,9 @@ flash attention starts its mask loads at ``row * KV`` f16 elements).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class TensorPointerWarning(UserWarning):
 class TensorState(PerLane):
     """A layout's or view's state: ``fields`` maps each name to an (N, k) int64 array (one row per slot)."""
 
-    fields: dict
+    fields: dict[str, np.ndarray]
 
     def replaced(self, **changes: np.ndarray) -> TensorState:
         return TensorState({**self.fields, **changes})
@@ -233,7 +234,8 @@ class _Tensor:
     def _view_index(self, view: TensorState, vt: T.TensorViewType, L: dict[str, np.ndarray], r: np.ndarray,
                     c: np.ndarray, cols: int, shape: tuple[int, int, int]) -> np.ndarray:
         V = self._uniform(view, "the tensor view")
-        x = lambda a, k: a[:, k][:, None, None]  # noqa: E731  (field k as (G, 1, 1))
+        # field k as (G, 1, 1)
+        x: Callable[[np.ndarray, int], np.ndarray] = lambda a, k: a[:, k][:, None, None]  # noqa: E731
         r0, rn, c0, cn = (x(V["clip"], k) for k in range(4))
         self.inside = np.broadcast_to((r >= r0) & (r < r0 + rn) & (c >= c0) & (c < c0 + cn), shape)
         width = np.minimum(cols, cn)
@@ -245,7 +247,8 @@ class _Tensor:
             i = vt.perm[d]
             extent = self._nonzero(x(dims, i), "a view dimension")
             coord[i], index = index % extent, index // extent
-        return sum(coord[d] * x(strides, d) for d in range(vt.dim))
+        # an array: a view has 1 to 5 dimensions, so sum() never gives back its start, the int 0
+        return cast(np.ndarray, sum(coord[d] * x(strides, d) for d in range(vt.dim)))
 
     def _layout_index(self, L: dict[str, np.ndarray], lt: T.TensorLayoutType, index: np.ndarray, store: bool,
                       shape: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -253,7 +256,7 @@ class _Tensor:
         mode = self.m.spec.dim(lt.clamp)
         if store and mode != UNDEFINED:
             mode = CONSTANT  # stores outside the tensor are dropped with every mode but Undefined
-        x = lambda name, k: L[name][:, k][:, None, None]  # noqa: E731
+        x: Callable[[str, int], np.ndarray] = lambda name, k: L[name][:, k][:, None, None]  # noqa: E731
         span_coord = [None] * lt.dim
         for d in range(lt.dim - 1, -1, -1):
             extent = self._nonzero(x("span", d), "a layout span (set the dimensions or slice first)")
@@ -298,7 +301,7 @@ class _Tensor:
 
     def addresses(self, element_size: int) -> np.ndarray:
         """Byte offsets of the accessed elements, (M,), checked against the memory's bounds."""
-        addr = (self.base + self.index * element_size)[self.accessed]
+        addr: np.ndarray = (self.base + self.index * element_size)[self.accessed]
         slots = np.broadcast_to(self.slots[:, None, None], self.index.shape)[self.accessed]
         if len(addr):
             what = "tensor " + ("store" if self.op.kind == "coop_store_tensor" else "load")

@@ -81,13 +81,13 @@ def muladd_problem(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> Prob
     return None
 
 
-def muladd_signed(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> frozenset:
+def muladd_signed(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> frozenset[str]:
     """The operands (of MATRIX_OPERANDS) whose components are signed integers: the inferred signedness."""
     return frozenset(name for t, name in ((a, "a"), (b, "b"), (c, "c"), (c, "result"))
                      if t.elem.is_int and t.elem.signed)
 
 
-def muladd_operands_problem(c: T.CoopMatType, signed: frozenset, saturate: bool) -> Problem | None:
+def muladd_operands_problem(c: T.CoopMatType, signed: frozenset[str], saturate: bool) -> Problem | None:
     """Signedness operands and SaturatingAccumulation apply to integer matrices only."""
     if signed and not c.elem.is_int:
         return Problem("type", "signedness operands apply to integer matrices only (SPV_KHR_cooperative_matrix)")

@@ -35,7 +35,7 @@ def is_one_dim(t: T.Type) -> bool:
     return isinstance(t, T.ArrayType) and isinstance(t.elem, T.ScalarType)
 
 
-def array_problem(t: T.Type, what: str, elems: tuple = ()) -> Problem | None:
+def array_problem(t: T.Type, what: str, elems: tuple[T.Type, ...] = ()) -> Problem | None:
     """``t`` must be a one-dimensional array (of ``elems`` when given)."""
     if not isinstance(t, T.ArrayType):
         return Problem("type", f"{what} must be an array (cd.array), got {_name(t)}")
@@ -218,7 +218,7 @@ def _name(t: T.Type) -> str:
     return f"a runtime {t}" if isinstance(t, T.Type) else str(t)
 
 
-def _list(ts: tuple) -> str:
+def _list(ts: tuple[T.Type, ...]) -> str:
     names = [str(t) for t in ts]
     return ", ".join(names[:-1]) + " or " + names[-1]
 

@@ -329,9 +329,9 @@ define("coop_store_tensor", (3, 4), attrs=_MEMORY, verify=_store, pure=False, ta
 class LayoutState:
     """The parts of a layout's state known at compile time (None: not known)."""
 
-    block: tuple
-    dims: tuple
-    stride: tuple
+    block: tuple[int | None, ...]
+    dims: tuple[int | None, ...]
+    stride: tuple[int | None, ...]
 
     @classmethod
     def unknown(cls, dim: int) -> LayoutState:
@@ -345,7 +345,7 @@ def _known(v: Value) -> int | None:
     return v.value if isinstance(v, Const) and isinstance(v.value, int) and not isinstance(v.value, bool) else None
 
 
-def _packed_strides(dims: tuple, block: tuple) -> tuple:
+def _packed_strides(dims: tuple[int | None, ...], block: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """SetDimension's implicit strides: stride[i] = product over j > i of ceil(dim[j] / block[j])."""
     out: list[int | None] = []
     acc: int | None = 1
@@ -356,12 +356,12 @@ def _packed_strides(dims: tuple, block: tuple) -> tuple:
 
 
 def _meet(a: LayoutState, b: LayoutState) -> LayoutState:
-    def pick(x: tuple, y: tuple) -> tuple:
+    def pick(x: tuple[int | None, ...], y: tuple[int | None, ...]) -> tuple[int | None, ...]:
         return tuple(p if p == q else None for p, q in zip(x, y))
     return LayoutState(pick(a.block, b.block), pick(a.dims, b.dims), pick(a.stride, b.stride))
 
 
-def layout_state(v: Value, _active: frozenset = frozenset()) -> LayoutState:
+def layout_state(v: Value, _active: frozenset[int] = frozenset()) -> LayoutState:
     """What is known at compile time of the state of layout ``v`` (on every path reaching it)."""
     if not isinstance(v.type, T.TensorLayoutType):
         raise TypeError(f"{v} is not a tensor layout")
