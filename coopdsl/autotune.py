@@ -178,10 +178,8 @@ def _on_cpu(device: Any) -> bool:
 
 
 def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
-    """``device``, else that of the first resident array among ``args``, else the default device."""
-    if _on_cpu(device):
-        raise AutotuneError("autotune: configurations are timed on a GPU; on the CPU interpreter (device='cpu') "
-                            "launch() runs the first config, and best_config()/cached_config() have nothing to give")
+    """``device``, else that of the first resident array among ``args``, else the default device (a GPU: the
+    callers answer for the CPU interpreter first)."""
     from . import runtime
 
     if device is not None:
@@ -263,12 +261,18 @@ class Autotuner:
         return (self.kernel.specialize(**consts) if consts else self.kernel), spec
 
     def cached_config(self, *args: Any, device: Any = None, **kwargs: Any) -> Config | None:
-        """The config the cache holds for these arguments on the device, or None (nothing is timed)."""
+        """The config the cache holds for these arguments on the device, or None (nothing is timed; the CPU
+        interpreter has no cache entries)."""
+        if _on_cpu(device):
+            return None
         dev = _resolve_device(device, [*args, *kwargs.values()])
         return self._cached(self._entry(self._bind(args, kwargs), dev))
 
     def best_config(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> Config:
-        """The fastest config for these arguments on the device: from the cache, else tuned now."""
+        """The fastest config for these arguments on the device: from the cache, else tuned now; on the CPU
+        interpreter (``device="cpu"``), where nothing is timed, the first config, the one :meth:`launch` runs."""
+        if _on_cpu(device):
+            return self.configs[0]
         dev = _resolve_device(device, [*args, *kwargs.values()])
         bound = self._bind(args, kwargs)
         entry = self._entry(bound, dev)
