@@ -44,6 +44,12 @@ class CoopDSLError(Exception):
     """Base class of every error coopdsl raises on purpose."""
 
 
+class LaunchError(ValueError):
+    """The arguments do not fit the kernel's reflection (missing, wrong dtype or size, read-only output): raised
+    by a GPU launch (``coopdsl.runtime.LaunchError``, this class) and, as its subclass
+    ``coopdsl.interp.LaunchArgumentError``, by the CPU interpreter's, so that one ``except`` catches both."""
+
+
 class CompileError(CoopDSLError):
     """The kernel is not valid coopdsl; ``loc`` is where in the user's code."""
 

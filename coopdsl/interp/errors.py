@@ -10,7 +10,7 @@ so one ``except CompileError`` catches every located kernel error.
 
 from __future__ import annotations
 
-from ..errors import CompileError, CoopDSLError, SourceLoc
+from ..errors import CompileError, CoopDSLError, LaunchError, SourceLoc
 
 
 class InterpreterError(CompileError):
@@ -20,5 +20,6 @@ class InterpreterError(CompileError):
         super().__init__(message, loc)
 
 
-class LaunchArgumentError(CoopDSLError, ValueError):
-    """Launch arguments that do not fit the kernel (missing, wrong dtype, wrong size, unknown name)."""
+class LaunchArgumentError(CoopDSLError, LaunchError):
+    """Launch arguments that do not fit the kernel (missing, wrong dtype, wrong size, unknown name): a
+    ``coopdsl.runtime.LaunchError`` (and a ``ValueError``) as on a GPU, and a ``CoopDSLError``."""

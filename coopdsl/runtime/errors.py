@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-
-class LaunchError(ValueError):
-    """The arguments do not fit the kernel's reflection (missing, wrong dtype or size, read-only output)."""
+from ..errors import LaunchError as LaunchError  # (defined beside the other errors: the interpreter's subclass it)
 
 
 class ArrayError(LaunchError):

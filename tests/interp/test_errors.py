@@ -229,6 +229,16 @@ def test_bad_launch_arguments_are_reported_before_running():
         saxpy.launch((1,), x, x, 4, 1.0, device="tpu")
 
 
+def test_the_interpreters_launch_errors_are_the_runtimes_too():
+    """Code that catches a GPU launch's ``runtime.LaunchError`` catches the interpreter's the same way."""
+    from coopdsl import runtime
+    from coopdsl.errors import CoopDSLError
+
+    with pytest.raises(runtime.LaunchError, match="missing push constant 'alpha'") as e:
+        saxpy.launch((1,), np.zeros(32, np.float32), np.zeros(32, np.float32), n=4, device="cpu")
+    assert isinstance(e.value, LaunchArgumentError) and isinstance(e.value, CoopDSLError)
+
+
 def test_errors_render_like_compile_errors():
     try:
         divergent_barrier.launch((1,), np.zeros(64, np.uint32), device="cpu")
