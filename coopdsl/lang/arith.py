@@ -231,9 +231,16 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
         if ea.signed:
             return em.op("bitcast", tb, [a]), b
         return a, em.op("bitcast", ta, [b])
+    sym = SYMBOL.get(op, op)
+    if isinstance(ta, T.VectorType) and isinstance(tb, T.VectorType) and ta.count != tb.count:
+        small, big = sorted((ta, tb), key=lambda t: t.count)
+        pad = ", ".join(["0"] * (big.count - small.count))
+        raise TypeMismatchError(
+            f"operands of '{sym}' have different sizes: {ta} and {tb}; take components of the {big} "
+            f"(e.g. v.{'xyzw'[:small.count]}) or widen the {small} (e.g. vec{big.count}[{small.elem}](v, {pad}))"
+            + ("" if ta.elem == tb.elem else "; the component types must match too"), em.loc)
     raise TypeMismatchError(
-        f"operands of '{SYMBOL.get(op, op)}' have different types: {ta} and {tb}; "
-        f"convert one explicitly (e.g. {tb}(x))", em.loc)
+        f"operands of '{sym}' have different types: {ta} and {tb}; convert one explicitly (e.g. {tb}(x))", em.loc)
 
 
 def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:

@@ -102,8 +102,20 @@ def k_vec_size_arith(v: cd.Buffer[vec4[f32]], w: cd.Buffer[vec3[f32]]):
 
 
 def test_vector_size_mismatch_in_arithmetic():
-    expect_error(k_vec_size_arith, TypeMismatchError, "operands of '+' have different types: vec4[f32] and vec3[f32]",
+    expect_error(k_vec_size_arith, TypeMismatchError, "operands of '+' have different sizes: vec4[f32] and vec3[f32]; "
+                 "take components of the vec4[f32] (e.g. v.xyz) or widen the vec3[f32] (e.g. vec4[f32](v, 0))",
                  "# E:vsize-arith", 12)
+
+
+@cd.kernel
+def k_vec_size_elem_arith(v: cd.Buffer[vec4[f32]], w: cd.Buffer[vec2[u32]]):
+    v[0] = w[0] * v[1]  # E:vsize-elem
+
+
+def test_vectors_of_other_sizes_and_component_types_are_told_both():
+    expect_error(k_vec_size_elem_arith, TypeMismatchError, "operands of '*' have different sizes: vec2[u32] and "
+                 "vec4[f32]; take components of the vec4[f32] (e.g. v.xy) or widen the vec2[u32] (e.g. "
+                 "vec4[u32](v, 0, 0)); the component types must match too", "# E:vsize-elem", 12)
 
 
 @cd.kernel
