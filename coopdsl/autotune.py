@@ -23,6 +23,7 @@ import datetime
 import hashlib
 import inspect
 import json
+import numbers
 import os
 import tempfile
 import warnings
@@ -316,8 +317,10 @@ class Autotuner:
                 if start is not None:  # once, on the first config that runs
                     start(variant, self._grid(grid, config, args, kwargs), args, {**kwargs, **spec}, dev)
                     start = None
-                timings[repr(config)] = self.timer(variant, self._grid(grid, config, args, kwargs), args,
-                                                   {**kwargs, **spec}, dev)
+                ms = self.timer(variant, self._grid(grid, config, args, kwargs), args, {**kwargs, **spec}, dev)
+                if isinstance(ms, bool) or not isinstance(ms, numbers.Real):
+                    raise AutotuneError(f"the timer returned {ms!r}, not a time in milliseconds")
+                timings[repr(config)] = float(ms)     # (an int, a numpy float: one type in the cache)
             except (CoopDSLError, RuntimeError, ValueError) as e:  # this config cannot run: try the others
                 timings[repr(config)] = f"error: {type(e).__name__}: {e}"
             finally:

@@ -322,3 +322,15 @@ def test_a_timer_start_runs_once_on_the_first_config_that_runs(tmp_path):
     assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=4, WG=32)
     assert [c[0] for c in timer.calls] == ["start", "start", (4, 32), (2, 128)]
     assert t.last_timings["Config(PER=1, WG=64)"] == "error: LaunchError: does not fit"
+
+
+def test_a_timer_may_return_an_int_or_a_numpy_float_but_not_something_else(tmp_path):
+    ints = FakeTimer({(1, 64): 3, (4, 32): np.float32(1.0), (2, 128): 2})
+    t = tuner(ints, tmp_path / "c.json")
+    assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == CONFIGS[1]
+    assert t.last_timings == {repr(CONFIGS[0]): 3.0, repr(CONFIGS[1]): 1.0, repr(CONFIGS[2]): 2.0}
+    assert all(type(v) is float for v in t.last_timings.values())
+    words = FakeTimer({(1, 64): "fast", (4, 32): None, (2, 128): True})
+    with pytest.raises(AutotuneError, match=r"no config ran on .*\n  Config\(PER=1, WG=64\): error: AutotuneError: "
+                                            r"the timer returned 'fast', not a time in milliseconds"):
+        tuner(words, tmp_path / "d.json").best_config(grid, np.zeros(100, np.float32), 100, device=H100)
