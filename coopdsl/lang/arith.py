@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Const, Value
+from ..ir.core import Const, Op, Value
 from ..ir.literals import LiteralError, fit
 from .types import Enumerant
 
@@ -240,7 +240,19 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
             f"(e.g. v.{'xyzw'[:small.count]}) or widen the {small} (e.g. vec{big.count}[{small.elem}](v, {pad}))"
             + ("" if ta.elem == tb.elem else "; the component types must match too"), em.loc)
     raise TypeMismatchError(
-        f"operands of '{sym}' have different types: {ta} and {tb}; convert one explicitly (e.g. {tb}(x))", em.loc)
+        f"operands of '{sym}' have different types: {ta} and {tb}; convert one explicitly (e.g. {tb}(x))"
+        + _number_before_loop(a, tb) + _number_before_loop(b, ta), em.loc)
+
+
+def _number_before_loop(v: Value, other: T.Type) -> str:
+    """Why ``v`` has its type when it is a loop variable that held a Python number as its loop began (the
+    number took its default type, i32 or f32), and how to give it ``other``; else ""."""
+    if not (isinstance(v, Op) and v.kind == "phi" and v.attrs.get("var") and v.operands and
+            isinstance(v.operands[0], Const) and not v.attrs.get("path")):
+        return ""
+    name, start = v.attrs["var"], v.operands[0].value
+    return (f" ('{name}' is {v.type} in this loop because it held the Python number {start!r} when the loop "
+            f"began: write {name} = {other}({start!r}) before it)")
 
 
 def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:

@@ -2,8 +2,9 @@
 
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, f16, f32, i32, u32
+from coopdsl.errors import TypeMismatchError
 
-from ..conftest import compile_checked
+from ..conftest import compile_checked, expect_error
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
@@ -176,3 +177,19 @@ def test_unroll_count_names_the_environments_that_have_partial_count():
                        r"SPIR-V 1.4: compile for vulkan1.2, vulkan1.3 or vulkan1.4 \(this kernel targets SPIR-V 1.3, "
                        r"vulkan1.1\)"):
         old.compile()
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_number_before_loop(a: cd.Buffer[f32], n: u32):
+    s = 0
+    for i in range(n):
+        s += a[i]  # E:number-before-loop
+    a[0] = s
+
+
+def test_a_python_number_set_before_a_loop_is_named_when_its_type_does_not_fit():
+    """docs/language.md: a Python number assigned before a runtime loop and changed in it becomes i32; the error
+    says so at the use, and what to write instead."""
+    expect_error(k_number_before_loop, TypeMismatchError, "operands of '+' have different types: i32 and f32; "
+                 "convert one explicitly (e.g. f32(x)) ('s' is i32 in this loop because it held the Python number 0 "
+                 "when the loop began: write s = f32(0) before it)", "# E:number-before-loop", 9)
