@@ -42,6 +42,9 @@ COMPILE_CASES = [
      "    x = 1 << 10 ** 9  # HERE\n    o[0] = 1.0\n", ArgumentError, "limited to 4096 bits"),
     ("float_overflow", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
      "    x = 10.0 ** 400  # HERE\n    o[0] = 1.0\n", ArgumentError, "compile-time 10.0 ** 400"),
+    ("wg_spec_zero", "@cd.kernel(workgroup_size=('WG', 1, 1))  # HERE\n"
+     "def k(o: cd.Buffer[f32], WG: cd.Spec[u32] = 0):\n    o[0] = 1.0\n",
+     CompileError, "workgroup size 'WG' is 0 (its default): each size must be at least 1"),
 ]
 
 
@@ -54,6 +57,19 @@ def test_limits_are_located_errors(name, body, error, message, tmp_path):
     assert isinstance(e.value, error) and not isinstance(e.value, InternalCompilerError)
     assert message in str(e.value)
     assert e.value.loc.line == _line(src, "# HERE")
+
+
+def test_a_spec_sized_workgroup_of_zero_given_at_compile_is_a_located_error(tmp_path):
+    """compile(spec=...) (and a build spec's variant) setting a workgroup dimension's default to 0: refused at the
+    decorator, not only when a device profile is given."""
+    body = "@cd.kernel(workgroup_size=('WG', 1, 1))  # HERE\ndef k(o: cd.Buffer[f32], WG: cd.Spec[u32] = 64):\n" \
+           "    o[0] = 1.0\n"
+    ns, src = _exec(tmp_path, "wg_spec_given", body)
+    with pytest.raises(CompileError, match=r"workgroup size 'WG' is 0 \(given by compile\(spec=\.\.\.\)\): each "
+                                           r"size must be at least 1") as e:
+        ns["k"].compile(spec={"WG": 0})
+    assert e.value.loc.line == _line(HEAD + textwrap.dedent(body), "# HERE")
+    assert ns["k"].compile(spec={"WG": 32})
 
 
 DECLARATION_CASES = [
