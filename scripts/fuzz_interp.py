@@ -112,8 +112,19 @@ def mutate(source: str, r: random.Random) -> str:
 
 def _mutate_once(source: str, r: random.Random) -> str:
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("def ") and "@cd.kernel" in lines[i - 1]) + 1
-    end = next((i for i in range(start, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    # the first kernel: the first def after a @cd.kernel / @coopdsl.kernel line (other decorators may come
+    # between; a factory's kernel is indented), its body the lines indented deeper than the def
+    deco = next((i for i, line in enumerate(lines) if re.match(r"\s*@(cd|coopdsl)\.kernel\b", line)), None)
+    if deco is None:
+        return source
+    d = next((i for i in range(deco, len(lines)) if lines[i].lstrip().startswith("def ")), None)
+    if d is None:
+        return source
+    indent = len(lines[d]) - len(lines[d].lstrip())
+    sig_end = next((i for i in range(d, len(lines)) if lines[i].rstrip().endswith(":")), d)
+    start = sig_end + 1                 # (a signature may take several lines)
+    end = next((i for i in range(start, len(lines))
+                if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) <= indent), len(lines))
     body = [i for i in range(start, end) if lines[i].strip() and not lines[i].strip().startswith("#")]
     how = r.randint(0, 6)
     if how == 5 and len(body) > 2:  # delete a line
