@@ -212,7 +212,17 @@ def main(argv=None) -> int:
 
 
 def write_summary(path: Path, args, counts, total, failures, elapsed) -> None:
-    lines = ["# Robustness: differential testing and fuzzing", "",
+    """Replace the page's "## Fuzz run" section with this run's summary; the text above it stays as it is
+    (a new page gets this script's introduction)."""
+    lines = _intro(path) + _section(args, counts, total, failures, elapsed)
+    path.write_text("\n".join(lines).rstrip() + "\n")
+
+
+def _intro(path: Path) -> list[str]:
+    text = path.read_text() if path.exists() else ""
+    if "\n## Fuzz run" in text:
+        return text[:text.index("\n## Fuzz run")].rstrip().split("\n") + [""]
+    return ["# Robustness: differential testing and fuzzing", "",
              "The compiler and the CPU interpreter are tested against each other and against numpy:", "",
              "- `tests/interp/test_differential.py` (default test run, Hypothesis): random well-typed kernels "
              "from `tests/interp/kernelgen.py` compile to modules spirv-val accepts and the interpreter equals "
@@ -222,8 +232,11 @@ def write_summary(path: Path, args, counts, total, failures, elapsed) -> None:
              "atomics and device addresses.",
              "- `tests/gpu/test_interp_vs_gpu.py` (`-m gpu`): the interpreter and the GPU agree on every example "
              "case, and a seeded sample of generated kernels matches its numpy model on the GPU.",
-             "- `scripts/fuzz_interp.py`: the fixed-budget fuzz run below.", "",
-             f"## Fuzz run ({datetime.date.today()})", "",
+             "- `scripts/fuzz_interp.py`: the fixed-budget fuzz run below.", ""]
+
+
+def _section(args, counts, total, failures, elapsed) -> list[str]:
+    lines = [f"## Fuzz run ({datetime.date.today()})", "",
              f"Command: `python scripts/fuzz_interp.py --budget {args.budget:g} --seed {args.seed} --out "
              f"docs/robustness.md` on {platform.node()} (Python {platform.python_version()}, numpy {np.__version__}); "
              f"{elapsed:.0f} s.", "",
@@ -242,7 +255,7 @@ def write_summary(path: Path, args, counts, total, failures, elapsed) -> None:
               "error* (a generated well-typed kernel raised a located error).", ""]
     lines += ["Failures: none." if not failures else "Failures (rerun one with `--replay KIND:SEED`):", ""]
     lines += [f"- {f}" for f in failures[:50]]
-    path.write_text("\n".join(lines).rstrip() + "\n")
+    return lines
 
 
 if __name__ == "__main__":
