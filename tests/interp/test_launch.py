@@ -85,6 +85,20 @@ def test_unknown_arguments_and_spec_constants():
         run(spec_workgroup.ir(), (1, 1, 1), {"out": np.zeros(8, np.uint32), "extra": 1})
 
 
+def test_run_takes_a_grid_as_launch_does():
+    """interp.run: one to three workgroup counts (or one int), the missing ones 1; anything else is a
+    LaunchArgumentError, never a foreign exception (a 1-entry grid once raised IndexError)."""
+    from coopdsl.interp import LaunchArgumentError
+
+    for grid in ((2,), 2, [2, 1], (np.int64(2), 1, 1)):
+        out = np.zeros(2 * 24, np.uint32)
+        assert run(spec_workgroup.ir(), grid, {"out": out}, {"WG": 24}) is None
+        np.testing.assert_array_equal(out, np.tile(np.arange(24), 2) + 200)   # (num_workgroups.x * 100)
+    for grid in ((), (1, 1, 1, 1), "2", (1.5,), None):
+        with pytest.raises(LaunchArgumentError, match=r"grid must be 1 to 3 workgroup counts \(ints\), got "):
+            run(spec_workgroup.ir(), grid, {"out": np.zeros(8, np.uint32)})
+
+
 @cd.kernel(workgroup_size=(32, 1, 1))
 def scaled_by(x: cd.Buffer[f32], s: f32):
     x[cd.global_invocation_id.x] = x[cd.global_invocation_id.x] * s
