@@ -104,8 +104,17 @@ def cooperative_matrices(module: Module) -> list[dict[str, Any]]:
                 if t not in seen:
                     entry = {"component": t.elem.name, "rows": _dim(t.rows, module), "cols": _dim(t.cols, module),
                              "use": _use(t.use, module), "scope": _scope(t.scope, module)}
-                    seen[t] = {"type": matrix_text(**entry), **entry, "loc": str(op.loc)}
+                    seen[t] = {"type": matrix_text(**entry), **entry, "loc": str(_first(op.loc, module, t))}
     return list(seen.values())
+
+
+def _first(loc: Any, module: Module, t: T.Type) -> Any:
+    """``loc`` (the first op using ``t``), or the line of a constant of ``t`` made before it (a constant splat,
+    which no op carries: ``Acc[...].splat(0.0)`` before the loop whose phi is the type's first op)."""
+    made = module.const_locs.get(t)
+    if made is not None and made.file == loc.file and (made.line, made.col) < (loc.line, loc.col):
+        return made
+    return loc
 
 
 def muladds(module: Module) -> list[dict[str, Any]]:

@@ -230,6 +230,9 @@ class Module:
     # that value, so every rule it checks at a spec constant's value sees it (not the Python default)
     spec_overrides: dict[str, Any] = field(default_factory=dict)
     helpers: dict[tuple[Any, ...], Function] = field(default_factory=dict)  # (device function, signature) -> Function
+    # a type -> the first line that made a constant of it (a constant matrix splat has no op to carry a line):
+    # reflection names it as the type's first use when it comes before every op that uses the type
+    const_locs: dict[Type, SourceLoc] = field(default_factory=dict, repr=False)
     # SymDim -> spec_ops with it, in order
     _spec_ops_by_sym: dict[SymDim, list[SpecOp]] = field(default_factory=dict, repr=False)
     # (id(type), const key) -> (type, constant): const() for a type object seen before, without hashing the

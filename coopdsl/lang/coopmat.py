@@ -137,6 +137,7 @@ def load(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
 def splat(cg: Builder, mat_type: T.CoopMatType, value: Any) -> Value:
     """A matrix with every element equal to ``value`` (a constant or a runtime scalar)."""
     if isinstance(value, (bool, int, float)):
+        cg.em.module.const_locs.setdefault(mat_type, cg.em.loc)   # (where the matrix type is first written)
         return arith.literal(cg.em, value, mat_type)
     v = cg.as_runtime(value)
     if v.type != mat_type.elem:

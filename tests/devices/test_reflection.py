@@ -77,3 +77,28 @@ def test_kernels_without_matrices_list_none():
 
     r = plain.reflect()
     assert r["cooperative_matrices"] == [] and r["muladds"] == []
+
+
+def test_an_accumulator_made_by_a_constant_splat_is_reported_at_the_splat(tmp_path):
+    """A constant splat is no op, so a matrix type first written as ``Acc[...].splat(0.0)`` before a loop had its
+    first use at the loop's header (the phi): reflection and the device checks now name the splat's line."""
+    from coopdsl.devices import DeviceMismatchError
+    from tests.conftest import exec_source
+
+    src = ("import coopdsl as cd\nfrom coopdsl import Acc, MatA, MatB, f16, f32, u32\n\n"
+           "@cd.kernel(workgroup_size=(32, 1, 1))\n"
+           "def k(a: cd.Buffer[f16], c: cd.Buffer[f32], n: u32):\n"
+           "    acc = Acc[f32, 16, 16].splat(0.0)  # SPLAT\n"
+           "    for i in range(n):  # LOOP\n"
+           "        x = MatA[f16, 16, 16].load(a, 0, stride=16)\n"
+           "        y = MatB[f16, 16, 16].load(a, 256, stride=16)\n"
+           "        acc = cd.muladd(x, y, acc)\n"
+           "    acc.store(c, 0, stride=16)\n")
+    k = exec_source(src, tmp_path / "splat.py")["k"]
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if "# SPLAT" in text)
+    acc = next(m for m in k.reflect()["cooperative_matrices"] if m["use"] == "Acc")
+    assert acc["loc"] == f"{tmp_path / 'splat.py'}:{line}:11"
+    with pytest.raises(DeviceMismatchError, match=r"Acc\[f32, 16, 16\] has Subgroup scope, so the workgroup x size "
+                                                  r"\(32\) must be a multiple of the subgroup size") as e:
+        k.compile(device="amd-rdna3-radv")
+    assert e.value.loc.line == line
