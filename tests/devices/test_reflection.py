@@ -4,6 +4,8 @@ import json
 import runpy
 from pathlib import Path
 
+import pytest
+
 from coopdsl.devices.dims import resolve
 
 from . import kernels as K
