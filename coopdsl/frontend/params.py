@@ -19,10 +19,10 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from .._records import record
-from ..errors import CompileError, TypeMismatchError, UnsupportedSyntaxError, with_article
+from ..errors import CompileError, DeclarationError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
-from ..ir.layout import array_block, laid_out
+from ..ir.layout import array_block, laid_out, uniform_problem
 from ..ir.literals import LiteralError, fit
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
@@ -151,6 +151,12 @@ def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
     """``Uniform[S]``: a Uniform block holding the struct, at the next binding."""
     binding = len(b.params.buffers) + len(b.params.uniforms)
     st = ann.type
+    problem = uniform_problem(st)
+    if problem:
+        raise DeclarationError(
+            f"uniform block '{name}' (struct {st.name}): {problem} (std140). Use vec4 elements or padding "
+            f"members, pass the struct as a cd.Buffer[{st.name}] (std430), or declare it with "
+            f"@cd.struct(layout_rule=\"scalar\")", b.src.loc(arg))
     block = T.StructType(f"{name}_ubo", st.members, st.offsets, block=True, rule=st.rule)
     var = GlobalVar(T.PointerType(block, StorageClass.Uniform), name, "uniform", set=0, binding=binding)
     b.module.globals.append(var)

@@ -206,6 +206,33 @@ def laid_out(name: str, members: Sequence[tuple[str, T.Type]], rule: Rule = "std
     return T.StructType(name, typed, lay.member_offsets([t for _, t in typed]), block=block, rule=rule)
 
 
+def uniform_problem(st: T.StructType, prefix: str = "") -> str | None:
+    """Why a std430 struct cannot be a Uniform block as laid out, or None: Vulkan's uniform blocks follow the
+    (relaxed) std140 rules unless the device's uniformBufferStandardLayout is asked for, and std140 puts arrays
+    and structs at multiples of 16, strides arrays by multiples of 16 and starts the member after an array or
+    a struct at the next multiple of 16 (spirv-val's "relaxed uniform buffer layout rules")."""
+    if st.rule != "std430":
+        return None                     # (scalar-layout blocks: the device's scalarBlockLayout covers them)
+    end = 0                             # where the next member may start under std140
+    for (name, t), offset in zip(st.members, st.offsets or STD430.member_offsets([t for _, t in st.members])):
+        what = f"member '{prefix}{name}' ({t})"
+        if offset < end:
+            return f"{what} is at offset {offset}, inside the 16-byte rounding std140 gives the array or struct " \
+                   f"before it (a uniform block needs it at {end})"
+        if isinstance(t, (T.ArrayType, T.StructType)) and offset % 16:
+            return f"{what} is at offset {offset}; a uniform block needs arrays and structs at multiples of 16"
+        if isinstance(t, T.ArrayType):
+            stride = t.stride or array_stride(t.elem)
+            if stride % 16:
+                return f"{what} strides by {stride} bytes; a uniform block needs array strides of multiples of 16"
+        if isinstance(t, T.StructType):
+            inner = uniform_problem(t, f"{prefix}{name}.")
+            if inner:
+                return inner
+        end = round_up(offset + size_of(t), 16) if isinstance(t, (T.ArrayType, T.StructType)) else offset
+    return None
+
+
 def array_block(name: str, elem: T.Type) -> T.StructType:
     """The Block struct ``{ elem data[]; }`` a storage buffer or a ``Ptr[elem]`` addresses (std430 stride; a
     scalar-layout struct strides by its scalar size)."""

@@ -183,3 +183,62 @@ def test_members_of_struct_values_held_by_names_are_assigned():
                  "inner)", "# E:nomember", 5)
     expect_error(struct_value_bad_type, cd.TypeMismatchError, "cannot assign the number 1.0 to member 'inner' of "
                  "struct Outer, which is Inner", "# E:membertype", 5)
+
+
+@cd.struct
+class Taps:
+    n: f32
+    w: cd.array[f32, 4]
+
+
+@cd.struct
+class Pair:
+    a: f32
+
+
+@cd.struct
+class AfterStruct:
+    x: vec4[f32]
+    inner: Pair
+    y: f32
+
+
+@cd.struct
+class Std140:
+    v: vec4[f32]
+    s: f32
+    rows: cd.array[vec4[f32], 2]
+    inner: Pair
+    z: vec4[f32]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_taps(o: cd.Buffer[f32], u: cd.Uniform[Taps]):  # E:taps
+    o[0] = u.n
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_after(o: cd.Buffer[f32], u: cd.Uniform[AfterStruct]):  # E:after
+    o[0] = u.y
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_std140(o: cd.Buffer[f32], u: cd.Uniform[Std140], b: cd.Buffer[Taps]):
+    o[0] = u.s + u.z.x + b[0].w[1]
+
+
+def test_a_uniform_block_that_std140_cannot_hold_is_a_located_error():
+    """Uniform blocks follow std140 in Vulkan (relaxed): an array or struct at an offset that is no multiple of
+    16, an array stride that is none, a member inside the rounding after an array or struct. These reached
+    spirv-val as an internal compiler error; now the parameter is named, with what to do instead."""
+    from coopdsl.errors import DeclarationError
+
+    expect_error(k_taps, DeclarationError, "uniform block 'u' (struct Taps): member 'w' (f32[4]) is at offset 4; a "
+                 "uniform block needs arrays and structs at multiples of 16 (std140). Use vec4 elements or padding "
+                 "members, pass the struct as a cd.Buffer[Taps] (std430), or declare it with "
+                 "@cd.struct(layout_rule=\"scalar\")", "# E:taps", 31)
+    expect_error(k_after, DeclarationError, "member 'y' (f32) is at offset 20, inside the 16-byte rounding std140 "
+                 "gives the array or struct before it (a uniform block needs it at 32)", "# E:after", 32)
+    # the same struct as a storage buffer's element (std430) is fine, and so is a block std140 can hold
+    compile_checked(k_std140, r"OpVariable %_ptr_Uniform_u_ubo Uniform", r"OpDecorate %_arr_v4float_uint_2 "
+                    r"ArrayStride 16")
