@@ -55,7 +55,12 @@ TABLE = {
     "distance": ("Distance", None, None, 2, False, "length(a - b) (scalar result)"),
     "normalize": ("Normalize", None, None, 1, False, "x / length(x)"),
     "cross": ("Cross", None, None, 2, False, "cross product of two 3-vectors"),
+    "find_lsb": (None, "FindILsb", "FindILsb", 1, False,
+                 "index of the lowest 1 bit, -1 (all ones) for 0; 32-bit integers (GLSL findLSB)"),
+    "find_msb": (None, "FindSMsb", "FindUMsb", 1, False, "index of the highest 1 bit (of a negative signed value: "
+                 "the highest 0 bit), -1 (all ones) if none; 32-bit integers (GLSL findMSB)"),
 }
+BITS_32 = {"find_lsb", "find_msb"}   # GLSL.std.450 takes these on 32-bit integers only
 SCALAR_RESULT = {"length", "distance"}
 SCALAR_ARGS = {"min", "max", "clamp"}  # later arguments may be scalars of the vector's component type
 PARAMS = ("x", "y", "z")  # the parameters of a math builtin, as many as it takes
@@ -82,7 +87,7 @@ def _mix_bool(cg: Builder, vals: list[Any]) -> Value:
 
 def _make(name: str, row: tuple[Any, ...]) -> Builtin:
     fop, sop, uop, arity, small_only, doc = row
-    kinds = "floats" + (", signed ints" if sop else "") + (", unsigned ints" if uop else "")
+    kinds = ", ".join(k for k, op in (("floats", fop), ("signed ints", sop), ("unsigned ints", uop)) if op)
 
     def impl(cg: Builder, **args: Any) -> Value:
         """The operands arrive through the one operand gate (numbers and runtime values only)."""
@@ -109,6 +114,8 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
         op = fop if elem.is_float else (sop if elem.signed else uop) if elem.is_int else None
         if op is None:
             raise TypeMismatchError(f"{name}() takes {kinds}, got {t}", cg.em.loc)
+        if name in BITS_32 and elem.width != 32:
+            raise TypeMismatchError(f"{name}() takes 32-bit integers (GLSL.std.450), got {t}", cg.em.loc)
         if small_only and elem.width == 64:
             raise TypeMismatchError(f"{name}() takes 16- or 32-bit floats (GLSL.std.450), got {t}", cg.em.loc)
         if name == "cross" and t != T.VectorType(elem, 3):
@@ -120,7 +127,7 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
 
     impl.__name__ = name
     sig = "(" + ", ".join(PARAMS[:arity]) + ")"
-    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop}; takes {kinds})", sig,
+    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop or sop}; takes {kinds})", sig,
                         dict.fromkeys(PARAMS[:arity], OPERAND))
 
 
@@ -194,4 +201,70 @@ for _name, _impl, _doc, _sig, _conversions in (
         ("all", _anyall("all"), "true if every component of a bool vector is (OpAll)", "(v)", {"v": _BOOL_VECTOR}),
         ("select", _select_impl, "cond ? a : b per component, both evaluated (OpSelect)", "(cond, a, b)",
          {"cond": RUNTIME, "a": _SELECT, "b": _SELECT})):
+    BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)
+
+
+# -- bit functions (SPIR-V core: OpBitCount, OpBitReverse, OpBitFieldS/UExtract, OpBitFieldInsert) ---------------
+def _bit_value(cg: Builder, name: str, x: Any) -> Value:
+    """The integer argument of a bit function: a 32-bit integer scalar or vector (Vulkan's rule for these
+    instructions)."""
+    e = T.elem_of(x.type)
+    if not isinstance(x.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) or not e.is_int \
+            or e.width != 32:
+        raise TypeMismatchError(f"{name}() takes 32-bit integer scalars or vectors (i32, u32, vecN[i32], "
+                                f"vecN[u32]), got {x.type}", cg.em.loc)
+    return cast(Value, x)
+
+
+def _bit_scalar(cg: Builder, name: str, what: str, v: Any) -> Value:
+    """An offset or a count: an integer scalar (a Python int becomes a u32)."""
+    if arith.is_number(v):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 32:
+            raise TypeMismatchError(f"{name}() {what} must be an integer from 0 to 32, got {v!r}", cg.em.loc)
+        return arith.literal(cg.em, v, T.u32)
+    if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+        raise TypeMismatchError(f"{name}() {what} must be an integer scalar, got {v.type}", cg.em.loc)
+    return cast(Value, v)
+
+
+def _bit_count(cg: Builder, x: Value) -> Value:
+    x = _bit_value(cg, "bit_count", x)
+    return cg.em.op("bits", x.type, [x], fn="count")
+
+
+def _bit_reverse(cg: Builder, x: Value) -> Value:
+    x = _bit_value(cg, "bit_reverse", x)
+    return cg.em.op("bits", x.type, [x], fn="reverse")
+
+
+def _bitfield_extract(cg: Builder, x: Value, offset: Any, bits: Any) -> Value:
+    x = _bit_value(cg, "bitfield_extract", x)
+    o = _bit_scalar(cg, "bitfield_extract", "offset", offset)
+    n = _bit_scalar(cg, "bitfield_extract", "bits", bits)
+    return cg.em.op("bits", x.type, [x, o, n], fn="extract")
+
+
+def _bitfield_insert(cg: Builder, base: Value, insert: Any, offset: Any, bits: Any) -> Value:
+    base = _bit_value(cg, "bitfield_insert", base)
+    ins = arith.literal(cg.em, insert, base.type) if arith.is_number(insert) else insert
+    if ins.type != base.type:
+        raise TypeMismatchError(f"bitfield_insert() insert must be {base.type} like base, got {ins.type}",
+                                cg.em.loc)
+    o = _bit_scalar(cg, "bitfield_insert", "offset", offset)
+    n = _bit_scalar(cg, "bitfield_insert", "bits", bits)
+    return cg.em.op("bits", base.type, [base, ins, o, n], fn="insert")
+
+
+_BIT = Operand("a bit function")
+for _name, _impl, _doc, _sig, _conversions in (
+        ("bit_count", _bit_count, "number of 1 bits, per component (OpBitCount; GLSL bitCount)", "(x)",
+         {"x": RUNTIME}),
+        ("bit_reverse", _bit_reverse, "the bits in reverse order, per component (OpBitReverse; GLSL "
+         "bitfieldReverse)", "(x)", {"x": RUNTIME}),
+        ("bitfield_extract", _bitfield_extract, "bits [offset, offset + bits) of x, sign-extended for signed x "
+         "(OpBitFieldSExtract / OpBitFieldUExtract; GLSL bitfieldExtract)", "(x, offset, bits)",
+         {"x": RUNTIME, "offset": _BIT, "bits": _BIT}),
+        ("bitfield_insert", _bitfield_insert, "base with bits [offset, offset + bits) replaced by the low bits of "
+         "insert (OpBitFieldInsert; GLSL bitfieldInsert)", "(base, insert, offset, bits)",
+         {"base": RUNTIME, "insert": _BIT, "offset": _BIT, "bits": _BIT})):
     BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)

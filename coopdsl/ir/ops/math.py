@@ -12,8 +12,10 @@ FUNCTIONS = {
     "trunc": 1, "round": 1, "round_even": 1, "fract": 1, "sin": 1, "cos": 1, "tan": 1, "asin": 1,
     "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1, "atan2": 2, "pow": 2, "abs": 1, "sign": 1,
     "min": 2, "max": 2, "clamp": 3, "mix": 3, "step": 2, "smoothstep": 3, "fma": 3, "length": 1,
-    "distance": 2, "normalize": 1, "cross": 2,
+    "distance": 2, "normalize": 1, "cross": 2, "find_lsb": 1, "find_msb": 1,
 }
+# bit functions (SPIR-V core): name -> number of operands
+BITS = {"count": 1, "reverse": 1, "extract": 3, "insert": 4}
 SCALAR_RESULT = ("length", "distance")
 
 
@@ -29,3 +31,26 @@ def _math(op: Op) -> None:
 
 define("math", (1, 3), attrs={"fn": (str, True)}, verify=_math,
        doc="the math function ``fn`` (exp, min, clamp, ...) applied component-wise")
+
+
+def _bits(op: Op) -> None:
+    fn = op.attrs["fn"]
+    if BITS.get(fn) != len(op.operands):
+        fail(op, f"bit {fn} takes {BITS.get(fn)} operands, has {len(op.operands)}")
+    t = op.operands[0].type
+    e = T.elem_of(t)
+    if not isinstance(t, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) or not e.is_int \
+            or e.width != 32:
+        fail(op, f"bit {fn} takes 32-bit integer scalars or vectors, got {t}")
+    values = 2 if fn == "insert" else 1           # (base, insert) share the type; offset and count are scalars
+    if any(v.type != t for v in op.operands[1:values]):
+        fail(op, f"bit {fn}: base and insert differ: {op.operands[0].type} and {op.operands[1].type}")
+    for v in op.operands[values:]:
+        if not (isinstance(v.type, T.ScalarType) and v.type.is_int):
+            fail(op, f"bit {fn}: offset and count must be integer scalars, got {v.type}")
+    result_is(op, t)
+
+
+define("bits", (1, 4), attrs={"fn": (str, True)}, verify=_bits,
+       doc="the bit function ``fn`` (count, reverse, extract, insert: OpBitCount, OpBitReverse, "
+           "OpBitFieldS/UExtract, OpBitFieldInsert) component-wise")

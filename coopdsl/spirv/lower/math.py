@@ -26,7 +26,11 @@ GLSL = {
     "clamp": ("FClamp", "SClamp", "UClamp"), "mix": ("FMix", None, None), "step": ("Step", None, None),
     "smoothstep": ("SmoothStep", None, None), "fma": ("Fma", None, None), "length": ("Length", None, None),
     "distance": ("Distance", None, None), "normalize": ("Normalize", None, None), "cross": ("Cross", None, None),
+    "find_lsb": (None, "FindILsb", "FindILsb"), "find_msb": (None, "FindSMsb", "FindUMsb"),
 }
+# bit fn -> (signed, unsigned) core instruction
+BITS = {"count": ("OpBitCount", "OpBitCount"), "reverse": ("OpBitReverse", "OpBitReverse"),
+        "extract": ("OpBitFieldSExtract", "OpBitFieldUExtract"), "insert": ("OpBitFieldInsert", "OpBitFieldInsert")}
 
 
 def glsl_instruction(fn: str, t: T.Type) -> str:
@@ -35,6 +39,11 @@ def glsl_instruction(fn: str, t: T.Type) -> str:
     if name is None:
         raise ValueError(f"{fn} has no GLSL.std.450 form for {t}")
     return name
+
+
+@lowering("bits")
+def _bits(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    w.emit(BITS[op.attrs["fn"]][family(op.operands[0].type) - 1], ty, rid, *args)
 
 
 @lowering("math")

@@ -1,0 +1,131 @@
+"""GLSL's bit functions: cd.bit_count, bit_reverse, bitfield_extract, bitfield_insert (SPIR-V core OpBitCount,
+OpBitReverse, OpBitFieldS/UExtract, OpBitFieldInsert) and cd.find_lsb, find_msb (GLSL.std.450 FindILsb,
+FindSMsb, FindUMsb): the instructions in the validated module, the interpreter against a Python model of each
+at the edges (0, all ones, the sign bit, fields at either end), and the mistakes (not 32-bit, floats, a
+field past 32 bits, an insert of another type) at their line."""
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, i32, u32, vec2
+from coopdsl.errors import TypeMismatchError
+
+from ..conftest import compile_checked, expect_error
+
+M = 0xFFFFFFFF
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def bits(a: cd.Buffer[u32], b: cd.Buffer[i32], out: cd.Buffer[u32], outi: cd.Buffer[i32], v: cd.Buffer[vec2[u32]],
+         vo: cd.Buffer[vec2[u32]], off: u32, n: u32):
+    i = cd.global_invocation_id.x
+    x = a[i]
+    y = b[i]
+    out[6 * i + 0] = cd.bit_count(x)
+    out[6 * i + 1] = cd.bit_reverse(x)
+    out[6 * i + 2] = cd.bitfield_extract(x, off, n)
+    out[6 * i + 3] = cd.bitfield_insert(x, a[(i + 1) % 32], off, n)
+    out[6 * i + 4] = cd.find_lsb(x)
+    out[6 * i + 5] = cd.find_msb(x)
+    outi[4 * i + 0] = cd.bitfield_extract(y, off, n)
+    outi[4 * i + 1] = cd.find_msb(y)
+    outi[4 * i + 2] = cd.bit_count(y)
+    outi[4 * i + 3] = cd.bit_reverse(y)
+    vo[i] = cd.bit_count(v[i]) + cd.bitfield_extract(v[i], 4, 8)
+
+
+def test_the_instructions_are_in_the_validated_module():
+    compile_checked(bits, r"OpBitCount %uint", r"OpBitCount %int", r"OpBitCount %v2uint", r"OpBitReverse %uint",
+                    r"OpBitFieldUExtract %uint", r"OpBitFieldSExtract %int", r"OpBitFieldInsert %uint",
+                    r"OpExtInst %uint %\w+ FindILsb", r"OpExtInst %uint %\w+ FindUMsb",
+                    r"OpExtInst %int %\w+ FindSMsb")
+
+
+def _count(x):
+    return bin(int(x) & M).count("1")
+
+
+def _reverse(x):
+    return int(format(int(x) & M, "032b")[::-1], 2)
+
+
+def _extract(x, o, n, signed):
+    f = ((int(x) & M) >> o) & ((1 << n) - 1) if n else 0
+    return f - (1 << n) if signed and n and f >> (n - 1) else f
+
+
+def _insert(x, y, o, n):
+    mask = (((1 << n) - 1) << o) & M
+    return ((int(x) & ~mask) | ((int(y) << o) & mask)) & M
+
+
+def _lsb(x):
+    x = int(x) & M
+    return M if x == 0 else (x & -x).bit_length() - 1
+
+
+def _msb(x, signed):
+    x = int(x)
+    if signed:
+        x = ~x if x < 0 else x
+        return -1 if x == 0 else x.bit_length() - 1
+    x &= M
+    return M if x == 0 else x.bit_length() - 1
+
+
+@pytest.mark.parametrize("off,n", [(7, 5), (0, 32), (0, 0), (31, 1), (16, 16), (3, 1)])
+def test_the_interpreter_matches_the_definitions(off, n):
+    rng = np.random.default_rng(off * 33 + n)
+    a = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    a[:4] = (0, M, 1, 0x80000000)
+    b = rng.integers(-2**31, 2**31, 32, dtype=np.int64).astype(np.int32)
+    b[:4] = (0, -1, -2**31, 1)
+    v = rng.integers(0, 2**32, (32, 2), dtype=np.uint64).astype(np.uint32)
+    out, outi, vo = np.zeros(6 * 32, np.uint32), np.zeros(4 * 32, np.int32), np.zeros((32, 2), np.uint32)
+    bits.launch((1,), a, b, out, outi, v, vo, off, n, device="cpu")
+    for i in range(32):
+        assert [int(g) for g in out[6 * i:6 * i + 6]] == [
+            _count(a[i]), _reverse(a[i]), _extract(a[i], off, n, False), _insert(a[i], a[(i + 1) % 32], off, n),
+            _lsb(a[i]), _msb(a[i], False)], i
+        assert [int(g) for g in outi[4 * i:4 * i + 4]] == [
+            _extract(b[i], off, n, True), _msb(b[i], True), _count(b[i]),
+            int(np.array([_reverse(b[i])], np.uint32).view(np.int32)[0])], i
+        assert [int(q) for q in vo[i]] == [_count(v[i][j]) + _extract(v[i][j], 4, 8, False) for j in range(2)]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_wide(a: cd.Buffer[cd.u64]):
+    a[0] = cd.bit_count(a[1])  # E:wide
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_float(a: cd.Buffer[f32]):
+    a[0] = cd.find_msb(a[1])  # E:float
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_field(a: cd.Buffer[u32]):
+    a[0] = cd.bitfield_extract(a[1], 0, 33)  # E:field
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_insert(a: cd.Buffer[u32], b: cd.Buffer[i32]):
+    a[0] = cd.bitfield_insert(a[1], b[0], 0, 4)  # E:insert
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_msb16(a: cd.Buffer[cd.u16]):
+    a[0] = cd.find_lsb(a[1])  # E:msb16
+
+
+def test_mistakes_are_located_errors():
+    expect_error(k_wide, TypeMismatchError, "bit_count() takes 32-bit integer scalars or vectors (i32, u32, "
+                 "vecN[i32], vecN[u32]), got u64", "# E:wide", 12)
+    expect_error(k_float, TypeMismatchError, "find_msb() takes signed ints, unsigned ints, got f32", "# E:float", 12)
+    expect_error(k_field, TypeMismatchError, "bitfield_extract() bits must be an integer from 0 to 32, got 33",
+                 "# E:field", 12)
+    expect_error(k_insert, TypeMismatchError, "bitfield_insert() insert must be u32 like base, got i32",
+                 "# E:insert", 12)
+    expect_error(k_msb16, TypeMismatchError, "find_lsb() takes 32-bit integers (GLSL.std.450), got u16",
+                 "# E:msb16", 12)
