@@ -96,8 +96,9 @@ finally:
 globals().update(_math.MATH)
 dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
     _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
-bit_count, bit_reverse, bitfield_extract, bitfield_insert = (
-    _math.BUILTINS[n] for n in ("bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert"))
+bit_count, bit_reverse, bitfield_extract, bitfield_insert, pack_half_2x16, unpack_half_2x16 = (
+    _math.BUILTINS[n] for n in ("bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16",
+                                "unpack_half_2x16"))
 
 workgroup_id = BUILTIN_VARS["workgroup_id"]
 local_invocation_id = BUILTIN_VARS["local_invocation_id"]
@@ -135,7 +136,7 @@ __all__ = [
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
     "dot", "mod", "isnan", "isinf", "select", "dot4x8",
-    "bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert",
+    "bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16", "unpack_half_2x16",
     *sorted(_SUBGROUP), *sorted(_ATOMICS),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",

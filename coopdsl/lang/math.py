@@ -268,3 +268,23 @@ for _name, _impl, _doc, _sig, _conversions in (
          "insert (OpBitFieldInsert; GLSL bitfieldInsert)", "(base, insert, offset, bits)",
          {"base": RUNTIME, "insert": _BIT, "offset": _BIT, "bits": _BIT})):
     BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)
+
+
+def _pack_half_2x16(cg: Builder, v: Value) -> Value:
+    if v.type != T.VectorType(T.f32, 2):
+        raise TypeMismatchError(f"pack_half_2x16() takes a vec2[f32], got {v.type}", cg.em.loc)
+    return cg.em.op("pack_half", T.u32, [v])
+
+
+def _unpack_half_2x16(cg: Builder, p: Value) -> Value:
+    if p.type != T.u32:
+        raise TypeMismatchError(f"unpack_half_2x16() takes a u32, got {p.type}", cg.em.loc)
+    return cg.em.op("unpack_half", T.VectorType(T.f32, 2), [p])
+
+
+BUILTINS["pack_half_2x16"] = make_builtin(
+    "pack_half_2x16", _pack_half_2x16, "the two components rounded to f16 and packed in a u32, the first in the "
+    "low 16 bits (GLSL.std.450 PackHalf2x16; GLSL packHalf2x16)", "(v)", {"v": RUNTIME})
+BUILTINS["unpack_half_2x16"] = make_builtin(
+    "unpack_half_2x16", _unpack_half_2x16, "the two f16 of a u32, the low 16 bits first, as a vec2[f32] "
+    "(GLSL.std.450 UnpackHalf2x16; GLSL unpackHalf2x16)", "(p)", {"p": RUNTIME})

@@ -129,3 +129,37 @@ def test_mistakes_are_located_errors():
                  "# E:insert", 12)
     expect_error(k_msb16, TypeMismatchError, "find_lsb() takes 32-bit integers (GLSL.std.450), got u16",
                  "# E:msb16", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def halves(v: cd.Buffer[vec2[f32]], p: cd.Buffer[u32], back: cd.Buffer[vec2[f32]]):
+    i = cd.global_invocation_id.x
+    p[i] = cd.pack_half_2x16(v[i])
+    back[i] = cd.unpack_half_2x16(p[i] ^ u32(0x80000000))   # the second half's sign flipped
+
+
+def test_half_pairs_pack_and_unpack_as_glsl_does():
+    compile_checked(halves, r"OpExtInst %uint %\w+ PackHalf2x16", r"OpExtInst %v2float %\w+ UnpackHalf2x16")
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal((32, 2)).astype(np.float32) * 100
+    v[0] = (1.0, -2.0)
+    v[1] = (65504.0, 1e-7)            # the largest f16, and a value f16 rounds to a subnormal
+    v[2] = (np.inf, -0.0)
+    p, back = np.zeros(32, np.uint32), np.zeros((32, 2), np.float32)
+    halves.launch((1,), v, p, back, device="cpu")
+    h = v.astype(np.float16)
+    assert np.array_equal(p, h.view(np.uint16)[:, 0].astype(np.uint32) | h.view(np.uint16)[:, 1].astype(np.uint32)
+                          << 16)
+    assert p[0] == 0x3C00 | 0xC000 << 16
+    want = h.astype(np.float32)
+    want[:, 1] = -want[:, 1]
+    assert np.array_equal(back, want)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_pack_vec3(a: cd.Buffer[cd.vec3[f32]], o: cd.Buffer[u32]):
+    o[0] = cd.pack_half_2x16(a[0])  # E:pack3
+
+
+def test_half_pairs_take_a_vec2_and_a_u32():
+    expect_error(k_pack_vec3, TypeMismatchError, "pack_half_2x16() takes a vec2[f32], got vec3[f32]", "# E:pack3", 12)

@@ -140,6 +140,8 @@ CALLS.update({
     "cd.bit_reverse": ("r = cd.bit_reverse({0})", ("ui",)),
     "cd.bitfield_extract": ("r = cd.bitfield_extract({0}, {1}, {2})", ("ui", "1", "4")),
     "cd.bitfield_insert": ("r = cd.bitfield_insert({0}, {1}, {2}, {3})", ("ui", "ui", "1", "4")),
+    "cd.pack_half_2x16": ("r = cd.pack_half_2x16({0})", ("v2",)),
+    "cd.unpack_half_2x16": ("r = cd.unpack_half_2x16({0})", ("ui",)),
     "cd.all": ("r = cd.all({0})", ("bv",)),
     "cd.any": ("r = cd.any({0})", ("bv",)),
     "cd.array": ("r = cd.array({0}, {1}, {2})", ("f32", "4", "x")),

@@ -136,6 +136,20 @@ BIT_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+@semantics("pack_half")
+def _pack_half(m: Machine, op: Op, args: list[Any]) -> Any:
+    h = np.asarray(args[0], np.float32).astype(np.float16).view(np.uint16).astype(np.uint32)   # (round to even)
+    return h[..., 0] | (h[..., 1] << np.uint32(16))
+
+
+@semantics("unpack_half")
+def _unpack_half(m: Machine, op: Op, args: list[Any]) -> Any:
+    p = np.asarray(args[0]).astype(np.uint32)
+    lo = (p & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float32)
+    hi = (p >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float32)
+    return np.stack([lo, hi], axis=-1)
+
+
 @semantics("bits")
 def _bits(m: Machine, op: Op, args: list[Any]) -> Any:
     return BIT_FUNCTIONS[op.attrs["fn"]](*args)

@@ -51,6 +51,20 @@ def _bits(op: Op) -> None:
     result_is(op, t)
 
 
+def _pack_half(op: Op) -> None:
+    if op.operands[0].type != T.VectorType(T.f32, 2):
+        fail(op, f"packs a vec2[f32], got {op.operands[0].type}")
+    result_is(op, T.u32)
+
+
+def _unpack_half(op: Op) -> None:
+    if op.operands[0].type != T.u32:
+        fail(op, f"unpacks a u32, got {op.operands[0].type}")
+    result_is(op, T.VectorType(T.f32, 2))
+
+
+define("pack_half", 1, verify=_pack_half, doc="two f32 rounded to f16, packed in a u32 (the first in the low bits)")
+define("unpack_half", 1, verify=_unpack_half, doc="the two f16 of a u32 (the low bits first) as a vec2[f32]")
 define("bits", (1, 4), attrs={"fn": (str, True)}, verify=_bits,
        doc="the bit function ``fn`` (count, reverse, extract, insert: OpBitCount, OpBitReverse, "
            "OpBitFieldS/UExtract, OpBitFieldInsert) component-wise")

@@ -41,6 +41,12 @@ def glsl_instruction(fn: str, t: T.Type) -> str:
     return name
 
 
+@lowering("pack_half", "unpack_half")
+def _half_pairs(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    name = "PackHalf2x16" if op.kind == "pack_half" else "UnpackHalf2x16"
+    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)
+
+
 @lowering("bits")
 def _bits(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(BITS[op.attrs["fn"]][family(op.operands[0].type) - 1], ty, rid, *args)
