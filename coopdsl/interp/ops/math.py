@@ -47,23 +47,19 @@ FLOAT: dict[str, Callable[..., Any]] = {
 
 def _find_lsb(x: Any) -> Any:
     """GLSL.std.450 FindILsb: the index of the lowest 1 bit, -1 (all ones) for 0."""
-    a = np.asarray(x)
-    u = a.astype(np.int64) & 0xFFFFFFFF
+    u = _u32(x)
     low = u & -u                                             # the lowest set bit alone
-    idx = np.where(u == 0, -1, np.log2(np.where(low == 0, 1, low)).astype(np.int64))
-    return idx.astype(a.dtype)
+    return _low32(np.where(u == 0, -1, np.log2(np.where(low == 0, 1, low)).astype(np.int64)), x)
 
 
 def _find_msb(x: Any) -> Any:
     """GLSL.std.450 FindSMsb / FindUMsb: the index of the highest 1 bit (for a negative signed value, of the
     highest 0 bit), -1 (all ones) when there is none."""
-    a = np.asarray(x)
-    v = a.astype(np.int64)
-    if a.dtype.kind == "i":
+    v = np.asarray(x).astype(np.int64)
+    if np.asarray(x).dtype.kind == "i":
         v = np.where(v < 0, ~v, v)                           # FindSMsb: the highest bit unlike the sign
     v = v & 0xFFFFFFFF
-    idx = np.where(v == 0, -1, np.floor(np.log2(np.where(v == 0, 1, v))).astype(np.int64))
-    return idx.astype(a.dtype)
+    return _low32(np.where(v == 0, -1, np.floor(np.log2(np.where(v == 0, 1, v))).astype(np.int64)), x)
 
 
 INTEGER: dict[str, Callable[..., Any]] = {
@@ -72,63 +68,50 @@ INTEGER: dict[str, Callable[..., Any]] = {
 }
 
 
+def _u32(x: Any) -> Any:
+    """The 32 bits of an i32/u32 array as non-negative int64 values (room for the shifts below)."""
+    return np.asarray(x).astype(np.int64) & 0xFFFFFFFF
+
+
+def _low32(v: Any, like: Any) -> Any:
+    """The low 32 bits of int64 ``v`` as ``like``'s dtype (i32 values wrap to their two's complement)."""
+    return (np.asarray(v) & 0xFFFFFFFF).astype(np.uint32).astype(np.asarray(like).dtype)
+
+
+def _field(offset: Any, count: Any, like: Any) -> tuple[Any, Any, Any]:
+    """(offset, count, the count's mask) as int64, a per-lane scalar broadcast against vector values (shape
+    (lanes,) against (lanes, n)); SPIR-V leaves offset + count > 32 undefined."""
+    like = np.asarray(like)
+    off, cnt = (np.asarray(v).astype(np.int64) for v in (offset, count))
+    if like.ndim == off.ndim + 1:
+        off, cnt = off[..., None], cnt[..., None]
+    return off, cnt, np.where(cnt >= 32, 0xFFFFFFFF, (np.int64(1) << np.minimum(cnt, 31)) - 1)
+
+
 def _bit_count(x: Any) -> Any:
-    a = np.asarray(x)
-    u = a.astype(np.int64) & 0xFFFFFFFF
-    n = np.zeros(u.shape, np.int64)
-    for i in range(32):
-        n += (u >> i) & 1
-    return n.astype(a.dtype)
+    u = _u32(x)
+    return _low32(sum((u >> i) & 1 for i in range(32)), x)
 
 
 def _bit_reverse(x: Any) -> Any:
-    a = np.asarray(x)
-    u = a.astype(np.int64) & 0xFFFFFFFF
-    r = np.zeros(u.shape, np.int64)
-    for i in range(32):
-        r |= ((u >> i) & 1) << (31 - i)
-    return r.astype(np.uint32).view(np.int32).astype(a.dtype) if a.dtype.kind == "i" else r.astype(a.dtype)
-
-
-def _counts(offset: Any, count: Any) -> tuple[Any, Any]:
-    """Offset and count as int64 (SPIR-V leaves offset + count > 32 undefined: they are taken modulo here as
-    the shifts give them)."""
-    return np.asarray(offset).astype(np.int64), np.asarray(count).astype(np.int64)
-
-
-def _field_mask(count: Any) -> Any:
-    return np.where(count >= 32, 0xFFFFFFFF, (np.int64(1) << np.minimum(count, 31)) - 1)
+    u = _u32(x)
+    return _low32(sum(((u >> i) & 1) << (31 - i) for i in range(32)), x)
 
 
 def _bit_extract(base: Any, offset: Any, count: Any) -> Any:
-    a = np.asarray(base)
-    off, cnt = _counts(offset, count)
-    off, cnt = _lanes(off, a), _lanes(cnt, a)
-    u = a.astype(np.int64) & 0xFFFFFFFF
-    field = (u >> off) & _field_mask(cnt)
-    if a.dtype.kind == "i":                                  # OpBitFieldSExtract: the field's top bit extended
-        sign = np.where(cnt > 0, (field >> np.maximum(cnt - 1, 0)) & 1, 0)
-        field = np.where((sign == 1) & (cnt < 32), field - (np.int64(1) << np.minimum(cnt, 31)), field)
-        field = np.where(cnt == 0, 0, field)
-        return (field & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(a.dtype)
-    return np.where(cnt == 0, 0, field).astype(a.dtype)
+    off, cnt, mask = _field(offset, count, base)
+    field = np.where(cnt == 0, 0, (_u32(base) >> off) & mask)
+    if np.asarray(base).dtype.kind == "i":                   # OpBitFieldSExtract: the field's top bit extended
+        negative = (cnt > 0) & (cnt < 32) & (((field >> np.maximum(cnt - 1, 0)) & 1) == 1)
+        field = np.where(negative, field - (np.int64(1) << np.minimum(cnt, 31)), field)
+    return _low32(field, base)
 
 
 def _bit_insert(base: Any, insert: Any, offset: Any, count: Any) -> Any:
-    a = np.asarray(base)
-    off, cnt = _counts(offset, count)
-    off, cnt = _lanes(off, a), _lanes(cnt, a)
-    u = a.astype(np.int64) & 0xFFFFFFFF
-    ins = np.asarray(insert).astype(np.int64) & 0xFFFFFFFF
-    mask = (_field_mask(cnt) << off) & 0xFFFFFFFF
-    out = np.where(cnt == 0, u, (u & ~mask) | ((ins << off) & mask)) & 0xFFFFFFFF
-    return out.astype(np.uint32).view(np.int32).astype(a.dtype) if a.dtype.kind == "i" else out.astype(a.dtype)
-
-
-def _lanes(s: Any, like: Any) -> Any:
-    """A per-lane scalar (shape (lanes,)) broadcast against vector values (shape (lanes, n))."""
-    s = np.asarray(s)
-    return s[..., None] if like.ndim == s.ndim + 1 else s
+    off, cnt, mask = _field(offset, count, base)
+    at = (mask << off) & 0xFFFFFFFF
+    u = _u32(base)
+    return _low32(np.where(cnt == 0, u, (u & ~at) | ((_u32(insert) << off) & at)), base)
 
 
 BIT_FUNCTIONS: dict[str, Callable[..., Any]] = {
