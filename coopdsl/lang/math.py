@@ -60,7 +60,7 @@ TABLE = {
     "find_msb": (None, "FindSMsb", "FindUMsb", 1, False, "index of the highest 1 bit (of a negative signed value: "
                  "the highest 0 bit), -1 (all ones) if none; 32-bit integers (GLSL findMSB)"),
 }
-BITS_32 = {"find_lsb", "find_msb"}   # GLSL.std.450 takes these on 32-bit integers only
+BITS_32 = {"find_lsb", "find_msb"}   # GLSL.std.450 takes these on 32-bit integers only (:func:`int32`)
 SCALAR_RESULT = {"length", "distance"}
 SCALAR_ARGS = {"min", "max", "clamp"}  # later arguments may be scalars of the vector's component type
 PARAMS = ("x", "y", "z")  # the parameters of a math builtin, as many as it takes
@@ -111,11 +111,11 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
             raise TypeMismatchError(f"{name}() takes scalars or vectors, got {t}", cg.em.loc)
         if elem.is_float and not elem.is_ieee:
             raise TypeMismatchError(f"{name}() cannot take {elem} values; convert to f32 first", cg.em.loc)
+        if name in BITS_32 and not int32(t):
+            raise TypeMismatchError(f"{name}() takes 32-bit integers (GLSL.std.450), got {t}", cg.em.loc)
         op = fop if elem.is_float else (sop if elem.signed else uop) if elem.is_int else None
         if op is None:
             raise TypeMismatchError(f"{name}() takes {kinds}, got {t}", cg.em.loc)
-        if name in BITS_32 and elem.width != 32:
-            raise TypeMismatchError(f"{name}() takes 32-bit integers (GLSL.std.450), got {t}", cg.em.loc)
         if small_only and elem.width == 64:
             raise TypeMismatchError(f"{name}() takes 16- or 32-bit floats (GLSL.std.450), got {t}", cg.em.loc)
         if name == "cross" and t != T.VectorType(elem, 3):
@@ -205,12 +205,16 @@ for _name, _impl, _doc, _sig, _conversions in (
 
 
 # -- bit functions (SPIR-V core: OpBitCount, OpBitReverse, OpBitFieldS/UExtract, OpBitFieldInsert) ---------------
+def int32(t: T.Type) -> bool:
+    """Whether ``t`` is a 32-bit integer scalar or vector: what Vulkan takes the bit instructions and
+    GLSL.std.450's Find* on."""
+    e = T.elem_of(t)
+    return isinstance(t, (T.ScalarType, T.VectorType)) and isinstance(e, T.ScalarType) and e.is_int and e.width == 32
+
+
 def _bit_value(cg: Builder, name: str, x: Any) -> Value:
-    """The integer argument of a bit function: a 32-bit integer scalar or vector (Vulkan's rule for these
-    instructions)."""
-    e = T.elem_of(x.type)
-    if not isinstance(x.type, (T.ScalarType, T.VectorType)) or not isinstance(e, T.ScalarType) or not e.is_int \
-            or e.width != 32:
+    """The integer argument of a bit function: a 32-bit integer scalar or vector (:func:`int32`)."""
+    if not int32(x.type):
         raise TypeMismatchError(f"{name}() takes 32-bit integer scalars or vectors (i32, u32, vecN[i32], "
                                 f"vecN[u32]), got {x.type}", cg.em.loc)
     return cast(Value, x)
@@ -237,10 +241,18 @@ def _bit_reverse(cg: Builder, x: Value) -> Value:
     return cg.em.op("bits", x.type, [x], fn="reverse")
 
 
+def _bit_field(cg: Builder, name: str, offset: Any, bits: Any) -> tuple[Value, Value]:
+    """(offset, bits) of a bit field; two numbers that end past bit 31 are an error (undefined in SPIR-V)."""
+    o, n = _bit_scalar(cg, name, "offset", offset), _bit_scalar(cg, name, "bits", bits)
+    if arith.is_number(offset) and arith.is_number(bits) and offset + bits > 32:
+        raise TypeMismatchError(f"{name}() field from bit {offset} to {offset + bits} reaches past bit 31 (offset + "
+                                f"bits must be at most 32)", cg.em.loc)
+    return o, n
+
+
 def _bitfield_extract(cg: Builder, x: Value, offset: Any, bits: Any) -> Value:
     x = _bit_value(cg, "bitfield_extract", x)
-    o = _bit_scalar(cg, "bitfield_extract", "offset", offset)
-    n = _bit_scalar(cg, "bitfield_extract", "bits", bits)
+    o, n = _bit_field(cg, "bitfield_extract", offset, bits)
     return cg.em.op("bits", x.type, [x, o, n], fn="extract")
 
 
@@ -250,8 +262,7 @@ def _bitfield_insert(cg: Builder, base: Value, insert: Any, offset: Any, bits: A
     if ins.type != base.type:
         raise TypeMismatchError(f"bitfield_insert() insert must be {base.type} like base, got {ins.type}",
                                 cg.em.loc)
-    o = _bit_scalar(cg, "bitfield_insert", "offset", offset)
-    n = _bit_scalar(cg, "bitfield_insert", "bits", bits)
+    o, n = _bit_field(cg, "bitfield_insert", offset, bits)
     return cg.em.op("bits", base.type, [base, ins, o, n], fn="insert")
 
 

@@ -122,7 +122,8 @@ def k_msb16(a: cd.Buffer[cd.u16]):
 def test_mistakes_are_located_errors():
     expect_error(k_wide, TypeMismatchError, "bit_count() takes 32-bit integer scalars or vectors (i32, u32, "
                  "vecN[i32], vecN[u32]), got u64", "# E:wide", 12)
-    expect_error(k_float, TypeMismatchError, "find_msb() takes signed ints, unsigned ints, got f32", "# E:float", 12)
+    expect_error(k_float, TypeMismatchError, "find_msb() takes 32-bit integers (GLSL.std.450), got f32", "# E:float",
+                 12)
     expect_error(k_field, TypeMismatchError, "bitfield_extract() bits must be an integer from 0 to 32, got 33",
                  "# E:field", 12)
     expect_error(k_insert, TypeMismatchError, "bitfield_insert() insert must be u32 like base, got i32",
@@ -163,3 +164,30 @@ def k_pack_vec3(a: cd.Buffer[cd.vec3[f32]], o: cd.Buffer[u32]):
 
 def test_half_pairs_take_a_vec2_and_a_u32():
     expect_error(k_pack_vec3, TypeMismatchError, "pack_half_2x16() takes a vec2[f32], got vec3[f32]", "# E:pack3", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_past(a: cd.Buffer[u32]):
+    a[0] = cd.bitfield_extract(a[1], 30, 4)  # E:past
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_past_runtime(a: cd.Buffer[u32], off: u32):
+    a[cd.global_invocation_id.x] = cd.bitfield_insert(a[1], a[2], off + cd.global_invocation_id.x % 16, 8)  # E:runtime
+
+
+def test_a_field_past_bit_31_is_reported_at_compile_time_or_by_the_interpreter():
+    """offset + bits > 32 is undefined in SPIR-V: two numbers are refused by the compiler, runtime values by the
+    interpreter at the first invocation whose field reaches past bit 31."""
+    from coopdsl.interp import InterpreterError
+
+    expect_error(k_past, TypeMismatchError, "bitfield_extract() field from bit 30 to 34 reaches past bit 31 "
+                 "(offset + bits must be at most 32)", "# E:past", 12)
+    a = np.zeros(32, np.uint32)
+    k_past_runtime.launch((1,), a, 0, device="cpu")          # every field ends by bit 23
+    with pytest.raises(InterpreterError, match=r"bit field from bit 25 to 33 reaches past bit 31 \(offset \+ bits "
+                                               r"> 32\): the result is undefined; in workgroup \(0, 0, 0\), local "
+                                               r"invocation 5 ") as e:
+        k_past_runtime.launch((1,), a, 20, device="cpu")
+    assert e.value.loc.line == next(i for i, t in enumerate(open(__file__).read().splitlines(), 1)
+                                    if t.endswith("# E:runtime"))

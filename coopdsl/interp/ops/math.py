@@ -135,6 +135,15 @@ def _unpack_half(m: Machine, op: Op, args: list[Any]) -> Any:
 
 @semantics("bits")
 def _bits(m: Machine, op: Op, args: list[Any]) -> Any:
+    if op.attrs["fn"] in ("extract", "insert"):            # a field past bit 31: undefined in SPIR-V
+        end = np.broadcast_to(np.asarray(args[-2]).astype(np.int64) + np.asarray(args[-1]).astype(np.int64),
+                              (m.lanes.N,))
+        bad = m.mask & (end > 32)
+        if bad.any():
+            slot = int(np.argmax(bad))
+            off = int(np.broadcast_to(np.asarray(args[-2]), (m.lanes.N,))[slot])
+            raise m.error(op, f"bit field from bit {off} to {int(end[slot])} reaches past bit 31 (offset + bits > "
+                              f"32): the result is undefined", slot)
     return BIT_FUNCTIONS[op.attrs["fn"]](*args)
 
 
