@@ -27,8 +27,9 @@ causal mask and its mask_opt bits, that is the flash-attention kernel, plus the 
 decoding, plus Q's f16 -> f32 conversion), each timed with ``Kernel.bench`` (GPU timestamps, median of
 ``--repeat``) and summed; "wall" is the host time per call of 20 calls recorded in one batch (host
 overhead and GPU time overlapping). torch is timed with CUDA events around each call (median). Before
-each measurement ``--warmup-ms`` of the same work runs untimed (an idle GPU's clocks need ~150 ms of
-work to come back, docs/runtime.md). Each coopdsl result is checked against float64 numpy on a few heads.
+each measurement ``--warmup-ms`` of the same work runs untimed, after ``benchmarks._clocks.clocks_up`` has
+brought the GPU's clocks up (an idle H100's need about half a second of work, ``benchmarks/clock_ramp.py``).
+Each coopdsl result is checked against float64 numpy on a few heads.
 Prints a markdown table. ``--tiles BrxBcxWG,...`` adds rows with those tiles (Br query rows, Bc keys,
 WG invocations) in place of ggml's tuning (``attention_nv2.run(..., tiles=)``), to look for better ones;
 a device that cannot run a tile shows the error. ``--host-cost`` only measures what a decoding call of
@@ -49,10 +50,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import coopdsl as cd  # noqa: E402
+from benchmarks._clocks import clocks_up, copy16, copy_grid  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks._host_cost import host_costs  # noqa: E402
-from coopdsl import ops, runtime, u32, vec4  # noqa: E402
+from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import attention_decode as AD  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
 from coopdsl.ops import device_caps as caps  # noqa: E402
@@ -79,20 +80,13 @@ SHAPES = [
 ]
 
 
-@cd.kernel(workgroup_size=(256, 1, 1))
-def copy16(src: cd.Buffer[vec4[u32]], dst: cd.Buffer[vec4[u32]], n: u32):
-    """dst = src, 16 bytes an invocation: the bandwidth yardstick."""
-    i = cd.global_invocation_id.x + cd.global_invocation_id.y * 65535 * 256
-    if i < n:
-        dst[i] = src[i]
-
-
 def copy_gbs(dev, nbytes: int, repeat: int, warmup_ms: float = 200.0) -> float:
     """Read + write GB/s of :func:`copy16` over ``nbytes`` bytes on ``dev`` (after ``warmup_ms`` of copies)."""
     n16 = nbytes // 16
     src = runtime.zeros((n16, 4), np.uint32, device=dev)
     dst = runtime.zeros((n16, 4), np.uint32, device=dev)
-    grid = (min(-(-n16 // 256), 65535), -(-n16 // (256 * 65535)), 1)
+    grid = copy_grid(n16)
+    clocks_up(dev)
     probe = copy16.bench(grid, src, dst, n16, device=dev, warmup=1, repeat=2)
     warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
     r = copy16.bench(grid, src, dst, n16, device=dev, warmup=warm, repeat=repeat)
@@ -134,6 +128,7 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
         call()
     parts = []
     for kernel, grid, args, kwargs in launches:
+        clocks_up(dev)
         probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
         warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
         r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
@@ -185,14 +180,11 @@ def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float) -> tuple[fl
     def call():
         return F.scaled_dot_product_attention(qt, kt, vt, **kw)
 
-    call()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    call()
-    torch.cuda.synchronize()
-    one = (time.perf_counter() - t) * 1e3
-    for _ in range(max(3, int(warmup_ms / max(one, 1e-3)))):
-        call()
+    end = time.perf_counter() + max(warmup_ms, 1000.0) / 1e3   # by the wall clock: the GPU's clocks follow time
+    while time.perf_counter() < end:
+        for _ in range(10):
+            call()
+        torch.cuda.synchronize()
     times = []
     for _ in range(repeat):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -23,23 +23,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import coopdsl as cd  # noqa: E402
+from benchmarks._clocks import clocks_up, copy16, copy_grid  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks._host_cost import host_costs  # noqa: E402
-from coopdsl import autotune, ops, runtime, u32, vec4  # noqa: E402
+from coopdsl import autotune, ops, runtime  # noqa: E402
 from coopdsl.ops import gemm, hot, op_tune  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops.quant import dequantize, quantize  # noqa: E402
 
 LINEAR = importlib.import_module("coopdsl.ops.linear")  # (ops.linear is the function)
-
-
-@cd.kernel(workgroup_size=(256, 1, 1))
-def copy16(src: cd.Buffer[vec4[u32]], dst: cd.Buffer[vec4[u32]], n: u32):
-    """dst = src, 16 bytes an invocation: the bandwidth yardstick."""
-    i = cd.global_invocation_id.x + cd.global_invocation_id.y * 65535 * 256
-    if i < n:
-        dst[i] = src[i]
 
 
 def weights(fmt: str, m: int, k: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -62,8 +54,11 @@ def torch_ms(w32: np.ndarray, x: np.ndarray, repeat: int) -> float | None:
         return None
     wt = torch.from_numpy(w32).to("cuda", torch.float16)
     xt = torch.from_numpy(x).to("cuda", torch.float16)
-    for _ in range(50):
-        torch.matmul(xt, wt.T)
+    end = time.perf_counter() + 1.0   # a second of calls first: the GPU's clocks (benchmarks/_clocks.py)
+    while time.perf_counter() < end:
+        for _ in range(10):
+            torch.matmul(xt, wt.T)
+        torch.cuda.synchronize()
     times = []
     for _ in range(repeat):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -82,11 +77,11 @@ def bench_launches(launches, args) -> float:
     return sum(k.bench(grid, *a, warmup=args.warmup, repeat=args.repeat, **kw).median_ms for k, grid, a, kw in launches)
 
 
-def warm(dev, n: int = 2000) -> None:
-    """Keep the GPU busy for ~150 ms (a copy of 117 MB ``n`` times), so that its clocks are up: host work between
-    timings (quantizing weights in numpy takes seconds) lets them fall (docs/runtime.md)."""
-    src = np.zeros((1 << 20, 4), np.uint32)
-    copy16.bench((4096, 1, 1), src, src.copy(), 1 << 20, device=dev, warmup=n, repeat=1)
+def warm(dev, n: int | None = None) -> None:
+    """Bring the GPU's clocks up (:func:`benchmarks._clocks.clocks_up`): host work between timings (quantizing
+    weights in numpy takes seconds) lets them fall.  ``n`` is ignored (it was a fixed count of copies, which at
+    16 MB a copy was some 25 ms of work: too little, benchmarks/notes)."""
+    clocks_up(dev)
 
 
 def stream_us(launches, dev, calls: int = 400) -> float:
@@ -160,7 +155,8 @@ def main() -> None:
     src = np.zeros(nbytes // 16 * 4, np.uint32).reshape(-1, 4)
     dst = np.zeros_like(src)
     n16 = src.shape[0]
-    grid = (min(-(-n16 // 256), 65535), -(-n16 // (256 * 65535)), 1)
+    grid = copy_grid(n16)
+    clocks_up(dev)
     r = copy16.bench(grid, src, dst, n16, device=dev, warmup=max(args.warmup, 2000), repeat=args.repeat)  # (clocks up)
     copy_gbs = 2 * nbytes / (r.median_ms * 1e-3) / 1e9
     lines += [f"copy kernel: {nbytes / 1e6:.0f} MB read + written in {r.median_ms * 1e3:.1f} us = "

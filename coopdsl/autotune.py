@@ -191,7 +191,7 @@ def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
     return runtime.default_device()
 
 
-CLOCK_UP_MS = 200.0  # untimed GPU work before the first config is timed (see BenchTimer)
+CLOCK_UP_MS = 1000.0  # untimed GPU work before the first config is timed (see BenchTimer)
 CLOCK_UP_MAX = 10000  # dispatches at most per submission of that work (for kernels of microseconds)
 CLOCK_UP_ROUNDS = 32  # submissions at most
 
@@ -202,8 +202,9 @@ class BenchTimer:
 
     Before the first config of a tuning, :meth:`start` runs that config untimed until its dispatches have
     taken ``clock_up_ms`` of GPU time (1, then 4, 16, ... per submission): an idle GPU runs at low clocks, and
-    on the H100 they take about 150 ms of work to come back up, so without it the first config timed after
-    an idle spell ran 4x slower in its first dispatches and was judged by them.
+    on the H100 they come back only after about half a second of sustained work (they fall again after one to
+    two seconds idle; ``benchmarks/clock_ramp.py``), so without it the first config timed after an idle spell
+    ran up to 4x slower and was judged by that.
     """
 
     def __init__(self, warmup: int, repeat: int, clock_up_ms: float = CLOCK_UP_MS):

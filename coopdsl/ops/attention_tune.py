@@ -31,7 +31,7 @@ class LaunchTimer:
     """Times the launches of one candidate call: the sum of each kernel's median GPU time (``Kernel.bench``,
     ``warmup`` untimed and ``repeat`` timed dispatches), after the longest of them has run untimed for
     :data:`CLOCK_UP_FIRST_MS` (the first candidate of a tuning) or :data:`CLOCK_UP_MS` (each later one) of GPU
-    time: an idle GPU's clocks take about 150 ms of work to come back (``autotune.BenchTimer``), and the
+    time: an idle GPU's clocks take about half a second of work to come back (``autotune.BenchTimer``), and the
     candidates must not be judged at different clocks."""
 
     def __init__(self, warmup: int = 3, repeat: int = 10):
