@@ -35,6 +35,7 @@ from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
+from .ggml_formats import scale_min_q4_K
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -405,7 +406,6 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                 # against x rounded per block of 32 (a sub-block) by quantize_kernel: words 4h .. 4h + 3 of x's
                 # blocks 8b + 2c and 8b + 2c + 1, and half of each block's d * sum (the other lane has the rest)
                 c = p >> 1
-                sh = 16 * (c & 1)                     # sub-blocks 2c, 2c + 1: scale bytes 2c & 3, 2c & 3 + 1
                 xw = []
                 if inline:
                     for j in cd.static_range(nx):
@@ -438,15 +438,12 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                     base = (row[r] * (K // 256) + b) * 9
                     v = w[base]
                     qv = w[base + 1 + p]
-                    dm = cd.bitcast(v.x, vec2[f16])
-                    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
-                    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
-                    scw = (v.y if c < 2 else sc_hi) >> sh
-                    mbw = (v.z if c < 2 else mb_hi) >> sh
-                    d0 = f32(dm.x) * f32(scw & 63)
-                    d1 = f32(dm.x) * f32((scw >> 8) & 63)
-                    m0 = f32(dm.y) * f32(mbw & 63)
-                    m1 = f32(dm.y) * f32((mbw >> 8) & 63)
+                    s0 = scale_min_q4_K(v, 2 * c)
+                    s1 = scale_min_q4_K(v, 2 * c + 1)
+                    d0 = s0.x
+                    d1 = s1.x
+                    m0 = s0.y
+                    m1 = s1.y
                     if inline or q8:
                         ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
                         qh = [(qv[i] >> 4) & 0x0F0F0F0F for i in cd.static_range(4)]
@@ -644,7 +641,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
         stored, picked = _TUNED.lookup(prob, dev)
         if tune and not stored:
             wr, xr, yr = resident((w, x, y), dev)
-            clock_up = [CLOCK_UP_FIRST_MS]   # the first candidate (the default) after the host's work: 200 ms
+            clock_up = [CLOCK_UP_FIRST_MS]   # the first candidate (the default) after the host's work: a second
 
             def time_call(c: tuple[Any, ...] | None) -> float:
                 c = (str(c[0]), int(c[1]), int(c[2])) if c else way
@@ -681,7 +678,7 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
 
 
 STREAM_CALLS = 200   # calls a tuning candidate is timed over, back to back in one command buffer
-CLOCK_UP_FIRST_MS, CLOCK_UP_MS = 200.0, 50.0   # untimed work before the first candidate, before each other
+CLOCK_UP_FIRST_MS, CLOCK_UP_MS = autotune.CLOCK_UP_MS, 50.0   # untimed work before the first candidate, each other
 
 
 def resident(arrays: tuple[Any, ...], dev: Any) -> tuple[Any, ...]:
@@ -697,7 +694,7 @@ def stream_ms(launches: list[hot.Launch], dev: Any, calls: int = STREAM_CALLS,
     buffer, as a decoding loop runs them (a first kernel and the product, with the barrier between, counted
     as they run, not each timed alone): the wall time of the submission and its wait, over ``calls``.
     ``clock_up_ms`` of untimed work on the product first bring the clocks up (``autotune.BenchTimer.start``;
-    an idle H100 needs about 150 ms)."""
+    an idle H100 needs about half a second)."""
     import time
 
     from .. import runtime

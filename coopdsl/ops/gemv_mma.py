@@ -35,6 +35,7 @@ import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32, vec2, vec4
 
 from . import device_caps as caps
+from .ggml_formats import scale_min_q4_K
 
 TILE = 16           # rows of W a workgroup owns
 STEP = 64           # values of K a subgroup takes a step
@@ -156,16 +157,11 @@ def block_q4_K(v, qv, c):
     ``qv`` the 16 bytes of qs ``32 c + 16 h ..``: the low nibbles sub-block ``2 c``, the high ones ``2 c + 1``) as
     f16 weights ``n d - m``, four ``uvec4``: sub-block ``2 c`` elements ``16 h .. + 7``, ``16 h + 8 ..``, then
     sub-block ``2 c + 1``'s."""
-    dm = cd.bitcast(v.x, vec2[f16])
-    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
-    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
-    sh = 16 * (c & 1)
-    scw = (v.y if c < 2 else sc_hi) >> sh
-    mbw = (v.z if c < 2 else mb_hi) >> sh
     out = []
     for half in cd.static_range(2):       # sub-block 2c + half: nibbles at bit 4 half
-        dd = f16(f32(dm.x) * f32((scw >> (8 * half)) & 63))
-        mn = f16(f32(dm.y) * f32((mbw >> (8 * half)) & 63))
+        sm = scale_min_q4_K(v, 2 * c + half)
+        dd = f16(sm.x)
+        mn = f16(sm.y)
         for i in cd.static_range(2):      # qs words 2 i, 2 i + 1
             qa = (qv[2 * i] >> (4 * half)) & 0x0F0F0F0F
             qb = (qv[2 * i + 1] >> (4 * half)) & 0x0F0F0F0F

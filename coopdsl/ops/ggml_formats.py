@@ -84,19 +84,29 @@ def level_q4_K(block, idx):
 
 @cd.func
 @no_type_check
-def decode_q4_K(block, block_coords, coord_in_block):
-    """Element ``coord_in_block[1]`` (0 .. 255) of a q4_K block, as f16: one 16-byte load of the
-    head gives the scales (ggml's ``get_scale_min_k4``, branch-free as ggml's cm2 decoder does it)."""
-    idx = coord_in_block[1]
-    sub = idx >> 5                       # sub-block of 32: 0 .. 7
-    v = block.head
+def scale_min_q4_K(v, sub):
+    """``(d * scale, dmin * min)`` of sub-block ``sub`` (0 .. 7) of the q4_K block whose 16-byte head is ``v``,
+    as f32: ggml's ``get_scale_min_k4``, branch-free as ggml's cm2 decoder does it (sub-blocks 0-3: the low six
+    bits of bytes 4-7 and 8-11; 4-7: the nibbles of bytes 12-15 and the top two bits of bytes 4-11).  The one
+    place q4_K's scales are read: the decode functions here, :mod:`coopdsl.ops.gemv` and
+    :mod:`coopdsl.ops.gemv_mma` call it."""
     dm = cd.bitcast(v.x, vec2[f16])
     sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
     mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
     sh = 8 * (sub & 3)
     sc = ((v.y if sub < 4 else sc_hi) >> sh) & 63
     mn = ((v.z if sub < 4 else mb_hi) >> sh) & 63
-    return f16(f32(dm.x) * f32(sc) * f32(level_q4_K(block, idx)) - f32(dm.y) * f32(mn))
+    return vec2[f32](f32(dm.x) * f32(sc), f32(dm.y) * f32(mn))
+
+
+@cd.func
+@no_type_check
+def decode_q4_K(block, block_coords, coord_in_block):
+    """Element ``coord_in_block[1]`` (0 .. 255) of a q4_K block, as f16: one 16-byte load of the
+    head gives the scales (:func:`scale_min_q4_K`)."""
+    idx = coord_in_block[1]
+    s = scale_min_q4_K(block.head, idx >> 5)       # sub-block of 32: 0 .. 7
+    return f16(s.x * f32(level_q4_K(block, idx)) - s.y)
 
 
 # format -> (block struct, elements per block, decode function)
@@ -136,15 +146,9 @@ def store_scales_q4_K(scales, v, BLOCK_SIZE, BM):
     tid = cd.local_invocation_index
     first = per_tid * (tid % tids_per_row)
     row = tid // tids_per_row
-    dm = cd.bitcast(v.x, vec2[f16])
-    sc_hi = (v.w & 0x0F0F0F0F) | ((v.y & 0xC0C0C0C0) >> 2)
-    mb_hi = ((v.w & 0xF0F0F0F0) >> 4) | ((v.z & 0xC0C0C0C0) >> 2)
     for i in range(per_tid):
         sub = first + i
-        sh = 8 * (sub & 3)
-        sc = ((v.y if sub < 4 else sc_hi) >> sh) & 63
-        mn = ((v.z if sub < 4 else mb_hi) >> sh) & 63
-        scales[sub * (BM + 2) + row] = vec2[f32](f32(dm.x) * f32(sc), f32(dm.y) * f32(mn))
+        scales[sub * (BM + 2) + row] = scale_min_q4_K(v, sub)
     cd.barrier()
 
 
