@@ -6,7 +6,7 @@ this module's kernels are built around reading K/V once, coalesced, with many lo
 No cooperative matrices: f32 math with subgroup operations, like :mod:`coopdsl.ops.gemv`.
 
 :func:`kernel` runs one workgroup of four subgroups per (K/V head, chunk of keys): the keys a head's
-rows can see are cut into chunks (:func:`default_chunks`: about two workgroups per shader core in
+rows can see are cut into chunks (:func:`default_chunks`: for this kernel about two workgroups per shader core in
 all, so that every workgroup is resident from the start; a multiple of :data:`STEP` keys each), and
 the subgroups of a workgroup take turns over its chunk, 32 keys a step. In a step:
 
@@ -572,11 +572,13 @@ def hows(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> list[str]:
     return ["lanes"] + (["mma"] if mma.takes(d, rows_per_head(dims)) and mma.device_takes(dev) else [])
 
 
-def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES) -> int:
-    """The chunks each K/V head's ``keys`` visible keys are cut into, for both decode kernels (their workgroups are
-    four subgroups): about :data:`CHUNK_WGS_PER_CORE` workgroups per shader core in all, but none shorter than
-    :data:`MIN_CHUNK_KEYS` keys."""
-    per_head = max(1, round(CHUNK_WGS_PER_CORE * cores / max(hkv, 1)))
+def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES, how: str = "lanes") -> int:
+    """The chunks each K/V head's ``keys`` visible keys are cut into for the decode kernel ``how`` (their
+    workgroups are four subgroups): about :data:`CHUNK_WGS_PER_CORE` workgroups per shader core in all for
+    :func:`kernel` ("lanes"), :data:`coopdsl.ops.attention_decode_mma.CHUNK_WGS_PER_CORE` for the
+    cooperative-matrix kernel ("mma"), but none shorter than :data:`MIN_CHUNK_KEYS` keys."""
+    per_core = mma.CHUNK_WGS_PER_CORE if how == "mma" else CHUNK_WGS_PER_CORE
+    per_head = max(1, round(per_core * cores / max(hkv, 1)))
     return max(1, min(per_head, -(-keys // MIN_CHUNK_KEYS)))
 
 
@@ -649,7 +651,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mkind = "f16" if np.dtype(md.dtype) == np.float16 else "f32"
     lo = visible_keys(sq, skv, window)
     if chunks is None:
-        chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev))
+        chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev), how)
     size, n = chunking(skv - lo, int(chunks), mma.STEP if how == "mma" else STEP)
     f16_out = np.dtype(out_dtype) == np.float16
     hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)

@@ -46,7 +46,13 @@ MAX_D = 128
 NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)
 NEG_INF = float("-inf")
 MASK_KINDS = {None: None, "f16": f16, "f32": f32}
-# (how many chunks a head's keys are cut into: coopdsl.ops.attention_decode.default_chunks, as for its kernel)
+# how many chunks a head's keys are cut into (coopdsl.ops.attention_decode.default_chunks): about one workgroup
+# per shader core, half as many as for its kernel.  H100, 8 K/V heads, D 128, one process
+# (benchmarks/results/attention-decode-chunks16-h100-2026-11-27.md; kernel + combine): 16 rows at 16384 keys 36 us
+# against 41 with 33 chunks, at 131072 keys 197 against 200; 8 rows at 65536 keys 103 against 105; 12 rows at
+# 32768 keys 58 against 62; 6 rows 57 against 60 (attention-decode-chunks-h100-2026-11-27.md: 16 rows at 16384
+# keys, 8 to 128 chunks: 44, 36, 44, 45, 47, 51, 58 us for 8, 16, 24, 48, 64, 96, 128)
+CHUNK_WGS_PER_CORE = 1
 
 
 def takes(d: int, rows: int) -> bool:

@@ -347,7 +347,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                                                        chunks=c[0] if c else None,
                                                        how=c[1] if c and len(c) > 1 else None))
                 mine = attention_decode.default_how(dims, dev)
-                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev))
+                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev), mine)
                 other = [h for h in attention_decode.hows(dims, dev) if h != mine]
                 chunks, how = attention_tune.decode_tune(prob, dev, time_decode, default, other[0] if other else None)
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,

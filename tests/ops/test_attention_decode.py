@@ -229,9 +229,16 @@ def test_chunks():
     assert AD.row_groups(128, 4) == (1, 4) and AD.row_groups(128, 8) == (1, 8)
     assert AD.row_groups(128, 12) == (2, 6) and AD.row_groups(128, 16) == (4, 4)
     assert AD.row_groups(256, 8) == (2, 4) and AD.row_groups(256, 16) == (4, 4)
-    # the cooperative-matrix kernel: the same chunk counts, chunks multiples of its 64-key step
-    assert AD.default_chunks(8, 16384, 132) == 33 and AD.chunking(16384, 33, 64) == (512, 32)
-    assert AD.default_chunks(8, 1000, 132) == 4 and AD.chunking(1000, 4, 64) == (256, 4)
+    # the cooperative-matrix kernel: about one workgroup per shader core, chunks multiples of its 64-key step
+    assert AD.default_chunks(8, 16384, 132, "mma") == 16 and AD.chunking(16384, 16, 64) == (1024, 16)
+    assert AD.default_chunks(8, 131072, 132, "mma") == 16 and AD.default_chunks(4, 131072, 132, "mma") == 33
+    assert AD.default_chunks(8, 1000, 132, "mma") == 4 and AD.chunking(1000, 4, 64) == (256, 4)
+    # ... which is what plan launches for each kernel (16 query rows a K/V head, 16384 keys, 132 cores)
+    q, k = np.zeros((32, 4, 64), np.float16), np.zeros((8, 16384, 64), np.float16)
+    grids = {how: [grid for _, grid, *_ in AD.plan(q, k, k, (32, 4, 64, 8, 16384), causal=True, mask=None, window=0,
+                                                   scale=0.125, softcap=0.0, out_dtype=np.float32, out=q, dev="cpu",
+                                                   how=how)] for how in AD.HOWS}
+    assert grids == {"lanes": [(32, 8, 1)], "mma": [(16, 8, 1), (8 * 16, 1, 1)]}
     assert AD.chunking(100, 3, 64) == (64, 2)
     with pytest.raises(ValueError, match="17 query rows per K/V head; the decode kernel takes 1 to 16"):
         AD.kernel(64, 17)
