@@ -24,7 +24,7 @@ cooperative matrices) with its default chunks.
 coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
 ``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
 causal mask and its mask_opt bits, that is the flash-attention kernel, plus the split_k reduce when
-decoding, plus Q's f16 -> f32 conversion), each timed with ``Kernel.bench`` (GPU timestamps, median of
+decoding), each timed with ``Kernel.bench`` (GPU timestamps, median of
 ``--repeat``) and summed; "wall" is the host time per call of 20 calls recorded in one batch (host
 overhead and GPU time overlapping). torch is timed with CUDA events around each call (median). Before
 each measurement ``--warmup-ms`` of the same work runs untimed, after ``benchmarks._clocks.clocks_up`` has

@@ -4,7 +4,8 @@ ggml's ``ggml_vk_flash_attn`` launches it (:func:`coopdsl.ops.ggml_host.flash_at
 with the split_k reduce (:mod:`coopdsl.ops.fa_reduce`) and the mask_opt pass
 (:mod:`coopdsl.ops.fa_mask_opt`) in coopdsl, plus the small kernels around them: the f16
 additive mask of ``causal``/``window`` (combined with a user mask), and element-type conversions
-(bf16 and f16 to f32 for Q, bf16 to f16 for K/V, f32 to f16 for the output).
+(bf16 to f32 for Q, bf16 to f16 for K/V, f32 to f16 for the output; f16 Q goes to the kernel as it is,
+through its ``Q_F16`` variant).
 
 Tensors in ggml's terms. ``ops.attention`` takes Q (Hq, Sq, D), K and V (Hkv, Skv, D) and
 returns O (Hq, Sq, D). ggml's kernel reads Q as ``[D, rows, heads, batch]`` and writes dst as
@@ -50,9 +51,12 @@ KINDS = {"f16": f16, "f32": f32, "bf16": u16}
 
 
 @cache
-def fa_kernel(f16acc: bool) -> cd.Kernel:
-    """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators."""
-    return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc)))
+def fa_kernel(f16acc: bool, q_f16: bool = False) -> cd.Kernel:
+    """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
+    with ``q_f16``, as f16 (no conversion launch first)."""
+    if not q_f16:
+        return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc)))
+    return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc), Q_F16=1))
 
 
 @cache
@@ -344,12 +348,12 @@ def clear_caches() -> None:
 @lru_cache(maxsize=512)
 def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
              mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
-             tiles: tuple[int, int, int] | None) -> host.FaDispatch:
-    """ggml's decisions for these tensors (cached: the same shapes give the same launch)."""
+             tiles: tuple[int, int, int] | None, q_f16: bool = False) -> host.FaDispatch:
+    """ggml's decisions for these tensors (cached: the same shapes give the same launch); ``q_f16``: Q is f16."""
     br, bc, wg = tiles if tiles is not None else (None, None, None)
     return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, False, scale, 0.0, softcap, f32acc,
                                     device=host.FaDevice(shader_core_count=cores), Br=br, Bc=bc,
-                                    workgroup_size=wg)
+                                    workgroup_size=wg, q_f16=q_f16)
 
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
@@ -380,7 +384,8 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     core count decides split_k)."""
     hq, sq, d, hkv, skv = dims
     ldev = launch_device(dev)
-    qf = as_kind(q, "f32", hq * sq * d, dev, "q")
+    q_f16 = kind_of(q) == "f16"   # read as it is; f32 as it is, bf16 converted to f32 first
+    qf = as_kind(q, "f16" if q_f16 else "f32", hq * sq * d, dev, "q")
     kh = as_kind(k, "f16", hkv * skv * d, dev, "k")
     vh = as_kind(v, "f16", hkv * skv * d, dev, "v")
     heads_layout = sq == 1  # see the module docstring
@@ -412,7 +417,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         q_ne, k_ne = (d, sq, 1, hq), (d, skv, 1, hkv)
         mask_ne = (skv, sq, 1, mask_heads) if m is not None else None
     disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
-                    cores if cores is not None else caps.shader_cores(dev), tiles)
+                    cores if cores is not None else caps.shader_cores(dev), tiles, q_f16)
 
     # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
     mo = None
@@ -438,7 +443,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     else:
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
-    go(fa_kernel(disp.f16acc), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
+    go(fa_kernel(disp.f16acc, q_f16), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
        m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
        mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)
     if disp.split_k > 1:

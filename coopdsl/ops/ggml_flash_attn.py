@@ -275,8 +275,9 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          Flags: cd.Spec[u32, 10] = 0, LIMIT_OCCUPANCY_SHMEM: cd.Spec[u32, 11] = 0,
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
-         F16ACC: cd.Const[int] = 0):
+         F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
+    QE = 2 if Q_F16 == 1 else 4   # bytes a Q value (coopdsl's Q_F16 variant; ggml's Q is always f32)
     USE_MASK_OPT = (Flags & 1) != 0
     MASK_ENABLE = (Flags & 2) != 0
     LOGIT_SOFTCAP = (Flags & 4) != 0
@@ -315,7 +316,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     q_stride = p.nb01
     m_stride = KV
     if p.gqa_ratio > 1:
-        q_stride = p.nb02 // 4
+        q_stride = p.nb02 // QE
         m_stride = p.gqa_ratio >> 16  # zero: all rows use the same mask row
     k_stride = p.nb11
     v_stride = p.nb21
@@ -336,8 +337,12 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     tl_k = tl_k.stride(k_stride, 1)
     tl_v = tl_v.stride(v_stride, 1)
 
-    q_offset = gqa_iq1 * p.nb01 * 4 + iq2 * p.nb02 + iq3 * p.nb03  # bytes
-    Q = Acc[f32, Br, HSK_pad, W].load_tensor(q, q_offset, tl_q.slice(i * Br, Br, 0, HSK_pad))
+    q_offset = gqa_iq1 * p.nb01 * QE + iq2 * p.nb02 + iq3 * p.nb03  # bytes
+    if Q_F16 == 1:   # f16 Q read as it is (the same values as ggml's f32 copy of it)
+        Q = Acc[f32, Br, HSK_pad, W](Acc[f16, Br, HSK_pad, W].load_tensor(q, q_offset,
+                                                                          tl_q.slice(i * Br, Br, 0, HSK_pad)))
+    else:
+        Q = Acc[f32, Br, HSK_pad, W].load_tensor(q, q_offset, tl_q.slice(i * Br, Br, 0, HSK_pad))
     Q = Q * p.scale
     Qf16 = MatA[f16, Br, HSK_pad, W](Q)
 

@@ -137,14 +137,16 @@ def flash_attn_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, i
                         q_nb: tuple[int, ...] | None = None, k_nb: tuple[int, ...] | None = None,
                         v_nb: tuple[int, ...] | None = None, device: FaDevice = FaDevice(),
                         Br: int | None = None, Bc: int | None = None,
-                        workgroup_size: int | None = None) -> FaDispatch:
+                        workgroup_size: int | None = None, q_f16: bool = False) -> FaDispatch:
     """What ``ggml_vk_flash_attn`` passes to the cm2 pipeline for these tensors.
 
     ``q_ne``/``k_ne``/``v_ne``/``mask_ne`` are ggml ``ne`` (innermost first: head size, rows, heads,
     batch); Q is F32, K, V and the mask F16, dst F32 ``[HSV, neq2, neq1, neq3]``. Byte strides default
     to packed tensors. ``Br``, ``Bc``, ``workgroup_size`` replace what the tuning function picks
-    (the same override for the GQA limit, which ggml takes from the tuning at 512 rows)."""
-    q_nb = tuple(q_nb) if q_nb is not None else contiguous_nb(q_ne, 4)
+    (the same override for the GQA limit, which ggml takes from the tuning at 512 rows).  ``q_f16``: Q is F16
+    (a coopdsl extension of the kernel, ``flash_attn_cm2``'s ``Q_F16``; ggml's Q is always F32)."""
+    q_size = 2 if q_f16 else 4
+    q_nb = tuple(q_nb) if q_nb is not None else contiguous_nb(q_ne, q_size)
     k_nb = tuple(k_nb) if k_nb is not None else contiguous_nb(k_ne, 2)
     v_nb = tuple(v_nb) if v_nb is not None else contiguous_nb(v_ne, 2)
     neq0, neq1, neq2, neq3 = q_ne
@@ -154,7 +156,7 @@ def flash_attn_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, i
     nem0, nem1, nem2, nem3 = mask_ne if mask_ne is not None else (0, 0, 0, 0)
     HSK, HSV, KV = nek0, nev0, nek1
     N = neq1
-    assert neq0 == HSK and nev1 == nek1 and q_nb[0] == 4 and k_nb[0] == 2 and v_nb[0] == 2
+    assert neq0 == HSK and nev1 == nek1 and q_nb[0] == q_size and k_nb[0] == 2 and v_nb[0] == 2
 
     def tuning(n_rows: int) -> tuple[int, int, int]:
         br, bc, wg = coopmat2_tuning(HSK, HSV, n_rows, device.subgroup_size)
@@ -172,7 +174,7 @@ def flash_attn_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, i
         workgroups_y //= gqa_ratio
     br, bc, wg = tuning(N)
 
-    q_stride = q_nb[1] // 4
+    q_stride = q_nb[1] // q_size
     k_stride = k_nb[1] // 2
     v_stride = v_nb[1] // 2
     aligned = KV % bc == 0 and q_stride % 8 == 0 and k_stride % 8 == 0 and v_stride % 8 == 0

@@ -170,6 +170,32 @@ def test_causal_masks_are_built_once_per_shape(monkeypatch, dispatches):
     assert len(built) == 1 and dispatches[-1].push["nem1"] == 0 and dispatches[-1].spec["Flags"] & 2 == 0
 
 
+@pytest.mark.parametrize("hq, hkv, sq, skv", [(4, 2, 19, 53), (8, 2, 1, 300), (2, 2, 40, 40)])
+def test_f16_q_is_read_as_it_is(hq, hkv, sq, skv):
+    # f16 Q goes to ggml's kernel through its Q_F16 variant, with no conversion launch first, and gives the same
+    # output bit for bit as its f32 copy through ggml's own variant (the f16 -> f32 conversion is exact either way);
+    # rows of one head, heads of one K/V head (the GQA layout), split_k
+    q, k, v = _inputs(hq, hkv, sq, skv, 64)
+    with nv2.recording() as launches:
+        a = ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+    assert "convert" not in [kernel.name for kernel, *_ in launches]
+    b = ops.attention(q.astype(np.float32), k, v, causal=True, device="cpu", impl="nv2")
+    np.testing.assert_array_equal(a, b)
+    _close(a, flash_attention.reference(q, k, v, True))
+
+
+def test_the_q_f16_variant_validates_and_loads_f16():
+    disassemble = tools.disassemble
+    for f16acc in (False, True):
+        words = nv2.fa_kernel(f16acc, q_f16=True).compile()
+        assert tools.validation_message(words, "vulkan1.3") is None
+        text, ggmls = disassemble(words), disassemble(nv2.fa_kernel(f16acc).compile())
+        q_f16 = "OpTypeCooperativeMatrixKHR %half %uint_2 %Br %32 %uint_2"   # Q: Br x HSK_pad, workgroup, an Acc
+        assert q_f16 in text and q_f16 not in ggmls
+        assert text.count("OpFConvert") == ggmls.count("OpFConvert") + 1     # (to f32, then as ggml's)
+        assert text.count("OpCooperativeMatrixLoadTensorNV") == ggmls.count("OpCooperativeMatrixLoadTensorNV")
+
+
 def test_recording_lists_the_launches_of_a_call():
     q, k, v = _inputs(8, 2, 1, 300, 64)
     ops.attention(q, k, v, causal=True, out_dtype=np.float16, device="cpu", impl="nv2")
