@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
+from ._grid import grid3
 from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, SourceLoc
 from .ir import types as T
 from .ir.core import Module, SpecConst
@@ -314,35 +315,12 @@ def _runtime() -> ModuleType:
 
 
 def _grid(grid: Any) -> tuple[int, int, int]:
-    if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
-            and type(grid[2]) is int and 0 < grid[0] <= _U32 and 0 < grid[1] <= _U32 and 0 < grid[2] <= _U32:
-        return grid  # the common case, checked without building anything
-    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] <= _U32:
-        return (grid[0], 1, 1)
-    import numbers
+    """The launch's grid as three counts (:func:`coopdsl._grid.grid3`; a bad one is a LaunchError)."""
+    from .runtime.errors import LaunchError
 
-    try:
-        g = (grid,) if isinstance(grid, numbers.Integral) else tuple(grid)
-    except TypeError:  # launch(None, ...), launch(2.5, ...)
-        g = ()
-    if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
-        if 1 <= len(g) <= 3 and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) and int(x) > 0
-                                    for x in g):
-            g = tuple(int(x) for x in g)  # int subclasses and numpy integers (the push constants take them too)
-        else:
-            from .runtime.errors import LaunchError
-
-            raise LaunchError(f"grid must be 1 to 3 positive ints, got {grid!r}")
-    g = g + (1,) * (3 - len(g))
-    if g[0] > _U32 or g[1] > _U32 or g[2] > _U32:
-        from .runtime.errors import LaunchError
-
-        raise LaunchError(f"grid {g} does not fit a dispatch: each count is a 32-bit unsigned int "
-                          f"(up to {_U32}; devices allow less, see maxComputeWorkGroupCount)")
-    return g
+    return grid3(grid, least=1, error=LaunchError)
 
 
-_U32 = 0xFFFFFFFF
 
 
 @overload

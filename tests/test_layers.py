@@ -22,10 +22,12 @@ ALLOWED = {
     "frontend": {"lang", "ir", "errors", "_records"},
     "passes": {"ir", "errors", "_records"},
     "spirv": {"ir", "errors", "_records", "_lazy", "_numbers"},  # _numbers: a number's bits in a float format
-    "interp": {"ir", "errors", "_packing"},  # _packing: the argument packer the runtime uses too
+    "interp": {"ir", "errors", "_packing", "_grid"},  # _packing: the argument packer the runtime uses too; _grid:
+    # the grid a launch takes
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
+    "_grid": set(),  # the grid a launch takes, for Kernel.launch and the interpreter's run (stdlib only)
     "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
     "devices": {"errors", "_lazy"},  # device profiles and checks work on reflection data only
     "runtime": {"errors", "devices", "_numbers", "_packing"},  # _numbers: whether a number fits a type (one decision)

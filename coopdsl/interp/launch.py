@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._grid import grid3
 from ..errors import CoopDSLError
 from ..ir.core import Module, SpecConst
 from . import resources
@@ -87,19 +88,6 @@ def subgroup_size_from(value: int | None) -> int:
 MAX_INVOCATIONS = 1024  # per workgroup: what NVIDIA, AMD (RADV) and Intel (ANV) GPUs allow
 
 
-def _grid3(grid: Any) -> tuple[int, int, int]:
-    """``grid`` (1 to 3 workgroup counts, ints or numpy integers, or one int) as three Python ints, the missing
-    ones 1, as ``Kernel.launch`` takes it; anything else is a LaunchArgumentError."""
-    import numbers
-
-    g = (grid,) if isinstance(grid, numbers.Integral) else tuple(grid) if isinstance(grid, (tuple, list)) else ()
-    if not 1 <= len(g) <= 3 or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0
-                                       for n in g):
-        raise LaunchArgumentError(f"grid must be 1 to 3 workgroup counts (ints), got {grid!r}")
-    x, y, z = (*(int(n) for n in g), 1, 1)[:3]
-    return (x, y, z)
-
-
 def run(module: Module, grid: tuple[int, ...] | int, values: dict[str, Any], spec: dict[str, Any] | None = None,
         subgroup_size: int | None = None, check_races: bool = True, max_slots: int = MAX_SLOTS) -> None:
     """Interpret ``module`` over ``grid`` workgroups (1 to 3 counts, the missing ones 1) with kernel arguments
@@ -117,7 +105,7 @@ def run(module: Module, grid: tuple[int, ...] | int, values: dict[str, Any], spe
         raise LaunchArgumentError(f"a workgroup of {x}x{y}x{z} = {x * y * z} invocations: the interpreter runs at "
                                   f"most {MAX_INVOCATIONS}, the maxComputeWorkGroupInvocations of NVIDIA, AMD and "
                                   f"Intel GPUs")
-    grid = _grid3(grid)  # (Python ints: numpy integers would overflow in the products below)
+    grid = grid3(grid, least=0, error=LaunchArgumentError)  # (Python ints: numpy's would overflow below)
     total = grid[0] * grid[1] * grid[2]
     _check_invocations(grid, total, x * y * z)
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)

@@ -94,9 +94,15 @@ def test_run_takes_a_grid_as_launch_does():
         out = np.zeros(2 * 24, np.uint32)
         assert run(spec_workgroup.ir(), grid, {"out": out}, {"WG": 24}) is None
         np.testing.assert_array_equal(out, np.tile(np.arange(24), 2) + 200)   # (num_workgroups.x * 100)
-    for grid in ((), (1, 1, 1, 1), "2", (1.5,), None):
+    for grid in ((), (1, 1, 1, 1), "2", (1.5,), None, (-1,), (True,)):
         with pytest.raises(LaunchArgumentError, match=r"grid must be 1 to 3 workgroup counts \(ints\), got "):
             run(spec_workgroup.ir(), grid, {"out": np.zeros(8, np.uint32)})
+    out = np.zeros(8, np.uint32)
+    assert run(spec_workgroup.ir(), (0, 1, 1), {"out": out}, {"WG": 8}) is None   # no workgroup: nothing runs
+    assert not out.any()
+    # (the same rule as Kernel.launch, coopdsl._grid: a dispatch's counts are 32-bit)
+    with pytest.raises(LaunchArgumentError, match=re.escape("grid (4294967296, 1, 1) does not fit a dispatch")):
+        run(spec_workgroup.ir(), 2**32, {"out": out})
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
