@@ -20,7 +20,6 @@ gives one query token enough workgroups to fill the GPU.
 """
 
 import contextlib
-import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from . import device_caps as caps
 from . import fa_mask_opt, fa_reduce
 from . import ggml_host as host
 from .ggml_flash_attn import flash_attn_cm2
+from .operands import is_resident as is_resident
 
 NEG_INF = float("-inf")
 F16_MAX = 65504.0
@@ -120,14 +120,6 @@ def elementwise_grid(n: int) -> tuple[int]:
 
 
 # --- devices and arrays --------------------------------------------------------------------------
-
-
-def is_resident(x: Any) -> bool:
-    """Whether ``x`` is a ``coopdsl.runtime.Array`` (without importing the runtime when nothing made one)."""
-    if x is None or isinstance(x, np.ndarray):
-        return False
-    mod = sys.modules.get("coopdsl.runtime.array")
-    return mod is not None and isinstance(x, mod.Array)
 
 
 def empty(shape: tuple[int, ...], dtype: Any, dev: Any) -> Any:

@@ -23,6 +23,7 @@ additive mask, and f32 or f16 output. Two kernels:
 from __future__ import annotations
 
 import math
+import numbers
 from functools import cache
 from typing import Any, cast, no_type_check
 
@@ -34,6 +35,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
+from .operands import check_out, operand
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -167,12 +169,12 @@ def _fail(msg: str) -> ValueError:
     return ValueError(f"attention: {msg}")
 
 
-def _check_array(name: str, x: Any) -> None:
-    if not isinstance(x, np.ndarray) and not nv2.is_resident(x):
-        raise TypeError(f"attention: {name} must be a numpy array or a coopdsl.runtime.Array, got "
-                        f"{type(x).__name__} (convert it: np.asarray({name}, np.float16))")
+def _check_array(name: str, x: Any) -> Any:
+    """``x`` as the op takes it (:func:`coopdsl.ops.operands.operand`); ``out`` must also be C-contiguous."""
+    x = operand("attention", name, x)
     if isinstance(x, np.ndarray) and not x.flags.c_contiguous and name == "out":
         raise _fail("out must be C-contiguous")
+    return x
 
 
 def _resolve_device(device: Any, arrays: list[Any]) -> Any:
@@ -261,12 +263,11 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                softcap: float, out_dtype: Any, out: Any, device: Any, acc: str, impl: str | None,
                tune: bool) -> Any:
     """:func:`attention` without the replay of its last call: checks, plans and launches."""
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        _check_array(name, x)
+    q, k, v = _check_array("q", q), _check_array("k", k), _check_array("v", v)
     if mask is not None:
-        _check_array("mask", mask)
+        mask = _check_array("mask", mask)
     if out is not None:
-        _check_array("out", out)
+        out = _check_array("out", out)
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
     if len(qs) not in (2, 3):
         raise _fail(f"q must be (heads, S, D) or (S, D), got shape {qs}")
@@ -310,8 +311,11 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
         raise _fail(f"acc must be 'f32' or 'f16', got {acc!r}")
     if impl is not None and impl not in IMPLS:
         raise _fail(f"impl must be None, 'nv2', 'khr' or 'decode', got {impl!r}")
-    if out is not None and (tuple(out.shape) != qs or np.dtype(out.dtype) != odt):
-        raise _fail(f"out must be {odt.name} of shape {qs}, got {np.dtype(out.dtype).name} {tuple(out.shape)}")
+    if out is not None:
+        check_out("attention", out, qs, odt)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
+                              or not math.isfinite(scale)):
+        raise _fail(f"scale must be None (1 / sqrt(D)) or a finite number, got {scale!r}")
     dev = _resolve_device(device, [q, k, v, mask, out])
     if out is None:
         out = np.empty(qs, odt) if not nv2.is_resident(q) else nv2.empty(qs, odt, dev)

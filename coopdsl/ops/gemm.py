@@ -30,6 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
+from .operands import operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -223,7 +224,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     options = (kind, device, transpose_b)
     if not tune and _HOT.replay((a, b, out), options):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
-    _check_operands(a=a, b=b, out=out)
+    a, b = operand("matmul", "a", a), operand("matmul", "b", b)
+    out = operand("matmul", "out", out, optional=True)
     if device is not None and not isinstance(device, str) and not isinstance(device, _device_class()):
         raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
                         f"got {type(device).__name__} {device!r}")
@@ -310,7 +312,6 @@ def _linear() -> Any:
     return importlib.import_module("coopdsl.ops.linear")
 
 
-_OPERANDS: tuple[type, ...] = (np.ndarray,)
 _HOT = hot.Hot()  # matmul's last call on resident arrays
 
 
@@ -319,25 +320,6 @@ def _device_class() -> type:
     from ..runtime import Device
 
     return Device
-
-
-def _check_operands(**arrays: Any) -> None:
-    """Each of ``arrays`` is a numpy array or a resident ``coopdsl.runtime.Array`` (``out`` may be None)."""
-    for name, x in arrays.items():
-        if isinstance(x, _OPERANDS) or x is None and name == "out":
-            continue
-        if hasattr(x, "dtype") and hasattr(x, "shape") and type(x).__module__.startswith("coopdsl.runtime"):
-            _remember(type(x))
-            continue
-        raise ValueError(f"matmul: {name} must be a numpy array or a coopdsl.runtime.Array, got "
-                         f"{type(x).__name__} (convert it: np.asarray({name}, np.float16), ...)")
-
-
-def _remember(cls: type) -> None:
-    """Accept ``cls`` (a resident array class) at the first isinstance check from now on."""
-    global _OPERANDS
-    if cls not in _OPERANDS:
-        _OPERANDS = (*_OPERANDS, cls)
 
 
 _KIND_OF = {np.dtype(row[3]): name for name, row in KINDS.items() if name != "bf16"}  # (uint16 needs kind=)

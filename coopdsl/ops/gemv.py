@@ -36,6 +36,7 @@ from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
 from .ggml_formats import scale_min_q4_K
+from .operands import check_out, operand
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -617,20 +618,44 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     return y
 
 
-def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
-         tune: bool = False) -> tuple[list[hot.Launch], Any]:
-    """The launches :func:`gemv` makes (checked, in order) and the array they write ``y`` into."""
+def check_weights(op: str, w: Any, fmt: str, k: int, multiple: int) -> None:
+    """A ValueError (naming ``op``) unless x's K is a multiple of ``multiple`` (the block, or what a kernel reads at
+    once) and ``w`` holds rows of K values in ``fmt``: the one check of a weight row's bytes, for :func:`plan` and
+    ``ops.linear``'s prefill products."""
     qk, nbytes = _BLOCKS[fmt]
+    if k % multiple:
+        unit = f"blocks of {qk} values" if qk > 1 else f"read {multiple} at a time" if multiple > 1 else "values"
+        raise ValueError(f"{op}: x's K = {k} is not a multiple of {multiple} ({fmt} weights: {unit})")
+    row_bytes = k // qk * nbytes
+    have = int(w.shape[1]) * np.dtype(w.dtype).itemsize
+    if have != row_bytes:
+        raise ValueError(f"{op}: w {np.dtype(w.dtype)} {tuple(w.shape)} has {have} bytes a row, but a row of K = {k} "
+                         f"{fmt} values (x's K) has {row_bytes}")
+
+
+def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: bool | None = None,
+         tune: bool = False, op: str = "gemv") -> tuple[list[hot.Launch], Any]:
+    """The launches :func:`gemv` makes (checked, in order) and the array they write ``y`` into; ``op`` names
+    the caller in error messages."""
+    w, x = operand(op, "w", w), operand(op, "x", x)
+    out = operand(op, "out", out, optional=True)
+    if fmt not in _BLOCKS:
+        raise ValueError(f"{op}: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if len(x.shape) != 2 or len(w.shape) != 2:
+        raise ValueError(f"{op}: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
+                         f"x {tuple(x.shape)}, w {tuple(w.shape)}")
+    qk, _ = _BLOCKS[fmt]
     n, k = x.shape
     m = w.shape[0]
-    row_bytes = k * 2 if qk == 1 else k // qk * nbytes
-    if k % max(qk, 8) or w.shape[1] * w.dtype.itemsize != row_bytes:
-        raise ValueError(f"gemv: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} values "
-                         f"({row_bytes} bytes a row; K a multiple of {max(qk, 8)})")
+    if not 1 <= n <= MAX_ROWS_X:
+        raise ValueError(f"{op}: x has {n} rows; the decode kernels take 1 to {MAX_ROWS_X} (ops.linear takes more)")
+    check_weights(op, w, fmt, k, max(qk, 8))
+    if out is not None:
+        check_out(op, out, (n, m), np.float32)
     w = word_view(w, fmt)
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
-        raise ValueError(f"gemv: x must be float32 or float16, got {x.dtype}")
+        raise ValueError(f"{op}: x must be float32 or float16, got {x.dtype}")
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
     y = np.empty((n, m), np.float32) if out is None else out

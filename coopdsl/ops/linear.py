@@ -25,6 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
+from .operands import check_out, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -35,8 +36,12 @@ def _fmt_of(w: Any, fmt: str | None) -> str:
     if fmt is None:
         if dt == np.float16:
             return "f16"
-        raise ValueError(f"linear: give fmt= for {dt} weights ('bf16' for uint16 bit patterns, "
-                         f"one of {', '.join(QUANTIZED)} for uint8 blocks)")
+        if dt in (np.uint8, np.uint16):
+            raise ValueError(f"linear: give fmt= for {dt} weights ('bf16' for uint16 bit patterns, "
+                             f"one of {', '.join(QUANTIZED)} for uint8 blocks)")
+        raise ValueError(f"linear: {dt} weights are not a format of the op: float16 (w.astype(np.float16)), "
+                         f"uint16 bf16 bit patterns (ops.to_bf16(w), fmt='bf16') or uint8 blocks of "
+                         f"ops.quantize(w, fmt) with fmt= one of {', '.join(QUANTIZED)}")
     want = {"f16": np.float16, "bf16": np.uint16, **{q: np.uint8 for q in QUANTIZED}}
     if fmt not in want:
         raise ValueError(f"linear: unknown weight format {fmt!r}; expected f16, bf16 or one of "
@@ -67,11 +72,23 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     """
     if _HOT.replay((x, w, out), (fmt, device, q8)):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
+    x, w = operand("linear", "x", x), operand("linear", "w", w)
+    out = operand("linear", "out", out, optional=True)
+    if q8 is not None and type(q8) is not bool:
+        raise TypeError(f"linear: q8 must be None, True or False, got {q8!r}")
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
+    if len(x.shape) != 2 or len(w.shape) != 2:
+        raise ValueError(f"linear: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
+                         f"x {tuple(x.shape)}, w {tuple(w.shape)}")
     n, k = x.shape
+    if q8 and fmt not in QUANTIZED:
+        raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
+                         f"not {fmt}")
+    if out is not None:
+        check_out("linear", out, (n, w.shape[0]), np.float32)
     if n <= G.MAX_ROWS_X:
-        launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
+        launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune, op="linear")
         hot.run(launches)
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y
@@ -95,10 +112,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     elif np.dtype(x.dtype) != x_dt:
         raise ValueError(f"linear: a resident x for {fmt} weights and N > {G.MAX_ROWS_X} must be {x_name}, "
                          f"got {x.dtype}")
-    qk, nbytes = G.block_shape(fmt)
-    if k % qk or w.shape[1] * w.dtype.itemsize != k // qk * nbytes:
-        raise ValueError(f"linear: weights {w.dtype} {tuple(w.shape)} are not M x {k} {fmt} blocks "
-                         f"({k // qk * nbytes} bytes a row; K a multiple of {qk})")
+    G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
     y = np.empty((n, m), np.float32) if out is None else out
     launches = mul_mm_launches(x, w, y, fmt, device, tune)
     hot.run(launches)

@@ -336,9 +336,13 @@ def test_errors():
         with pytest.raises(exc, match=pattern):
             ops.attention(*args, device="cpu", **kw)
 
-    fails(TypeError, r"q must be a numpy array or a coopdsl.runtime.Array, got list", q.tolist(), k, v)
+    fails(TypeError, r"q must be a numpy array or a coopdsl.runtime.Array \(or an object with __array__ or the buffer "
+                     r"protocol\), got list", q.tolist(), k, v)
     fails(TypeError, r"mask must be a numpy array .* got float", q, k, v, mask=0.0)
     fails(ValueError, r"q must be \(heads, S, D\) or \(S, D\), got shape \(64,\)", q[0, 0], k, v)
+    for bad in (float("nan"), float("inf"), "0.1", True):
+        fails(ValueError, r"attention: scale must be None \(1 / sqrt\(D\)\) or a finite number, got ", q, k, v,
+              scale=bad)
     fails(ValueError, r"k has shape \(16, 64\), q has \(4, 8, 64\)", q, k[0], v[0])
     fails(ValueError, r"v has shape \(2, 15, 64\) but k has shape \(2, 16, 64\)", q, k, v[:, :15])
     fails(ValueError, r"the head size D differs \(32 vs 64\)", q, k[..., :32], v[..., :32])

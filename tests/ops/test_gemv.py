@@ -50,10 +50,22 @@ def test_shapes_it_does_not_take_are_named():
         G.kernel("q5_K", 1)
     with pytest.raises(ValueError, match="17 rows of x; the decode kernels take 1 to 16"):
         G.kernel("f16", 17)
-    with pytest.raises(ValueError, match=r"are not M x 64 q4_0 values \(36 bytes a row; K a multiple of 32\)"):
+    with pytest.raises(ValueError, match=r"gemv: w uint8 \(4, 40\) has 40 bytes a row, but a row of K = 64 q4_0 values "
+                                         r"\(x's K\) has 36"):
         G.gemv(np.zeros((4, 40), np.uint8), np.zeros((1, 64), np.float32), "q4_0", device="cpu")
-    with pytest.raises(ValueError, match="K a multiple of 8"):
+    with pytest.raises(ValueError, match=r"gemv: x's K = 12 is not a multiple of 8 \(f16 weights: read 8 at a time\)"):
         G.gemv(np.zeros((4, 12), np.float16), np.zeros((1, 12), np.float32), "f16", device="cpu")
+    with pytest.raises(ValueError, match=r"gemv: x's K = 32 is not a multiple of 256 \(q4_K weights: blocks of 256"):
+        G.gemv(np.zeros((4, 18), np.uint8), np.zeros((1, 32), np.float32), "q4_K", device="cpu")
+    with pytest.raises(ValueError, match="gemv: unknown weight format 'q5_0'"):
+        G.gemv(np.zeros((4, 18), np.uint8), np.zeros((1, 32), np.float32), "q5_0", device="cpu")
+    with pytest.raises(ValueError, match="gemv: x has 17 rows; the decode kernels take 1 to 16"):
+        G.gemv(np.zeros((4, 64), np.float16), np.zeros((17, 64), np.float32), "f16", device="cpu")
+    with pytest.raises(ValueError, match=r"gemv: x must be N x K and w M x K \(2-D"):
+        G.gemv(np.zeros((4, 64), np.float16), np.zeros(64, np.float32), "f16", device="cpu")
+    with pytest.raises(ValueError, match=r"gemv: out must be float32 of shape \(2, 4\), got float32 \(4, 2\)"):
+        G.gemv(np.zeros((4, 64), np.float16), np.zeros((2, 64), np.float32), "f16", out=np.zeros((4, 2), np.float32),
+               device="cpu")
 
 
 @pytest.mark.parametrize("fmt", ["f16", "q4_0", "q8_0", "q4_K"])

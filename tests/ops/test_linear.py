@@ -237,8 +237,14 @@ def test_weights_it_does_not_take_are_named():
         ops.linear(x, np.zeros((4, 36), np.uint8), "q6_K")
     with pytest.raises(ValueError, match="q8_0 weights are uint8 arrays, got float16"):
         ops.linear(x, np.zeros((4, 64), np.float16), "q8_0")
-    with pytest.raises(ValueError, match=r"not M x 64 q4_0 blocks \(36 bytes a row"):
+    with pytest.raises(ValueError, match=r"linear: w uint8 \(4, 30\) has 30 bytes a row, but a row of K = 64 q4_0 "
+                                         r"values \(x's K\) has 36"):
         ops.linear(np.zeros((20, 64), np.float16), np.zeros((4, 30), np.uint8), "q4_0", device="cpu")
+    with pytest.raises(ValueError, match=r"linear: w uint8 \(4, 40\) has 40 bytes"):          # (the decode path)
+        ops.linear(np.zeros((2, 64), np.float16), np.zeros((4, 40), np.uint8), "q4_0", device="cpu")
+    with pytest.raises(ValueError, match=r"linear: float32 weights are not a format of the op: float16 "
+                                         r"\(w.astype\(np.float16\)\)"):
+        ops.linear(x, np.zeros((4, 64), np.float32))
 
 
 def test_the_docs_example_runs():

@@ -305,9 +305,60 @@ def test_matmul_says_how_to_pass_float32_and_strided_inputs():
 def test_matmul_names_operands_and_devices_it_cannot_use():
     # (a list once failed with "'list' object has no attribute 'dtype'", device=3 with "'int' object has no
     # attribute 'info'")
-    with pytest.raises(ValueError, match=r"matmul: a must be a numpy array or a coopdsl.runtime.Array, got list"):
+    with pytest.raises(TypeError, match=r"matmul: a must be a numpy array or a coopdsl.runtime.Array \(or an object "
+                                        r"with __array__ or the buffer protocol\), got list"):
         ops.matmul([[1.0]], np.ones((1, 1), np.float16), device="cpu")
-    with pytest.raises(ValueError, match=r"matmul: out must be a numpy array or a coopdsl.runtime.Array, got tuple"):
+    with pytest.raises(TypeError, match=r"matmul: out must be a numpy array or a coopdsl.runtime.Array .*, got tuple"):
         ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), out=(1, 2), device="cpu")
     with pytest.raises(TypeError, match=r"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
         ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), device=3)
+
+
+class _Tensor:
+    """A CPU tensor of another library, as numpy sees it: an object with ``__array__``."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+def test_every_op_takes_what_numpy_reads_and_names_what_it_cannot():
+    # one rule for every op (coopdsl/ops/operands.py): numpy arrays and resident arrays as they are; objects with
+    # __array__ (CPU tensors of PyTorch or JAX) or the buffer protocol as np.asarray gives them; anything else a
+    # TypeError naming the op and the argument (ops.linear once raised AttributeError on a list)
+    import array as pyarray
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 32)).astype(np.float16), rng.standard_normal((32, 16)).astype(np.float16)
+    want = ops.matmul(a, b, device="cpu")
+    np.testing.assert_array_equal(ops.matmul(_Tensor(a), _Tensor(b), device="cpu"), want)
+    x, w = rng.standard_normal((2, 64)).astype(np.float32), rng.standard_normal((8, 64)).astype(np.float16)
+    want = ops.linear(x, w, device="cpu")
+    np.testing.assert_array_equal(ops.linear(_Tensor(x), _Tensor(w), device="cpu"), want)
+    xb = pyarray.array("f", x.ravel())                                   # the buffer protocol (1-D: a shape error)
+    with pytest.raises(ValueError, match=r"linear: x must be N x K and w M x K \(2-D.*got x \(128,\)"):
+        ops.linear(xb, w, device="cpu")
+    np.testing.assert_array_equal(ops.linear(memoryview(x), w, device="cpu"), want)
+    q = rng.standard_normal((2, 4, 32)).astype(np.float16)
+    want = ops.attention(q, q, q, device="cpu")
+    np.testing.assert_array_equal(ops.attention(_Tensor(q), _Tensor(q), _Tensor(q), device="cpu"), want)
+    for op, call in (("matmul", lambda z: ops.matmul(z, b, device="cpu")),
+                     ("linear", lambda z: ops.linear(z, w, device="cpu")),
+                     ("attention", lambda z: ops.attention(z, q, q, device="cpu"))):
+        for bad, name in (([[1.0] * 64] * 2, "list"), (3.0, "float"), (b"abc", "bytes"), (None, "NoneType")):
+            with pytest.raises(TypeError, match=rf"{op}: \w+ must be a numpy array or a coopdsl.runtime.Array "
+                                                rf"\(or an object with __array__ or the buffer protocol\), got {name}"):
+                call(bad)
+    with pytest.raises(TypeError, match=r"linear: q8 must be None, True or False, got 'yes'"):
+        ops.linear(x, w, device="cpu", q8="yes")
+    with pytest.raises(ValueError, match=r"linear: q8=True \(x rounded to 8 bits\) serves quantized weights"):
+        ops.linear(rng.standard_normal((20, 64)).astype(np.float32), w, device="cpu", q8=True)   # (past 16 rows too)
+    for rows in (2, 20):                                                 # the decode and the prefill path
+        xr = rng.standard_normal((rows, 64)).astype(np.float32)
+        with pytest.raises(ValueError, match=rf"linear: out must be float32 of shape \({rows}, 8\), got float32 "
+                                             r"\(4, 40\)"):
+            ops.linear(xr, w, out=np.zeros((4, 40), np.float32), device="cpu")
+        with pytest.raises(ValueError, match=rf"linear: out must be float32 of shape \({rows}, 8\), got float16"):
+            ops.linear(xr, w, out=np.zeros((rows, 8), np.float16), device="cpu")

@@ -1,0 +1,56 @@
+"""What the ops take as an array argument, decided in one place for every op (``matmul``, ``attention``,
+``linear``, ``gemv``): a numpy array or a resident ``coopdsl.runtime.Array`` as it is; another object numpy reads
+without guessing a type (one with ``__array__``, such as a CPU tensor of PyTorch or JAX, or with the buffer
+protocol, such as ``array.array`` or a ``memoryview``) as the numpy array ``np.asarray`` makes of it; anything
+else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument.  And
+the check of an ``out`` argument's shape and type."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+
+def is_resident(x: Any) -> bool:
+    """Whether ``x`` is a ``coopdsl.runtime.Array`` (without importing the runtime when nothing made one)."""
+    if x is None or isinstance(x, np.ndarray):
+        return False
+    mod = sys.modules.get("coopdsl.runtime.array")
+    return mod is not None and isinstance(x, mod.Array)
+
+
+def _readable(x: Any) -> bool:
+    """Whether numpy reads ``x`` as an array of its own type: ``__array__`` or the buffer protocol."""
+    if hasattr(x, "__array__"):
+        return True
+    if isinstance(x, (str, bytes)):   # (bytes would become one string scalar, not an array of its bytes)
+        return False
+    try:
+        memoryview(x)
+    except TypeError:
+        return False
+    return True
+
+
+def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
+    """``x`` as the op takes it: a numpy array or a resident array as it is, an object numpy reads (``__array__``,
+    the buffer protocol) as a numpy array, None when ``optional``; anything else is a TypeError."""
+    if isinstance(x, np.ndarray) or is_resident(x) or (x is None and optional):
+        return x
+    if _readable(x):
+        try:
+            return np.asarray(x)
+        except Exception as e:   # (a tensor numpy cannot read: on a GPU, or of a type numpy lacks such as bf16)
+            raise TypeError(f"{op}: numpy cannot read {name} ({type(x).__name__}: {e}); pass a numpy array or a "
+                            f"coopdsl.runtime.Array") from None
+    raise TypeError(f"{op}: {name} must be a numpy array or a coopdsl.runtime.Array (or an object with __array__ "
+                    f"or the buffer protocol), got {type(x).__name__} (convert it: np.asarray({name}, np.float16))")
+
+
+def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
+    """A ValueError unless ``out`` (a numpy or resident array) has ``shape`` and ``dtype``."""
+    if tuple(out.shape) != tuple(shape) or np.dtype(out.dtype) != np.dtype(dtype):
+        raise ValueError(f"{op}: out must be {np.dtype(dtype)} of shape {tuple(shape)}, got {np.dtype(out.dtype)} "
+                         f"{tuple(out.shape)}")
