@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import operand
+from .operands import check_out, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -248,9 +248,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
                              + (" or, for a transposed b, b itself with transpose_b=True" if name == "b" else ""))
     if out is None:
         out = np.zeros((m, n), out_dtype)
-    elif tuple(out.shape) != (m, n) or out.dtype != out_dtype:
-        raise ValueError(f"matmul: out must be {np.dtype(out_dtype).name} of shape {(m, n)}, got "
-                         f"{np.dtype(out.dtype).name} {tuple(out.shape)}")
+    else:
+        check_out("matmul", out, (m, n), out_dtype)
     if m == 0 or n == 0 or k1 == 0:  # nothing to launch: an empty result, or a sum over nothing
         if isinstance(out, np.ndarray):
             out[...] = 0
