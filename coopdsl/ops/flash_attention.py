@@ -35,7 +35,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
-from .operands import check_out, operand
+from .operands import check_out, flag, operand
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -264,6 +264,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                tune: bool) -> Any:
     """:func:`attention` without the replay of its last call: checks, plans and launches."""
     q, k, v = _check_array("q", q), _check_array("k", k), _check_array("v", v)
+    causal, tune = flag("attention", "causal", causal), flag("attention", "tune", tune)
     if mask is not None:
         mask = _check_array("mask", mask)
     if out is not None:

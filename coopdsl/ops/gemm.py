@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import check_out, operand
+from .operands import check_out, flag, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -225,6 +225,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     if not tune and _HOT.replay((a, b, out), options):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
     a, b = operand("matmul", "a", a), operand("matmul", "b", b)
+    transpose_b, tune = flag("matmul", "transpose_b", transpose_b), flag("matmul", "tune", tune)
     out = operand("matmul", "out", out, optional=True)
     if device is not None and not isinstance(device, str) and not isinstance(device, _device_class()):
         raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "

@@ -36,7 +36,7 @@ from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
 from .ggml_formats import scale_min_q4_K
-from .operands import check_out, operand
+from .operands import check_out, flag, flag_or_none, operand
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -639,6 +639,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     the caller in error messages."""
     w, x = operand(op, "w", w), operand(op, "x", x)
     out = operand(op, "out", out, optional=True)
+    q8, tune = flag_or_none(op, "q8", q8), flag(op, "tune", tune)
     if fmt not in _BLOCKS:
         raise ValueError(f"{op}: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if len(x.shape) != 2 or len(w.shape) != 2:

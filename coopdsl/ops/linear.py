@@ -25,7 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_out, operand
+from .operands import check_out, flag, flag_or_none, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -74,8 +74,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
     x, w = operand("linear", "x", x), operand("linear", "w", w)
     out = operand("linear", "out", out, optional=True)
-    if q8 is not None and type(q8) is not bool:
-        raise TypeError(f"linear: q8 must be None, True or False, got {q8!r}")
+    q8, tune = flag_or_none("linear", "q8", q8), flag("linear", "tune", tune)
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
     if len(x.shape) != 2 or len(w.shape) != 2:

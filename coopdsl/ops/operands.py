@@ -54,3 +54,20 @@ def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
     if tuple(out.shape) != tuple(shape) or np.dtype(out.dtype) != np.dtype(dtype):
         raise ValueError(f"{op}: out must be {np.dtype(dtype)} of shape {tuple(shape)}, got {np.dtype(out.dtype)} "
                          f"{tuple(out.shape)}")
+
+
+def flag(op: str, name: str, value: Any) -> bool:
+    """``value`` of a yes/no option: True or False (numpy's bools too); anything else (``"yes"``, 1) is a
+    TypeError, not a truth value taken silently."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{op}: {name} must be True or False, got {value!r}")
+
+
+def flag_or_none(op: str, name: str, value: Any) -> bool | None:
+    """:func:`flag`, where None (the op's own choice) is allowed too."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{op}: {name} must be None, True or False, got {value!r}")

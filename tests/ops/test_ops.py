@@ -353,6 +353,16 @@ def test_every_op_takes_what_numpy_reads_and_names_what_it_cannot():
                 call(bad)
     with pytest.raises(TypeError, match=r"linear: q8 must be None, True or False, got 'yes'"):
         ops.linear(x, w, device="cpu", q8="yes")
+    # yes/no options are bools (numpy's too), not truth values taken silently
+    for call, what in ((lambda: ops.linear(x, w, device="cpu", tune="yes"), "linear: tune"),
+                       (lambda: ops.matmul(a, b, device="cpu", transpose_b=1), "matmul: transpose_b"),
+                       (lambda: ops.matmul(a, b, device="cpu", tune=None), "matmul: tune"),
+                       (lambda: ops.attention(q, q, q, device="cpu", causal="yes"), "attention: causal"),
+                       (lambda: ops.attention(q, q, q, device="cpu", tune=1), "attention: tune")):
+        with pytest.raises(TypeError, match=rf"{what} must be True or False, got "):
+            call()
+    np.testing.assert_array_equal(ops.attention(q, q, q, device="cpu", causal=np.bool_(True)),
+                                  ops.attention(q, q, q, device="cpu", causal=True))
     with pytest.raises(ValueError, match=r"linear: q8=True \(x rounded to 8 bits\) serves quantized weights"):
         ops.linear(rng.standard_normal((20, 64)).astype(np.float32), w, device="cpu", q8=True)   # (past 16 rows too)
     for rows in (2, 20):                                                 # the decode and the prefill path
