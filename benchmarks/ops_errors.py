@@ -3,7 +3,7 @@
     python3 benchmarks/ops_errors.py
 
 ops.linear with q4_0, q8_0 and q4_K weights at 1-64 rows of x (the 8-bit GEMV ways, the cooperative-matrix
-GEMV, ggml's mul_mm_cm2 past 16 rows) and f16 weights, against x @ dequantize(W).T in float64; ops.attention
+GEMV, ggml's mul_mm_cm2 past 16 rows), f16 and bf16 weights, against x @ dequantize(W).T in float64; ops.attention
 at decoding (the f32 kernel, the cooperative-matrix kernel) and prefill shapes against softmax(QK^T/sqrt(d))V
 in float64. Each line: the path, the largest error over the largest output and, for linear, the normalized
 squared error. Seeded: the same figures each run (about 20 s).
@@ -58,6 +58,13 @@ def main() -> None:
         x = rng.standard_normal((n, K)).astype(np.float32)
         y, ref = ops.linear(x, w, device="cpu"), x.astype(np.float64) @ w.astype(np.float64).T
         print(f"linear f16 {n} rows ({path('f16', n)}): max {rel(y, ref):.1e}")
+    rb = np.random.default_rng(1)   # (its own stream: the figures below stay those of the runs before)
+    wb = ops.to_bf16(rb.standard_normal((M, K)).astype(np.float32))
+    for n in (1, 16, 20, 64):   # (past 16 rows x is rounded to bf16 for bf16 weights)
+        x = rb.standard_normal((n, K)).astype(np.float32)
+        y = ops.linear(x, wb, "bf16", device="cpu")
+        ref = x.astype(np.float64) @ ops.from_bf16(wb).astype(np.float64).T
+        print(f"linear bf16 {n} rows ({path('bf16', n)}): max {rel(y, ref):.1e}")
     for hq, hkv, sq, skv, d in ((8, 2, 1, 600, 64), (8, 2, 2, 600, 128), (16, 2, 2, 600, 80), (4, 4, 64, 64, 64)):
         q = rng.standard_normal((hq, sq, d)).astype(np.float16)
         k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
