@@ -36,15 +36,23 @@ def _readable(x: Any) -> bool:
 
 def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
     """``x`` as the op takes it: a numpy array or a resident array as it is, an object numpy reads (``__array__``,
-    the buffer protocol) as a numpy array, None when ``optional``; anything else is a TypeError."""
+    the buffer protocol) as a numpy array, None when ``optional``; anything else is a TypeError.  An ``out``
+    must be writable (numpy gives a read-only array for, e.g., a JAX array: a ValueError)."""
     if isinstance(x, np.ndarray) or is_resident(x) or (x is None and optional):
-        return x
-    if _readable(x):
+        got = x
+    elif _readable(x):
         try:
-            return np.asarray(x)
+            got = np.asarray(x)
         except Exception as e:   # (a tensor numpy cannot read: on a GPU, or of a type numpy lacks such as bf16)
             raise TypeError(f"{op}: numpy cannot read {name} ({type(x).__name__}: {e}); pass a numpy array or a "
                             f"coopdsl.runtime.Array") from None
+    else:
+        got = None
+    if got is not None or (x is None and optional):
+        if name == "out" and isinstance(got, np.ndarray) and not got.flags.writeable:
+            raise ValueError(f"{op}: out is read-only ({type(x).__name__}); pass a writable numpy array, or none "
+                             f"and take the result")
+        return got
     raise TypeError(f"{op}: {name} must be a numpy array or a coopdsl.runtime.Array (or an object with __array__ "
                     f"or the buffer protocol), got {type(x).__name__} (convert it: np.asarray({name}, np.float16))")
 

@@ -351,6 +351,15 @@ def test_every_op_takes_what_numpy_reads_and_names_what_it_cannot():
             with pytest.raises(TypeError, match=rf"{op}: \w+ must be a numpy array or a coopdsl.runtime.Array "
                                                 rf"\(or an object with __array__ or the buffer protocol\), got {name}"):
                 call(bad)
+    ro = np.zeros((2, 8), np.float32)
+    ro.flags.writeable = False                                           # (what numpy gives for a JAX array)
+    for out in (ro, _Tensor(ro)):
+        with pytest.raises(ValueError, match=r"linear: out is read-only \((ndarray|_Tensor)\); pass a writable"):
+            ops.linear(x, w, out=out, device="cpu")
+    ra = np.zeros(q.shape, np.float32)
+    ra.flags.writeable = False
+    with pytest.raises(ValueError, match=r"attention: out is read-only"):
+        ops.attention(q, q, q, device="cpu", out=ra)
     with pytest.raises(TypeError, match=r"linear: q8 must be None, True or False, got 'yes'"):
         ops.linear(x, w, device="cpu", q8="yes")
     # yes/no options are bools (numpy's too), not truth values taken silently
