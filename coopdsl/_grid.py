@@ -16,7 +16,9 @@ def grid3(grid: Any, *, least: int, error: type[Exception]) -> tuple[int, int, i
     if type(grid) is tuple and len(grid) == 3 and type(grid[0]) is int and type(grid[1]) is int \
             and type(grid[2]) is int and least <= grid[0] <= U32 and least <= grid[1] <= U32 \
             and least <= grid[2] <= U32:
-        return grid  # the common case, checked without building anything
+        return grid  # the common cases, checked without building anything
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and least <= grid[0] <= U32:
+        return (grid[0], 1, 1)
     try:
         g = (grid,) if isinstance(grid, numbers.Integral) else tuple(grid) if not isinstance(grid, str) else ()
     except TypeError:  # launch(None, ...), launch(2.5, ...)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
-from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, SourceLoc
+from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, LaunchError, SourceLoc
 from .ir import types as T
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
@@ -316,8 +316,6 @@ def _runtime() -> ModuleType:
 
 def _grid(grid: Any) -> tuple[int, int, int]:
     """The launch's grid as three counts (:func:`coopdsl._grid.grid3`; a bad one is a LaunchError)."""
-    from .runtime.errors import LaunchError
-
     return grid3(grid, least=1, error=LaunchError)
 
 
