@@ -36,7 +36,7 @@ from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
 from .ggml_formats import scale_min_q4_K
-from .operands import check_out, flag, flag_or_none, operand
+from .operands import check_out, flag, flag_or_none, matrices, operand
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -642,9 +642,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     q8, tune = flag_or_none(op, "q8", q8), flag(op, "tune", tune)
     if fmt not in _BLOCKS:
         raise ValueError(f"{op}: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if len(x.shape) != 2 or len(w.shape) != 2:
-        raise ValueError(f"{op}: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
-                         f"x {tuple(x.shape)}, w {tuple(w.shape)}")
+    matrices(op, x, w)
     qk, _ = _BLOCKS[fmt]
     n, k = x.shape
     m = w.shape[0]

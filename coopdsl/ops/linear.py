@@ -25,7 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_out, flag, flag_or_none, operand
+from .operands import check_out, flag, flag_or_none, matrices, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -77,21 +77,19 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     q8, tune = flag_or_none("linear", "q8", q8), flag("linear", "tune", tune)
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
-    if len(x.shape) != 2 or len(w.shape) != 2:
-        raise ValueError(f"linear: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
-                         f"x {tuple(x.shape)}, w {tuple(w.shape)}")
+    matrices("linear", x, w)
     n, k = x.shape
     if q8 and fmt not in QUANTIZED:
         raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
                          f"not {fmt}")
-    if out is not None:
-        check_out("linear", out, (n, w.shape[0]), np.float32)
-    if n <= G.MAX_ROWS_X:
+    if n <= G.MAX_ROWS_X:   # (plan checks the rest: K against the weights' rows, out)
         launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune, op="linear")
         hot.run(launches)
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches)
         return y
     m = w.shape[0]
+    if out is not None:
+        check_out("linear", out, (n, m), np.float32)
     if fmt in ("f16", "bf16") and n > FLOAT_MUL_MM_ROWS:
         from .gemm import matmul
 

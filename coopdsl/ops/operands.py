@@ -3,7 +3,8 @@
 without guessing a type (one with ``__array__``, such as a CPU tensor of PyTorch or JAX, or with the buffer
 protocol, such as ``array.array`` or a ``memoryview``) as the numpy array ``np.asarray`` makes of it; anything
 else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument.  And
-the check of an ``out`` argument's shape and type."""
+the checks of an ``out`` argument's shape and type, of a product's 2-D operands, and of a yes/no option
+(``causal``, ``tune``, ``transpose_b``, ``q8``)."""
 
 from __future__ import annotations
 
@@ -38,23 +39,30 @@ def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
     """``x`` as the op takes it: a numpy array or a resident array as it is, an object numpy reads (``__array__``,
     the buffer protocol) as a numpy array, None when ``optional``; anything else is a TypeError.  An ``out``
     must be writable (numpy gives a read-only array for, e.g., a JAX array: a ValueError)."""
-    if isinstance(x, np.ndarray) or is_resident(x) or (x is None and optional):
-        got = x
-    elif _readable(x):
+    if x is None and optional:
+        return None
+    given = type(x).__name__
+    if not (isinstance(x, np.ndarray) or is_resident(x)):
+        if not _readable(x):
+            raise TypeError(f"{op}: {name} must be a numpy array or a coopdsl.runtime.Array (or an object with "
+                            f"__array__ or the buffer protocol), got {given} (convert it: "
+                            f"np.asarray({name}, np.float16))")
         try:
-            got = np.asarray(x)
+            x = np.asarray(x)
         except Exception as e:   # (a tensor numpy cannot read: on a GPU, or of a type numpy lacks such as bf16)
-            raise TypeError(f"{op}: numpy cannot read {name} ({type(x).__name__}: {e}); pass a numpy array or a "
+            raise TypeError(f"{op}: numpy cannot read {name} ({given}: {e}); pass a numpy array or a "
                             f"coopdsl.runtime.Array") from None
-    else:
-        got = None
-    if got is not None or (x is None and optional):
-        if name == "out" and isinstance(got, np.ndarray) and not got.flags.writeable:
-            raise ValueError(f"{op}: out is read-only ({type(x).__name__}); pass a writable numpy array, or none "
-                             f"and take the result")
-        return got
-    raise TypeError(f"{op}: {name} must be a numpy array or a coopdsl.runtime.Array (or an object with __array__ "
-                    f"or the buffer protocol), got {type(x).__name__} (convert it: np.asarray({name}, np.float16))")
+    if name == "out" and isinstance(x, np.ndarray) and not x.flags.writeable:
+        raise ValueError(f"{op}: out is read-only ({given}); pass a writable numpy array, or none and take the "
+                         f"result")
+    return x
+
+
+def matrices(op: str, x: Any, w: Any) -> None:
+    """A ValueError unless ``x`` (N x K) and ``w`` (M x K, or M x bytes a row of quantized blocks) are 2-D."""
+    if len(x.shape) != 2 or len(w.shape) != 2:
+        raise ValueError(f"{op}: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
+                         f"x {tuple(x.shape)}, w {tuple(w.shape)}")
 
 
 def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
@@ -76,6 +84,7 @@ def flag_or_none(op: str, name: str, value: Any) -> bool | None:
     """:func:`flag`, where None (the op's own choice) is allowed too."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise TypeError(f"{op}: {name} must be None, True or False, got {value!r}")
+    try:
+        return flag(op, name, value)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be None, True or False, got {value!r}") from None
