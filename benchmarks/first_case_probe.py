@@ -16,8 +16,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._clocks import clocks_up  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from benchmarks.ops_llm import bench_launches, stream_us, warm, weights  # noqa: E402
+from benchmarks.ops_llm import bench_launches, stream_us, weights  # noqa: E402
 from coopdsl import runtime  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
 
@@ -57,7 +58,7 @@ def main() -> None:
         xr, yr = runtime.array(x, device=dev), runtime.zeros((n, args.m), np.float32, device=dev)
         launches = G.plan(wr, xr, fmt, out=yr, device=dev)[0]
         before = clocks()
-        warm(dev)
+        clocks_up(dev)
         s1 = stream_us(launches, dev)
         b = bench_launches(launches, args) * 1e3
         s2 = stream_us(launches, dev)

@@ -25,8 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._clocks import clocks_up  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
-from benchmarks.ops_llm import torch_ms, warm, weights  # noqa: E402
+from benchmarks.ops_llm import torch_ms, weights  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import gemm  # noqa: E402
 from coopdsl.ops import gemv as G  # noqa: E402
@@ -85,7 +86,7 @@ def main() -> None:
                 split_k=gsplit)
             float_matmul = fmt not in MM.FORMATS and n > linear.FLOAT_MUL_MM_ROWS
             how = "ops.matmul" if float_matmul else "/".join(map(str, linear.prefill_choice(fmt, m, n, k, cores)))
-            warm(dev)
+            clocks_up(dev)
             ops.linear(xr, wr, fmt, out=yr, device=dev)
             t_lin = G.stream_ms(list((gemm._HOT if float_matmul else linear._HOT).launches), dev,
                                  calls=args.calls)

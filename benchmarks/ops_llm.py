@@ -77,13 +77,6 @@ def bench_launches(launches, args) -> float:
     return sum(k.bench(grid, *a, warmup=args.warmup, repeat=args.repeat, **kw).median_ms for k, grid, a, kw in launches)
 
 
-def warm(dev, n: int | None = None) -> None:
-    """Bring the GPU's clocks up (:func:`benchmarks._clocks.clocks_up`): host work between timings (quantizing
-    weights in numpy takes seconds) lets them fall.  ``n`` is ignored (it was a fixed count of copies, which at
-    16 MB a copy was some 25 ms of work: too little, benchmarks/notes)."""
-    clocks_up(dev)
-
-
 def stream_us(launches, dev, calls: int = 400) -> float:
     """GPU time a call when ``calls`` calls of ``launches`` (on resident arrays) run back to back in one
     command buffer, as a decoding loop runs them: the wall time of the submission and its wait, a call."""
@@ -179,7 +172,7 @@ def main() -> None:
             if n <= G.MAX_ROWS_X:
                 y = G.gemv(w, x, fmt, device=dev)     # what gemv does by default: timed below, kernel by kernel
                 wv = G.word_view(w, fmt)
-                warm(dev)
+                clocks_up(dev)
                 ms = bench_launches(G.plan(w, x, fmt, device=dev)[0], args)   # what gemv launches by default
                 wr, xr, yr = runtime.array(w, device=dev), runtime.array(x, device=dev), \
                     runtime.zeros((n, m), np.float32, device=dev)
@@ -192,7 +185,7 @@ def main() -> None:
                     tune_note.append(f"| {fmt} | {n} | {rec.get('way')} | "
                                      + ", ".join(f"{c} {t * 1e3:.1f}" for t, c in times[:6]) + " |")
                     print(tune_note[-1], flush=True)
-                warm(dev)
+                clocks_up(dev)
                 streamed = stream_us(G.plan(wr, xr, fmt, out=yr, device=dev)[0], dev)
                 stream_note.append(f"| {fmt} | {n} | {streamed:.1f} us | "
                                    f"{w.nbytes / (streamed * 1e-6) / 1e9 / copy_gbs:.2f} |")
@@ -211,7 +204,7 @@ def main() -> None:
                         quantize = (G.quantize_kernel(), (-(-blocks // (G.WG // 8)), 1, 1),
                                     (x.reshape(-1, 4), xq, blocks), {"device": dev})
                         tq = bench_launches([quantize], args)
-                    warm(dev, 500)
+                    clocks_up(dev)
                     for rows, split, *unroll in [(None, None), *layouts] if n in nrows and (layouts or len(modes) > 1) \
                             else ():
                         yl = np.zeros_like(y)
@@ -237,7 +230,7 @@ def main() -> None:
                 yr = runtime.zeros((n, m), np.float32, device=dev)
                 ops.linear(br, wr, fmt, out=yr, device=dev)
                 mod = gemm if fmt == "f16" and n > LINEAR.FLOAT_MUL_MM_ROWS else LINEAR
-                warm(dev)
+                clocks_up(dev)
                 ms = G.stream_ms(list(mod._HOT.launches), dev, calls=50)
                 what = f"{ms * 1e3:.1f} us ({2 * m * n * k / (ms * 1e-3) / 1e12:.0f} TFLOP/s)"
             err = float(np.abs(y - ref).max() / np.abs(ref).max())
