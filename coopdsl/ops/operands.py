@@ -37,8 +37,9 @@ def _readable(x: Any) -> bool:
 
 def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
     """``x`` as the op takes it: a numpy array or a resident array as it is, an object numpy reads (``__array__``,
-    the buffer protocol) as a numpy array, None when ``optional``; anything else is a TypeError.  An ``out``
-    must be writable (numpy gives a read-only array for, e.g., a JAX array: a ValueError)."""
+    the buffer protocol) as a numpy array, None when ``optional``; anything else, and an object numpy reads as
+    Python objects, is a TypeError.  An ``out`` must be writable (numpy gives a read-only array for, e.g., a JAX
+    array) and, when numpy reads it, share its memory (else the result would not reach it): a ValueError."""
     if x is None and optional:
         return None
     given = type(x).__name__
@@ -48,10 +49,17 @@ def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
                             f"__array__ or the buffer protocol), got {given} (convert it: "
                             f"np.asarray({name}, np.float16))")
         try:
-            x = np.asarray(x)
+            obj, x = x, np.asarray(x)
+            shared = name != "out" or np.shares_memory(x, np.asarray(obj))   # (a copy each time: not its memory)
         except Exception as e:   # (a tensor numpy cannot read: on a GPU, or of a type numpy lacks such as bf16)
             raise TypeError(f"{op}: numpy cannot read {name} ({given}: {e}); pass a numpy array or a "
                             f"coopdsl.runtime.Array") from None
+        if not shared:
+            raise ValueError(f"{op}: numpy reads out ({given}) as a copy, so the result would not reach it; pass a "
+                             f"numpy array, or none and take the result")
+        if x.dtype == object:
+            raise TypeError(f"{op}: numpy reads {name} ({given}) as Python objects, not numbers; pass a numpy "
+                            f"array of numbers")
     if name == "out" and isinstance(x, np.ndarray) and not x.flags.writeable:
         raise ValueError(f"{op}: out is read-only ({given}); pass a writable numpy array, or none and take the "
                          f"result")

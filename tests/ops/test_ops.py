@@ -356,6 +356,16 @@ def test_every_op_takes_what_numpy_reads_and_names_what_it_cannot():
     for out in (ro, _Tensor(ro)):
         with pytest.raises(ValueError, match=r"linear: out is read-only \((ndarray|_Tensor)\); pass a writable"):
             ops.linear(x, w, out=out, device="cpu")
+    class _Copying(_Tensor):   # an object that hands numpy a new array each time
+        def __array__(self, dtype=None, copy=None):
+            return self.a.copy()
+
+    copying = _Copying(np.zeros((2, 8), np.float32))
+    with pytest.raises(ValueError, match=r"linear: numpy reads out \(_Copying\) as a copy, so the result would not "
+                                         r"reach it"):
+        ops.linear(x, w, out=copying, device="cpu")
+    with pytest.raises(TypeError, match=r"linear: numpy reads x \(_Tensor\) as Python objects, not numbers"):
+        ops.linear(_Tensor(np.array([[object()] * 64] * 2)), w, device="cpu")
     ra = np.zeros(q.shape, np.float32)
     ra.flags.writeable = False
     with pytest.raises(ValueError, match=r"attention: out is read-only"):
