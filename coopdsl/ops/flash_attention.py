@@ -35,7 +35,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
-from .operands import check_out, flag, operand
+from .operands import check_device, check_out, flag, operand
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -181,22 +181,16 @@ def _resolve_device(device: Any, arrays: list[Any]) -> Any:
     """'cpu' for the interpreter, else a runtime Device (the resident arrays' one by default)."""
     from coopdsl.interp import wants_cpu
 
+    check_device("attention", device, tuple(arrays))
     resident = [x for x in arrays if nv2.is_resident(x)]
     if device is None or isinstance(device, str):
         if wants_cpu(device):  # (raises for any other string)
-            if resident:
-                raise _fail("resident coopdsl.runtime.Arrays cannot run on the CPU interpreter; pass numpy arrays")
             return "cpu"
         if resident:
             return resident[0].device
         from ..runtime import default_device
 
         return default_device()
-    from ..runtime import Device
-
-    if not isinstance(device, Device):
-        raise TypeError(f"attention: device must be None, 'cpu' or a coopdsl.runtime.Device, got "
-                        f"{type(device).__name__} {device!r}")
     return device
 
 

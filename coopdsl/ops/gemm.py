@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import check_out, flag, operand
+from .operands import check_device, check_out, flag, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -227,9 +227,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     a, b = operand("matmul", "a", a), operand("matmul", "b", b)
     transpose_b, tune = flag("matmul", "transpose_b", transpose_b), flag("matmul", "tune", tune)
     out = operand("matmul", "out", out, optional=True)
-    if device is not None and not isinstance(device, str) and not isinstance(device, _device_class()):
-        raise TypeError(f"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, "
-                        f"got {type(device).__name__} {device!r}")
+    check_device("matmul", device, (a, b, out))
     kind = kind or _kind_of(a)
     if kind not in KINDS:
         raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -313,13 +311,6 @@ def _linear() -> Any:
 
 
 _HOT = hot.Hot()  # matmul's last call on resident arrays
-
-
-@cache
-def _device_class() -> type:
-    from ..runtime import Device
-
-    return Device
 
 
 _KIND_OF = {np.dtype(row[3]): name for name, row in KINDS.items() if name != "bf16"}  # (uint16 needs kind=)

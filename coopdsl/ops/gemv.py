@@ -36,7 +36,7 @@ from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
 from .ggml_formats import scale_min_q4_K
-from .operands import check_out, flag, flag_or_none, matrices, operand
+from .operands import check_device, check_out, flag, flag_or_none, matrices, operand
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -640,6 +640,7 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     w, x = operand(op, "w", w), operand(op, "x", x)
     out = operand(op, "out", out, optional=True)
     q8, tune = flag_or_none(op, "q8", q8), flag(op, "tune", tune)
+    check_device(op, device, (w, x, out))
     if fmt not in _BLOCKS:
         raise ValueError(f"{op}: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
     matrices(op, x, w)

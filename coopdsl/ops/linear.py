@@ -25,7 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_out, flag, flag_or_none, matrices, operand
+from .operands import check_device, check_out, flag, flag_or_none, matrices, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -75,6 +75,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     x, w = operand("linear", "x", x), operand("linear", "w", w)
     out = operand("linear", "out", out, optional=True)
     q8, tune = flag_or_none("linear", "q8", q8), flag("linear", "tune", tune)
+    check_device("linear", device, (x, w, out))
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
     matrices("linear", x, w)

@@ -3,7 +3,7 @@
 without guessing a type (one with ``__array__``, such as a CPU tensor of PyTorch or JAX, or with the buffer
 protocol, such as ``array.array`` or a ``memoryview``) as the numpy array ``np.asarray`` makes of it; anything
 else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument.  And
-the checks of an ``out`` argument's shape and type, of a product's 2-D operands, and of a yes/no option
+the checks of a ``device``, of an ``out`` argument's shape and type, of a product's 2-D operands, and of a yes/no option
 (``causal``, ``tune``, ``transpose_b``, ``q8``)."""
 
 from __future__ import annotations
@@ -71,6 +71,24 @@ def matrices(op: str, x: Any, w: Any) -> None:
     if len(x.shape) != 2 or len(w.shape) != 2:
         raise ValueError(f"{op}: x must be N x K and w M x K (2-D; w of quantized blocks: M x bytes a row), got "
                          f"x {tuple(x.shape)}, w {tuple(w.shape)}")
+
+
+def check_device(op: str, device: Any, arrays: tuple[Any, ...] = ()) -> None:
+    """A TypeError unless ``device`` is None, a string (which the interpreter's ``wants_cpu`` checks) or a
+    ``coopdsl.runtime.Device`` (there is one only once the runtime is imported); a ValueError for resident
+    ``arrays`` sent to the interpreter, which takes numpy arrays."""
+    if device is None or isinstance(device, str):
+        if any(is_resident(a) for a in arrays):
+            from ..interp import wants_cpu
+
+            if wants_cpu(device):   # (an unknown string is its LaunchArgumentError)
+                raise ValueError(f"{op}: resident coopdsl.runtime.Arrays cannot run on the CPU interpreter; pass "
+                                 f"numpy arrays")
+        return
+    mod = sys.modules.get("coopdsl.runtime.device")
+    if mod is None or not isinstance(device, mod.Device):
+        raise TypeError(f"{op}: device must be None, 'cpu' or a coopdsl.runtime.Device, got "
+                        f"{type(device).__name__} {device!r}")
 
 
 def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
