@@ -66,6 +66,7 @@ from coopdsl import f16, f32, i32, u32, vec2, vec4
 from . import attention_decode_mma as mma
 from . import attention_nv2 as nv2
 from . import device_caps as caps
+from .attention_mask import mask_f16
 
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
@@ -163,6 +164,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     q_t = f16 if q_f16 else f32
     out_t = f16 if out_f16 else f32
     has_mask = mask is not None
+    MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
     m_t = MASK_KINDS[mask] if has_mask else f16
     CAUSAL, WINDOW, SOFTCAP, FUSED = bool(causal), bool(window), bool(softcap), bool(fused)
     LOADS = default_loads(d, RS) if loads is None else loads
@@ -259,7 +261,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
                 if SOFTCAP:
                     x = cap * cd.tanh(x)
                 if has_mask:
-                    x += f32(m[mrow[i] + jr])
+                    x += f32(m[mrow[i] + jr]) if MASK16 else f32(mask_f16(m[mrow[i] + jr]))
                 hidden = j >= c1
                 if CAUSAL:
                     hidden = hidden or i32(j) > last[i]

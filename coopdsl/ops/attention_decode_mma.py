@@ -33,6 +33,7 @@ import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec4
 
 from . import device_caps as caps
+from .attention_mask import mask_f16
 
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
@@ -98,6 +99,7 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
     SLOT = 16 * DQ                   # uvec4 of one subgroup's 16 x D f32 output
     q_t = f16 if q_f16 else f32
     has_mask = mask is not None
+    MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
     m_t = MASK_KINDS[mask] if has_mask else f16
     CAUSAL, WINDOW, SOFTCAP = bool(causal), bool(window), bool(softcap)
     SYNC = ("AcquireRelease", "WorkgroupMemory")
@@ -177,7 +179,8 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
                 if SOFTCAP:
                     x = cap * cd.tanh(x)
                 if has_mask:
-                    x += f32(m[mrow + min(j, Skv - 1)])
+                    x += f32(m[mrow + min(j, Skv - 1)]) if MASK16 else \
+                        f32(mask_f16(m[mrow + min(j, Skv - 1)]))
                 hidden = j >= c1 or not live
                 if CAUSAL:
                     hidden = hidden or i32(j) > last

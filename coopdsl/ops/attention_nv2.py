@@ -35,11 +35,11 @@ from coopdsl import f16, f32, i32, u16, u32
 from . import device_caps as caps
 from . import fa_mask_opt, fa_reduce
 from . import ggml_host as host
+from .attention_mask import mask_f16
 from .ggml_flash_attn import flash_attn_cm2
 from .operands import is_resident as is_resident
 
 NEG_INF = float("-inf")
-F16_MAX = 65504.0
 GROUP = 256          # invocations of the element-wise kernels
 MAX_GROUPS = 65535   # their grid (each invocation strides over the rest)
 
@@ -100,11 +100,7 @@ def mask_kernel(user_t: Any) -> cd.Kernel:
             last = i32((i // Skv) % Sq) + off  # the last key row i sees
             val = f16(0.0)
             if user_len != 0:
-                x = f32(user[i % user_len])
-                if x < -F16_MAX:
-                    val = f16(NEG_INF)
-                else:
-                    val = f16(min(x, F16_MAX))
+                val = mask_f16(f32(user[i % user_len]))
             if causal != 0 and j > last:
                 val = f16(NEG_INF)
             if window != 0 and j < last - i32(window) + 1:

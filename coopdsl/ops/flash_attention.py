@@ -35,6 +35,7 @@ from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
+from .attention_mask import mask_values
 from .operands import check_device, check_out, flag, operand
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
@@ -432,7 +433,7 @@ def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     if softcap:
         s = softcap * np.tanh(s / softcap)
     if mask is not None:
-        s = s + np.asarray(mask, np.float64)
+        s = s + mask_values(mask)      # as every kernel reads it: f16, -inf below -65504
     last = np.arange(sq)[:, None] + (skv - sq)
     j = np.arange(skv)[None, :]
     hidden = np.zeros((sq, skv), bool)

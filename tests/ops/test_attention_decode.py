@@ -347,3 +347,30 @@ def test_the_benchmark_parses_its_arguments():
     assert r.returncode == 0, r.stderr
     assert "Hq/Hkv 32/8 Sq 4 Skv 16384 D 128: 16 rows a K/V head, kernels lanes, mma, default mma" in r.stdout
     assert "Hq/Hkv 32/8 Sq 1 Skv 32768 D 64: 4 rows a K/V head, kernels lanes, mma, default lanes" in r.stdout
+
+
+@needs_interp
+@pytest.mark.parametrize("value", [-1e9, -7e4, float(np.finfo(np.float32).min), -6e4])
+@pytest.mark.parametrize("hq, sq", [(2, 1), (16, 1), (2, 40)])   # lane kernel, cooperative-matrix kernel, prefill
+def test_a_mask_value_means_the_same_on_every_path(hq, sq, value):
+    """A value below -65504 (-1e9, float32's min) hides a key as -inf does on every kernel, so a row whose keys it
+    all hides gives 0 (the decode kernels read f32 masks and gave the mean of V for -1e9); -6e4 is an ordinary
+    offset (f16 holds it) and gives the row's softmax. The model follows the same rule."""
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((hq, sq, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 30, 64)).astype(np.float16) for _ in range(2))
+    m = rng.uniform(-1, 1, (sq, 30)).astype(np.float32)
+    m[0] = value
+    want = FA.reference(q, k, v, mask=m)
+    impls = ("decode", "nv2", "khr") if hq // 2 * sq <= AD.MAX_ROWS else ("nv2", "khr")
+    for impl in impls:
+        with nv2.recording() as launches:
+            out = ops.attention(q, k, v, mask=m, device="cpu", impl=impl)
+        names = " ".join(kern.name for kern, *_ in launches)
+        if impl == "decode":
+            assert names.startswith("attention_decode_mma" if hq == 16 else "attention_decode_d64"), names
+        _close(out, want)
+        if value < -65504:
+            assert not out[:, 0].any(), (impl, names)
+        else:
+            assert np.abs(out[:, 0]).max() > 0.1, (impl, names)
