@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import check_device, check_out, flag, operand
+from .operands import check_device, check_out, flag, is_bfloat16, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -209,7 +209,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
 
     ``kind`` is "f16", "bf16" (inputs hold bf16 bit patterns as uint16, see
     :func:`to_bf16`), "i8" or "u8"; by default it follows the dtype of ``a``
-    (float16, int8, uint8).  The result is float32 (f16, bf16), int32 (i8) or
+    (float16, int8, uint8; an ml_dtypes ``bfloat16`` array is "bf16", read as its bits).  The result is
+    float32 (f16, bf16), int32 (i8) or
     uint32 (u8): a new numpy array, or ``out`` (a numpy array or a resident
     ``coopdsl.runtime.Array`` of that dtype and shape M x N).  Inputs may be
     numpy arrays or resident arrays.  With 8-bit inputs on NVIDIA the tiled
@@ -224,11 +225,12 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     options = (kind, device, transpose_b)
     if not tune and _HOT.replay((a, b, out), options):
         return out  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
+    bf = is_bfloat16(a)
     a, b = operand("matmul", "a", a), operand("matmul", "b", b)
     transpose_b, tune = flag("matmul", "transpose_b", transpose_b), flag("matmul", "tune", tune)
     out = operand("matmul", "out", out, optional=True)
     check_device("matmul", device, (a, b, out))
-    kind = kind or _kind_of(a)
+    kind = kind or ("bf16" if bf else _kind_of(a))
     if kind not in KINDS:
         raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
     _, _, _, in_dtype, out_dtype = KINDS[kind]

@@ -2,7 +2,8 @@
 ``linear``, ``gemv``): a numpy array or a resident ``coopdsl.runtime.Array`` as it is; another object numpy reads
 without guessing a type (one with ``__array__``, such as a CPU tensor of PyTorch or JAX, or with the buffer
 protocol, such as ``array.array`` or a ``memoryview``) as the numpy array ``np.asarray`` makes of it; anything
-else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument.  And
+else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument; a
+bfloat16 array (ml_dtypes') as its uint16 bit patterns.  And
 the checks of a ``device``, of an ``out`` argument's shape and type, of a product's 2-D operands, and of a yes/no option
 (``causal``, ``tune``, ``transpose_b``, ``q8``)."""
 
@@ -22,6 +23,12 @@ def is_resident(x: Any) -> bool:
     return mod is not None and isinstance(x, mod.Array)
 
 
+def is_bfloat16(x: Any) -> bool:
+    """Whether ``x`` is a numpy array of a 2-byte type named bfloat16 (ml_dtypes' ``bfloat16``, JAX's), which the
+    ops take as the uint16 bit patterns they read bf16 as."""
+    return isinstance(x, np.ndarray) and x.dtype.name == "bfloat16" and x.dtype.itemsize == 2
+
+
 def _readable(x: Any) -> bool:
     """Whether numpy reads ``x`` as an array of its own type: ``__array__`` or the buffer protocol."""
     if hasattr(x, "__array__"):
@@ -37,9 +44,10 @@ def _readable(x: Any) -> bool:
 
 def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
     """``x`` as the op takes it: a numpy array or a resident array as it is, an object numpy reads (``__array__``,
-    the buffer protocol) as a numpy array, None when ``optional``; anything else, and an object numpy reads as
-    Python objects, is a TypeError.  An ``out`` must be writable (numpy gives a read-only array for, e.g., a JAX
-    array) and, when numpy reads it, share its memory (else the result would not reach it): a ValueError."""
+    the buffer protocol) as a numpy array, None when ``optional``; a bfloat16 array (not an ``out``) as a uint16
+    view of its bits; anything else, and an object numpy reads as Python objects, is a TypeError.  An ``out`` must
+    be writable (numpy gives a read-only array for, e.g., a JAX array) and, when numpy reads it, share its memory
+    (else the result would not reach it): a ValueError."""
     if x is None and optional:
         return None
     given = type(x).__name__
@@ -60,6 +68,8 @@ def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
         if x.dtype == object:
             raise TypeError(f"{op}: numpy reads {name} ({given}) as Python objects, not numbers; pass a numpy "
                             f"array of numbers")
+    if name != "out" and is_bfloat16(x):
+        x = x.view(np.uint16)          # bf16 travels as its bit patterns
     if name == "out" and isinstance(x, np.ndarray) and not x.flags.writeable:
         raise ValueError(f"{op}: out is read-only ({given}); pass a writable numpy array, or none and take the "
                          f"result")

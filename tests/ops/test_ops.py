@@ -391,3 +391,24 @@ def test_every_op_takes_what_numpy_reads_and_names_what_it_cannot():
             ops.linear(xr, w, out=np.zeros((4, 40), np.float32), device="cpu")
         with pytest.raises(ValueError, match=rf"linear: out must be float32 of shape \({rows}, 8\), got float16"):
             ops.linear(xr, w, out=np.zeros((rows, 8), np.float16), device="cpu")
+
+
+def test_bfloat16_arrays_are_taken_as_their_bits():
+    # ml_dtypes' bfloat16 (as JAX hands it out) was a ValueError naming 'bfloat16' while docs/runtime.md said bf16 may
+    # travel as it; the ops take it as the uint16 bit patterns they read bf16 as, and matmul's kind follows it
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 48)).astype(ml_dtypes.bfloat16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(ops.matmul(a, b, device="cpu") - want).max() < 1e-4
+    assert np.array_equal(ops.matmul(a, b, device="cpu"), ops.matmul(a.view(np.uint16), b.view(np.uint16),
+                                                                     kind="bf16", device="cpu"))
+    q = rng.standard_normal((2, 3, 64)).astype(ml_dtypes.bfloat16)
+    k = rng.standard_normal((1, 40, 64)).astype(ml_dtypes.bfloat16)
+    got = ops.attention(q, k, k, device="cpu")
+    assert np.array_equal(got, ops.attention(q.view(np.uint16), k.view(np.uint16), k.view(np.uint16), device="cpu"))
+    assert np.abs(got - flash_attention.reference(q.view(np.uint16), k.view(np.uint16), k.view(np.uint16))).max() < 1e-3
+    w = rng.standard_normal((40, 64)).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    assert np.abs(ops.linear(x, w, "bf16", device="cpu") - x.astype(np.float64) @ w.astype(np.float64).T).max() < 1e-5
