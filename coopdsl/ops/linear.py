@@ -55,16 +55,17 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
            q8: bool | None = None, tune: bool = False) -> Any:
     """``y = x W^T`` (float32, N x M) on the GPU (or ``device="cpu"``).
 
-    ``x``: N x K, float32 or float16 (bf16 weights: float32, or uint16 bf16 bit patterns when
-    N > 16); ``w``: M x K weights, float16 (``fmt`` "f16", the default for float16 arrays),
+    ``x``: N x K, float32 or float16 (bf16 weights: also uint16 bf16 bit patterns; N may be 0, giving an empty
+    result); ``w``: M x K weights, float16 (``fmt`` "f16", the default for float16 arrays),
     uint16 bf16 bit patterns (``"bf16"``) or uint8 ggml blocks (``"q4_0"``, ``"q8_0"``,
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
-    likewise.  For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights); numpy x
-    is converted.
+    likewise.  For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights), for N <= 16
+    float32 or float16; numpy x is converted.
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
     (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q8_0 and q4_K up to
-    the rows where cooperative matrices take over, as ggml does: an error of about 1e-3 relative to the result;
+    the rows where cooperative matrices take over, as ggml does: an error of about 5e-3 of the largest output,
+    docs/ops.md;
     ``q8=False`` keeps x as it is).
     ``tune=True`` (GPU): time the candidates once per problem and device and keep the fastest in the autotune
     cache: for N <= 16 the decode kernel's ways and layouts (:func:`coopdsl.ops.gemv.gemv`'s ``tune``), past
@@ -83,6 +84,16 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     if q8 and fmt not in QUANTIZED:
         raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
                          f"not {fmt}")
+    if n == 0:               # no rows: nothing to launch (as ops.matmul and torch give)
+        G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
+        if out is not None:
+            check_out("linear", out, (0, w.shape[0]), np.float32)
+            return out
+        return np.empty((0, w.shape[0]), np.float32)
+    if fmt == "bf16" and isinstance(x, np.ndarray) and x.dtype == np.uint16 and n <= G.MAX_ROWS_X:
+        from .gemm import from_bf16
+
+        x = from_bf16(x)    # bf16 bits given for x: the decode kernels read f32 (exactly the same values)
     if n <= G.MAX_ROWS_X:   # (plan checks the rest: K against the weights' rows, out)
         launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune, op="linear")
         hot.run(launches)
@@ -91,12 +102,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     m = w.shape[0]
     if out is not None:
         check_out("linear", out, (n, m), np.float32)
-    if fmt in ("f16", "bf16") and n > FLOAT_MUL_MM_ROWS:
-        from .gemm import matmul
-
-        if isinstance(x, np.ndarray) and fmt == "f16":
-            x = x.astype(np.float16)
-        return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True, tune=tune)
+    # past 16 rows both kernels read x as the weights' type: numpy x is converted here, once for either
     x_dt: Any = np.float16
     x_name = "float16"
     if fmt == "bf16":
@@ -110,6 +116,10 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     elif np.dtype(x.dtype) != x_dt:
         raise ValueError(f"linear: a resident x for {fmt} weights and N > {G.MAX_ROWS_X} must be {x_name}, "
                          f"got {x.dtype}")
+    if fmt in ("f16", "bf16") and n > FLOAT_MUL_MM_ROWS:
+        from .gemm import matmul
+
+        return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True, tune=tune)
     G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
     y = np.empty((n, m), np.float32) if out is None else out
     launches = mul_mm_launches(x, w, y, fmt, device, tune)

@@ -181,6 +181,39 @@ def test_f16_prefill_takes_mul_mm_up_to_its_rows_then_matmul(n, route, monkeypat
     assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()
 
 
+@pytest.mark.parametrize("n", [2, 20, LINEAR.FLOAT_MUL_MM_ROWS + 1])
+@pytest.mark.parametrize("x_kind", ["float32", "float16", "bits"])
+def test_bf16_weights_take_every_x_type_at_every_row_count(n, x_kind, monkeypatch):
+    """numpy x of float32, float16 or bf16 bits with bf16 weights, through each kernel: past 256 rows float x was
+    a ValueError from matmul ('matmul(bf16): a must be uint16'), and bits at 1-16 rows were refused (found by a
+    check written from the docs alone)."""
+    from coopdsl.ops import gemm
+
+    rng = np.random.default_rng(9)
+    w = ops.to_bf16(rng.standard_normal((40, 64)).astype(np.float32))
+    x = rng.standard_normal((n, 64)).astype(np.float32)
+    xa = ops.to_bf16(x) if x_kind == "bits" else x.astype(x_kind)
+    matmul = _spy(monkeypatch, gemm, "matmul")
+    y = ops.linear(xa, w, "bf16", device="cpu")
+    assert bool(matmul) == (n > LINEAR.FLOAT_MUL_MM_ROWS)
+    xr = ops.from_bf16(xa) if x_kind == "bits" else xa
+    ref = xr.astype(np.float64) @ ops.from_bf16(w).astype(np.float64).T
+    # past 16 rows the kernels read x as bf16 (float x rounded: about 2e-3); the decode kernels as it is
+    tol = 1e-5 if x_kind == "bits" or n <= 16 else 5e-3
+    assert np.abs(y - ref).max() <= tol * np.abs(ref).max()
+
+
+def test_no_rows_give_an_empty_result():
+    """As ops.matmul and torch do (ops.linear said 'x has 0 rows; the decode kernels take 1 to 16')."""
+    w, _ = _weights("q4_0", 8, 64, np.random.default_rng(0))
+    y = ops.linear(np.zeros((0, 64), np.float32), w, "q4_0", device="cpu")
+    assert y.shape == (0, 8) and y.dtype == np.float32
+    out = np.zeros((0, 8), np.float32)
+    assert ops.linear(np.zeros((0, 64), np.float32), w, "q4_0", out=out, device="cpu") is out
+    with pytest.raises(ValueError, match="linear: "):
+        ops.linear(np.zeros((0, 60), np.float32), w, "q4_0", device="cpu")
+
+
 @pytest.mark.parametrize(("fmt", "want"), [("q4_0", "float16"), ("bf16", r"uint16 \(bf16 bit patterns\)")])
 def test_a_resident_x_past_16_rows_must_be_of_the_kernel_s_type(fmt, want, device):
     """Checked before anything is launched (any Vulkan device: lavapipe in CI)."""
