@@ -53,10 +53,15 @@ KINDS = {"f16": f16, "f32": f32, "bf16": u16}
 @cache
 def fa_kernel(f16acc: bool, q_f16: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
-    with ``q_f16``, as f16 (no conversion launch first)."""
-    if not q_f16:
-        return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc)))
-    return cast(cd.Kernel, flash_attn_cm2.specialize(F16ACC=int(f16acc), Q_F16=1))
+    with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
+    (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
+    65504 and gives inf: 2049 keys of |V| ~ 300, or 33000 of |V| ~ 50)."""
+    consts = {"F16ACC": int(f16acc)}
+    if q_f16:
+        consts["Q_F16"] = 1
+    if not f16acc:
+        consts["O_F32"] = 1
+    return cast(cd.Kernel, flash_attn_cm2.specialize(**consts))
 
 
 @cache

@@ -217,7 +217,8 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       resident, of that dtype and shape), else a new numpy array, or a new resident Array on q's
       device when q is resident.
     * ``acc``: "f32" (default, llama.cpp's choice) or "f16": the component type of ggml's scores,
-      probabilities and softmax statistics (the output accumulator is f16 in both, as in ggml).
+      probabilities and softmax statistics, and of the running output (ggml keeps that f16 in both; f16's
+      65504 is then reached by a row spreading its weight over many keys with large V values).
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
       ("decode" takes at most 16 query rows per K/V head).

@@ -19,7 +19,10 @@ pipeline                                    ``F16ACC``   ``Clamp`` (spec id 5) s
 ``F16ACC`` is a compile-time parameter of :data:`flash_attn_cm2` (``flash_attn_cm2.specialize(F16ACC=1)``): it
 selects ACC_TYPE, the component type of S, P, the row maxima M and the row
 sums L (f16 with ``ACC_TYPE_MAX = 65504``, or f32). The running output O is
-an f16 accumulator in both (``O_TYPE = FLOAT_TYPE``), as in the GLSL.
+an f16 accumulator in both (``O_TYPE = FLOAT_TYPE``), as in the GLSL; coopdsl's
+``O_F32=1`` variant (with ``F16ACC=0``, what ``ops.attention`` runs by default)
+accumulates O in f32, which a row spreading its weight over many keys with
+large V values needs (f16's 65504 is reached at 2049 keys of V about 300).
 ``benchmarks/ggml/fa_kernels.toml`` builds the four modules.
 
 **Only K and V of type F16** (ggml's ``FaTypeK = FaTypeV = 1``, spec ids 12
@@ -275,8 +278,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          Flags: cd.Spec[u32, 10] = 0, LIMIT_OCCUPANCY_SHMEM: cd.Spec[u32, 11] = 0,
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
-         F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0):
+         F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
+    O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
+    OT = f32 if O32 else f16
     QE = 2 if Q_F16 == 1 else 4   # bytes a Q value (coopdsl's Q_F16 variant; ggml's Q is always f32)
     USE_MASK_OPT = (Flags & 1) != 0
     MASK_ENABLE = (Flags & 2) != 0
@@ -346,7 +351,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     Q = Q * p.scale
     Qf16 = MatA[f16, Br, HSK_pad, W](Q)
 
-    Oacc = Acc[f16, Br, HSV_pad, W](0.0)
+    Oacc = Acc[OT, Br, HSV_pad, W](0.0)
     L = Acc[ACC, Br, Bc, W](0.0)
     if F16ACC == 1:
         M = Acc[ACC, Br, Bc, W](-ACC_TYPE_MAX / 2.0)
@@ -444,12 +449,12 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
 
         L = eM * L + rowsum
         eMdiag = eM.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # eM resized to Br x HSV_pad
-        Oacc = Oacc * Acc[f16, Br, HSV_pad, W](eMdiag)
+        Oacc = Oacc * (eMdiag if O32 else Acc[f16, Br, HSV_pad, W](eMdiag))
         Oacc = cd.muladd(P_A, V, Oacc)
 
     # split_k: the reduce shader divides by L; store the unscaled O and each row's L and M
     if p.k_num > 1:
-        O_D = Acc[f32, Br, HSV_pad, W](Oacc)
+        O_D = Oacc if O32 else Acc[f32, Br, HSV_pad, W](Oacc)
         if p.gqa_ratio > 1:  # O and Q have swapped coordinates 1 and 2
             o_offset = HSV * p.ne1 * (split_k_index + p.k_num * (gqa_iq1 + p.ne2 * iq3))
             O_D.map(cd.partial(gqa_store, o=o, HSV=HSV), o_offset, iq2, N)
@@ -473,11 +478,11 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         Mr = M.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # M resized to Br x HSV_pad
         ms = Mr.map(cd.partial(sink_ms, acc_t=ACC), sinks)  # exp(M - sink) where the sink is larger, else 1
         vs = Mr.map(cd.partial(sink_vs, acc_t=ACC), sinks)  # 1 where the sink is larger, else exp(sink - M)
-        Oacc = Oacc * Acc[f16, Br, HSV_pad, W](ms)
+        Oacc = Oacc * (ms if O32 else Acc[f16, Br, HSV_pad, W](ms))
         Ldiag = Ldiag * ms + vs
 
     Ldiag = Ldiag.map(cd.partial(reciprocal, acc_t=ACC))
-    O_D = Acc[f32, Br, HSV_pad, W](Oacc)
+    O_D = Oacc if O32 else Acc[f32, Br, HSV_pad, W](Oacc)
     O_D = Acc[f32, Br, HSV_pad, W](Ldiag) * O_D
     if F16ACC == 1:
         O_D = O_D.map(clamp_acc_max)

@@ -456,3 +456,27 @@ def test_random_shapes_and_options_match_numpy(seed):
     want = flash_attention.reference(q, k, v, causal, mask=mask, window=window, softcap=softcap)
     assert out.dtype == odt and np.isfinite(out).all()
     assert np.abs(out.astype(np.float64) - want).max() <= 1e-2 * max(1.0, np.abs(want).max())
+
+
+def test_the_output_accumulates_in_f32_unless_acc_is_f16():
+    """ggml keeps the running output O in f16 in both pipelines; a flat row over 2049 keys of V ~ 300 passes
+    65504 there (inf on the H100 in a check written from the docs alone; the f16acc pipeline clamps it).
+    ops.attention's default (acc="f32") accumulates O in f32 (flash_attn_cm2's O_F32); acc="f16" is ggml's."""
+    rng = np.random.default_rng(0)
+    sq, skv, d = 128, 2049, 64
+    q = np.zeros((2, sq, d), np.float16)                  # flat scores: every key weighs the same
+    k = rng.standard_normal((1, skv, d)).astype(np.float16)
+    v = (300 + rng.standard_normal((1, skv, d))).astype(np.float16)
+    want = flash_attention.reference(q, k, v)
+    got = {}
+    for acc in ("f32", "f16"):
+        with nv2.recording() as launches:   # cores=1: one split of the keys, as on a GPU with these shapes
+            got[acc] = nv2.run(q, k, v, (2, sq, d, 1, skv), causal=False, mask=None, window=0, scale=d ** -0.5,
+                               softcap=0.0, out_dtype=np.float32, out=np.zeros(q.shape, np.float32), dev="cpu",
+                               acc=acc, cores=1)
+        assert [kern.name for kern, *_ in launches] == ["flash_attn_cm2"]
+    assert np.abs(got["f32"] - want).max() <= 1e-6 * np.abs(want).max()
+    assert np.abs(got["f16"] - want).max() > 0.5 * np.abs(want).max()   # ggml's f16 O: clamped, far off
+    # ggml's own pipelines (the ggml client's modules) are unchanged; ops.attention's f32 one differs by O
+    assert nv2.fa_kernel(True).compile() == nv2.flash_attn_cm2.specialize(F16ACC=1).compile()
+    assert nv2.fa_kernel(False).compile() != nv2.flash_attn_cm2.specialize(F16ACC=0).compile()
