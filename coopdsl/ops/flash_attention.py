@@ -235,7 +235,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     f32 sums and softmax). Otherwise, on a device with
     VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
     over the keys when there are few query rows); elsewhere the simple KHR kernel of this module (``acc``
-    does not apply there).
+    does not apply there). A device that runs none of them is a ``DeviceFeatureError`` saying what each needs.
     """
     arrays = (q, k, v, out) if mask is None else (q, k, v, mask, out)
     options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None)
@@ -327,6 +327,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     win = int(window or 0)
     dims = (hq, sq, d, hkv, skv)
+    impl_given = impl
     if impl is None:
         impl = default_impl(dims, dev)
     if impl == "decode":
@@ -370,8 +371,30 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                 tiles = attention_tune.tune(prob, dev, time_call)
         return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                        out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)
+    if impl_given is None and not isinstance(dev, str) and not caps.offers_coopmat(dev, 16, 16, 16):
+        raise _runs_none(dims, dev)
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                 out_dtype=odt, out=out, dev=dev)
+
+
+def _runs_none(dims: tuple[int, int, int, int, int], dev: Any) -> Exception:
+    """The error for a device that runs none of the kernels: what each one needs (the KHR kernel's launch would
+    blame only its cooperative matrices, though a decoding call's kernel is missing subgroups of 32)."""
+    from ..runtime.features import DeviceFeatureError, hinted
+
+    info = dev.info
+    lo = int(getattr(info, "min_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    hi = int(getattr(info, "max_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    sizes = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    rows = attention_decode.rows_per_head(dims)
+    decode = (f"the decode kernels, for this call's {rows} query rows a K/V head, need subgroups of 32 (it runs "
+              f"{sizes})" if rows <= attention_decode.MAX_ROWS else
+              f"the decode kernels take at most {attention_decode.MAX_ROWS} query rows a K/V head (this call has "
+              f"{rows})")
+    return DeviceFeatureError(hinted(
+        f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
+        f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
+        f"matrices (VK_KHR_cooperative_matrix)"))
 
 
 def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:

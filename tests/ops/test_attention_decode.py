@@ -374,3 +374,25 @@ def test_a_mask_value_means_the_same_on_every_path(hq, sq, value):
             assert not out[:, 0].any(), (impl, names)
         else:
             assert np.abs(out[:, 0]).max() > 0.1, (impl, names)
+
+
+@pytest.mark.parametrize("sq", [1, 40])
+def test_a_device_that_runs_no_kernel_is_told_what_each_needs(sq, device):
+    """On a Vulkan device with neither subgroups of 32, NV2 nor KHR cooperative matrices (lavapipe) the KHR
+    kernel's launch blamed only its cooperative matrices, also for a decoding call whose own kernel is missing
+    subgroups of 32 (found by a check written from the docs alone)."""
+    from coopdsl import runtime
+    from coopdsl.ops import device_caps as caps
+    from coopdsl.runtime.features import DeviceFeatureError
+
+    dims = (2, sq, 64, 2, 300)
+    if AD.takes(dims, device) or caps.has_nv2(device) or caps.offers_coopmat(device, 16, 16, 16):
+        pytest.skip(f"{device.info.name} runs one of the kernels")
+    q = runtime.array(np.zeros((2, sq, 64), np.float16), device=device)
+    k = runtime.array(np.zeros((2, 300, 64), np.float16), device=device)
+    want = (r"needs? subgroups of 32 \(it runs \d+( to \d+)?\)" if sq == 1 else
+            r"the decode kernels take at most 16 query rows a K/V head \(this call has 40\)")
+    with pytest.raises(DeviceFeatureError, match=rf"attention: .* runs none of ops.attention's kernels: .*{want}, "
+                                                 r"ggml's flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the "
+                                                 r"KHR kernel 16 x 16 x 16 f16 cooperative matrices"):
+        ops.attention(q, k, k)
