@@ -224,3 +224,17 @@ def test_the_ops_names_a_page_gives_exist(page):
     missing = sorted({f"{m}.{a}" for m, a in named if a != "py"
                       and not hasattr(importlib.import_module(f"coopdsl.ops.{m}"), a)})
     assert not missing, f"{page} names what coopdsl.ops does not have: {missing}"
+
+
+def test_help_on_a_builtin_shows_its_signature_and_documentation():
+    # help(cd.dot4x8) printed the generic "A kernel builtin: its name, implementation, documentation and
+    # signature." of the class every builtin was an instance of (found by a user writing kernels from the docs)
+    import pydoc
+
+    import coopdsl as cd
+
+    for b, signature in ((cd.dot4x8, "dot4x8(a, b)"), (cd.muladd, "muladd(a, b, c, *, saturate=False, signed=None)")):
+        text = pydoc.render_doc(b, renderer=pydoc.plaintext)
+        assert signature in text and b.doc.split("\n")[0] in text, text[:400]
+        assert "A kernel builtin: its name" not in text
+    assert cd.dot4x8 == cd.dot4x8 and repr(cd.dot4x8) == "<coopdsl builtin dot4x8(a, b)>"

@@ -178,6 +178,12 @@ class ControlFlow(Context):
         ty = typed[0].type if typed else T.i32
         if not isinstance(ty, T.ScalarType) or not ty.is_int:
             raise TypeMismatchError(f"range(...) bounds must be integers, got {ty}", self.src.loc(node.iter))
+        if ty.is_unsigned_int and isinstance(step, int) and step < 0:
+            it = node.iter
+            at = it.args[2] if isinstance(it, ast.Call) and len(it.args) == 3 else it
+            raise TypeMismatchError(
+                f"range(...) counts down (step {step}) but its bounds are {ty}, which cannot hold a negative step "
+                f"or count below 0: give it signed bounds, e.g. range(i32(n), 0, {step})", self.src.loc(at))
         if isinstance(step, Value):
             if not T.scalar_of(step.type).is_unsigned_int:
                 raise TypeMismatchError(

@@ -43,9 +43,12 @@ class SSA:
         self.nested = 0  # runtime branches and loops the code generator is inside (0: the function's own chain)
         self.once: dict[str, object] = {}  # variables written once so far, while nested was 0 -> the value
         self.more: set[str] = set()  # variables written again, or while nested was not 0
+        self.lines: dict[tuple[str, int], int] = {}  # (name, id of a value written to it) -> the line of the write
 
     def write(self, name: str, block: Block, value: Any) -> None:
         self.defs.setdefault(name, {})[block] = value
+        if isinstance(value, Value):
+            self.lines.setdefault((name, id(value)), self.em.loc.line)
         if name not in self.more:
             if self.nested or name in self.once:
                 self.once.pop(name, None)
@@ -107,18 +110,28 @@ class SSA:
         else:
             raise CompileError(
                 f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)
-        operands = [self._as_value(name, v, ty) for v in values]
+        first = typed[0] if typed else None
+        operands = [self._as_value(name, v, ty, first) for v in values]
         return self.em.phi(block, ty, operands, list(block.preds), var=name, path=path)
 
-    def _as_value(self, name: str, v: Any, ty: T.Type) -> Value:
+    def _where(self, name: str, v: Any) -> str:
+        line = self.lines.get((name, id(v))) if isinstance(v, Value) else None
+        return f" (assigned on line {line})" if line else ""
+
+    def _as_value(self, name: str, v: Any, ty: T.Type, first: Value | None) -> Value:
+        """``v`` as an operand of a phi of type ``ty`` (``first``: the value that gave the phi its type)."""
         if isinstance(v, Value):
             if v.type is not ty and v.type != ty:
                 raise CompileError(
-                    f"'{name}' is {ty} on one path and {v.type} on another; "
-                    f"convert one of them so both have the same type", self.em.loc)
+                    f"'{name}' is {ty} on one path{self._where(name, first)} and {v.type} on another"
+                    f"{self._where(name, v)}; convert one of them so both have the same type", self.em.loc)
             return v
         if _is_number(v):
-            return self.em.literal(v, ty)
+            try:
+                return self.em.literal(v, ty)
+            except CompileError as e:   # (a float literal on one path, an integer on the other)
+                raise type(e)(f"'{name}' is {ty} on one path{self._where(name, first)} and the literal {v!r} on "
+                              f"another, which {ty} cannot hold: {e.message}", self.em.loc) from None
         raise CompileError(f"'{name}' mixes a compile-time value with a runtime one here", self.em.loc)
 
     # -- loops ------------------------------------------------------------------
@@ -157,7 +170,7 @@ class SSA:
                     raise CompileError(
                         f"'{name}' is {phi.type} when the loop starts but {v.type} after an iteration; "
                         f"give it one type before the loop (e.g. {name} = {v.type}(...))", phi.loc)
-                phi.operands.append(self._as_value(name, v, phi.type))
+                phi.operands.append(self._as_value(name, v, phi.type, None))
                 phi.attrs["incoming"].append(latch)
         for phi in list(header.phis):
             self._remove_if_trivial(phi)

@@ -119,8 +119,8 @@ def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
 def load(cg: Builder, mat_type: T.CoopMatType, **p: Any) -> Value:
     """Load a cooperative matrix from ``buffer`` starting at element ``offset``.
 
-    ``buffer`` is a buffer parameter, a shared array or a local array; its
-    element type may differ from the matrix component type (e.g. f16 data in a
+    ``buffer`` is a buffer parameter, a shared array or a ``Ptr[T]`` (not a local array: Vulkan loads
+    and stores matrices only there); its element type may differ from the matrix component type (e.g. f16 data in a
     ``vec4[u32]`` shared array), and ``offset``/``stride`` count its elements.
     ``stride`` counts elements between rows (RowMajor) or columns
     (ColumnMajor).  Memory operands: see ``memory_operands``.  Emits

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -137,7 +138,46 @@ def make_builtin(name: str, impl: Callable[..., Any], doc: str, signature: str,
         if params is None or unknown:
             raise TypeError(f"builtin {name}{signature}: conversions for {unknown or 'a descriptive signature'}")
         conversions = dict(conversions)
-    return Builtin(name, impl, doc, signature, params, conversions, binder)
+    return _documented(name, signature, doc)(name, impl, doc, signature, params, conversions, binder)
+
+
+def _documented(name: str, signature: str, doc: str) -> type[Builtin]:
+    """A subclass of :class:`Builtin` carrying the builtin's own signature and documentation, so that
+    ``help(cd.dot4x8)`` shows them (help documents an instance through its class, and the class's signature
+    through ``__signature__``: the builtin's, or none for a descriptive one such as ``(a[, b])``)."""
+    return type(name, (Builtin,), {"__doc__": doc, "__module__": "coopdsl", "__qualname__": name,
+                                   "__slots__": (), "__signature__": _signature(signature)})
+
+
+class _Default:
+    """A parameter default shown as it is written in the signature string."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@functools.cache
+def _signature(signature: str) -> inspect.Signature | str:
+    """``signature`` as an ``inspect.Signature`` (a string, which ``inspect.signature`` refuses, when it is
+    descriptive)."""
+    try:
+        fn = ast.parse(f"def f{signature}: pass").body[0]
+    except SyntaxError:
+        return signature
+    assert isinstance(fn, ast.FunctionDef)  # the source parsed is one def
+    a, kind = fn.args, inspect.Parameter
+    positional = a.posonlyargs + a.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    params = [kind(p.arg, kind.POSITIONAL_OR_KEYWORD,
+                   default=kind.empty if d is None else _Default(ast.unparse(d))) for p, d in zip(positional, defaults)]
+    if a.vararg is not None:
+        params.append(kind(a.vararg.arg, kind.VAR_POSITIONAL))
+    params += [kind(p.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else _Default(ast.unparse(d)))
+               for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return inspect.Signature(params)
 
 
 def builtin(signature: str, method_of: type | None = None, on_values: bool = False,

@@ -212,6 +212,49 @@ def test_variable_changes_type_in_loop():
 
 
 @cd.kernel
+def k_count_down_u32(x: cd.Buffer[u32], n: u32):
+    for j in range(n, 0, -1):  # E:countdown
+        x[j] = j
+
+
+def test_counting_down_over_unsigned_bounds_points_at_the_step():
+    # it said "the literal -1 does not fit in u32" at the 'for' (found by a user writing kernels from the docs)
+    expect_error(k_count_down_u32, TypeMismatchError, "range(...) counts down (step -1) but its bounds are u32, "
+                 "which cannot hold a negative step or count below 0: give it signed bounds, e.g. "
+                 "range(i32(n), 0, -1)", "# E:countdown", 26)
+
+
+@cd.kernel
+def k_two_types(x: cd.Buffer[u32], n: u32):
+    if n > 2:
+        v = f32(1.0)
+    else:
+        v = u32(2)
+    x[0] = v  # E:twotypes
+
+
+@cd.kernel
+def k_float_or_uint(x: cd.Buffer[u32], n: u32):
+    if n > 2:
+        v = 1.5
+    else:
+        v = u32(2)
+    x[0] = v  # E:floatoruint
+
+
+def test_a_variable_of_two_types_names_the_lines_that_assigned_them():
+    # the error is where the paths meet (the use); it named neither assignment, and a float literal on one path
+    # was only "cannot use the float literal 1.5 as u32" (found by a user writing kernels from the docs)
+    first = k_two_types.fn.__code__.co_firstlineno
+    expect_error(k_two_types, CompileError, f"'v' is f32 on one path (assigned on line {first + 3}) and u32 on "
+                 f"another (assigned on line {first + 5}); convert one of them", "# E:twotypes", 12)
+    first = k_float_or_uint.fn.__code__.co_firstlineno
+    expect_error(k_float_or_uint, TypeMismatchError, f"'v' is u32 on one path (assigned on line {first + 5}) and "
+                 "the literal 1.5 on another, which u32 cannot hold: cannot use the float literal 1.5 as u32",
+                 "# E:floatoruint", 12)
+
+
+@cd.kernel
 def k_maybe(x: cd.Buffer[u32]):
     if x[0] > 1:
         y = 2
