@@ -1,6 +1,7 @@
-"""The grid a launch takes, decided in one place for ``Kernel.launch``, ``Kernel.bench`` and the interpreter's
-``run``: one to three workgroup counts (Python ints, numpy integers, or one int), the missing ones 1, each a
-32-bit unsigned int as a dispatch's counts are."""
+"""The grid a launch takes, decided in one place for ``Kernel.launch``, ``Kernel.bench``, the runtime's
+``launch`` and ``bench`` (the lower-level API) and the interpreter's ``run``: one to three workgroup counts
+(Python ints, numpy integers, or one int), the missing ones 1, each a 32-bit unsigned int as a dispatch's
+counts are."""
 
 from __future__ import annotations
 

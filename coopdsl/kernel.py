@@ -250,8 +250,8 @@ class Kernel:
             _interp().launch(self, _grid(grid), values, spec, subgroup_size)
             return
         if subgroup_size is not None:
-            raise ValueError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "
-                             "@coopdsl.kernel(subgroup_size=...) requires one)")
+            raise LaunchError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "
+                              "@coopdsl.kernel(subgroup_size=...) requires one)")
         recorded = _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
         self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args)
 
@@ -289,9 +289,14 @@ class Kernel:
 
     def bench(self, grid: Sequence[int], *args: Any, device: Any = None, warmup: int = 5, repeat: int = 20,
               flops: float | None = None, **kwargs: Any) -> BenchResult:
-        """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s)."""
+        """Time the kernel with GPU timestamps; returns ``runtime.BenchResult`` (median, spread, TFLOP/s).
+        The CPU interpreter does not time kernels: ``device="cpu"`` is a LaunchError saying so."""
         from . import runtime
 
+        if isinstance(device, str):
+            raise LaunchError(f"{self.name}.bench times kernels on a Vulkan device with GPU timestamps; device="
+                              f"{device!r} is the CPU interpreter, which does not time them (pass a "
+                              f"coopdsl.runtime.Device, or none for the default one)")
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
         return runtime.bench(binary, reflection, _grid(grid), values, spec=spec, warmup=warmup,
@@ -503,8 +508,9 @@ def _compile(k: Kernel, env: str, spec: dict[str, Any]) -> tuple[Module, bytes]:
         # default alone is not checked, as for spec-sized dimensions (ir.types.dim_problem): a port's defaults
         # may be placeholders the host replaces; a launch checks the value it runs with)
         if isinstance(sc, SpecConst) and sc.name in spec and sc.default < 1:
-            raise CompileError(f"workgroup size '{sc.name}' is {sc.default} (given by compile(spec=...)): each size "
-                               f"must be at least 1", _decorator_loc(k.fn, "workgroup_size"))
+            raise CompileError(f"workgroup size '{sc.name}' is {sc.default} (the value given to compile(spec=...), "
+                               f"launch or bench): each size must be at least 1",
+                               _decorator_loc(k.fn, "workgroup_size"))
     run_pipeline(module)
     words, locations = write_with_locations(module, tools.TARGET_ENVS[env])
     binary = to_bytes(words)

@@ -27,10 +27,10 @@ ALLOWED = {
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
-    "_grid": set(),  # the grid a launch takes, for Kernel.launch and the interpreter's run (stdlib only)
+    "_grid": set(),  # the grid a launch takes, for Kernel.launch, the runtime's launch and the interpreter (stdlib)
     "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
     "devices": {"errors", "_lazy"},  # device profiles and checks work on reflection data only
-    "runtime": {"errors", "devices", "_numbers", "_packing"},  # _numbers: whether a number fits a type (one decision)
+    "runtime": {"errors", "devices", "_numbers", "_packing", "_grid"},  # one decision each: numbers, grids
     "reflect": {"ir", "spirv", "devices", "errors"},
 }
 

@@ -62,8 +62,8 @@ def test_a_spec_sized_workgroup_of_zero_given_at_compile_is_a_located_error(tmp_
     body = "@cd.kernel(workgroup_size=('WG', 1, 1))  # HERE\ndef k(o: cd.Buffer[f32], WG: cd.Spec[u32] = 64):\n" \
            "    o[0] = 1.0\n"
     ns, src = _exec(tmp_path, "wg_spec_given", body)
-    with pytest.raises(CompileError, match=r"workgroup size 'WG' is 0 \(given by compile\(spec=\.\.\.\)\): each "
-                                           r"size must be at least 1") as e:
+    with pytest.raises(CompileError, match=r"workgroup size 'WG' is 0 \(the value given to compile\(spec=\.\.\.\), "
+                                           r"launch or bench\): each size must be at least 1") as e:
         ns["k"].compile(spec={"WG": 0})
     assert e.value.loc.line == _line(HEAD + textwrap.dedent(body), "# HERE")
     assert ns["k"].compile(spec={"WG": 32})

@@ -121,6 +121,8 @@ def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict[Path,
         kernel = pick_kernel(loaded[entry.file], entry.kernel, entry.source)
         return compile_artifact(kernel, variant.output, entry.source, entry.target_env, variant.spec,
                                 variant.consts, entry.device)
+    except InputError as e:   # a file or kernel the entry names is not there: the spec's fault (a usage error)
+        raise InputError(f"{where}: {e}") from None
     except (CoopDSLError, ValueError) as e:
         raise BuildError(f"{where}: failed:\n{e}") from None
 

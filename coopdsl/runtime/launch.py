@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._grid import grid3
 from .array import Array, check_resident, resident_buffer
 from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
@@ -35,8 +36,9 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
     Numpy arrays are copied in and (when the kernel writes them) back out; resident ``Array`` arguments
     are bound directly. Every check happens before anything is dispatched. Returns, for a launch recorded
     into an open batch with resident arrays and plain numbers only, what ``replay`` needs to record it
-    again (else None).
+    again (else None). ``grid``: 1 to 3 positive ints, or one int, as ``Kernel.launch`` takes it.
     """
+    grid = grid3(grid, least=1, error=LaunchError)
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
@@ -210,11 +212,13 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
         return b""
     if program.push_struct is not None:
         try:
-            packed = program.push_struct.pack(*[args[n] for n in program.push_names])
+            values = [args[n] for n in program.push_names]
+            # (struct packs True as 1 and 1.0: a bool is for the general path, which refuses it as the
+            # interpreter does; numbers struct cannot pack exactly go there too)
+            if all(type(v) is int or type(v) is float or isinstance(v, (np.integer, np.floating)) for v in values):
+                return program.push_struct.pack(*values)
         except (KeyError, struct.error, OverflowError, TypeError):
             pass  # the general path below names the culprit
-        else:
-            return packed
     raw = pack_members(program.push_block, args, "push constant", _address(b))
     return raw + bytes(program.push_size - len(raw))
 

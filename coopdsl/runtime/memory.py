@@ -17,6 +17,13 @@ DEVICE_USAGE = (vk.BUFFER_USAGE_STORAGE_BUFFER | vk.BUFFER_USAGE_UNIFORM_BUFFER 
 STAGING_USAGE = vk.BUFFER_USAGE_TRANSFER_SRC | vk.BUFFER_USAGE_TRANSFER_DST
 
 
+def _sized(e: vk.VulkanError, size: int, host_visible: bool) -> vk.VulkanError:
+    """``e`` with the size of the buffer that could not be made in its message."""
+    kind = "host-visible" if host_visible else "device-local"
+    e.args = (f"{e.args[0]} making a buffer of {size} bytes ({size / 2 ** 30:.2f} GiB) of {kind} memory",)
+    return e
+
+
 class Buffer:
     """A VkBuffer with its own memory; host-visible ones stay mapped. ``uid`` is unique for the process
     (Vulkan may reuse handle values), so caches can key on it."""
@@ -30,7 +37,10 @@ class Buffer:
         info = vk.BufferCreateInfo(sType=vk.ST_BUFFER_CREATE_INFO, size=self.size, usage=usage,
                                    sharingMode=vk.SHARING_MODE_EXCLUSIVE)
         self.handle = vk.VkNonDispatchable()
-        v.call("vkCreateBuffer", d, ctypes.byref(info), None, ctypes.byref(self.handle))
+        try:
+            v.call("vkCreateBuffer", d, ctypes.byref(info), None, ctypes.byref(self.handle))
+        except vk.VulkanError as e:
+            raise _sized(e, self.size, host_visible) from None
         req = vk.MemoryRequirements()
         v.vkGetBufferMemoryRequirements(d, self.handle, ctypes.byref(req))
         want = (vk.MEMORY_PROPERTY_HOST_VISIBLE | vk.MEMORY_PROPERTY_HOST_COHERENT) if host_visible \
@@ -44,9 +54,9 @@ class Buffer:
         self.memory = vk.VkNonDispatchable()
         try:
             v.call("vkAllocateMemory", d, ctypes.byref(alloc), None, ctypes.byref(self.memory))
-        except vk.VulkanError:
+        except vk.VulkanError as e:
             v.vkDestroyBuffer(d, self.handle, None)
-            raise
+            raise _sized(e, self.size, host_visible) from None
         v.call("vkBindBufferMemory", d, self.handle, self.memory, 0)
         self.ptr = None
         if host_visible:

@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._grid import grid3
 from . import vk
 from .batch import Batch, current_batch
 from .device import Device
@@ -37,8 +38,12 @@ def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], 
     """Time ``repeat`` dispatches (after ``warmup`` untimed ones) with GPU timestamps around each.
 
     All dispatches go into one submission, separated by barriers so each timing covers one whole kernel;
-    numpy outputs hold the result of the last dispatch afterwards.
+    numpy outputs hold the result of the last dispatch afterwards. ``grid`` as :func:`coopdsl.runtime.launch`
+    takes it; ``flops`` (optional) is a non-negative count.
     """
+    grid = grid3(grid, least=1, error=LaunchError)
+    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, float)) or not flops >= 0):
+        raise LaunchError(f"flops must be a non-negative number of floating-point operations, got {flops!r}")
     if type(repeat) is not int or type(warmup) is not int or repeat < 1 or warmup < 0:
         raise LaunchError(f"repeat must be >= 1 and warmup >= 0, got repeat={repeat!r}, warmup={warmup!r}")
     dev = resolve_device(device, args)

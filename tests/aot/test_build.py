@@ -198,9 +198,15 @@ def test_missing_kernel_file_and_unknown_kernel(project):
     (project / "kernels.toml").write_text(SPEC.replace('file = "scale.py"', 'file = "nope.py"'))
     with pytest.raises(InputError, match=r"kernel #2 'scale' \(nope.py\): no such file"):
         build(project / "kernels.toml", project / "out")
+    # a kernel the spec names but the file lacks is the spec's fault, as docs/errors.md says: an InputError, which
+    # the command line prints as a usage error with exit status 2 (it was a BuildError, exit status 1)
     (project / "kernels.toml").write_text(SPEC.replace('name = "scale"', 'name = "scal"'))
-    with pytest.raises(BuildError, match=r"scale.py has no kernel 'scal' \(it has: scale\)"):
+    with pytest.raises(InputError, match=r"kernel #2 'scal' \(scale.py\), output scale3: scale.py has no kernel 'scal' "
+                                         r"\(it has: scale\)"):
         build(project / "kernels.toml", project / "out")
+    from coopdsl.cli import main
+
+    assert main(["build", str(project / "kernels.toml"), "-o", str(project / "out")]) == 2
 
 
 F32_TILE = '''

@@ -42,7 +42,10 @@ def test_subgroup_size_keyword_and_gpu_only_rejection():
     out = np.zeros(32, np.uint32)
     sizes.launch((1,), out, device="cpu", subgroup_size=8)
     np.testing.assert_array_equal(out, 8000 + np.arange(32) % 8)
-    with pytest.raises(ValueError, match="subgroup_size= applies to device='cpu' only"):
+    # a LaunchError (still a ValueError), so that `except LaunchError` catches it as every launch mistake
+    from coopdsl.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="subgroup_size= applies to device='cpu' only"):
         sizes.launch((1,), out, device=object(), subgroup_size=8)
 
 

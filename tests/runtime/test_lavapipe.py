@@ -211,3 +211,55 @@ def test_a_grid_beyond_the_devices_limit_is_refused_before_anything_is_recorded(
         saxpy.bench((1,), x, y, 64, 2.0, device=device, repeat=0)
     saxpy.launch((1,), x, y, 64, 2.0, device=device)  # the device is fine afterwards
     np.testing.assert_array_equal(y, np.full(64, 2.0, np.float32))
+
+
+def test_the_low_level_launch_and_bench_take_the_grids_kernel_launch_takes(device):
+    # runtime.launch with a grid of (-1, 1, 1) ran until killed, (16,) was an IndexError, 16 a TypeError, (1.5, 1, 1) a
+    # ctypes error and (0, 1, 1) ran nothing silently; bench took flops=-5 (found by a host integrator working from
+    # the docs alone): one grid rule (coopdsl/_grid.py) for every launch
+    from coopdsl import runtime
+    from coopdsl.errors import LaunchError
+
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    spirv, refl = saxpy.compile(), saxpy.reflect()
+    args = {"x": x, "y": y, "n": 64, "alpha": 1.0}
+    for grid in ((-1, 1, 1), (1.5, 1, 1), (0, 1, 1), "16", None):
+        with pytest.raises(LaunchError, match="grid must be 1 to 3 positive ints"):
+            runtime.launch(spirv, refl, grid, args, device=device)
+        with pytest.raises(LaunchError, match="grid must be 1 to 3 positive ints"):
+            runtime.bench(spirv, refl, grid, args, device=device)
+    for grid in ((1,), (1, 1), 1):
+        runtime.launch(spirv, refl, grid, args, device=device)
+    assert (y == 3).all()
+    with pytest.raises(LaunchError, match="flops must be a non-negative number"):
+        runtime.bench(spirv, refl, 1, args, device=device, flops=-5)
+
+
+def test_a_bool_is_no_push_constant_number_on_the_gpu_either(device):
+    # True for a u32 or f32 push constant ran on lavapipe (as 1) while the interpreter refused it: struct.pack took it
+    from coopdsl.errors import LaunchError
+
+    x, y = np.ones(64, np.float32), np.zeros(64, np.float32)
+    for dev in (device, "cpu"):
+        with pytest.raises(LaunchError, match=r"push constant 'n' \(u32\) cannot be True: give a number"):
+            saxpy.launch((1,), x, y, True, 1.0, device=dev)
+        with pytest.raises(LaunchError, match=r"push constant 'alpha' \(f32\) cannot be True: give a number"):
+            saxpy.launch((1,), x, y, 64, True, device=dev)
+        saxpy.launch((1,), x, y, np.int64(64), np.float32(1.0), device=dev)
+
+
+def test_bench_on_the_interpreter_says_it_does_not_time():
+    from coopdsl.errors import LaunchError
+
+    with pytest.raises(LaunchError, match=r"saxpy.bench times kernels on a Vulkan device .* device='cpu' is the CPU "
+                                          r"interpreter, which does not time them"):
+        saxpy.bench((1,), np.ones(64, np.float32), np.zeros(64, np.float32), 64, 1.0, device="cpu")
+
+
+def test_an_allocation_that_fails_names_its_size(device):
+    # it was 'vkCreateBuffer failed with VkResult -2 (VK_ERROR_OUT_OF_DEVICE_MEMORY)' with no size
+    from coopdsl import runtime
+
+    with pytest.raises(runtime.VulkanError, match=r"failed with VkResult .* making a buffer of 140737488355328 bytes "
+                                                  r"\(131072.00 GiB\) of device-local memory"):
+        runtime.empty(2 ** 45, np.float32, device=device)
