@@ -94,6 +94,16 @@ def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str,
                             f"{', '.join(kids)}")
 
 
+def uniform_block_problem(name: str, size: int, nbytes: int | None) -> str | None:
+    """Why ``nbytes`` bytes (None: not an array) cannot back uniform block ``name`` of ``size`` bytes, else None:
+    the one rule of the GPU path and the interpreter (a dict of its members, or an array of at least its size;
+    more bytes are not read)."""
+    if nbytes is not None and nbytes >= size:
+        return None
+    got = "" if nbytes is None else f"; {nbytes} bytes given"
+    return f"uniform block '{name}' needs a dict of its members or an array of at least {size} bytes{got}"
+
+
 def fitted(value: Any, t: str, what: str, error: type[Exception] = ValueError) -> Any:
     """``value`` as a Python number of scalar type ``t`` (a reflection type name), checked by the one place
     that decides whether a number fits a type (coopdsl._numbers, which the compiler asks too): never

@@ -521,6 +521,15 @@ def _compile(k: Kernel, env: str, spec: dict[str, Any]) -> tuple[Module, bytes]:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
             _rejected_at(message, locations) or SourceLoc(src.file, src.tree.lineno, 1))
+    wx = module.workgroup_size[0]
+    if k.subgroup_size and (not isinstance(wx, SpecConst) or wx.name in spec):
+        # the device rule the kernel's own subgroup size decides (devices/check.py); a spec-sized x is checked
+        # at the value given, not at a default a host may replace (as above)
+        from .devices.check import declared_problems
+
+        found = declared_problems(k._reflection(module, binary), spec)
+        if found:
+            raise CompileError(found[0].message, found[0].loc)
     return module, binary
 
 

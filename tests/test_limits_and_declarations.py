@@ -111,3 +111,28 @@ def test_a_grid_of_numpy_integers_is_taken_as_push_constants_take_them(grid):
     out = np.zeros(32, np.float32)
     ones.launch(grid, out, device="cpu")
     assert (out == 1).all()
+
+
+def test_a_declared_subgroup_size_must_divide_the_workgroup_of_subgroup_matrices(tmp_path):
+    """@kernel(subgroup_size=32) with subgroup-scope matrices in a workgroup of 48 compiled, and only the interpreter
+    (or compile(device=...)) refused it (found by a user writing kernels from the docs alone); the kernel's own
+    declarations decide it, so compiling refuses it, at the matrix. Without a declared size, or with a spec-sized x
+    at its default, it is left to the device check."""
+    body = ("@cd.kernel(workgroup_size=({wg}, 1, 1){sg})\n"
+            "def k(a: cd.Buffer[f16], c: cd.Buffer[f32], WG: cd.Spec[u32] = 48):\n"
+            "    ta = MatA[f16, 16, 16].load(a, 0, stride=16)  # HERE\n"
+            "    tb = MatB[f16, 16, 16].load(a, 0, stride=16)\n"
+            "    cd.muladd(ta, tb, Acc[f32, 16, 16].splat(0.0)).store(c, 0, stride=16)\n")
+    head = "from coopdsl import Acc, MatA, MatB, f16\n"
+    ns, _ = _exec(tmp_path, "sg48", head + body.format(wg=48, sg=", subgroup_size=32"))
+    with pytest.raises(CompileError, match=r"MatA\[f16, 16, 16\] has Subgroup scope, so the workgroup x size \(48\) "
+                                           r"must be a multiple of the kernel's subgroup size \(32\)") as e:
+        ns["k"].compile()
+    assert e.value.loc.line == _line(HEAD + head + body.format(wg=48, sg=", subgroup_size=32"), "# HERE")
+    assert _exec(tmp_path, "sg48_any", head + body.format(wg=48, sg=""))[0]["k"].compile()
+    assert _exec(tmp_path, "sg64", head + body.format(wg=64, sg=", subgroup_size=32"))[0]["k"].compile()
+    spec_sized = _exec(tmp_path, "sg_spec", head + body.format(wg="'WG'", sg=", subgroup_size=32"))[0]["k"]
+    assert spec_sized.compile()                          # its default 48 is a placeholder the host replaces
+    assert spec_sized.compile(spec={"WG": 64})
+    with pytest.raises(CompileError, match=r"workgroup x size \(48\) must be a multiple"):
+        spec_sized.compile(spec={"WG": 48})

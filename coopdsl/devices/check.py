@@ -30,7 +30,7 @@ import math
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..errors import UNKNOWN_LOC, CompileError, SourceLoc
 from .dims import DimError, matrix_text, resolve, text
@@ -107,6 +107,17 @@ def mismatches(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] 
     found += [p for m in mats if (p := _check_matrix(m, env))]
     return (_workgroup_problems(reflection, env) + found + _subgroup_size_problems(reflection, env)
             + _shared_memory_problems(reflection, env))
+
+
+def declared_problems(reflection: dict[str, Any], spec: Mapping[str, Any] | None = None) -> list[Mismatch]:
+    """The rule a kernel's own declarations decide, checked without a device: with a required subgroup size
+    (``@kernel(subgroup_size=N)``), subgroup-scope matrices need a workgroup x size that is a multiple of N
+    (:func:`mismatches` checks it, and the rest, against a device)."""
+    if not reflection.get("subgroup_size"):
+        return []
+    env = _env(reflection, cast(DeviceProfile, None), spec or {})   # (the rule reads no device)
+    mats = [_matrix(m, env) for m in reflection.get("cooperative_matrices", [])]
+    return _scope_problems([m for m in mats if m.scope == "Subgroup"], env)
 
 
 def verify(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | None = None) -> None:

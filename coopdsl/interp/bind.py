@@ -89,10 +89,10 @@ def _uniform(g: GlobalVar, values: dict[str, Any], layout: Layout, device: Devic
         block: dict[str, Any] = {"size": size, "members": flat_members(st, layouter=layout)}
         packing.check_struct_keys(block["members"], v, f"uniform block '{g.name}'", True, LaunchArgumentError)
         data = _pack(block, v, f"uniform block '{g.name}' member", device)
-    elif isinstance(v, np.ndarray) and v.nbytes >= size:
+    elif isinstance(v, np.ndarray) and not packing.uniform_block_problem(g.name, size, v.nbytes):
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
-        raise LaunchArgumentError(f"uniform block '{g.name}' needs a dict of its members or a {size}-byte array")
+        raise LaunchArgumentError(str(packing.uniform_block_problem(g.name, size, getattr(v, "nbytes", None))))
     return device.allocate(f"uniform block '{g.name}'", data)
 
 

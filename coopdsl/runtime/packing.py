@@ -98,8 +98,8 @@ def dtype_problem(binding: dict[str, Any], dtype: np.dtype) -> str | None:
 def size_problem(binding: dict[str, Any], nbytes: int) -> str | None:
     """Why ``nbytes`` cannot back ``binding`` (whole elements; a uniform block's full size), else None."""
     name = binding["name"]
-    if binding.get("kind") == "uniform_buffer" and nbytes < binding.get("size", 0):
-        return f"buffer '{name}' is a uniform block of {binding['size']} bytes; only {nbytes} bytes given"
+    if binding.get("kind") == "uniform_buffer":
+        return packing.uniform_block_problem(name, binding.get("size", 0), nbytes)
     elem = element_bytes(binding)
     if nbytes % elem:
         return f"buffer '{name}' has {elem}-byte elements; {nbytes} bytes given"

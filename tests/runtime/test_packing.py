@@ -148,8 +148,10 @@ def test_read_only_output_and_uniform_size_checks():
         check_array(out, frozen)
     assert check_array({**out, "readonly": True}, frozen) is frozen
     uniform = {"name": "u", "kind": "uniform_buffer", "element_type": "u8", "components": 12, "size": 12}
-    with pytest.raises(LaunchError, match="buffer 'u' is a uniform block of 12 bytes; only 8 bytes given"):
+    with pytest.raises(LaunchError, match="uniform block 'u' needs a dict of its members or an array of at least 12 "
+                                          "bytes; 8 bytes given"):
         check_array(uniform, np.zeros(8, np.uint8))
+    assert check_array(uniform, np.zeros(100, np.uint8)).nbytes == 100   # more bytes are not read (as the interpreter)
 
 
 def test_scalar_push_blocks_pack_through_one_precompiled_struct():
