@@ -277,9 +277,12 @@ class Context:
         if isinstance(c, (bool, int, float)):
             return bool(c)
         if not isinstance(c, Value) or c.type is not T.boolean and c.type != T.boolean:
-            raise TypeMismatchError(
-                f"a condition must be a bool, got {self.describe(c)}; compare explicitly (e.g. x != 0)",
-                self.src.loc(node))
+            if isinstance(c, Value) and isinstance(c.type, T.VectorType) and T.elem_of(c.type) == T.boolean:
+                hint = ("a vector of bools chooses per component with cd.select(cond, a, b) (GLSL's mix with a "
+                        "bvec); cd.any(c) or cd.all(c) make one bool of it")
+            else:
+                hint = "compare explicitly (e.g. x != 0)"
+            raise TypeMismatchError(f"a condition must be a bool, got {self.describe(c)}; {hint}", self.src.loc(node))
         return c
 
 

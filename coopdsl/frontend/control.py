@@ -32,6 +32,14 @@ class ControlFlow(Context):
     def stmt_expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        v = node.value
+        if isinstance(v, ast.UnaryOp) and isinstance(v.operand, ast.UnaryOp) and \
+                type(v.op) is type(v.operand.op) and isinstance(v.op, (ast.UAdd, ast.USub)):
+            sign = "+" if isinstance(v.op, ast.UAdd) else "-"
+            name = ast.unparse(v.operand.operand)
+            raise UnsupportedSyntaxError(
+                f"'{sign}{sign}{name}' is not {'an in' if sign == '+' else 'a de'}crement in Python: it is "
+                f"{sign}({sign}{name}), which does nothing; write {name} {sign}= 1", self.src.loc(v))
         self.visit(node.value)
 
     def stmt_pass(self, node: ast.Pass) -> None:

@@ -17,6 +17,7 @@ from coopdsl import (
     f32,
     i32,
     u32,
+    vec4,
 )
 from coopdsl.errors import CompileError
 
@@ -423,3 +424,35 @@ def test_use_change_only_from_an_accumulator():
     expect_error(k_use_convert, ShapeError, "a conversion keeps the use, or changes it from an accumulator to A or B "
                  "(SPV_NV_cooperative_matrix2); A (MatA) matrices cannot become accumulator (Acc) ones",
                  "# E:useconv", 9)
+
+
+@cd.kernel
+def k_plus_plus(x: cd.Buffer[u32]):
+    i = x[0]
+    ++i  # E:plusplus
+    x[0] = i
+
+
+@cd.kernel
+def k_minus_minus(x: cd.Buffer[u32]):
+    i = x[0]
+    --i  # E:minusminus
+    x[0] = i
+
+
+@cd.kernel
+def k_vector_condition(x: cd.Buffer[vec4[f32]]):
+    a = x[0]
+    b = x[1]
+    x[2] = a if a > b else b  # E:vectorcond
+
+
+def test_glsl_habits_are_named():
+    # '++i' compiled to nothing (Python reads +(+i)) and a vector condition was told to 'compare explicitly' (found by
+    # a GLSL user porting shaders from the docs alone)
+    expect_error(k_plus_plus, UnsupportedSyntaxError, "'++i' is not an increment in Python: it is +(+i), which does "
+                 "nothing; write i += 1", "# E:plusplus", 5)
+    expect_error(k_minus_minus, UnsupportedSyntaxError, "'--i' is not a decrement in Python: it is -(-i), which does "
+                 "nothing; write i -= 1", "# E:minusminus", 5)
+    expect_error(k_vector_condition, TypeMismatchError, "a condition must be a bool, got a runtime vec4[bool]; a "
+                 "vector of bools chooses per component with cd.select(cond, a, b)", "# E:vectorcond", 17)
