@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
 from ..ir.core import Block, Value
@@ -120,7 +120,7 @@ class ControlFlow(Context):
 
     def stmt_for(self, node: ast.For) -> None:
         if node.orelse:
-            raise UnsupportedSyntaxError("'for ... else' is not supported", self.em.loc)
+            raise UnsupportedSyntaxError("'for ... else' is not supported", self._else_loc(node))
         if not isinstance(node.target, ast.Name):
             raise UnsupportedSyntaxError("a for loop needs a single name as its target", self.src.loc(node.target))
         it = node.iter
@@ -216,9 +216,23 @@ class ControlFlow(Context):
             return a
         return cast(Value, v)
 
+    def _else_loc(self, node: ast.For | ast.While) -> SourceLoc:
+        """Where a loop's ``else:`` is (Python's tree keeps no position for it): the line between the body's end
+        and the first statement of the else block that starts with ``else``; the loop itself if none does."""
+        import linecache
+
+        first = node.orelse[0].lineno
+        for line in range(first - 1, (node.body[-1].end_lineno or node.lineno), -1):
+            text = linecache.getline(self.src.file, line)
+            if text.lstrip().startswith("else"):
+                return SourceLoc(self.src.file, line, len(text) - len(text.lstrip()) + 1)
+            if first - line > 1000:
+                break
+        return self.src.loc(node)
+
     def stmt_while(self, node: ast.While) -> None:
         if node.orelse:
-            raise UnsupportedSyntaxError("'while ... else' is not supported", self.em.loc)
+            raise UnsupportedSyntaxError("'while ... else' is not supported", self._else_loc(node))
         self._loop(node, node.body, test=node.test)
 
     def _loop(self, node: ast.For | ast.While, body: list[ast.stmt], iv: LoopCounter | None = None,

@@ -227,6 +227,8 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
     ea, eb = T.elem_of(ta), T.elem_of(tb)
     if isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and T.with_elem(ta, eb) == tb and \
             ea.is_int and eb.is_int and ea.width == eb.width:
+        if op in ("shl", "shr"):   # a shift keeps the type of what it shifts (GLSL, SPIR-V): i32 >> u32 is i32,
+            return a, em.op("bitcast", ta, [b])   # an arithmetic shift (the amount, below the width, is the same)
         # GLSL: int converts implicitly to uint of the same width.
         if ea.signed:
             return em.op("bitcast", tb, [a]), b

@@ -193,3 +193,28 @@ def test_a_python_number_set_before_a_loop_is_named_when_its_type_does_not_fit()
     expect_error(k_number_before_loop, TypeMismatchError, "operands of '+' have different types: i32 and f32; "
                  "convert one explicitly (e.g. f32(x)) ('s' is i32 in this loop because it held the Python number 0 "
                  "when the loop began: write s = f32(0) before it)", "# E:number-before-loop", 9)
+
+
+@cd.kernel
+def k_while_else(x: cd.Buffer[u32]):
+    i = u32(0)
+    while i < x[0]:
+        i += 1
+    else:  # E:whileelse
+        x[1] = i
+
+
+@cd.kernel
+def k_for_else(x: cd.Buffer[u32]):
+    for i in range(x[0]):
+        x[2] = i
+    else:  # E:forelse
+        x[1] = 0
+
+
+def test_loop_else_is_reported_at_the_else():
+    # it was reported at the loop's first line (found by a user writing kernels from the docs alone)
+    from coopdsl.errors import UnsupportedSyntaxError
+
+    expect_error(k_while_else, UnsupportedSyntaxError, "'while ... else' is not supported", "# E:whileelse", 5)
+    expect_error(k_for_else, UnsupportedSyntaxError, "'for ... else' is not supported", "# E:forelse", 5)

@@ -216,3 +216,21 @@ def test_signed_remainder_truncates_for_every_sign_and_the_extremes():
     o = np.zeros(16, np.int32)
     rem_only.launch((1,), a, b, o, device="cpu")
     np.testing.assert_array_equal(o, [int(math.fmod(int(x), int(y))) for x, y in zip(a, b)])
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def mixed_shifts(y: cd.Buffer[i32], z: cd.Buffer[u32], s: u32, t: i32):
+    y[0] = i32(-8) >> s
+    y[1] = i32(-8) << s
+    z[0] = u32(0x80000000) >> t
+    z[1] = u32(3) << t
+
+
+def test_a_shift_keeps_the_type_of_what_it_shifts():
+    # i32 >> u32 took u32 (the int -> uint rule of other operators), a logical shift that could not even be stored to
+    # an i32 buffer; GLSL and SPIR-V keep the shifted value's type (found by a user checking the docs alone)
+    y, z = np.zeros(2, np.int32), np.zeros(2, np.uint32)
+    mixed_shifts.launch((1,), y, z, 1, 1, device="cpu")
+    assert y.tolist() == [-4, -16] and z.tolist() == [0x40000000, 6]
+    text = mixed_shifts.disassemble()
+    assert "OpShiftRightArithmetic %int" in text and "OpShiftRightLogical %uint" in text
