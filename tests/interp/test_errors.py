@@ -25,6 +25,39 @@ def test_matrix_op_reached_by_part_of_its_subgroup():
     assert "non-uniform control flow" in err.message
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def divergent_element(c: cd.Buffer[f32]):
+    m = Acc[f32, 16, 16].splat(1.0)
+    if cd.local_invocation_index < 3:
+        c[cd.local_invocation_index] = m[0]  # E:element
+    m2 = Acc[f32, 16, 16].splat(0.0)
+    m2[0] = cd.select(cd.local_invocation_index < 3, 5.0, m2[0])
+    m2.store(c, 0, stride=16)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def divergent_insert(c: cd.Buffer[f32]):
+    m = Acc[f32, 16, 16].splat(0.0)
+    if cd.local_invocation_index < 3:
+        m[0] = 5.0
+    m.store(c, 0, stride=16)  # E:insertstore
+
+
+def test_a_constant_index_element_under_a_divergent_branch_is_reported():
+    # SPV_KHR_cooperative_matrix (issue 11): instructions with a matrix operand, OpCompositeInsert/Extract too, need
+    # the matrix's uniform control flow. The compiler does not check the element access itself (docs/uniformity.md):
+    # the interpreter does, at the element's line; a matrix changed under a divergent branch is a compile error where
+    # it is used next; the cd.select form the page gives compiles and runs
+    from coopdsl.errors import UniformityError
+
+    expect_interp_error(lambda: divergent_element.launch((1,), np.zeros(256, np.float32), device="cpu"),
+                        "cooperative-matrix operation 'extract' reached by 3 of the 32 invocations of its subgroup",
+                        "# E:element")
+    with pytest.raises(UniformityError, match="depends on which way the branch at line") as e:
+        divergent_insert.compile()
+    assert e.value.loc.line == divergent_insert.fn.__code__.co_firstlineno + 5
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def divergent_barrier(out: cd.Buffer[u32]):
     i = cd.local_invocation_index
