@@ -9,6 +9,7 @@ import numbers
 from typing import Any
 
 U32 = 0xFFFFFFFF
+INTERPRETER_WORKGROUP = 1024  # the most invocations of a workgroup the CPU interpreter runs (as NVIDIA, AMD, Intel)
 
 
 def grid3(grid: Any, *, least: int, error: type[Exception]) -> tuple[int, int, int]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._grid import grid3
+from .._grid import INTERPRETER_WORKGROUP, grid3
 from ..errors import CoopDSLError
 from ..ir.core import Module, SpecConst
 from . import resources
@@ -85,7 +85,7 @@ def subgroup_size_from(value: int | None) -> int:
     return int(chosen)
 
 
-MAX_INVOCATIONS = 1024  # per workgroup: what NVIDIA, AMD (RADV) and Intel (ANV) GPUs allow
+MAX_INVOCATIONS = INTERPRETER_WORKGROUP  # per workgroup: what NVIDIA, AMD (RADV) and Intel (ANV) GPUs allow
 
 
 def run(module: Module, grid: tuple[int, ...] | int, values: dict[str, Any], spec: dict[str, Any] | None = None,

@@ -263,3 +263,20 @@ def test_an_allocation_that_fails_names_its_size(device):
     with pytest.raises(runtime.VulkanError, match=r"failed with VkResult .* making a buffer of 140737488355328 bytes "
                                                   r"\(131072.00 GiB\) of device-local memory"):
         runtime.empty(2 ** 45, np.float32, device=device)
+
+
+@cd.kernel(workgroup_size=(2048, 1, 1))
+def wide(x: cd.Buffer[f32]):
+    x[cd.global_invocation_id.x] = 1.0
+
+
+def test_a_workgroup_the_interpreter_refuses_too_is_not_sent_there(device):
+    # a workgroup of 2048 that the device refused was told "the CPU interpreter runs it: device='cpu'", which refuses
+    # it as well (found by a check written from the docs alone)
+    from coopdsl.runtime.features import DeviceFeatureError
+
+    if device.info.max_workgroup_invocations >= 2048:
+        pytest.skip(f"{device.info.name} runs workgroups of 2048")
+    with pytest.raises(DeviceFeatureError, match=r"a workgroup of 2048x1x1 = 2048 invocations") as e:
+        wide.launch((1,), np.zeros(2048, np.float32), device=device)
+    assert "interpreter" not in str(e.value)
