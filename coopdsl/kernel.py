@@ -247,7 +247,8 @@ class Kernel:
         if spec:
             self._check_spec(spec)
         if (device is None or isinstance(device, str)) and _interp().wants_cpu(device):
-            _interp().launch(self, _grid(grid), values, spec, subgroup_size)
+            interp = _interp()   # (its argument errors are LaunchArgumentErrors, the grid's too)
+            interp.launch(self, grid3(grid, least=1, error=interp.LaunchArgumentError), values, spec, subgroup_size)
             return
         if subgroup_size is not None:
             raise LaunchError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "

@@ -122,8 +122,14 @@ def test_grids_that_no_dispatch_can_hold_are_refused_on_every_device():
         with pytest.raises(LaunchError, match=re.escape(f"grid {shown} does not fit a dispatch: each count is a "
                                                         "32-bit unsigned int")):
             scaled_by.launch(grid, x, device="cpu")
-    with pytest.raises(LaunchError, match=r"grid must be 1 to 3 positive ints, got \(1, 0\)"):
+    from coopdsl.interp import LaunchArgumentError
+
+    # the interpreter's argument errors are LaunchArgumentErrors (a LaunchError), the grid's too (it was the base
+    # LaunchError: found by a check written from the docs alone)
+    with pytest.raises(LaunchArgumentError, match=r"grid must be 1 to 3 positive ints, got \(1, 0\)"):
         scaled_by.launch((1, 0), x, device="cpu")
+    with pytest.raises(LaunchArgumentError, match=r"grid must be 1 to 3 positive ints, got \(0,\)"):
+        scaled_by.launch((0,), x, device="cpu")
 
 
 def test_workgroup_ids_are_made_per_batch_in_dispatch_order():
