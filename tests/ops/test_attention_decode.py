@@ -396,3 +396,12 @@ def test_a_device_that_runs_no_kernel_is_told_what_each_needs(sq, device):
                                                  r"ggml's flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the "
                                                  r"KHR kernel 16 x 16 x 16 f16 cooperative matrices"):
         ops.attention(q, k, k)
+
+
+def test_both_decode_kernels_round_an_f32_mask_to_f16_and_leave_an_f16_one():
+    """The f32 mask's value goes through attention_mask.mask_f16 (OpFOrdLessThan against -65504, then OpFConvert
+    to f16) in the lane and the cooperative-matrix kernel; an f16 mask is read as it is."""
+    for f32_mask, f16_mask in ((AD.kernel(64, 1, mask="f32"), AD.kernel(64, 1, mask="f16")),
+                               (ADM.kernel(64, mask="f32"), ADM.kernel(64, mask="f16"))):
+        compile_checked(f32_mask, r"OpFOrdLessThan %bool %\S+ %float_n65504", r"OpFConvert %half")
+        compile_checked(f16_mask, absent=(r"%float_n65504",))
