@@ -130,17 +130,32 @@ def verify(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | No
 
 # -- the kernel side, resolved -------------------------------------------------------------
 def _env(reflection: dict[str, Any], profile: DeviceProfile, spec: Mapping[str, Any]) -> _Env:
+    values = _spec_values(reflection, spec)
+    return _Env(profile, values, _workgroup(reflection, values), reflection.get("subgroup_size") or 0)
+
+
+def _spec_values(reflection: dict[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
     values = {s["name"]: s["default"] for s in reflection.get("spec_constants", [])}
     for name, v in spec.items():
         try:
             values[name] = operator.index(v)
         except TypeError:
             pass  # not an integer: it cannot size a matrix (pack_spec reports bad values)
+    return values
+
+
+def _workgroup(reflection: dict[str, Any], values: Mapping[str, Any]) -> tuple[int, int, int]:
     by_id = {s["id"]: s["name"] for s in reflection.get("spec_constants", [])}
     size = reflection.get("workgroup_size", [1, 1, 1])
     ids = reflection.get("workgroup_size_spec_ids", [None] * len(size))
-    wg = tuple(values.get(by_id.get(i), s) if i is not None else s for s, i in zip(size, ids))
-    return _Env(profile, values, wg + (1,) * (3 - len(wg)), reflection.get("subgroup_size") or 0)
+    wg = tuple(values.get(by_id.get(i, ""), s) if i is not None else s for s, i in zip(size, ids))
+    return cast(tuple[int, int, int], wg + (1,) * (3 - len(wg)))
+
+
+def workgroup_size(reflection: dict[str, Any], spec: Mapping[str, Any] | None = None) -> tuple[int, int, int]:
+    """The workgroup size a launch with ``spec`` runs (spec-sized dimensions at the values given, else their
+    defaults), from the kernel's reflection."""
+    return _workgroup(reflection, _spec_values(reflection, spec or {}))
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,13 @@ TYPE_METHODS: Registry[tuple[type, str], Builtin] = Registry(LATER)
 VALUE_METHODS: Registry[tuple[type, str], Builtin] = Registry(LATER)
 
 
+Parsed = tuple[list[tuple[str, "ast.expr | None"]], "str | None", list[tuple[str, "ast.expr | None"]]]
+
+
 @functools.cache  # ~100 builtins share ~30 signatures: each is parsed once, at import
-def parse_signature(signature: str) -> tuple[Param, ...] | None:
-    """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
+def _parsed(signature: str) -> Parsed | None:
+    """(positional parameters with their defaults, the ``*name`` parameter, keyword-only ones with theirs) of a
+    Python-style signature string; None for a descriptive one like ``(a[, b])``."""
     try:
         fn = ast.parse(f"def f{signature}: pass").body[0]
     except SyntaxError:
@@ -112,13 +116,23 @@ def parse_signature(signature: str) -> tuple[Param, ...] | None:
     assert isinstance(fn, ast.FunctionDef)  # the source parsed is one def
     args = fn.args
     positional = args.posonlyargs + args.args
-    first_default = len(positional) - len(args.defaults)
-    defaults: list[ast.expr | None] = [None] * first_default + list(args.defaults)
-    out = [Param(a.arg, False, i < first_default, _is_none(defaults[i])) for i, a in enumerate(positional)]
-    if args.vararg is not None:
-        out.append(Param(args.vararg.arg, False, False, variadic=True))
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return ([(a.arg, d) for a, d in zip(positional, defaults)], args.vararg.arg if args.vararg else None,
+            [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)])
+
+
+@functools.cache
+def parse_signature(signature: str) -> tuple[Param, ...] | None:
+    """The parameters of a Python-style signature string (None for a descriptive one like ``(a[, b])``)."""
+    parsed = _parsed(signature)
+    if parsed is None:
+        return None
+    positional, vararg, keyword = parsed
+    out = [Param(name, False, d is None, _is_none(d)) for name, d in positional]
+    if vararg is not None:
+        out.append(Param(vararg, False, False, variadic=True))
     # (a keyword-only parameter without a default is the builtin's to check: None is left to it too)
-    out += [Param(a.arg, True, False, d is None or _is_none(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    out += [Param(name, True, False, d is None or _is_none(d)) for name, d in keyword]
     return tuple(out)
 
 
@@ -163,20 +177,19 @@ class _Default:
 def _signature(signature: str) -> inspect.Signature | str:
     """``signature`` as an ``inspect.Signature`` (a string, which ``inspect.signature`` refuses, when it is
     descriptive)."""
-    try:
-        fn = ast.parse(f"def f{signature}: pass").body[0]
-    except SyntaxError:
+    parsed = _parsed(signature)
+    if parsed is None:
         return signature
-    assert isinstance(fn, ast.FunctionDef)  # the source parsed is one def
-    a, kind = fn.args, inspect.Parameter
-    positional = a.posonlyargs + a.args
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    params = [kind(p.arg, kind.POSITIONAL_OR_KEYWORD,
-                   default=kind.empty if d is None else _Default(ast.unparse(d))) for p, d in zip(positional, defaults)]
-    if a.vararg is not None:
-        params.append(kind(a.vararg.arg, kind.VAR_POSITIONAL))
-    params += [kind(p.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else _Default(ast.unparse(d)))
-               for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    positional, vararg, keyword = parsed
+    kind = inspect.Parameter
+
+    def default(d: ast.expr | None) -> Any:
+        return kind.empty if d is None else _Default(ast.unparse(d))
+
+    params = [kind(name, kind.POSITIONAL_OR_KEYWORD, default=default(d)) for name, d in positional]
+    if vararg is not None:
+        params.append(kind(vararg, kind.VAR_POSITIONAL))
+    params += [kind(name, kind.KEYWORD_ONLY, default=default(d)) for name, d in keyword]
     return inspect.Signature(params)
 
 

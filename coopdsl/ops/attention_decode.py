@@ -544,9 +544,7 @@ def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
         return False
     if isinstance(dev, str):
         return True
-    info = dev.info
-    lo_size = int(getattr(info, "min_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
-    hi_size = int(getattr(info, "max_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    lo_size, hi_size = caps.subgroup_sizes(dev)
     return lo_size <= 32 <= hi_size
 
 

@@ -61,3 +61,12 @@ def shader_cores(dev: Any) -> int:
             pass
     _cores[dev] = count
     return count
+
+
+def subgroup_sizes(dev: Any) -> tuple[int, int]:
+    """(smallest, largest) subgroup size ``dev`` (a runtime Device) runs: its min/max subgroup sizes, else its one
+    subgroup size (0, 0 when it reports none)."""
+    info = dev.info
+    lo = int(getattr(info, "min_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    hi = int(getattr(info, "max_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    return lo, hi

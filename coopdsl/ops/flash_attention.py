@@ -383,8 +383,7 @@ def _runs_none(dims: tuple[int, int, int, int, int], dev: Any) -> Exception:
     from ..runtime.features import DeviceFeatureError, hinted
 
     info = dev.info
-    lo = int(getattr(info, "min_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
-    hi = int(getattr(info, "max_subgroup_size", 0) or getattr(info, "subgroup_size", 0) or 0)
+    lo, hi = caps.subgroup_sizes(dev)
     sizes = f"{lo}" if lo == hi else f"{lo} to {hi}"
     rows = attention_decode.rows_per_head(dims)
     decode = (f"the decode kernels, for this call's {rows} query rows a K/V head, need subgroups of 32 (it runs "

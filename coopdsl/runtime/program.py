@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._grid import INTERPRETER_WORKGROUP
-from ..devices.check import DeviceMismatchError, verify
+from ..devices.check import DeviceMismatchError, verify, workgroup_size
 from . import vk
 from .features import DeviceFeatureError, hinted
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
@@ -35,20 +35,8 @@ def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] |
     try:
         verify(reflection, device, spec)
     except DeviceMismatchError as e:
-        runs = math.prod(_workgroup(reflection, spec or {})) <= INTERPRETER_WORKGROUP  # (else it refuses it too)
+        runs = math.prod(workgroup_size(reflection, spec)) <= INTERPRETER_WORKGROUP  # (else it refuses it too)
         raise DeviceFeatureError(hinted(str(e)) if runs else str(e), e.mismatches, e.loc) from None
-
-
-def _workgroup(reflection: dict[str, Any], spec: dict[str, Any]) -> list[int]:
-    """The workgroup size a launch runs: the reflection's, spec-sized dimensions at the values ``spec`` gives."""
-    names = {s["id"]: s["name"] for s in reflection.get("spec_constants", [])}
-    size = reflection.get("workgroup_size", [1, 1, 1])
-    ids = list(reflection.get("workgroup_size_spec_ids") or []) + [None] * len(size)
-    out = []
-    for n, i in zip(size, ids):
-        v = spec.get(names.get(i, ""), n) if i is not None else n
-        out.append(v if isinstance(v, int) and not isinstance(v, bool) else 1)
-    return out
 
 
 class Program:
