@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import check_device, check_out, flag, is_bfloat16, operand
+from .operands import check_device, check_out, flag, is_bfloat16, new_out, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -248,7 +248,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
             raise ValueError(f"matmul: {name} must be C-contiguous (row-major); pass np.ascontiguousarray({name})"
                              + (" or, for a transposed b, b itself with transpose_b=True" if name == "b" else ""))
     if out is None:
-        out = np.zeros((m, n), out_dtype)
+        out = new_out((m, n), out_dtype, a)
     else:
         check_out("matmul", out, (m, n), out_dtype)
     if m == 0 or n == 0 or k1 == 0:  # nothing to launch: an empty result, or a sum over nothing

@@ -36,7 +36,7 @@ from .. import autotune
 from . import gemv_mma as GM
 from . import hot, op_tune
 from .ggml_formats import scale_min_q4_K
-from .operands import check_device, check_out, flag, flag_or_none, matrices, operand
+from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
 
 WG = 128            # four subgroups of 32
 ROWS = 2            # rows of W per subgroup
@@ -656,9 +656,9 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     x_f16 = x.dtype == _F16
     if not x_f16 and x.dtype != _F32:
         raise ValueError(f"{op}: x must be float32 or float16, got {x.dtype}")
+    y = new_out((n, m), np.float32, x) if out is None else out
     if isinstance(x, np.ndarray):
         x = np.ascontiguousarray(x).reshape(-1, 4)
-    y = np.empty((n, m), np.float32) if out is None else out
     dev = gpu_of(device, (w, x, y))
     way = choice(fmt, n, q8, m, k, dev)
     if dev is not None:

@@ -25,7 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_device, check_out, flag, flag_or_none, matrices, operand
+from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's last call on resident arrays
@@ -89,7 +89,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         if out is not None:
             check_out("linear", out, (0, w.shape[0]), np.float32)
             return out
-        return np.empty((0, w.shape[0]), np.float32)
+        return new_out((0, w.shape[0]), np.float32, x)
     if fmt == "bf16" and isinstance(x, np.ndarray) and x.dtype == np.uint16 and n <= G.MAX_ROWS_X:
         from .gemm import from_bf16
 
@@ -121,7 +121,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
 
         return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True, tune=tune)
     G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
-    y = np.empty((n, m), np.float32) if out is None else out
+    y = new_out((n, m), np.float32, x) if out is None else out
     launches = mul_mm_launches(x, w, y, fmt, device, tune)
     hot.run(launches)
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches)

@@ -101,6 +101,17 @@ def check_device(op: str, device: Any, arrays: tuple[Any, ...] = ()) -> None:
                         f"{type(device).__name__} {device!r}")
 
 
+def new_out(shape: tuple[int, ...], dtype: Any, like: Any) -> Any:
+    """A new result array of ``shape`` and ``dtype`` for an op called without ``out``: a resident array on the
+    device of ``like`` (the op's first operand: activations, queries) when that is resident, as torch keeps a
+    result where its inputs are, else a numpy array. Its contents are undefined until the op writes them."""
+    if is_resident(like):
+        from ..runtime import empty
+
+        return empty(shape, dtype, device=like.device)
+    return np.empty(shape, dtype)
+
+
 def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
     """A ValueError unless ``out`` (a numpy or resident array) has ``shape`` and ``dtype``."""
     if tuple(out.shape) != tuple(shape) or np.dtype(out.dtype) != np.dtype(dtype):

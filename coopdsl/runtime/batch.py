@@ -39,6 +39,7 @@ HOST_BARRIER = vk.MemoryBarrier(sType=vk.ST_MEMORY_BARRIER, srcAccessMask=vk.ACC
 FULL_BARRIER_REF = ctypes.byref(FULL_BARRIER)
 BEGIN_INFO = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO,
                                        flags=vk.COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT)
+REUSE_BEGIN_INFO = vk.CommandBufferBeginInfo(sType=vk.ST_COMMAND_BUFFER_BEGIN_INFO)  # submitted again (graph.py)
 FLUSH_EVERY = 64  # dispatches recorded before a batch hands them to the GPU (and records on)
 MAX_GROUPS = 0x7FFFFFFF  # grid sizes passed to the untyped vkCmdDispatch as C ints
 _NO_LIMIT = (0xFFFFFFFF,) * 3
@@ -80,13 +81,14 @@ class Batch:
     uploaded at their first use and written back at submission.
     """
 
-    def __init__(self, device: Device | None = None, flush_every: int | None = FLUSH_EVERY):
+    def __init__(self, device: Device | None = None, flush_every: int | None = FLUSH_EVERY, reusable: bool = False):
         self.device = device if device is not None else default_device()
         if not isinstance(self.device, Device):
             raise TypeError(f"batch() takes a coopdsl.runtime.Device, got {type(self.device).__name__}")
         if flush_every is not None and (type(flush_every) is not int or flush_every < 1):
             raise ValueError(f"flush_every must be a positive int or None, got {flush_every!r}")
         self.flush_every = flush_every
+        self._reusable = reusable  # begun for submission again (coopdsl/runtime/graph.py): see submit(keep=True)
         self._flush_at = flush_every if flush_every is not None else -1
         self._v = self.device.vk
         info = self.device.info  # (a stand-in device may carry the listing's dict)
@@ -137,7 +139,7 @@ class Batch:
         """The command buffer being recorded (begun on first use)."""
         if self._cb is None:
             cb = self.device.acquire_command_buffer()
-            self._v.call("vkBeginCommandBuffer", cb, ctypes.byref(BEGIN_INFO))
+            self._v.call("vkBeginCommandBuffer", cb, ctypes.byref(REUSE_BEGIN_INFO if self._reusable else BEGIN_INFO))
             self._cb, self._cb_arg = cb, ctypes.c_void_p(cb)
             self._raw_barrier, self._raw_dispatch = self._v.raw["vkCmdPipelineBarrier"], self._v.raw["vkCmdDispatch"]
             if not self._counted:
@@ -239,14 +241,21 @@ class Batch:
         self._pipeline = self._set = self._push = None  # bound state does not carry over to the next one
 
     # -- submission -------------------------------------------------------------------------------
-    def submit(self) -> None:
-        """Run everything recorded so far and wait for it; write numpy outputs back. The batch stays usable."""
+    def submit(self, keep: bool = False) -> tuple[int, tuple[Array, ...]] | None:
+        """Run everything recorded so far and wait for it; write numpy outputs back. The batch stays usable.
+
+        ``keep=True``, for a batch made ``reusable``: when everything recorded is in one command buffer that names
+        resident arrays only (nothing staged, downloaded or handed to the GPU earlier), that command buffer is
+        not given back but returned with the arrays it uses, to be submitted again (``coopdsl/runtime/graph.py``);
+        otherwise None, as without ``keep``."""
+        kept = keep and self._reusable and self._cb is not None and not self._inflight and not self._staged \
+            and not self._downloads and not self._temps
         downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
         copies = self._record_downloads(self.command_buffer, downloads) if downloads else []
         cb = self._cb
         if cb is None and not self._inflight:
             self._finish()
-            return
+            return None
         try:
             if cb is not None:
                 self._v.call("vkEndCommandBuffer", cb)
@@ -261,11 +270,13 @@ class Batch:
             raise
         for done in self._inflight:
             self.device.release_command_buffer(done)
-        if cb is not None:
+        if cb is not None and not kept:
             self.device.release_command_buffer(cb)
         for staging, out in copies:
             staging.read_into(out.ctypes.data, out.nbytes)
+        arrays = tuple(self._arrays.values())
         self._finish()
+        return (cb, arrays) if kept and cb is not None else None
 
     def discard(self) -> None:
         """Drop everything recorded and not yet handed to the GPU (it never runs); wait for what was."""

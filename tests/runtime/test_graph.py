@@ -1,0 +1,137 @@
+"""coopdsl/runtime/graph.py: launches recorded once into a command buffer and submitted again, and the ops'
+replay of their last call (coopdsl/ops/hot.py) through it: the same results with one submission and no
+recording, and a fresh recording whenever the kept command buffer may name something gone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import coopdsl as cd
+from coopdsl import f32, runtime, u32
+from coopdsl.ops import hot
+from coopdsl.runtime import ArrayError, LaunchError
+from coopdsl.runtime.batch import open_batches
+from coopdsl.runtime.graph import capture
+
+pytestmark = pytest.mark.vulkan
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def axpy(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = alpha * x[i] + y[i]
+
+
+@pytest.fixture
+def counts(device, monkeypatch):
+    """[waited submissions, Kernel.launch calls]"""
+    c = [0, 0]
+    real_wait, real_launch = device.submit_and_wait, cd.Kernel.launch
+
+    def waiting(cb, *args):
+        c[0] += 1
+        real_wait(cb, *args)
+
+    def launching(self, *args, **kw):
+        c[1] += 1
+        real_launch(self, *args, **kw)
+
+    monkeypatch.setattr(device, "submit_and_wait", waiting)
+    monkeypatch.setattr(cd.Kernel, "launch", launching)
+    return c
+
+
+def _arrays(device, n=300):
+    x = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    return x, y
+
+
+def test_a_graph_runs_its_launches_again_with_one_submission_and_no_recording(device, counts):
+    n = 300
+    x, y = _arrays(device, n)
+    counts[:] = [0, 0]
+    launches = lambda: (axpy.launch((5,), x, y, n, 2.0), axpy.launch((5,), x, y, n, 1.0))  # noqa: E731
+    g = capture(device, launches)
+    assert g is not None and counts == [1, 2]
+    for _ in range(3):
+        assert g.run()
+    assert counts == [4, 2]                       # three submissions, no launch recorded
+    np.testing.assert_array_equal(y.numpy(), 12.0 * np.arange(n))   # (2 + 1) x, four times, in order
+    g.release()
+    assert not g.run()
+
+
+def test_a_graph_ends_when_an_array_is_freed_or_a_descriptor_set_is_freed(device):
+    x, y = _arrays(device)
+    g = capture(device, lambda: axpy.launch((5,), x, y, 300, 1.0))
+    assert g is not None and g.valid()
+    device.descriptors.generation += 1            # (as freeing any set does: it may be one the graph binds)
+    assert not g.valid() and not g.run()
+    g = capture(device, lambda: axpy.launch((5,), x, y, 300, 1.0))
+    x.free()
+    assert not g.run()
+    np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(300))   # the two captures ran, nothing else
+
+
+def test_a_graph_does_not_run_while_a_batch_is_open_and_capture_refuses_one(device):
+    x, y = _arrays(device)
+    g = capture(device, lambda: axpy.launch((5,), x, y, 300, 1.0))
+    with runtime.batch(device):
+        assert not g.run()                        # (it would run before the batch's earlier launches)
+        with pytest.raises(LaunchError, match="a batch is open"):
+            capture(device, lambda: None)
+    assert g.run()
+    np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(300))
+
+
+def test_launches_with_numpy_data_run_but_are_not_kept(device, counts):
+    x = np.arange(300, dtype=np.float32)
+    y = runtime.zeros(300, np.float32, device=device)
+    assert capture(device, lambda: axpy.launch((5,), x, y, 300, 1.0)) is None
+    assert capture(device, lambda: None) is None  # nothing recorded
+    np.testing.assert_array_equal(y.numpy(), np.arange(300))
+
+
+def test_an_error_while_capturing_runs_nothing_and_closes_the_batch(device):
+    x, y = _arrays(device)
+
+    def bad():
+        axpy.launch((5,), x, y, 300, 1.0)
+        axpy.launch((5,), x, y, "300", 1.0)
+
+    with pytest.raises(LaunchError):
+        capture(device, bad)
+    assert device not in open_batches()          # (closed: the next capture works)
+    assert capture(device, lambda: axpy.launch((5,), x, y, 300, 1.0)) is not None
+    np.testing.assert_array_equal(y.numpy(), np.arange(300))
+
+
+def test_an_ops_replay_goes_through_a_graph_from_its_second_replay(device, counts):
+    """hot.Hot: the call remembered ran its launches; the first replay records them into a kept command buffer
+    (one submission), the next ones submit it again with no launch recorded; inside a batch the launches are
+    recorded into the batch; a freed array ends the graph and the replay's launch then reports it."""
+    n = 300
+    x, y = _arrays(device, n)
+    counts[:] = [0, 0]
+    launches = [(axpy, (5,), (x, y, n, 1.0), {}), (axpy, (5,), (x, y), {"n": n, "alpha": 2.0})]
+    h = hot.Hot()
+    hot.run(launches)
+    h.remember((x, y), ("opt",), launches)
+    assert counts == [2, 2]
+    assert h.replay((x, y), ("opt",))
+    assert counts == [3, 4] and h.graph is not None    # recorded once, one submission
+    assert h.replay((x, y), ("opt",)) and h.replay((x, y), ("opt",))
+    assert counts == [5, 4]                              # submitted again, nothing recorded
+    with runtime.batch(device):
+        assert h.replay((x, y), ("opt",))
+    assert counts == [6, 6]
+    np.testing.assert_array_equal(y.numpy(), 15.0 * np.arange(n))   # five calls of x + 2x
+    y2 = runtime.zeros(n, np.float32, device=device)
+    h.remember((x, y2), ("opt",), [(axpy, (5,), (x, y2, n, 1.0), {})])
+    assert h.graph is None                               # a new call: the old graph is given back
+    x.free()
+    with pytest.raises(ArrayError):
+        h.replay((x, y2), ("opt",))
