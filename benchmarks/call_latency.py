@@ -8,7 +8,8 @@ Parts, each the median microseconds per call over ``--calls`` calls after 50 unt
   fence polled (``Device.spin_ns``) and with a blocking ``vkWaitForFences``;
 - the same with one barrier and one dispatch of a 64-invocation kernel recorded;
 - ``Kernel.launch`` of that kernel on resident arrays (immediate: record, submit, wait);
-- torch where present: one tiny kernel plus ``torch.cuda.synchronize()``, the CUDA round trip;
+- torch where present: one tiny kernel plus ``torch.cuda.synchronize()`` (the CUDA round trip), and the
+  decoding attention, 1 x 4096 x 4096 product and prefill attention below, each plus a synchronize;
 - ops calls a decoding loop makes (one token of attention, a 1 x 4096 x 4096 f16 product, q4_0 GEMV) and a
   prefill attention, on resident arrays, with ``out=`` and without it (a new output every call), each waited for;
   ``--profile`` prints cProfile's top functions for the calls without ``out``.
@@ -99,19 +100,36 @@ def round_trips(dev, calls: int) -> list[tuple[str, float]]:
     return out
 
 
-def torch_round_trip(calls: int) -> list[tuple[str, float]]:
+def torch_calls(calls: int) -> list[tuple[str, float]]:
+    """torch's waited calls on the GPU: the round trip, and the ops of :func:`op_calls` (each + synchronize)."""
     try:
         import torch
+        import torch.nn.functional as F
     except ImportError:
         return []
     if not torch.cuda.is_available():
         return []
     x = torch.zeros(64, device="cuda")
+    g = torch.Generator(device="cuda").manual_seed(1)
 
-    def one() -> None:
-        x.add_(1.0)
-        torch.cuda.synchronize()
-    return [("torch: x.add_(1) + synchronize", per_call(one, calls))]
+    def res(*shape):
+        return torch.randn(*shape, device="cuda", dtype=torch.float16, generator=g)
+
+    q1, k, v = res(1, 32, 1, 128), res(1, 8, 4096, 128), res(1, 8, 4096, 128)
+    xm, w = res(1, 4096), res(4096, 4096)
+    qp, kp, vp = res(1, 32, 1024, 128), res(1, 8, 1024, 128), res(1, 8, 1024, 128)
+
+    def waited(fn):
+        def one() -> None:
+            fn()
+            torch.cuda.synchronize()
+        return per_call(one, calls)
+    return [("torch: x.add_(1) + synchronize", waited(lambda: x.add_(1.0))),
+            ("torch: SDPA decode (1 token, 32/8 heads, 4096 keys, D128)",
+             waited(lambda: F.scaled_dot_product_attention(q1, k, v, enable_gqa=True))),
+            ("torch: matmul 1x4096x4096 f16", waited(lambda: torch.matmul(xm, w.T))),
+            ("torch: SDPA prefill 32/8x1024 D128 causal",
+             waited(lambda: F.scaled_dot_product_attention(qp, kp, vp, is_causal=True, enable_gqa=True)))]
 
 
 def op_calls(dev, calls: int, profile: bool) -> list[tuple[str, float]]:
@@ -142,13 +160,27 @@ def op_calls(dev, calls: int, profile: bool) -> list[tuple[str, float]]:
         ("attention prefill 32/8x1024 D128 causal f16 out, new out",
          lambda: ops.attention(qp, kp, vp, causal=True, out_dtype=np.float16)),
     ]
+    captured = [0]
+    try:
+        from coopdsl.runtime import graph
+    except ImportError:   # (a tree from before kept command buffers, for an A/B run)
+        graph = None
+    if graph is not None:
+        real_capture = graph.capture
+
+        def counting(*a, **kw):
+            captured[0] += 1
+            return real_capture(*a, **kw)
+        graph.capture = counting
     out = []
     for name, fn in cases:
+        made = captured[0]
         try:
-            out.append((name, per_call(fn, calls)))
+            us = per_call(fn, calls)
         except Exception as e:  # noqa: BLE001  (a probe: report and go on)
             out.append((f"{name}: {type(e).__name__}: {e}", float("nan")))
             continue
+        out.append((f"{name} ({captured[0] - made} command buffers recorded to keep)", us))
         if profile and "new out" in name:
             pr = cProfile.Profile()
             pr.enable()
@@ -169,7 +201,7 @@ def main() -> None:
     require_vulkan("call_latency.py")
     dev = runtime.default_device()
     print(f"device: {dev!r}")
-    rows = round_trips(dev, args.calls) + torch_round_trip(args.calls) + op_calls(dev, args.calls, args.profile)
+    rows = round_trips(dev, args.calls) + torch_calls(args.calls) + op_calls(dev, args.calls, args.profile)
     print("| part | us per call (median) |\n|---|---|")
     for name, us in rows:
         print(f"| {name} | {us:.1f} |")

@@ -239,14 +239,14 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     """
     arrays = (q, k, v, out) if mask is None else (q, k, v, mask, out)
     options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None)
-    if not nv2.is_recording() and _HOT.replay(arrays, options):
-        return out  # the same resident arrays and options as the last call: its launches again (coopdsl/ops/hot.py)
+    if not nv2.is_recording() and (replayed := _HOT.replay(arrays, options)) is not None:
+        return replayed  # the same resident arrays and options as the last call: its launches again (ops/hot.py)
     fills = nv2.cache_fills()
     with nv2.recording() as launches:
         result = _attention(q, k, v, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
                             out_dtype=out_dtype, out=out, device=device, acc=acc, impl=impl, tune=tune)
     if nv2.cache_fills() == fills:   # (a call that built a cached mask launched work the next one does not)
-        _HOT.remember(arrays, options, launches)
+        _HOT.remember(arrays, options, launches, made=result if out is None else None)
     else:
         _HOT.forget()
     return result

@@ -39,7 +39,7 @@ class Array:
             raise ArrayError(f"a device array holds numbers: numpy bool, int, uint or float dtypes "
                              f"(bf16/fp8 as uint16/uint8 bit patterns), got {dtype}")
         self.device, self.shape, self.dtype = device, shape, dtype
-        self.size = int(np.prod(shape, dtype=np.int64))
+        self.size = math.prod(shape)
         self.nbytes = self.size * dtype.itemsize
         self._buffer: Buffer | None = device.pool.take(self.nbytes, host_visible=False)
 

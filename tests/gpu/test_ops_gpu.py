@@ -83,8 +83,9 @@ def test_matmul_and_linear_of_resident_inputs_without_out_give_resident_results(
 @pytest.mark.parametrize("op", ["linear q4_0", "linear f16 prefill", "matmul gemv", "attention decode",
                                 "attention prefill f16 out"])
 def test_repeated_calls_on_the_same_resident_arrays_follow_their_contents(op):
-    """A loop calling an op again on the same resident arrays (out= given) replays its launches, from the third
-    call on from a kept command buffer (coopdsl/runtime/graph.py): every call reads the inputs as they are then."""
+    """A loop calling an op again on the same resident arrays replays its launches: with out= given, from the
+    third call on from a kept command buffer (coopdsl/runtime/graph.py); without out, into a new output array
+    each call (results kept from earlier calls stay as they were). Every call reads the inputs as they are then."""
     from coopdsl import runtime
 
     rng = np.random.default_rng(5)
@@ -97,10 +98,10 @@ def test_repeated_calls_on_the_same_resident_arrays_follow_their_contents(op):
         xr = runtime.zeros((rows, 512), np.float32 if "q4_0" in op else np.float16, device=dev)
         wr, out = runtime.array(wq, device=dev), runtime.zeros((rows, 256), np.float32, device=dev)
 
-        def call():
+        def call(o):
             if op == "matmul gemv":
-                return ops.matmul(xr, wr, transpose_b=True, out=out)
-            return ops.linear(xr, wr, "q4_0" if "q4_0" in op else None, out=out)
+                return ops.matmul(xr, wr, transpose_b=True, out=o)
+            return ops.linear(xr, wr, "q4_0" if "q4_0" in op else None, out=o)
 
         def want(x):
             return x.astype(np.float64) @ np.asarray(wd, np.float64).T
@@ -113,18 +114,26 @@ def test_repeated_calls_on_the_same_resident_arrays_follow_their_contents(op):
         kr, vr = (runtime.array(t, device=dev) for t in kv)
         out = runtime.zeros((8, sq, 64), odt, device=dev)
 
-        def call():
-            return ops.attention(xr, kr, vr, causal=True, out_dtype=odt, out=out)
+        def call(o):
+            return ops.attention(xr, kr, vr, causal=True, out_dtype=odt, out=o)
 
         def want(x):
             return flash_attention.reference(x, np.repeat(kv[0], 4, 0), np.repeat(kv[1], 4, 0), causal=True)
         tol = 1e-2
-    for i in range(5):
+    kept = []
+    for i in range(10):
         x = rng.uniform(-1, 1, xr.shape).astype(xr.dtype)
         xr.write(x)
-        assert call() is out
         ref = want(x)
-        np.testing.assert_allclose(out.numpy().astype(np.float64), ref, atol=tol * np.abs(ref).max(),
+        got = call(out if i < 5 else None)
+        if i < 5:
+            assert got is out
+            got = out.numpy()
+        else:
+            assert isinstance(got, runtime.Array) and got is not out and got.shape == out.shape
+        kept.append((got, ref, i))
+    for got, ref, i in kept:
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), ref, atol=tol * np.abs(ref).max(),
                                    err_msg=f"call {i}")
 
 

@@ -121,12 +121,12 @@ def test_an_ops_replay_goes_through_a_graph_from_its_second_replay(device, count
     hot.run(launches)
     h.remember((x, y), ("opt",), launches)
     assert counts == [2, 2]
-    assert h.replay((x, y), ("opt",))
+    assert h.replay((x, y), ("opt",)) is y
     assert counts == [3, 4] and h.graph is not None    # recorded once, one submission
-    assert h.replay((x, y), ("opt",)) and h.replay((x, y), ("opt",))
+    assert h.replay((x, y), ("opt",)) is y and h.replay((x, y), ("opt",)) is y
     assert counts == [5, 4]                              # submitted again, nothing recorded
     with runtime.batch(device):
-        assert h.replay((x, y), ("opt",))
+        assert h.replay((x, y), ("opt",)) is y
     assert counts == [6, 6]
     np.testing.assert_array_equal(y.numpy(), 15.0 * np.arange(n))   # five calls of x + 2x
     y2 = runtime.zeros(n, np.float32, device=device)
@@ -135,3 +135,45 @@ def test_an_ops_replay_goes_through_a_graph_from_its_second_replay(device, count
     x.free()
     with pytest.raises(ArrayError):
         h.replay((x, y2), ("opt",))
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def scaled(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = alpha * x[i]
+
+
+def test_a_call_without_out_replays_into_a_new_output_each_time(device, counts):
+    """hot.Hot with ``made``: the remembered call made its output; a call again with the same arrays gets a new
+    array of the same shape, dtype and device in its place (and in place of its views) in the launches, so that
+    results the caller keeps are not overwritten; once the caller lets results go, their memory comes back from
+    the pool and the command buffer kept for it runs again, with no launch recorded."""
+    n = 300
+    x = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    made = runtime.empty(n, np.float32, device=device)
+    launches = [(scaled, (5,), (x, made, n, 3.0), {}), (axpy, (5,), (x, made.view(np.uint32).view(np.float32)),
+                                                         {"n": n, "alpha": 1.0})]
+    hot.run(launches)
+    h = hot.Hot()
+    h.remember((x, None), ("opt",), launches, made=made)
+    del launches
+    kept = [made]
+    for _ in range(3):
+        kept.append(h.replay((x, None), ("opt",)))
+    assert len({id(r) for r in kept}) == 4 and len({r.buffer().uid for r in kept}) == 4
+    for r in kept:
+        assert isinstance(r, runtime.Array) and r.shape == (n,) and r.device is device
+        np.testing.assert_array_equal(r.numpy(), 4.0 * np.arange(n))
+    del kept, made, r
+    counts[:] = [0, 0]
+    for i in range(6):
+        r = h.replay((x, None), ("opt",))
+        np.testing.assert_array_equal(r.numpy(), 4.0 * np.arange(n), err_msg=f"call {i}")
+        del r
+    print("launches", counts)
+    assert counts[0] == 12 and counts[1] <= 4         # (6 calls, 6 reads; the memory comes back: kept buffers run)
+    assert len(h.graphs) <= hot.GRAPHS
+    assert h.replay((x, x), ("opt",)) is None
+    h.remember((x, None), ("opt",), [(scaled, (5,), (x, x, n, 3.0), {})])   # no array made: not remembered
+    assert h.replay((x, None), ("opt",)) is None
