@@ -233,14 +233,18 @@ class Kernel:
         invocations per subgroup (default: the kernel's own ``subgroup_size``,
         else 32).
         """
-        hot = self.__dict__.get("_hot")  # the last launch recorded into a batch: the same objects again?
+        hot = self.__dict__.get("_hot")  # the last launch (recorded into a batch, or run): the same objects again?
         if hot is not None and not kwargs and subgroup_size is None and device is hot[1] \
                 and len(args) == len(hot[2]) and (device is not None or not _interp().wants_cpu(None)):
             for new, old in zip(args, hot[2]):
                 if new is not old:
                     break
             else:
-                if _runtime().replay(hot[0], _grid(grid)):
+                memo = hot[0]
+                if type(memo) is tuple:  # recorded into a batch: recorded again there, for this grid
+                    if _runtime().replay(memo, _grid(grid)):
+                        return
+                elif _grid(grid) == hot[3] and memo.run():  # run at once: its command buffer again
                     return
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
@@ -253,8 +257,11 @@ class Kernel:
         if subgroup_size is not None:
             raise LaunchError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "
                               "@coopdsl.kernel(subgroup_size=...) requires one)")
-        recorded = _runtime().launch(binary, reflection, _grid(grid), values, spec=spec, device=device)
-        self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args)
+        grid = _grid(grid)
+        recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=not kwargs)
+        if hot is not None and type(hot[0]) is not tuple:
+            hot[0].release()  # (the command buffer kept for the last launch: this one replaces it)
+        self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args, grid)
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch

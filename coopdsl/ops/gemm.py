@@ -211,10 +211,13 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     :func:`to_bf16`), "i8" or "u8"; by default it follows the dtype of ``a``
     (float16, int8, uint8; an ml_dtypes ``bfloat16`` array is "bf16", read as its bits).  The result is
     float32 (f16, bf16), int32 (i8) or
-    uint32 (u8): a new numpy array, or ``out`` (a numpy array or a resident
-    ``coopdsl.runtime.Array`` of that dtype and shape M x N).  Inputs may be
-    numpy arrays or resident arrays.  With 8-bit inputs on NVIDIA the tiled
-    kernel is about twice as fast with ``transpose_b=True`` (B K-major).
+    uint32 (u8): ``out`` when given (a numpy array or a resident
+    ``coopdsl.runtime.Array`` of that dtype and shape M x N), else a new resident
+    Array on ``a``'s device when ``a`` is resident, else a new numpy array.  Inputs may be
+    numpy arrays or resident arrays.  A call again with the very same resident
+    arrays and options replays the last one's launches (docs/ops.md, "Calls in a loop").
+    With 8-bit inputs on NVIDIA the tiled kernel is about twice as fast with
+    ``transpose_b=True`` (B K-major).
 
     Decoding shapes, ``transpose_b=True`` with 1 to 16 rows of f16/bf16 ``a`` (K a multiple of 8),
     run the bandwidth-bound kernel of :mod:`coopdsl.ops.gemv` instead (a bf16 ``a`` must then be

@@ -60,7 +60,10 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     uint16 bf16 bit patterns (``"bf16"``) or uint8 ggml blocks (``"q4_0"``, ``"q8_0"``,
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
-    likewise.  For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights), for N <= 16
+    likewise; without ``out`` the result is a new resident Array on ``x``'s device when ``x`` is resident, else
+    a new numpy array. A call again with the very same resident arrays and options replays the last one's
+    launches (docs/ops.md, "Calls in a loop").
+    For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights), for N <= 16
     float32 or float16; numpy x is converted.
     ``q8`` (N <= 16): whether x is rounded to 8 bits a value and multiplied with integer dot products
     (:func:`coopdsl.ops.gemv.gemv`; by default where that was faster on an H100, for q4_0, q8_0 and q4_K up to

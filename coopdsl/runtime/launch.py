@@ -15,6 +15,7 @@ from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
+from .graph import Graph
 from .memory import Buffer
 from .packing import check_array, check_struct_keys, pack_members
 from .program import Program
@@ -30,27 +31,31 @@ Recorded = tuple[Batch, Program, "Bound | None"]
 
 
 def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
-           spec: dict[str, Any] | None = None, device: Device | None = None) -> Recorded | None:
+           spec: dict[str, Any] | None = None, device: Device | None = None,
+           keep: bool = False) -> Recorded | Graph | None:
     """Run one dispatch of ``grid`` workgroups, or record it when a batch is open on the device.
 
     Numpy arrays are copied in and (when the kernel writes them) back out; resident ``Array`` arguments
     are bound directly. Every check happens before anything is dispatched. Returns, for a launch recorded
     into an open batch with resident arrays and plain numbers only, what ``replay`` needs to record it
-    again (else None). ``grid``: 1 to 3 positive ints, or one int, as ``Kernel.launch`` takes it.
+    again; with ``keep=True``, for such a launch run at once, its command buffer as a
+    :class:`~coopdsl.runtime.graph.Graph` whose ``run()`` runs it again; else None. ``grid``: 1 to 3 positive
+    ints, or one int, as ``Kernel.launch`` takes it.
     """
     grid = grid3(grid, least=1, error=LaunchError)
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
         return record(b, spirv, reflection, grid, args, spec)
-    b = Batch(dev)
+    b = Batch(dev, reusable=keep)
     try:
-        record(b, spirv, reflection, grid, args, spec)
+        recorded = record(b, spirv, reflection, grid, args, spec)
     except BaseException:
         b.discard()
         raise
-    b.submit()
-    return None
+    generation = dev.descriptors.generation
+    kept = b.submit(keep=keep and recorded is not None)
+    return None if kept is None else Graph(dev, kept[0], kept[1], generation)
 
 
 def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:

@@ -177,3 +177,45 @@ def test_a_call_without_out_replays_into_a_new_output_each_time(device, counts):
     assert h.replay((x, x), ("opt",)) is None
     h.remember((x, None), ("opt",), [(scaled, (5,), (x, x, n, 3.0), {})])   # no array made: not remembered
     assert h.replay((x, None), ("opt",)) is None
+
+
+def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments(device, monkeypatch):
+    """Kernel.launch outside a batch keeps the command buffer of a launch on resident arrays and plain numbers;
+    a launch again with the very same argument objects and grid submits it again, recording nothing; anything
+    else (another grid, another object, numpy data, keywords, an open batch, a freed array) takes the checked
+    path."""
+    import importlib
+
+    L = importlib.import_module("coopdsl.runtime.launch")
+
+    recorded = [0]
+    real = L.record
+
+    def counting(*a, **kw):
+        recorded[0] += 1
+        return real(*a, **kw)
+    monkeypatch.setattr(L, "record", counting)
+    n, one = 300, 1.0
+    x, y = _arrays(device, n)
+    for _ in range(5):
+        axpy.launch((5,), x, y, n, one)
+    assert recorded[0] == 1                                   # recorded once, submitted five times
+    axpy.launch((6,), x, y, n, one)                           # another grid: recorded (and kept)
+    axpy.launch((6,), x, y, n, one)
+    assert recorded[0] == 2
+    axpy.launch((6,), x, y, n=n, alpha=one)                   # keywords: the checked path, nothing kept
+    axpy.launch((6,), x, y, n, one)
+    assert recorded[0] == 4
+    with runtime.batch(device):
+        axpy.launch((6,), x, y, n, one)                       # inside a batch: recorded into it
+    assert recorded[0] == 5
+    np.testing.assert_array_equal(y.numpy(), 10.0 * np.arange(n))
+    xh = np.arange(n, dtype=np.float32)
+    axpy.launch((5,), xh, y, n, one)
+    axpy.launch((5,), xh, y, n, one)                          # numpy data: staged each time, never kept
+    assert recorded[0] == 7
+    np.testing.assert_array_equal(y.numpy(), 12.0 * np.arange(n))
+    axpy.launch((5,), x, y, n, one)
+    x.free()
+    with pytest.raises(ArrayError, match="freed"):
+        axpy.launch((5,), x, y, n, one)                       # the kept command buffer does not run
