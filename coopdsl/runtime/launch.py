@@ -47,6 +47,7 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
     b = current_batch(dev)
     if b is not None:
         return record(b, spirv, reflection, grid, args, spec)
+    keep = keep and not any(isinstance(value, np.ndarray) for value in args.values())  # (staged: never kept)
     b = Batch(dev, reusable=keep)
     try:
         recorded = record(b, spirv, reflection, grid, args, spec)
