@@ -13,15 +13,9 @@ from coopdsl.ops import hot
 from coopdsl.runtime import ArrayError, LaunchError
 from coopdsl.runtime.batch import open_batches
 from coopdsl.runtime.graph import capture
+from tests.runtime.test_batch import axpy  # y = alpha x + y
 
 pytestmark = pytest.mark.vulkan
-
-
-@cd.kernel(workgroup_size=(64, 1, 1))
-def axpy(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32, alpha: f32):
-    i = cd.global_invocation_id.x
-    if i < n:
-        y[i] = alpha * x[i] + y[i]
 
 
 @pytest.fixture
