@@ -32,6 +32,12 @@ ML_DTYPES = {"bfloat16": "bf16"}  # ml_dtypes' names accepted for the bit-patter
 Address = Callable[[Mapping[str, Any], Any], Any]  # (pointer member, value given) -> its int device address
 
 
+
+def a_an(word: object) -> str:
+    """``word`` with its English article: "an int32", "a float64", "a uint8"."""
+    text = str(word)
+    return f"{'an' if text[:1] in ('a', 'e', 'i', 'o') else 'a'} {text}"
+
 def member_value(values: Mapping[str, Any], name: str) -> Any:
     """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
     if name in values:
@@ -66,7 +72,7 @@ def pointer_problem(member: Mapping[str, Any], dtype: np.dtype, what: str) -> st
     elem = element_of(pointee)
     if elem not in DTYPES or dtype_matches(elem, dtype):
         return None
-    return f"{what} '{member['name']}' points to {pointee}; got a {dtype} array (pass {wanted_dtype(elem)})"
+    return f"{what} '{member['name']}' points to {pointee}; got {a_an(dtype)} array (pass {wanted_dtype(elem)})"
 
 
 def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str, Any], what: str,

@@ -63,9 +63,13 @@ def _buffer(g: GlobalVar, values: dict[str, Any], device: DeviceMemory) -> Alloc
     arr = values[g.name]
     elem = T.block_array(g.type).elem
     if not isinstance(arr, np.ndarray):
-        raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}")
+        hint = ""
+        if type(arr).__module__.startswith("coopdsl.runtime"):  # (the interpreter does not import the runtime)
+            hint = (" (a resident array lives on its GPU: pass its contents, arr.numpy(), to the interpreter, or "
+                    "launch on the array's device without device='cpu')")
+        raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}{hint}")
     if isinstance(elem, T.ScalarType) and not packing.dtype_matches(elem.name, arr.dtype):
-        raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got a {arr.dtype} array "
+        raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got {packing.a_an(arr.dtype)} array "
                                   f"(pass {packing.wanted_dtype(elem.name)})")
     size = T.block_array(g.type).stride
     if arr.nbytes % size:

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._packing import a_an
 from .device import Device, default_device
 from .errors import ArrayError
 from .memory import Buffer
@@ -80,9 +81,9 @@ class Array:
         """Replace the contents with ``data`` (same shape and dtype). Inside a batch it is recorded in order."""
         from .batch import Batch, current_batch
 
-        src = np.ascontiguousarray(as_numpy(data))
+        src = np.ascontiguousarray(as_numpy(data, "write into a device array from"))
         if src.dtype != self.dtype or src.shape != self.shape:
-            raise ArrayError(f"cannot write a {src.dtype} array of shape {src.shape} into a device array of "
+            raise ArrayError(f"cannot write {a_an(src.dtype)} array of shape {src.shape} into a device array of "
                              f"{self.dtype} and shape {self.shape}")
         buf = self.buffer()
         b = current_batch(self.device)
@@ -177,8 +178,9 @@ class ArrayView(Array):
         pass
 
 
-def as_numpy(data: Any) -> np.ndarray:
-    """``data`` as a numpy array: ndarrays, objects with ``__array__``, or the buffer protocol."""
+def as_numpy(data: Any, action: str = "make a device array from") -> np.ndarray:
+    """``data`` as a numpy array: ndarrays, objects with ``__array__``, or the buffer protocol (else an
+    ArrayError saying it cannot ``action`` it)."""
     if isinstance(data, np.ndarray):
         return data
     if hasattr(data, "__array__"):
@@ -186,7 +188,7 @@ def as_numpy(data: Any) -> np.ndarray:
     try:
         view = memoryview(data)
     except TypeError:
-        raise ArrayError(f"cannot make a device array from {type(data).__name__}: it has neither the buffer "
+        raise ArrayError(f"cannot {action} {type(data).__name__}: it has neither the buffer "
                          f"protocol nor __array__ (for a list, use np.array(values, dtype=...))") from None
     return np.asarray(view)
 

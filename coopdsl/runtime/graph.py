@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .batch import Batch, current_batch, open_batches
+from .device import Device, default_device
 from .errors import LaunchError
 
 if TYPE_CHECKING:
     from .array import Array
-    from .device import Device
 
 __all__ = ["Graph", "capture"]
 
@@ -63,11 +63,21 @@ class Graph:
             self.cb = 0
 
 
-def capture(device: Device, record: Callable[[], object]) -> Graph | None:
-    """Run ``record()`` (which launches kernels on ``device``) with a batch open on the device in this thread,
-    submit what it recorded and wait, and return it as a :class:`Graph`; None when it cannot be kept (numpy
-    data staged or downloaded, nothing recorded) after running it all the same. A batch already open on the
-    device in this thread is a LaunchError."""
+def capture(device: Device | None, record: Callable[[], object]) -> Graph | None:
+    """Run ``record()`` (which launches kernels on ``device``; None: the default device) with a batch open on
+    the device in this thread, submit what it recorded and wait, and return it as a :class:`Graph`; None when
+    it cannot be kept (numpy data staged or downloaded, an ``Array.write``, nothing recorded) after running it
+    all the same. ``record``'s return value is not used. Launches it makes on another device run there at
+    once, as outside the capture, and are not part of the graph. The graph keeps the resident arrays its
+    launches use alive (arrays made inside ``record`` too) until it is released. A batch already open on the
+    device in this thread is a LaunchError; ``device`` not a Device or ``record`` not callable a TypeError,
+    before anything runs."""
+    if device is None:
+        device = default_device()
+    if not isinstance(device, Device):
+        raise TypeError(f"capture: device must be a coopdsl.runtime.Device or None, got {type(device).__name__}")
+    if not callable(record):
+        raise TypeError(f"capture: record must be a function that makes the launches, got {type(record).__name__}")
     batches = open_batches()
     if device in batches:
         raise LaunchError(f"a batch is open for {device!r} in this thread: launches there are recorded into it")

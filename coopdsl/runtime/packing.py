@@ -16,6 +16,7 @@ from .._packing import (
     SCALAR_SIZE,
     STRUCT_CODE,
     Address,
+    a_an,
     dtype_matches,
     member_value,
     wanted_dtype,
@@ -92,7 +93,7 @@ def dtype_problem(binding: dict[str, Any], dtype: np.dtype) -> str | None:
         return None
     if dtype_matches(t, dtype):
         return None
-    return f"buffer '{binding['name']}' holds {t}; got a {dtype} array (pass {wanted_dtype(t)})"
+    return f"buffer '{binding['name']}' holds {t}; got {a_an(dtype)} array (pass {wanted_dtype(t)})"
 
 
 def size_problem(binding: dict[str, Any], nbytes: int) -> str | None:

@@ -139,6 +139,11 @@ def test_write_checks_shape_and_dtype(device):
     with pytest.raises(ArrayError, match="cannot write a float64 array of shape \\(2, 2\\) into a device array "
                                          "of float32 and shape \\(2, 2\\)"):
         a.write(np.zeros((2, 2)))
+    with pytest.raises(ArrayError, match="cannot write an int64 array of shape"):
+        a.write(np.zeros((2, 2), np.int64))
+    with pytest.raises(ArrayError, match=r"cannot write into a device array from list: it has neither the buffer "
+                                         r"protocol nor __array__ \(for a list, use np.array"):
+        a.write([[1.0, 2.0], [3.0, 4.0]])
 
 
 def test_read_only_numpy_output_fails_before_dispatch(device):

@@ -213,3 +213,18 @@ def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments
     x.free()
     with pytest.raises(ArrayError, match="freed"):
         axpy.launch((5,), x, y, n, one)                       # the kept command buffer does not run
+
+
+def test_capture_takes_the_default_device_for_none_and_refuses_a_bad_device_or_function_before_running(device):
+    x, y = _arrays(device)
+    if runtime.default_device() is device:
+        g = capture(None, lambda: axpy.launch((5,), x, y, 300, 1.0))
+        assert g is not None and g.device is device
+        np.testing.assert_array_equal(y.numpy(), np.arange(300))
+    ran = []
+    with pytest.raises(TypeError, match="capture: device must be a coopdsl.runtime.Device or None, got str"):
+        capture("cpu", lambda: ran.append(1))
+    with pytest.raises(TypeError, match="capture: record must be a function that makes the launches, got int"):
+        capture(device, 5)
+    assert ran == []
+

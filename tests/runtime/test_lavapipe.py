@@ -63,8 +63,22 @@ def test_bad_arguments_fail_before_dispatch(device):
 
     with pytest.raises(LaunchError, match="holds f32; got a float64 array"):
         saxpy.launch((1,), np.zeros(4), np.zeros(4, np.float32), 4, 1.0, device=device)
+    with pytest.raises(LaunchError, match=r"holds f32; got an int32 array \(pass float32\)"):
+        saxpy.launch((1,), np.zeros(4, np.int32), np.zeros(4, np.float32), 4, 1.0, device=device)
     with pytest.raises(LaunchError, match="missing push constant 'alpha'"):
         saxpy.launch((1,), np.zeros(4, np.float32), np.zeros(4, np.float32), n=4, device=device)
+
+
+def test_a_resident_array_given_to_the_interpreter_is_told_how_to_pass_its_contents(device):
+    from coopdsl import runtime
+    from coopdsl.interp import LaunchArgumentError
+
+    x = runtime.zeros(4, np.float32, device=device)
+    with pytest.raises(LaunchArgumentError, match=r"buffer 'x' needs a numpy array, got Array \(a resident array "
+                                                  r"lives on its GPU: pass its contents, arr.numpy\(\)"):
+        saxpy.launch((1,), x, np.zeros(4, np.float32), 4, 1.0, device="cpu")
+    with pytest.raises(LaunchArgumentError, match="buffer 'x' holds f32; got an int32 array"):
+        saxpy.launch((1,), np.zeros(4, np.int32), np.zeros(4, np.float32), 4, 1.0, device="cpu")
 
 
 def test_coopmat_kernel_on_a_device_without_cooperative_matrices(device):
