@@ -73,7 +73,6 @@ class Hot:
             shape, dtype, device = self.made
             result = empty(shape, dtype, device=device)
             key = result.buffer().uid
-            launches = _fill(launches, result)
         else:
             result = arrays[-1]
         g = self.graphs.get(key)
@@ -82,6 +81,8 @@ class Hot:
                 return result
             g.release()
             del self.graphs[key]
+        if key is not None:
+            launches = _fill(launches, result)
         dev = _graph_device(launches)
         if dev is None:
             run(launches)
