@@ -32,7 +32,9 @@ class Family:
 _SCANNED = ("add", "mul", "min", "max", "and", "or", "xor")
 _SUBGROUP = tuple(f"subgroup_{scan}{op}" for op in _SCANNED for scan in ("", "inclusive_", "exclusive_")) + tuple(
     f"subgroup_{name}" for name in ("elect", "all", "any", "all_equal", "broadcast", "broadcast_first", "ballot",
-                                    "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down"))
+                                    "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "ballot_bit_count",
+                                    "ballot_inclusive_bit_count", "ballot_exclusive_bit_count", "ballot_find_lsb",
+                                    "ballot_find_msb", "inverse_ballot", "ballot_bit_extract"))
 _ATOMICS = tuple(f"atomic_{name}" for name in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
                                                "compare_exchange", "load", "store"))
 
@@ -44,7 +46,7 @@ DEFERRED = (  # (in the order the registries import them)
            exports=("Row", "Column", "Reduce2x2", "reduce_add", "reduce_max", "reduce_min")),
     Family("intdot", "integer dot products (SPV_KHR_integer_dot_product)", exports=("dot4x8",)),
     Family("qcom", "SPV_QCOM_cooperative_matrix_conversion", exports=("bitcast_array", "sub_array")),
-    Family("subgroup", "subgroup operations (votes, broadcasts, shuffles, reductions, scans)",
+    Family("subgroup", "subgroup operations (votes, broadcasts, ballots and their bits, shuffles, reductions, scans)",
            exports=_SUBGROUP, table="SUBGROUP"),
     Family("tensor", "tensor layouts and views, tensor-addressed loads and stores (SPV_NV_tensor_addressing)",
            exports=("tensor_layout", "tensor_view")),

@@ -32,6 +32,8 @@ GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclus
 
 NUMERIC = Runtime(numeric, "{name}() takes a numeric scalar or vector (not {type})")
 LANE_VALUE = Runtime(exchangeable, "{name}() takes a scalar or vector of numbers or bools (not {type})")
+BALLOT = Runtime(lambda t: t == T.VectorType(T.u32, 4),
+                 "{name}() takes a ballot: a vec4[u32] such as cd.subgroup_ballot(b) gives (not {type})")
 BOOL = Runtime(lambda t: t == T.boolean, "{name}() takes a bool, got {type}")
 
 
@@ -77,6 +79,15 @@ def _ballot(cg: Builder, b: Value) -> Value:
     return cg.em.op("subgroup_ballot", T.VectorType(T.u32, 4), [b])
 
 
+def _ballot_bits(query: str, result: T.Type) -> Callable[..., Value]:
+    def impl(cg: Builder, ballot: Value, index: Value | None = None) -> Value:
+        if index is not None and index.type != T.u32:  # (SPIR-V: an unsigned index)
+            raise TypeMismatchError(f"subgroup_ballot_bit_extract() index must be u32, got {index.type}", cg.em.loc)
+        operands = [ballot] if index is None else [ballot, index]
+        return cg.em.op("subgroup_ballot_bits", result, operands, query=query)
+    return impl
+
+
 def _shuffle(kind: str, mode: str) -> Callable[..., Value]:
     name = f"subgroup_shuffle{kind}"
 
@@ -108,6 +119,29 @@ for _name, _impl, _doc, _sig, _conversions in (
          {"v": LANE_VALUE}),
         ("subgroup_ballot", _ballot, "uvec4 bit mask of the invocations where the bool is true.", "(b)",
          {"b": BOOL}),
+        ("subgroup_ballot_bit_count", _ballot_bits("count", T.u32),
+         "How many invocations of the subgroup ``ballot`` has set (OpGroupNonUniformBallotBitCount Reduce; GLSL "
+         "subgroupBallotBitCount; HLSL WaveActiveCountBits(b) is this of cd.subgroup_ballot(b)).", "(ballot)",
+         {"ballot": BALLOT}),
+        ("subgroup_ballot_inclusive_bit_count", _ballot_bits("inclusive_count", T.u32),
+         "How many bits of ``ballot`` are set up to this invocation's, its own included (BallotBitCount "
+         "InclusiveScan).", "(ballot)", {"ballot": BALLOT}),
+        ("subgroup_ballot_exclusive_bit_count", _ballot_bits("exclusive_count", T.u32),
+         "How many bits of ``ballot`` are set below this invocation's (BallotBitCount ExclusiveScan; HLSL "
+         "WavePrefixCountBits(b) is this of cd.subgroup_ballot(b)): a lane's slot among the lanes that keep a value.",
+         "(ballot)", {"ballot": BALLOT}),
+        ("subgroup_ballot_find_lsb", _ballot_bits("find_lsb", T.u32),
+         "The lowest invocation whose bit ``ballot`` has set (OpGroupNonUniformBallotFindLSB; undefined for no "
+         "bit: the interpreter gives 0xFFFFFFFF).", "(ballot)", {"ballot": BALLOT}),
+        ("subgroup_ballot_find_msb", _ballot_bits("find_msb", T.u32),
+         "The highest invocation whose bit ``ballot`` has set (OpGroupNonUniformBallotFindMSB; undefined for no "
+         "bit: the interpreter gives 0xFFFFFFFF).", "(ballot)", {"ballot": BALLOT}),
+        ("subgroup_inverse_ballot", _ballot_bits("inverse", T.boolean),
+         "Whether ``ballot`` has this invocation's bit set (OpGroupNonUniformInverseBallot; ``ballot`` must be "
+         "the same in every active invocation).", "(ballot)", {"ballot": BALLOT}),
+        ("subgroup_ballot_bit_extract", _ballot_bits("extract", T.boolean),
+         "Whether ``ballot`` has bit ``index`` set (OpGroupNonUniformBallotBitExtract).", "(ballot, index)",
+         {"ballot": BALLOT, "index": Index("the bit index")}),
         ("subgroup_shuffle", _shuffle("", "index"), "The value of invocation ``lane``.",
          "(v, lane)", {"v": LANE_VALUE, "lane": _LANE}),
         ("subgroup_shuffle_xor", _shuffle("_xor", "xor"),

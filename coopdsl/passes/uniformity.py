@@ -640,6 +640,11 @@ def _atomic(self: FunctionUniformity, op: Op) -> Fact:
 def _subgroup(self: FunctionUniformity, op: Op) -> Fact:
     """Subgroup ops: the same in every active invocation of the subgroup, unless per-invocation by nature."""
     k, loc, name = op.kind, op.loc, _SUBGROUP_NAMES.get(op.kind, op.kind)
+    if k == "subgroup_ballot_bits":   # about the ballot's bits alone, or this invocation's place among them
+        per_invocation = _PER_INVOCATION_BALLOT.get(op.attrs["query"])
+        if per_invocation:
+            return DIVERGENT, Origin(f"{per_invocation}, which differs between invocations", loc)
+        return self._operands(op)
     if k == "subgroup_reduce" and op.attrs["mode"] != "reduce":
         return DIVERGENT, Origin("a subgroup scan, which differs between invocations", loc)
     if k == "subgroup_elect" or k == "subgroup_shuffle" and (
@@ -651,6 +656,9 @@ def _subgroup(self: FunctionUniformity, op: Op) -> Fact:
     return SUBGROUP, Origin(name, loc)
 
 
+_PER_INVOCATION_BALLOT = {"inclusive_count": "cd.subgroup_ballot_inclusive_bit_count()",
+                          "exclusive_count": "cd.subgroup_ballot_exclusive_bit_count()",
+                          "inverse": "cd.subgroup_inverse_ballot()"}
 _SUBGROUP_NAMES = {"subgroup_elect": "cd.subgroup_elect()", "subgroup_reduce": "a subgroup reduction",
                    "subgroup_shuffle": "a subgroup shuffle", "subgroup_ballot": "cd.subgroup_ballot()",
                    "subgroup_all": "cd.subgroup_all()", "subgroup_any": "cd.subgroup_any()",

@@ -38,7 +38,56 @@ def test_subgroup_operations():
         r"OpGroupNonUniformUMax", r"OpGroupNonUniformBitwiseAnd", r"OpGroupNonUniformBitwiseOr",
         r"OpGroupNonUniformBitwiseXor %uint %uint_3 Reduce", r"OpGroupNonUniformBitwiseOr %uint %uint_3 ExclusiveScan",
         r"OpGroupNonUniformBallot %v4uint")
-    assert len(SUBGROUP) == 21 + 11
+    assert len(SUBGROUP) == 21 + 11 + 7
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def ballot_queries(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    bal = cd.subgroup_ballot(x[i] > 0.0)
+    z[i] = (cd.subgroup_ballot_bit_count(bal) + cd.subgroup_ballot_inclusive_bit_count(bal)
+            + cd.subgroup_ballot_exclusive_bit_count(bal) + cd.subgroup_ballot_find_lsb(bal)
+            + cd.subgroup_ballot_find_msb(bal) + u32(cd.subgroup_inverse_ballot(bal))
+            + u32(cd.subgroup_ballot_bit_extract(bal, 7)) + u32(cd.subgroup_ballot_bit_extract(bal, z[0])))
+
+
+def test_ballot_bit_queries():
+    """GLSL's subgroupBallotBitCount, Inclusive/ExclusiveBitCount, FindLSB/MSB, InverseBallot, BitExtract."""
+    compile_checked(
+        ballot_queries, r"OpCapability GroupNonUniformBallot",
+        r"OpGroupNonUniformBallotBitCount %uint %uint_3 Reduce %\w+",
+        r"OpGroupNonUniformBallotBitCount %uint %uint_3 InclusiveScan %\w+",
+        r"OpGroupNonUniformBallotBitCount %uint %uint_3 ExclusiveScan %\w+",
+        r"OpGroupNonUniformBallotFindLSB %uint %uint_3 %\w+", r"OpGroupNonUniformBallotFindMSB %uint %uint_3 %\w+",
+        r"OpGroupNonUniformInverseBallot %bool %uint_3 %\w+",
+        r"OpGroupNonUniformBallotBitExtract %bool %uint_3 %\w+ %uint_7",
+        r"OpGroupNonUniformBallotBitExtract %bool %uint_3 %\w+ %\w+")
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_count_of_a_bool(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    z[0] = cd.subgroup_ballot_bit_count(x[0] > 0.0)  # E:bool
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_extract_signed(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    bal = cd.subgroup_ballot(x[0] > 0.0)
+    z[0] = u32(cd.subgroup_ballot_bit_extract(bal, i32(z[1])))  # E:signed
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_inverse_of_a_vec4_f32(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    z[0] = u32(cd.subgroup_inverse_ballot(cd.vec4[f32](x[0], x[1], x[2], x[3])))  # E:vecf
+
+
+def test_ballot_queries_take_a_ballot_and_an_unsigned_index():
+    expect_error(k_count_of_a_bool, TypeMismatchError,
+                 "subgroup_ballot_bit_count() takes a ballot: a vec4[u32] such as cd.subgroup_ballot(b) gives "
+                 "(not bool)", "# E:bool", 12)
+    expect_error(k_extract_signed, TypeMismatchError, "subgroup_ballot_bit_extract() index must be u32, got i32",
+                 "# E:signed", 16)
+    expect_error(k_inverse_of_a_vec4_f32, TypeMismatchError, "subgroup_inverse_ballot() takes a ballot",
+                 "# E:vecf", 16)
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))

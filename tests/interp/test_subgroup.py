@@ -74,3 +74,42 @@ def test_subgroup_sums_wrap_at_the_component_width():
     wrapping.launch((1,), x, out, device="cpu")
     assert (out[:32] == (32 * (2**31 + 7)) % 2**32 // 5).all()
     np.testing.assert_array_equal(out[32:], (np.arange(1, 33) * (2**31 + 7)) % 2**32 // 3)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def ballot_bits(x: cd.Buffer[u32], out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    bal = cd.subgroup_ballot(x[i] % 3 == 0)
+    o = i * 8
+    out[o] = cd.subgroup_ballot_bit_count(bal)
+    out[o + 1] = cd.subgroup_ballot_inclusive_bit_count(bal)
+    out[o + 2] = cd.subgroup_ballot_exclusive_bit_count(bal)
+    out[o + 3] = cd.subgroup_ballot_find_lsb(bal)
+    out[o + 4] = cd.subgroup_ballot_find_msb(bal)
+    out[o + 5] = u32(cd.subgroup_inverse_ballot(bal))
+    out[o + 6] = u32(cd.subgroup_ballot_bit_extract(bal, 5))
+    out[o + 7] = u32(cd.subgroup_ballot_bit_extract(bal, (cd.subgroup_invocation_id + 1) % cd.subgroup_size))
+
+
+@pytest.mark.parametrize("sgs", [8, 32, 64])
+def test_ballot_bit_queries_against_numpy(sgs):
+    """Counts (all, up to and below this lane), lowest and highest set bit, this lane's bit, a given bit; bits
+    past the subgroup size (a ballot of 64 lanes in two words) counted as the subgroup has them."""
+    x = np.random.default_rng(40 + sgs).integers(0, 100, 64).astype(np.uint32)
+    x[:sgs] += (x[:sgs] % 3 == 0)                 # the first subgroup: no bit set (find_* undefined: 0xFFFFFFFF)
+    out = np.zeros(64 * 8, np.uint32)
+    ballot_bits.launch((1,), x, out, device="cpu", subgroup_size=sgs)
+    r = out.reshape(64, 8).astype(np.int64)
+    for s in range(64 // sgs):
+        g = (x[s * sgs:(s + 1) * sgs] % 3 == 0)
+        rs = r[s * sgs:(s + 1) * sgs]
+        lane = np.arange(sgs)
+        assert (rs[:, 0] == g.sum()).all()
+        np.testing.assert_array_equal(rs[:, 1], np.cumsum(g))
+        np.testing.assert_array_equal(rs[:, 2], np.cumsum(g) - g)
+        set_bits = np.nonzero(g)[0]
+        assert (rs[:, 3] == (set_bits[0] if len(set_bits) else 0xFFFFFFFF)).all()
+        assert (rs[:, 4] == (set_bits[-1] if len(set_bits) else 0xFFFFFFFF)).all()
+        np.testing.assert_array_equal(rs[:, 5], g)
+        assert (rs[:, 6] == g[5]).all()
+        np.testing.assert_array_equal(rs[:, 7], g[(lane + 1) % sgs])

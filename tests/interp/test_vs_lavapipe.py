@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import f32, u32
+from coopdsl import f32, u32, vec4
 
 from . import test_arith, test_control_flow, test_memory
 
@@ -94,6 +94,28 @@ def subgroups(x: cd.Buffer[u32], out: cd.Buffer[u32]):
 def test_subgroup_operations_with_divergence(device):
     x = np.random.default_rng(10).integers(0, 200, 128).astype(np.uint32)
     gpu, cpu = both(device, subgroups, (2,), lambda: [x, np.zeros(128 * 8, np.uint32)])
+    np.testing.assert_array_equal(gpu[1], cpu[1])
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def ballot_bits(x: cd.Buffer[u32], out: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    bal = cd.subgroup_ballot(x[i] % 3 == 0)
+    o = i * 8
+    out[o] = cd.subgroup_ballot_bit_count(bal)
+    out[o + 1] = cd.subgroup_ballot_inclusive_bit_count(bal)
+    out[o + 2] = cd.subgroup_ballot_exclusive_bit_count(bal)
+    out[o + 3] = cd.subgroup_ballot_find_lsb(bal | vec4[u32](1, 0, 0, 0))
+    out[o + 4] = cd.subgroup_ballot_find_msb(bal | vec4[u32](1, 0, 0, 0))
+    out[o + 5] = u32(cd.subgroup_inverse_ballot(bal))
+    out[o + 6] = u32(cd.subgroup_ballot_bit_extract(bal, 2))
+    out[o + 7] = u32(cd.subgroup_ballot_bit_extract(bal, cd.subgroup_invocation_id ^ 1))
+
+
+def test_ballot_bit_queries(device):
+    """The seven questions about a ballot's bits, on the device's subgroups and the interpreter's of its size."""
+    x = np.random.default_rng(11).integers(0, 200, 128).astype(np.uint32)
+    gpu, cpu = both(device, ballot_bits, (2,), lambda: [x, np.zeros(128 * 8, np.uint32)])
     np.testing.assert_array_equal(gpu[1], cpu[1])
 
 

@@ -272,7 +272,10 @@ def test_atomic_result_is_divergent():
 
 
 @pytest.mark.parametrize("expr", ["cd.subgroup_elect()", "cd.subgroup_inclusive_add(v) > 0.0",
-                                  "cd.subgroup_shuffle_xor(v, 1) > 0.0"])
+                                  "cd.subgroup_shuffle_xor(v, 1) > 0.0",
+                                  "cd.subgroup_ballot_inclusive_bit_count(cd.subgroup_ballot(v > 0.0)) > 2",
+                                  "cd.subgroup_ballot_exclusive_bit_count(cd.subgroup_ballot(v > 0.0)) == 0",
+                                  "cd.subgroup_inverse_ballot(cd.subgroup_ballot(v > 0.0))"])
 def test_per_invocation_subgroup_results_are_divergent(expr, tmp_path):
     src = tmp_path / "k.py"
     src.write_text(f"""import coopdsl as cd

@@ -39,10 +39,16 @@ def sources(out: cd.Buffer[u32], ro: cd.Buffer[u32], rw: cd.Buffer[u32], n: u32,
     out[18] = cd.local_invocation_id.y            # workgroup: the workgroup is 1 wide along y
     out[19] = cd.global_invocation_id.x // 64     # workgroup: == workgroup_id.x for a 64-wide workgroup
     out[20] = cd.subgroup_broadcast_first(n)      # workgroup: broadcasting a uniform value
+    bal = cd.subgroup_ballot(lid > 3)
+    out[21] = cd.subgroup_ballot_bit_count(bal)   # subgroup: about the ballot alone
+    out[22] = cd.subgroup_ballot_find_msb(bal)    # subgroup
+    out[23] = u32(cd.subgroup_ballot_bit_extract(bal, n))  # subgroup: a uniform index
+    out[24] = cd.subgroup_ballot_exclusive_bit_count(bal)  # divergent: this invocation's place
+    out[25] = u32(cd.subgroup_ballot_bit_extract(bal, lid))  # divergent: a divergent index
     rw[2] = 0
 
 
-EXPECTED = [WORKGROUP] * 6 + [SUBGROUP] * 5 + [DIVERGENT] * 7 + [WORKGROUP] * 3
+EXPECTED = [WORKGROUP] * 6 + [SUBGROUP] * 5 + [DIVERGENT] * 7 + [WORKGROUP] * 3 + [SUBGROUP] * 3 + [DIVERGENT] * 2
 
 
 def stored_levels(k) -> list:

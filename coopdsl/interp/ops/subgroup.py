@@ -146,3 +146,29 @@ def _ballot(m: Machine, op: Op, args: list[Any]) -> Any:
     bits[:, :m.lanes.sgs] = g
     words = np.packbits(bits, axis=1, bitorder="little").view("<u4").astype(np.uint32)
     return np.repeat(words, m.lanes.sgs, axis=0)
+
+
+@semantics("subgroup_ballot_bits")
+def _ballot_bits(m: Machine, op: Op, args: list[Any]) -> Any:
+    """The ballot's bits for the subgroup's invocations (bits past the subgroup size do not count)."""
+    words = np.broadcast_to(np.asarray(args[0], np.uint32), (m.lanes.N, 4))
+    bits = np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=1, bitorder="little").astype(bool)
+    bits[:, m.lanes.sgs:] = False
+    rows = np.arange(m.lanes.N)
+    lane = rows % m.lanes.sgs
+    query = op.attrs["query"]
+    if query == "count":
+        return bits.sum(axis=1).astype(np.uint32)
+    if query in ("inclusive_count", "exclusive_count"):
+        upto = np.cumsum(bits, axis=1)[rows, lane]
+        return (upto - (bits[rows, lane] if query == "exclusive_count" else 0)).astype(np.uint32)
+    if query in ("find_lsb", "find_msb"):
+        cols = np.arange(128)
+        found = np.where(bits, cols, 128 if query == "find_lsb" else -1)
+        at = found.min(axis=1) if query == "find_lsb" else found.max(axis=1)
+        return np.where(bits.any(axis=1), at, 0xFFFFFFFF).astype(np.uint32)   # (none set: undefined in SPIR-V)
+    if query == "inverse":
+        return bits[rows, lane]
+    index = np.broadcast_to(np.asarray(args[1]).astype(np.int64), (m.lanes.N,))
+    inside = index < 128
+    return np.where(inside, bits[rows, np.where(inside, index, 0)], False)   # extract (past 128: undefined)

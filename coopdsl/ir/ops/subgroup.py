@@ -9,6 +9,10 @@ from .base import define, fail, integer, is_bool, is_numeric, result_is
 REDUCTIONS = ("add", "mul", "min", "max", "and", "or", "xor")
 MODES = ("reduce", "inclusive_scan", "exclusive_scan")
 SHUFFLES = ("index", "xor", "up", "down")
+BALLOT_QUERIES = {  # query -> (operands, result type)
+    "count": (1, T.u32), "inclusive_count": (1, T.u32), "exclusive_count": (1, T.u32),
+    "find_lsb": (1, T.u32), "find_msb": (1, T.u32), "inverse": (1, T.boolean), "extract": (2, T.boolean),
+}
 
 
 def _value(op: Op) -> None:
@@ -49,6 +53,20 @@ def _ballot(op: Op) -> None:
     result_is(op, T.VectorType(T.u32, 4))
 
 
+def _ballot_bits(op: Op) -> None:
+    query = op.attrs["query"]
+    if query not in BALLOT_QUERIES:
+        fail(op, f"unknown ballot query {query}")
+    count, result = BALLOT_QUERIES[query]
+    if len(op.operands) != count:
+        fail(op, f"{query} takes {count} operand(s)")
+    if op.operands[0].type != T.VectorType(T.u32, 4):
+        fail(op, f"takes a ballot (vec4 of u32), got {op.operands[0].type}")
+    if count == 2:
+        integer(op, 1)
+    result_is(op, result)
+
+
 _SG = "subgroup"
 define("subgroup_reduce", 1, attrs={"op": (str, True), "mode": (str, True)}, verify=_reduce, tangled=_SG,
        doc="reduction or scan of the value over the active invocations")
@@ -62,5 +80,9 @@ define("subgroup_broadcast", 2, verify=_lane, tangled=_SG,
 define("subgroup_broadcast_first", 1, verify=_value, tangled=_SG,
        doc="the value of the lowest active invocation")
 define("subgroup_ballot", 1, verify=_ballot, tangled=_SG, doc="bit mask of the invocations where the bool is true")
+define("subgroup_ballot_bits", (1, 2), attrs={"query": (str, True)}, verify=_ballot_bits, tangled=_SG,
+       doc="(ballot[, index]): a question about a ballot's bits by ``query``: how many are set (count, and up to "
+           "this invocation's bit, with it or not), the lowest or highest set, this invocation's bit (inverse), "
+           "the bit at index (extract)")
 define("subgroup_shuffle", 2, attrs={"mode": (str, True)}, verify=_lane, tangled=_SG,
        doc="(value, lane): the value of invocation lane / id^lane / id-lane / id+lane by ``mode``")

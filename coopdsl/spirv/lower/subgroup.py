@@ -45,6 +45,22 @@ def _simple(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int])
     w.emit(SIMPLE[op.kind], ty, rid, scope_id(w, Scope.Subgroup), *args)
 
 
+BALLOT_BITS = {"count": ("OpGroupNonUniformBallotBitCount", "Reduce"),
+               "inclusive_count": ("OpGroupNonUniformBallotBitCount", "InclusiveScan"),
+               "exclusive_count": ("OpGroupNonUniformBallotBitCount", "ExclusiveScan"),
+               "find_lsb": ("OpGroupNonUniformBallotFindLSB", None),
+               "find_msb": ("OpGroupNonUniformBallotFindMSB", None),
+               "inverse": ("OpGroupNonUniformInverseBallot", None),
+               "extract": ("OpGroupNonUniformBallotBitExtract", None)}
+
+
+@lowering("subgroup_ballot_bits")
+def _ballot_bits(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    name, group_operation = BALLOT_BITS[op.attrs["query"]]
+    operation = (group_operation,) if group_operation else ()
+    w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), *operation, *args)
+
+
 @lowering("subgroup_shuffle")
 def _shuffle(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SHUFFLES[op.attrs["mode"]], ty, rid, scope_id(w, Scope.Subgroup), *args)
