@@ -5,6 +5,9 @@ import pytest
 
 import coopdsl as cd
 from coopdsl import f32, u32
+from coopdsl.interp import InterpreterError
+
+from ..conftest import marker_line
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -113,3 +116,19 @@ def test_ballot_bit_queries_against_numpy(sgs):
         np.testing.assert_array_equal(rs[:, 5], g)
         assert (rs[:, 6] == g[5]).all()
         np.testing.assert_array_equal(rs[:, 7], g[(lane + 1) % sgs])
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def inverse_of_a_per_lane_mask(out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    mask = cd.vec4[u32](u32(1) << (i % 32), 0, 0, 0)
+    out[i] = u32(cd.subgroup_inverse_ballot(mask))  # E:inverse
+
+
+def test_the_interpreter_refuses_a_ballot_that_differs_between_invocations_for_inverse_ballot():
+    """SPIR-V: OpGroupNonUniformInverseBallot's Value must be the same in every invocation that executes it."""
+    with pytest.raises(InterpreterError, match=r"the ballot given to cd.subgroup_inverse_ballot\(\) must be the "
+                                                  r"same in every invocation of the subgroup \(dynamically uniform\), "
+                                                  r"but it differs; in .*invocation 1") as info:
+        inverse_of_a_per_lane_mask.launch((1,), np.zeros(32, np.uint32), device="cpu")
+    assert info.value.loc.line == marker_line("# E:inverse")

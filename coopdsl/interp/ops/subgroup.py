@@ -152,6 +152,10 @@ def _ballot(m: Machine, op: Op, args: list[Any]) -> Any:
 def _ballot_bits(m: Machine, op: Op, args: list[Any]) -> Any:
     """The ballot's bits for the subgroup's invocations (bits past the subgroup size do not count)."""
     words = np.broadcast_to(np.asarray(args[0], np.uint32), (m.lanes.N, 4))
+    if op.attrs["query"] == "inverse":   # (SPIR-V: the Value of OpGroupNonUniformInverseBallot must be uniform)
+        for k in range(4):
+            m.group_uniform(op, Scope.Subgroup, np.ascontiguousarray(words[:, k]),
+                            "the ballot given to cd.subgroup_inverse_ballot()")
     bits = np.unpackbits(np.ascontiguousarray(words).view(np.uint8), axis=1, bitorder="little").astype(bool)
     bits[:, m.lanes.sgs:] = False
     rows = np.arange(m.lanes.N)
