@@ -34,7 +34,6 @@ NUMERIC = Runtime(numeric, "{name}() takes a numeric scalar or vector (not {type
 LANE_VALUE = Runtime(exchangeable, "{name}() takes a scalar or vector of numbers or bools (not {type})")
 BALLOT = Runtime(lambda t: t == T.VectorType(T.u32, 4),
                  "{name}() takes a ballot: a vec4[u32] such as cd.subgroup_ballot(b) gives (not {type})")
-BOOL = Runtime(lambda t: t == T.boolean, "{name}() takes a bool, got {type}")
 
 
 def _arith(op: str, prefix: str) -> Builtin:
@@ -117,11 +116,12 @@ for _name, _impl, _doc, _sig, _conversions in (
          {"v": LANE_VALUE}),
         ("subgroup_broadcast_first", _broadcast_first, "The value of the lowest active invocation.", "(v)",
          {"v": LANE_VALUE}),
-        ("subgroup_ballot", _ballot, "uvec4 bit mask of the invocations where the bool is true.", "(b)",
-         {"b": BOOL}),
+        ("subgroup_ballot", _ballot, "uvec4 bit mask of the invocations where the bool is true "
+         "(``cd.subgroup_ballot(True)``: the active invocations).", "(b)", {"b": Bool()}),
         ("subgroup_ballot_bit_count", _ballot_bits("count", T.u32),
          "How many invocations of the subgroup ``ballot`` has set (OpGroupNonUniformBallotBitCount Reduce; GLSL "
-         "subgroupBallotBitCount; HLSL WaveActiveCountBits(b) is this of cd.subgroup_ballot(b)).", "(ballot)",
+         "subgroupBallotBitCount; HLSL WaveActiveCountBits(b) is this of cd.subgroup_ballot(b)); here and in the "
+         "other ballot queries, bits past the subgroup size do not count.", "(ballot)",
          {"ballot": BALLOT}),
         ("subgroup_ballot_inclusive_bit_count", _ballot_bits("inclusive_count", T.u32),
          "How many bits of ``ballot`` are set up to this invocation's, its own included (BallotBitCount "
@@ -140,7 +140,8 @@ for _name, _impl, _doc, _sig, _conversions in (
          "Whether ``ballot`` has this invocation's bit set (OpGroupNonUniformInverseBallot; ``ballot`` must be "
          "the same in every active invocation).", "(ballot)", {"ballot": BALLOT}),
         ("subgroup_ballot_bit_extract", _ballot_bits("extract", T.boolean),
-         "Whether ``ballot`` has bit ``index`` set (OpGroupNonUniformBallotBitExtract).", "(ballot, index)",
+         "Whether ``ballot`` has bit ``index`` set (OpGroupNonUniformBallotBitExtract): ``index`` a u32 below the "
+         "subgroup size (SPIR-V leaves the result undefined past it; the interpreter reports it).", "(ballot, index)",
          {"ballot": BALLOT, "index": Index("the bit index")}),
         ("subgroup_shuffle", _shuffle("", "index"), "The value of invocation ``lane``.",
          "(v, lane)", {"v": LANE_VALUE, "lane": _LANE}),

@@ -132,3 +132,33 @@ def test_the_interpreter_refuses_a_ballot_that_differs_between_invocations_for_i
                                                   r"but it differs; in .*invocation 1") as info:
         inverse_of_a_per_lane_mask.launch((1,), np.zeros(32, np.uint32), device="cpu")
     assert info.value.loc.line == marker_line("# E:inverse")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def active_lanes(out: cd.Buffer[u32], n: u32):
+    i = cd.local_invocation_index
+    if i < n:
+        out[i] = cd.subgroup_ballot_bit_count(cd.subgroup_ballot(True))   # GLSL's subgroupBallot(true)
+
+
+def test_a_ballot_of_true_counts_the_active_invocations():
+    out = np.zeros(64, np.uint32)
+    active_lanes.launch((1,), out, 40, device="cpu", subgroup_size=16)
+    np.testing.assert_array_equal(out, [16] * 32 + [8] * 8 + [0] * 24)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def extract_past_the_subgroup(out: cd.Buffer[u32], k: u32):
+    i = cd.local_invocation_index
+    out[i] = u32(cd.subgroup_ballot_bit_extract(cd.subgroup_ballot(True), k))  # E:past
+
+
+def test_a_bit_index_past_the_subgroup_is_reported():
+    """SPIR-V leaves OpGroupNonUniformBallotBitExtract's result undefined for an index past the group's size."""
+    out = np.zeros(32, np.uint32)
+    extract_past_the_subgroup.launch((1,), out, 7, device="cpu", subgroup_size=8)
+    assert out.all()
+    with pytest.raises(InterpreterError, match=r"the bit index of cd.subgroup_ballot_bit_extract\(\) is 8, past the "
+                                               r"subgroup's 8 invocations: SPIR-V leaves the result undefined") as info:
+        extract_past_the_subgroup.launch((1,), out, 8, device="cpu", subgroup_size=8)
+    assert info.value.loc.line == marker_line("# E:past")

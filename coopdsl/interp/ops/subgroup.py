@@ -174,5 +174,9 @@ def _ballot_bits(m: Machine, op: Op, args: list[Any]) -> Any:
     if query == "inverse":
         return bits[rows, lane]
     index = np.broadcast_to(np.asarray(args[1]).astype(np.int64), (m.lanes.N,))
-    inside = index < 128
-    return np.where(inside, bits[rows, np.where(inside, index, 0)], False)   # extract (past 128: undefined)
+    past = (index >= m.lanes.sgs) & m.mask
+    if past.any():   # (SPIR-V: the result is undefined for an index past the group's size)
+        slot = int(np.argmax(past))
+        raise m.error(op, f"the bit index of cd.subgroup_ballot_bit_extract() is {int(index[slot])}, past the "
+                          f"subgroup's {m.lanes.sgs} invocations: SPIR-V leaves the result undefined", slot)
+    return bits[rows, np.where(index < 128, index, 0)]
