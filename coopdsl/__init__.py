@@ -109,6 +109,8 @@ subgroup_id = BUILTIN_VARS["subgroup_id"]
 subgroup_size = BUILTIN_VARS["subgroup_size"]
 subgroup_invocation_id = BUILTIN_VARS["subgroup_invocation_id"]
 num_subgroups = BUILTIN_VARS["num_subgroups"]
+subgroup_eq_mask, subgroup_ge_mask, subgroup_gt_mask, subgroup_le_mask, subgroup_lt_mask = (
+    BUILTIN_VARS[f"subgroup_{r}_mask"] for r in ("eq", "ge", "gt", "le", "lt"))
 
 __version__ = "0.1.0"
 
@@ -132,6 +134,7 @@ __all__ = [
     "bitcast_array", "sub_array",
     "workgroup_id", "local_invocation_id", "global_invocation_id", "num_workgroups",
     "local_invocation_index", "subgroup_id", "subgroup_size", "subgroup_invocation_id", "num_subgroups",
+    "subgroup_eq_mask", "subgroup_ge_mask", "subgroup_gt_mask", "subgroup_le_mask", "subgroup_lt_mask",
     # math (GLSL.std.450 and friends)
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),

@@ -85,7 +85,18 @@ class Lanes:
             "SubgroupSize": np.array(self.sgs, np.uint32),
             "SubgroupLocalInvocationId": (local % self.sgs).astype(np.uint32),
             "NumSubgroups": np.array(self.nsg, np.uint32),
+            **self._lane_masks(local % self.sgs),
         }
+
+    def _lane_masks(self, lane: np.ndarray) -> dict[str, np.ndarray]:
+        """SubgroupEq/Ge/Gt/Le/LtMask per slot: the bits of the subgroup's lanes against this one's, as a vec4 of
+        u32 (bits past the subgroup size are 0)."""
+        bit = np.arange(128)
+        inside = bit < self.sgs
+        masks = {"Eq": bit == lane[:, None], "Ge": bit >= lane[:, None], "Gt": bit > lane[:, None],
+                 "Le": bit <= lane[:, None], "Lt": bit < lane[:, None]}
+        return {f"Subgroup{k}Mask": np.packbits(v & inside, axis=1, bitorder="little").view("<u4").astype(np.uint32)
+                for k, v in masks.items()}
 
     def describe(self, slot: int) -> str:
         """Which invocation slot ``slot`` is, in the user's terms."""

@@ -251,15 +251,23 @@ class ModuleBuilder:
         closure = _closure(caps)
         for group in self.req.capabilities:
             if not any(c in closure for c in group):
-                # Vulkan has no OpenCL (Kernel) capabilities: take the first shader-side one.
-                shader_side = [c for c in group if "Kernel" not in _closure([c])]
-                caps.append((shader_side or group)[0])
+                # Vulkan has no OpenCL (Kernel) capabilities: take the first shader-side one, one that is core at
+                # this module's version before one that needs an extension (BuiltIn SubgroupEqMask: the core
+                # GroupNonUniformBallot, as glslang declares it, not SPV_KHR_shader_ballot's SubgroupBallotKHR)
+                shader_side = [c for c in group if "Kernel" not in _closure([c])] or list(group)
+                caps.append(min(shader_side, key=lambda c: (self._needs_extension(c), shader_side.index(c))))
                 closure = _closure(caps)
         # Declare implied capabilities too (as glslang does), so a host enabling
         # device features from the capability list sees every one; only what
         # Shader itself implies (Matrix) is left implicit.
         full = _closure(caps) - _closure(["Shader"], include_self=False) if "Shader" in caps else _closure(caps)
         return sorted(full, key=lambda c: (ENUMS["Capability"][c][0], c))
+
+    def _needs_extension(self, capability: str) -> bool:
+        """Whether declaring ``capability`` in this module needs an OpExtension (it is not core at its version)."""
+        row = ENUMS["Capability"][capability]
+        v = _version_tuple(row[4])
+        return bool(row[3]) and (v is None or self.version < v)
 
     def resolved_extensions(self, caps: list[str]) -> list[str]:
         exts = list(self._exts)

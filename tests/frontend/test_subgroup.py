@@ -64,6 +64,23 @@ def test_ballot_bit_queries():
         r"OpGroupNonUniformBallotBitExtract %bool %uint_3 %\w+ %\w+")
 
 
+@cd.kernel(workgroup_size=(64, 1, 1))
+def lane_masks(z: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    z[i] = (cd.subgroup_eq_mask.x + cd.subgroup_ge_mask.y + cd.subgroup_gt_mask.z + cd.subgroup_le_mask.w
+            + cd.subgroup_ballot_bit_count(cd.subgroup_lt_mask))
+
+
+def test_lane_masks_are_the_core_ballot_builtins():
+    """gl_SubgroupEq/Ge/Gt/Le/LtMask: BuiltIn SubgroupEqMask ... with GroupNonUniformBallot, as glslang declares
+    them for GL_KHR_shader_subgroup_ballot, not SPV_KHR_shader_ballot's SubgroupBallotKHR (the grammar lists
+    both; the core one is taken)."""
+    for env in ("vulkan1.1", "vulkan1.3"):
+        compile_checked(lane_masks, r"OpCapability GroupNonUniformBallot", *(
+            rf"OpDecorate %\w+ BuiltIn Subgroup{k}Mask\n" for k in ("Eq", "Ge", "Gt", "Le", "Lt")),
+            target_env=env, absent=(r"SubgroupBallotKHR", r"SPV_KHR_shader_ballot"))
+
+
 @cd.kernel(workgroup_size=(32, 1, 1))
 def k_count_of_a_bool(x: cd.Buffer[f32], z: cd.Buffer[u32]):
     z[0] = cd.subgroup_ballot_bit_count(x[0] > 0.0)  # E:bool

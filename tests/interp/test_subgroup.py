@@ -162,3 +162,28 @@ def test_a_bit_index_past_the_subgroup_is_reported():
                                                r"subgroup's 8 invocations: SPIR-V leaves the result undefined") as info:
         extract_past_the_subgroup.launch((1,), out, 8, device="cpu", subgroup_size=8)
     assert info.value.loc.line == marker_line("# E:past")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def lane_masks(out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    for w in cd.static_range(4):
+        out[i * 20 + w] = cd.subgroup_eq_mask[w]
+        out[i * 20 + 4 + w] = cd.subgroup_ge_mask[w]
+        out[i * 20 + 8 + w] = cd.subgroup_gt_mask[w]
+        out[i * 20 + 12 + w] = cd.subgroup_le_mask[w]
+        out[i * 20 + 16 + w] = cd.subgroup_lt_mask[w]
+
+
+@pytest.mark.parametrize("sgs", [8, 32, 64])
+def test_lane_masks_against_numpy(sgs):
+    """Bit j of each mask compares lane j with this invocation's lane; bits past the subgroup size are 0."""
+    out = np.zeros(64 * 20, np.uint32)
+    lane_masks.launch((1,), out, device="cpu", subgroup_size=sgs)
+    got = out.reshape(64, 5, 4)
+    bit = np.arange(128)
+    for i in range(64):
+        lane = i % sgs
+        for k, rel in enumerate((bit == lane, bit >= lane, bit > lane, bit <= lane, bit < lane)):
+            want = np.packbits(rel & (bit < sgs), bitorder="little").view("<u4")
+            np.testing.assert_array_equal(got[i, k], want, err_msg=f"invocation {i}, mask {k}")

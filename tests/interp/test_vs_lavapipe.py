@@ -110,12 +110,15 @@ def ballot_bits(x: cd.Buffer[u32], out: cd.Buffer[u32]):
     out[o + 5] = u32(cd.subgroup_inverse_ballot(bal))
     out[o + 6] = u32(cd.subgroup_ballot_bit_extract(bal, 2))
     out[o + 7] = u32(cd.subgroup_ballot_bit_extract(bal, cd.subgroup_invocation_id ^ 1))
+    out[1024 + i] = cd.subgroup_ballot_bit_count(bal & cd.subgroup_lt_mask) + cd.subgroup_ge_mask.x \
+        + cd.subgroup_eq_mask.x + cd.subgroup_gt_mask.y + cd.subgroup_le_mask.x
 
 
 def test_ballot_bit_queries(device):
-    """The seven questions about a ballot's bits, on the device's subgroups and the interpreter's of its size."""
+    """The seven questions about a ballot's bits and the five lane masks, on the device's subgroups and the
+    interpreter's of its size."""
     x = np.random.default_rng(11).integers(0, 200, 128).astype(np.uint32)
-    gpu, cpu = both(device, ballot_bits, (2,), lambda: [x, np.zeros(128 * 8, np.uint32)])
+    gpu, cpu = both(device, ballot_bits, (2,), lambda: [x, np.zeros(128 * 9, np.uint32)])
     np.testing.assert_array_equal(gpu[1], cpu[1])
 
 

@@ -45,10 +45,11 @@ def sources(out: cd.Buffer[u32], ro: cd.Buffer[u32], rw: cd.Buffer[u32], n: u32,
     out[23] = u32(cd.subgroup_ballot_bit_extract(bal, n))  # subgroup: a uniform index
     out[24] = cd.subgroup_ballot_exclusive_bit_count(bal)  # divergent: this invocation's place
     out[25] = u32(cd.subgroup_ballot_bit_extract(bal, lid))  # divergent: a divergent index
+    out[26] = cd.subgroup_lt_mask.x               # divergent: a lane mask
     rw[2] = 0
 
 
-EXPECTED = [WORKGROUP] * 6 + [SUBGROUP] * 5 + [DIVERGENT] * 7 + [WORKGROUP] * 3 + [SUBGROUP] * 3 + [DIVERGENT] * 2
+EXPECTED = [WORKGROUP] * 6 + [SUBGROUP] * 5 + [DIVERGENT] * 7 + [WORKGROUP] * 3 + [SUBGROUP] * 3 + [DIVERGENT] * 3
 
 
 def stored_levels(k) -> list:
