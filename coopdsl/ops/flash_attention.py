@@ -240,7 +240,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     arrays = (q, k, v, out) if mask is None else (q, k, v, mask, out)
     options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None)
     if not nv2.is_recording() and (replayed := _HOT.replay(arrays, options)) is not None:
-        return replayed  # the same resident arrays and options as the last call: its launches again (ops/hot.py)
+        return replayed  # the same resident arrays and options as a recent call: its launches again (ops/hot.py)
     fills = nv2.cache_fills()
     with nv2.recording() as launches:
         result = _attention(q, k, v, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
@@ -258,7 +258,7 @@ _HOT = hot.Hot()  # attention's last call on resident arrays
 def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int | None, scale: float | None,
                softcap: float, out_dtype: Any, out: Any, device: Any, acc: str, impl: str | None,
                tune: bool) -> Any:
-    """:func:`attention` without the replay of its last call: checks, plans and launches."""
+    """:func:`attention` without the replay of a remembered call: checks, plans and launches."""
     q, k, v = _check_array("q", q), _check_array("k", k), _check_array("v", v)
     causal, tune = flag("attention", "causal", causal), flag("attention", "tune", tune)
     if mask is not None:

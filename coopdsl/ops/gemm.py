@@ -227,7 +227,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     """
     options = (kind, device, transpose_b)
     if not tune and (replayed := _HOT.replay((a, b, out), options)) is not None:
-        return replayed  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
+        return replayed  # the same resident arrays as a recent call: its launches again (coopdsl/ops/hot.py)
     out_given = out
     bf = is_bfloat16(a)
     a, b = operand("matmul", "a", a), operand("matmul", "b", b)

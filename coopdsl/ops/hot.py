@@ -1,10 +1,11 @@
-"""The last call of an op on the very same resident arrays, replayed without its checks.
+"""An op's recent calls on the very same resident arrays, replayed without their checks.
 
-A decoding loop calls ``ops.linear(x, w, out=y)`` again and again with the same ``coopdsl.runtime.Array``
-objects: their shapes and dtypes cannot change, so everything the op worked out the first time (checks,
-kernel, grid, views, scratch memory) holds, and the call can go straight to its launches. Calls whose arrays
-are all resident (not numpy) are remembered, one call per op (``ops.linear``, ``ops.matmul``,
-``ops.attention``).
+A decoding loop calls ``ops.linear(x, w[layer], out=y[layer])`` again and again with the same
+``coopdsl.runtime.Array`` objects: their shapes and dtypes cannot change, so everything the op worked out the
+first time (checks, kernel, grid, views, scratch memory) holds, and the call can go straight to its launches.
+Calls whose arrays are all resident (not numpy) are remembered, the last :data:`CALLS` of each op
+(``ops.linear``, ``ops.matmul``, ``ops.attention``), by the identity of their arrays and their options. A
+remembered call holds its arrays weakly: it is forgotten when one of them is collected, and keeps none alive.
 
 Outside a batch the launches are not recorded again either: a replay records them into a command buffer kept
 for submitting again (``coopdsl/runtime/graph.py``), and the next ones submit it and wait, for as long as it
@@ -21,68 +22,115 @@ other memory, and its launches are recorded for it).
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 Launch = tuple[Any, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]  # (kernel, grid, args, keywords)
-GRAPHS = 4  # command buffers kept per op for calls without out (one per output buffer; the oldest goes first)
+CALLS = 64  # calls remembered per op (the least recently used goes first)
+GRAPHS = 4  # command buffers kept per call without out (one per output buffer; the oldest goes first)
 
 
-class _Made:
-    """In a remembered call's launches, the place of the output array the op made (``dtype`` None), or of its
-    view as ``dtype``."""
+class _Slot:
+    """In a remembered call's launches, the place of the call's array ``index`` (-1: the output the op made),
+    or of its view as ``dtype``."""
 
-    __slots__ = ("dtype",)
+    __slots__ = ("dtype", "index")
 
-    def __init__(self, dtype: Any = None):
-        self.dtype = dtype
+    def __init__(self, index: int, dtype: Any = None):
+        self.index, self.dtype = index, dtype
+
+
+class _Call:
+    """One remembered call: its arrays (weakly), the launches with :class:`_Slot` in their places, the kept
+    command buffers (by the made output's buffer uid; None: the call gave ``out``), the made output's
+    (shape, dtype, device)."""
+
+    __slots__ = ("graphs", "launches", "made", "refs")
+
+    def __init__(self, refs: tuple[Any, ...], launches: tuple[Launch, ...], made: Any):
+        self.refs, self.launches, self.made = refs, launches, made
+        self.graphs: dict[Any, Any] = {}
+
+    def alive(self, arrays: tuple[Any, ...]) -> bool:
+        """Whether ``arrays`` are the very objects remembered (a collected one's id may be reused)."""
+        for a, r in zip(arrays, self.refs):
+            if (a is None) != (r is None) or (r is not None and r() is not a):
+                return False
+        return True
+
+    def release(self) -> None:
+        for g in self.graphs.values():
+            g.release()
+        self.graphs = {}
 
 
 class Hot:
-    """One op's remembered call: the arrays (compared by identity), the options (by equality), the launches."""
+    """One op's remembered calls: by the identity of their arrays and by their options (equal and hashable)."""
 
-    __slots__ = ("arrays", "graphs", "launches", "made", "options")
+    __slots__ = ("calls",)
 
     def __init__(self) -> None:
-        self.arrays: tuple[Any, ...] = ()
-        self.options: tuple[Any, ...] = ()
-        self.launches: Sequence[Launch] = ()  # with _Made in the made output's places when ``made``
-        self.graphs: dict[Any, Any] = {}  # command buffers of the launches (coopdsl.runtime.graph.Graph), by
-        #                                    the made output's buffer uid (None: the call gave out)
-        self.made: tuple[tuple[int, ...], Any, Any] | None = None  # (shape, dtype, device) of a made output
+        self.calls: OrderedDict[Any, _Call] = OrderedDict()
+
+    @property
+    def last(self) -> _Call | None:
+        """The call remembered or replayed last (None: none)."""
+        return next(reversed(self.calls.values()), None)
+
+    @property
+    def launches(self) -> tuple[Launch, ...]:
+        """The launches of the last call that gave ``out``, with its arrays (for benchmarks; () if there is none
+        or one of its arrays is gone)."""
+        call = self.last
+        if call is None or call.made is not None:
+            return ()
+        arrays = tuple(None if r is None else r() for r in call.refs)
+        if any(a is None and r is not None for a, r in zip(arrays, call.refs)):
+            return ()
+        return _fill(call.launches, arrays, None)
 
     @property
     def graph(self) -> Any:
-        """The kept command buffer of a call that gave ``out`` (None before the first replay)."""
-        return self.graphs.get(None)
+        """The kept command buffer of the last call, when it gave ``out`` (None before its first replay)."""
+        call = self.last
+        return None if call is None else call.graphs.get(None)
 
     def replay(self, arrays: tuple[Any, ...], options: tuple[Any, ...]) -> Any:
-        """Launch again if ``arrays`` are the very objects of the remembered call and ``options`` equal its, and
+        """Launch again if ``arrays`` are the very objects of a remembered call and ``options`` equal its, and
         return the call's result (the ``out`` given, the last of ``arrays``, or a new output array); else None,
         with nothing done."""
-        if not self.launches or len(arrays) != len(self.arrays) or options != self.options:
+        key = _key(arrays, options)
+        call = self.calls.get(key) if key is not None else None
+        if call is None:
             return None
-        for new, old in zip(arrays, self.arrays):
-            if new is not old:
-                return None
-        launches = self.launches
-        key = None
-        if self.made is not None:   # a call without out: a new output array
+        if not call.alive(arrays):
+            del self.calls[key]
+            call.release()
+            return None
+        self.calls.move_to_end(key)
+        gkey = None
+        made = None
+        if call.made is not None:   # a call without out: a new output array
             from ..runtime import empty
 
-            shape, dtype, device = self.made
-            result = empty(shape, dtype, device=device)
-            key = result.buffer().uid
+            shape, dtype, device = call.made
+            made = result = empty(shape, dtype, device=device)
+            gkey = result.buffer().uid
         else:
             result = arrays[-1]
-        g = self.graphs.get(key)
+        for a in arrays:
+            if a is not None and a._buffer is None:   # freed: the launches report it, as a first call would
+                run(_fill(call.launches, arrays, made))
+                return result
+        g = call.graphs.get(gkey)
         if g is not None:
             if g.run():
                 return result
             g.release()
-            del self.graphs[key]
-        if key is not None:
-            launches = _fill(launches, result)
+            del call.graphs[gkey]
+        launches = _fill(call.launches, arrays, made)
         dev = _graph_device(launches)
         if dev is None:
             run(launches)
@@ -90,61 +138,84 @@ class Hot:
         from ..runtime.graph import capture
 
         g = capture(dev, lambda: run(launches))
-        if g is not None:
-            if key is not None:   # (the graph must not keep the output alive: its memory is the key)
-                g.arrays = tuple(a for a in g.arrays if a._base_array() is not result)
-            while len(self.graphs) >= GRAPHS:
-                self.graphs.pop(next(iter(self.graphs))).release()
-            self.graphs[key] = g
+        if g is not None:   # (the graph keeps none of the call's arrays alive: they are checked above)
+            own = {id(a._base_array()) for a in (*arrays, made) if a is not None}
+            g.arrays = tuple(a for a in g.arrays if id(a._base_array()) not in own)
+            while len(call.graphs) >= GRAPHS:
+                call.graphs.pop(next(iter(call.graphs))).release()
+            call.graphs[gkey] = g
         return result
 
     def remember(self, arrays: tuple[Any, ...], options: tuple[Any, ...], launches: Sequence[Launch],
                  made: Any = None) -> None:
-        """Keep this call if its arrays are all resident (``coopdsl.runtime``) arrays, or all but the last, None (no
-        ``out``), where ``made`` is the resident output array the op made; else forget any."""
-        self.forget()
+        """Remember this call if its arrays are all resident (``coopdsl.runtime``) arrays, or all but the last,
+        None (no ``out``), where ``made`` is the resident output array the op made."""
         given = arrays[:-1] if arrays and arrays[-1] is None else arrays
         if given is not arrays and not _resident(made):
             return
-        if all(_resident(a) for a in given):
-            self.arrays, self.options = arrays, options
-            if given is arrays:
-                self.launches = tuple(launches)
-            else:
-                self.launches = _hollow(launches, made)
-                self.made = (made.shape, made.dtype, made.device)
+        if not all(_resident(a) for a in given):
+            return
+        key = _key(arrays, options)
+        if key is None:
+            return
+        old = self.calls.pop(key, None)
+        if old is not None:
+            old.release()
+        refs = tuple(None if a is None else weakref.ref(a) for a in arrays)
+        self.calls[key] = _Call(refs, _hollow(launches, arrays, made if given is not arrays else None),
+                                None if given is arrays else (made.shape, made.dtype, made.device))
+        while len(self.calls) > CALLS:
+            self.calls.popitem(last=False)[1].release()
 
     def forget(self) -> None:
-        """Remember no call (the next one is planned in full)."""
-        for g in self.graphs.values():
-            g.release()
-        self.graphs = {}
-        self.arrays, self.options, self.launches, self.made = (), (), (), None
+        """Remember no call (the next ones are planned in full)."""
+        for call in self.calls.values():
+            call.release()
+        self.calls.clear()
+
+
+def _key(arrays: tuple[Any, ...], options: tuple[Any, ...]) -> Any:
+    """The dictionary key of a call (None: its options are not hashable, and it is not remembered)."""
+    key = (tuple(id(a) for a in arrays), options)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _resident(a: Any) -> bool:
     return type(a).__module__.startswith("coopdsl.runtime")
 
 
-def _hollow(launches: Sequence[Launch], made: Any) -> tuple[Launch, ...]:
-    """``launches`` with :class:`_Made` in the places of array ``made`` and of its views."""
+def _hollow(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
+    """``launches`` with a :class:`_Slot` in the places of the call's arrays, of the output ``made`` and of
+    their views (anything else, the op's own scratch memory, stays as it is)."""
     from ..runtime.array import ArrayView
 
+    places = {id(a): i for i, a in enumerate(arrays) if a is not None}
+    if made is not None:
+        places[id(made)] = -1
+
     def sub(a: Any) -> Any:
-        if a is made:
-            return _Made()
-        if isinstance(a, ArrayView) and a.base is made:
-            return _Made(a.dtype)
+        i = places.get(id(a))
+        if i is not None:
+            return _Slot(i)
+        if isinstance(a, ArrayView):
+            i = places.get(id(a.base))
+            if i is not None:
+                return _Slot(i, a.dtype)
         return a
     return tuple((kernel, grid, tuple(sub(a) for a in args), {k: sub(v) for k, v in keywords.items()})
                  for kernel, grid, args, keywords in launches)
 
 
-def _fill(launches: Sequence[Launch], out: Any) -> tuple[Launch, ...]:
-    """``launches`` with array ``out`` (or its view) in the places :func:`_hollow` marked."""
+def _fill(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
+    """``launches`` with the call's arrays (and ``made``, or their views) in the places :func:`_hollow` marked."""
     def sub(a: Any) -> Any:
-        if type(a) is _Made:
-            return out if a.dtype is None else out.view(a.dtype)
+        if type(a) is _Slot:
+            x = made if a.index < 0 else arrays[a.index]
+            return x if a.dtype is None else x.view(a.dtype)
         return a
     return tuple((kernel, grid, tuple(sub(a) for a in args), {k: sub(v) for k, v in keywords.items()})
                  for kernel, grid, args, keywords in launches)

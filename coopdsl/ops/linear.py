@@ -75,7 +75,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     that mul_mm_cm2's tile and split of K (:func:`mul_mm_launches`), or ops.matmul's tiles where it runs.
     """
     if (replayed := _HOT.replay((x, w, out), (fmt, device, q8))) is not None:
-        return replayed  # the same resident arrays as the last call: its launches again (coopdsl/ops/hot.py)
+        return replayed  # the same resident arrays as a recent call: its launches again (coopdsl/ops/hot.py)
     x, w = operand("linear", "x", x), operand("linear", "w", w)
     out = operand("linear", "out", out, optional=True)
     q8, tune = flag_or_none("linear", "q8", q8), flag("linear", "tune", tune)

@@ -36,12 +36,45 @@ def test_numpy_operands_and_a_missing_out_are_not_remembered(device):
     a = runtime.zeros(4, np.float32, device=device)
     h = hot.Hot()
     k = _Kernel()
-    h.remember((a, a), (), [(k, (1, 1, 1), (), {})])
-    h.remember((a, np.zeros(4, np.float32)), (), [(k, (1, 1, 1), (), {})])   # forgets the one before
-    assert h.replay((a, a), ()) is None
+    h.remember((a, np.zeros(4, np.float32)), (), [(k, (1, 1, 1), (), {})])
+    assert h.replay((a, np.zeros(4, np.float32)), ()) is None
     h.remember((a, None), (), [(k, (1, 1, 1), (), {})])    # (no output array made: see tests/runtime/test_graph.py)
     assert h.replay((a, None), ()) is None
-    assert k.calls == []
+    h.remember((a, a), ([1],), [(k, (1, 1, 1), (), {})])   # options that cannot be a key
+    assert h.replay((a, a), ([1],)) is None
+    assert k.calls == [] and not h.calls
+
+
+def test_recent_calls_are_remembered_by_identity_and_forgotten_with_their_arrays(device):
+    """Several calls per op (a loop over layers: other weights and outputs each call), the least recently used
+    going first past hot.CALLS; a call is forgotten when one of its arrays is collected, and keeps none alive."""
+    import gc
+    import weakref
+
+    k = _Kernel()
+    h = hot.Hot()
+    x = runtime.zeros(4, np.float32, device=device)
+    layers = [(runtime.zeros(4, np.float32, device=device), runtime.zeros(4, np.float32, device=device))
+              for _ in range(3)]
+    for w, y in layers:
+        h.remember((x, w, y), ("f16",), [(k, (1, 1, 1), (x, w.view(np.uint32), y), {"n": 4})])
+    for w, y in layers * 2:
+        assert h.replay((x, w, y), ("f16",)) is y
+    assert [c[1][2] for c in k.calls] == [y for _, y in layers * 2]
+    assert all(c[1][1] is w.view(np.uint32) for c, (w, _) in zip(k.calls, layers * 2))   # views of the call's own
+    gone = weakref.ref(layers[0][0])
+    w0, y0 = layers.pop(0)
+    key_arrays = (x, w0, y0)
+    assert h.replay(key_arrays, ("f16",)) is y0
+    del w0, key_arrays
+    k.calls.clear()                                        # (the stand-in kernel kept its arguments)
+    gc.collect()
+    assert gone() is None and len(h.calls) == 3            # (its call held it weakly)
+    for i in range(hot.CALLS + 5):
+        y = runtime.zeros(4, np.float32, device=device)
+        layers.append((x, y))
+        h.remember((x, y), (i,), [(k, (1, 1, 1), (y,), {})])
+    assert len(h.calls) == hot.CALLS
 
 
 def test_ops_attention_replays_its_last_call_on_the_same_resident_arrays(device, monkeypatch):
