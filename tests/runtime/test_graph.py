@@ -228,3 +228,33 @@ def test_capture_takes_the_default_device_for_none_and_refuses_a_bad_device_or_f
         capture(device, 5)
     assert ran == []
 
+
+
+def test_a_loop_over_layers_replays_each_layer_s_call_from_its_own_command_buffer(device, counts):
+    """hot.Hot with several calls (a layer loop: one x, each layer its own weights and output): from the second
+    token on nothing is recorded, and every output follows the input written before the token."""
+    n = 300
+    x = runtime.zeros(n, np.float32, device=device)
+    layers = [(runtime.array(np.full(n, float(i + 1), np.float32), device=device),
+               runtime.zeros(n, np.float32, device=device)) for i in range(3)]
+    h = hot.Hot()
+
+    def call(w, y):
+        got = h.replay((x, w, y), ("layer",))
+        if got is None:   # the op's first call: plan, launch, remember
+            launches = [(scaled, (5,), (w, y, n, 1.0), {}), (axpy, (5,), (x, y, n, 2.0), {})]
+            hot.run(launches)
+            h.remember((x, w, y), ("layer",), launches)
+            got = y
+        return got
+
+    for token in range(4):
+        x.write(np.full(n, float(token), np.float32))
+        if token == 2:
+            counts[:] = [0, 0]
+        for w, y in layers:
+            assert call(w, y) is y
+        for i, (_, y) in enumerate(layers):
+            np.testing.assert_array_equal(y.numpy(), np.full(n, i + 1 + 2.0 * token), err_msg=f"token {token}")
+    assert counts[1] == 0                                  # tokens 2 and 3: no launch recorded
+    assert all(len(c.graphs) == 1 for c in h.calls.values())
