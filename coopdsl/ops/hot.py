@@ -69,10 +69,14 @@ class _Call:
 class Hot:
     """One op's remembered calls: by the identity of their arrays and by their options (equal and hashable)."""
 
-    __slots__ = ("calls",)
+    __slots__ = ("calls", "dead")
 
     def __init__(self) -> None:
         self.calls: OrderedDict[Any, _Call] = OrderedDict()
+        self.dead = False  # an array of a remembered call was collected: drop such calls at the next remember
+
+    def _collected(self, _ref: Any) -> None:
+        self.dead = True
 
     @property
     def last(self) -> _Call | None:
@@ -158,10 +162,16 @@ class Hot:
         key = _key(arrays, options)
         if key is None:
             return
+        if self.dead:   # (their scratch memory goes with them)
+            self.dead = False
+            for k, c in list(self.calls.items()):
+                if any(r is not None and r() is None for r in c.refs):
+                    del self.calls[k]
+                    c.release()
         old = self.calls.pop(key, None)
         if old is not None:
             old.release()
-        refs = tuple(None if a is None else weakref.ref(a) for a in arrays)
+        refs = tuple(None if a is None else weakref.ref(a, self._collected) for a in arrays)
         self.calls[key] = _Call(refs, _hollow(launches, arrays, made if given is not arrays else None),
                                 None if given is arrays else (made.shape, made.dtype, made.device))
         while len(self.calls) > CALLS:

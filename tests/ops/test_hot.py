@@ -69,7 +69,9 @@ def test_recent_calls_are_remembered_by_identity_and_forgotten_with_their_arrays
     del w0, key_arrays
     k.calls.clear()                                        # (the stand-in kernel kept its arguments)
     gc.collect()
-    assert gone() is None and len(h.calls) == 3            # (its call held it weakly)
+    assert gone() is None and len(h.calls) == 3 and h.dead  # (its call held it weakly)
+    h.remember((x, x), ("next",), [(k, (1, 1, 1), (x,), {})])
+    assert len(h.calls) == 3 and not h.dead                # the dead call went at the next remember
     for i in range(hot.CALLS + 5):
         y = runtime.zeros(4, np.float32, device=device)
         layers.append((x, y))
