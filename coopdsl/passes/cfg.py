@@ -219,6 +219,10 @@ def _immediate_dominators(order: list[Any], preds: Callable[[Any], Iterable[Any]
 
 
 def cond_loc(branch: Block) -> SourceLoc:
-    """Where the condition of ``branch`` is in the user's code (the branch itself if it has no location)."""
+    """Where the condition of ``branch`` is in the user's code: the expression computing it when that is on the
+    branch's own line (``if a > b:``), else the branch (``if e:`` of a variable assigned earlier)."""
     cond = branch.last_op.operands[0]
-    return cond.loc if isinstance(cond, Op) else branch.last_op.loc
+    at = branch.last_op.loc
+    if isinstance(cond, Op) and cond.loc is not None and (at is None or cond.loc.line == at.line):
+        return cond.loc
+    return at

@@ -271,6 +271,22 @@ def test_atomic_result_is_divergent():
     assert "the result of an atomic operation" in err.message
 
 
+@cd.kernel(workgroup_size=(64, 1, 1))
+def condition_in_a_variable(c: cd.Buffer[f32]):
+    late = cd.local_invocation_index > 3  # V:late
+    if late:  # C:late
+        cd.barrier()  # E:late
+
+
+def test_a_condition_held_in_a_variable_is_named_at_its_if():
+    """``if late:`` branches on a value computed on an earlier line: the message names the ``if`` and, after
+    it, the line the value comes from."""
+    err = expect_divergent(condition_in_a_variable, "cd.barrier() must be executed by every invocation of the "
+                           "workgroup", "# E:late", 9, "# C:late", 5)
+    assert "(`if late:`)" in err.message
+    assert f"(line {marker_line('# V:late')})" in err.message, err.message
+
+
 @pytest.mark.parametrize("expr", ["cd.subgroup_elect()", "cd.subgroup_inclusive_add(v) > 0.0",
                                   "cd.subgroup_shuffle_xor(v, 1) > 0.0",
                                   "cd.subgroup_ballot_inclusive_bit_count(cd.subgroup_ballot(v > 0.0)) > 2",
