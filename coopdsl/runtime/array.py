@@ -252,8 +252,11 @@ def resident_buffer(arr: Array, dev: Device, what: str) -> Buffer:
     """The buffer of ``arr`` for use on ``dev``; ArrayError naming ``what`` when freed or on another device."""
     buf = arr.buffer(what)
     if arr.device is not dev:
+        same = repr(arr.device) == repr(dev)   # two Device objects opened on one GPU print alike: say so
+        hint = (" (two coopdsl.runtime.Device objects opened on the same GPU: make the arrays and launches with "
+                "one of them, e.g. runtime.default_device())") if same else ""
         raise ArrayError(f"{what}: the array lives on {arr.device!r}, a different Device object than the "
-                         f"launch's {dev!r}; arrays do not move between devices (create it with device=...)")
+                         f"launch's {dev!r}{hint}; arrays do not move between devices (create it with device=...)")
     return buf
 
 

@@ -128,7 +128,9 @@ def test_array_from_another_device_is_an_array_error(device):
     other = runtime.Device(device.index)
     x = runtime.zeros(64, np.float32, device=other)
     y = runtime.zeros(64, np.float32, device=device)
-    with pytest.raises(ArrayError, match="buffer 'x': the array lives on .* a different Device object"):
+    with pytest.raises(ArrayError, match=r"buffer 'x': the array lives on .* a different Device object than the "
+                                         r"launch's .* \(two coopdsl.runtime.Device objects opened on the same GPU: "
+                                         r"make the arrays and launches with one of them"):
         axpy.launch((1,), x, y, 64, 1.0, device=device)
     with pytest.raises(ArrayError, match="buffer 'y': .* different Device object"):
         axpy.launch((1,), x, y, 64, 1.0)  # the launch follows the first array, x: now y is the stranger
