@@ -86,6 +86,7 @@ class Cache:
         self.path = None if path is None else Path(path)
         self._entries: dict[str, dict[str, Any]] = {}
         self._loaded = False
+        self._reported = False  # whether the file was reported unreadable (once: a write reads it again)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under ``key``, or None."""
@@ -121,8 +122,10 @@ class Cache:
             if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
                 raise ValueError(f"not an autotune cache of format {FORMAT}")
         except (OSError, ValueError, AttributeError) as e:
-            warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
-                          stacklevel=4)
+            if not self._reported:
+                self._reported = True
+                warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
+                              stacklevel=4)
             return {}
         return cast("dict[str, dict[str, Any]]", data["entries"])
 

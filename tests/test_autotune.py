@@ -136,8 +136,9 @@ def test_a_cached_config_no_longer_listed_is_tuned_again(timer, tmp_path):
 def test_an_unreadable_cache_is_reported_and_rewritten(timer, tmp_path):
     path = tmp_path / "c.json"
     path.write_text("{not json")
-    with pytest.warns(UserWarning, match=r"ignoring the cache .*c.json .*; it will be rewritten"):
+    with pytest.warns(UserWarning, match=r"ignoring the cache .*c.json .*; it will be rewritten") as caught:
         best = tuner(timer, path).best_config(grid, np.zeros(8, np.float32), 8, device=H100)
+    assert len([w for w in caught if "ignoring the cache" in str(w.message)]) == 1   # (once, not at the write too)
     assert json.loads(path.read_text())["entries"][next(iter(json.loads(path.read_text())["entries"]))][
         "config"] == repr(best)
 
