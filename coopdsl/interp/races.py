@@ -117,7 +117,7 @@ class RaceTracker:
     def _where(self, byte: int) -> str:
         offset = int(byte) % self.region.instance_size
         size = self.region.element
-        return f"element {offset // size} (byte {offset})" if size else f"byte {offset}"
+        return f"element {offset // size} (byte {offset - offset % size})" if size else f"byte {offset}"  # its start
 
     def _message(self, verb: str, byte: int, how: str, other: int) -> str:
         who = "a workgroup-scope matrix operation" if other == WORKGROUP else \

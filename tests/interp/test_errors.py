@@ -182,6 +182,23 @@ def test_two_invocations_writing_different_values_to_one_shared_element():
                         "data race on shared array 'tile': two invocations write different values", "# E:waw")
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def floats_differing_in_high_bytes(out: cd.Buffer[f32]):
+    tile = cd.shared(f32, 4)
+    i = cd.local_invocation_index
+    tile[1] = 1.0 + f32(i % 2)  # E:hibytes
+    cd.barrier()
+    out[i] = tile[1]
+
+
+def test_a_race_is_named_at_the_element_s_first_byte():
+    """1.0 and 2.0 (0x3F800000, 0x40000000) first differ in byte 2 of the element: the message names the element
+    and where it starts, not that byte."""
+    expect_interp_error(lambda: floats_differing_in_high_bytes.launch((1,), np.zeros(32, np.float32), device="cpu"),
+                        "data race on shared array 'tile': two invocations write different values to element 1 "
+                        "(byte 4) in one instruction", "# E:hibytes")
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def same_value(out: cd.Buffer[u32]):
     tile = cd.shared(u32, 4)
