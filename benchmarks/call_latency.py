@@ -10,8 +10,9 @@ Parts, each the median microseconds per call over ``--calls`` calls after 50 unt
 - ``Kernel.launch`` of that kernel on resident arrays (immediate: record, submit, wait);
 - torch where present: one tiny kernel plus ``torch.cuda.synchronize()`` (the CUDA round trip), and the
   decoding attention, 1 x 4096 x 4096 product and prefill attention below, each plus a synchronize;
-- ops calls a decoding loop makes (one token of attention, a 1 x 4096 x 4096 f16 product, q4_0 GEMV) and a
-  prefill attention, on resident arrays, with ``out=`` and without it (a new output every call), each waited for;
+- ops calls a decoding loop makes (one token of attention, a 1 x 4096 x 4096 f16 product, q4_0 GEMV, and q4_0
+  GEMV over 8 layers' weights in turn, as a model's layers call it) and a prefill attention, on resident
+  arrays, with ``out=`` and without it (a new output every call), each waited for;
   ``--profile`` prints cProfile's top functions for the calls without ``out``.
 """
 
@@ -148,7 +149,18 @@ def op_calls(dev, calls: int, profile: bool) -> list[tuple[str, float]]:
     yq = runtime.zeros((1, 4096), np.float32, device=dev)
     qp, kp, vp = res((32, 1024, 128)), res((8, 1024, 128)), res((8, 1024, 128))
     op16 = runtime.zeros((32, 1024, 128), np.float16, device=dev)
+    # a loop over 8 layers, each its own q4_0 weights and output, one x: a call a layer, each waited for
+    lw = [runtime.array(ops.quantize(rng.standard_normal((4096, 4096)).astype(np.float32), "q4_0"), device=dev)
+          for _ in range(8)]
+    ly = [runtime.zeros((1, 4096), np.float32, device=dev) for _ in range(8)]
+    layer = [0]
+
+    def next_layer() -> object:
+        i = layer[0] = (layer[0] + 1) % 8
+        return ops.linear(xf, lw[i], "q4_0", out=ly[i])
+
     cases: list[tuple[str, Callable[[], object]]] = [
+        ("linear q4_0 1 row, a loop over 8 layers' weights, out=", next_layer),
         ("attention decode, out=", lambda: ops.attention(q1, k, v, causal=True, out=o1)),
         ("attention decode, new out", lambda: ops.attention(q1, k, v, causal=True)),
         ("matmul 1x4096x4096 f16, out=", lambda: ops.matmul(x, w, transpose_b=True, out=y)),
