@@ -25,6 +25,7 @@ def test_the_same_resident_arrays_replay_the_launches(device):
     h.remember((a, b), ("f16", device), launches)
     assert h.replay((a, b), ("f16", device)) is b
     assert k.calls == [((1, 1, 1), (a, b), {"n": 4})]
+    assert h.launches == ((k, (1, 1, 1), (a, b), {"n": 4}),)   # (what benchmarks time: the call's own arrays)
     c = runtime.zeros(4, np.float32, device=device)
     assert h.replay((a, c), ("f16", device)) is None      # another array (equal shape and dtype)
     assert h.replay((a, b), ("f32", device)) is None      # another option
