@@ -32,11 +32,11 @@ ML_DTYPES = {"bfloat16": "bf16"}  # ml_dtypes' names accepted for the bit-patter
 Address = Callable[[Mapping[str, Any], Any], Any]  # (pointer member, value given) -> its int device address
 
 
-
 def a_an(word: object) -> str:
     """``word`` with its English article: "an int32", "a float64", "a uint8"."""
     text = str(word)
     return f"{'an' if text[:1] in ('a', 'e', 'i', 'o') else 'a'} {text}"
+
 
 def member_value(values: Mapping[str, Any], name: str) -> Any:
     """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""

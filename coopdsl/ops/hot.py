@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 Launch = tuple[Any, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]  # (kernel, grid, args, keywords)
@@ -216,8 +216,7 @@ def _hollow(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> t
             if i is not None:
                 return _Slot(i, a.dtype)
         return a
-    return tuple((kernel, grid, tuple(sub(a) for a in args), {k: sub(v) for k, v in keywords.items()})
-                 for kernel, grid, args, keywords in launches)
+    return _map_arguments(launches, sub)
 
 
 def _fill(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
@@ -227,6 +226,11 @@ def _fill(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tup
             x = made if a.index < 0 else arrays[a.index]
             return x if a.dtype is None else x.view(a.dtype)
         return a
+    return _map_arguments(launches, sub)
+
+
+def _map_arguments(launches: Sequence[Launch], sub: Callable[[Any], Any]) -> tuple[Launch, ...]:
+    """``launches`` with ``sub`` applied to every argument, positional and keyword."""
     return tuple((kernel, grid, tuple(sub(a) for a in args), {k: sub(v) for k, v in keywords.items()})
                  for kernel, grid, args, keywords in launches)
 

@@ -22,7 +22,7 @@ from .errors import LaunchError
 if TYPE_CHECKING:
     from .array import Array
 
-__all__ = ["Graph", "capture"]
+__all__ = ["Graph", "capture", "keep"]
 
 
 class Graph:
@@ -90,8 +90,12 @@ def capture(device: Device | None, record: Callable[[], object]) -> Graph | None
         b.discard()
         raise
     batches.pop(device, None)
-    generation = device.descriptors.generation  # (a set freed from here on, even at this submission, ends the graph)
+    return keep(b)
+
+
+def keep(b: Batch) -> Graph | None:
+    """Submit batch ``b`` (made ``reusable``) and wait; its command buffer as a :class:`Graph` when it can be kept
+    (``Batch.submit(keep=True)``), else None."""
+    generation = b.device.descriptors.generation  # (a set freed from here on, even at this submission, ends it)
     kept = b.submit(keep=True)
-    if kept is None:
-        return None
-    return Graph(device, kept[0], kept[1], generation)
+    return None if kept is None else Graph(b.device, kept[0], kept[1], generation)

@@ -16,6 +16,7 @@ from .descriptors import DescriptorSet
 from .device import Device, default_device
 from .errors import ArrayError, LaunchError
 from .graph import Graph
+from .graph import keep as keep_graph
 from .memory import Buffer
 from .packing import check_array, check_struct_keys, pack_members
 from .program import Program
@@ -54,9 +55,10 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
     except BaseException:
         b.discard()
         raise
-    generation = dev.descriptors.generation
-    kept = b.submit(keep=keep and recorded is not None)
-    return None if kept is None else Graph(dev, kept[0], kept[1], generation)
+    if keep and recorded is not None:
+        return keep_graph(b)
+    b.submit()
+    return None
 
 
 def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
