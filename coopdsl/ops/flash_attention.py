@@ -252,7 +252,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     return result
 
 
-_HOT = hot.Hot()  # attention's last call on resident arrays
+_HOT = hot.Hot()  # attention's recent calls on resident arrays
 
 
 def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int | None, scale: float | None,

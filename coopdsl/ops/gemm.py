@@ -215,7 +215,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     ``coopdsl.runtime.Array`` of that dtype and shape M x N), else a new resident
     Array on ``a``'s device when ``a`` is resident, else a new numpy array.  Inputs may be
     numpy arrays or resident arrays.  A call again with the very same resident
-    arrays and options replays the last one's launches (docs/ops.md, "Calls in a loop").
+    arrays and options replays that call's launches (docs/ops.md, "Calls in a loop").
     With 8-bit inputs on NVIDIA the tiled kernel is about twice as fast with
     ``transpose_b=True`` (B K-major).
 
@@ -234,6 +234,13 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
     transpose_b, tune = flag("matmul", "transpose_b", transpose_b), flag("matmul", "tune", tune)
     out = operand("matmul", "out", out, optional=True)
     check_device("matmul", device, (a, b, out))
+
+    def run_and_remember(launches: list[hot.Launch], result: Any) -> Any:
+        """Make ``launches`` (which write ``result``) and remember the call."""
+        hot.run(launches)
+        _HOT.remember((a, b, out_given), options, launches, made=result if out_given is None else None)
+        return result
+
     kind = kind or ("bf16" if bf else _kind_of(a))
     if kind not in KINDS:
         raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -265,17 +272,11 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
             and (kind == "f16" or isinstance(a, np.ndarray)):
         # decoding: a few rows of activations against a weight matrix read once, at memory speed
         x = from_bf16(a) if kind == "bf16" else a
-        launches, y = gemv.plan(b, x, kind, out=out, device=device)
-        hot.run(launches)
-        _HOT.remember((a, b, out_given), options, launches, made=y if out_given is None else None)
-        return y
+        return run_and_remember(*gemv.plan(b, x, kind, out=out, device=device))
     if transpose_b and m <= _linear().FLOAT_MUL_MM_ROWS and kind in ("f16", "bf16"):
         # a few tokens' activations against a weight matrix: ops.linear's mul_mm_cm2 launches (x padded to whole
         # tiles, K split to fill the GPU), 1.4-2.8x the tiled kernel's speed there on an H100
-        launches = _linear().mul_mm_launches(a, b, out, kind, device, tune)
-        hot.run(launches)
-        _HOT.remember((a, b, out_given), options, launches, made=out if out_given is None else None)
-        return out
+        return run_and_remember(_linear().mul_mm_launches(a, b, out, kind, device, tune), out)
     tiled, edge_m = tiled_configs(kind, m, n, k1, transpose_b)
     if tiled:  # N and K (and M, or edge_m) multiples of a tile: the faster kernel
         config = tiled[0]
@@ -287,11 +288,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
                                   else t.cached_config(a, b, out, M=m, N=n, K=k1, device=device))
             config = _CONFIGS[memo] or config
         variant, spec = gemm_tiled.specialized(tiled_kernel(kind, transpose_b, edge_m), config)
-        launches = [(variant, _tiled_grid({"M": m, "N": n, **spec}), (a, b, out),
-                     {"M": m, "N": n, "K": k1, "device": device, **spec})]
-        hot.run(launches)
-        _HOT.remember((a, b, out_given), options, launches, made=out if out_given is None else None)
-        return out
+        return run_and_remember([(variant, _tiled_grid({"M": m, "N": n, **spec}), (a, b, out),
+                        {"M": m, "N": n, "K": k1, "device": device, **spec})], out)
     config = DEFAULT
     if not wants_cpu(device):
         key = ("general", kind, transpose_b, m, n, k1, device)
@@ -302,11 +300,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
         config = _CONFIGS[key] or DEFAULT
     general = kernel(kind, transpose_b)
     variant = general.specialize(**config.values) if config != DEFAULT else general
-    launches = [(variant, _grid({"M": m, "N": n, **config.values}), (a, b, out),
-                 {"M": m, "N": n, "K": k1, "device": device})]
-    hot.run(launches)
-    _HOT.remember((a, b, out_given), options, launches, made=out if out_given is None else None)
-    return out
+    return run_and_remember([(variant, _grid({"M": m, "N": n, **config.values}), (a, b, out),
+                    {"M": m, "N": n, "K": k1, "device": device})], out)
 
 
 def _linear() -> Any:
@@ -316,7 +311,7 @@ def _linear() -> Any:
     return importlib.import_module("coopdsl.ops.linear")
 
 
-_HOT = hot.Hot()  # matmul's last call on resident arrays
+_HOT = hot.Hot()  # matmul's recent calls on resident arrays
 
 
 _KIND_OF = {np.dtype(row[3]): name for name, row in KINDS.items() if name != "bf16"}  # (uint16 needs kind=)

@@ -28,7 +28,7 @@ from . import hot, op_tune
 from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
-_HOT = hot.Hot()  # linear's last call on resident arrays
+_HOT = hot.Hot()  # linear's recent calls on resident arrays
 
 
 def _fmt_of(w: Any, fmt: str | None) -> str:
@@ -61,7 +61,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
     likewise; without ``out`` the result is a new resident Array on ``x``'s device when ``x`` is resident, else
-    a new numpy array. A call again with the very same resident arrays and options replays the last one's
+    a new numpy array. A call again with the very same resident arrays and options as a recent one replays its
     launches (docs/ops.md, "Calls in a loop").
     For N > 16 a resident x must be float16 (uint16 bf16 bit patterns for bf16 weights), for N <= 16
     float32 or float16; numpy x is converted.
