@@ -27,6 +27,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .operands import is_resident
+
 Launch = tuple[Any, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]  # (kernel, grid, args, keywords)
 CALLS = 64  # calls remembered per op (the least recently used goes first)
 GRAPHS = 4  # command buffers kept per call without out (one per output buffer; the oldest goes first)
@@ -155,9 +157,9 @@ class Hot:
         """Remember this call if its arrays are all resident (``coopdsl.runtime``) arrays, or all but the last,
         None (no ``out``), where ``made`` is the resident output array the op made."""
         given = arrays[:-1] if arrays and arrays[-1] is None else arrays
-        if given is not arrays and not _resident(made):
+        if given is not arrays and not is_resident(made):
             return
-        if not all(_resident(a) for a in given):
+        if not all(is_resident(a) for a in given):
             return
         key = _key(arrays, options)
         if key is None:
@@ -192,10 +194,6 @@ def _key(arrays: tuple[Any, ...], options: tuple[Any, ...]) -> Any:
     except TypeError:
         return None
     return key
-
-
-def _resident(a: Any) -> bool:
-    return type(a).__module__.startswith("coopdsl.runtime")
 
 
 def _hollow(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
