@@ -77,6 +77,9 @@ SHAPES = [
     ("decode 2 rows", 32, 8, 2, 65536, 128, True),
     ("decode 3 rows", 32, 8, 3, 32768, 128, True),
     ("decode 3 rows", 16, 8, 3, 32768, 128, True),
+    ("prefill", 32, 32, 4096, 4096, 80, False),
+    ("prefill", 32, 32, 4096, 4096, 96, False),
+    ("prefill", 16, 16, 4096, 4096, 256, False),
 ]
 
 
@@ -115,14 +118,14 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
     if tiles is not None:
         def call():
             return nv2.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
-                           softcap=0.0, out_dtype=np.float32, out=out, dev=dev, acc=acc, tiles=tiles)
+                           softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, acc=acc, tiles=tiles)
     elif chunks is not None or how is not None:
         def call():
             return AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
-                          softcap=0.0, out_dtype=np.float32, out=out, dev=dev, chunks=chunks, how=how)
+                          softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, chunks=chunks, how=how)
     else:
         def call():
-            return ops.attention(q, k, v, causal=causal, out=out, acc=acc, impl=impl)
+            return ops.attention(q, k, v, causal=causal, out=out, out_dtype=out.dtype, acc=acc, impl=impl)
     call()  # builds and caches the mask, compiles
     with nv2.recording() as launches:
         call()
@@ -243,6 +246,10 @@ def main() -> None:
                     help="ops.attention impls timed on decoding shapes: nv2, decode, khr, auto (its own choice)")
     ap.add_argument("--chunks", default="", help="extra decode-kernel rows with these chunks per K/V head, N,...")
     ap.add_argument("--decode-hows", default="", help="extra rows of each decode kernel: lanes, mma")
+    ap.add_argument("--l16-max-head", type=int, default=None,
+                    help="run the prefill kernel's L16 variant (row sums Br x 16) to this head size (default: "
+                         "attention_nv2.L16_MAX_HEAD)")
+    ap.add_argument("--out-dtype", default="f32", choices=("f32", "f16"), help="the output's type (default f32)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
     ap.add_argument("--host-cost", action="store_true",
@@ -259,6 +266,8 @@ def main() -> None:
         if i not in ("auto", *flash_attention.IMPLS):
             ap.error(f"--decode-impls: {i!r} is not auto, {', '.join(flash_attention.IMPLS)}")
     rows = [int(i) for i in args.shapes.split(",")] if args.shapes else range(len(SHAPES))
+    if args.l16_max_head is not None:
+        nv2.L16_MAX_HEAD = args.l16_max_head
     if args.dry_run:
         for i in rows:
             label, hq, hkv, sq, skv, d, causal = SHAPES[i]
@@ -286,7 +295,7 @@ def main() -> None:
         k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
         v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
         dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
-        out = runtime.zeros((hq, sq, d), np.float32, device=dev)
+        out = runtime.zeros((hq, sq, d), np.float16 if args.out_dtype == "f16" else np.float32, device=dev)
         f = flops(hq, sq, skv, d, causal)
         kv_bytes = 2 * k.nbytes
         decode = is_decode(hq, hkv, sq)

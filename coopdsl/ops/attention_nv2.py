@@ -4,8 +4,9 @@ ggml's ``ggml_vk_flash_attn`` launches it (:func:`coopdsl.ops.ggml_host.flash_at
 with the split_k reduce (:mod:`coopdsl.ops.fa_reduce`) and the mask_opt pass
 (:mod:`coopdsl.ops.fa_mask_opt`) in coopdsl, plus the small kernels around them: the f16
 additive mask of ``causal``/``window`` (combined with a user mask), and element-type conversions
-(bf16 to f32 for Q, bf16 to f16 for K/V, f32 to f16 for the output; f16 Q goes to the kernel as it is,
-through its ``Q_F16`` variant).
+(bf16 to f32 for Q, bf16 to f16 for K/V, f32 to f16 for the output where split_k or grouped heads store it
+per element; f16 Q goes to the kernel as it is, through its ``Q_F16`` variant, and an f16 output stored through
+the kernel's tensor layout is written by it, through its ``D_F16`` variant).
 
 Tensors in ggml's terms. ``ops.attention`` takes Q (Hq, Sq, D), K and V (Hkv, Skv, D) and
 returns O (Hq, Sq, D). ggml's kernel reads Q as ``[D, rows, heads, batch]`` and writes dst as
@@ -50,17 +51,47 @@ KINDS = {"f16": f16, "f32": f32, "bf16": u16}
 # --- kernels -------------------------------------------------------------------------------------
 
 
+# the largest head size (V's) for which the f32 pipeline keeps the row sums in a Br x 16 matrix (flash_attn_cm2's
+# L16 variant) instead of ggml's Br x Bc (a product with a Bc x Bc matrix of ones). On the H100, 32 heads x 4096
+# (benchmarks/results/attention-l16-df16-*-h100-2026-11-28.md, one call): D 64 841 -> 752 us, D 80 948 -> 920; D 96
+# level, D 256 1% faster, D 128 2.6% slower (1272 -> 1305). 0 turns it off
+L16_MAX_HEAD = 80
+
+
+def small_sums(disp: host.FaDispatch, d: int, dev: Any, q_f16: bool) -> bool:
+    """Whether the f32 pipeline runs with its row sums in a Br x 16 matrix (``L16``) for this launch: head size at
+    most :data:`L16_MAX_HEAD`, and a device that offers that kernel's matrices at this launch's tile and workgroup
+    size (NVIDIA offers Br x 16 workgroup matrices with 128 invocations, not with 256)."""
+    if disp.f16acc or d > L16_MAX_HEAD:
+        return False
+    return isinstance(dev, str) or _l16_offered(dev, tuple(sorted(disp.spec.items())), q_f16)
+
+
+@lru_cache(maxsize=256)
+def _l16_offered(dev: Any, spec: tuple[tuple[str, int], ...], q_f16: bool) -> bool:
+    from ..devices.check import mismatches
+
+    return not mismatches(fa_kernel(False, q_f16, l16=True).reflect(), dev, dict(spec))
+
+
 @cache
-def fa_kernel(f16acc: bool, q_f16: bool = False) -> cd.Kernel:
+def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
-    65504 and gives inf: 2049 keys of |V| ~ 300, or 33000 of |V| ~ 50)."""
+    65504 and gives inf: 2049 keys of |V| ~ 300, or 33000 of |V| ~ 50), and with ``l16`` the row sums L are a
+    Br x 16 matrix (``L16``: P times a Bc x 16 matrix of ones, where ggml multiplies by Bc x Bc).  ``d_f16``: the
+    output is written as f16 (``D_F16``; only where the kernel stores through its tensor layout: no split_k,
+    ``gqa_ratio`` 1)."""
     consts = {"F16ACC": int(f16acc)}
     if q_f16:
         consts["Q_F16"] = 1
     if not f16acc:
         consts["O_F32"] = 1
+        if l16:
+            consts["L16"] = 1
+    if d_f16:
+        consts["D_F16"] = 1
     return cast(cd.Kernel, flash_attn_cm2.specialize(**consts))
 
 
@@ -429,20 +460,26 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     qb = view(qf, np.uint8)
     out_flat = view(out, out.dtype)
     f16_out = np.dtype(out_dtype) == np.float16
+    # f16 output straight from the kernel (the f32 pipeline's D_F16) where it stores through its tensor layout,
+    # instead of an f32 scratch and a conversion launch; its rows then start at multiples of 16 bytes (NV2's rule)
+    d_f16 = f16_out and not disp.f16acc and disp.split_k == 1 and disp.push["gqa_ratio"] == 1 and d % 8 == 0
     if disp.split_k > 1:
         o = scratch("split_k", disp.split_k_floats, np.float32, dev).arr
+    elif d_f16:
+        o = view(out, np.float32)   # the kernel stores f16 into this memory
     elif f16_out:
         o = scratch("o", hq * sq * d, np.float32, dev).arr
     else:
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
-    go(fa_kernel(disp.f16acc, q_f16), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
+    l16 = small_sums(disp, d, dev, q_f16)
+    go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
        m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
        mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)
     if disp.split_k > 1:
         ne1, ne2, ne3 = disp.push["ne1"], disp.push["ne2"], disp.push["ne3"]
         go(fa_reduce.kernel(f16_out), fa_reduce.grid(d, ne1, ne2, ne3), o, o, out_flat, d, ne1, ne2, ne3,
            disp.split_k, 0, device=ldev)
-    elif f16_out:
+    elif f16_out and not d_f16:
         convert(o, "f32", "f16", hq * sq * d, dev, out=out_flat)
     return out

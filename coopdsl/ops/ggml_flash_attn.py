@@ -23,6 +23,12 @@ an f16 accumulator in both (``O_TYPE = FLOAT_TYPE``), as in the GLSL; coopdsl's
 ``O_F32=1`` variant (with ``F16ACC=0``, what ``ops.attention`` runs by default)
 accumulates O in f32, which a row spreading its weight over many keys with
 large V values needs (f16's 65504 is reached at 2049 keys of V about 300).
+Two more coopdsl variants, with ``O_F32``: ``L16=1`` keeps the row sums L in a
+Br x 16 matrix, the product of P with a Bc x 16 matrix of ones (ggml's L is
+Br x Bc, a product with Bc x Bc ones: Bc / 16 times the multiply-adds), and
+``D_F16=1`` stores the output as f16 into ``o``'s memory where the kernel
+stores through its tensor layout (no split_k, ``gqa_ratio`` 1). Without them
+(their default) ggml's modules are unchanged.
 ``benchmarks/ggml/fa_kernels.toml`` builds the four modules.
 
 **Only K and V of type F16** (ggml's ``FaTypeK = FaTypeV = 1``, spec ids 12
@@ -278,10 +284,14 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          Flags: cd.Spec[u32, 10] = 0, LIMIT_OCCUPANCY_SHMEM: cd.Spec[u32, 11] = 0,
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
-         F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0):
+         F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
+         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
+    # coopdsl's variant: the row sums L are a Br x 16 matrix, P's product with a Bc x 16 matrix of ones (ggml's
+    # is Br x Bc, by a Bc x Bc matrix of ones: Bc / 16 times the products)
+    LW = 16 if L16 == 1 else Bc
     QE = 2 if Q_F16 == 1 else 4   # bytes a Q value (coopdsl's Q_F16 variant; ggml's Q is always f32)
     USE_MASK_OPT = (Flags & 1) != 0
     MASK_ENABLE = (Flags & 2) != 0
@@ -352,7 +362,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     Qf16 = MatA[f16, Br, HSK_pad, W](Q)
 
     Oacc = Acc[OT, Br, HSV_pad, W](0.0)
-    L = Acc[ACC, Br, Bc, W](0.0)
+    L = Acc[ACC, Br, LW, W](0.0)
     if F16ACC == 1:
         M = Acc[ACC, Br, Bc, W](-ACC_TYPE_MAX / 2.0)
     else:
@@ -441,13 +451,17 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
             P = P.map(replace_padding, ACC(0.0), R, C)
 
         P_A = MatA[f16, Br, Bc, W](P)
-        One = MatB[f16, Bc, Bc, W](1.0)
-        rowsum = cd.muladd(P_A, One, Acc[ACC, Br, Bc, W](0.0))  # the row sums, by a product with ones
+        One = MatB[f16, Bc, LW, W](1.0)
+        if L16 == 1:   # L = eM L + P 1, eM resized to Br x 16
+            L = cd.muladd(P_A, One, eM.reduce(cd.Row, smear, into=Acc[ACC, Br, LW, W]) * L)
+        else:
+            rowsum = cd.muladd(P_A, One, Acc[ACC, Br, Bc, W](0.0))  # the row sums, by a product with ones
 
         v_offset = iv2 * p.nb22 + iv3 * p.nb23  # bytes
         V = MatB[f16, Bc, HSV_pad, W].load_tensor(v, v_offset, tl_v.slice(j * Bc, Bc, 0, HSV_pad))
 
-        L = eM * L + rowsum
+        if L16 != 1:
+            L = eM * L + rowsum
         eMdiag = eM.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # eM resized to Br x HSV_pad
         Oacc = Oacc * (eMdiag if O32 else Acc[f16, Br, HSV_pad, W](eMdiag))
         Oacc = cd.muladd(P_A, V, Oacc)
@@ -493,4 +507,8 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     else:
         tl_d = cd.tensor_layout(3, clamp=cd.ClampConstant).dimension(p.ne2, p.ne1, HSV)
         permute = cd.tensor_view(3, perm=(1, 0, 2))
-        O_D.store_tensor(o, o_offset, tl_d.slice(i * Br, Br, iq2, N, 0, HSV_pad), view=permute)
+        if D_F16 == 1:  # coopdsl's variant: O stored as f16 into o's memory (o_offset, in f16 elements, is even)
+            Acc[f16, Br, HSV_pad, W](O_D).store_tensor(o, o_offset // 2, tl_d.slice(i * Br, Br, iq2, N, 0, HSV_pad),
+                                                        view=permute)
+        else:
+            O_D.store_tensor(o, o_offset, tl_d.slice(i * Br, Br, iq2, N, 0, HSV_pad), view=permute)

@@ -87,6 +87,21 @@ def test_prefill_resident(nv2_device, name, dispatches):
         assert dispatches[-1].use_mask_opt
 
 
+@pytest.mark.parametrize("d", [64, 80, 128])
+def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
+    # an f16 output is stored by the flash-attention kernel itself (D_F16: no conversion launch), and to D 80
+    # the row sums are a Br x 16 matrix (L16), where the device offers it at the launch's workgroup size
+    q, k, v = _inputs(8, 2, 1536, 1536, d, seed=7)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    for causal in (False, True):
+        with nv2.recording() as launches:
+            out = ops.attention(dq, dk, dv, causal=causal, out_dtype=np.float16)
+        assert out.dtype == np.float16 and "convert" not in [kern.name for kern, *_ in launches]
+        fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert fa == [nv2.fa_kernel(False, True, l16=d <= nv2.L16_MAX_HEAD, d_f16=True)]
+        _check(out, q, k, v, heads=(0, 5), causal=causal)
+
+
 def test_masks_outputs_and_dtypes(nv2_device):
     dev = nv2_device
     hq, hkv, s, d = 8, 2, 2048, 128

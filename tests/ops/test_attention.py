@@ -485,3 +485,77 @@ def test_the_output_accumulates_in_f32_unless_acc_is_f16():
     ours, ggmls = nv2.fa_kernel(False).disassemble(), nv2.flash_attn_cm2.specialize(F16ACC=0).disassemble()
     assert len(f16_acc.findall(ggmls)) == len(f16_acc.findall(ours)) + 1
     assert "OpCooperativeMatrixMulAddKHR" in ours
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_row_sums_in_a_br_x_16_matrix_to_head_size_80(d):
+    """flash_attn_cm2's L16 variant (ops.attention's f32 pipeline to D 80) keeps the row sums L in a Br x 16
+    matrix, P times a Bc x 16 matrix of ones, where ggml's multiplies by Bc x Bc: the same output."""
+    q, k, v = _inputs(2, 1, 70, 70, d)
+    want = flash_attention.reference(q, k, v, True)
+    got = {}
+    for l16 in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv2, "L16_MAX_HEAD", 256 if l16 else 0)
+            with nv2.recording() as launches:
+                got[l16] = nv2.run(q, k, v, (2, 70, d, 1, 70), causal=True, mask=None, window=0, scale=d ** -0.5,
+                                   softcap=0.0, out_dtype=np.float32, out=np.zeros(q.shape, np.float32), dev="cpu",
+                                   tiles=(32, 32, 128), cores=1)
+        kernels = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert kernels == [nv2.fa_kernel(False, True, l16=l16)]
+        _close(got[l16], want, tol=1e-3)
+    np.testing.assert_allclose(got[True], got[False], rtol=0, atol=1e-6)
+    # ops.attention's own choice: the variant to D 80 only (at D 128 it cost the H100 2.6%)
+    assert nv2.L16_MAX_HEAD == 80
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+    assert nv2.fa_kernel(False, True, l16=d <= 80) in [kern for kern, *_ in launches]
+
+
+def test_the_l16_variant_needs_br_x_16_workgroup_matrices_of_the_device():
+    # NVIDIA offers Br x 16 workgroup-scope matrices with 128 invocations, not with 256 (columns in 32s there)
+    for q_ne, wg in [((64, 4096, 1, 32), 128), ((64, 1, 32, 1), 256)]:   # prefill D 64; one decoding token
+        disp = nv2.dispatch(q_ne, (64, 4096, 1, 32) if wg == 128 else (64, 32768, 8, 1), None, 0.125, 0.0, True,
+                            132, None, True)
+        assert disp.spec["WorkGroupSize"] == wg
+        assert nv2._l16_offered("nvidia-h100", tuple(sorted(disp.spec.items())), True) == (wg == 128)
+        assert nv2.small_sums(disp, 64, "cpu", True)          # the interpreter takes any shape
+        assert not nv2.small_sums(disp, 96, "cpu", True)      # past L16_MAX_HEAD
+
+
+def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
+    """The D_F16 variant stores O as f16 through the kernel's tensor layout: no f32 scratch and no conversion
+    launch, and the same f16 values as the f32 output rounded; split_k (and grouped heads) still reduce into f16."""
+    q, k, v = _inputs(4, 2, 40, 90, 64)
+
+    def run(dtype):   # cores=1: one split of the keys, as on a GPU with these shapes
+        return nv2.run(q, k, v, (4, 40, 64, 2, 90), causal=True, mask=None, window=0, scale=0.125, softcap=0.0,
+                       out_dtype=dtype, out=np.zeros(q.shape, dtype), dev="cpu", cores=1)
+
+    with nv2.recording() as launches:
+        h = run(np.float16)
+    assert [kern.name for kern, *_ in launches if kern.name != "build_mask"] == ["flash_attn_cm2"]
+    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True)
+    assert h.dtype == np.float16
+    np.testing.assert_array_equal(h, run(np.float32).astype(np.float16))
+    with nv2.recording() as launches:   # one query row: grouped heads and split_k, reduced into f16
+        h1 = ops.attention(q[:, :1], k, v, out_dtype=np.float16, device="cpu", impl="nv2")
+    assert [kern.name for kern, *_ in launches] == ["flash_attn_cm2", "fa_split_k_reduce"]
+    _close(h1, flash_attention.reference(q[:, :1], k, v))
+
+
+def test_the_l16_and_d_f16_variants_validate_and_say_what_they_do():
+    ggmls = nv2.fa_kernel(False, True).disassemble()
+    for l16, d_f16 in [(True, False), (False, True), (True, True)]:
+        kernel = nv2.fa_kernel(False, True, l16=l16, d_f16=d_f16)
+        assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+        text = kernel.disassemble()
+        assert text.count("OpCooperativeMatrixMulAddKHR") == ggmls.count("OpCooperativeMatrixMulAddKHR") == 3
+        ones_16 = "OpTypeCooperativeMatrixKHR %half %uint_2 %Bc %uint_16 %uint_1"   # B: Bc x 16 ones
+        ones_bc = "OpTypeCooperativeMatrixKHR %half %uint_2 %Bc %Bc %uint_1"        # B: ggml's Bc x Bc ones
+        assert (ones_16 in text, ones_bc in text) == ((True, False) if l16 else (False, True))
+        assert ("OpTypeCooperativeMatrixKHR %float %uint_2 %Br %uint_16 %uint_2" in text) == l16   # L: Br x 16
+        stored = re.search(r"OpCooperativeMatrixStoreTensorNV %\S+ (%\S+) ", text).group(1)
+        stored_type = re.search(rf"{stored} = \S+ (%\S+)", text).group(1)
+        half_acc = re.search(rf"{stored_type} = OpTypeCooperativeMatrixKHR (%\S+) %uint_2 %Br", text).group(1)
+        assert half_acc == ("%half" if d_f16 else "%float")
