@@ -234,14 +234,19 @@ class Kernel:
         else 32).
         """
         hot = self.__dict__.get("_hot")  # the last launch (recorded into a batch, or run): the same objects again?
-        if hot is not None and not kwargs and subgroup_size is None and device is hot[1] \
-                and len(args) == len(hot[2]) and (device is not None or not _interp().wants_cpu(None)):
+        if hot is not None and subgroup_size is None and device is hot[1] and len(args) == len(hot[2]) \
+                and (device is not None or not _interp().wants_cpu(None)) and _same_objects(kwargs, hot[4]):
             for new, old in zip(args, hot[2]):
                 if new is not old:
                     break
             else:
-                memo = hot[0]
-                if type(memo) is tuple:  # recorded into a batch: recorded again there, for this grid
+                if hot[5] and hot[5] != _dict_contents(args, kwargs):   # a struct's dict changed in place
+                    memo = None
+                else:
+                    memo = hot[0]
+                if memo is None:
+                    pass
+                elif type(memo) is tuple:  # recorded into a batch: recorded again there, for this grid
                     if _runtime().replay(memo, _grid(grid)):
                         return
                 elif _grid(grid) == hot[3] and memo.run():  # run at once: its command buffer again
@@ -258,10 +263,11 @@ class Kernel:
             raise LaunchError("subgroup_size= applies to device='cpu' only (a GPU has its own subgroup size; "
                               "@coopdsl.kernel(subgroup_size=...) requires one)")
         grid = _grid(grid)
-        recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=not kwargs)
+        recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=True)
         if hot is not None and type(hot[0]) is not tuple:
             hot[0].release()  # (the command buffer kept for the last launch: this one replaces it)
-        self.__dict__["_hot"] = None if recorded is None or kwargs else (recorded, device, args, grid)
+        self.__dict__["_hot"] = None if recorded is None else (recorded, device, args, grid, dict(kwargs),
+                                                               _dict_contents(args, kwargs))
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch
@@ -317,6 +323,26 @@ def _interp() -> ModuleType:
     from . import interp
 
     return interp
+
+
+def _same_objects(kwargs: dict[str, Any], before: dict[str, Any]) -> bool:
+    """Whether ``kwargs`` names the very objects ``before`` did (a launch's keywords against the last one's)."""
+    if len(kwargs) != len(before):
+        return False
+    for name, value in kwargs.items():
+        if before.get(name, _NOTHING) is not value:
+            return False
+    return True
+
+
+def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """What the dicts (struct push constants) among a launch's arguments hold: the same dict object may hold
+    other values at the next launch."""
+    return tuple(tuple((k, type(v), v) for k, v in a.items())
+                 for a in (*args, *kwargs.values()) if type(a) is dict)
+
+
+_NOTHING = object()
 
 
 @functools.cache

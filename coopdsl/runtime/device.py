@@ -15,7 +15,11 @@ from .memory import Buffer, BufferPool
 from .program import Program, descriptor_type
 
 OPTIONAL_EXTENSIONS = tuple(EXTENSION_FEATURES)
-SPIN_NS = 200_000  # how long submit_and_wait polls its fence before it blocks (see Device.spin_ns)
+# how long submit_and_wait polls its fence before it blocks (see Device.spin_ns): on a GPU 5 ms, so that a wait
+# for a call of a few milliseconds does not pay a blocking wait's wake-up (H100: 80-120 us at 1 ms; torch's
+# synchronize spins too); on a CPU device (lavapipe) 200 us, leaving its worker threads the CPU
+SPIN_NS = 5_000_000
+SPIN_NS_CPU = 200_000
 NO_ENABLE = {"robustBufferAccess", "cooperativeMatrixRobustBufferAccess", "robustImageAccess"}  # cost speed
 
 
@@ -48,7 +52,8 @@ class Device:
         self._layouts: dict[tuple[tuple[tuple[int, str], ...], int], tuple[int, int]] = {}
         self._free_cbs: list[int] = []
         self.recording = 0  # batches with a command buffer being recorded (descriptor sets must stay alive)
-        self.spin_ns = SPIN_NS  # submit_and_wait polls the fence this long before blocking in vkWaitForFences
+        # submit_and_wait polls the fence this long before blocking in vkWaitForFences
+        self.spin_ns = SPIN_NS_CPU if self.info.device_type == "CPU" else SPIN_NS
         self.pool = BufferPool(self)
         self.descriptors = DescriptorCache(self)
 
@@ -178,9 +183,9 @@ class Device:
     def submit_and_wait(self, cb: int, timeout_ns: int = 600 * 10 ** 9) -> None:
         """Submit an ended command buffer and wait for it (one fence, reused).
 
-        The wait first polls the fence for up to ``spin_ns`` (default 200 us), as CUDA's default
-        synchronisation does, so that a short kernel's completion is seen without the wake-up latency of
-        a blocking wait; longer work is then waited for in ``vkWaitForFences``.
+        The wait first polls the fence for up to ``spin_ns`` (default 5 ms on a GPU, 200 us on a CPU device),
+        as CUDA's default synchronisation does, so that a kernel's completion is seen without the wake-up
+        latency of a blocking wait; longer work is then waited for in ``vkWaitForFences``.
         """
         v = self.vk
         self._submit_cbs[0] = cb

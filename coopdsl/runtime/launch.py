@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._grid import grid3
-from .array import Array, check_resident, resident_buffer
+from .array import Array, ArrayView, check_resident, resident_buffer
 from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
 from .device import Device, default_device
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
 
-# A launch recorded into an open batch on the hot path, as (batch, program, binding memo): ``replay``
+# A launch recorded into an open batch on the hot path, as (batch, program, binding memo, pipeline): ``replay``
 # records it again for the very same argument objects without binding them anew.
-Recorded = tuple[Batch, Program, "Bound | None"]
+Recorded = tuple[Batch, Program, "Bound | None", int]   # (batch, program, binding, pipeline)
 
 
 def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
@@ -65,9 +65,8 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
     """Record again a launch that ``launch`` recorded into a batch, for the very same argument objects
     (the caller checks that): True when done; False, with nothing done, when the batch is no longer the
     one open on its device, an array was freed or a descriptor set was freed since."""
-    b, program, memo = recorded
-    pipeline = program._default
-    if memo is None or pipeline is None or current_batch(b.device) is not b or not _reuse(b, memo):
+    b, program, memo, pipeline = recorded
+    if memo is None or current_batch(b.device) is not b or not _reuse(b, memo):
         return False
     ds, push = memo[3]
     b.dispatch(pipeline, program.layout, ds, push, grid)
@@ -77,14 +76,14 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
 def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
            spec: dict[str, Any] | None = None) -> Recorded | None:
     """Record one dispatch into batch ``b`` (arguments are checked first). Returns what ``replay`` needs
-    to record it again when its binding was remembered (resident arrays and plain numbers, default
-    specialization), else None."""
+    to record it again when its binding was remembered (resident arrays and plain numbers, or dicts of plain
+    numbers for struct push constants; any specialization: the pipeline is remembered with it), else None."""
     program = b.device.program(spirv, reflection)
     pipeline = program.pipeline(spec)
     bound = bind(b, program, args)
     b.dispatch(pipeline, program.layout, bound[0], bound[1], grid)
     memo = program.bound
-    return (b, program, memo) if not spec and memo is not None and memo[3] is bound else None
+    return (b, program, memo, pipeline) if memo is not None and memo[3] is bound else None
 
 
 def _reuse(b: Batch, memo: Bound) -> bool:
@@ -175,13 +174,13 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
             if value is not was:
                 break
         else:
-            if _reuse(b, memo):  # (a freed array: the general path below reports it)
+            if memo[5] == _contents(args) and _reuse(b, memo):  # (a freed array: the general path reports it)
                 return memo[3]
     dev = b.device
     values = []
     for slot in program.slots:
         value = args.get(slot[0]["name"])
-        if type(value) is not Array:
+        if type(value) is not Array and type(value) is not ArrayView:
             return None
         values.append(value)
     push = _push(b, program, args) if program.push_size else b""
@@ -194,12 +193,24 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
         binds.append((slot[0]["binding"], buf, rng))
         key += (buf.uid, rng)
     bound = dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
-    if not program.pointer_members and all(type(v) in _SCALARS or type(v) is Array for v in args.values()):
-        program.bound = (tuple(args), tuple(args.values()), tuple(values), bound, dev.descriptors.generation)
+    if not program.pointer_members and all(type(v) in _SCALARS or type(v) is Array or type(v) is ArrayView
+                                           or (type(v) is dict and _plain(v)) for v in args.values()):
+        program.bound = (tuple(args), tuple(args.values()), tuple(values), bound, dev.descriptors.generation,
+                         _contents(args))
     return bound
 
 
 _SCALARS = (int, float, bool)  # immutable push-constant values: the same object packs to the same bytes
+
+
+def _plain(d: dict[str, Any]) -> bool:
+    """Whether a struct push constant's dict holds plain numbers only (then its contents decide its bytes)."""
+    return all(type(v) in _SCALARS for v in d.values())
+
+
+def _contents(args: dict[str, Any]) -> tuple[Any, ...]:
+    """What the dicts among ``args`` hold (a dict is mutable: the same object may pack to other bytes)."""
+    return tuple(tuple((k, type(v), v) for k, v in a.items()) for a in args.values() if type(a) is dict)
 _MISSING = object()
 
 
@@ -220,7 +231,10 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
         return b""
     if program.push_struct is not None:
         try:
-            values = [args[n] for n in program.push_names]
+            values = [args[n] if m is None else args[n][m] for n, m in program.push_names]
+            for n, count in program.push_structs:   # (a dict with another key: the general path names it)
+                if type(args[n]) is not dict or len(args[n]) != count:
+                    raise KeyError(n)
             # (struct packs True as 1 and 1.0: a bool is for the general path, which refuses it as the
             # interpreter does; numbers struct cannot pack exactly go there too)
             if all(type(v) is int or type(v) is float or isinstance(v, (np.integer, np.floating)) for v in values):

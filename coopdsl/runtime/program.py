@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from .descriptors import DescriptorSet
     from .device import Device
 
-    # Program.bound: (argument names, argument objects, arrays, (set, push bytes), descriptor-cache generation)
-    Bound = tuple[tuple[str, ...], tuple[Any, ...], tuple[Array, ...], tuple[DescriptorSet, bytes], int]
+    # Program.bound: (argument names, argument objects, arrays, (set, push bytes), descriptor-cache generation,
+    # the contents of the dict arguments)
+    Bound = tuple[tuple[str, ...], tuple[Any, ...], tuple[Array, ...], tuple[DescriptorSet, bytes], int,
+                  tuple[Any, ...]]
 
 
 def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] | None = None) -> None:
@@ -56,9 +58,14 @@ class Program:
         self.slots = [(b, np.dtype(DTYPES[b["element_type"]]) if b.get("components", 1) == 1 else None,
                        element_bytes(b), b.get("size", 0) if b["kind"] == "uniform_buffer" else 0)
                       for b in self.bindings]
-        self.push_struct, self.push_names = flat_struct(self.push_block, self.push_size)
+        self.push_struct, names = flat_struct(self.push_block, self.push_size)
+        # each member as (argument, member of its struct or None); struct arguments with their member counts
+        self.push_names = tuple((n.partition(".")[0], n.partition(".")[2] or None) for n in names)
+        heads = [n for n, m in self.push_names if m is not None]
+        self.push_structs = tuple((n, heads.count(n)) for n in dict.fromkeys(heads))
         self.set_layout, self.layout = dev.layouts(reflection)
         self._pipelines: dict[bytes, int] = {}
+        self._by_spec: dict[tuple[Any, ...], int] = {}   # typed specialization items as given -> pipeline
         self._default: int | None = None
         # the last all-resident binding: (argument names, argument objects, arrays, (set, push bytes),
         # descriptor-cache generation); see launch._bind_resident
@@ -75,10 +82,20 @@ class Program:
                 check_launch(self.reflection, self.dev.info, None)
                 self._default = self._pipeline(*pack_spec(self.reflection, None))
             return self._default
+        try:   # the same values (and types: True is not 1) as before: the same pipeline, checked then
+            key: tuple[Any, ...] | None = tuple((k, type(v), v) for k, v in spec.items())
+            pipe = self._by_spec.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable value: packing names it
+            key, pipe = None, None
+        if pipe is not None:
+            return pipe
         data, entries = pack_spec(self.reflection, spec)
         if data not in self._pipelines:
             check_launch(self.reflection, self.dev.info, spec)
-        return self._pipeline(data, entries)
+        pipe = self._pipeline(data, entries)
+        if key is not None and len(self._by_spec) < 1024:
+            self._by_spec[key] = pipe
+        return pipe
 
     def _pipeline(self, spec_data: bytes, spec_entries: list[tuple[int, int, int]]) -> int:
         pipe = self._pipelines.get(spec_data)
@@ -181,10 +198,11 @@ def descriptor_type(binding: dict[str, Any]) -> int:
 
 
 def flat_struct(block: dict[str, Any], size: int) -> tuple[struct.Struct | None, tuple[str, ...]]:
-    """A precompiled ``struct.Struct`` packing a block of plain scalar members (no struct, vector or pointer
-    members) to ``size`` bytes, with the member names in order; (None, ()) for other blocks."""
+    """A precompiled ``struct.Struct`` packing a block of plain scalar members (or members of struct members of
+    plain scalars, named ``p.M``; no vector, pointer or deeper struct members) to ``size`` bytes, with the
+    member names in order; (None, ()) for other blocks."""
     members = sorted(block["members"], key=lambda m: m["offset"])
-    if not members or any("." in m["name"] or m["type"] not in STRUCT_CODE or m["type"] == "ptr"
+    if not members or any(m["name"].count(".") > 1 or m["type"] not in STRUCT_CODE or m["type"] == "ptr"
                           for m in members):
         return None, ()
     fmt, pos = "<", 0

@@ -175,9 +175,9 @@ def test_a_call_without_out_replays_into_a_new_output_each_time(device, counts):
 
 def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments(device, monkeypatch):
     """Kernel.launch outside a batch keeps the command buffer of a launch on resident arrays and plain numbers;
-    a launch again with the very same argument objects and grid submits it again, recording nothing; anything
-    else (another grid, another object, numpy data, keywords, an open batch, a freed array) takes the checked
-    path."""
+    a launch again with the very same argument objects (by position and by keyword) and grid submits it again,
+    recording nothing; anything else (another grid, another object, numpy data, an open batch, a freed array)
+    takes the checked path."""
     import importlib
 
     L = importlib.import_module("coopdsl.runtime.launch")
@@ -197,8 +197,8 @@ def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments
     axpy.launch((6,), x, y, n, one)                           # another grid: recorded (and kept)
     axpy.launch((6,), x, y, n, one)
     assert recorded[0] == 2
-    axpy.launch((6,), x, y, n=n, alpha=one)                   # keywords: the checked path, nothing kept
-    axpy.launch((6,), x, y, n, one)
+    axpy.launch((6,), x, y, n=n, alpha=one)                   # keywords: recorded (kept for the same keywords)
+    axpy.launch((6,), x, y, n, one)                           # the same objects, not as keywords: recorded
     assert recorded[0] == 4
     with runtime.batch(device):
         axpy.launch((6,), x, y, n, one)                       # inside a batch: recorded into it
@@ -258,3 +258,57 @@ def test_a_loop_over_layers_replays_each_layer_s_call_from_its_own_command_buffe
             np.testing.assert_array_equal(y.numpy(), np.full(n, i + 1 + 2.0 * token), err_msg=f"token {token}")
     assert counts[1] == 0                                  # tokens 2 and 3: no launch recorded
     assert all(len(c.graphs) == 1 for c in h.calls.values())
+
+
+@cd.struct
+class Affine:
+    a: f32
+    b: f32
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def affine(y: cd.Buffer[f32], n: u32, p: Affine, SHIFT: cd.Spec[u32] = 0):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = y[i] * p.a + p.b + f32(SHIFT)
+
+
+def test_launches_with_a_struct_dict_and_specialization_keywords_are_kept_and_follow_the_dict(device, monkeypatch):
+    """A launch with a struct push constant given as a dict and specialization constants as keywords (how ggml's
+    kernels are launched) is kept and run again for the very same objects, in a batch and outside; the dict
+    is mutable, so what it holds is compared too: changed in place, the launch is packed and recorded again."""
+    import importlib
+
+    L = importlib.import_module("coopdsl.runtime.launch")
+    recorded = [0]
+    real = L.record
+
+    def counting(*a, **kw):
+        recorded[0] += 1
+        return real(*a, **kw)
+    monkeypatch.setattr(L, "record", counting)
+    n = 300
+    y = runtime.zeros(n, np.float32, device=device)
+    p = {"a": 1.0, "b": 1.0}
+    shift2, shift3 = 2, 3
+    for _ in range(3):
+        affine.launch((5,), y, n, p, SHIFT=shift2)
+    assert recorded[0] == 1 and (y.numpy() == 9.0).all()
+    p["b"] = 5.0                                       # the same dict, another value: packed and recorded again
+    affine.launch((5,), y, n, p, SHIFT=shift2)
+    assert recorded[0] == 2 and (y.numpy() == 16.0).all()
+    affine.launch((5,), y, n, p, SHIFT=shift3)         # another specialization: another pipeline
+    assert recorded[0] == 3 and (y.numpy() == 24.0).all()
+    with runtime.batch(device):
+        for _ in range(3):
+            affine.launch((5,), y, n, p, SHIFT=shift3)  # recorded once, then recorded again from its memo
+        p["b"] = 0.0
+        affine.launch((5,), y, n, p, SHIFT=shift3)
+    assert recorded[0] == 5 and (y.numpy() == 24.0 + 3 * 8.0 + 3.0).all()
+    p["c"] = 1.0                                        # a member Affine does not have: refused as before
+    with pytest.raises(LaunchError, match="'c'"):
+        affine.launch((5,), y, n, p, SHIFT=shift3)
+    del p["c"]
+    p["a"] = True                                       # a bool for an f32 member: refused as before
+    with pytest.raises(LaunchError, match="cannot be True"):
+        affine.launch((5,), y, n, p, SHIFT=shift3)

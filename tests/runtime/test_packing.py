@@ -166,7 +166,11 @@ def test_scalar_push_blocks_pack_through_one_precompiled_struct():
     values = {"n": 7, "alpha": 0.5, "d": 2.0, "k": -3}
     assert st.pack(*[values[n] for n in names]) == pack_push({"push_constants": block}, values) + b"\0\0"
     assert flat_struct(REFL["push_constants"], 24) == (None, ())  # a pointer member: the general path
-    assert flat_struct({"size": 8, "members": [{"name": "p.M", "offset": 0, "type": "u32", "size": 4}]}, 8)[0] is None
+    # members of a struct argument (p.M) too; a struct inside a struct goes to the general path
+    st, names = flat_struct({"size": 8, "members": [{"name": "p.M", "offset": 0, "type": "u32", "size": 4},
+                                                    {"name": "p.x", "offset": 4, "type": "f32", "size": 4}]}, 8)
+    assert names == ("p.M", "p.x") and st.pack(3, 0.5) == struct.pack("<If", 3, 0.5)
+    assert flat_struct({"size": 8, "members": [{"name": "p.q.M", "offset": 0, "type": "u32", "size": 4}]}, 8)[0] is None
 
 
 @pytest.mark.parametrize("values, message", [
