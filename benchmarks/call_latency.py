@@ -45,9 +45,9 @@ def bump(y: cd.Buffer[f32], n: u32):
         y[i] = y[i] + 1.0
 
 
-def per_call(fn: Callable[[], object], calls: int) -> float:
-    """Median microseconds of ``fn`` over ``calls`` calls, after 50 untimed ones."""
-    for _ in range(50):
+def per_call(fn: Callable[[], object], calls: int, warm: int = 50) -> float:
+    """Median microseconds of ``fn`` over ``calls`` calls, after ``warm`` untimed ones."""
+    for _ in range(warm):
         fn()
     times = []
     for _ in range(calls):

@@ -18,7 +18,6 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,52 +25,26 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._clocks import clocks_up  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
+from benchmarks.attention_bench import torch_time  # noqa: E402
+from benchmarks.call_latency import per_call  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
 
 
-def median_us(fn: Callable[[], object], calls: int, warm: int = 3) -> float:
-    for _ in range(warm):
-        fn()
-    times = []
-    for _ in range(calls):
-        t = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t)
-    return statistics.median(times) / 1e3
-
-
 def torch_us(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, calls: int) -> tuple[float, float] | None:
     """(CUDA-event us of one SDPA call, wall us of a call + synchronize), or None without torch on CUDA."""
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
+    ms, _ = torch_time(q, k, v, causal, calls, 1000.0)
+    if ms is None:
         return None
-    if not torch.cuda.is_available():
-        return None
+    import torch
+    import torch.nn.functional as F
+
     qt, kt, vt = (torch.from_numpy(x).to("cuda")[None] for x in (q, k, v))
 
-    def call() -> object:
-        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
-
-    end = time.perf_counter() + 1.0
-    while time.perf_counter() < end:
-        call()
-        torch.cuda.synchronize()
-    events = []
-    for _ in range(calls):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        torch.cuda.synchronize()
-        events.append(s.elapsed_time(e) * 1e3)
-
     def waited() -> None:
-        call()
+        F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
         torch.cuda.synchronize()
-    return statistics.median(events), median_us(waited, calls)
+    return ms * 1e3, per_call(waited, calls, warm=3)
 
 
 def main() -> None:
@@ -109,13 +82,13 @@ def main() -> None:
         clocks_up(dev)
         gpu = sum(kern.bench(grid, *a, warmup=5, repeat=n, **kw).median_ms for kern, grid, a, kw in launches) * 1e3
         clocks_up(dev)
-        waited = median_us(call, n)
+        waited = per_call(call, n, warm=3)
 
         def launches_waited() -> None:
             for kern, grid, a, kw in launches:
                 kern.launch(grid, *a, **kw)
         clocks_up(dev)
-        launched = median_us(launches_waited, n)
+        launched = per_call(launches_waited, n, warm=3)
         records, totals = [], []
         clocks_up(dev)
         for _ in range(5):

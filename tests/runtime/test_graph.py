@@ -173,22 +173,27 @@ def test_a_call_without_out_replays_into_a_new_output_each_time(device, counts):
     assert h.replay((x, None), ("other",)) is None
 
 
-def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments(device, monkeypatch):
+@pytest.fixture
+def recorded(monkeypatch):
+    """[launches recorded into a command buffer (coopdsl.runtime.launch.record calls)]"""
+    import importlib
+
+    L = importlib.import_module("coopdsl.runtime.launch")
+    count = [0]
+    real = L.record
+
+    def counting(*a, **kw):
+        count[0] += 1
+        return real(*a, **kw)
+    monkeypatch.setattr(L, "record", counting)
+    return count
+
+
+def test_kernel_launch_runs_its_last_command_buffer_again_for_the_same_arguments(device, recorded):
     """Kernel.launch outside a batch keeps the command buffer of a launch on resident arrays and plain numbers;
     a launch again with the very same argument objects (by position and by keyword) and grid submits it again,
     recording nothing; anything else (another grid, another object, numpy data, an open batch, a freed array)
     takes the checked path."""
-    import importlib
-
-    L = importlib.import_module("coopdsl.runtime.launch")
-
-    recorded = [0]
-    real = L.record
-
-    def counting(*a, **kw):
-        recorded[0] += 1
-        return real(*a, **kw)
-    monkeypatch.setattr(L, "record", counting)
     n, one = 300, 1.0
     x, y = _arrays(device, n)
     for _ in range(5):
@@ -273,20 +278,10 @@ def affine(y: cd.Buffer[f32], n: u32, p: Affine, SHIFT: cd.Spec[u32] = 0):
         y[i] = y[i] * p.a + p.b + f32(SHIFT)
 
 
-def test_launches_with_a_struct_dict_and_specialization_keywords_are_kept_and_follow_the_dict(device, monkeypatch):
+def test_launches_with_a_struct_dict_and_specialization_keywords_are_kept_and_follow_the_dict(device, recorded):
     """A launch with a struct push constant given as a dict and specialization constants as keywords (how ggml's
     kernels are launched) is kept and run again for the very same objects, in a batch and outside; the dict
     is mutable, so what it holds is compared too: changed in place, the launch is packed and recorded again."""
-    import importlib
-
-    L = importlib.import_module("coopdsl.runtime.launch")
-    recorded = [0]
-    real = L.record
-
-    def counting(*a, **kw):
-        recorded[0] += 1
-        return real(*a, **kw)
-    monkeypatch.setattr(L, "record", counting)
     n = 300
     y = runtime.zeros(n, np.float32, device=device)
     p = {"a": 1.0, "b": 1.0}
