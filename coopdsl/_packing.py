@@ -32,6 +32,18 @@ ML_DTYPES = {"bfloat16": "bf16"}  # ml_dtypes' names accepted for the bit-patter
 Address = Callable[[Mapping[str, Any], Any], Any]  # (pointer member, value given) -> its int device address
 
 
+def value_key(value: Any) -> Any:
+    """What decides the bytes a launch argument packs to, as a hashable key that compares equal only for the
+    same bytes: a float by its bits (0.0 and -0.0 differ; a NaN is its own), anything else by type and value
+    (``True`` is not ``1``). Memos of launches (the kept launch, the binding, the pipeline of a specialization)
+    compare arguments through it."""
+    if type(value) is float:
+        return value.hex()
+    if isinstance(value, np.floating):
+        return (type(value), value.tobytes())
+    return (type(value), value)
+
+
 def a_an(word: object) -> str:
     """``word`` with its English article: "an int32", "a float64", "a uint8"."""
     text = str(word)

@@ -337,8 +337,10 @@ def _same_objects(kwargs: dict[str, Any], before: dict[str, Any]) -> bool:
 
 def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """What the dicts (struct push constants) among a launch's arguments hold: the same dict object may hold
-    other values at the next launch."""
-    return tuple(tuple((k, type(v), v) for k, v in a.items())
+    other values at the next launch (each value as :func:`coopdsl._packing.value_key` sees it)."""
+    from ._packing import value_key  # (with numpy: not imported for compiling)
+
+    return tuple(tuple((k, value_key(v)) for k, v in a.items())
                  for a in (*args, *kwargs.values()) if type(a) is dict)
 
 

@@ -18,7 +18,7 @@ from .errors import ArrayError, LaunchError
 from .graph import Graph
 from .graph import keep as keep_graph
 from .memory import Buffer
-from .packing import check_array, check_struct_keys, pack_members
+from .packing import check_array, check_struct_keys, pack_members, value_key
 from .program import Program
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def _plain(d: dict[str, Any]) -> bool:
 
 def _contents(args: dict[str, Any]) -> tuple[Any, ...]:
     """What the dicts among ``args`` hold (a dict is mutable: the same object may pack to other bytes)."""
-    return tuple(tuple((k, type(v), v) for k, v in a.items()) for a in args.values() if type(a) is dict)
+    return tuple(tuple((k, value_key(v)) for k, v in a.items()) for a in args.values() if type(a) is dict)
 _MISSING = object()
 
 

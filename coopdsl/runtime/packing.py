@@ -19,12 +19,14 @@ from .._packing import (
     a_an,
     dtype_matches,
     member_value,
+    value_key,
     wanted_dtype,
 )
 from .errors import LaunchError
 
 __all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array", "check_struct_keys", "dtype_problem",
-           "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem"]
+           "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem",
+           "value_key"]
 
 
 def pack_spec(reflection: dict[str, Any], spec: dict[str, Any] | None) -> tuple[bytes, list[tuple[int, int, int]]]:

@@ -14,7 +14,7 @@ from .._grid import INTERPRETER_WORKGROUP
 from ..devices.check import DeviceMismatchError, verify, workgroup_size
 from . import vk
 from .features import DeviceFeatureError, hinted
-from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec
+from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec, value_key
 
 if TYPE_CHECKING:
     from .array import Array
@@ -82,8 +82,8 @@ class Program:
                 check_launch(self.reflection, self.dev.info, None)
                 self._default = self._pipeline(*pack_spec(self.reflection, None))
             return self._default
-        try:   # the same values (and types: True is not 1) as before: the same pipeline, checked then
-            key: tuple[Any, ...] | None = tuple((k, type(v), v) for k, v in spec.items())
+        try:   # the same values (by value_key: True is not 1, -0.0 is not 0.0) as before: the same pipeline
+            key: tuple[Any, ...] | None = tuple((k, value_key(v)) for k, v in spec.items())
             pipe = self._by_spec.get(key)  # type: ignore[arg-type]
         except TypeError:  # an unhashable value: packing names it
             key, pipe = None, None

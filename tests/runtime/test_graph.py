@@ -307,3 +307,23 @@ def test_launches_with_a_struct_dict_and_specialization_keywords_are_kept_and_fo
     p["a"] = True                                       # a bool for an f32 member: refused as before
     with pytest.raises(LaunchError, match="cannot be True"):
         affine.launch((5,), y, n, p, SHIFT=shift3)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def signs(y: cd.Buffer[f32], p: Affine, Z: cd.Spec[f32] = 1.0):
+    y[0] = p.b
+    y[1] = Z
+
+
+def test_a_kept_launch_and_a_specialization_tell_minus_zero_from_zero(device):
+    # memos compare a float by its bits (coopdsl._packing.value_key): 0.0 == -0.0 in Python, not in the bytes
+    y = runtime.zeros(2, np.float32, device=device)
+    p = {"a": 1.0, "b": 0.0}
+    for b, z in [(0.0, 0.0), (-0.0, 0.0), (-0.0, -0.0), (0.0, -0.0), (0.0, 0.0)]:
+        p["b"] = b
+        signs.launch((1,), y, p, Z=z)
+        assert list(np.signbit(y.numpy())) == [np.signbit(b), np.signbit(z)]
+        with runtime.batch(device):
+            signs.launch((1,), y, p, Z=z)
+            p["b"] = -b                       # after the launch: not what it packed
+        assert list(np.signbit(y.numpy())) == [np.signbit(b), np.signbit(z)]
