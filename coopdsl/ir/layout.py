@@ -233,6 +233,21 @@ def uniform_problem(st: T.StructType, prefix: str = "") -> str | None:
     return None
 
 
+def unlaid(t: T.Type) -> T.Type:
+    """``t`` without explicit layout (array strides, struct member offsets, Block), for a Function or Private
+    variable, where Vulkan forbids layout decorations (VUID-StandaloneSpirv-None-10684): a value read from a
+    push-constant or buffer struct is spilled there to be indexed at run time. ``t`` itself when it has none."""
+    if isinstance(t, T.ArrayType):
+        elem = unlaid(t.elem)
+        return t if t.stride is None and elem is t.elem else T.ArrayType(elem, t.length)
+    if isinstance(t, T.StructType):
+        members = tuple((n, unlaid(m)) for n, m in t.members)
+        if not t.offsets and not t.block and all(a is b for (_, a), (_, b) in zip(members, t.members)):
+            return t
+        return T.StructType(t.name, members)
+    return t
+
+
 def array_block(name: str, elem: T.Type) -> T.StructType:
     """The Block struct ``{ elem data[]; }`` a storage buffer or a ``Ptr[elem]`` addresses (std430 stride; a
     scalar-layout struct strides by its scalar size)."""

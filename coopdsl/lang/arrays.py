@@ -18,6 +18,7 @@ from .._records import record
 from ..errors import ArgumentError, DeclarationError, TypeMismatchError, caller_loc
 from ..ir import types as T
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
+from ..ir.layout import unlaid
 from ..ir.vocab import StorageClass
 from . import arith
 from .registry import BUILTINS, Builtin, parse_signature
@@ -130,10 +131,35 @@ def _check_index(cg: Builder, t: T.ArrayType, index: int) -> None:
                                 f"not supported", cg.em.loc)
 
 
+def relaid(cg: Builder, v: Value, to: T.Type) -> Value:
+    """``v`` as ``to``, the same shape with another layout (:func:`coopdsl.ir.layout.unlaid`'s type, or back):
+    rebuilt from its components (OpCompositeExtract, OpCompositeConstruct); ``v`` itself when it has that type."""
+    t = v.type
+    if t == to:
+        return v
+    if isinstance(t, T.ArrayType) and isinstance(to, T.ArrayType):
+        if not isinstance(t.length, int):
+            raise TypeMismatchError(f"cannot index {t} at run time: its length is a specialization constant and "
+                                    f"its elements are laid out for memory; index it with constants, or read the "
+                                    f"elements into a cd.local_array first", cg.em.loc)
+        parts = [relaid(cg, cg.em.op("extract", t.elem, [v], index=i), to.elem) for i in range(t.length)]
+    else:
+        assert isinstance(t, T.StructType) and isinstance(to, T.StructType)  # (unlaid keeps the shape)
+        parts = [relaid(cg, cg.em.op("extract", m, [v], index=i), to.members[i][1])
+                 for i, (_, m) in enumerate(t.members)]
+    return cg.em.op("construct", to, parts)
+
+
 def element_pointer(cg: Builder, v: Value, index: Any, what: str) -> Value:
-    """Pointer to element ``index`` of array or matrix value ``v``, stored in a fresh Function variable."""
+    """Pointer to element ``index`` of array or matrix value ``v``, stored in a fresh Function variable (an
+    array laid out for memory, read from a buffer or push-constant struct, is stored without its layout:
+    Vulkan allows none in Function storage)."""
     t = v.type
     assert isinstance(t, (T.ArrayType, T.CoopMatType))  # the callers index arrays and matrices
+    if isinstance(t, T.ArrayType):
+        free = unlaid(t)
+        assert isinstance(free, T.ArrayType)  # (unlaid keeps the shape)
+        v, t = relaid(cg, v, free), free
     var = cg.function_variable(T.PointerType(t, StorageClass.Function))
     cg.em.op("store", T.void, [var, v])
     idx = cg.as_index(index, what)
@@ -148,7 +174,8 @@ def read_element(cg: Builder, arr: Value, index: Any) -> Value:
     if known is not None:
         _check_index(cg, t, known)
         return cg.em.op("extract", t.elem, [arr], index=known)
-    return cg.em.op("load", t.elem, [element_pointer(cg, arr, index, "an array index")])
+    elem = unlaid(t.elem)
+    return relaid(cg, cg.em.op("load", elem, [element_pointer(cg, arr, index, "an array index")]), t.elem)
 
 
 def write_element(cg: Builder, arr: Value, index: Any, value: Any) -> Value:
@@ -166,9 +193,9 @@ def write_element(cg: Builder, arr: Value, index: Any, value: Any) -> Value:
         _check_index(cg, t, known)
         return cg.em.op("insert", t, [value, arr], index=known)
     ptr = element_pointer(cg, arr, index, "an array index")
-    cg.em.op("store", T.void, [ptr, value])
+    cg.em.op("store", T.void, [ptr, relaid(cg, value, unlaid(t.elem))])
     assert isinstance(ptr, Op)
-    return cg.em.op("load", t, [ptr.operands[0]])
+    return relaid(cg, cg.em.op("load", unlaid(t), [ptr.operands[0]]), t)
 
 
 def length_of(cg: Builder, arr: Value) -> int | Value:
