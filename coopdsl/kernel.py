@@ -224,10 +224,16 @@ class Kernel:
         Arguments follow the kernel's parameters, by position or name:
         numpy arrays (written back in place unless read-only) or resident
         ``coopdsl.runtime.Array`` objects (bound directly) for buffers,
-        numbers for push constants and for specialization constants (those
-        left out keep their defaults). ``grid`` is the number of workgroups
-        (1 to 3 ints). Inside ``with coopdsl.runtime.batch(...)`` the launch
-        is recorded and runs when the block ends. ``device="cpu"``, or
+        numbers for push constants, dicts for struct push constants and
+        uniform blocks, numbers for specialization constants (those left out
+        keep their defaults). ``grid`` is the number of workgroups (1 to 3
+        ints). Inside ``with coopdsl.runtime.batch(...)`` the launch is
+        recorded and runs when the block ends. A launch again with the very
+        same argument objects holding the same values (a dict compared by what
+        it holds) is not checked or bound again: outside a batch it submits
+        the command buffer kept from the kernel's last launch, inside one it is
+        recorded from the last launch's binding (docs/runtime.md, "What is
+        cached, and what a launch costs"). ``device="cpu"``, or
         ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
         interpreter instead (docs/interpreter.md), with ``subgroup_size``
         invocations per subgroup (default: the kernel's own ``subgroup_size``,
