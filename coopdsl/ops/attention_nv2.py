@@ -22,6 +22,7 @@ gives one query token enough workgroups to fill the GPU.
 
 import contextlib
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -67,11 +68,23 @@ def small_sums(disp: host.FaDispatch, d: int, dev: Any, q_f16: bool) -> bool:
     return isinstance(dev, str) or _l16_offered(dev, tuple(sorted(disp.spec.items())), q_f16)
 
 
-@lru_cache(maxsize=256)
+# per device (held weakly), per (launch's specialization, q_f16): whether the device offers the L16 kernel's matrices
+_l16: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
+
+
 def _l16_offered(dev: Any, spec: tuple[tuple[str, int], ...], q_f16: bool) -> bool:
+    """Whether ``dev`` (a runtime Device, or anything :func:`coopdsl.devices.load_profile` takes) offers the
+    cooperative matrices of the L16 kernel at this launch's specialization (``coopdsl.devices`` decides)."""
     from ..devices.check import mismatches
 
-    return not mismatches(fa_kernel(False, q_f16, l16=True).reflect(), dev, dict(spec))
+    try:
+        known = _l16.setdefault(dev, {})
+    except TypeError:   # (a profile name or dict: not weakly referenceable; asked every time)
+        known = {}
+    key = (spec, q_f16)
+    if key not in known:
+        known[key] = not mismatches(fa_kernel(False, q_f16, l16=True).reflect(), dev, dict(spec))
+    return known[key]
 
 
 @cache
