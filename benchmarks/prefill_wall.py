@@ -9,7 +9,9 @@ On resident f16 Q/K/V (non-causal and causal, f16 output into ``out``), the medi
 - a call inside ``runtime.batch`` of ``--calls`` calls (the wall time of the whole batch over the calls), and of
   that the host time to record the calls (the ``with`` body) and the submission with its wait (its exit);
 - ``Kernel.launch`` of the same launches with the same arguments, waited for (no op around it);
-- torch SDPA on the same values: CUDA events around one call, and a call plus ``torch.cuda.synchronize()``.
+- torch SDPA on the same values: CUDA events around one call, and a call plus ``torch.cuda.synchronize()``;
+
+and the largest error of head 0's output against float64 numpy, relative to its largest value.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from benchmarks.attention_bench import torch_time  # noqa: E402
 from benchmarks.call_latency import per_call  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
+from coopdsl.ops import flash_attention  # noqa: E402
 
 
 def torch_us(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, calls: int) -> tuple[float, float] | None:
@@ -69,8 +72,8 @@ def main() -> None:
              f"{s} x {s}, D {d}, f16 in and out, resident; a wait polls the fence for {dev.spin_ns / 1e3:.0f} us "
              f"before it blocks; median us per call", "",
              "| case | GPU (kernels) | waited call | batch, a call | of it: recording | of it: submit + wait "
-             "| Kernel.launch waited | torch (events) | torch waited |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| Kernel.launch waited | torch (events) | torch waited | rel. err (head 0) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for causal in (False, True):
         def call(causal: bool = causal) -> object:
@@ -101,10 +104,12 @@ def main() -> None:
             records.append((t1 - t0) / n / 1e3)
             totals.append((t2 - t0) / n / 1e3)
         batch, record = statistics.median(totals[1:]), statistics.median(records[1:])
+        want = flash_attention.reference(q[:1], k[:1], v[:1], causal)   # the result checked on head 0
+        err = float(np.abs(out.numpy()[:1].astype(np.float64) - want).max() / np.abs(want).max())
         t = torch_us(q, k, v, causal, n)
         tt = ("", "") if t is None else (f"{t[0]:.0f}", f"{t[1]:.0f}")
         lines.append(f"| {'causal' if causal else 'non-causal'} | {gpu:.0f} | {waited:.0f} | {batch:.0f} | "
-                     f"{record:.0f} | {batch - record:.0f} | {launched:.0f} | {tt[0]} | {tt[1]} |")
+                     f"{record:.0f} | {batch - record:.0f} | {launched:.0f} | {tt[0]} | {tt[1]} | {err:.1e} |")
         print(lines[-1], flush=True)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
