@@ -22,7 +22,7 @@ from ..errors import (
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
-from ..ir.layout import align_of
+from ..ir.layout import align_of, size_of
 from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
@@ -123,9 +123,10 @@ def swizzle(cg: Context, v: Value, attr: str) -> Value:
 
 
 def _store_components(cg: Context, ptr: Value, indices: list[Value], t: T.VectorType, attr: str, value: Any,
-                      target: ast.Attribute) -> None:
-    """Store ``value`` into components ``attr`` of the vector in memory at ``ptr`` + ``indices``: one
-    ``OpAccessChain`` and ``OpStore`` per component (GLSL's ``buf[i].xy = w``)."""
+                      target: ast.Attribute, base_align: int, offset: int) -> None:
+    """Store ``value`` into components ``attr`` of the vector in memory at ``ptr`` + ``indices`` (``offset`` bytes
+    into an object aligned to ``base_align``): one ``OpAccessChain`` and ``OpStore`` per component (GLSL's
+    ``buf[i].xy = w``)."""
     loc = cg.src.loc(target)
     idx = _swizzle_indices(t, attr, loc, store=True)
     value = _swizzle_value(cg, t, attr, len(idx), value, loc)
@@ -135,7 +136,8 @@ def _store_components(cg: Context, ptr: Value, indices: list[Value], t: T.Vector
     for k, i in enumerate(idx):
         part = value if len(idx) == 1 else cg.em.op("extract", t.elem, [value], index=k)
         at = cg.em.op("access", T.PointerType(t.elem, pt.storage), [ptr, *indices, cg.em.const(T.u32, i)])
-        cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(align_of(t.elem))} if psb else {}))
+        aligned = _aligned(align_of(t.elem), base_align, offset + i * size_of(t.elem))
+        cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(aligned)} if psb else {}))
 
 
 def _store_in_value(cg: Context, v: Value, chain: list[str], value: Any, target: ast.Attribute) -> Value:
@@ -390,14 +392,17 @@ def store_attribute(cg: Context, target: ast.Attribute, value: Any) -> None:
         raise TypeMismatchError(f"cannot assign to a member of an element of {cg.describe(base)}", cg.src.loc(target))
     t: T.Type = ptr.type.pointee
     indices: list[Value] = []
+    base_align, offset = align_of(t), 0   # (through a device pointer: what Aligned may promise)
     for n, name in enumerate(path):
         if isinstance(t, T.VectorType) and n == len(path) - 1 and all(c in SWIZZLE for c in name):
-            _store_components(cg, ptr, indices, t, name, value, target)  # buf[i].x = v, buf[i].pos.xy = w
+            _store_components(cg, ptr, indices, t, name, value, target,  # buf[i].x = v, buf[i].pos.xy = w
+                              base_align, offset)
             return
         if not isinstance(t, T.StructType):
             raise TypeMismatchError(f"{with_article(t)} has no member '{name}'", cg.src.loc(target))
         i = _member_index(t, name, cg.src.loc(target))
         indices.append(cg.em.const(T.u32, i))
+        offset += t.offsets[i] if t.offsets else 0
         t = t.members[i][1]
     value = cg.as_operand(value)
     if arith.is_number(value):
@@ -407,7 +412,16 @@ def store_attribute(cg: Context, target: ast.Attribute, value: Any) -> None:
                                 cg.src.loc(target))
     member = cg.em.op("access", T.PointerType(t, ptr.type.storage), [ptr, *indices])
     psb = ptr.type.space.is_physical
-    cg.em.op("store", T.void, [member, value], **({"memory": MemoryAccess(align_of(t))} if psb else {}))
+    cg.em.op("store", T.void, [member, value],
+             **({"memory": MemoryAccess(_aligned(align_of(t), base_align, offset))} if psb else {}))
+
+
+def _aligned(natural: int, base_align: int, offset: int) -> int:
+    """The ``Aligned`` of an access at ``offset`` bytes into an object aligned to ``base_align``: the type's
+    natural alignment, unless the member sits at an offset that promises less (a std430 struct inside a scalar
+    one: ``inner`` at offset 4 is not 16-byte aligned)."""
+    at = base_align if offset == 0 else min(base_align, offset & -offset)
+    return min(natural, at)
 
 
 def _container_path(cg: Context, target: ast.Subscript) -> tuple[str, tuple[int, ...]]:

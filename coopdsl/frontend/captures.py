@@ -21,7 +21,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, cast
 
 from .._records import record
-from ..errors import TypeMismatchError
+from ..errors import TypeMismatchError, UnsupportedSyntaxError
 from ..ir.builder import Emitter
 from ..ir.core import Const, GlobalVar, Op, SpecConst, SpecOp, Value, const_key
 from ..ir.vocab import StorageClass
@@ -62,12 +62,29 @@ def push_constant_member(v: Value) -> int | None:
     return None
 
 
+def check_memory_argument(cg: Builder, what: str, v: Any) -> None:
+    """A located error for memory a device function or callback cannot be given: memory is bound into the
+    function's specialisation, which works for module-level variables (buffers, shared and private arrays), not
+    for memory reached through values of the calling function (a local array; the array member of one struct in
+    memory, ``buf[i].arr``)."""
+    if not isinstance(v, BufferRef) or isinstance(v.var, GlobalVar):
+        return
+    if v.storage == StorageClass.Function:
+        raise UnsupportedSyntaxError(f"{what} is the local array '{v.name}', which belongs to the function that "
+                                     f"declares it: declare it in the device function, or use a shared array or "
+                                     f"a buffer", cg.em.loc)
+    raise UnsupportedSyntaxError(f"{what} is an array inside one struct in memory ('{v.name}', such as "
+                                 f"buf[i].member): a device function takes a whole buffer, shared array or device "
+                                 f"pointer; pass that and the index, and read the member inside", cg.em.loc)
+
+
 def capture(cg: Builder, name: str, value: Any) -> Any:
     """``value`` bound to parameter ``name`` of a callback: as it is, or :class:`Captured`; a located error
     for a runtime value the callback could not receive."""
     if isinstance(value, BufferRef) and value.storage == StorageClass.Function:
         raise TypeMismatchError(f"cannot bind '{name}' to local array '{value.name}': it belongs to the function "
                                 f"that declares it (use a shared array or a buffer)", cg.em.loc)
+    check_memory_argument(cg, f"'{name}'", value)
     if isinstance(value, (SpecConst, SpecOp)) or not isinstance(value, Value):
         return value
     if isinstance(value, Const):

@@ -20,7 +20,7 @@ from ..ir import types as T
 from ..ir.core import FuncRef, Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
 from ..lang.values import BufferRef
-from .captures import Captured, capture
+from .captures import Captured, capture, check_memory_argument
 from .codegen import CodeGen
 from .source import Source, parse_function
 
@@ -172,6 +172,8 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
         if isinstance(v, tuple) and any(isinstance(x, Value) for x in _flat(v)):
             raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is a list holding runtime values; "
                                     f"pass its elements", cg.em.loc)
+    for name, v in values.items():
+        check_memory_argument(cg, f"{dfn.fn.__name__}(): argument '{name}'", v)
     if dfn in _compiling:
         raise UnsupportedSyntaxError(f"{dfn.fn.__name__} calls itself (recursion is not supported on GPUs)",
                                      cg.em.loc)

@@ -275,3 +275,49 @@ def test_the_docs_tuple_example_runs_against_numpy(tmp_path):
     lo, hi = np.zeros(64, np.float32), np.zeros(64, np.float32)
     ns["sort_pairs"].launch((1, 1, 1), x, lo, hi, device="cpu")
     assert np.array_equal(lo, np.minimum(x[0::2], x[1::2])) and np.array_equal(hi, np.maximum(x[0::2], x[1::2]))
+
+
+@cd.struct
+class Row:
+    arr: cd.array[f32, 4]
+
+
+@cd.func
+def first_of(a):
+    return a[0]
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def k_member_array_argument(rows: cd.Buffer[Row], c: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    c[i] = first_of(rows[i].arr)  # E:member_arg
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def k_local_array_argument(c: cd.Buffer[f32]):
+    la = cd.local_array(f32, 4)
+    la[0] = 1.0
+    c[0] = first_of(la)  # E:local_arg
+
+
+@cd.func
+def first_row(rows, i):
+    return rows[i].arr[0]
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def k_buffer_and_index(rows: cd.Buffer[Row], c: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    c[i] = first_row(rows, i)
+
+
+def test_memory_of_the_calling_function_is_a_located_error_not_an_internal_one():
+    # a device function binds memory into its specialisation: buffers and shared arrays are module-level, but a
+    # local array or the array member of one struct in a buffer is reached through the caller's values (these
+    # were InternalCompilerErrors: "access uses a value not defined in its function")
+    expect_error(k_member_array_argument, cd.UnsupportedSyntaxError,
+                 "first_of(): argument 'a' is an array inside one struct in memory ('rows'", "# E:member_arg", 12)
+    expect_error(k_local_array_argument, cd.UnsupportedSyntaxError,
+                 "first_of(): argument 'a' is the local array 'la', which belongs to the function that declares it",
+                 "# E:local_arg", 12)
+    compile_checked(k_buffer_and_index, r"OpFunctionCall %float %first_row")   # what the message suggests
