@@ -22,7 +22,7 @@ from ..errors import (
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, Op, SpecConst, SpecOp, Value, dim_of
-from ..ir.layout import align_of, size_of
+from ..ir.layout import align_of, size_of, unlaid
 from ..lang import arith, arrays
 from ..lang import registry as B
 from ..lang.blocks import block_member, device_access, is_block_ptr
@@ -140,6 +140,15 @@ def _store_components(cg: Context, ptr: Value, indices: list[Value], t: T.Vector
         cg.em.op("store", T.void, [at, part], **({"memory": MemoryAccess(aligned)} if psb else {}))
 
 
+def _as_layout_of(cg: Context, value: Any, t: T.Type) -> Any:
+    """An array or struct value given for a member of type ``t`` that differs from it only by layout (a
+    ``cd.array`` value for an array member laid out for memory, or the other way): rebuilt as ``t``."""
+    if isinstance(value, Value) and isinstance(t, (T.ArrayType, T.StructType)) and value.type != t \
+            and unlaid(value.type) == unlaid(t):
+        return arrays.relaid(cg, value, t)
+    return value
+
+
 def _store_in_value(cg: Context, v: Value, chain: list[str], value: Any, target: ast.Attribute) -> Value:
     """``v`` (a struct or vector value) with the member or components ``chain`` names replaced by ``value``:
     ``s.alpha = 2.0``, ``s.pos.xy = w``, ``v.x += 1.0`` on values held by names, as in GLSL."""
@@ -155,7 +164,7 @@ def _store_in_value(cg: Context, v: Value, chain: list[str], value: Any, target:
         inner = cg.em.op("extract", mt, [v], index=i)
         new = _store_in_value(cg, inner, rest, value, target)
     else:
-        new = cg.as_operand(value)
+        new = _as_layout_of(cg, cg.as_operand(value), mt)
         if arith.is_number(new) and isinstance(mt, T.ScalarType):
             new = cg.em.literal(new, mt)
         if not isinstance(new, Value) or new.type != mt:
@@ -404,7 +413,7 @@ def store_attribute(cg: Context, target: ast.Attribute, value: Any) -> None:
         indices.append(cg.em.const(T.u32, i))
         offset += t.offsets[i] if t.offsets else 0
         t = t.members[i][1]
-    value = cg.as_operand(value)
+    value = _as_layout_of(cg, cg.as_operand(value), t)
     if arith.is_number(value):
         value = cg.em.literal(value, t)
     if not isinstance(value, Value) or value.type != t:

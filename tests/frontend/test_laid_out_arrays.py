@@ -116,3 +116,42 @@ def test_on_a_vulkan_device(device):
     t = _tables()
     k_buffer_value.launch((1,), t, out, device=device)
     np.testing.assert_array_equal(out, _want_buffer(t))
+
+
+@cd.kernel(workgroup_size=(2, 1, 1))
+def k_store_array_values(tables: cd.Buffer[Table]):
+    i = cd.global_invocation_id.x
+    a = cd.array[u32, 4](1, 2, 3, 4)         # an array value, with no layout
+    a[i % 4] = u32(10) * (i + 1)
+    tables[i].arr = a                         # into a member laid out for memory
+    t = tables[i]
+    t.his = cd.array[f32, 3](0.5, 1.5, 2.5)   # into the member of a struct value held by a name
+    tables[i].his = t.his
+
+
+def _want_store(t: np.ndarray) -> np.ndarray:
+    want = t.copy()
+    for i in range(2):
+        want["arr"][i] = [1, 2, 3, 4]
+        want["arr"][i][i % 4] = 10 * (i + 1)
+        want["his"][i] = [0.5, 1.5, 2.5]
+    return want
+
+
+def test_an_array_value_is_stored_into_a_laid_out_member():
+    # before: "cannot store a runtime u32[4] into member 'arr' of type u32[4]" (the types differed by layout)
+    compile_checked(k_store_array_values, r"OpCompositeConstruct %_arr_uint_uint_4 ")
+    t = _tables()
+    want = _want_store(t)
+    k_store_array_values.launch((1,), t, device="cpu")
+    np.testing.assert_array_equal(t["arr"], want["arr"])
+    np.testing.assert_array_equal(t["his"], want["his"])
+
+
+@pytest.mark.vulkan
+def test_an_array_value_is_stored_into_a_laid_out_member_on_a_vulkan_device(device):
+    t = _tables()
+    want = _want_store(t)
+    k_store_array_values.launch((1,), t, device=device)
+    np.testing.assert_array_equal(t["arr"], want["arr"])
+    np.testing.assert_array_equal(t["his"], want["his"])
