@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Const, Op, Value
+from ..ir.core import Const, GlobalVar, Op, Value
 from ..ir.literals import LiteralError, fit
 from .types import Enumerant
+from .values import BufferRef
 
 if TYPE_CHECKING:
     from ..ir.builder import Emitter
@@ -70,6 +71,9 @@ def describe_operand(v: object) -> str:
         return f"the string {v!r}"
     if isinstance(v, (tuple, list)):
         return f"a compile-time {type(v).__name__} of {len(v)}"
+    if isinstance(v, BufferRef):   # memory: a buffer, shared, local or private array, or an array member in it
+        whole = isinstance(v.var, GlobalVar) or isinstance(v.var, Op) and v.var.kind == "variable"
+        return f"{v.kind} '{v.name}'" if whole else f"an array in the memory of {v.kind} '{v.name}' (index it)"
     return f"{type(v).__name__} {v!r}"
 
 
@@ -198,7 +202,7 @@ def _fold(em: Emitter, op: str, a: Any, b: Any) -> Any:
 
 
 def _describe(v: object) -> str:
-    return f"{type(v).__name__} {v!r}" if not isinstance(v, Value) else str(v.type)
+    return describe_operand(v) if not isinstance(v, Value) else str(v.type)
 
 
 def _check_arith_elem(em: Emitter, op: str, elem: T.Type) -> None:

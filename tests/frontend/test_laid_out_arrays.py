@@ -155,3 +155,24 @@ def test_an_array_value_is_stored_into_a_laid_out_member_on_a_vulkan_device(devi
     k_store_array_values.launch((1,), t, device=device)
     np.testing.assert_array_equal(t["arr"], want["arr"])
     np.testing.assert_array_equal(t["his"], want["his"])
+
+
+@cd.kernel(workgroup_size=(2, 1, 1))
+def k_compare_member_array(tables: cd.Buffer[Table], out: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    out[i] = u32(tables[i].arr == tables[0].arr)  # E:cmp
+
+
+@cd.kernel(workgroup_size=(2, 1, 1))
+def k_convert_member_array(tables: cd.Buffer[Table], out: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    out[i] = f32(tables[i].his)  # E:conv
+
+
+def test_an_array_member_in_memory_is_named_in_words_not_as_an_internal_object():
+    from ..conftest import expect_error
+
+    expect_error(k_compare_member_array, cd.TypeMismatchError,
+                 "unsupported operand for ==: an array in the memory of buffer 'tables' (index it)", "# E:cmp", 18)
+    expect_error(k_convert_member_array, cd.TypeMismatchError,
+                 "got an array in the memory of buffer 'tables' (index it)", "# E:conv", 14)
