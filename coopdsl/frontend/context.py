@@ -242,7 +242,9 @@ class Context:
             length = buf.length if isinstance(buf.length, int) else None
             if known < 0 or length is not None and known >= length:
                 size = f" of {length} elements" if length is not None else ""
-                raise TypeMismatchError(f"index {known} is out of bounds for {buf.kind} '{buf.name}'{size} "
+                derived = not isinstance(buf.var, GlobalVar) and getattr(buf.var, "kind", None) != "variable"
+                what = f"an array member in {buf.kind} '{buf.name}'" if derived else f"{buf.kind} '{buf.name}'"
+                raise TypeMismatchError(f"index {known} is out of bounds for {what}{size} "
                                         f"(indices count from 0; Python's negative indices are not supported)",
                                         self.em.loc)
         if isinstance(index, Value) and isinstance(index.type, T.ScalarType) and index.type.is_int:

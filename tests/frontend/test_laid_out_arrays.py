@@ -176,3 +176,16 @@ def test_an_array_member_in_memory_is_named_in_words_not_as_an_internal_object()
                  "unsupported operand for ==: an array in the memory of buffer 'tables' (index it)", "# E:cmp", 18)
     expect_error(k_convert_member_array, cd.TypeMismatchError,
                  "got an array in the memory of buffer 'tables' (index it)", "# E:conv", 14)
+
+
+@cd.kernel(workgroup_size=(2, 1, 1))
+def k_member_index_out_of_range(tables: cd.Buffer[Table], out: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    out[i] = tables[i].arr[4]  # E:range
+
+
+def test_a_constant_index_past_an_array_member_names_the_member():
+    from ..conftest import expect_error
+
+    expect_error(k_member_index_out_of_range, cd.TypeMismatchError,
+                 "index 4 is out of bounds for an array member in buffer 'tables' of 4 elements", "# E:range", 14)
