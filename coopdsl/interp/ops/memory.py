@@ -8,7 +8,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.attrs import Scope
-from ...ir.core import Op
+from ...ir.core import Module, Op
 from ..machine import InputVar, Machine
 from ..mapping import lanes_to_matrix, matrix_to_lanes
 from ..memory import Fault, Ptr, Region, check_alignment, check_range, check_written, device_pointer, read, write
@@ -67,7 +67,36 @@ def _load(m: Machine, op: Op, args: list[Any]) -> Any:
         return p.value
     if isinstance(op.type, T.CoopMatType):
         _same_matrix(m, op, p, op.type)
-    return load_value(m, p, op.type, _aligned(op))
+    return load_value(m, p, op.type, _aligned(op), _components_used(m.module, op))
+
+
+# per module: for each vector load whose every use takes one component (OpCompositeExtract), those components
+_PARTS: dict[int, tuple[Module, dict[int, tuple[int, ...]]]] = {}
+
+
+def _components_used(module: Module, op: Op) -> tuple[int, ...] | None:
+    """The components of the vector ``op`` loads that its uses read, when each use extracts one (``la[1].w``
+    loads the vec4 and extracts w); None when a use takes the whole vector. Only those components must have
+    been stored: the others are undefined and never used, which SPIR-V allows."""
+    if not isinstance(op.type, T.VectorType):
+        return None
+    got = _PARTS.get(id(module))
+    if got is None or got[0] is not module:
+        users: dict[int, list[Op]] = {}
+        ops = [o for f in module.functions for o in f.ops()]
+        for o in ops:
+            for v in o.operands:
+                if isinstance(v, Op):
+                    users.setdefault(id(v), []).append(o)
+        parts: dict[int, tuple[int, ...]] = {}
+        for o in ops:
+            if o.kind == "load" and isinstance(o.type, T.VectorType):
+                uses = users.get(id(o), [])
+                if uses and all(u.kind == "extract" and u.operands[0] is o and isinstance(u.attrs.get("index"), int)
+                                for u in uses):
+                    parts[id(o)] = tuple(sorted({u.attrs["index"] for u in uses}))
+        got = _PARTS[id(module)] = (module, parts)
+    return got[1].get(id(op))
 
 
 @semantics("store")
@@ -91,8 +120,10 @@ def _aligned(op: Op) -> int | None:
     return None if mem is None else mem.aligned
 
 
-def load_value(m: Machine, p: Ptr, t: T.Type, aligned: int | None = None) -> Any:
-    """The value of type ``t`` each active invocation reads through ``p``."""
+def load_value(m: Machine, p: Ptr, t: T.Type, aligned: int | None = None,
+               used: tuple[int, ...] | None = None) -> Any:
+    """The value of type ``t`` each active invocation reads through ``p`` (``used``: for a vector, the components
+    whose bytes must have been stored; default all)."""
     layout = m.layout
     size = layout.size(t)
     uniform = np.ndim(p.addr) == 0 and p.region.kind == "device"  # the same address everywhere: read once
@@ -100,7 +131,12 @@ def load_value(m: Machine, p: Ptr, t: T.Type, aligned: int | None = None) -> Any
     cp = p.taken(np.zeros(1, np.int64) if uniform else idx)
     check_range(cp, cp.addr, cp.addr + size, "read", idx)
     check_alignment(cp, cp.addr, aligned, "read", idx)
-    check_written(cp, cp.addr, t, layout, "read", idx)
+    if used is not None and isinstance(t, T.VectorType):
+        step = layout.size(t.elem)
+        for c in used:
+            check_written(cp, cp.addr + c * step, t.elem, layout, "read", idx)
+    else:
+        check_written(cp, cp.addr, t, layout, "read", idx)
     if uniform:
         return _first(t, read(p.region, cp.addr, t, layout))
     if p.region.tracker is not None:
