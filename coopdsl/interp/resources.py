@@ -78,13 +78,16 @@ def check(module: Module, layout: Layout, lanes: Lanes) -> int:
               "function": "a GPU gives an invocation some KiB of private memory (NVIDIA's, at most 512 KiB)",
               "matrix": "a GPU's cooperative matrices have some tens of rows and columns"}
     for g, loc in uses.shared:
+        _check_length(layout, g.type.pointee, f"shared array '{g.name}'", loc)
         parts.append((layout.size(g.type.pointee), f"shared array '{g.name}'", on_gpu["shared"], loc))
     invocations = lanes.slots_per_wg
     for g, loc in uses.private:
+        _check_length(layout, g.type.pointee, f"private array '{g.name}'", loc)
         parts.append((invocations * layout.size(g.type.pointee), f"private array '{g.name}' (each of "
                       f"{invocations} invocations has one)", on_gpu["function"], loc))
     for op in uses.variables:
         assert isinstance(op.type, T.PointerType)  # (a variable op gives a pointer)
+        _check_length(layout, op.type.pointee, "the local array", op.loc)
         parts.append((invocations * layout.size(op.type.pointee), f"the local variable of line {op.loc.line} "
                       f"(each of {invocations} invocations has one)", on_gpu["function"], op.loc))
     for t, count, loc in uses.matrices.values():
@@ -105,6 +108,18 @@ def check(module: Module, layout: Layout, lanes: Lanes) -> int:
                                f"; {gpu}); check the specialization constants that size it", loc)
     shared = sum(layout.size(g.type.pointee) for g, _ in uses.shared)
     return total + (SHARED_COST - 1) * shared + (FUNCTION_COST - 1) * (total - shared)
+
+
+def _check_length(layout: Layout, t: T.Type, what: str, loc: SourceLoc | None) -> None:
+    """An :class:`InterpreterError` at ``loc`` when an array's length (a specialization constant: its default,
+    which compiling does not check, or the launch's value) is below 1 at this launch."""
+    while isinstance(t, T.ArrayType):
+        if not isinstance(t.length, int):
+            n = layout.length(t)
+            if n < 1:
+                raise InterpreterError(f"{what} has {t.length} = {n} elements at this launch (its length is a "
+                                       f"specialization constant): an array has at least one element", loc)
+        t = t.elem
 
 
 def workgroups_per_batch(workgroup_bytes: int, slots_per_wg: int, max_slots: int) -> int:

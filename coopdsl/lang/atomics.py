@@ -19,6 +19,7 @@ from ..ir.core import Value
 from ..ir.vocab import StorageClass
 from . import arith
 from .conversions import Conversion, ScopeArg
+from .memory import scope_problem
 from .registry import BUILTINS, Builtin, make_builtin
 from .values import BufferRef
 
@@ -64,15 +65,18 @@ ORDERINGS_OF = {"atomic_load": ("Acquire",), "atomic_store": ("Release",)}
 WHY_NOT = {"atomic_load": "a load cannot release", "atomic_store": "a store cannot acquire"}
 
 
-def _scope_and_semantics(mem: BufferRef, scope: Scope | None, semantics: tuple[str, ...] | None) \
-        -> tuple[Scope, Semantics]:
+def _scope_and_semantics(cg: Builder, name: str, mem: BufferRef, scope: Scope | None,
+                         semantics: tuple[str, ...] | None) -> tuple[Scope, Semantics]:
     """The scope (Device for buffers, Workgroup for shared arrays unless given) and the semantics, with the
-    storage-class bit an ordering needs."""
+    storage-class bit an ordering needs; Vulkan's scope rules (:func:`coopdsl.lang.memory.scope_problem`)."""
     if scope is None:
         scope = Scope.Workgroup if mem.storage.is_shared else Scope.Device
     names = semantics or ()
     if names:
         names += ("WorkgroupMemory" if mem.storage.is_shared else "UniformMemory",)
+    problem = scope_problem(scope, names)
+    if problem:
+        raise ArgumentError(f"{name}(): {problem}", cg.em.loc)
     return scope, Semantics(names)
 
 
@@ -100,7 +104,7 @@ def _rmw(op: str) -> Builtin:
         if elem.is_float and op not in ("add", "exchange"):
             raise TypeMismatchError(f"{name}() takes integers; floats support atomic_add and atomic_exchange",
                                     cg.em.loc)
-        sc, sem = _scope_and_semantics(mem, scope, semantics)
+        sc, sem = _scope_and_semantics(cg, name, mem, scope, semantics)
         cg.note_buffer_write(mem)
         return cg.em.op("atomic_rmw", elem, [ptr, _value(cg, value, elem, name)], op=op, scope=sc, semantics=sem)
 
@@ -119,7 +123,7 @@ def _cmpxchg(cg: Builder, mem: BufferRef, index: Any, comparator: Any, value: An
     ptr, elem = _pointer(cg, mem, index)
     if not elem.is_int:
         raise TypeMismatchError(f"{name}() takes integers, got {elem}", cg.em.loc)
-    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    sc, sem = _scope_and_semantics(cg, name, mem, scope, semantics)
     cg.note_buffer_write(mem)
     return cg.em.op("atomic_cmpxchg", elem,
                     [ptr, _value(cg, value, elem, name), _value(cg, comparator, elem, name)],
@@ -129,14 +133,14 @@ def _cmpxchg(cg: Builder, mem: BufferRef, index: Any, comparator: Any, value: An
 def _load(cg: Builder, mem: BufferRef, index: Any, scope: Scope | None = None,
           semantics: tuple[str, ...] | None = None) -> Value:
     ptr, elem = _pointer(cg, mem, index)
-    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    sc, sem = _scope_and_semantics(cg, "atomic_load", mem, scope, semantics)
     return cg.em.op("atomic_load", elem, [ptr], scope=sc, semantics=sem)
 
 
 def _store(cg: Builder, mem: BufferRef, index: Any, value: Any, scope: Scope | None = None,
            semantics: tuple[str, ...] | None = None) -> None:
     ptr, elem = _pointer(cg, mem, index)
-    sc, sem = _scope_and_semantics(mem, scope, semantics)
+    sc, sem = _scope_and_semantics(cg, "atomic_store", mem, scope, semantics)
     cg.note_buffer_write(mem)
     cg.em.op("atomic_store", T.void, [ptr, _value(cg, value, elem, "atomic_store")], scope=sc, semantics=sem)
 

@@ -166,19 +166,41 @@ def barrier_semantics_problem(name: str, names: tuple[str, ...]) -> str | None:
 SCOPE, MEMORY_SEMANTICS = ScopeArg(), MemorySemantics()
 
 
+def scope_problem(memory: Scope, semantics: tuple[str, ...], execution: Scope | None = None) -> str | None:
+    """What Vulkan's rules on the scopes of a barrier or an atomic refuse (None: nothing), as spirv-val checks
+    them: a control barrier's execution scope in a compute shader is Workgroup or Subgroup
+    (VUID-StandaloneSpirv-None-04636), and memory scope Invocation takes relaxed semantics only
+    (VUID-StandaloneSpirv-None-04641)."""
+    if execution is not None and execution not in (Scope.Workgroup, Scope.Subgroup):
+        return (f"the execution scope of a control barrier is Workgroup or Subgroup in a compute shader, not "
+                f"{execution.name}")
+    if memory == Scope.Invocation and semantics:
+        return (f"memory scope Invocation takes relaxed semantics only (no ordering or memory bits), got "
+                f"{', '.join(semantics)}: use a wider scope (Subgroup, Workgroup, Device)")
+    return None
+
+
 @builtin("(execution, memory, semantics)", execution=SCOPE, memory=SCOPE, semantics=MEMORY_SEMANTICS)
 def control_barrier(cg: Builder, execution: Scope, memory: Scope, semantics: Semantics) -> None:
     """OpControlBarrier with explicit execution scope, memory scope and semantics.
 
     ``cd.control_barrier(cd.Workgroup, cd.Workgroup, ("AcquireRelease", "WorkgroupMemory"))``
-    is GLSL's ``barrier()``.
+    is GLSL's ``barrier()``. The execution scope is Workgroup or Subgroup; memory scope Invocation takes no
+    semantics (Vulkan's rules).
     """
+    problem = scope_problem(memory, semantics.names, execution)
+    if problem:
+        raise ArgumentError(f"control_barrier(): {problem}", cg.em.loc)
     cg.em.op("control_barrier", T.void, [], exec_scope=execution, mem_scope=memory, semantics=semantics)
 
 
 @builtin("(memory, semantics)", memory=SCOPE, semantics=MEMORY_SEMANTICS)
 def memory_barrier(cg: Builder, memory: Scope, semantics: Semantics) -> None:
-    """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))``."""
+    """OpMemoryBarrier: ``cd.memory_barrier(cd.Device, ("AcquireRelease", "UniformMemory"))`` (not at scope
+    Invocation, which orders nothing)."""
+    problem = scope_problem(memory, semantics.names)
+    if problem:
+        raise ArgumentError(f"memory_barrier(): {problem}", cg.em.loc)
     cg.em.op("memory_barrier", T.void, [], mem_scope=memory, semantics=semantics)
 
 

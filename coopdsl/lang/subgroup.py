@@ -67,6 +67,9 @@ def _broadcast(cg: Builder, v: Value, lane: Any) -> Value:
     if isinstance(lane, int) and not isinstance(lane, bool):
         return cg.em.op("subgroup_broadcast", v.type, [v, arith.literal(cg.em, lane, T.u32)])
     lane = cg.as_index(lane, "the lane")  # a runtime lane: a shuffle (Broadcast needs a constant before 1.5)
+    if lane.type != T.u32:  # (SPIR-V: an unsigned id, as for the shuffles)
+        raise TypeMismatchError(f"subgroup_broadcast() lane must be u32 or a Python int, got {lane.type}",
+                                cg.em.loc)
     return cg.em.op("subgroup_shuffle", v.type, [v, lane], mode="index")
 
 

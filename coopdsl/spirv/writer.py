@@ -15,12 +15,14 @@ from typing import Any
 from ..errors import InternalCompilerError, SourceLoc
 from ..ir import types as T
 from ..ir.attrs import LoopHint
-from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecOp, Value
+from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecConst, SpecOp, Value
 from .grammar import Operand, encode_into, opcode
 from .lower import LOWERINGS
 from .lower.arith import arith_opcode
 from .lower.hints import ALIASES
 from .module import ModuleBuilder, scalar_words
+
+LOCAL_SIZE_ID = (1, 6)   # the SPIR-V version from which Vulkan (1.3) takes OpExecutionModeId LocalSizeId
 
 
 class Writer:
@@ -132,15 +134,27 @@ class Writer:
         b.emit("entry_point", "OpEntryPoint", "GLCompute", entry_id, entry.name, *interface)
         if wg_ids is None:
             b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *self.m.workgroup_size)
-        else:
+        elif b.version >= LOCAL_SIZE_ID:
             b.emit("execution_mode", "OpExecutionModeId", entry_id, "LocalSizeId", *wg_ids)
+        else:  # (the WorkgroupSize constant decides; LocalSize gives the defaults, as glslang writes it)
+            defaults = [s if isinstance(s, int) else s.default if isinstance(s, SpecConst) else 1
+                        for s in self.m.workgroup_size]
+            b.emit("execution_mode", "OpExecutionMode", entry_id, "LocalSize", *defaults)
         return b.finish()
 
     def _workgroup_size_ids(self) -> list[int] | None:
+        """The ids of a workgroup size with specialization constants in it (None: all literal). Vulkan takes
+        them as ``LocalSizeId`` from SPIR-V 1.6 (Vulkan 1.3); before, as a spec-constant uvec3 decorated
+        ``BuiltIn WorkgroupSize``, which overrides the ``LocalSize`` mode (glslang's ``local_size_x_id``)."""
         size = self.m.workgroup_size
         if all(isinstance(s, int) for s in size):
             return None
-        return [self.id(s) if isinstance(s, Value) else self.b.const_id(T.u32, s) for s in size]
+        ids = [self.id(s) if isinstance(s, Value) else self.b.const_id(T.u32, s) for s in size]
+        if self.b.version < LOCAL_SIZE_ID:
+            cid = self.b.new_id()
+            self.b.emit("global", "OpSpecConstantComposite", self.b.type_id(T.VectorType(T.u32, 3)), cid, *ids)
+            self.b.emit("annotation", "OpDecorate", cid, "BuiltIn", "WorkgroupSize")
+        return ids
 
     def _function(self, f: Function) -> int:
         b = self.b

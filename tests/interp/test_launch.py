@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import f32, u32, vec2
+from coopdsl import f32, i32, u32, vec2
 from coopdsl.interp import run, subgroup_size_from, wants_cpu
 
 
@@ -169,3 +169,34 @@ def test_a_workgroup_no_gpu_runs_is_refused_on_the_interpreter_too():
         with pytest.raises(LaunchArgumentError, match=rf"a workgroup of {wg}x1x1 = {wg} invocations: the "
                                                       r"interpreter runs at most 1024"):
             sized_by_spec.launch((1,), x, WG=wg, device="cpu")
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def spec_sized_memory(d: cd.Buffer[u32], L: cd.Spec[i32] = -3, P: cd.Spec[i32] = 0, S: cd.Spec[i32] = -1):
+    t = cd.local_array(u32, L)  # X:local
+    p = cd.private_array(u32, P)
+    s = cd.shared(u32, S)
+    i = cd.local_invocation_index
+    t[0] = i
+    p[0] = i  # X:private
+    s[i] = i  # X:shared
+    d[i] = t[0] + p[0] + s[i]
+
+
+def test_an_array_sized_below_one_at_a_launch_is_a_located_error():
+    # compiling does not check spec-sized lengths at their defaults (docs/language.md); a launch that runs with
+    # them did reach numpy ("negative dimensions are not allowed"), found by a docs-only check
+    from coopdsl.interp import InterpreterError
+
+    from ..conftest import marker_line
+
+    out = np.zeros(4, np.uint32)
+    # (a local array at its declaration; shared and private arrays, module variables, at their first use)
+    for spec, marker, what in [({"P": 1, "S": 4}, "# X:local", "the local array has L = -3 elements"),
+                               ({"L": 2, "S": 4}, "# X:private", "private array 'p' has P = 0 elements"),
+                               ({"L": 2, "P": 1}, "# X:shared", "shared array 's' has S = -1 elements")]:
+        with pytest.raises(InterpreterError, match="at this launch") as info:
+            spec_sized_memory.launch((1,), out, device="cpu", **spec)
+        assert what in str(info.value) and info.value.loc.line == marker_line(marker)
+    spec_sized_memory.launch((1,), out, device="cpu", L=2, P=1, S=4)
+    assert out.tolist() == [0, 3, 6, 9]
