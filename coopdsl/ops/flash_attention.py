@@ -295,9 +295,10 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
             raise _fail(f"mask must hold floats (float16 or float32 when resident), got {mdt.name}")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
         raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
+    if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real) or not float(softcap) >= 0.0 \
+            or math.isinf(softcap):
+        raise _fail(f"softcap must be 0 (off) or a positive finite number, got {softcap!r}")
     softcap = float(softcap)
-    if not softcap >= 0.0 or math.isinf(softcap):
-        raise _fail(f"softcap must be 0 (off) or a positive finite number, got {softcap}")
     try:
         odt = np.dtype(out_dtype)
     except TypeError:

@@ -336,11 +336,25 @@ def _shape(x: Any, name: str) -> tuple[int, int]:
 
 
 def to_bf16(x: Any) -> np.ndarray:
-    """float values as bf16 bit patterns (uint16), rounded to nearest even."""
-    f = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    """float values as bf16 bit patterns (uint16), rounded to nearest even from the values as given (float64
+    values are not rounded to float32 first: that would round twice); past bf16's largest value, inf."""
+    if np.iscomplexobj(x):
+        raise TypeError("to_bf16: complex values have no bf16 pattern; pass their real or imaginary part")
+    try:
+        wide = np.asarray(x, np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"to_bf16 takes float values (an array or numbers), got {type(x).__name__}") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = wide.astype(np.float32)
+        back = narrow.astype(np.float64)
+        # float32 rounded to odd (toward zero, then the last bit set where inexact): rounding that to nearest
+        # even at bf16's 8 bits gives what rounding the wide value directly gives
+        bits = narrow.view(np.uint32)
+        bits = np.where(np.abs(back) > np.abs(wide), bits - np.uint32(1), bits)
+        bits = np.where((back != wide) & ~np.isnan(wide), bits | np.uint32(1), bits)
+    f = np.ascontiguousarray(bits, np.uint32)
     rounded = (f + 0x7FFF + ((f >> 16) & 1)) >> 16
-    nan = (f & 0x7FFFFFFF) > 0x7F800000
-    return np.where(nan, 0x7FC0, rounded).astype(np.uint16)
+    return np.where(np.isnan(wide), 0x7FC0, rounded).astype(np.uint16)
 
 
 def from_bf16(x: Any) -> np.ndarray:

@@ -331,6 +331,8 @@ def _check_format(fmt: str, who: str) -> int:
 
 
 def _check_k(k: int, fmt: str, who: str) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"{who}({fmt}): K must be a non-negative int (elements per row), got {k!r}")
     if k % BLOCK[fmt]:
         raise ValueError(f"{who}({fmt}): K = {k} is not a multiple of the block size {BLOCK[fmt]}")
 

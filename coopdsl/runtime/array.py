@@ -36,12 +36,14 @@ class Array:
         if not isinstance(device, _Device):
             raise ArrayError(f"device must be a coopdsl.runtime.Device (or None for the default one), got "
                              f"{type(device).__name__} {device!r}")
-        if (dtype.kind not in "biuf" or dtype.hasobject) and dtype.name not in _ML_DTYPES:
-            raise ArrayError(f"a device array holds numbers: numpy bool, int, uint or float dtypes "
-                             f"(bf16/fp8 as uint16/uint8 bit patterns), got {dtype}")
+        _check_number_dtype(dtype)
         self.device, self.shape, self.dtype = device, shape, dtype
         self.size = math.prod(shape)
         self.nbytes = self.size * dtype.itemsize
+        largest = device.largest_heap()
+        if self.nbytes > largest:   # (before Vulkan sees it: a size past 64 bits wrapped there)
+            raise ArrayError(f"a device array of shape {shape} and {dtype} is {self.nbytes:,} bytes, more than "
+                             f"the device's largest memory heap ({largest:,} bytes)")
         self._buffer: Buffer | None = device.pool.take(self.nbytes, host_visible=False)
 
     def __repr__(self) -> str:
@@ -117,6 +119,7 @@ class Array:
         if seen is not None:  # the same view object each time: a launch binding it again finds it remembered
             return seen
         dt = numpy_dtype(dtype)
+        _check_number_dtype(dt)   # (a view as object or complex would hand numpy raw device bytes as such)
         seen = views.get(dt)
         if seen is not None:
             return seen
@@ -208,12 +211,22 @@ def numpy_dtype(dtype: Any) -> np.dtype:
             from None
 
 
+def _check_number_dtype(dtype: np.dtype) -> None:
+    """ArrayError unless ``dtype`` is one a device array holds (numbers; bf16/fp8 as bit patterns or ml_dtypes')."""
+    if (dtype.kind not in "biuf" or dtype.hasobject) and dtype.name not in _ML_DTYPES:
+        raise ArrayError(f"a device array holds numbers: numpy bool, int, uint or float dtypes "
+                         f"(bf16/fp8 as uint16/uint8 bit patterns), got {dtype}")
+
+
 def _is_coopdsl_type(obj: Any) -> bool:
     return type(obj).__module__.startswith("coopdsl.")
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    except TypeError:   # (a float, None: not a shape)
+        raise ArrayError(f"shape must be non-negative ints, got {shape!r}") from None
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0 for d in dims):
         raise ArrayError(f"shape must be non-negative ints, got {shape!r}")
     return tuple(int(d) for d in dims)

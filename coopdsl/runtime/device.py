@@ -119,6 +119,11 @@ class Device:
             return self.memory_type(type_bits, 0)
         raise DeviceFeatureError(f"no memory type with flags 0x{want:x}")
 
+    def largest_heap(self) -> int:
+        """The bytes of the device's largest memory heap: no one buffer can be larger."""
+        mp = self.memory_props
+        return max((int(mp.memoryHeaps[i].size) for i in range(mp.memoryHeapCount)), default=0)
+
     def buffer(self, size: int, usage: int, host_visible: bool, device_address: bool = False) -> Buffer:
         """A new buffer with its own memory (launches take theirs from ``pool`` instead)."""
         return Buffer(self, size, usage, host_visible, device_address)

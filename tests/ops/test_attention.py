@@ -343,6 +343,9 @@ def test_errors():
     for bad in (float("nan"), float("inf"), "0.1", True):
         fails(ValueError, r"attention: scale must be None \(1 / sqrt\(D\)\) or a finite number, got ", q, k, v,
               scale=bad)
+    for bad in ("x", None, True, -1.0, float("inf"), float("nan")):   # ("x" and None reached float())
+        fails(ValueError, r"attention: softcap must be 0 \(off\) or a positive finite number, got ", q, k, v,
+              softcap=bad)
     fails(ValueError, r"k has shape \(16, 64\), q has \(4, 8, 64\)", q, k[0], v[0])
     fails(ValueError, r"v has shape \(2, 15, 64\) but k has shape \(2, 16, 64\)", q, k, v[:, :15])
     fails(ValueError, r"the head size D differs \(32 vs 64\)", q, k[..., :32], v[..., :32])
@@ -359,7 +362,7 @@ def test_errors():
     fails(ValueError, r"mask must hold floats .* got int32", q, k, v, mask=np.zeros((8, 16), np.int32))
     fails(ValueError, r"window must be a positive int .* got 0", q, k, v, window=0)
     fails(ValueError, r"window must be a positive int .* got 2.5", q, k, v, window=2.5)
-    fails(ValueError, r"softcap must be 0 \(off\) or a positive finite number, got -1.0", q, k, v, softcap=-1)
+    fails(ValueError, r"softcap must be 0 \(off\) or a positive finite number, got -1", q, k, v, softcap=-1)
     fails(ValueError, r"out_dtype must be np.float32 or np.float16, got <class 'numpy.float64'>", q, k, v,
           out_dtype=np.float64)
     fails(ValueError, r"out must be float32 of shape \(4, 8, 64\), got float16 \(4, 8, 64\)", q, k, v,

@@ -287,6 +287,10 @@ def test_bad_arguments():
         quantize(np.zeros((2, 64), np.int32), "q4_0")
     with pytest.raises(ValueError, match=r"dequantize\(q4_0\): K = 48 is not a multiple of the block size 32"):
         dequantize(np.zeros((1, 18), np.uint8), "q4_0", 48)
+    for bad in (64.0, "64", None, -32, True):   # (a float or a string reached Python's own TypeErrors)
+        with pytest.raises(ValueError, match=r"dequantize\(q8_0\): K must be a non-negative int \(elements per "
+                                             r"row\), got "):
+            dequantize(np.zeros((1, 68), np.uint8), "q8_0", bad)
     with pytest.raises(ValueError, match=r"dequantize\(q8_0\): q must be a uint8 array, got int8"):
         dequantize(np.zeros((1, 34), np.int8), "q8_0", 32)
     with pytest.raises(ValueError, match=r"dequantize\(q8_0\): q must have shape \(rows, 68\) for K = 64, "

@@ -261,3 +261,24 @@ def test_a_uniform_block_array_is_checked_alike_on_the_gpu_path_and_the_interpre
                                               "8 bytes; 4 bytes given"):
             affine.launch((1,), x, np.zeros(1, np.float32), 64, device=dev)
         affine.launch((1,), x, np.zeros(25, np.uint32), 64, device=dev)
+
+
+def test_sizes_dtypes_and_repeats_past_what_a_device_takes_are_errors_not_crashes(device):
+    # each of these crashed the process or reached numpy/Vulkan (found by a check written from the docs alone):
+    # a size past 64 bits wrapped to a small buffer (SIGSEGV), an object view handed numpy raw device bytes as
+    # objects (SIGSEGV), a bench of 10**9 repeats asked the driver for a query pool it could not make (abort)
+    for shape in [(2 ** 64,), (2 ** 32, 2 ** 32), (2 ** 62,)]:
+        with pytest.raises(ArrayError, match="more than the device's largest memory heap"):
+            runtime.empty(shape, np.uint8, device=device)
+    for shape in (3.0, None):
+        with pytest.raises(ArrayError, match="shape must be non-negative ints"):
+            runtime.zeros(shape, np.float32, device=device)
+    a = runtime.array(np.arange(8, dtype=np.float32), device=device)
+    for dtype in (object, np.complex64, np.dtype([("a", np.float32)])):
+        with pytest.raises(ArrayError, match="a device array holds numbers"):
+            a.view(dtype)
+    assert a.view(np.uint32).numpy()[1] == 0x3F800000
+    y = runtime.zeros(8, np.float32, device=device)
+    for repeat, warmup in [(10 ** 9, 0), (2 ** 31, 0), (10, 10 ** 7)]:
+        with pytest.raises(LaunchError, match="repeat must be from 1 to 1,000,000 and warmup from 0 to 1,000,000"):
+            axpy.bench((1,), a, y, 8, 1.0, repeat=repeat, warmup=warmup)
