@@ -77,6 +77,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     if (replayed := _HOT.replay((x, w, out), (fmt, device, q8))) is not None:
         return replayed  # the same resident arrays as a recent call: its launches again (coopdsl/ops/hot.py)
     x, w = operand("linear", "x", x), operand("linear", "w", w)
+    if isinstance(w, np.ndarray) and not w.flags.c_contiguous:
+        w = np.ascontiguousarray(w)   # (numpy weights are uploaded anyway; every kernel reads whole rows)
     out = operand("linear", "out", out, optional=True)
     q8, tune = flag_or_none("linear", "q8", q8), flag("linear", "tune", tune)
     check_device("linear", device, (x, w, out))
@@ -87,12 +89,12 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     if q8 and fmt not in QUANTIZED:
         raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
                          f"not {fmt}")
-    if n == 0:               # no rows: nothing to launch (as ops.matmul and torch give)
+    if n == 0 or w.shape[0] == 0:   # no rows of x or of W: nothing to launch (as ops.matmul and torch give)
         G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
         if out is not None:
-            check_out("linear", out, (0, w.shape[0]), np.float32)
+            check_out("linear", out, (n, w.shape[0]), np.float32)
             return out
-        return new_out((0, w.shape[0]), np.float32, x)
+        return new_out((n, w.shape[0]), np.float32, x)
     if fmt == "bf16" and isinstance(x, np.ndarray) and x.dtype == np.uint16 and n <= G.MAX_ROWS_X:
         from .gemm import from_bf16
 

@@ -113,10 +113,13 @@ def new_out(shape: tuple[int, ...], dtype: Any, like: Any) -> Any:
 
 
 def check_out(op: str, out: Any, shape: tuple[int, ...], dtype: Any) -> None:
-    """A ValueError unless ``out`` (a numpy or resident array) has ``shape`` and ``dtype``."""
+    """A ValueError unless ``out`` (a numpy or resident array) has ``shape`` and ``dtype`` and, for numpy, is
+    C-contiguous (the kernels write it as one block)."""
     if tuple(out.shape) != tuple(shape) or np.dtype(out.dtype) != np.dtype(dtype):
         raise ValueError(f"{op}: out must be {np.dtype(dtype)} of shape {tuple(shape)}, got {np.dtype(out.dtype)} "
                          f"{tuple(out.shape)}")
+    if isinstance(out, np.ndarray) and not out.flags.c_contiguous:
+        raise ValueError(f"{op}: out must be C-contiguous")
 
 
 def flag(op: str, name: str, value: Any) -> bool:

@@ -354,3 +354,23 @@ def test_the_prefill_autotune_docs_example_runs(capsys):
     said = capsys.readouterr().out.split("\n")
     assert f"# {said[0]}:" in code and f"# {said[1]} tiles and splits" in code
     assert said[1] == str(len(LINEAR.prefill_candidates(14336)))
+
+
+def test_no_weight_rows_strided_weights_and_a_strided_out():
+    # found by a check written from the docs alone: zero rows of W reached the launch ("grid must be 1 to 3
+    # positive ints"), strided f16 weights past 16 rows and a strided out named internal buffers ('data_a', 'y')
+    from coopdsl import ops
+
+    x = np.ones((3, 64), np.float16)
+    assert ops.linear(x, np.zeros((0, 64), np.float16), "f16", device="cpu").shape == (3, 0)
+    assert ops.linear(np.ones((20, 64), np.float16), np.zeros((0, 64), np.float16), "f16",
+                      device="cpu").shape == (20, 0)
+    w = (np.arange(32 * 128, dtype=np.float32).reshape(32, 128) % 7).astype(np.float16)[:, ::2]
+    xs = (np.arange(20 * 64, dtype=np.float32).reshape(20, 64) % 5).astype(np.float16)
+    np.testing.assert_allclose(ops.linear(xs, w, "f16", device="cpu"),
+                               xs.astype(np.float32) @ w.astype(np.float32).T, rtol=2e-3)
+    with pytest.raises(ValueError, match="linear: out must be C-contiguous"):
+        ops.linear(x, w, "f16", out=np.zeros((3, 64), np.float32)[:, ::2], device="cpu")
+    with pytest.raises(ValueError, match="matmul: out must be C-contiguous"):
+        ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16),
+                   out=np.zeros((16, 32), np.float32)[:, ::2], device="cpu")
