@@ -29,7 +29,7 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from . import __version__
 from .errors import CoopDSLError
@@ -127,7 +127,8 @@ class Cache:
                 warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
                               stacklevel=4)
             return {}
-        return cast("dict[str, dict[str, Any]]", data["entries"])
+        # (an entry that is not a table, as every tuner writes, is dropped: its problem is tuned again)
+        return {k: v for k, v in data["entries"].items() if isinstance(v, dict)}
 
 
 # -- identifying kernels, problems and devices -------------------------------------------------------------
@@ -296,8 +297,9 @@ class Autotuner:
     def _cached(self, entry: str) -> Config | None:
         record = self.cache.get(entry)
         known = {repr(c): c for c in self.configs}
-        if record is not None and record.get("config") in known:  # (a config since removed: tune again)
-            return known[record["config"]]
+        choice = None if record is None else record.get("config")
+        if isinstance(choice, str) and choice in known:  # (a config since removed, or not a name: tune again)
+            return known[choice]
         return None
 
     def launch(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> None:

@@ -127,6 +127,9 @@ class Kernel:
         required subgroup size: ``coopdsl.devices.DeviceMismatchError`` (a
         CompileError) at the offending line otherwise (docs/devices.md).
         """
+        if spec is not None and not isinstance(spec, dict):
+            raise TypeError(f"{self.name}.compile: spec must be a dict of specialization-constant values by name, "
+                            f"got {type(spec).__name__}")
         module, binary = self._build(target_env, spec)
         if device is not None:
             from .devices.check import verify

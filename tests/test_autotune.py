@@ -143,6 +143,24 @@ def test_an_unreadable_cache_is_reported_and_rewritten(timer, tmp_path):
         "config"] == repr(best)
 
 
+@pytest.mark.parametrize("bad", [{"config": {"PER": 4}}, 5, {"ms": 1.0}, [1]])
+def test_a_cache_entry_that_a_tuner_did_not_write_is_tuned_again(timer, tmp_path, bad):
+    # an entry whose config was a table raised "unhashable type: 'dict'", one that was a number AttributeError
+    # (found by a check written from the docs alone): such entries are dropped, and the problem tuned again
+    path = tmp_path / "c.json"
+    x = np.zeros(100, np.float32)
+    first = tuner(timer, path)
+    first.best_config(grid, x, 100, device=H100)
+    data = json.loads(path.read_text())
+    (entry,) = data["entries"]
+    data["entries"][entry] = bad
+    path.write_text(json.dumps(data))
+    timer.calls.clear()
+    assert tuner(timer, path).best_config(grid, x, 100, device=H100) == first.best_config(grid, x, 100, device=H100)
+    assert len(timer.calls) == len(CONFIGS)                 # tuned again: every config timed
+    assert isinstance(json.loads(path.read_text())["entries"][entry]["config"], str)
+
+
 def test_entries_of_other_processes_are_kept(timer, tmp_path):
     path = tmp_path / "c.json"
     a, b = tuner(timer, path), tuner(timer, path)

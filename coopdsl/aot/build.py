@@ -26,6 +26,7 @@ from ..errors import CoopDSLError
 from .artifact import Artifact, compile_artifact
 from .buildspec import BuildSpec, Entry, Variant, read_spec
 from .cheader import render_header
+from .cspell import identifier
 from .errors import BuildError, InputError
 from .loading import load_kernels, pick_kernel
 
@@ -132,7 +133,9 @@ def _files(output: str) -> tuple[str, str]:
 
 
 def _remove(out: Path, output: str) -> list[str]:
-    gone = []
+    gone: list[str] = []
+    if identifier(output) != output:   # (only names a spec can give: never a path out of the folder)
+        return gone
     for f in _files(output):
         if (out / f).is_file():
             (out / f).unlink()
@@ -141,13 +144,20 @@ def _remove(out: Path, output: str) -> list[str]:
 
 
 def _read_manifest(out: Path) -> dict[str, Any]:
+    """The manifest's records by output name; anything that is not one a build wrote (a name that is not a C
+    identifier, as spec outputs are, or a record that is not a table) is left out, as an unreadable manifest is:
+    those outputs are built again, and no file is removed on its word."""
     try:
         data = json.loads((out / MANIFEST).read_text())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return {}
-    return dict(data.get("outputs", {}))
+    outputs = data.get("outputs")
+    if not isinstance(outputs, dict):
+        return {}
+    return {name: rec for name, rec in outputs.items()
+            if isinstance(name, str) and identifier(name) == name and isinstance(rec, dict)}
 
 
 def _write_manifest(out: Path, records: dict[str, Any]) -> None:

@@ -87,8 +87,11 @@ class DeviceProfile:
             raise ProfileError(f"{where}: a device profile is a JSON object, got {type(d).__name__}")
         try:
             nv2 = d.get("coopmat2") or {}
+            for table in ("coopmat2", "features"):
+                if d.get(table) is not None and not isinstance(d[table], dict):
+                    raise ValueError(f"{table} must be an object, got {type(d[table]).__name__}")
             return cls(
-                name=str(d["name"]), subgroup_size=int(d["subgroup_size"]),
+                name=str(d["name"]), subgroup_size=_positive_int(d, "subgroup_size"),
                 max_workgroup_invocations=int(d.get("max_workgroup_invocations", 0)),
                 configs=tuple(_config(c, False) for c in d.get("coopmat_configs", [])),
                 flexible=tuple(_config(c, True) for c in d.get("flexible_configs", [])),
@@ -107,17 +110,40 @@ class DeviceProfile:
         except KeyError as e:
             raise ProfileError(f"{where}: missing field {e.args[0]!r} (expected the output of "
                                f"'coopdsl devices --json')") from None
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, AttributeError) as e:
             raise ProfileError(f"{where}: malformed field: {e}") from None
 
 
+def _positive_int(c: dict[str, Any], key: str) -> int:
+    v = c[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{key} must be a positive integer, got {v!r}")
+    return v
+
+
+SCOPES = ("Subgroup", "Workgroup")   # the scopes a cooperative-matrix configuration is offered at
+
+
 def _config(c: dict[str, Any], flexible: bool) -> Config:
+    """One configuration of ``coopdsl devices --json``, its fields checked (a string "16" for M, "false" for
+    saturating or an unknown scope reached comparisons far from the profile that held them)."""
+    if not isinstance(c, dict):
+        raise ValueError(f"a cooperative-matrix configuration is an object, got {type(c).__name__}")
+    m, n, k = (_positive_int(c, f) for f in (("MGranularity", "NGranularity", "KGranularity") if flexible
+                                             else ("M", "N", "K")))
+    saturating = c.get("saturating", False)
+    if not isinstance(saturating, bool):
+        raise ValueError(f"saturating must be true or false, got {saturating!r}")
+    if c["scope"] not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {c['scope']!r}")
+    for t in TYPES:
+        if not isinstance(c[t], str):
+            raise ValueError(f"{t} must be a scalar type name, got {c[t]!r}")
+    types = {t: c[t] for t in TYPES}
     if flexible:
-        return Config(c["MGranularity"], c["NGranularity"], c["KGranularity"], **{t: c[t] for t in TYPES},
-                      scope=c["scope"], saturating=bool(c.get("saturating")), flexible=True,
+        return Config(m, n, k, **types, scope=c["scope"], saturating=saturating, flexible=True,
                       invocations=int(c.get("workgroup_invocations", 0)))
-    return Config(c["M"], c["N"], c["K"], **{t: c[t] for t in TYPES}, scope=c["scope"],
-                  saturating=bool(c.get("saturating")))
+    return Config(m, n, k, **types, scope=c["scope"], saturating=saturating)
 
 
 # -- finding profiles ----------------------------------------------------------------------

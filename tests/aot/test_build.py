@@ -234,3 +234,20 @@ def test_device_profile_checks_every_kernel(tmp_path):
     assert "kernel #2 'f32_tile' (tile.py), output f32_tile: failed:\n" in text
     assert f"{tmp_path / 'tile.py'}:9:11: error: NVIDIA H100" in text and "offers no MulAdd" in text
     assert (tmp_path / "out" / "gemm.spv").is_file()  # the first kernel passed the same check
+
+
+@pytest.mark.parametrize("outputs", [{"../../victim": {"key": "x"}}, {"a": 5}, [1], 5, {"/tmp/abs": {}}])
+def test_a_manifest_names_no_file_outside_the_folder_and_a_corrupt_one_is_rebuilt_from(project, compiles, outputs):
+    # a manifest entry '../../victim' made a build remove victim.spv two folders up as "stale", and
+    # {"a": 5} or [1] as outputs raised AttributeError/TypeError (found by a check written from the docs alone):
+    # the manifest is read as what a build wrote, C-identifier names and tables, or not at all
+    out = project / "out" / "deep"
+    out.mkdir(parents=True)
+    victim = project / "victim.spv"
+    victim.write_bytes(b"keep")
+    (project / "victim.json").write_text("{}")
+    (out / MANIFEST).write_text(json.dumps({"format": 1, "outputs": outputs}))
+    report = build(project / "kernels.toml", out)
+    assert victim.read_bytes() == b"keep" and (project / "victim.json").exists()
+    assert report.removed == [] and report.compiled == OUTPUTS   # (nothing trusted: everything built)
+    assert sorted(json.loads((out / MANIFEST).read_text())["outputs"]) == OUTPUTS

@@ -87,6 +87,20 @@ def test_khr_only_drops_nv2():
     ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16}]}', "missing field 'N'"),
     ('{"name": "x", "subgroup_size": "many"}', "malformed field"),
     ('"a string"', "a device profile is a JSON object"),
+    # found by a check written from the docs alone (each reached an AttributeError or TypeError, or was taken):
+    ('{"name": "x", "subgroup_size": 32, "features": "all"}', "malformed field: features must be an object"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat2": []}', "malformed field: coopmat2 must be an object"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": "16", "N": 16, "K": 16}]}',
+     "malformed field: M must be a positive integer, got '16'"),
+    ('{"name": "x", "subgroup_size": 32.5}', "malformed field: subgroup_size must be a positive integer, got 32.5"),
+    ('{"name": "x", "subgroup_size": -32}', "subgroup_size must be a positive integer, got -32"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", '
+     '"C": "f32", "Result": "f32", "scope": "Subgroup", "saturating": "false"}]}',
+     "saturating must be true or false, got 'false'"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": 16, "B": "f16", '
+     '"C": "f32", "Result": "f32", "scope": "Subgroup"}]}', "A must be a scalar type name, got 16"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", '
+     '"C": "f32", "Result": "f32", "scope": "Galaxy"}]}', "scope must be one of Subgroup, Workgroup, got 'Galaxy'"),
 ])
 def test_bad_profile_files(tmp_path, content, message):
     path = tmp_path / "bad.json"

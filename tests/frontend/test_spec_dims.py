@@ -87,3 +87,10 @@ def test_the_workgroup_size_builtin_sizes_the_workgroup_on_a_vulkan_device(devic
     out = np.zeros(2 * wg, np.uint32)
     spec_workgroup_old_target.launch((2, 1, 1), out, WG=wg, device=device)
     np.testing.assert_array_equal(out, np.arange(2 * wg) % wg + wg * 100)
+
+
+def test_compile_takes_spec_as_a_dict():
+    # a list reached "'list' object has no attribute 'items'" (found by a docs-only check)
+    with pytest.raises(TypeError, match=r"spec_tiles.compile: spec must be a dict of specialization-constant values "
+                                        r"by name, got list"):
+        spec_tiles.compile(spec=[1])
