@@ -168,6 +168,10 @@ def cmd_emit(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     out = args.output or f"{artifact.name}{FORMATS[args.format]}"
+    extras = {"--dis": args.dis, "--reflect": args.reflect, "--ir": args.ir}
+    for flag, path in extras.items():   # (one file written twice would keep only the last: the module lost)
+        if path and path != "-" and Path(path).resolve() == Path(out).resolve():
+            raise UsageError(f"{flag} {path} is the output file too: give it another path")
     if args.format == "spv":
         _write(out, artifact.binary)
     elif args.format == "json":

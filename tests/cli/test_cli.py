@@ -60,6 +60,15 @@ def test_emit_extras(tmp_path, capsys):
     assert "coop_muladd" in (tmp_path / "g.ir").read_text()
 
 
+def test_an_extra_written_over_the_output_is_a_usage_error(tmp_path, capsys):
+    # `emit --reflect a.spv -o a.spv` wrote the JSON over the module (found by a check written from the docs alone)
+    out = tmp_path / "a.spv"
+    for flag in ("--reflect", "--dis", "--ir"):
+        assert main(["emit", str(GEMM), "-o", str(out), flag, str(out)]) == 2
+        assert f"{flag} {out} is the output file too" in capsys.readouterr().err
+        assert not out.exists()
+
+
 def test_kernel_selection(tmp_path, capsys):
     src = tmp_path / "two.py"
     src.write_text(TWO_KERNELS)
