@@ -261,6 +261,8 @@ class Autotuner:
 
     def variant(self, config: Config) -> tuple[Kernel, dict[str, Any]]:
         """(the kernel specialized with the config's Const values, its Spec values for the launch)."""
+        if not isinstance(config, Config):
+            raise TypeError(f"variant takes a coopdsl.autotune.Config, got {type(config).__name__}")
         values = config.values
         consts = {n: v for n, v in values.items() if n in self.const_names}
         spec = {n: v for n, v in values.items() if n not in self.const_names}

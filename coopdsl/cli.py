@@ -207,6 +207,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     """``coopdsl build``: compile a TOML build spec into a directory (incremental)."""
     from .aot.build import build
 
+    if args.output in ("-", ""):   # (a folder: stdout, or no name, would be a folder named '-' or the current one)
+        raise UsageError(f"build writes a folder of modules and a header: -o {args.output!r} is not a folder name")
     report = build(args.spec, args.output, log=lambda line: print(line, file=sys.stderr))
     print(f"{args.output}: {len(report.compiled)} compiled, {len(report.up_to_date)} up to date"
           + (f", {len(report.removed)} stale files removed" if report.removed else "")

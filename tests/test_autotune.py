@@ -161,6 +161,14 @@ def test_a_cache_entry_that_a_tuner_did_not_write_is_tuned_again(timer, tmp_path
     assert isinstance(json.loads(path.read_text())["entries"][entry]["config"], str)
 
 
+def test_variant_takes_a_config(timer, tmp_path):
+    # a dict reached "'dict' object has no attribute 'values'" (found by a check written from the docs alone)
+    with pytest.raises(TypeError, match="variant takes a coopdsl.autotune.Config, got dict"):
+        tuner(timer, tmp_path / "c.json").variant({"PER": 4, "WG": 32})
+    kernel, spec = tuner(timer, tmp_path / "c.json").variant(Config(PER=4, WG=32))
+    assert spec == {"WG": 32}
+
+
 def test_entries_of_other_processes_are_kept(timer, tmp_path):
     path = tmp_path / "c.json"
     a, b = tuner(timer, path), tuner(timer, path)

@@ -162,6 +162,10 @@ def test_cli_build_exit_codes(project, capsys):
     assert "SyntaxError" in err and "Traceback" not in err
     assert main(["build", str(project / "missing.toml"), "-o", str(out)]) == 2
     assert "no such file" in capsys.readouterr().err
+    for name in ("-", ""):   # (they made a folder named '-', or wrote into the current one: a docs-only check)
+        assert main(["build", str(project / "kernels.toml"), "-o", name]) == 2
+        assert f"-o {name!r} is not a folder name" in capsys.readouterr().err
+    assert not (project / "-").exists()
 
 
 @pytest.mark.parametrize("spec,message", [
