@@ -12,7 +12,7 @@ device, the interpreter places it in its own device memory.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -42,6 +42,12 @@ def value_key(value: Any) -> Any:
     if isinstance(value, np.floating):
         return (type(value), value.tobytes())
     return (type(value), value)
+
+
+def dict_contents(values: Iterable[Any]) -> tuple[Any, ...]:
+    """What the dicts (struct push constants, uniform blocks) among launch arguments ``values`` hold, each value
+    by :func:`value_key`: a dict is mutable, so the same object may pack to other bytes at the next launch."""
+    return tuple(tuple((k, value_key(v)) for k, v in a.items()) for a in values if type(a) is dict)
 
 
 def a_an(word: object) -> str:

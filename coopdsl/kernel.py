@@ -345,12 +345,10 @@ def _same_objects(kwargs: dict[str, Any], before: dict[str, Any]) -> bool:
 
 
 def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """What the dicts (struct push constants) among a launch's arguments hold: the same dict object may hold
-    other values at the next launch (each value as :func:`coopdsl._packing.value_key` sees it)."""
-    from ._packing import value_key  # (with numpy: not imported for compiling)
+    """:func:`coopdsl._packing.dict_contents` of a launch's positional and keyword arguments."""
+    from ._packing import dict_contents  # (with numpy: not imported for compiling)
 
-    return tuple(tuple((k, value_key(v)) for k, v in a.items())
-                 for a in (*args, *kwargs.values()) if type(a) is dict)
+    return dict_contents((*args, *kwargs.values()))
 
 
 _NOTHING = object()

@@ -18,7 +18,7 @@ from .errors import ArrayError, LaunchError
 from .graph import Graph
 from .graph import keep as keep_graph
 from .memory import Buffer
-from .packing import check_array, check_struct_keys, pack_members, value_key
+from .packing import check_array, check_struct_keys, dict_contents, pack_members
 from .program import Program
 
 if TYPE_CHECKING:
@@ -174,7 +174,8 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
             if value is not was:
                 break
         else:
-            if memo[5] == _contents(args) and _reuse(b, memo):  # (a freed array: the general path reports it)
+            # (a dict changed in place packs anew; a freed array: the general path reports it)
+            if memo[5] == dict_contents(args.values()) and _reuse(b, memo):
                 return memo[3]
     dev = b.device
     values = []
@@ -196,7 +197,7 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
     if not program.pointer_members and all(type(v) in _SCALARS or type(v) is Array or type(v) is ArrayView
                                            or (type(v) is dict and _plain(v)) for v in args.values()):
         program.bound = (tuple(args), tuple(args.values()), tuple(values), bound, dev.descriptors.generation,
-                         _contents(args))
+                         dict_contents(args.values()))
     return bound
 
 
@@ -208,9 +209,6 @@ def _plain(d: dict[str, Any]) -> bool:
     return all(type(v) in _SCALARS for v in d.values())
 
 
-def _contents(args: dict[str, Any]) -> tuple[Any, ...]:
-    """What the dicts among ``args`` hold (a dict is mutable: the same object may pack to other bytes)."""
-    return tuple(tuple((k, value_key(v)) for k, v in a.items()) for a in args.values() if type(a) is dict)
 _MISSING = object()
 
 

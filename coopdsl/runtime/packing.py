@@ -17,6 +17,7 @@ from .._packing import (
     STRUCT_CODE,
     Address,
     a_an,
+    dict_contents,
     dtype_matches,
     member_value,
     value_key,
@@ -26,7 +27,7 @@ from .errors import LaunchError
 
 __all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array", "check_struct_keys", "dtype_problem",
            "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem",
-           "value_key"]
+           "dict_contents", "value_key"]
 
 
 def pack_spec(reflection: dict[str, Any], spec: dict[str, Any] | None) -> tuple[bytes, list[tuple[int, int, int]]]:
