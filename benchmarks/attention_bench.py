@@ -80,6 +80,8 @@ SHAPES = [
     ("prefill", 32, 32, 4096, 4096, 80, False),
     ("prefill", 32, 32, 4096, 4096, 96, False),
     ("prefill", 16, 16, 4096, 4096, 256, False),
+    ("prefill causal", 32, 32, 4096, 4096, 80, True),
+    ("prefill causal", 32, 32, 4096, 4096, 96, True),
 ]
 
 
@@ -249,6 +251,9 @@ def main() -> None:
     ap.add_argument("--l16-max-head", type=int, default=None,
                     help="run the prefill kernel's L16 variant (row sums Br x 16) to this head size (default: "
                          "attention_nv2.L16_MAX_HEAD)")
+    ap.add_argument("--m16-max-head", type=int, default=None,
+                    help="with L16, also the row maxima and rescale factors Br x 16 (M16) to this head size "
+                         "(default: attention_nv2.M16_MAX_HEAD)")
     ap.add_argument("--out-dtype", default="f32", choices=("f32", "f16"), help="the output's type (default f32)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
@@ -268,6 +273,8 @@ def main() -> None:
     rows = [int(i) for i in args.shapes.split(",")] if args.shapes else range(len(SHAPES))
     if args.l16_max_head is not None:
         nv2.L16_MAX_HEAD = args.l16_max_head
+    if args.m16_max_head is not None:
+        nv2.M16_MAX_HEAD = args.m16_max_head
     if args.dry_run:
         for i in rows:
             label, hq, hkv, sq, skv, d, causal = SHAPES[i]

@@ -53,47 +53,86 @@ KINDS = {"f16": f16, "f32": f32, "bf16": u16}
 
 
 # the largest head size (V's) for which the f32 pipeline keeps the row sums in a Br x 16 matrix (flash_attn_cm2's
-# L16 variant) instead of ggml's Br x Bc (a product with a Bc x Bc matrix of ones). On the H100, 32 heads x 4096
-# (benchmarks/results/attention-l16-df16-*-h100-2026-11-28.md, one call): D 64 841 -> 752 us, D 80 948 -> 920; D 96
-# level, D 256 1% faster, D 128 2.6% slower (1272 -> 1305). 0 turns it off
-L16_MAX_HEAD = 80
+# L16 variant) instead of ggml's Br x Bc (a product with a Bc x Bc matrix of ones), and the largest for which the
+# row maxima and rescale factors are Br x 16 too (M16: a quarter of the exponentials for eM at Bc 64, one more
+# smear of M back to Br x Bc). On the H200, 32 heads x 4096, f16 output, one call
+# (benchmarks/results/attention-m16-*-h200-2026-11-28.md): with both D 64 757 -> 663 us, D 80 945 -> 916-943,
+# D 96 1085 -> 1045-1053, D 128 1273 -> 1245, causal 886 -> 866; L16 alone was slower at D 128 (1309) and M16 at
+# D 256 (Bc 32: 1616 with L16 alone, 1677-1692 with both, 1666 with neither). 0 turns them off
+L16_MAX_HEAD = 256
+M16_MAX_HEAD = 128
 
 
-def small_sums(disp: host.FaDispatch, d: int, dev: Any, q_f16: bool) -> bool:
-    """Whether the f32 pipeline runs with its row sums in a Br x 16 matrix (``L16``) for this launch: head size at
-    most :data:`L16_MAX_HEAD`, and a device that offers that kernel's matrices at this launch's tile and workgroup
-    size (NVIDIA offers Br x 16 workgroup matrices with 128 invocations, not with 256)."""
+def small_sums(disp: host.FaDispatch, d: int, dev: Any, q_f16: bool) -> tuple[bool, bool]:
+    """Whether the f32 pipeline runs with its row sums in a Br x 16 matrix (``L16``: head size at most
+    :data:`L16_MAX_HEAD`), and whether with its row maxima and rescale factors Br x 16 too (``M16``: at most
+    :data:`M16_MAX_HEAD`), for this launch: both need a device that offers that kernel's matrices at this
+    launch's tile and workgroup size (NVIDIA offers Br x 16 workgroup matrices with 128 invocations, not with
+    256)."""
     if disp.f16acc or d > L16_MAX_HEAD:
-        return False
-    return isinstance(dev, str) or _l16_offered(dev, tuple(sorted(disp.spec.items())), q_f16)
+        return False, False
+    m16 = d <= M16_MAX_HEAD
+    if not offered(dev, fa_kernel(False, q_f16, l16=True, m16=m16), disp):
+        return False, False
+    return True, m16
 
 
-# per device (held weakly), per (launch's specialization, q_f16): whether the device offers the L16 kernel's matrices
-_l16: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
+# ops.attention's own tiles (Br, Bc, workgroup size) where ggml's tuning gives (64, 64, 128): without a mask and to
+# this head size, 128 query rows a workgroup of 128 invocations. On the H200, 32 heads x 4096, f16 output, one call
+# (benchmarks/results/attention-m16-tiles-h200-2026-11-28.md): D 80 928 -> 789 us, D 96 1053 -> 930, D 64 676 ->
+# 649; with the causal mask D 80 620 -> 653, D 96 691 -> 820, and D 128 1251 -> 1287 without it, so neither.
+# 0 turns it off
+WIDE_ROWS_MAX_HEAD = 96
+WIDE_ROWS = (128, 64, 128)
 
 
-def _l16_offered(dev: Any, spec: tuple[tuple[str, int], ...], q_f16: bool) -> bool:
-    """Whether ``dev`` (a runtime Device, or anything :func:`coopdsl.devices.load_profile` takes) offers the
-    cooperative matrices of the L16 kernel at this launch's specialization (``coopdsl.devices`` decides)."""
+def wide_rows(disp: host.FaDispatch, d: int, masked: bool, dev: Any, q_f16: bool, d_f16: bool,
+              redo: Any) -> host.FaDispatch:
+    """``disp`` with :data:`WIDE_ROWS` tiles (``redo(tiles)`` makes that launch) where they are ops.attention's
+    choice for it (see :data:`WIDE_ROWS_MAX_HEAD`) and the device offers the kernel's matrices there; else
+    ``disp``."""
+    if (masked or disp.f16acc or d > WIDE_ROWS_MAX_HEAD or disp.split_k != 1 or disp.gqa_ratio != 1
+            or (disp.Br, disp.Bc, disp.spec["WorkGroupSize"]) != (64, 64, 128)):
+        return disp
+    wide = cast(host.FaDispatch, redo(WIDE_ROWS))
+    if wide.split_k != 1:
+        return disp
+    l16, m16 = small_sums(wide, d, dev, q_f16)
+    return wide if offered(dev, fa_kernel(False, q_f16, l16=l16, d_f16=d_f16, m16=m16), wide) else disp
+
+
+# per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
+_offered: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
+
+
+def offered(dev: Any, kernel: cd.Kernel, disp: host.FaDispatch) -> bool:
+    """Whether ``dev`` (a runtime Device, "cpu", or anything :func:`coopdsl.devices.load_profile` takes) offers the
+    cooperative matrices of ``kernel`` at ``disp``'s specialization (``coopdsl.devices`` decides; the interpreter
+    takes any)."""
     from ..devices.check import mismatches
 
+    if dev == "cpu":
+        return True
+    spec = tuple(sorted(disp.spec.items()))
     try:
-        known = _l16.setdefault(dev, {})
+        known = _offered.setdefault(dev, {})
     except TypeError:   # (a profile name or dict: not weakly referenceable; asked every time)
         known = {}
-    key = (spec, q_f16)
+    key = (kernel, spec)
     if key not in known:
-        known[key] = not mismatches(fa_kernel(False, q_f16, l16=True).reflect(), dev, dict(spec))
+        known[key] = not mismatches(kernel.reflect(), dev, dict(spec))
     return known[key]
 
 
 @cache
-def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False) -> cd.Kernel:
+def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False,
+              m16: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
     65504 and gives inf: 2049 keys of |V| ~ 300, or 33000 of |V| ~ 50), and with ``l16`` the row sums L are a
-    Br x 16 matrix (``L16``: P times a Bc x 16 matrix of ones, where ggml multiplies by Bc x Bc).  ``d_f16``: the
+    Br x 16 matrix (``L16``: P times a Bc x 16 matrix of ones, where ggml multiplies by Bc x Bc), and with ``m16``
+    too the row maxima and rescale factors (``M16``: Br x 16 exponentials a step for eM).  ``d_f16``: the
     output is written as f16 (``D_F16``; only where the kernel stores through its tensor layout: no split_k,
     ``gqa_ratio`` 1)."""
     consts = {"F16ACC": int(f16acc)}
@@ -103,6 +142,8 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
         consts["O_F32"] = 1
         if l16:
             consts["L16"] = 1
+            if m16:
+                consts["M16"] = 1
     if d_f16:
         consts["D_F16"] = 1
     return cast(cd.Kernel, flash_attn_cm2.specialize(**consts))
@@ -383,14 +424,29 @@ def clear_caches() -> None:
 
 
 @lru_cache(maxsize=512)
-def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
-             mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
-             tiles: tuple[int, int, int] | None, q_f16: bool = False) -> host.FaDispatch:
+def ggml_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
+                  mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
+                  tiles: tuple[int, int, int] | None, q_f16: bool = False) -> host.FaDispatch:
     """ggml's decisions for these tensors (cached: the same shapes give the same launch); ``q_f16``: Q is f16."""
     br, bc, wg = tiles if tiles is not None else (None, None, None)
     return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, False, scale, 0.0, softcap, f32acc,
                                     device=host.FaDevice(shader_core_count=cores), Br=br, Bc=bc,
                                     workgroup_size=wg, q_f16=q_f16)
+
+
+def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
+             mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
+             tiles: tuple[int, int, int] | None, q_f16: bool = False, dev: Any = None,
+             f16_out: bool = False) -> host.FaDispatch:
+    """The launch for these tensors: ggml's decisions (:func:`ggml_dispatch`), with ops.attention's own tiles
+    where ``tiles`` is None and it has them for ``dev`` (:func:`wide_rows`; none without ``dev``); ``f16_out``:
+    the output is f16."""
+    disp = ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, tiles, q_f16)
+    if tiles is not None or dev is None:
+        return disp
+    d = q_ne[0]
+    return wide_rows(disp, d, mask_ne is not None, dev, q_f16, f16_out and d % 8 == 0,
+                     lambda t: ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, t, q_f16))
 
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
@@ -453,8 +509,9 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     else:
         q_ne, k_ne = (d, sq, 1, hq), (d, skv, 1, hkv)
         mask_ne = (skv, sq, 1, mask_heads) if m is not None else None
+    f16_out = np.dtype(out_dtype) == np.float16
     disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
-                    cores if cores is not None else caps.shader_cores(dev), tiles, q_f16)
+                    cores if cores is not None else caps.shader_cores(dev), tiles, q_f16, dev, f16_out)
 
     # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
     mo = None
@@ -472,7 +529,6 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 
     qb = view(qf, np.uint8)
     out_flat = view(out, out.dtype)
-    f16_out = np.dtype(out_dtype) == np.float16
     # f16 output straight from the kernel (the f32 pipeline's D_F16) where it stores through its tensor layout,
     # instead of an f32 scratch and a conversion launch; its rows then start at multiples of 16 bytes (NV2's rule)
     d_f16 = f16_out and not disp.f16acc and disp.split_k == 1 and disp.push["gqa_ratio"] == 1 and d % 8 == 0
@@ -485,8 +541,9 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     else:
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
-    l16 = small_sums(disp, d, dev, q_f16)
-    go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16), disp.grid, qb, view(kh, np.uint8), view(vh, np.uint8),
+    l16, m16 = small_sums(disp, d, dev, q_f16)
+    go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16), disp.grid, qb, view(kh, np.uint8),
+       view(vh, np.uint8),
        m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
        mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)
     if disp.split_k > 1:

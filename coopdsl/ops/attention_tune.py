@@ -1,8 +1,10 @@
 """Choosing ``ops.attention``'s flash-attention tiles on the device, as ``ops.matmul`` chooses its GEMM tiles.
 
-ggml's own tuning (its (Br, Bc, workgroup size) by head size, row count and device) is the default. With
+ggml's own tuning (its (Br, Bc, workgroup size) by head size, row count and device) is the default, but for
+:data:`coopdsl.ops.attention_nv2.WIDE_ROWS` without a mask to head size 96
+(:func:`~coopdsl.ops.attention_nv2.dispatch`). With
 ``ops.attention(..., tune=True)`` on a GPU, the first call of a problem (head counts, lengths, head size,
-causal/window/mask, accumulator, output type) times ggml's choice and :data:`CANDIDATES` with GPU timestamps
+causal/window/mask, accumulator, output type) times the default and :data:`CANDIDATES` with GPU timestamps
 (every kernel the call launches, each with ``Kernel.bench``) and keeps the fastest in the autotune cache
 (``docs/autotune.md``: the file and ``COOPDSL_AUTOTUNE_CACHE``), keyed by problem and device; later calls, in
 this process or the next, read the choice there without timing anything. A candidate the device cannot run
@@ -18,7 +20,8 @@ from .. import autotune
 from . import op_tune
 
 Tiles = tuple[int, int, int]  # (Br query rows, Bc keys, workgroup size)
-CANDIDATES: tuple[Tiles, ...] = ((128, 128, 256), (128, 64, 256), (64, 128, 256), (64, 64, 128))
+CANDIDATES: tuple[Tiles, ...] = ((128, 128, 256), (128, 64, 256), (64, 128, 256), (64, 64, 128),
+                                 (128, 64, 128))
 KEY_PREFIX = "ops.attention:flash_attn_cm2"
 
 _choices = op_tune.Choices(KEY_PREFIX, field="tiles", default_name="ggml")
@@ -62,14 +65,14 @@ def problem(dims: tuple[int, int, int, int, int], *, causal: bool, window: int, 
 
 
 def lookup(prob: str, device: Any) -> tuple[bool, Tiles | None]:
-    """(whether the cache holds ``prob`` on ``device``, the tiles it holds: None for ggml's own)."""
+    """(whether the cache holds ``prob`` on ``device``, the tiles it holds: None for the default)."""
     stored, tiles = _choices.lookup(prob, device)
     return stored, (int(tiles[0]), int(tiles[1]), int(tiles[2])) if tiles else None
 
 
 def tune(prob: str, device: Any, time_call: Callable[[Tiles | None], float],
          candidates: Sequence[Tiles] = CANDIDATES) -> Tiles | None:
-    """Time ggml's tiles (None) and ``candidates`` with ``time_call(tiles) -> ms`` (``float('inf')`` or an
+    """Time the default tiles (None) and ``candidates`` with ``time_call(tiles) -> ms`` (``float('inf')`` or an
     exception: the device cannot run them), store the fastest for ``prob`` on ``device`` and return it."""
     best = _choices.tune(prob, device, time_call, candidates)
     return (int(best[0]), int(best[1]), int(best[2])) if best else None

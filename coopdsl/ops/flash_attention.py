@@ -222,7 +222,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
       ("decode" takes at most 16 query rows per K/V head).
-    * ``tune=True`` (GPU): the first call of a problem times ggml's tiles and a few others (decoding: the chunk
+    * ``tune=True`` (GPU): the first call of a problem times the default tiles and a few others (decoding: the chunk
       count and a few others, with each decode kernel that takes the problem) and keeps the fastest in the
       autotune cache; later calls (with or without ``tune``) use the cached choice
       (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).

@@ -285,13 +285,17 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
-         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0):
+         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
     # coopdsl's variant: the row sums L are a Br x 16 matrix, P's product with a Bc x 16 matrix of ones (ggml's
     # is Br x Bc, by a Bc x Bc matrix of ones: Bc / 16 times the products)
     LW = 16 if L16 == 1 else Bc
+    # coopdsl's variant (with L16): the row maxima M and the rescale factors eM are Br x 16 matrices too, so each
+    # step's exp(Mold - M) is Br x 16 exponentials instead of Br x Bc; M is smeared back to Br x Bc for P
+    NARROW_M = M16 == 1 and L16 == 1
+    MW = 16 if NARROW_M else Bc
     QE = 2 if Q_F16 == 1 else 4   # bytes a Q value (coopdsl's Q_F16 variant; ggml's Q is always f32)
     USE_MASK_OPT = (Flags & 1) != 0
     MASK_ENABLE = (Flags & 2) != 0
@@ -364,9 +368,9 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     Oacc = Acc[OT, Br, HSV_pad, W](0.0)
     L = Acc[ACC, Br, LW, W](0.0)
     if F16ACC == 1:
-        M = Acc[ACC, Br, Bc, W](-ACC_TYPE_MAX / 2.0)
+        M = Acc[ACC, Br, MW, W](-ACC_TYPE_MAX / 2.0)
     else:
-        M = Acc[ACC, Br, Bc, W](NEG_FLT_MAX_OVER_2)
+        M = Acc[ACC, Br, MW, W](NEG_FLT_MAX_OVER_2)
 
     slope_mat = Acc[ACC, Br, Bc, W](1.0)
     if p.max_bias > 0.0:  # ALiBi
@@ -434,11 +438,15 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
                 C = KV % Bc
             S = S.map(replace_padding, ACC(f32(NEG_FLT_MAX_OVER_2)), R, C)
 
-        rowmax = S.reduce(cd.Row, cd.reduce_max)
-        rowmax = rowmax + Acc[ACC, Br, Bc, W](FATTN_KQ_MAX_OFFSET)
+        rowmax = S.reduce(cd.Row, cd.reduce_max, into=Acc[ACC, Br, MW, W])
+        rowmax = rowmax + Acc[ACC, Br, MW, W](FATTN_KQ_MAX_OFFSET)
         Mold = M
         M = rowmax.map(larger, Mold)  # M = max(rowmax, Mold)
-        P = (S - M).map(exp_elem)  # P = e^(S - M)
+        if NARROW_M:   # M smeared to Br x Bc for P
+            SM = S - M.reduce(cd.Row, smear, into=Acc[ACC, Br, Bc, W])
+        else:
+            SM = S - M
+        P = SM.map(exp_elem)  # P = e^(S - M)
         eM = (Mold - M).map(exp_elem)  # eM = e^(Mold - M)
 
         if Clamp != 0 and (pad_cols or pad_rows):  # padding to 0, so it does not count in the row sum
@@ -453,7 +461,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         P_A = MatA[f16, Br, Bc, W](P)
         One = MatB[f16, Bc, LW, W](1.0)
         if L16 == 1:   # L = eM L + P 1, eM resized to Br x 16
-            L = cd.muladd(P_A, One, eM.reduce(cd.Row, smear, into=Acc[ACC, Br, LW, W]) * L)
+            if NARROW_M:
+                L = cd.muladd(P_A, One, eM * L)
+            else:
+                L = cd.muladd(P_A, One, eM.reduce(cd.Row, smear, into=Acc[ACC, Br, LW, W]) * L)
         else:
             rowsum = cd.muladd(P_A, One, Acc[ACC, Br, Bc, W](0.0))  # the row sums, by a product with ones
 

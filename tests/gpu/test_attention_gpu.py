@@ -87,10 +87,11 @@ def test_prefill_resident(nv2_device, name, dispatches):
         assert dispatches[-1].use_mask_opt
 
 
-@pytest.mark.parametrize("d", [64, 80, 128])
+@pytest.mark.parametrize("d", [64, 80, 128, 256])
 def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
-    # an f16 output is stored by the flash-attention kernel itself (D_F16: no conversion launch), and to D 80
-    # the row sums are a Br x 16 matrix (L16), where the device offers it at the launch's workgroup size
+    # an f16 output is stored by the flash-attention kernel itself (D_F16: no conversion launch), and the row sums
+    # (L16) and to D 128 the row maxima (M16) are Br x 16 matrices, where the device offers them at the launch's
+    # workgroup size
     q, k, v = _inputs(8, 2, 1536, 1536, d, seed=7)
     dq, dk, dv = _resident(nv2_device, q, k, v)
     for causal in (False, True):
@@ -98,7 +99,7 @@ def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
             out = ops.attention(dq, dk, dv, causal=causal, out_dtype=np.float16)
         assert out.dtype == np.float16 and "convert" not in [kern.name for kern, *_ in launches]
         fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        assert fa == [nv2.fa_kernel(False, True, l16=d <= nv2.L16_MAX_HEAD, d_f16=True)]
+        assert fa == [nv2.fa_kernel(False, True, l16=d <= nv2.L16_MAX_HEAD, d_f16=True, m16=d <= nv2.M16_MAX_HEAD)]
         _check(out, q, k, v, heads=(0, 5), causal=causal)
 
 

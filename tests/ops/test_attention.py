@@ -490,29 +490,32 @@ def test_the_output_accumulates_in_f32_unless_acc_is_f16():
     assert "OpCooperativeMatrixMulAddKHR" in ours
 
 
-@pytest.mark.parametrize("d", [64, 128])
-def test_row_sums_in_a_br_x_16_matrix_to_head_size_80(d):
-    """flash_attn_cm2's L16 variant (ops.attention's f32 pipeline to D 80) keeps the row sums L in a Br x 16
-    matrix, P times a Bc x 16 matrix of ones, where ggml's multiplies by Bc x Bc: the same output."""
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_row_sums_and_maxima_in_br_x_16_matrices(d):
+    """flash_attn_cm2's L16 variant keeps the row sums L in a Br x 16 matrix, P times a Bc x 16 matrix of ones,
+    where ggml's multiplies by Bc x Bc, and M16 the row maxima M and the rescale factors eM too (M smeared back
+    to Br x Bc for P): the same output, M16 bit for bit the same as L16 alone."""
     q, k, v = _inputs(2, 1, 70, 70, d)
     want = flash_attention.reference(q, k, v, True)
     got = {}
-    for l16 in (True, False):
+    for l16, m16 in ((True, True), (True, False), (False, False)):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(nv2, "L16_MAX_HEAD", 256 if l16 else 0)
+            mp.setattr(nv2, "M16_MAX_HEAD", 256 if m16 else 0)
             with nv2.recording() as launches:
-                got[l16] = nv2.run(q, k, v, (2, 70, d, 1, 70), causal=True, mask=None, window=0, scale=d ** -0.5,
-                                   softcap=0.0, out_dtype=np.float32, out=np.zeros(q.shape, np.float32), dev="cpu",
-                                   tiles=(32, 32, 128), cores=1)
+                got[l16, m16] = nv2.run(q, k, v, (2, 70, d, 1, 70), causal=True, mask=None, window=0,
+                                        scale=d ** -0.5, softcap=0.0, out_dtype=np.float32,
+                                        out=np.zeros(q.shape, np.float32), dev="cpu", tiles=(32, 32, 128), cores=1)
         kernels = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        assert kernels == [nv2.fa_kernel(False, True, l16=l16)]
-        _close(got[l16], want, tol=1e-3)
-    np.testing.assert_allclose(got[True], got[False], rtol=0, atol=1e-6)
-    # ops.attention's own choice: the variant to D 80 only (at D 128 it cost the H100 2.6%)
-    assert nv2.L16_MAX_HEAD == 80
+        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16)]
+        _close(got[l16, m16], want, tol=1e-3)
+    np.testing.assert_array_equal(got[True, True], got[True, False])
+    np.testing.assert_allclose(got[True, False], got[False, False], rtol=0, atol=1e-6)
+    # ops.attention's own choice: both to D 128, L16 alone at D 256 (Bc 32 there; M16 cost the H200 4%)
+    assert (nv2.L16_MAX_HEAD, nv2.M16_MAX_HEAD) == (256, 128)
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    assert nv2.fa_kernel(False, True, l16=d <= 80) in [kern for kern, *_ in launches]
+    assert nv2.fa_kernel(False, True, l16=True, m16=d <= 128) in [kern for kern, *_ in launches]
 
 
 def test_the_l16_variant_needs_br_x_16_workgroup_matrices_of_the_device():
@@ -521,9 +524,12 @@ def test_the_l16_variant_needs_br_x_16_workgroup_matrices_of_the_device():
         disp = nv2.dispatch(q_ne, (64, 4096, 1, 32) if wg == 128 else (64, 32768, 8, 1), None, 0.125, 0.0, True,
                             132, None, True)
         assert disp.spec["WorkGroupSize"] == wg
-        assert nv2._l16_offered("nvidia-h100", tuple(sorted(disp.spec.items())), True) == (wg == 128)
-        assert nv2.small_sums(disp, 64, "cpu", True)          # the interpreter takes any shape
-        assert not nv2.small_sums(disp, 96, "cpu", True)      # past L16_MAX_HEAD
+        for m16 in (False, True):
+            kernel = nv2.fa_kernel(False, True, l16=True, m16=m16)
+            assert nv2.offered("nvidia-h100", kernel, disp) == (wg == 128)
+        assert nv2.small_sums(disp, 64, "cpu", True) == (True, True)      # the interpreter takes any shape
+        assert nv2.small_sums(disp, 256, "cpu", True) == (True, False)    # past M16_MAX_HEAD
+        assert nv2.small_sums(disp, 512, "cpu", True) == (False, False)   # past L16_MAX_HEAD
 
 
 def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
@@ -538,7 +544,7 @@ def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
     with nv2.recording() as launches:
         h = run(np.float16)
     assert [kern.name for kern, *_ in launches if kern.name != "build_mask"] == ["flash_attn_cm2"]
-    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True)
+    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True)
     assert h.dtype == np.float16
     np.testing.assert_array_equal(h, run(np.float32).astype(np.float16))
     with nv2.recording() as launches:   # one query row: grouped heads and split_k, reduced into f16
@@ -547,10 +553,11 @@ def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
     _close(h1, flash_attention.reference(q[:, :1], k, v))
 
 
-def test_the_l16_and_d_f16_variants_validate_and_say_what_they_do():
+def test_the_l16_m16_and_d_f16_variants_validate_and_say_what_they_do():
     ggmls = nv2.fa_kernel(False, True).disassemble()
-    for l16, d_f16 in [(True, False), (False, True), (True, True)]:
-        kernel = nv2.fa_kernel(False, True, l16=l16, d_f16=d_f16)
+    narrow_max = re.compile(r"(%\S+) = OpCooperativeMatrixReduceNV (%\S+) %\S+ Row %reduce_max_f32")
+    for l16, d_f16, m16 in [(True, False, False), (False, True, False), (True, True, False), (True, False, True)]:
+        kernel = nv2.fa_kernel(False, True, l16=l16, d_f16=d_f16, m16=m16)
         assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
         text = kernel.disassemble()
         assert text.count("OpCooperativeMatrixMulAddKHR") == ggmls.count("OpCooperativeMatrixMulAddKHR") == 3
@@ -562,3 +569,32 @@ def test_the_l16_and_d_f16_variants_validate_and_say_what_they_do():
         stored_type = re.search(rf"{stored} = \S+ (%\S+)", text).group(1)
         half_acc = re.search(rf"{stored_type} = OpTypeCooperativeMatrixKHR (%\S+) %uint_2 %Br", text).group(1)
         assert half_acc == ("%half" if d_f16 else "%float")
+        # each step's row maximum: Br x 16 with M16 (then smeared back to Br x Bc), else Br x Bc
+        (_, max_type), = narrow_max.findall(text)
+        assert re.search(rf"{max_type} = OpTypeCooperativeMatrixKHR %float %uint_2 %Br (%\S+) %uint_2$", text,
+                         re.M).group(1) == ("%uint_16" if m16 else "%Bc")
+
+
+@pytest.mark.parametrize("d, masked, wide", [(64, False, True), (96, False, True), (128, False, False),
+                                             (80, True, False)])
+def test_128_query_rows_a_workgroup_without_a_mask_to_head_size_96(d, masked, wide):
+    """Where ggml's tuning gives 64 x 64 tiles with 128 invocations, ops.attention takes 128 query rows a workgroup
+    without a mask to D 96 (faster on NVIDIA; slower with the causal mask and at D 128), where the device offers
+    the kernel's matrices there; tiles given by the caller or the tuner are kept."""
+    q_ne, k_ne = (d, 4096, 1, 32), (d, 4096, 1, 32)
+    mask_ne = (4096, 4096, 1, 1) if masked else None
+
+    disp = nv2.ggml_dispatch(q_ne, k_ne, mask_ne, 0.125, 0.0, True, 132, None, True)
+    assert (disp.Br, disp.Bc, disp.spec["WorkGroupSize"]) == (64, 64, 128)
+    for dev in ("cpu", "nvidia-h100"):
+        got = nv2.dispatch(q_ne, k_ne, mask_ne, 0.125, 0.0, True, 132, None, True, dev, True)
+        assert (got.Br, got.Bc, got.spec["WorkGroupSize"]) == ((128, 64, 128) if wide else (64, 64, 128))
+        assert nv2.dispatch(q_ne, k_ne, mask_ne, 0.125, 0.0, True, 132, (64, 64, 128), True, dev, True) == disp
+    # what the interpreter runs: the same output as ggml's tiles
+    q, k, v = _inputs(2, 2, 150, 150, d)
+    with nv2.recording() as launches:   # cores=1: one split of the keys, as on a GPU with many rows
+        got = nv2.run(q, k, v, (2, 150, d, 2, 150), causal=masked, mask=None, window=0, scale=d ** -0.5,
+                      softcap=0.0, out_dtype=np.float16, out=np.zeros(q.shape, np.float16), dev="cpu", cores=1)
+    fa = [kw for kern, grid, args, kw in launches if kern.name == "flash_attn_cm2"]
+    assert [(kw["Br"], kw["Bc"], kw["WorkGroupSize"]) for kw in fa] == [(128, 64, 128) if wide else (64, 64, 128)]
+    _close(got, flash_attention.reference(q, k, v, masked), tol=1e-3)
