@@ -103,6 +103,20 @@ def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
         _check(out, q, k, v, heads=(0, 5), causal=causal)
 
 
+@pytest.mark.parametrize("d", [64, 80, 96])
+def test_prefill_128_query_rows_a_workgroup_without_a_mask(nv2_device, dispatches, d):
+    # without a mask to D 96 ops.attention runs 128 query rows a workgroup of 128 invocations (ggml: 64), where the
+    # device offers the kernel's matrices there; odd lengths (clamped loads), grouped heads, f16 and f32 output
+    q, k, v = _inputs(16, 4, 2085, 2003, d, seed=11)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    for out_dtype in (np.float16, np.float32):
+        out = ops.attention(dq, dk, dv, out_dtype=out_dtype)
+        disp = dispatches[-1]
+        assert (disp.Br, disp.Bc, disp.spec["WorkGroupSize"], disp.split_k) == (128, 64, 128, 1)
+        assert out.dtype == out_dtype
+        _check(out, q, k, v, heads=(0, 7, 15))
+
+
 def test_masks_outputs_and_dtypes(nv2_device):
     dev = nv2_device
     hq, hkv, s, d = 8, 2, 2048, 128
