@@ -100,7 +100,7 @@ def mismatches(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] 
     ``device`` is anything :func:`~coopdsl.devices.load_profile` accepts;
     ``spec`` overrides specialization-constant defaults by name, as a launch does.
     """
-    env = _env(reflection, load_profile(device), spec or {})
+    env = _env(_checked(reflection), load_profile(device), spec or {})
     mats = [_matrix(m, env) for m in reflection.get("cooperative_matrices", [])]
     found = _scope_problems(mats, env)
     found += [p for m in reflection.get("muladds", []) if (p := _check_muladd(_muladd(m, env), env))]
@@ -113,7 +113,7 @@ def declared_problems(reflection: dict[str, Any], spec: Mapping[str, Any] | None
     """The rule a kernel's own declarations decide, checked without a device: with a required subgroup size
     (``@kernel(subgroup_size=N)``), subgroup-scope matrices need a workgroup x size that is a multiple of N
     (:func:`mismatches` checks it, and the rest, against a device)."""
-    if not reflection.get("subgroup_size"):
+    if not _checked(reflection).get("subgroup_size"):
         return []
     env = _env(reflection, cast(DeviceProfile, None), spec or {})   # (the rule reads no device)
     mats = [_matrix(m, env) for m in reflection.get("cooperative_matrices", [])]
@@ -126,6 +126,22 @@ def verify(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | No
     found = mismatches(reflection, profile, spec)
     if found:
         raise DeviceMismatchError(found, profile.name)
+
+
+# the members every kernel reflection has (Kernel.reflect(), `coopdsl emit --reflect`)
+REFLECTION_KEYS = ("entry_point", "workgroup_size")
+
+
+def _checked(reflection: Any) -> dict[str, Any]:
+    """``reflection`` if it is a kernel's reflection, else a TypeError saying what to pass."""
+    if hasattr(reflection, "reflect") and not isinstance(reflection, Mapping):
+        raise TypeError("coopdsl.devices: pass the kernel's reflection, kernel.reflect(), not the kernel")
+    missing = [k for k in REFLECTION_KEYS if k not in reflection] if isinstance(reflection, Mapping) else None
+    if missing is None or missing:
+        what = f"a mapping without {', '.join(map(repr, missing))}" if missing else type(reflection).__name__
+        raise TypeError(f"coopdsl.devices: expected a kernel's reflection (kernel.reflect(), or the JSON of "
+                        f"`coopdsl emit --reflect`), got {what}")
+    return cast(dict[str, Any], reflection)
 
 
 # -- the kernel side, resolved -------------------------------------------------------------

@@ -154,3 +154,18 @@ def test_scope_from_a_specialization_constant():
     assert first.loc.line == K.line("scope-a")
     assert first.what == "MatA[f16, 16, 16, S] has scope Device; only Subgroup and Workgroup scope matrices exist"
     assert "needs cooperativeMatrixWorkgroupScope" in mismatches(r, KHR_ONLY, {"S": 2})[0].what
+
+
+@pytest.mark.parametrize("arg, says", [
+    ({}, "a mapping without 'entry_point', 'workgroup_size'"),
+    ({"entry_point": "main"}, "a mapping without 'workgroup_size'"),
+    ([1, 2], "got list"),
+    (K.f32_16x16x8, "pass the kernel's reflection, kernel.reflect(), not the kernel"),
+])
+def test_what_is_not_a_reflection_is_a_type_error_saying_what_to_pass(arg, says):
+    for check in (lambda: cd.devices.verify(arg, "nvidia-h100"), lambda: mismatches(arg, "nvidia-h100"),
+                  lambda: cd.devices.check.declared_problems(arg)):
+        with pytest.raises(TypeError, match="coopdsl.devices: ") as info:
+            check()
+        assert says in str(info.value)
+    assert mismatches(K.f32_16x16x8.reflect(), "nvidia-h100")   # (a reflection still works)
