@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
             where = f"{e.filename}: " if e.filename else ""
             print(f"coopdsl: error: {where}{e.strerror or e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # Ctrl-C (or a kernel file raising it): no traceback, the shell's status
+            print("coopdsl: interrupted", file=sys.stderr)
+            return 130
         finally:
             if argv is None:  # before the collector is back on
                 _before_exit()

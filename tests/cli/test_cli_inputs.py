@@ -71,6 +71,15 @@ def test_kernel_file_errors_have_no_traceback_in_a_real_process(tmp_path):
                                 f"    raise RuntimeError('boom')\n"
 
 
+def test_an_interrupt_is_one_line_and_status_130(tmp_path):
+    # Ctrl-C while a kernel file runs (here the file raises KeyboardInterrupt itself): no traceback, and the
+    # status a shell gives a process ended by SIGINT
+    src = tmp_path / "k.py"
+    src.write_text("import coopdsl as cd\nraise KeyboardInterrupt\n")
+    r = _coopdsl("emit", str(src))
+    assert (r.returncode, r.stderr.decode()) == (130, "coopdsl: interrupted\n")
+
+
 def test_const_errors_name_const_and_spec_errors_name_spec(tmp_path, capsys):
     assert main(["emit", str(GEMM), "-o", str(tmp_path / "g.spv"), "--const", "WM=abc"]) == 2
     assert "coopdsl: error: --const WM: 'abc' is not a number or true/false" in capsys.readouterr().err
