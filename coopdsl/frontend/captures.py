@@ -81,9 +81,6 @@ def check_memory_argument(cg: Builder, what: str, v: Any) -> None:
 def capture(cg: Builder, name: str, value: Any) -> Any:
     """``value`` bound to parameter ``name`` of a callback: as it is, or :class:`Captured`; a located error
     for a runtime value the callback could not receive."""
-    if isinstance(value, BufferRef) and value.storage == StorageClass.Function:
-        raise TypeMismatchError(f"cannot bind '{name}' to local array '{value.name}': it belongs to the function "
-                                f"that declares it (use a shared array or a buffer)", cg.em.loc)
     check_memory_argument(cg, f"'{name}'", value)
     if isinstance(value, (SpecConst, SpecOp)) or not isinstance(value, Value):
         return value

@@ -292,7 +292,9 @@ CASES = [
      "# E:returns", 9),
     (k_bind_runtime, TypeMismatchError, "cannot bind 'factor' to a runtime f32: a callback receives only the "
                                         "parameters its instruction passes", "# E:runtime", 9),
-    (k_bind_local, TypeMismatchError, "cannot bind 'table' to local array 'loc'", "# E:local", 9),
+    (k_bind_local, UnsupportedSyntaxError, "'table' is the local array 'loc', which belongs to the function that "
+                                           "declares it: declare it in the device function, or use a shared "
+                                           "array or a buffer", "# E:local", 9),
     (k_bind_passed, ArgumentError, "the function of m.map scaled: 'x' cannot be bound, the instruction passes it",
      "# E:passed", 9),
     (k_partial_unknown, ArgumentError, "partial: scaled has no parameter 'fctor' (it has: row, col, x, factor)",
