@@ -15,7 +15,9 @@ import math
 import numbers
 import re
 import sys
-from collections.abc import Callable, Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
@@ -235,30 +237,27 @@ class Kernel:
         same argument objects holding the same values (a dict compared by what
         it holds) is not checked or bound again: outside a batch it submits
         the command buffer kept from the kernel's last launch, inside one it is
-        recorded from the last launch's binding (docs/runtime.md, "What is
-        cached, and what a launch costs"). ``device="cpu"``, or
+        recorded from the binding of that launch among the kernel's last
+        :data:`HOT_LAUNCHES` in batches (docs/runtime.md, "What is cached, and
+        what a launch costs"). ``device="cpu"``, or
         ``COOPDSL_DEVICE=cpu`` in the environment, runs it on the CPU
         interpreter instead (docs/interpreter.md), with ``subgroup_size``
         invocations per subgroup (default: the kernel's own ``subgroup_size``,
         else 32).
         """
-        hot = self.__dict__.get("_hot")  # the last launch (recorded into a batch, or run): the same objects again?
-        if hot is not None and subgroup_size is None and device is hot[1] and len(args) == len(hot[2]) \
-                and (device is not None or not _interp().wants_cpu(None)) and _same_objects(kwargs, hot[4]):
-            for new, old in zip(args, hot[2]):
-                if new is not old:
-                    break
-            else:
-                if hot[5] and hot[5] != _dict_contents(args, kwargs):   # a struct's dict changed in place
-                    memo = None
-                else:
-                    memo = hot[0]
-                if memo is None:
+        hots = self.__dict__.get("_hots")   # recent launches (recorded into a batch, or run): the same objects?
+        key = None
+        if hots is not None and subgroup_size is None and (device is not None or not _interp().wants_cpu(None)):
+            key = (id(device), *map(id, args), *kwargs, *map(id, kwargs.values()))
+            hot = hots.get(key)
+            if hot is not None and _same(hot[1], args) and _same(hot[2], kwargs.values()):
+                if hot[4] and hot[4] != _dict_contents(args, kwargs):   # a struct's dict changed in place
                     pass
-                elif type(memo) is tuple:  # recorded into a batch: recorded again there, for this grid
-                    if _runtime().replay(memo, _grid(grid)):
+                elif type(hot[0]) is tuple:  # recorded into a batch: recorded again in the open one, for this grid
+                    if _runtime().replay(hot[0], _grid(grid)):
+                        hots.move_to_end(key)
                         return
-                elif _grid(grid) == hot[3] and memo.run():  # run at once: its command buffer again
+                elif _grid(grid) == hot[3] and hot[0].run():  # run at once: its command buffer again
                     return
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
@@ -273,10 +272,19 @@ class Kernel:
                               "@coopdsl.kernel(subgroup_size=...) requires one)")
         grid = _grid(grid)
         recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=True)
-        if hot is not None and type(hot[0]) is not tuple:
-            hot[0].release()  # (the command buffer kept for the last launch: this one replaces it)
-        self.__dict__["_hot"] = None if recorded is None else (recorded, device, args, grid, dict(kwargs),
-                                                               _dict_contents(args, kwargs))
+        if hots is None:
+            hots = self.__dict__["_hots"] = OrderedDict()
+        for k in [k for k, h in hots.items() if type(h[0]) is not tuple]:
+            hots.pop(k)[0].release()  # (one command buffer kept per kernel, the last launch's: this one replaces it)
+        if key is None:
+            key = (id(device), *map(id, args), *kwargs, *map(id, kwargs.values()))
+        hots.pop(key, None)
+        if recorded is not None:
+            hots[key] = (recorded, _refs(args), _refs(kwargs.values()), grid, _dict_contents(args, kwargs))
+            while len(hots) > HOT_LAUNCHES:
+                old = hots.popitem(last=False)[1][0]
+                if type(old) is not tuple:
+                    old.release()
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch
@@ -334,14 +342,31 @@ def _interp() -> ModuleType:
     return interp
 
 
-def _same_objects(kwargs: dict[str, Any], before: dict[str, Any]) -> bool:
-    """Whether ``kwargs`` names the very objects ``before`` did (a launch's keywords against the last one's)."""
-    if len(kwargs) != len(before):
-        return False
-    for name, value in kwargs.items():
-        if before.get(name, _NOTHING) is not value:
+# launches remembered per kernel (the least recently used goes first): a loop over a model's layers launches
+# one kernel on each layer's arrays in turn, and each is recorded again from its own binding
+HOT_LAUNCHES = 64
+
+
+def _refs(values: Iterable[Any]) -> tuple[Any, ...]:
+    """A remembered launch's argument objects: resident arrays held weakly (the memo keeps none alive), the rest
+    (numbers, dicts) as they are."""
+    return tuple(weakref.ref(v) if isinstance(v, _resident_types()) else v for v in values)
+
+
+def _same(refs: tuple[Any, ...], values: Iterable[Any]) -> bool:
+    """Whether ``values`` are the very objects of ``refs`` (:func:`_refs`; a collected array's id may be reused)."""
+    for r, v in zip(refs, values):
+        if (r() if type(r) is weakref.ref else r) is not v:
             return False
     return True
+
+
+@functools.cache
+def _resident_types() -> tuple[type, ...]:
+    """coopdsl.runtime's resident array types (imported on first use)."""
+    from .runtime.array import Array
+
+    return (Array,)
 
 
 def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -350,8 +375,6 @@ def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, 
 
     return dict_contents((*args, *kwargs.values()))
 
-
-_NOTHING = object()
 
 
 @functools.cache

@@ -4,6 +4,7 @@ the module's buffers and push constants, and recording the dispatch into a batch
 from __future__ import annotations
 
 import struct
+import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
 
-# A launch recorded into an open batch on the hot path, as (batch, program, binding memo, pipeline): ``replay``
-# records it again for the very same argument objects without binding them anew.
-Recorded = tuple[Batch, Program, "Bound | None", int]   # (batch, program, binding, pipeline)
+# A launch recorded into a batch on the hot path, as (device, program, pipeline, (descriptor set, push bytes),
+# descriptor-cache generation, its arrays held weakly): ``replay`` records it again, into the batch open on the
+# device then, for the very same argument objects without binding them anew. It keeps none of its arrays, nor
+# the batch, alive.
+Recorded = tuple[Device, Program, int, tuple[DescriptorSet, bytes], int, tuple["weakref.ref[Array]", ...]]
 
 
 def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
@@ -62,14 +65,23 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
 
 
 def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
-    """Record again a launch that ``launch`` recorded into a batch, for the very same argument objects
-    (the caller checks that): True when done; False, with nothing done, when the batch is no longer the
-    one open on its device, an array was freed or a descriptor set was freed since."""
-    b, program, memo, pipeline = recorded
-    if memo is None or current_batch(b.device) is not b or not _reuse(b, memo):
+    """Record again, into the batch open on its device, a launch that ``launch`` recorded into a batch, for the
+    very same argument objects (the caller checks that): True when done; False, with nothing done, when no
+    batch is open on the device, one of its arrays was collected or freed, or a descriptor set was freed since."""
+    dev, program, pipeline, bound, generation, refs = recorded
+    b = current_batch(dev)
+    if b is None or generation != dev.descriptors.generation:
         return False
-    ds, push = memo[3]
-    b.dispatch(pipeline, program.layout, ds, push, grid)
+    arrays = []
+    for ref in refs:
+        a = ref()
+        if a is None or a._buffer is None:
+            return False
+        arrays.append(a)
+    used = b._arrays
+    for a in arrays:
+        used[id(a)] = a  # b.use(a), inline
+    b.dispatch(pipeline, program.layout, bound[0], bound[1], grid)
     return True
 
 
@@ -83,7 +95,9 @@ def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, 
     bound = bind(b, program, args)
     b.dispatch(pipeline, program.layout, bound[0], bound[1], grid)
     memo = program.bound
-    return (b, program, memo, pipeline) if memo is not None and memo[3] is bound else None
+    if memo is None or memo[3] is not bound:
+        return None
+    return b.device, program, pipeline, bound, memo[4], tuple(weakref.ref(a) for a in memo[2])
 
 
 def _reuse(b: Batch, memo: Bound) -> bool:

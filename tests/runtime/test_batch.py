@@ -334,9 +334,9 @@ def test_a_launch_repeated_in_a_batch_with_the_same_objects_is_replayed(device, 
         assert len(calls) == 4 and b.launches == 14
     np.testing.assert_array_equal(x.numpy(), np.full(n, 14.0))   # 1 + (10 + 1 + 2)
     np.testing.assert_array_equal(y.numpy(), np.full(n, 27.0))   # 13 + 14
-    with runtime.batch(device):                          # a new batch: not replayed into the old one
+    with runtime.batch(device):                          # a new batch: replayed into it, not into the old one
         axpy.launch((1,), x, y, n, 1.0, device=device)
-    assert len(calls) == 5
+    assert len(calls) == 4
     np.testing.assert_array_equal(y.numpy(), np.full(n, 41.0))
     with runtime.batch(device) as b:
         axpy.launch((1,), x, y, n, 1.0, device=device)
@@ -344,7 +344,48 @@ def test_a_launch_repeated_in_a_batch_with_the_same_objects_is_replayed(device, 
         x.free()
         with pytest.raises(ArrayError, match="buffer 'x': the device array \\(64,\\) float32 was freed"):
             axpy.launch((1,), x, y, n, 1.0, device=device)
-        assert len(calls) == 7                           # the freed array sent it down the checked path
+        assert len(calls) == 5                           # the freed array sent it down the checked path
+
+
+def test_launches_on_several_sets_of_arrays_in_turn_are_each_replayed(device, monkeypatch):
+    """A loop over a model's layers launches one kernel on each layer's arrays in turn: each launch is recorded
+    again from its own binding (the kernel remembers its last HOT_LAUNCHES launches), in this batch and the next,
+    and the memo keeps none of the arrays alive."""
+    import gc
+    import importlib
+    import weakref
+
+    kernel_module = importlib.import_module("coopdsl.kernel")   # (coopdsl.kernel is also the decorator's name)
+    n = 64
+    layers = [(runtime.array(np.full(n, float(i + 1), np.float32), device=device),
+               runtime.zeros(n, np.float32, device=device)) for i in range(5)]
+    calls = []
+    real = runtime.launch
+    monkeypatch.setattr(runtime, "launch", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
+    for _ in range(2):
+        with runtime.batch(device):
+            for _ in range(3):
+                for x, y in layers:
+                    axpy.launch((1,), x, y, n, 1.0)
+    assert len(calls) == len(layers)                      # each layer bound once, then replayed
+    for i, (_, y) in enumerate(layers):
+        np.testing.assert_array_equal(y.numpy(), np.full(n, 6.0 * (i + 1)))
+    # the least recently used goes first: more layers than the memo holds are bound every time
+    monkeypatch.setattr(kernel_module, "HOT_LAUNCHES", 3)
+    others = [(runtime.zeros(n, np.float32, device=device), runtime.zeros(n, np.float32, device=device))
+              for _ in range(4)]
+    calls.clear()
+    with runtime.batch(device):
+        for _ in range(2):
+            for x, y in others:
+                axpy.launch((1,), x, y, n, 1.0)
+    assert len(calls) == 2 * len(others)
+    # the memo holds the arrays weakly
+    x, y = layers.pop()
+    refs = weakref.ref(x), weakref.ref(y)
+    del x, y
+    gc.collect()
+    assert refs[0]() is None and refs[1]() is None
 
 
 def test_a_replayed_launch_still_follows_coopdsl_device(device, monkeypatch):
