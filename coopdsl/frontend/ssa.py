@@ -18,6 +18,7 @@ from ..errors import CompileError, SourceLoc
 from ..ir import types as T
 from ..ir.core import Block, Const, Op, Value
 from ..lang.arith import default_type
+from ..lang.values import BufferRef
 
 if TYPE_CHECKING:
     from ..ir.builder import Emitter
@@ -107,6 +108,12 @@ class SSA:
             ty = default_type(values[0])
         elif typed:
             ty = typed[0].type
+        elif any(isinstance(v, BufferRef) for v in distinct):
+            raise CompileError(
+                f"'{name}' names different memory on the paths that meet here: a name bound to memory "
+                f"(a buffer, a shared or local array, an array inside a struct in memory) is a reference, not a "
+                f"copy, and must name the same memory on every path; index the memory inside each branch, or "
+                f"copy its elements into one cd.local_array", self.em.loc)
         else:
             raise CompileError(
                 f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)

@@ -456,3 +456,59 @@ def test_glsl_habits_are_named():
                  "nothing; write i -= 1", "# E:minusminus", 5)
     expect_error(k_vector_condition, TypeMismatchError, "a condition must be a bool, got a runtime vec4[bool]; a "
                  "vector of bools chooses per component with cd.select(cond, a, b)", "# E:vectorcond", 17)
+
+
+@cd.struct
+class _Rows:
+    arr: cd.array[f32, 4]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_memory_on_two_paths(buf: cd.Buffer[_Rows], out: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    a = buf[i].arr
+    if n > 2:
+        a = buf[i + 1].arr
+    out[i] = a[0]  # E:two_rows
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_memory_or_local(buf: cd.Buffer[_Rows], out: cd.Buffer[f32], n: u32):
+    a = buf[0].arr
+    if n > 2:
+        a = cd.local_array(f32, 4)
+        a[0] = 1.0
+    out[0] = a[0]  # E:local_or_buffer
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_two_buffers(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32):
+    src = x
+    if n > 2:
+        src = y
+    x[1] = src[0]  # E:two_buffers
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_two_strings(x: cd.Buffer[f32], n: u32):
+    mode = "add"
+    if n > 2:
+        mode = "mul"
+    x[0] = 1.0 if mode == "add" else 2.0  # E:two_strings
+
+
+@pytest.mark.parametrize("kernel, name, marker, col", [(k_memory_on_two_paths, "a", "# E:two_rows", 14),
+                                                       (k_memory_or_local, "a", "# E:local_or_buffer", 14),
+                                                       (k_two_buffers, "src", "# E:two_buffers", 12)])
+def test_a_name_bound_to_memory_must_name_the_same_memory_on_every_path(kernel, name, marker, col):
+    # (GLSL copies `float a[4] = buf[i].arr`; here such a name is a reference: SPIR-V has no pointer to choose at
+    # run time without VariablePointers)
+    expect_error(kernel, CompileError, f"'{name}' names different memory on the paths that meet here: a name bound "
+                 "to memory (a buffer, a shared or local array, an array inside a struct in memory) is a "
+                 "reference, not a copy, and must name the same memory on every path; index the memory inside "
+                 "each branch, or copy its elements into one cd.local_array", marker, col)
+
+
+def test_a_name_holding_other_compile_time_values_on_two_paths():
+    expect_error(k_two_strings, CompileError, "'mode' holds different compile-time values on the paths that meet "
+                 "here", "# E:two_strings", 19)
