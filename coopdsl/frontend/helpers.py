@@ -75,9 +75,12 @@ class HelperGen(CodeGen):
         before each return, and :func:`call` unpacks it into a tuple of values."""
         counts = {len(v) if isinstance(v, tuple) else None for _, v in self.returns}
         if len(counts) != 1:
-            op = next(op for op, v in self.returns if not isinstance(v, tuple) or len(v) != len(self.returns[0][1]))
-            raise TypeMismatchError(f"{self.fn.__name__} returns a tuple of {len(self.returns[0][1])} values on one "
-                                    f"path and {self.describe(self.returns[-1][1])} on another", op.loc)
+            n = next(len(v) for _, v in self.returns if isinstance(v, tuple))   # (the first tuple returned)
+            op, other = next((op, v) for op, v in self.returns if not isinstance(v, tuple) or len(v) != n)
+            what = ("nothing" if other is None else f"a tuple of {len(other)} values" if isinstance(other, tuple)
+                    else self.describe(other))
+            raise TypeMismatchError(f"{self.fn.__name__} returns a tuple of {n} values on one path and {what} on "
+                                    f"another", op.loc)
         n = len(self.returns[0][1])
         types: list[T.Type] = []
         for i in range(n):

@@ -230,12 +230,43 @@ def k_with_a_type(o: cd.Buffer[f32]):
     o[0] = x
 
 
+@cd.func
+def scalar_first(a, b):
+    if a > b:
+        return a  # E:scalar_first
+    return a, b
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_scalar_first(o: cd.Buffer[f32]):
+    x, y = scalar_first(o[1], o[2])
+    o[0] = x + y
+
+
+@cd.func
+def three_then_two(a, b):
+    if a > b:
+        return a, b, a
+    return a, b  # E:three_then_two
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_three_then_two(o: cd.Buffer[f32]):
+    x, y = three_then_two(o[1], o[2])
+    o[0] = x + y
+
+
 def test_tuple_returns_that_do_not_agree_are_located():
     expect_error(k_uneven, TypeMismatchError, "uneven returns a tuple of 2 values on one path and", "# E:uneven", 5)
     expect_error(k_clash, TypeMismatchError, "clash returns f32 as value 1 of its tuple on one path and u32 on "
                  "another", "# E:clash", 5)
     expect_error(k_with_a_type, TypeMismatchError, "a device function returns a tuple of runtime values or numbers",
                  "# E:withtype", 5)
+    # the one value comes first: located at it, not an internal error
+    expect_error(k_scalar_first, TypeMismatchError, "scalar_first returns a tuple of 2 values on one path and a "
+                 "runtime f32 on another", "# E:scalar_first", 9)
+    expect_error(k_three_then_two, TypeMismatchError, "three_then_two returns a tuple of 3 values on one path and "
+                 "a tuple of 2 values on another", "# E:three_then_two", 5)
 
 
 @cd.func
