@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ArgumentError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, CompileError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
 from ..ir.core import Block, Value
@@ -255,6 +255,8 @@ class ControlFlow(Context):
         names = list(self.src.loop_names(node))
         if iv is not None:
             names = [iv[0]] + names
+            if iv[4] not in names and self._carries_target(iv[4], iv[3], pre):
+                names.append(iv[4])
         for name in names:
             if name in self.locals or name.startswith("$"):
                 self.ssa.loop_phi(name, header, pre, em.loc)
@@ -292,6 +294,26 @@ class ControlFlow(Context):
         em.branch(header)
         self.ssa.close_loop(header, [cont])
         em.start(merge)
+
+    def _carries_target(self, target: str, ty: T.ScalarType, pre: Block) -> bool:
+        """Whether a range loop's target goes around the loop (a phi in its header), so that after the loop it
+        holds the last value the loop gave it or, if the loop never ran, the value it had before, as in Python:
+        where it names a variable from before the loop holding a value of the counter's type, or a Python int
+        that fits that type (made that type's constant before the loop). Otherwise a target read after the loop
+        is its value from before the loop."""
+        if target not in self.locals:
+            return False
+        v = self.ssa.read(target, pre)
+        if isinstance(v, Value):
+            return v.type == ty
+        if isinstance(v, int) and not isinstance(v, bool):
+            try:
+                literal = self.em.literal(v, ty)
+            except CompileError:   # (does not fit the counter's type)
+                return False
+            self.ssa.write(target, pre, literal)
+            return True
+        return False
 
     def stmt_break(self, node: ast.Break) -> None:
         loop = self._innermost("break")

@@ -218,3 +218,55 @@ def test_loop_else_is_reported_at_the_else():
 
     expect_error(k_while_else, UnsupportedSyntaxError, "'while ... else' is not supported", "# E:whileelse", 5)
     expect_error(k_for_else, UnsupportedSyntaxError, "'for ... else' is not supported", "# E:forelse", 5)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_target_after_loop(x: cd.Buffer[i32], n: i32):
+    j = 100
+    for j in range(n):
+        x[3] += 1
+    x[0] = j
+    k = 100
+    for k in range(n):
+        if k == 3:
+            break
+    x[1] = k
+    m = 100
+    for m in range(n):
+        m = m * 10
+    x[2] = m
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_static_then_runtime(x: cd.Buffer[u32], n: u32):
+    for i in cd.static_range(4):
+        x[i] = u32(i)
+    for i in range(n):                # i was the Python int 3: now a u32 that the loop carries
+        x[4] += 1
+    x[5] = i
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_target_only_in_the_loop(x: cd.Buffer[i32], n: i32):
+    for j in range(n):
+        x[1] += 1
+    x[0] = j  # E:only_in_loop
+
+
+def test_a_loop_target_after_the_loop_holds_its_last_value_as_in_python():
+    import numpy as np
+
+    compile_checked(k_target_after_loop)
+    for n in (0, 2, 5):
+        x = np.zeros(4, np.int32)
+        k_target_after_loop.launch((1,), x, n, device="cpu")
+        last = n - 1 if n else 100
+        assert x[:3].tolist() == [last, 3 if n > 3 else last, 10 * last if n else 100]
+    compile_checked(k_static_then_runtime)
+    for n in (0, 2):
+        x = np.zeros(6, np.uint32)
+        k_static_then_runtime.launch((1,), x, n, device="cpu")
+        assert x[5] == (n - 1 if n else 3)
+    # a target first bound by the loop may be unbound after it (the loop may not run)
+    expect_error(k_target_only_in_the_loop, cd.NameResolutionError, "'j' may be used before it is assigned",
+                 "# E:only_in_loop", 12)
