@@ -165,6 +165,13 @@ def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
 
 def _buffer(b: _Building, name: str, ann: BufferParam, arg: ast.arg) -> None:
     """``Buffer[T]``: a StorageBuffer block ``{ T data[]; }`` at the next binding."""
+    elem = ann.elem
+    while isinstance(elem, T.ArrayType):
+        elem = elem.elem
+    if isinstance(elem, (T.ScalarType, T.VectorType)) and T.scalar_of(elem).is_bool:
+        raise TypeMismatchError(f"buffer '{name}' cannot hold {ann.elem}: SPIR-V has no bool in storage buffers (as "
+                                f"in struct members and push constants); store a u32 (0 or 1) and test it "
+                                f"(`if {name}[i] != 0:`)", b.src.loc(arg))
     binding = len(b.params.buffers) + len(b.params.uniforms)
     var = GlobalVar(T.PointerType(array_block(f"{name}_block", ann.elem), StorageClass.StorageBuffer), name,
                     "buffer", set=0, binding=binding)

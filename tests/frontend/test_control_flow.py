@@ -223,7 +223,7 @@ def test_loop_else_is_reported_at_the_else():
 @cd.kernel(workgroup_size=(1, 1, 1))
 def k_target_after_loop(x: cd.Buffer[i32], n: i32):
     j = 100
-    for j in range(n):
+    for j in range(n):  # noqa: B007 (the target is read after the loop)
         x[3] += 1
     x[0] = j
     k = 100
@@ -241,14 +241,14 @@ def k_target_after_loop(x: cd.Buffer[i32], n: i32):
 def k_static_then_runtime(x: cd.Buffer[u32], n: u32):
     for i in cd.static_range(4):
         x[i] = u32(i)
-    for i in range(n):                # i was the Python int 3: now a u32 that the loop carries
+    for i in range(n):  # noqa: B007 (i was the Python int 3: now a u32 that the loop carries)
         x[4] += 1
     x[5] = i
 
 
 @cd.kernel(workgroup_size=(1, 1, 1))
 def k_target_only_in_the_loop(x: cd.Buffer[i32], n: i32):
-    for j in range(n):
+    for j in range(n):  # noqa: B007
         x[1] += 1
     x[0] = j  # E:only_in_loop
 

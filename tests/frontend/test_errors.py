@@ -512,3 +512,21 @@ def test_a_name_bound_to_memory_must_name_the_same_memory_on_every_path(kernel, 
 def test_a_name_holding_other_compile_time_values_on_two_paths():
     expect_error(k_two_strings, CompileError, "'mode' holds different compile-time values on the paths that meet "
                  "here", "# E:two_strings", 19)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_bool_buffer(x: cd.Buffer[cd.boolean]):  # E:bool_buffer
+    x[0] = True
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_bvec_buffer(x: cd.Buffer[cd.vec2[cd.boolean]]):  # E:bvec_buffer
+    x[0] = cd.vec2[cd.boolean](True, False)
+
+
+def test_a_buffer_of_bools_is_a_located_error():
+    # (spirv-val refuses bool in storage buffers: it was an InternalCompilerError)
+    expect_error(k_bool_buffer, TypeMismatchError, "buffer 'x' cannot hold bool: SPIR-V has no bool in storage "
+                 "buffers (as in struct members and push constants); store a u32 (0 or 1) and test it "
+                 "(`if x[i] != 0:`)", "# E:bool_buffer", 19)
+    expect_error(k_bvec_buffer, TypeMismatchError, "buffer 'x' cannot hold vec2[bool]", "# E:bvec_buffer", 19)
