@@ -154,3 +154,21 @@ def test_signed_remainder_avoids_srem_and_smod_which_vulkan_leaves_undefined_for
     text = compile_checked(signed_rem, r"OpSLessThan %bool", r"OpSelect %int", r"OpBitcast %uint",
                            r"OpUMod %uint", r"OpSLessThan %v4bool", r"OpUMod %v4uint", r"OpSelect %v4int")
     assert "OpSRem" not in text and "OpSMod" not in text
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_float_remainders(x: cd.Buffer[cd.f32], o: cd.Buffer[cd.f32]):
+    o[0] = x[0] % x[1]           # OpFRem: the dividend's sign (C's fmod)
+    o[1] = cd.mod(x[0], x[1])    # OpFMod: GLSL's mod, the divisor's sign (Python's %)
+
+
+def test_float_percent_is_frem_and_cd_mod_is_glsl_mod():
+    import numpy as np
+
+    from ..conftest import compile_checked
+
+    compile_checked(k_float_remainders, r"OpFRem %float", r"OpFMod %float")
+    for a, b in ((-7.5, 2.0), (7.5, -2.0), (7.5, 2.0)):
+        o = np.zeros(2, np.float32)
+        k_float_remainders.launch((1,), np.array([a, b], np.float32), o, device="cpu")
+        assert o.tolist() == [np.fmod(a, b), a % b]
