@@ -12,6 +12,15 @@ import math
 import struct
 from functools import cache
 
+_F64 = struct.Struct("<d")
+
+
+def float_key(value: float) -> bytes:
+    """A Python float's identity, for memos and constant pools: its 64 bits, so that 0.0 and -0.0, and NaNs of
+    other payloads, stay apart (``==`` merges the zeros and ``float.hex`` every NaN)."""
+    return _F64.pack(value)
+
+
 # largest finite value and the rounding threshold above it (max + half an ulp), per float format
 FLOAT_LIMITS = {
     (16, None): (65504.0, 65520.0),

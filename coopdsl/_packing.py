@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._numbers import LiteralError, fit_named
+from ._numbers import LiteralError, fit_named, float_key
 
 DTYPES: dict[str, type[np.generic]] = {
     "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16, "e4m3": np.uint8, "e5m2": np.uint8,
@@ -34,11 +34,11 @@ Address = Callable[[Mapping[str, Any], Any], Any]  # (pointer member, value give
 
 def value_key(value: Any) -> Any:
     """What decides the bytes a launch argument packs to, as a hashable key that compares equal only for the
-    same bytes: a float by its bits (0.0 and -0.0 differ; a NaN is its own), anything else by type and value
+    same bytes: a float by its bits (0.0 and -0.0 differ, and NaNs of other payloads), anything else by type and value
     (``True`` is not ``1``). Memos of launches (the kept launch, the binding, the pipeline of a specialization)
     compare arguments through it."""
     if type(value) is float:
-        return value.hex()
+        return float_key(value)
     if isinstance(value, np.floating):
         return (type(value), value.tobytes())
     return (type(value), value)
@@ -60,7 +60,7 @@ def _contents(d: dict[str, Any]) -> tuple[Any, ...]:
     vals = tuple(d.values())
     types = tuple(map(type, vals))
     if _PLAIN.issuperset(types):
-        return (tuple(d), vals, types, tuple([v.hex() for v in vals if type(v) is float]))
+        return (tuple(d), vals, types, tuple([float_key(v) for v in vals if type(v) is float]))
     return tuple((k, value_key(v)) for k, v in d.items())
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
+from ._numbers import float_key
 from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, LaunchError, SourceLoc
 from .ir import types as T
 from .ir.core import Module, SpecConst
@@ -84,7 +85,7 @@ class Kernel:
     def specialize(self, **consts: Any) -> Kernel:
         """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
         merged = {**self.consts, **consts}
-        key = tuple(sorted((k, repr(v)) for k, v in merged.items()))
+        key = tuple(sorted((k, _value_key(v)) for k, v in merged.items()))
         if key in self._specialized:  # checked already: no parse on the hot path of a host op
             return self._specialized[key]
         from .frontend.params import parameter_annotations
@@ -107,7 +108,7 @@ class Kernel:
         env = target_env or self.target_env
         if env not in tools.TARGET_ENVS:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
-        key = (env, tuple(sorted((spec or {}).items())))
+        key = (env, tuple(sorted((k, _value_key(v)) for k, v in (spec or {}).items())))
         if key not in self._cache:
             try:
                 with paused():  # the compile frees nearly everything it makes by reference counting
@@ -340,6 +341,14 @@ def _interp() -> ModuleType:
     from . import interp
 
     return interp
+
+
+def _value_key(value: Any) -> Any:
+    """A Const or specialization value's identity for the kernel's caches: a float by its bits (0.0 and -0.0, NaNs
+    of other payloads apart), a bool apart from the int it equals, anything else by its repr."""
+    if type(value) is float:
+        return ("float", float_key(value))
+    return (type(value).__name__, repr(value))
 
 
 # launches remembered per kernel (the least recently used goes first): a loop over a model's layers launches

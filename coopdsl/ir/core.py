@@ -19,6 +19,7 @@ import itertools
 from dataclasses import field
 from typing import Any, cast
 
+from .._numbers import float_key
 from .._records import record
 from ..errors import SourceLoc
 from .attrs import LoopHint
@@ -304,10 +305,11 @@ def _has_psb(t: Type, depth: int = 0) -> bool:
 
 
 def const_key(value: Any) -> Any:
-    """The identity of a constant's value: 0.0 and -0.0 (and True and 1) stay distinct; an enumerant is
+    """The identity of a constant's value: 0.0 and -0.0, NaNs of other payloads (and True and 1) stay distinct;
+    an enumerant is
     its value (``MatrixUse.B`` is the constant 1)."""
     if isinstance(value, float):
-        return ("f", value.hex())
+        return ("f", float_key(value))
     if isinstance(value, enum.Enum):
         value = value.value
     return (type(value).__name__, value)

@@ -327,3 +327,31 @@ def test_a_kept_launch_and_a_specialization_tell_minus_zero_from_zero(device):
             signs.launch((1,), y, p, Z=z)
             p["b"] = -b                       # after the launch: not what it packed
         assert list(np.signbit(y.numpy())) == [np.signbit(b), np.signbit(z)]
+
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def nan_bits(y: cd.Buffer[u32], p: Affine, Z: cd.Spec[f32] = 1.0, C: cd.Const[float] = 1.0):
+    y[0] = cd.bitcast(p.b, u32)
+    y[1] = cd.bitcast(Z, u32)
+    y[2] = cd.bitcast(f32(C), u32)
+
+
+def test_memos_tell_nans_of_other_payloads_apart(device):
+    # a float by its 64 bits (coopdsl._numbers.float_key): float.hex() is 'nan' for every NaN
+    import struct
+
+    def nan(bits):
+        return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+    y = runtime.zeros(3, np.uint32, device=device)
+    p = {"a": 1.0, "b": 0.0}
+    for bits in (0x7FC00001, 0x7FC00002, 0xFFC00005, 0x7FC00001):
+        p["b"] = nan(bits)                                  # the same dict, changed in place
+        kern = nan_bits.specialize(C=nan(bits))             # a Const: one variant per payload
+        kern.launch((1,), y, p, Z=nan(bits))                # a specialization constant: one pipeline per payload
+        assert [int(v) for v in y.numpy()] == [bits] * 3
+        with runtime.batch(device):
+            kern.launch((1,), y, p, Z=nan(bits))
+        assert [int(v) for v in y.numpy()] == [bits] * 3
+    assert nan_bits.specialize(C=nan(0x7FC00001)) is not nan_bits.specialize(C=nan(0x7FC00002))
