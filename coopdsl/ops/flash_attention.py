@@ -326,11 +326,20 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
             out.write(np.zeros(qs, odt))
         return out
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    win = int(window or 0)
+    win = min(int(window or 0), sq + skv)   # (a window wider than every key hides none, and fits the kernels' u32)
     dims = (hq, sq, d, hkv, skv)
     impl_given = impl
     if impl is None:
         impl = default_impl(dims, dev)
+    if softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX and (
+            impl == "nv2" or impl == "decode" and attention_decode.default_how(dims, dev) == "mma"):
+        # ggml's kernel and the cooperative-matrix decode kernel round Q * scale / softcap to f16: past this a
+        # query value of 32 overflows it (inf, then NaN); the KHR kernel applies the soft-cap in f32
+        if impl_given is not None:
+            raise _fail(f"softcap={softcap!r} with scale={scale!r}: impl={impl!r} rounds Q * scale / softcap to "
+                        f"f16 here, which overflows past scale / softcap = {SOFTCAP_Q_SCALE_MAX:g}; use "
+                        f"impl='khr', or None (which picks it)")
+        impl = "khr"
     if impl == "decode":
         rows = attention_decode.rows_per_head(dims)
         if rows > attention_decode.MAX_ROWS:
@@ -395,6 +404,11 @@ def _runs_none(dims: tuple[int, int, int, int, int], dev: Any) -> Exception:
         f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
         f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
         f"matrices (VK_KHR_cooperative_matrix)"))
+
+
+# the largest scale / softcap for which the kernels that round Q * scale / softcap to f16 run (see _attention): f16's
+# 65504 holds query values to 32 (soft-caps in use are 30-50 with scales about 0.1: a ratio near 0.003)
+SOFTCAP_Q_SCALE_MAX = 2048.0
 
 
 def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:

@@ -598,3 +598,24 @@ def test_128_query_rows_a_workgroup_without_a_mask_to_head_size_96(d, masked, wi
     fa = [kw for kern, grid, args, kw in launches if kern.name == "flash_attn_cm2"]
     assert [(kw["Br"], kw["Bc"], kw["WorkGroupSize"]) for kw in fa] == [(128, 64, 128) if wide else (64, 64, 128)]
     _close(got, flash_attention.reference(q, k, v, masked), tol=1e-3)
+
+
+def test_a_tiny_softcap_runs_the_f32_kernel_and_a_huge_window_hides_nothing():
+    """ggml's kernel (and the cooperative-matrix decode kernel) round Q * scale / softcap to f16: a soft-cap so small
+    that this overflows runs the KHR kernel (soft-cap in f32) instead of giving NaN, and a forced impl="nv2" is a
+    ValueError saying why; a window wider than the keys (even past 2**32) is no window."""
+    q, k, v = _inputs(2, 1, 40, 50, 32)
+    for softcap in (1e-6, 1e-30):
+        with nv2.recording() as launches:
+            got = ops.attention(q, k, v, softcap=softcap, device="cpu")
+        assert [kern.name for kern, *_ in launches] == ["attention"]   # the KHR kernel
+        assert np.isfinite(got).all()
+        _close(got, flash_attention.reference(q, k, v, softcap=softcap), tol=1e-3)
+        with pytest.raises(ValueError, match="impl='nv2' rounds Q \\* scale / softcap to f16 here, which overflows "
+                                             "past scale / softcap = 2048; use impl='khr'"):
+            ops.attention(q, k, v, softcap=softcap, device="cpu", impl="nv2")
+    _close(ops.attention(q, k, v, softcap=30.0, device="cpu", impl="nv2"),
+           flash_attention.reference(q, k, v, softcap=30.0), tol=1e-3)   # (a soft-cap in use: ggml's kernel)
+    for window in (90, 2 ** 32, 2 ** 40):
+        np.testing.assert_array_equal(ops.attention(q, k, v, causal=True, window=window, device="cpu"),
+                                      ops.attention(q, k, v, causal=True, device="cpu"))
