@@ -249,7 +249,7 @@ class Kernel:
         hots = self.__dict__.get("_hots")   # recent launches (recorded into a batch, or run): the same objects?
         key = None
         if hots is not None and subgroup_size is None and (device is not None or not _interp().wants_cpu(None)):
-            key = (id(device), *map(id, args), *kwargs, *map(id, kwargs.values()))
+            key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
             hot = hots.get(key)
             if hot is not None and _same(hot[1], args) and _same(hot[2], kwargs.values()):
                 if hot[4] and hot[4] != _dict_contents(args, kwargs):   # a struct's dict changed in place
@@ -278,7 +278,7 @@ class Kernel:
         for k in [k for k, h in hots.items() if type(h[0]) is not tuple]:
             hots.pop(k)[0].release()  # (one command buffer kept per kernel, the last launch's: this one replaces it)
         if key is None:
-            key = (id(device), *map(id, args), *kwargs, *map(id, kwargs.values()))
+            key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
         hots.pop(key, None)
         if recorded is not None:
             hots[key] = (recorded, _refs(args), _refs(kwargs.values()), grid, _dict_contents(args, kwargs))
@@ -357,25 +357,63 @@ HOT_LAUNCHES = 64
 
 
 def _refs(values: Iterable[Any]) -> tuple[Any, ...]:
-    """A remembered launch's argument objects: resident arrays held weakly (the memo keeps none alive), the rest
-    (numbers, dicts) as they are."""
-    return tuple(weakref.ref(v) if isinstance(v, _resident_types()) else v for v in values)
+    """A remembered launch's argument objects: resident arrays held weakly (the memo keeps none alive), a view
+    (``Array.view``) as its base array held weakly with its dtype and shape (views are made anew once the last one
+    is collected), the rest (numbers, dicts) as they are."""
+    array, view = _resident_types()
+    out: list[Any] = []
+    for v in values:
+        if type(v) is view:
+            a: Any = v   # (an ArrayView)
+            out.append(_ViewRef(weakref.ref(a.base), a.dtype, a.shape))
+        else:
+            out.append(weakref.ref(v) if isinstance(v, array) else v)
+    return tuple(out)
+
+
+class _ViewRef:
+    """A remembered view: its base array (weakly), dtype and shape."""
+
+    __slots__ = ("base", "dtype", "shape")
+
+    def __init__(self, base: weakref.ref[Any], dtype: Any, shape: tuple[int, ...]):
+        self.base, self.dtype, self.shape = base, dtype, shape
+
+
+def _ident(value: Any) -> Any:
+    """A launch argument's part of a remembered launch's key: a view by its base array, dtype and shape, anything
+    else by the object's id (:func:`_same` then checks it is the very object)."""
+    if type(value) is _VIEW[0]:
+        return (id(value.base), value.dtype.str, value.shape)
+    return id(value)
 
 
 def _same(refs: tuple[Any, ...], values: Iterable[Any]) -> bool:
-    """Whether ``values`` are the very objects of ``refs`` (:func:`_refs`; a collected array's id may be reused)."""
+    """Whether ``values`` are the very objects of ``refs`` (:func:`_refs`; a collected array's id may be reused), a
+    view another view of the same base array, dtype and shape."""
     for r, v in zip(refs, values):
-        if (r() if type(r) is weakref.ref else r) is not v:
+        t = type(r)
+        if t is weakref.ref:
+            if r() is not v:
+                return False
+        elif t is _ViewRef:
+            if type(v) is not _VIEW[0] or v.base is not r.base() or v.dtype != r.dtype or v.shape != r.shape:
+                return False
+        elif r is not v:
             return False
     return True
 
 
-@functools.cache
-def _resident_types() -> tuple[type, ...]:
-    """coopdsl.runtime's resident array types (imported on first use)."""
-    from .runtime.array import Array
+_VIEW: list[Any] = [None]   # coopdsl.runtime's ArrayView, once a launch has reached the runtime
 
-    return (Array,)
+
+@functools.cache
+def _resident_types() -> tuple[type, type]:
+    """coopdsl.runtime's resident array types (imported on first use): (Array, ArrayView)."""
+    from .runtime.array import Array, ArrayView
+
+    _VIEW[0] = ArrayView
+    return Array, ArrayView
 
 
 def _dict_contents(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_device", "LaunchError"]
 
 # A launch recorded into a batch on the hot path, as (device, program, pipeline, (descriptor set, push bytes),
-# descriptor-cache generation, its arrays held weakly): ``replay`` records it again, into the batch open on the
-# device then, for the very same argument objects without binding them anew. It keeps none of its arrays, nor
-# the batch, alive.
+# descriptor-cache generation, its arrays (a view's base) held weakly): ``replay`` records it again, into the
+# batch open on the device then, for the very same argument objects without binding them anew. It keeps none of
+# its arrays, nor the batch, alive.
 Recorded = tuple[Device, Program, int, tuple[DescriptorSet, bytes], int, tuple["weakref.ref[Array]", ...]]
 
 
@@ -97,7 +97,7 @@ def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, 
     memo = program.bound
     if memo is None or memo[3] is not bound:
         return None
-    return b.device, program, pipeline, bound, memo[4], tuple(weakref.ref(a) for a in memo[2])
+    return b.device, program, pipeline, bound, memo[4], tuple(weakref.ref(a._base_array()) for a in memo[2])
 
 
 def _reuse(b: Batch, memo: Bound) -> bool:

@@ -388,6 +388,34 @@ def test_launches_on_several_sets_of_arrays_in_turn_are_each_replayed(device, mo
     assert refs[0]() is None and refs[1]() is None
 
 
+def test_a_launch_on_views_made_anew_each_time_is_replayed(device, monkeypatch):
+    """The ops pass views of their arrays (``Array.view``), which are made anew once the last one is collected: a
+    remembered launch knows a view by its base array, dtype and shape, and keeps neither alive."""
+    import gc
+    import weakref
+
+    n = 64
+    layers = [(runtime.array(np.full(n, float(i + 1), np.float32), device=device),
+               runtime.zeros(n, np.uint32, device=device)) for i in range(3)]
+    calls = []
+    real = runtime.launch
+    monkeypatch.setattr(runtime, "launch", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
+    for _ in range(2):
+        with runtime.batch(device):
+            for _ in range(3):
+                for x, y in layers:
+                    axpy.launch((1,), x, y.view(np.float32), n, 1.0)   # a new view object each time
+                    gc.collect()
+    assert len(calls) == len(layers)
+    for i, (_, y) in enumerate(layers):
+        np.testing.assert_array_equal(y.view(np.float32).numpy(), np.full(n, 6.0 * (i + 1)))
+    x, y = layers.pop(0)   # (not the last launch's: the program's binding memo holds those until its next launch)
+    refs = weakref.ref(x), weakref.ref(y)
+    del x, y
+    gc.collect()
+    assert refs[0]() is None and refs[1]() is None
+
+
 def test_a_replayed_launch_still_follows_coopdsl_device(device, monkeypatch):
     n = 64
     x = runtime.array(np.ones(n, np.float32), device=device)
