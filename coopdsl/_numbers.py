@@ -162,6 +162,19 @@ def fp8_bits(encoding: str, value: float) -> int:
     return sign | best[1]
 
 
+def stored_float(value: float, width: int, encoding: str | None = None) -> float:
+    """The value a float format of ``width`` bits and ``encoding`` stores for ``value`` (:func:`float_pattern`'s
+    rounding), as a Python float: what a module holds for a literal or a specialization constant's default."""
+    bits = float_pattern(value, width, encoding)
+    if encoding is None:
+        fmt = {16: "<e", 32: "<f", 64: "<d"}[width]
+        ifmt = {16: "<H", 32: "<I", 64: "<Q"}[width]
+        return float(struct.unpack(fmt, struct.pack(ifmt, bits))[0])
+    if encoding == "BFloat16KHR":
+        return float(struct.unpack("<f", struct.pack("<I", bits << 16))[0])
+    return fp8_value(encoding, bits)
+
+
 def float_pattern(value: float, width: int, encoding: str | None = None) -> int:
     """The bit pattern of ``value`` in the float format of ``width`` bits and ``encoding`` (None: IEEE binary16/32/
     64; "BFloat16KHR"; the FP8 encodings), rounded once to nearest, ties to even."""

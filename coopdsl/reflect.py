@@ -16,6 +16,7 @@ from .devices.dims import DimError, expression, matrix_text, resolve
 from .ir import types as T
 from .ir.core import GlobalVar, Module, Op, SpecConst
 from .ir.layout import STD430, flat_members, size_of, uses_scalar_layout
+from .ir.literals import stored
 from .ir.ops.base import matrix
 from .ir.vocab import MATRIX_SCOPES, ScalarKind, matrix_scope, matrix_use
 from .spirv.grammar import enum_name
@@ -79,7 +80,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
         "workgroup_size_loc": workgroup_size_loc,
         "bindings": bindings,
         "push_constants": push,
-        "spec_constants": [{"id": s.spec_id, "name": s.name, "type": s.type.name, "default": s.default}
+        "spec_constants": [{"id": s.spec_id, "name": s.name, "type": s.type.name, "default": _stored(s)}
                            for s in module.spec_consts],
         "capabilities": caps,
         "extensions": exts,
@@ -93,6 +94,11 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
 # -- cooperative matrices ------------------------------------------------------------------
 MULADD_OP = "coop_muladd"  # IR op kind of a cooperative-matrix multiply-add (the one place that names it)
 SIGNED_OPERAND = {"A": "a", "B": "b", "C": "c", "Result": "result"}  # reflection key -> op's ``signed`` names
+
+
+def _stored(s: SpecConst) -> Any:
+    """A specialization constant's default as the module holds it (a float rounded to its type)."""
+    return stored(s.default, s.type) if isinstance(s.type, T.ScalarType) else s.default
 
 
 def cooperative_matrices(module: Module) -> list[dict[str, Any]]:

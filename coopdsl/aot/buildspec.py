@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.targets import TARGET_ENVS
-from .cspell import identifier
+from .cspell import C_KEYWORDS, identifier
 from .errors import InputError
 from .loading import check_file
 
@@ -136,7 +136,8 @@ def _variant(table: Any, output: str, many: bool, where: str) -> Variant:
             raise InputError(f"{where}: give several variants different values or a 'suffix'")
     name = f"{output}_{suffix}" if suffix else output
     if identifier(name) != name:
-        raise InputError(f"{where}: output name {name!r} must be a C identifier (letters, digits, '_')")
+        why = "is a C keyword" if name in C_KEYWORDS else "must be a C identifier (letters, digits, '_')"
+        raise InputError(f"{where}: output name {name!r} {why}")
     return Variant(name, spec, consts)
 
 
@@ -181,11 +182,17 @@ def _keys(table: dict[str, Any], known: set[str], where: str) -> None:
 
 
 def _check_unique(entries: tuple[Entry, ...], path: Any) -> None:
-    seen: dict[str, Entry] = {}
+    # by lower case: outputs named apart only by case write one file on a case-insensitive file system, and
+    # their header macros (upper case) clash
+    seen: dict[str, tuple[Entry, str]] = {}
     for e in entries:
         for v in e.variants:
-            if v.output in seen:
-                other = "another variant of it" if seen[v.output] is e else seen[v.output].describe()
-                raise InputError(f"{path}: {e.describe()} and {other} both write output '{v.output}'; "
+            key = v.output.lower()
+            if key in seen:
+                first, name = seen[key]
+                other = "another variant of it" if first is e else first.describe()
+                clash = f"output '{v.output}'" if name == v.output else f"outputs '{name}' and '{v.output}' (their " \
+                        f"files and header macros differ only in case)"
+                raise InputError(f"{path}: {e.describe()} and {other} both write {clash}; "
                                  f"set 'output' or a variant 'suffix'")
-            seen[v.output] = e
+            seen[key] = (e, v.output)

@@ -186,7 +186,8 @@ def _workgroup(P: str, r: dict[str, Any]) -> Section:
 def _bindings(p: str, P: str, bindings: list[dict[str, Any]]) -> Section:
     if not bindings:
         return Section([f"#define {P}_BINDING_COUNT 0u"], ["NULL", "0u"])
-    names = C.unique([b["name"] for b in bindings], lambda n: C.macro(P, "BINDING", n), "bindings")
+    names = C.unique([b["name"] for b in bindings], lambda n: C.macro(P, "BINDING", n), "bindings",
+                     reserved={f"{P}_BINDING_COUNT": "the number of bindings"})
     lines = [f"#define {P}_BINDING_COUNT {len(bindings)}u"]
     lines += [f"#define {m} {b['binding']}u" for m, b in zip(names, bindings)]
     lines.append(f"COOPDSL_UNUSED static const coopdsl_binding {p}_bindings[{P}_BINDING_COUNT] = {{")
@@ -204,7 +205,7 @@ def _push(p: str, P: str, push: dict[str, Any]) -> Section:
     lines = [f"#define {P}_PUSH_CONSTANT_SIZE {size}u"]
     if not members:
         return Section(lines, [f"{P}_PUSH_CONSTANT_SIZE", "NULL", "0u"])
-    lines += _layout_struct(f"{p}_push", [(m["name"], m["type"], m["offset"], m["size"]) for m in members])
+    lines += _layout_struct(f"{p}_push", [(m["name"], m["type"], m["offset"], m["size"]) for m in members], size)
     lines.append(f"COOPDSL_UNUSED static const coopdsl_push_member {p}_push_members[{len(members)}] = {{")
     lines += [f"    {{{C.string(m['name'])}, {m['offset']}u, {m['size']}u, {C.string(m['type'])}}},"
               for m in members]
@@ -259,18 +260,32 @@ def _strings(name: str, items: Any) -> list[str]:
             + ", ".join(C.string(s) for s in items) + "};"]
 
 
-def _layout_struct(name: str, members: list[tuple[str, str, int, int]]) -> list[str]:
-    """A C struct whose members sit at the given byte offsets (explicit padding), with a layout check."""
+def _layout_struct(name: str, members: list[tuple[str, str, int, int]], size: int | None = None) -> list[str]:
+    """A C struct whose members sit at the given byte offsets (explicit padding, named apart from the members), of
+    ``size`` bytes when given (padding at the end: a push-constant block's size is rounded to its alignment), with
+    a layout check."""
     idents = C.unique([m[0] for m in members], C.identifier, f"members of {name}")
+    taken = set(idents)
+
+    def pad(at: int, n: int) -> str:
+        ident = f"_pad{at}"
+        while ident in taken:   # (a member of that name: the padding takes another)
+            ident = "_" + ident
+        return f"    uint8_t {ident}[{n}];"
+
     lines, at = [f"typedef struct {name} {{"], 0
-    for ident, (_, type_name, offset, size) in zip(idents, members):
+    for ident, (_, type_name, offset, n) in zip(idents, members):
         if offset > at:
-            lines.append(f"    uint8_t _pad{at}[{offset - at}];")
-        ctype, suffix = C.c_member(type_name, size)
+            lines.append(pad(at, offset - at))
+        ctype, suffix = C.c_member(type_name, n)
         lines.append(f"    {ctype} {ident}{suffix};")
-        at = offset + size
+        at = offset + n
+    if size is not None and size > at:
+        lines.append(pad(at, size - at))
     lines.append(f"}} {name};")
     checks = " && ".join(f"offsetof({name}, {i}) == {m[2]}" for i, m in zip(idents, members))
+    if size is not None:
+        checks += f" && sizeof({name}) == {size}"
     lines.append(f"typedef char {name}_layout_check[({checks}) ? 1 : -1];")
     return lines
 

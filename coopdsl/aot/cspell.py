@@ -45,12 +45,17 @@ def macro(*parts: str) -> str:
     return "_".join(identifier(p).strip("_") or "_" for p in parts).upper()
 
 
-def unique(names: list[str], spell: Callable[[str], str], what: str) -> list[str]:
-    """``spell`` applied to each name; two names with the same spelling are an InputError."""
+def unique(names: list[str], spell: Callable[[str], str], what: str,
+           reserved: dict[str, str] | None = None) -> list[str]:
+    """``spell`` applied to each name; two names with the same spelling, or a spelling ``reserved`` names (C name
+    -> what the header uses it for), are an InputError."""
     seen: dict[str, str] = {}
     out = []
     for n in names:
         s = spell(n)
+        if reserved and s in reserved:
+            raise InputError(f"{what}: '{n}' becomes the C name {s}, which the header uses for {reserved[s]}; "
+                             f"rename it")
         if s in seen:
             raise InputError(f"{what} '{seen[s]}' and '{n}' both become the C name {s}; rename one")
         seen[s] = n

@@ -10,7 +10,7 @@ it does not fit.
 
 from __future__ import annotations
 
-from .._numbers import LiteralError, fit_number
+from .._numbers import LiteralError, fit_number, stored_float
 from .._numbers import int_range as _int_range
 from . import types as T
 
@@ -31,3 +31,11 @@ def fit(value: object, t: T.ScalarType) -> bool | int | float:
     (The decision is :func:`coopdsl._numbers.fit_number`'s, which the runtime asks too.)
     """
     return fit_number(value, t.kind, t.width, t.signed, t.encoding, t.name)
+
+
+def stored(value: object, t: T.ScalarType) -> object:
+    """What a module holds for ``value`` (already :func:`fit`) of type ``t``: a float rounded to ``t``'s format (an
+    f16 0.1 is 0.0999755859375), anything else as it is. Reflection reports this, as a reader of the module sees."""
+    if t.is_float and isinstance(value, float):
+        return stored_float(value, t.width, t.encoding.value if t.encoding is not None else None)
+    return value

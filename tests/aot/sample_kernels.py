@@ -1,7 +1,7 @@
 """Kernels the AOT tests compile into headers: every table of the header is non-trivial here."""
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, i64, u32, vec2
+from coopdsl import f16, f32, i32, i64, u32, vec2, vec4
 
 
 @cd.struct
@@ -24,3 +24,15 @@ def rich(out: cd.Buffer[f32], idx: cd.Buffer[vec2[u32]], cfg: cd.Uniform[Params]
 @cd.kernel
 def bare(out: cd.Buffer[u32]):
     out[0] = u32(7)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def named_count(count: cd.Buffer[f32], x: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    count[i] = x[i]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def named_pad(out: cd.Buffer[f32], _pad4: u32, v: vec4[f32]):
+    i = cd.global_invocation_id.x
+    out[i] = f32(_pad4) + v.x

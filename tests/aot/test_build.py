@@ -182,6 +182,10 @@ def test_cli_build_exit_codes(project, capsys):
     ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\n[[kernel]]\nfile = \"b.py\"\nname = \"a\"",
      "kernel #2 'a' (b.py) and kernel #1 'a' (a.py) both write output 'a'"),
     ("target_env = \"vulkan1.3\"", "no kernels"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"a\"\noutput = \"int\"", "output name 'int' is a C keyword"),
+    ("[[kernel]]\nfile = \"a.py\"\nname = \"many\"\n[[kernel]]\nfile = \"a.py\"\nname = \"MANY\"",
+     "kernel #2 'MANY' (a.py) and kernel #1 'many' (a.py) both write outputs 'many' and 'MANY' (their files and "
+     "header macros differ only in case)"),
 ])
 def test_bad_specs(tmp_path, spec, message):
     (tmp_path / "k.toml").write_text(textwrap.dedent(spec))

@@ -154,7 +154,9 @@ def test_push_struct_mirrors_the_block(artifacts):
     text = render_header([artifacts[0]], "rich")
     block = text[text.index("typedef struct rich_push {"):text.index("} rich_push;")]
     assert block.splitlines()[1:] == ["    float p_scale;", "    uint32_t p_n;", "    uint64_t p_src;",
-                                      "    float shift[2];", "    uint16_t bias;"]
+                                      "    float shift[2];", "    uint16_t bias;", "    uint8_t _pad26[6];"]
+    # padded to the block's size (rounded to its alignment), which the layout check also asserts
+    assert "#define RICH_PUSH_CONSTANT_SIZE 32u" in text and "sizeof(rich_push) == 32) ? 1 : -1];" in text
 
 
 def test_literals():
@@ -185,3 +187,17 @@ def test_names_that_collide_in_c_are_an_error(artifacts):
     twin = compile_artifact(KERNELS["bare"], "bare.u32")
     with pytest.raises(InputError, match="'bare_u32' and 'bare.u32' both become the C name bare_u32"):
         render_header([artifacts[1], twin], "x")
+
+
+def test_a_binding_named_count_is_refused_and_a_member_named_like_padding_is_kept_apart(tmp_path):
+    # a binding 'count' would be X_BINDING_COUNT, the header's number of bindings
+    with pytest.raises(InputError, match="bindings: 'count' becomes the C name NAMED_COUNT_BINDING_COUNT, which the "
+                                         "header uses for the number of bindings; rename it"):
+        render_header([compile_artifact(KERNELS["named_count"], source="sample_kernels.py")], "named_count")
+    # a push constant named _pad4: the padding before v (at 4) is named apart from it, and the header compiles
+    text = render_header([compile_artifact(KERNELS["named_pad"], source="sample_kernels.py")], "named_pad")
+    block = text[text.index("typedef struct named_pad_push {"):text.index("} named_pad_push;")]
+    assert block.splitlines()[1:] == ["    uint32_t _pad4;", "    uint8_t __pad4[12];", "    float v[4];"]
+    (tmp_path / "named_pad.h").write_text(text)
+    for lang in ("c99", "c++17"):
+        syntax_check(tmp_path / "named_pad.h", lang)

@@ -50,3 +50,18 @@ def k_enum_default(a: cd.Buffer[cd.f16], o: cd.Buffer[cd.f16], CL: cd.Spec[cd.u3
 def test_an_enumerant_is_a_spec_default_of_its_value():
     r = k_enum_default.reflect()
     assert [(s["name"], s["default"]) for s in r["spec_constants"]] == [("CL", 2), ("LAY", 1)]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_float_spec_defaults(out: cd.Buffer[cd.f32], HS: cd.Spec[cd.f16] = 0.1, B: cd.Spec[cd.f32] = 0.1,
+                          D: cd.Spec[cd.f64] = 0.1, BH: cd.Spec[cd.bf16] = 0.1):
+    out[0] = cd.f32(HS) + B + cd.f32(D) + cd.f32(BH)
+
+
+def test_reflection_gives_a_float_spec_default_as_the_module_holds_it():
+    # (an f16 0.1 is 0.0999755859375 in the module: a host reading the reflection sees what the kernel gets)
+    r = k_float_spec_defaults.reflect()
+    assert [s["default"] for s in r["spec_constants"]] == [float(np.float16(0.1)), float(np.float32(0.1)), 0.1,
+                                                           0.10009765625]
+    r = k_float_spec_defaults.reflect(spec={"HS": 0.3})
+    assert r["spec_constants"][0]["default"] == float(np.float16(0.3))

@@ -158,7 +158,7 @@ typedef struct saxpy_push {
     uint32_t n;
     float alpha;
 } saxpy_push;
-typedef char saxpy_push_layout_check[(offsetof(saxpy_push, n) == 0 && offsetof(saxpy_push, alpha) == 4) ? 1 : -1];
+typedef char saxpy_push_layout_check[(offsetof(saxpy_push, n) == 0 && offsetof(saxpy_push, alpha) == 4 && sizeof(saxpy_push) == 8) ? 1 : -1];
 COOPDSL_UNUSED static const coopdsl_push_member saxpy_push_members[2] = {
     {"n", 0u, 4u, "u32"},
     {"alpha", 4u, 4u, "f32"},
