@@ -21,7 +21,8 @@ typedef struct coopdsl_binding {
     uint32_t set;
     uint32_t binding;
     uint32_t descriptor_type;
-    const char *element_type; /* f32, f16, u32, vec4<f32> ...; u8 for structs and uniform blocks */
+    const char *element_type; /* f32, f16, u32 ... (a vector: its component type, see components); u8 for
+                                 structs and uniform blocks */
     uint32_t components;      /* vector width; byte size for structs and uniform blocks */
     uint32_t readonly;
 } coopdsl_binding;
