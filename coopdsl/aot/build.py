@@ -124,8 +124,10 @@ def _compile(spec: BuildSpec, entry: Entry, variant: Variant, loaded: dict[Path,
                                 variant.consts, entry.device)
     except InputError as e:   # a file or kernel the entry names is not there: the spec's fault (a usage error)
         raise InputError(f"{where}: {e}") from None
-    except (CoopDSLError, ValueError) as e:
+    except CoopDSLError as e:
         raise BuildError(f"{where}: failed:\n{e}") from None
+    except ValueError as e:   # a spec or const value the kernel does not take: the spec's fault, as for emit --spec
+        raise InputError(f"{where}: {e}") from None
 
 
 def _files(output: str) -> tuple[str, str]:

@@ -217,6 +217,17 @@ def test_missing_kernel_file_and_unknown_kernel(project):
     assert main(["build", str(project / "kernels.toml"), "-o", str(project / "out")]) == 2
 
 
+def test_a_spec_value_the_kernel_does_not_take_is_an_input_error(project):
+    # as `emit --spec NOPE=1` is a usage error (exit status 2): the spec file's fault, not a compile failure
+    (project / "kernels.toml").write_text(SPEC.replace("spec = { WG = 64 }", "spec = { NOPE = 64 }"))
+    with pytest.raises(InputError, match=r"kernel #1 'saxpy' \(saxpy.py\), output \w+: saxpy has no specialization "
+                                         r"constant 'NOPE'"):
+        build(project / "kernels.toml", project / "out")
+    from coopdsl.cli import main
+
+    assert main(["build", str(project / "kernels.toml"), "-o", str(project / "out")]) == 2
+
+
 F32_TILE = '''
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, f32
