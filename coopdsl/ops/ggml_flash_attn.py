@@ -27,8 +27,11 @@ Two more coopdsl variants, with ``O_F32``: ``L16=1`` keeps the row sums L in a
 Br x 16 matrix, the product of P with a Bc x 16 matrix of ones (ggml's L is
 Br x Bc, a product with Bc x Bc ones: Bc / 16 times the multiply-adds), and
 ``D_F16=1`` stores the output as f16 into ``o``'s memory where the kernel
-stores through its tensor layout (no split_k, ``gqa_ratio`` 1). Without them
-(their default) ggml's modules are unchanged.
+stores through its tensor layout (no split_k, ``gqa_ratio`` 1); ``M16=1`` (with
+``L16``) keeps the row maxima M and each step's rescale factors eM in Br x 16
+matrices too (a quarter of those exponentials at Bc 64; M smeared back to
+Br x Bc for P), the same output bit for bit. Without them (their default)
+ggml's modules are unchanged.
 ``benchmarks/ggml/fa_kernels.toml`` builds the four modules.
 
 **Only K and V of type F16** (ggml's ``FaTypeK = FaTypeV = 1``, spec ids 12
