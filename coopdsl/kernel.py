@@ -277,7 +277,8 @@ class Kernel:
             hots = self.__dict__["_hots"] = OrderedDict()
         for k in [k for k, h in hots.items() if type(h[0]) is not tuple]:
             hots.pop(k)[0].release()  # (one command buffer kept per kernel, the last launch's: this one replaces it)
-        if key is None:
+        if key is None or _VIEW[0] is None:   # (the first launch: _ident knows views once the runtime is loaded)
+            _resident_types()
             key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
         hots.pop(key, None)
         if recorded is not None:
