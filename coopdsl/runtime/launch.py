@@ -97,7 +97,7 @@ def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, 
     memo = program.bound
     if memo is None or memo[3] is not bound:
         return None
-    return b.device, program, pipeline, bound, memo[4], tuple(weakref.ref(a._base_array()) for a in memo[2])
+    return b.device, program, pipeline, bound, memo[4], tuple(weakref.ref(_alive(r)._base_array()) for r in memo[2])
 
 
 def _reuse(b: Batch, memo: Bound) -> bool:
@@ -105,14 +105,23 @@ def _reuse(b: Batch, memo: Bound) -> bool:
     its arrays freed since); if so, its arrays are noted as used by ``b``."""
     if memo[4] != b.device.descriptors.generation:
         return False
-    arrays = memo[2]
-    for value in arrays:
-        if value._buffer is None:
+    arrays = []
+    for ref in memo[2]:
+        value = ref()
+        if value is None or value._buffer is None:
             return False
+        arrays.append(value)
     used = b._arrays
     for value in arrays:
         used[id(value)] = value  # b.use(value), inline
     return True
+
+
+def _alive(ref: weakref.ref[Array]) -> Array:
+    """The array of a binding memo made by this very launch (its arguments hold it alive)."""
+    a = ref()
+    assert a is not None
+    return a
 
 
 def resolve_device(device: Device | None, args: dict[str, Any]) -> Device:
@@ -185,7 +194,7 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
     memo = program.bound
     if memo is not None and memo[0] == tuple(args):
         for value, was in zip(args.values(), memo[1]):
-            if value is not was:
+            if (was() if type(was) is weakref.ref else was) is not value:
                 break
         else:
             # (a dict changed in place packs anew; a freed array: the general path reports it)
@@ -210,7 +219,10 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
     bound = dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
     if not program.pointer_members and all(type(v) in _SCALARS or type(v) is Array or type(v) is ArrayView
                                            or (type(v) is dict and _plain(v)) for v in args.values()):
-        program.bound = (tuple(args), tuple(args.values()), tuple(values), bound, dev.descriptors.generation,
+        # (arrays held weakly: a loop that only replays this launch must not keep the arrays of another alive)
+        program.bound = (tuple(args), tuple(weakref.ref(v) if type(v) is Array or type(v) is ArrayView else v
+                                            for v in args.values()),
+                         tuple(weakref.ref(v) for v in values), bound, dev.descriptors.generation,
                          dict_contents(args.values()))
     return bound
 

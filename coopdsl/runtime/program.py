@@ -17,14 +17,16 @@ from .features import DeviceFeatureError, hinted
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec, value_key
 
 if TYPE_CHECKING:
+    import weakref
+
     from .array import Array
     from .descriptors import DescriptorSet
     from .device import Device
 
-    # Program.bound: (argument names, argument objects, arrays, (set, push bytes), descriptor-cache generation,
-    # the contents of the dict arguments)
-    Bound = tuple[tuple[str, ...], tuple[Any, ...], tuple[Array, ...], tuple[DescriptorSet, bytes], int,
-                  tuple[Any, ...]]
+    # Program.bound: (argument names, argument objects (arrays held weakly), arrays (weakly), (set, push bytes),
+    # descriptor-cache generation, the contents of the dict arguments)
+    Bound = tuple[tuple[str, ...], tuple[Any, ...], tuple[weakref.ref[Array], ...], tuple[DescriptorSet, bytes],
+                  int, tuple[Any, ...]]
 
 
 def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] | None = None) -> None:

@@ -271,7 +271,7 @@ def test_a_repeated_launch_reuses_its_binding_until_an_argument_changes(device):
     axpy.launch((1,), x, y, n, alpha)
     program = device.program(axpy.compile(), axpy.reflect())
     remembered = program.bound
-    assert remembered is not None and remembered[2] == (x, y)
+    assert remembered is not None and [r() for r in remembered[2]] == [x, y]   # (held weakly)
     axpy.launch((1,), x, y, n, alpha)                 # the same objects: the remembered set and push bytes
     assert program.bound is remembered
     axpy.launch((1,), x, y, n, 2.0)                   # another push value is bound afresh
@@ -409,9 +409,28 @@ def test_a_launch_on_views_made_anew_each_time_is_replayed(device, monkeypatch):
     assert len(calls) == len(layers)
     for i, (_, y) in enumerate(layers):
         np.testing.assert_array_equal(y.view(np.float32).numpy(), np.full(n, 6.0 * (i + 1)))
-    x, y = layers.pop(0)   # (not the last launch's: the program's binding memo holds those until its next launch)
+    x, y = layers.pop(0)
     refs = weakref.ref(x), weakref.ref(y)
     del x, y
+    gc.collect()
+    assert refs[0]() is None and refs[1]() is None
+
+
+def test_a_loop_of_replays_does_not_keep_the_arrays_of_an_earlier_launch(device):
+    """The program's binding memo holds its arrays weakly: replays do not update it, so a loop that only replays
+    one launch must not keep another launch's arrays (and their memory) alive."""
+    import gc
+    import weakref
+
+    n = 64
+    a, b = runtime.zeros(n, np.float32, device=device), runtime.zeros(n, np.float32, device=device)
+    c, d = runtime.zeros(n, np.float32, device=device), runtime.zeros(n, np.float32, device=device)
+    with runtime.batch(device):
+        axpy.launch((1,), a, b, n, 1.0)
+        axpy.launch((1,), c, d, n, 1.0)       # bound: the program's memo is this launch's
+        axpy.launch((1,), a, b, n, 1.0)       # replayed
+    refs = weakref.ref(c), weakref.ref(d)
+    del c, d
     gc.collect()
     assert refs[0]() is None and refs[1]() is None
 
