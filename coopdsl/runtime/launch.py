@@ -70,17 +70,8 @@ def replay(recorded: Recorded, grid: tuple[int, int, int]) -> bool:
     batch is open on the device, one of its arrays was collected or freed, or a descriptor set was freed since."""
     dev, program, pipeline, bound, generation, refs = recorded
     b = current_batch(dev)
-    if b is None or generation != dev.descriptors.generation:
+    if b is None or not _use(b, generation, refs):
         return False
-    arrays = []
-    for ref in refs:
-        a = ref()
-        if a is None or a._buffer is None:
-            return False
-        arrays.append(a)
-    used = b._arrays
-    for a in arrays:
-        used[id(a)] = a  # b.use(a), inline
     b.dispatch(pipeline, program.layout, bound[0], bound[1], grid)
     return True
 
@@ -103,17 +94,24 @@ def record(b: Batch, spirv: bytes, reflection: dict[str, Any], grid: tuple[int, 
 def _reuse(b: Batch, memo: Bound) -> bool:
     """Whether the remembered binding ``memo`` still holds in batch ``b`` (no descriptor set and none of
     its arrays freed since); if so, its arrays are noted as used by ``b``."""
-    if memo[4] != b.device.descriptors.generation:
+    return _use(b, memo[4], memo[2])
+
+
+def _use(b: Batch, generation: int, refs: tuple[weakref.ref[Array], ...]) -> bool:
+    """Whether a remembered binding of descriptor-cache ``generation`` over the arrays of ``refs`` still holds in
+    batch ``b`` (no descriptor set freed since, every array alive and not freed); if so, the arrays are noted as
+    used by ``b``."""
+    if generation != b.device.descriptors.generation:
         return False
     arrays = []
-    for ref in memo[2]:
-        value = ref()
-        if value is None or value._buffer is None:
+    for ref in refs:
+        a = ref()
+        if a is None or a._buffer is None:
             return False
-        arrays.append(value)
+        arrays.append(a)
     used = b._arrays
-    for value in arrays:
-        used[id(value)] = value  # b.use(value), inline
+    for a in arrays:
+        used[id(a)] = a  # b.use(a), inline
     return True
 
 

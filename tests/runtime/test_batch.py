@@ -347,6 +347,23 @@ def test_a_launch_repeated_in_a_batch_with_the_same_objects_is_replayed(device, 
         assert len(calls) == 5                           # the freed array sent it down the checked path
 
 
+def _counted_launches(monkeypatch) -> list:
+    """The grids of the launches that reach runtime.launch (bound, not replayed), from now on."""
+    calls: list = []
+    real = runtime.launch
+    monkeypatch.setattr(runtime, "launch", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
+    return calls
+
+
+def _steps_in_two_batches(device, layers, launch) -> None:
+    """``launch(x, y)`` for every layer, three steps a batch, two batches."""
+    for _ in range(2):
+        with runtime.batch(device):
+            for _ in range(3):
+                for x, y in layers:
+                    launch(x, y)
+
+
 def test_launches_on_several_sets_of_arrays_in_turn_are_each_replayed(device, monkeypatch):
     """A loop over a model's layers launches one kernel on each layer's arrays in turn: each launch is recorded
     again from its own binding (the kernel remembers its last HOT_LAUNCHES launches), in this batch and the next,
@@ -359,14 +376,8 @@ def test_launches_on_several_sets_of_arrays_in_turn_are_each_replayed(device, mo
     n = 64
     layers = [(runtime.array(np.full(n, float(i + 1), np.float32), device=device),
                runtime.zeros(n, np.float32, device=device)) for i in range(5)]
-    calls = []
-    real = runtime.launch
-    monkeypatch.setattr(runtime, "launch", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
-    for _ in range(2):
-        with runtime.batch(device):
-            for _ in range(3):
-                for x, y in layers:
-                    axpy.launch((1,), x, y, n, 1.0)
+    calls = _counted_launches(monkeypatch)
+    _steps_in_two_batches(device, layers, lambda x, y: axpy.launch((1,), x, y, n, 1.0))
     assert len(calls) == len(layers)                      # each layer bound once, then replayed
     for i, (_, y) in enumerate(layers):
         np.testing.assert_array_equal(y.numpy(), np.full(n, 6.0 * (i + 1)))
@@ -397,15 +408,12 @@ def test_a_launch_on_views_made_anew_each_time_is_replayed(device, monkeypatch):
     n = 64
     layers = [(runtime.array(np.full(n, float(i + 1), np.float32), device=device),
                runtime.zeros(n, np.uint32, device=device)) for i in range(3)]
-    calls = []
-    real = runtime.launch
-    monkeypatch.setattr(runtime, "launch", lambda *a, **kw: calls.append(a[2]) or real(*a, **kw))
-    for _ in range(2):
-        with runtime.batch(device):
-            for _ in range(3):
-                for x, y in layers:
-                    axpy.launch((1,), x, y.view(np.float32), n, 1.0)   # a new view object each time
-                    gc.collect()
+    calls = _counted_launches(monkeypatch)
+
+    def launch(x, y):
+        axpy.launch((1,), x, y.view(np.float32), n, 1.0)   # a new view object each time
+        gc.collect()
+    _steps_in_two_batches(device, layers, launch)
     assert len(calls) == len(layers)
     for i, (_, y) in enumerate(layers):
         np.testing.assert_array_equal(y.view(np.float32).numpy(), np.full(n, 6.0 * (i + 1)))
