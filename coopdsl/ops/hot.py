@@ -25,6 +25,7 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 from .operands import is_resident
@@ -130,6 +131,9 @@ class Hot:
             if a is not None and a._buffer is None:   # freed: the launches report it, as a first call would
                 run(_fill(call.launches, arrays, made))
                 return result
+        if _open_batches()():   # inside a batch: recorded into it (a kept command buffer waits for outside one)
+            run(_fill(call.launches, arrays, made))
+            return result
         g = call.graphs.get(gkey)
         if g is not None:
             if g.run():
@@ -251,6 +255,14 @@ def _graph_device(launches: Sequence[Launch]) -> Any:
             return None
         dev = d
     return dev if dev is not None and current_batch(dev) is None else None
+
+
+@cache
+def _open_batches() -> Callable[[], Any]:
+    """``coopdsl.runtime.batch.open_batches`` (imported on first use)."""
+    from ..runtime.batch import open_batches
+
+    return open_batches
 
 
 def run(launches: Sequence[Launch]) -> None:

@@ -123,6 +123,9 @@ def test_an_ops_replay_goes_through_a_graph_from_its_second_replay(device, count
         assert h.replay((x, y), ("opt",)) is y
     assert counts == [6, 6]
     np.testing.assert_array_equal(y.numpy(), 15.0 * np.arange(n))   # five calls of x + 2x
+    assert h.graph is not None                           # kept through the batch: outside it, submitted again
+    assert h.replay((x, y), ("opt",)) is y and counts == [8, 6]   # (the read of y above was one submission)
+    np.testing.assert_array_equal(y.numpy(), 18.0 * np.arange(n))
     y2 = runtime.zeros(n, np.float32, device=device)
     h.remember((x, y2), ("opt",), [(axpy, (5,), (x, y2, n, 1.0), {})])
     assert h.graph is None                               # a new call: the old graph is given back
