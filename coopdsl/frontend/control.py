@@ -255,7 +255,7 @@ class ControlFlow(Context):
         names = list(self.src.loop_names(node))
         if iv is not None:
             names = [iv[0]] + names
-            if iv[4] not in names and self._carries_target(iv[4], iv[3], pre):
+            if iv[4] not in names and self._carry_target(iv[4], iv[3], pre):
                 names.append(iv[4])
         for name in names:
             if name in self.locals or name.startswith("$"):
@@ -295,12 +295,12 @@ class ControlFlow(Context):
         self.ssa.close_loop(header, [cont])
         em.start(merge)
 
-    def _carries_target(self, target: str, ty: T.ScalarType, pre: Block) -> bool:
-        """Whether a range loop's target goes around the loop (a phi in its header), so that after the loop it
-        holds the last value the loop gave it or, if the loop never ran, the value it had before, as in Python:
-        where it names a variable from before the loop holding a value of the counter's type, or a Python int
-        that fits that type (made that type's constant before the loop). Otherwise a target read after the loop
-        is its value from before the loop."""
+    def _carry_target(self, target: str, ty: T.ScalarType, pre: Block) -> bool:
+        """Carry a range loop's target around the loop (a phi in its header) where it can, and say whether it
+        does: then after the loop it holds the last value the loop gave it or, if the loop never ran, the value it
+        had before, as in Python. It can where the target names a variable from before the loop holding a value
+        of the counter's type, or a Python int that fits that type (made that type's constant before the loop).
+        Otherwise a target read after the loop is its value from before the loop."""
         if target not in self.locals:
             return False
         v = self.ssa.read(target, pre)
