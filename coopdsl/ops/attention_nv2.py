@@ -86,7 +86,14 @@ WIDE_ROWS_MAX_HEAD = 96
 WIDE_ROWS = (128, 64, 128)
 
 
-def wide_rows(disp: host.FaDispatch, d: int, masked: bool, dev: Any, q_f16: bool, d_f16: bool,
+def stores_f16(disp: host.FaDispatch, d: int, f16_out: bool) -> bool:
+    """Whether the launch ``disp`` stores an f16 output itself (the f32 pipeline's ``D_F16``): where it stores
+    through its tensor layout (no split_k, ``gqa_ratio`` 1) and its rows start at multiples of 16 bytes (NV2's
+    rule), instead of an f32 scratch and a conversion launch."""
+    return f16_out and not disp.f16acc and disp.split_k == 1 and disp.gqa_ratio == 1 and d % 8 == 0
+
+
+def wide_rows(disp: host.FaDispatch, d: int, masked: bool, dev: Any, q_f16: bool, f16_out: bool,
               redo: Any) -> host.FaDispatch:
     """``disp`` with :data:`WIDE_ROWS` tiles (``redo(tiles)`` makes that launch) where they are ops.attention's
     choice for it (see :data:`WIDE_ROWS_MAX_HEAD`) and the device offers the kernel's matrices there; else
@@ -98,7 +105,8 @@ def wide_rows(disp: host.FaDispatch, d: int, masked: bool, dev: Any, q_f16: bool
     if wide.split_k != 1:
         return disp
     l16, m16 = small_sums(wide, d, dev, q_f16)
-    return wide if offered(dev, fa_kernel(False, q_f16, l16=l16, d_f16=d_f16, m16=m16), wide) else disp
+    kernel = fa_kernel(False, q_f16, l16=l16, d_f16=stores_f16(wide, d, f16_out), m16=m16)
+    return wide if offered(dev, kernel, wide) else disp
 
 
 # per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
@@ -445,7 +453,7 @@ def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
     if tiles is not None or dev is None:
         return disp
     d = q_ne[0]
-    return wide_rows(disp, d, mask_ne is not None, dev, q_f16, f16_out and d % 8 == 0,
+    return wide_rows(disp, d, mask_ne is not None, dev, q_f16, f16_out,
                      lambda t: ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, t, q_f16))
 
 
@@ -529,9 +537,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 
     qb = view(qf, np.uint8)
     out_flat = view(out, out.dtype)
-    # f16 output straight from the kernel (the f32 pipeline's D_F16) where it stores through its tensor layout,
-    # instead of an f32 scratch and a conversion launch; its rows then start at multiples of 16 bytes (NV2's rule)
-    d_f16 = f16_out and not disp.f16acc and disp.split_k == 1 and disp.push["gqa_ratio"] == 1 and d % 8 == 0
+    d_f16 = stores_f16(disp, d, f16_out)   # f16 output straight from the kernel
     if disp.split_k > 1:
         o = scratch("split_k", disp.split_k_floats, np.float32, dev).arr
     elif d_f16:
