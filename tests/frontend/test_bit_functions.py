@@ -191,3 +191,34 @@ def test_a_field_past_bit_31_is_reported_at_compile_time_or_by_the_interpreter()
         k_past_runtime.launch((1,), a, 20, device="cpu")
     assert e.value.loc.line == next(i for i, t in enumerate(open(__file__).read().splitlines(), 1)
                                     if t.endswith("# E:runtime"))
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def k_shift_runtime(s: cd.Buffer[u32], t: cd.Buffer[cd.i32], o: cd.Buffer[u32], p: cd.Buffer[cd.i32]):
+    i = cd.local_invocation_index
+    o[i] = u32(1) << s[i]  # E:shl
+    p[i] = t[i] >> t[8 + i]  # E:shr
+
+
+def test_a_runtime_shift_count_out_of_range_is_reported_by_the_interpreter():
+    """A count of at least the width (or below 0) is undefined in SPIR-V, and GPUs disagree (lavapipe takes it
+    modulo 32): the interpreter reports the first invocation whose count is out of range, at the user's line."""
+    from coopdsl.interp import InterpreterError
+
+    o, p = np.zeros(8, np.uint32), np.zeros(8, np.int32)
+    t = np.array([-64, 64, 5, -5, 7, 8, 9, 10] + [0, 1, 2, 31, 3, 1, 0, 0], np.int32)
+    k_shift_runtime.launch((1,), np.arange(8, dtype=np.uint32) * 4, t, o, p, device="cpu")
+    assert o.tolist() == [1 << (4 * i) for i in range(8)]
+    assert p.tolist() == [-64, 32, 1, -1, 0, 4, 9, 10]
+    line = {tag: next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith(tag))
+            for tag in ("# E:shl", "# E:shr")}
+    with pytest.raises(InterpreterError, match=r"a shift of u32 by 32: the count must be from 0 to 31 \(SPIR-V "
+                                               r"leaves larger and negative shift counts undefined\); in workgroup "
+                                               r"\(0, 0, 0\), local invocation 1 ") as e:
+        k_shift_runtime.launch((1,), np.array([1, 32, 33, 0, 0, 0, 0, 0], np.uint32), t, o, p, device="cpu")
+    assert e.value.loc.line == line["# E:shl"]
+    bad = t.copy()
+    bad[8 + 3] = -1
+    with pytest.raises(InterpreterError, match=r"a shift of i32 by -1: .* local invocation 3 ") as e:
+        k_shift_runtime.launch((1,), np.zeros(8, np.uint32), bad, o, p, device="cpu")
+    assert e.value.loc.line == line["# E:shr"]
