@@ -224,7 +224,8 @@ def _subscript(cg: Context, node: ast.Subscript, base: Any) -> Any:
         return _value_index(cg, base, index)
     if isinstance(base, (tuple, list)):
         if not isinstance(index, int):
-            raise TypeMismatchError("a compile-time tuple is indexed with a compile-time int", cg.em.loc)
+            raise TypeMismatchError(f"a compile-time tuple or list must be indexed with a compile-time int, "
+                                    f"got {cg.describe(index)} (a runtime index needs a cd.local_array)", cg.em.loc)
         try:
             return base[index]
         except IndexError:

@@ -15,7 +15,7 @@ from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
 from .calls import call_parts
 from .context import Context, describe_node
-from .expr import BINOPS
+from .expr import BINOPS, MATMUL_HINT
 
 if TYPE_CHECKING:
     from ..ir.builder import Emitter
@@ -68,6 +68,10 @@ class ControlFlow(Context):
         if isinstance(target, ast.Name):
             self.assign(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            starred = next((e for e in target.elts if isinstance(e, ast.Starred)), None)
+            if starred is not None:
+                raise UnsupportedSyntaxError("starred assignment ('*name' in the names assigned) is not supported; "
+                                             "assign each name, or index the tuple", self.src.loc(starred))
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise TypeMismatchError(
                     f"cannot unpack {self.describe(value)} into {len(target.elts)} names", self.src.loc(target))
@@ -82,8 +86,8 @@ class ControlFlow(Context):
 
     def stmt_augassign(self, node: ast.AugAssign) -> None:
         op = BINOPS.get(type(node.op))
-        if op is None:
-            raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", self.em.loc)
+        if op is None:  # only @= has no entry
+            raise UnsupportedSyntaxError(f"'@=' is not supported; {MATMUL_HINT}", self.em.loc)
         load = ast.copy_location(ast.fix_missing_locations(_as_load(node.target)), node.target)
         current = self.as_operand(self.visit(load))
         rhs = self.as_operand(self.visit(node.value))

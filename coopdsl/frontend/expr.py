@@ -24,6 +24,8 @@ BINOPS = {
     ast.RShift: "shr", ast.Pow: "pow",
 }
 CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+UNSUPPORTED_CMPOPS = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+MATMUL_HINT = "multiply cooperative matrices with cd.muladd(a, b, c) (A x B + C)"
 
 
 def expr_constant(cg: CodeGen, node: ast.Constant) -> Any:
@@ -44,8 +46,7 @@ def expr_binop(cg: CodeGen, node: ast.BinOp) -> Any:
     op = BINOPS.get(type(node.op))
     if op is None:
         if isinstance(node.op, ast.MatMult):
-            raise UnsupportedSyntaxError("'@' is not supported; multiply cooperative matrices with "
-                                         "cd.muladd(a, b, c) (A x B + C)", cg.em.loc)
+            raise UnsupportedSyntaxError(f"'@' is not supported; {MATMUL_HINT}", cg.em.loc)
         raise UnsupportedSyntaxError(f"operator {type(node.op).__name__} is not supported", cg.em.loc)
     a = cg.as_operand(cg.visit(node.left))
     b = cg.as_operand(cg.visit(node.right))
@@ -142,7 +143,8 @@ def expr_compare(cg: CodeGen, node: ast.Compare) -> Any:
     for op_node, right_node in zip(node.ops, node.comparators):
         op = CMPOPS.get(type(op_node))
         if op is None:
-            raise UnsupportedSyntaxError(f"comparison {type(op_node).__name__} is not supported", cg.em.loc)
+            raise UnsupportedSyntaxError(f"'{UNSUPPORTED_CMPOPS[type(op_node)]}' is not supported; kernels compare "
+                                         "numbers with <, <=, >, >=, == and !=", cg.em.loc)
         right = cg.as_operand(cg.visit(right_node))
         r = arith.binary(cg.em, op, left, right)
         if result is None:

@@ -30,7 +30,9 @@ TABLE = {
     "inversesqrt": ("InverseSqrt", None, None, 1, False, "1 / sqrt(x)"),
     "floor": ("Floor", None, None, 1, False, "round down"), "ceil": ("Ceil", None, None, 1, False, "round up"),
     "trunc": ("Trunc", None, None, 1, False, "round toward zero"),
-    "round": ("Round", None, None, 1, False, "round to nearest"),
+    "round": ("Round", None, None, 1, False, "round to nearest; which way a value halfway between two integers "
+              "goes is the device's choice (the interpreter: away from zero; lavapipe: to even), so use "
+              "round_even where halves matter"),
     "round_even": ("RoundEven", None, None, 1, False, "round half to even"),
     "fract": ("Fract", None, None, 1, False, "x - floor(x)"),
     "sin": ("Sin", None, None, 1, True, "sine"), "cos": ("Cos", None, None, 1, True, "cosine"),

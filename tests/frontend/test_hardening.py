@@ -391,6 +391,48 @@ def k_int_matrix_div(c: cd.Buffer[i32]):
     r = acc / acc  # E:intdiv
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_matmul_augassign(a: cd.Buffer[f16]):
+    ta = MatA[f16, 16, 16].load(a, 0, stride=16)
+    ta @= ta  # E:imatmul
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_in_operator(a: cd.Buffer[i32]):
+    if a[0] in (1, 2):  # E:in
+        a[1] = 0
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_is_not_operator(a: cd.Buffer[i32]):
+    if a[0] is not a[1]:  # E:isnot
+        a[1] = 0
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_starred_assign(a: cd.Buffer[i32]):
+    x, *rest = (a[0], a[1], a[2])  # E:starred
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def k_tuple_runtime_index(a: cd.Buffer[i32]):
+    t = (a[0], a[1], a[2])
+    a[3] = t[a[4]]  # E:tupleidx
+
+
+def test_unsupported_python_is_named_as_written():
+    """Operators are named as the user spells them, not by Python's AST class names."""
+    expect_error(k_matmul_augassign, UnsupportedSyntaxError, "'@=' is not supported; multiply cooperative matrices "
+                 "with cd.muladd(a, b, c)", "# E:imatmul", 5)
+    expect_error(k_in_operator, UnsupportedSyntaxError, "'in' is not supported; kernels compare numbers with <, <=, "
+                 ">, >=, == and !=", "# E:in", 8)
+    expect_error(k_is_not_operator, UnsupportedSyntaxError, "'is not' is not supported", "# E:isnot", 8)
+    expect_error(k_starred_assign, UnsupportedSyntaxError, "starred assignment ('*name' in the names assigned) is "
+                 "not supported", "# E:starred", 8)
+    expect_error(k_tuple_runtime_index, TypeMismatchError, "a compile-time tuple or list must be indexed with a "
+                 "compile-time int, got a runtime i32 (a runtime index needs a cd.local_array)", "# E:tupleidx", 12)
+
+
 def test_messages_point_to_the_fix():
     expect_error(k_muladd_number, TypeMismatchError, "must be an accumulator matrix (Acc[...]), got the number 0.0; "
                  "to start from zero, pass Acc[T, M, N].splat(0)", "# E:number", 11)
