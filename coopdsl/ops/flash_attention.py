@@ -36,7 +36,7 @@ from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
 from .attention_mask import mask_values
-from .operands import check_device, check_out, flag, operand
+from .operands import check_device, check_out, flag, is_bfloat16, operand
 
 NEG = -1.0e30  # the running max's start (finite: exp(NEG - m) is 0); scores at or below it count as masked
 NEG_INF = float("-inf")
@@ -261,8 +261,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     """:func:`attention` without the replay of a remembered call: checks, plans and launches."""
     q, k, v = _check_array("q", q), _check_array("k", k), _check_array("v", v)
     causal, tune = flag("attention", "causal", causal), flag("attention", "tune", tune)
-    if mask is not None:
-        mask = _check_array("mask", mask)
+    if mask is not None:   # (an ml_dtypes bfloat16 mask holds values, not bits: as float32, exactly)
+        mask = _check_array("mask", mask.astype(np.float32) if is_bfloat16(mask) else mask)
     if out is not None:
         out = _check_array("out", out)
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)

@@ -89,12 +89,19 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     if q8 and fmt not in QUANTIZED:
         raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
                          f"not {fmt}")
-    if n == 0 or w.shape[0] == 0:   # no rows of x or of W: nothing to launch (as ops.matmul and torch give)
+    if n == 0 or w.shape[0] == 0 or k == 0:
+        # nothing to launch: an empty result, or (K = 0) a sum over nothing, zeros (as ops.matmul and torch give)
         G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
-        if out is not None:
-            check_out("linear", out, (n, w.shape[0]), np.float32)
-            return out
-        return new_out((n, w.shape[0]), np.float32, x)
+        shape = (n, w.shape[0])
+        if out is None:
+            out = new_out(shape, np.float32, x)
+        else:
+            check_out("linear", out, shape, np.float32)
+        if isinstance(out, np.ndarray):
+            out[...] = 0
+        elif n and w.shape[0]:
+            out.write(np.zeros(shape, np.float32))
+        return out
     if fmt == "bf16" and isinstance(x, np.ndarray) and x.dtype == np.uint16 and n <= G.MAX_ROWS_X:
         from .gemm import from_bf16
 

@@ -88,10 +88,14 @@ def check_device(op: str, device: Any, arrays: tuple[Any, ...] = ()) -> None:
     ``coopdsl.runtime.Device`` (there is one only once the runtime is imported); a ValueError for resident
     ``arrays`` sent to the interpreter, which takes numpy arrays."""
     if device is None or isinstance(device, str):
-        if any(is_resident(a) for a in arrays):
-            from ..interp import wants_cpu
+        if isinstance(device, str) or any(is_resident(a) for a in arrays):
+            from ..interp import LaunchArgumentError, wants_cpu
 
-            if wants_cpu(device):   # (an unknown string is its LaunchArgumentError)
+            try:
+                cpu = wants_cpu(device)
+            except LaunchArgumentError as e:   # (an unknown string), named for the op
+                raise LaunchArgumentError(f"{op}: {e}") from None
+            if cpu and any(is_resident(a) for a in arrays):
                 raise ValueError(f"{op}: resident coopdsl.runtime.Arrays cannot run on the CPU interpreter; pass "
                                  f"numpy arrays")
         return

@@ -352,8 +352,10 @@ def quantize(w: np.ndarray, fmt: str) -> np.ndarray:
         describes (a row is what ``quantize_row_<fmt>_ref`` writes for it).
 
     Raises:
-        ValueError: an unknown format, ``w`` not 2-D or not floating point, or
-            K not a multiple of the block size.
+        ValueError: an unknown format, ``w`` not 2-D or not floating point,
+            K not a multiple of the block size, or a value that is NaN or
+            infinite (after rounding to float32): ggml's quantizers give its
+            whole block a NaN or infinite scale, or zeros, there.
     """
     block = _check_format(fmt, "quantize")
     arr = np.asarray(w)
@@ -363,7 +365,15 @@ def quantize(w: np.ndarray, fmt: str) -> np.ndarray:
         raise ValueError(f"quantize({fmt}): w must be a float array, got {arr.dtype}")
     rows, k = arr.shape
     _check_k(k, fmt, "quantize")
-    x = np.ascontiguousarray(arr, _F32).reshape(rows * (k // block), block)
+    with np.errstate(over="ignore"):    # (a float64 past float32's range: refused below, by its value)
+        x = np.ascontiguousarray(arr, _F32).reshape(rows * (k // block), block)
+    finite = np.isfinite(x)
+    if not finite.all():
+        at = int(np.argmin(finite.reshape(-1)))
+        bad = float(x.reshape(-1)[at])
+        raise ValueError(f"quantize({fmt}): w[{at // k}, {at % k}] is {bad} (from {arr[at // k, at % k]!r}); "
+                         f"a block's values must be finite (ggml's quantizers give the whole block a NaN or "
+                         f"infinite scale, or zeros, there)")
     if x.size == 0:
         return np.zeros((rows, k // block * BLOCK_BYTES[fmt]), np.uint8)
     return _QUANTIZE[fmt](x).reshape(rows, k // block * BLOCK_BYTES[fmt])

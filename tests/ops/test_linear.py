@@ -214,6 +214,27 @@ def test_no_rows_give_an_empty_result():
         ops.linear(np.zeros((0, 60), np.float32), w, "q4_0", device="cpu")
 
 
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "q4_0", "q8_0", "q4_K"])
+@pytest.mark.parametrize("n", [3, 20])
+def test_k_zero_gives_zeros(fmt, n):
+    """A sum over nothing: zeros, as ops.matmul and torch give (past 16 rows this was a ZeroDivisionError in the
+    prefill dispatch, and a launch-grid error from the quantized decode kernels)."""
+    w = np.zeros((40, 0), np.float16 if fmt == "f16" else np.uint16 if fmt == "bf16" else np.uint8)
+    y = ops.linear(np.ones((n, 0), np.float32), w, fmt, device="cpu")
+    assert y.shape == (n, 40) and y.dtype == np.float32 and not y.any()
+    out = np.full((n, 40), 7.0, np.float32)
+    assert ops.linear(np.ones((n, 0), np.float32), w, fmt, out=out, device="cpu") is out and not out.any()
+
+
+def test_k_zero_zeroes_a_resident_out(device):
+    """Any Vulkan device (lavapipe in CI): nothing is launched, the resident out is written with zeros."""
+    from coopdsl import runtime
+
+    out = runtime.array(np.full((3, 8), 7.0, np.float32), device=device)
+    assert ops.linear(np.ones((3, 0), np.float32), np.zeros((8, 0), np.uint8), "q4_0", out=out) is out
+    assert not out.numpy().any()
+
+
 @pytest.mark.parametrize(("fmt", "want"), [("q4_0", "float16"), ("bf16", r"uint16 \(bf16 bit patterns\)")])
 def test_a_resident_x_past_16_rows_must_be_of_the_kernel_s_type(fmt, want, device):
     """Checked before anything is launched (any Vulkan device: lavapipe in CI)."""

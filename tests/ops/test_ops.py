@@ -445,6 +445,10 @@ def test_bfloat16_arrays_are_taken_as_their_bits():
     got = ops.attention(q, k, k, device="cpu")
     assert np.array_equal(got, ops.attention(q.view(np.uint16), k.view(np.uint16), k.view(np.uint16), device="cpu"))
     assert np.abs(got - flash_attention.reference(q.view(np.uint16), k.view(np.uint16), k.view(np.uint16))).max() < 1e-3
+    # a mask holds values, not bits: a bfloat16 mask was refused as 'uint16'; it is read as the values it holds
+    m = np.where(rng.random((3, 40)) < 0.3, -np.inf, rng.standard_normal((3, 40))).astype(ml_dtypes.bfloat16)
+    assert np.array_equal(ops.attention(q, k, k, mask=m, device="cpu"),
+                          ops.attention(q, k, k, mask=m.astype(np.float32), device="cpu"))
     w = rng.standard_normal((40, 64)).astype(ml_dtypes.bfloat16)
     x = rng.standard_normal((2, 64)).astype(np.float32)
     assert np.abs(ops.linear(x, w, "bf16", device="cpu") - x.astype(np.float64) @ w.astype(np.float64).T).max() < 1e-5

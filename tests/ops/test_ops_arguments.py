@@ -88,6 +88,19 @@ def test_a_device_that_is_none_is_named_by_every_op():
             call()
 
 
+def test_an_unknown_device_string_is_named_by_every_op():
+    """'gpu' was a LaunchError without the op's name (device=5 had it); 'CPU' is the interpreter in any case."""
+    x, w = np.zeros((2, 64), np.float32), np.zeros((8, 64), np.float16)
+    q = np.zeros((2, 4, 32), np.float16)
+    for op, call in (("linear", lambda d: ops.linear(x, w, device=d)),
+                     ("matmul", lambda d: ops.matmul(w, w.T.copy(), device=d)),
+                     ("attention", lambda d: ops.attention(q, q, q, device=d))):
+        with pytest.raises(LaunchError, match=rf"^{op}: device must be 'cpu', None or a coopdsl.runtime.Device, got "
+                                              r"'gpu'$"):
+            call("gpu")
+        assert call("CPU").shape
+
+
 def test_resident_arrays_cannot_go_to_the_interpreter(device):
     from coopdsl import runtime
 

@@ -9,6 +9,7 @@ code itself on random inputs when the ggml sources and gcc are at hand).
 
 import hashlib
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -299,6 +300,21 @@ def test_bad_arguments():
 
 
 # -- docs/ops.md ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0", "q4_K"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e300])
+def test_non_finite_weights_are_refused_where_they_are(fmt, bad):
+    """ggml's quantizers give a block holding a NaN a NaN scale (q8_0) or zeros (q4_0): garbage either way, so the
+    value is refused, named by row and column (1e300 is infinite once rounded to float32)."""
+    w = np.ones((3, 512), np.float64)
+    w[2, 300] = bad
+    shown = "nan" if np.isnan(bad) else "-inf" if bad < 0 else "inf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=rf"quantize\({fmt}\): w\[2, 300\] is {shown} .*a block's values must "
+                                             "be finite"):
+            quantize(w, fmt)
+
+
 def test_the_quantized_weights_example_of_docs_ops_md_runs():
     page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "quant.quantize" in b]
