@@ -125,3 +125,86 @@ def test_at_the_defaults_alone_spec_sizes_are_not_checked_as_glslang_checks_none
     ns = exec_source(src, tmp_path / "sz0.py")
     assert "OpTypeCooperativeMatrixKHR" in ns["k"].disassemble()
     assert ns["k"].compile(spec={"R": 16})
+
+
+KINDS = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import Acc, CoopMat, f16, f32, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+    def k(c: cd.Buffer[f32], o: cd.Buffer[f32], SC: cd.Spec[u32] = 3, U: cd.Spec[u32] = 2, R: cd.Spec[u32] = 8,
+          C: cd.Spec[u32] = 16):
+        (CoopMat[f32, 16, 16, U, SC].load(c, 0, stride=16) + 1.0).store(c, 0, stride=16)  # SCOPE USE
+        t = Acc[f32, 2 * R, C, cd.Workgroup].load_tensor(c, 0, cd.tensor_layout(2).dimension(2 * R, C))
+        t.reduce(cd.Reduce2x2, cd.reduce_add, into=Acc[f32, R, C // 2, cd.Workgroup]).store(o, 0, stride=C // 2)  # 2x2
+''')
+
+
+@pytest.mark.parametrize("spec,marker,col,message", [
+    ({"SC": 1}, "# SCOPE USE", 6, "scope must be Subgroup or Workgroup, got SC = 1"),
+    ({"SC": 7}, "# SCOPE USE", 6, "scope must be Subgroup or Workgroup, got SC = 7"),
+    ({"U": 9}, "# SCOPE USE", 6, "use must be UseA, UseB or UseAcc, got U = 9"),
+    ({"C": 15}, "# 2x2", 5, "m.reduce(cd.Reduce2x2) halves both dimensions, so they must be even: "
+                            "Acc[f32, (R * 2), C, Workgroup] has columns C = 15"),
+])
+def test_a_spec_scope_use_or_2x2_shape_is_checked_at_every_value(tmp_path, spec, marker, col, message):
+    """A Spec scope of 1 or 7 and a use of 9 compiled, validated and ran (7 then failed inside the interpreter);
+    a 2x2 reduction of an odd Spec column count reached numpy's reshape: each is the rule's error at every value."""
+    from coopdsl.errors import CompileError
+
+    k = exec_source(KINDS, tmp_path / "kinds.py")["k"]
+    line = next(i for i, text in enumerate(KINDS.splitlines(), 1) if text.endswith(marker))
+    assert "OpCooperativeMatrixReduceNV" in k.disassemble()
+    with pytest.raises(CompileError) as e:
+        k.compile(spec=spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+    with pytest.raises(CompileError) as e:
+        k.launch((1, 1, 1), np.zeros(512, np.float32), np.zeros(256, np.float32), device="cpu", **spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col)
+
+
+def test_a_spec_scope_or_use_default_out_of_range_is_refused(tmp_path):
+    from coopdsl.errors import CompileError
+
+    k = exec_source(KINDS.replace("SC: cd.Spec[u32] = 3", "SC: cd.Spec[u32] = 5"), tmp_path / "k5.py")["k"]
+    with pytest.raises(CompileError, match=r"scope must be Subgroup or Workgroup, got SC = 5 by default"):
+        k.compile()
+
+
+def test_specialize_names_a_spec_parameter_as_such(tmp_path):
+    k = exec_source(KINDS, tmp_path / "kinds.py")["k"]
+    with pytest.raises(ValueError, match=r"k: 'C' is a Spec parameter, whose value a launch or compile\(spec=...\) "
+                                         r"gives; specialize fixes Const parameters"):
+        k.specialize(C=32)
+
+
+PACKED = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import Acc, f16, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+    def k(o: cd.Buffer[f16], N: cd.Spec[u32] = 16):
+        row = cd.array(u32, N // 2)
+        for i in range(N // 2):
+            row[i] = u32(0x3C003C00)
+        Acc[f16, 16, N].from_rows(row).store(o, 0, stride=N)  # PACKED
+''')
+
+
+def test_packed_f16_rows_need_an_even_spec_column_count_at_every_value(tmp_path):
+    """u32[N // 2] holds N - 1 halves for an odd N: the interpreter's reshape failed where the rule said nothing."""
+    from coopdsl.errors import CompileError
+
+    k = exec_source(PACKED, tmp_path / "packed.py")["k"]
+    line = next(i for i, text in enumerate(PACKED.splitlines(), 1) if text.endswith("# PACKED"))
+    out = np.zeros(16 * 16, np.float16)
+    k.launch((1, 1, 1), out, device="cpu")
+    assert (out == 1.0).all()
+    for call in (lambda: k.compile(spec={"N": 15}),
+                 lambda: k.launch((1, 1, 1), np.zeros(16 * 15, np.float16), device="cpu", N=15)):
+        with pytest.raises(CompileError, match=r"Acc\[f16, 16, N\] has an odd number of columns \(N = 15\), so its "
+                                               r"rows do not pack into u32 pairs") as e:
+            call()
+        assert e.value.loc.line == line

@@ -169,14 +169,28 @@ def _spec_names(d: Dim) -> set[str]:
     return set().union(*(_spec_names(a) for a in d.args))
 
 
-def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
-    """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its value: an int, or a
-    specialization constant (expression) at the values a compile or launch gives (:data:`GIVEN_SPECS`); None
-    if it can.  At their defaults alone spec-sized dimensions are not checked, as glslang checks none: a
-    port's defaults may be placeholders (vk_cooperative_matrix_perf's size ``C_ROWS * C_COLS`` is 0 there)."""
+def given_value(d: Dim) -> int | None:
+    """``d``'s value where the rules on sizes check it: an int, or a specialization constant (expression) at the
+    values a compile or launch gives (:data:`GIVEN_SPECS`); None otherwise.  At their defaults alone spec-sized
+    dimensions are not checked, as glslang checks none: a port's defaults may be placeholders
+    (vk_cooperative_matrix_perf's size ``C_ROWS * C_COLS`` is 0 there)."""
     if isinstance(d, SymDim) and not _spec_names(d) & GIVEN_SPECS.get():
         return None
-    v = dim_value(d)
+    return dim_value(d)
+
+
+def dim_shown(d: Dim) -> str:
+    """``d`` as a message names it: an int as itself; a specialization constant (expression) with its value and
+    where that value comes from (given to the compile or launch, or the defaults)."""
+    if isinstance(d, int):
+        return str(d)
+    return f"{d} = {dim_value(d)}" + ("" if _spec_names(d) & GIVEN_SPECS.get() else " by default")
+
+
+def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
+    """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its
+    :func:`given_value`; None if it can."""
+    v = given_value(d)
     if v is None or 0 < v <= top:
         return None
     if isinstance(d, int):

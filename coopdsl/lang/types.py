@@ -89,6 +89,7 @@ def as_scope(cg: Builder, value: object, what: str, allowed: tuple[str, ...] = V
 
 
 ENUM_DIMS = {"use": ("CooperativeMatrixUse", "UseA, UseB or UseAcc"), "scope": ("Scope", "Subgroup or Workgroup")}
+ENUM_VALUES = {"use": (0, 1, 2), "scope": (Workgroup.value, Subgroup.value)}
 
 
 def _dim(value: object, what: str) -> int | T.SymDim:
@@ -110,6 +111,10 @@ def _dim(value: object, what: str) -> int | T.SymDim:
         problem = T.dim_problem(value, what)
         if problem is not None:
             raise _declaration_error(problem, "[")
+    if isinstance(value, T.SymDim) and kind is not None:   # a use or scope: checked at every value, default too
+        v = T.dim_value(value)
+        if v is not None and v not in ENUM_VALUES[what]:
+            raise _declaration_error(f"{what} must be {names}, got {T.dim_shown(value)}", "[")
     return value
 
 
@@ -138,9 +143,9 @@ class CoopMatFamily:
         cols = _dim(params[2], "cols")
         use = self.use if self.use is not None else _dim(params[3], "use")
         scope = _dim(params[need], "scope") if len(params) > need else Subgroup.value
-        if isinstance(scope, int) and scope not in (Workgroup.value, Subgroup.value):
+        if isinstance(scope, int) and scope not in ENUM_VALUES["scope"]:
             raise _declaration_error(f"scope must be Subgroup or Workgroup, got {scope}", f"{self.name}[")
-        if isinstance(use, int) and use not in (0, 1, 2):
+        if isinstance(use, int) and use not in ENUM_VALUES["use"]:
             raise _declaration_error(f"use must be UseA, UseB or UseAcc, got {use}", f"{self.name}[")
         return CoopMatType(elem, scope, rows, cols, use)
 

@@ -71,8 +71,8 @@ def muladd_problem(a: T.CoopMatType, b: T.CoopMatType, c: T.CoopMatType) -> Prob
     if ka != kb:
         return Problem("type", f"muladd A and B must both be float or both be integer, got {a.elem} and {b.elem}")
     if ka != kc:
-        return Problem("type", f"muladd of {a.elem} x {b.elem} products needs a "
-                               f"{'float' if ka.is_float else 'integer'} accumulator, got {c.elem}")
+        return Problem("type", f"muladd of {a.elem} x {b.elem} products needs "
+                               f"{'a float' if ka.is_float else 'an integer'} accumulator, got {c.elem}")
     if kc.is_float and not c.elem.is_ieee:
         return Problem("type", f"the accumulator component type must be f16, f32 or f64, not {c.elem}")
     if kc.is_int and c.elem.width < max(a.elem.width, b.elem.width):

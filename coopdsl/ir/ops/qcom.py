@@ -127,7 +127,7 @@ def matrix_problem(m: T.CoopMatType) -> Problem | None:
         fixed, fixed_name = (m.cols, "columns") if use is MatrixUse.A else (m.rows, "rows")
         k = AB_LINE[m.elem]
         if default_value(fixed) != k:
-            given = fixed if isinstance(fixed, int) else f"{fixed} = {default_value(fixed)} by default"
+            given = T.dim_shown(fixed)
             return Problem("shape", f"{m}: a {family} of {m.elem} built from or split into arrays has {k} "
                                     f"{fixed_name} (256 bits), not {given}")
         free = [(m.rows, "rows")] if use is MatrixUse.A else [(m.cols, "columns")]
@@ -159,8 +159,11 @@ def line_length(m: T.CoopMatType, elem: T.ScalarType, extract: bool) -> T.Dim | 
     if m.use in (MatrixUse.A, MatrixUse.B):
         return PACKED_AB_LENGTH
     if m.elem == T.f16:
-        if isinstance(line, int) and line % 2:
-            return Problem("shape", f"{m} has an odd number of columns, so its rows do not pack into u32 pairs")
+        v = default_value(line)
+        if v is not None and v % 2:
+            shown = "" if isinstance(line, int) else f" ({T.dim_shown(line)})"
+            return Problem("shape", f"{m} has an odd number of columns{shown}, so its rows do not pack into u32 "
+                                    f"pairs")
         return line // 2 if isinstance(line, int) else T.symbolic("div", (line, 2))
     if extract and m.elem != T.f32:
         return Problem("type", f"rows of {m} are extracted as {m.elem} arrays; the packed u32 form is for f16 "
