@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
-from ._numbers import float_key
 from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, LaunchError, SourceLoc
 from .ir import types as T
 from .ir.core import Module, SpecConst
@@ -90,10 +89,13 @@ class Kernel:
             return self._specialized[key]
         from .frontend.params import parameter_annotations
         from .frontend.source import parse_function
-        from .lang.types import ConstParam
+        from .lang.types import ConstParam, SpecParam
 
         annotations = parameter_annotations(self.fn, parse_function(self.fn))
         for name in consts:
+            if isinstance(annotations.get(name), SpecParam):
+                raise ValueError(f"{self.name}: '{name}' is a Spec parameter, whose value a launch or "
+                                 f"compile(spec=...) gives; specialize fixes Const parameters")
             if not isinstance(annotations.get(name), ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
         if key not in self._specialized:
@@ -345,11 +347,17 @@ def _interp() -> ModuleType:
 
 
 def _value_key(value: Any) -> Any:
-    """A Const or specialization value's identity for the kernel's caches: a float by its bits (0.0 and -0.0, NaNs
-    of other payloads apart), a bool apart from the int it equals, anything else by its repr."""
-    if type(value) is float:
-        return ("float", float_key(value))
-    return (type(value).__name__, repr(value))
+    """A Const or specialization value's identity for the kernel's caches: the launch memos' key
+    (:func:`coopdsl._packing.value_key`: a float by its bits, a bool apart from the int it equals), or, for a
+    value that cannot be hashed (a list given to a Const), its type and repr."""
+    from ._packing import value_key  # (numpy's: not loaded by `import coopdsl` or by emitting SPIR-V)
+
+    key = value_key(value)
+    try:
+        hash(key)
+    except TypeError:
+        return (type(value), repr(value))
+    return key
 
 
 # launches remembered per kernel (the least recently used goes first): a loop over a model's layers launches
