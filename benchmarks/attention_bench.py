@@ -82,6 +82,10 @@ SHAPES = [
     ("prefill", 16, 16, 4096, 4096, 256, False),
     ("prefill causal", 32, 32, 4096, 4096, 80, True),
     ("prefill causal", 32, 32, 4096, 4096, 96, True),
+    ("prefill causal GQA", 32, 8, 1024, 1024, 128, True),
+    ("prefill causal GQA", 32, 8, 2048, 2048, 128, True),
+    ("prefill GQA", 32, 8, 1024, 1024, 128, False),
+    ("prefill causal GQA", 32, 8, 512, 512, 128, True),
 ]
 
 
@@ -254,6 +258,8 @@ def main() -> None:
     ap.add_argument("--m16-max-head", type=int, default=None,
                     help="with L16, also the row maxima and rescale factors Br x 16 (M16) to this head size "
                          "(default: attention_nv2.M16_MAX_HEAD)")
+    ap.add_argument("--split-cores", type=int, default=None,
+                    help="the SM count ggml's split_k rule sees (more splits the keys of fewer row tiles)")
     ap.add_argument("--out-dtype", default="f32", choices=("f32", "f16"), help="the output's type (default f32)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
@@ -275,6 +281,9 @@ def main() -> None:
         nv2.L16_MAX_HEAD = args.l16_max_head
     if args.m16_max_head is not None:
         nv2.M16_MAX_HEAD = args.m16_max_head
+    if args.split_cores is not None:
+        cores_seen = args.split_cores
+        caps.shader_cores = lambda dev: cores_seen
     if args.dry_run:
         for i in rows:
             label, hq, hkv, sq, skv, d, causal = SHAPES[i]
