@@ -107,6 +107,21 @@ def pointer_problem(member: Mapping[str, Any], dtype: np.dtype, what: str) -> st
     return f"{what} '{member['name']}' points to {pointee}; got {a_an(dtype)} array (pass {wanted_dtype(elem)})"
 
 
+def padded_vec3_problem(name: str, element: str, components: int, stride: int, arr: Any) -> str | None:
+    """Why ``arr`` (numpy) cannot back buffer ``name`` of 3-component vectors of ``element`` padded to
+    ``stride`` bytes (std430: a vec3 takes a vec4's room): an array (numpy or resident: its shape and dtype)
+    whose last dimension is 3 holds them packed tightly, and would be read at the wrong offsets from the second
+    element on; None otherwise."""
+    scalar = SCALAR_SIZE[element]
+    shape = tuple(arr.shape)
+    if components != 3 or stride == 3 * scalar or len(shape) < 2 or shape[-1] != 3 or \
+            np.dtype(arr.dtype).itemsize != scalar:
+        return None
+    return (f"buffer '{name}' holds vec3[{element}] elements padded to {stride} bytes (a vec3 takes a vec4's "
+            f"room), but the array given has 3 values a row, packed tightly: pass shape {(*shape[:-1], 4)} "
+            f"(e.g. np.pad(x, ((0, 0), (0, 1)))), or declare the buffer vec4")
+
+
 def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str, Any], what: str,
                       whole: bool = False, error: type[Exception] = ValueError) -> None:
     """``error`` for a key of a struct's dict that names no member (a misspelt member would otherwise be

@@ -18,7 +18,7 @@ from .._packing import a_an
 from .device import Device, default_device
 from .errors import ArrayError
 from .memory import Buffer
-from .packing import DTYPES, dtype_problem, size_problem
+from .packing import DTYPES, dtype_problem, size_problem, vec3_problem
 
 
 class Array:
@@ -83,7 +83,7 @@ class Array:
         """Replace the contents with ``data`` (same shape and dtype). Inside a batch it is recorded in order."""
         from .batch import Batch, current_batch
 
-        src = np.ascontiguousarray(as_numpy(data, "write into a device array from"))
+        src = _c_order(as_numpy(data, "write into a device array from"))
         if src.dtype != self.dtype or src.shape != self.shape:
             raise ArrayError(f"cannot write {a_an(src.dtype)} array of shape {src.shape} into a device array of "
                              f"{self.dtype} and shape {self.shape}")
@@ -154,7 +154,8 @@ class Array:
 
         b = current_batch(self.device)
         if b is not None and b.uses(self):
-            raise ArrayError(f"cannot {action} a device array that launches recorded in the open batch use; "
+            raise ArrayError(f"cannot {action} a device array whose memory work recorded in the open batch uses "
+                             f"(a launch, a write or a fill; through the array or a view of the same memory); "
                              f"leave the `with` block (or call batch.submit()) first")
 
 
@@ -179,6 +180,11 @@ class ArrayView(Array):
 
     def __del__(self) -> None:
         pass
+
+
+def _c_order(a: np.ndarray) -> np.ndarray:
+    """``a`` C-contiguous, its shape kept (``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def as_numpy(data: Any, action: str = "make a device array from") -> np.ndarray:
@@ -255,7 +261,7 @@ def zeros(shape: Any, dtype: Any, device: Device | None = None) -> Array:
 
 def array(data: Any, device: Device | None = None) -> Array:
     """A device array holding a copy of ``data`` (numpy, ``__array__`` or buffer protocol), same shape and dtype."""
-    src = np.ascontiguousarray(as_numpy(data))
+    src = _c_order(as_numpy(data))
     arr = Array(device if device is not None else default_device(), src.shape, src.dtype)
     arr.write(src)
     return arr
@@ -277,7 +283,7 @@ def check_resident(binding: dict[str, Any], arr: Array, dev: Device) -> Buffer:
     """The buffer of ``arr`` for ``binding``; ArrayError when freed, on another device, or of the wrong
     dtype or size."""
     buf = resident_buffer(arr, dev, f"buffer '{binding['name']}'")
-    problem = dtype_problem(binding, arr.dtype) or size_problem(binding, arr.nbytes)
+    problem = dtype_problem(binding, arr.dtype) or vec3_problem(binding, arr) or size_problem(binding, arr.nbytes)
     if problem:
         raise ArrayError(problem)
     return buf

@@ -192,8 +192,13 @@ class Batch:
         self._arrays[id(array)] = array
 
     def uses(self, array: Array) -> bool:
-        """Whether recorded, unsubmitted commands use ``array``."""
-        return id(array) in self._arrays
+        """Whether recorded, unsubmitted commands use ``array``'s memory: the array itself, its base, or another
+        view of that base (a view shares its base's memory; launches note the view they were given)."""
+        used = self._arrays
+        if id(array) in used:
+            return True
+        base = array._base_array()
+        return id(base) in used or any(a._base_array() is base for a in used.values())
 
     def dispatch(self, pipeline: int, layout: int, ds: DescriptorSet, push: bytes, grid: tuple[int, int, int],
                  query: tuple[int, int] | None = None) -> None:

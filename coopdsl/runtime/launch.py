@@ -278,6 +278,8 @@ def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
         if isinstance(v, np.ndarray):
             if not b.device.has_device_address:
                 raise ArrayError(f"pointer '{m['name']}': {b.device!r} has no bufferDeviceAddress feature")
-            return b.stage(np.ascontiguousarray(v), write_back=v.flags.writeable and v.flags.c_contiguous).address()
+            if not v.flags.c_contiguous:   # (a copy would be staged, and the kernel's stores lost with it)
+                raise LaunchError(f"pointer '{m['name']}' must be C-contiguous (use np.ascontiguousarray)")
+            return b.stage(v, write_back=v.flags.writeable).address()
         return v
     return address

@@ -27,6 +27,7 @@ from .errors import LaunchError
 
 __all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array", "check_struct_keys", "dtype_problem",
            "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem",
+           "vec3_problem",
            "dict_contents", "value_key"]
 
 
@@ -110,12 +111,21 @@ def size_problem(binding: dict[str, Any], nbytes: int) -> str | None:
     return None
 
 
+def vec3_problem(binding: dict[str, Any], value: Any) -> str | None:
+    """Why ``value`` (an array, numpy or resident: its shape) holds a vec3 buffer's elements packed tightly where
+    the kernel reads them padded (coopdsl/_packing.py's rule, which the interpreter applies too), else None."""
+    if binding.get("components", 1) != 3:
+        return None
+    return packing.padded_vec3_problem(binding["name"], binding["element_type"], 3, element_bytes(binding), value)
+
+
 def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
     """The contiguous numpy array for ``binding``: dtype and size checked, and writable when the kernel writes it."""
     if not isinstance(value, np.ndarray):
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "
                           f"got {type(value).__name__}")
-    problem = dtype_problem(binding, value.dtype) or size_problem(binding, value.nbytes)
+    problem = dtype_problem(binding, value.dtype) or vec3_problem(binding, value) or \
+        size_problem(binding, value.nbytes)
     if problem:
         raise LaunchError(problem)
     if not value.flags.c_contiguous:

@@ -13,6 +13,7 @@ import numpy as np
 from .._grid import INTERPRETER_WORKGROUP
 from ..devices.check import DeviceMismatchError, verify, workgroup_size
 from . import vk
+from .errors import LaunchError
 from .features import DeviceFeatureError, hinted
 from .packing import DTYPES, STRUCT_CODE, element_bytes, pack_spec, value_key
 
@@ -43,10 +44,19 @@ def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] |
         raise DeviceFeatureError(hinted(str(e)) if runs else str(e), e.mismatches, e.loc) from None
 
 
+# what a launch reads of a module's reflection (coopdsl.reflect.reflect's keys)
+REFLECTION_KEYS = ("entry_point", "bindings", "push_constants", "spec_constants")
+
+
 class Program:
     """Pipelines of one module on one device, cached by specialization data (see ``Device.program``)."""
 
     def __init__(self, dev: Device, spirv: bytes, reflection: dict[str, Any]):
+        missing = [key for key in REFLECTION_KEYS if key not in reflection] if isinstance(reflection, dict) \
+            else list(REFLECTION_KEYS)
+        if missing:
+            raise LaunchError(f"the reflection given for the module lacks {', '.join(repr(k) for k in missing)}: "
+                              f"pass the kernel's own (Kernel.reflect(), or coopdsl.reflect.reflect(spirv))")
         dev.check(reflection)
         self.dev, self.spirv, self.reflection = dev, spirv, reflection
         self.bindings: list[dict[str, Any]] = reflection["bindings"]

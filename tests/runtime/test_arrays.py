@@ -43,6 +43,16 @@ def test_array_round_trip_and_properties(device):
     np.testing.assert_array_equal(a.numpy(), data * 2)
 
 
+def test_a_0_d_array_keeps_its_shape(device):
+    """np.ascontiguousarray made a numpy scalar (0-d) a device array of shape (1,); numpy's shape is ()."""
+    a = runtime.array(np.float32(3), device=device)
+    assert a.shape == () and a.numpy().shape == () and a.numpy() == 3
+    a.write(np.array(5, np.float32))
+    assert a.numpy() == 5
+    b = runtime.array(np.arange(6, dtype=np.int32).reshape(2, 3).T, device=device)   # Fortran order: copied
+    assert b.shape == (3, 2) and b.numpy().tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
 def test_arrays_from_the_buffer_protocol_and_array_interface(device):
     a = runtime.array(pyarray.array("f", [1.0, 2.0, 3.0]), device=device)
     assert a.dtype == np.float32 and a.numpy().tolist() == [1.0, 2.0, 3.0]

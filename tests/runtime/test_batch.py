@@ -141,8 +141,8 @@ def test_submit_inside_the_block_runs_what_is_recorded(device):
     y = runtime.zeros(n, np.float32, device=device)
     with runtime.batch(device) as b:
         axpy.launch((1,), x, y, n, 1.0)
-        with pytest.raises(ArrayError, match="cannot read a device array that launches recorded in the open "
-                                             "batch use"):
+        with pytest.raises(ArrayError, match="cannot read a device array whose memory work recorded in the open "
+                                             "batch uses"):
             y.numpy()
         with pytest.raises(ArrayError, match="cannot free"):
             y.free()
@@ -150,6 +150,29 @@ def test_submit_inside_the_block_runs_what_is_recorded(device):
         assert y.numpy()[0] == 1.0
         axpy.launch((1,), x, y, n, 1.0)
     assert y.numpy()[0] == 2.0
+
+
+def test_a_view_in_an_open_batch_keeps_its_base_and_other_views_pending(device):
+    """A launch on a view noted only the view: its base could be read (the old contents) or freed inside the
+    batch, and the batch then ran on memory given back to the pool (a process killed by SIGSEGV once the pool
+    destroyed a large buffer). Reading or freeing the base, or reading another view, is now the ArrayError."""
+    n = 64
+    x = runtime.array(np.ones(n, np.float32), device=device)
+    y = runtime.zeros(n, np.float32, device=device)
+    with runtime.batch(device):
+        axpy.launch((1,), x, y.view(np.uint32).view(np.float32), n, 1.0)
+        for array in (y, y.view(np.int32)):
+            with pytest.raises(ArrayError, match="cannot read a device array whose memory work recorded in the "
+                                                 "open batch uses"):
+                array.numpy()
+        with pytest.raises(ArrayError, match="cannot free a device array whose memory"):
+            y.free()
+    np.testing.assert_array_equal(y.numpy(), np.ones(n))
+    with runtime.batch(device):
+        axpy.launch((1,), x.view(np.uint32).view(np.float32), y, n, 1.0)   # a view read, its base freed
+        with pytest.raises(ArrayError, match="cannot free"):
+            x.free()
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 2.0))
 
 
 def test_an_exception_in_the_block_discards_the_batch(device, submissions):
@@ -288,7 +311,7 @@ def test_a_repeated_launch_reuses_its_binding_until_an_argument_changes(device):
     with runtime.batch(device):
         axpy.launch((1,), z, y, n, 2.0)
         axpy.launch((1,), z, y, n, 2.0)               # remembered, and still noted as used by the batch
-        with pytest.raises(ArrayError, match="cannot read a device array that launches recorded"):
+        with pytest.raises(ArrayError, match="cannot read a device array whose memory work recorded"):
             z.numpy()
     np.testing.assert_array_equal(y.numpy(), np.full(n, 23.0))  # 10 + 1 + 2 * 6
 

@@ -143,6 +143,20 @@ def test_uniform_struct_push_struct_and_device_addresses(device):
     np.testing.assert_array_equal(out, src * 2.0 + 1.0 + 10.0 * src)
 
 
+def test_a_non_contiguous_numpy_array_for_a_pointer_is_refused(device):
+    """It was staged as a contiguous copy, so what the kernel stored through the pointer never reached the
+    array; a buffer parameter refuses such an array, and so does a pointer now."""
+    from coopdsl.runtime import LaunchError
+
+    if not device.info.features.get("bufferDeviceAddress"):
+        pytest.skip("no bufferDeviceAddress")
+    n = 64
+    src = np.arange(2 * n, dtype=np.float32)[::2]
+    with pytest.raises(LaunchError, match=r"^pointer 'src' must be C-contiguous \(use np.ascontiguousarray\)$"):
+        through_pointers.launch((1,), np.zeros(n, np.float32), {"factor": 1.0, "offset": 0.0, "src": src},
+                                {"factor": 1.0, "offset": 0.0, "src": src}, n, device=device)
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def histogram(x: cd.Buffer[f32], hist: cd.Buffer[u32], total: cd.Buffer[f32], n: u32):
     i = cd.global_invocation_id.x
@@ -248,6 +262,11 @@ def test_the_low_level_launch_and_bench_take_the_grids_kernel_launch_takes(devic
     assert (y == 3).all()
     with pytest.raises(LaunchError, match="flops must be a non-negative number"):
         runtime.bench(spirv, refl, 1, args, device=device, flops=-5)
+    # a reflection that is not the module's (an empty dict) was a KeyError from inside the runtime
+    for bad in ({}, {"bindings": []}, "refl"):
+        with pytest.raises(LaunchError, match=r"the reflection given for the module lacks 'entry_point'.*: pass the "
+                                              r"kernel's own \(Kernel.reflect\(\), or coopdsl.reflect.reflect"):
+            runtime.launch(spirv + b"\0\0\0\0" * len(str(bad)), bad, 1, args, device=device)
 
 
 def test_a_bool_is_no_push_constant_number_on_the_gpu_either(device):

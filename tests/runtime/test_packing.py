@@ -117,6 +117,14 @@ def test_vec3_buffers_stride_like_vec4():
     assert check_array(vec3, np.zeros((4, 4), np.float32)).nbytes == 64
     with pytest.raises(LaunchError, match="16-byte elements"):
         check_array(vec3, np.zeros(12, np.float32)[:9].copy())
+    # rows of 3 packed tightly: 8 of them are 96 bytes, a whole number of 16-byte elements, and were read at a
+    # 16-byte stride (element 1 from values 4-6); refused by their shape, with the fix
+    for rows in (4, 5, 8):
+        with pytest.raises(LaunchError, match=rf"buffer 'v' holds vec3\[f32\] elements padded to 16 bytes \(a vec3 "
+                                              rf"takes a vec4's room\), but the array given has 3 values a row, packed "
+                                              rf"tightly: pass shape \({rows}, 4\)"):
+            check_array(vec3, np.zeros((rows, 3), np.float32))
+    assert check_array(vec3, np.zeros((8, 3), np.float64)).nbytes == 192   # (raw bytes of another width: as given)
 
 
 def test_fp8_capabilities_map_to_vk_ext_shader_float8():
