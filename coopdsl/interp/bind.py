@@ -17,6 +17,7 @@ from .. import _packing as packing
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module
 from ..ir.layout import flat_members
+from .environ import DEVICE_ENV, device_env
 from .errors import LaunchArgumentError
 from .layout import Layout
 from .memory import DEVICE_BASE, Allocation, DeviceMemory, Ptr, Region
@@ -66,12 +67,16 @@ def _buffer(g: GlobalVar, values: dict[str, Any], device: DeviceMemory) -> Alloc
         hint = ""
         if type(arr).__module__.startswith("coopdsl.runtime"):  # (the interpreter does not import the runtime)
             hint = (" (a resident array lives on its GPU: pass its contents, arr.numpy(), to the interpreter, or "
-                    "launch on the array's device without device='cpu')")
+                    f"launch on the array's device {_off_the_interpreter()})")
         raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}{hint}")
     if isinstance(elem, T.ScalarType) and not packing.dtype_matches(elem.name, arr.dtype):
         raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got {packing.a_an(arr.dtype)} array "
                                   f"(pass {packing.wanted_dtype(elem.name)})")
     size = T.block_array(g.type).stride
+    if isinstance(elem, T.VectorType):   # (the GPU runtime's rule, coopdsl/_packing.py)
+        problem = packing.padded_vec3_problem(g.name, elem.elem.name, elem.count, size, arr)
+        if problem:
+            raise LaunchArgumentError(problem)
     if arr.nbytes % size:
         raise LaunchArgumentError(f"buffer '{g.name}' has {size}-byte elements; {arr.nbytes} bytes given")
     if not arr.flags.c_contiguous:
@@ -94,6 +99,8 @@ def _uniform(g: GlobalVar, values: dict[str, Any], layout: Layout, device: Devic
         packing.check_struct_keys(block["members"], v, f"uniform block '{g.name}'", True, LaunchArgumentError)
         data = _pack(block, v, f"uniform block '{g.name}' member", device)
     elif isinstance(v, np.ndarray) and not packing.uniform_block_problem(g.name, size, v.nbytes):
+        if v.flags.c_contiguous:  # (the array itself: one given for another parameter too is placed once)
+            return device.allocate(f"uniform block '{g.name}'", v, v)
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
         raise LaunchArgumentError(str(packing.uniform_block_problem(g.name, size, getattr(v, "nbytes", None))))
@@ -105,8 +112,21 @@ def _pack(block: dict[str, Any], values: dict[str, Any], what: str, device: Devi
     array given for a pointer placed in the interpreter's device memory (and written back after the run)."""
     def address(m: Mapping[str, Any], v: Any) -> Any:
         if isinstance(v, np.ndarray):
-            a = device.allocate(f"the array passed for '{m['name']}'", np.ascontiguousarray(v), v,
-                                writable=v.flags.c_contiguous)
+            if not v.flags.c_contiguous:  # (a copy would be placed, and the kernel's stores lost with it)
+                raise LaunchArgumentError(f"pointer '{m['name']}' must be C-contiguous (use np.ascontiguousarray)")
+            # a read-only array is placed but not written back (the kernel's stores to it are lost), as on a GPU
+            a = device.allocate(f"the array passed for '{m['name']}'", v, v, writable=v.flags.writeable,
+                                pointer=True)
             return DEVICE_BASE + a.start
         return v
     return packing.pack_members(block, values, what, error=LaunchArgumentError, address=address)
+
+
+def _off_the_interpreter() -> str:
+    """How a launch gets off the interpreter: without device='cpu', or with COOPDSL_DEVICE unset when the
+    environment sends launches here."""
+    env = device_env()
+    if env.strip().lower() == "cpu":
+        return (f"instead: {DEVICE_ENV}={env.strip()} in the environment sends launches that name no device to the "
+                f"interpreter; unset it, or pass device=arr.device")
+    return "without device='cpu'"

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..ir.core import Block, Function, Op
 from ..ir.ops import OPS
+from .environ import positive_env
 from .machine import Machine
 from .memory import Fault
 from .ops import SEMANTICS
@@ -79,12 +80,7 @@ def max_iterations() -> int:
     """How many times the back edges of one batch of workgroups (every function it calls included) may be taken
     before the interpreter reports a loop that does not end (COOPDSL_INTERP_MAX_ITERATIONS, default 1,048,576):
     counted per call, a loop calling a function with a loop ran the product of the two limits."""
-    import os
-
-    try:
-        return max(1, int(os.environ.get("COOPDSL_INTERP_MAX_ITERATIONS", 1 << 20)))
-    except ValueError:
-        return 1 << 20
+    return positive_env("COOPDSL_INTERP_MAX_ITERATIONS", 1 << 20)
 
 
 def execute(m: Machine, op: Op) -> None:

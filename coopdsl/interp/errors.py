@@ -23,3 +23,4 @@ class InterpreterError(CompileError):
 class LaunchArgumentError(CoopDSLError, LaunchError):
     """Launch arguments that do not fit the kernel (missing, wrong dtype, wrong size, unknown name): a
     ``coopdsl.runtime.LaunchError`` (and a ``ValueError``) as on a GPU, and a ``CoopDSLError``."""
+

@@ -16,7 +16,8 @@ from ..errors import CoopDSLError
 from ..ir.core import Module, SpecConst
 from . import resources
 from .bind import allocate_arguments, pointers_of
-from .control import run_function
+from .control import max_iterations, run_function
+from .environ import DEVICE_ENV, device_env, positive_env
 from .errors import LaunchArgumentError
 from .lanes import SUBGROUP_SIZES, Lanes
 from .layout import Layout
@@ -29,28 +30,9 @@ if TYPE_CHECKING:
 
 DEFAULT_SUBGROUP_SIZE = 32
 MAX_SLOTS = 1 << 16  # invocation slots per batch (bounds the memory of one batch)
-DEVICE_ENV = "COOPDSL_DEVICE"
 SUBGROUP_ENV = "COOPDSL_SUBGROUP_SIZE"
 INVOCATIONS_ENV = "COOPDSL_INTERP_MAX_INVOCATIONS"
 DEFAULT_MAX_INVOCATIONS = 1 << 28
-
-
-def _device_env() -> str:
-    """``COOPDSL_DEVICE`` or "" (every GPU launch asks, so the common case, unset, is made cheap).
-
-    ``os.environ.get`` of an unset name raises and catches a KeyError inside (about 0.7 us); CPython's
-    ``os.environ`` keeps its contents in the dict ``_data`` under encoded keys, updated by every
-    assignment to ``os.environ``, which is read directly when it is there.
-    """
-    env = os.environ
-    data = getattr(env, "_data", None)
-    if type(data) is dict:
-        raw = data.get(_DEVICE_ENV_KEY)
-        return "" if raw is None else env.decodevalue(raw)
-    return env.get(DEVICE_ENV, "")
-
-
-_DEVICE_ENV_KEY = os.environ.encodekey(DEVICE_ENV) if hasattr(os.environ, "encodekey") else DEVICE_ENV
 
 
 def wants_cpu(device: Any) -> bool:
@@ -60,7 +42,7 @@ def wants_cpu(device: Any) -> bool:
     ``COOPDSL_DEVICE`` is ``cpu``.  Any other string is an error.
     """
     if device is None:
-        env = _device_env().strip().lower()
+        env = device_env().strip().lower()
         if env not in ("", "cpu", "gpu"):
             raise LaunchArgumentError(f"{DEVICE_ENV} must be 'cpu' or 'gpu', got {env!r}")
         return env == "cpu"
@@ -108,6 +90,7 @@ def run(module: Module, grid: tuple[int, ...] | int, values: dict[str, Any], spe
     grid = grid3(grid, least=0, error=LaunchArgumentError)  # (Python ints: numpy's would overflow below)
     total = grid[0] * grid[1] * grid[2]
     _check_invocations(grid, total, x * y * z)
+    max_iterations()  # (a bad COOPDSL_INTERP_MAX_ITERATIONS is refused before anything runs)
     probe = Lanes(wg_size, sgs, np.zeros((1, 3), np.int64), grid)
     layout = Layout(specs, probe)
     device = DeviceMemory()
@@ -127,10 +110,7 @@ def run(module: Module, grid: tuple[int, ...] | int, values: dict[str, Any], spe
 def max_invocations() -> int:
     """How many invocations one launch may run on the interpreter (COOPDSL_INTERP_MAX_INVOCATIONS, default
     268,435,456 = 2**28): a grid beyond it is refused instead of running for hours."""
-    try:
-        return max(1, int(os.environ.get(INVOCATIONS_ENV, DEFAULT_MAX_INVOCATIONS)))
-    except ValueError:
-        return DEFAULT_MAX_INVOCATIONS
+    return positive_env(INVOCATIONS_ENV, DEFAULT_MAX_INVOCATIONS)
 
 
 def _check_invocations(grid: tuple[int, int, int], workgroups: int, per_workgroup: int) -> None:

@@ -48,6 +48,7 @@ class Allocation:
     label: str
     array: np.ndarray | None = None  # the user's array, written back after the launch when writable
     writable: bool = False
+    pointer: bool = False  # whether an argument passes it for a Ptr member (written back before buffers)
 
 
 @dataclass
@@ -65,22 +66,40 @@ class Region:
 
 
 class DeviceMemory:
-    """Builds the device region: buffers are copied in, and writable ones copied back after the launch."""
+    """Builds the device region: buffers are copied in, and writable ones copied back after the launch.
+
+    One numpy array (the same object) given for several parameters or pointers is placed once, as the GPU
+    runtime uploads it once: every parameter sees the others' stores, and it is written back once, when any of
+    them writes it.  Different arrays are placed apart even when they are views of the same memory (the GPU
+    runtime uploads each); they are written back in the GPU's order, arrays given for pointers first, so that
+    where they overlap the same store wins (docs/interpreter.md).
+    """
 
     def __init__(self) -> None:
         self.allocations: list[Allocation] = []
         self._chunks: list[tuple[int, np.ndarray]] = []  # (start, bytes)
         self._end = 0
+        self._placed: dict[int, Allocation] = {}  # id(user's array) -> its allocation
         self.region: Region | None = None
 
     def allocate(self, label: str, data: bytes | np.ndarray, array: np.ndarray | None = None,
-                 writable: bool = False) -> Allocation:
-        """Place ``data`` (bytes) in device memory; ``array`` is written back when ``writable``."""
+                 writable: bool = False, pointer: bool = False) -> Allocation:
+        """Place ``data`` (bytes, or C-contiguous ``array`` itself) in device memory; ``array`` is written back
+        when ``writable``; ``pointer``: it is given for a Ptr member.  An array placed before is not placed
+        again: the allocation returned (named ``label``) has its memory."""
+        if array is not None:
+            placed = self._placed.get(id(array))
+            if placed is not None:
+                placed.writable = placed.writable or writable
+                placed.pointer = placed.pointer or pointer
+                return Allocation(placed.start, placed.size, label)
         raw = np.frombuffer(bytes(data), np.uint8) if isinstance(data, (bytes, bytearray)) else \
             np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         start = self._end
-        a = Allocation(start, raw.size, label, array, writable)
+        a = Allocation(start, raw.size, label, array, writable, pointer)
         self.allocations.append(a)
+        if array is not None:
+            self._placed[id(array)] = a
         self._chunks.append((start, raw))
         self._end = _round_up(start + raw.size + GUARD, GUARD)
         return a
@@ -94,9 +113,10 @@ class DeviceMemory:
         return self.region
 
     def write_back(self) -> None:
-        """Copy writable allocations back into the user's arrays."""
+        """Copy writable allocations back into the user's arrays (those given for pointers first, then the
+        others in parameter order: the GPU runtime's order)."""
         assert self.region is not None, "finish() first"
-        for a in self.allocations:
+        for a in sorted(self.allocations, key=lambda a: not a.pointer):
             if a.writable and a.array is not None:
                 flat = a.array.reshape(-1).view(np.uint8)
                 flat[:] = self.region.data[a.start:a.start + a.size]

@@ -122,6 +122,8 @@ def vec3_problem(binding: dict[str, Any], value: Any) -> str | None:
 def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
     """The contiguous numpy array for ``binding``: dtype and size checked, and writable when the kernel writes it."""
     if not isinstance(value, np.ndarray):
+        if binding.get("kind") == "uniform_buffer":   # (the interpreter's words: one rule, _packing's)
+            raise LaunchError(str(packing.uniform_block_problem(binding["name"], binding.get("size", 0), None)))
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "
                           f"got {type(value).__name__}")
     problem = dtype_problem(binding, value.dtype) or vec3_problem(binding, value) or \

@@ -200,3 +200,41 @@ def test_an_array_sized_below_one_at_a_launch_is_a_located_error():
         assert what in str(info.value) and info.value.loc.line == marker_line(marker)
     spec_sized_memory.launch((1,), out, device="cpu", L=2, P=1, S=4)
     assert out.tolist() == [0, 3, 6, 9]
+
+
+def test_a_resident_array_names_what_sent_the_launch_to_the_interpreter(monkeypatch):
+    """With COOPDSL_DEVICE=cpu the message told the user to drop a device='cpu' they never passed."""
+    from coopdsl import runtime
+    from coopdsl.interp import LaunchArgumentError
+
+    try:
+        x = runtime.zeros(32, np.float32)
+    except Exception as e:  # no Vulkan device
+        pytest.skip(f"no Vulkan device: {e}")
+    lives = ("buffer 'x' needs a numpy array, got Array (a resident array lives on its GPU: pass its contents, "
+             "arr.numpy(), to the interpreter, or launch on the array's device ")
+    monkeypatch.delenv("COOPDSL_DEVICE", raising=False)
+    with pytest.raises(LaunchArgumentError, match="^" + re.escape(lives + "without device='cpu')") + "$"):
+        scaled_by.launch((1,), x, 2.0, device="cpu")
+    monkeypatch.setenv("COOPDSL_DEVICE", "cpu")
+    with pytest.raises(LaunchArgumentError, match="^" + re.escape(
+            lives + "instead: COOPDSL_DEVICE=cpu in the environment sends launches that name no device to the "
+                    "interpreter; unset it, or pass device=arr.device)") + "$"):
+        scaled_by.launch((1,), x, 2.0)
+
+
+@pytest.mark.parametrize("variable", ["COOPDSL_INTERP_MAX_INVOCATIONS", "COOPDSL_INTERP_MAX_ITERATIONS"])
+@pytest.mark.parametrize("value", ["0", "-5", "abc", "1.5"])
+def test_an_interpreter_limit_that_is_not_a_positive_integer_is_refused(monkeypatch, variable, value):
+    """0 and -5 became a limit of 1, and 'abc' the default, silently."""
+    from coopdsl.interp import LaunchArgumentError
+
+    monkeypatch.setenv(variable, value)
+    x = np.ones(32, np.float32)
+    with pytest.raises(LaunchArgumentError, match="^" + re.escape(f"{variable} must be a positive integer, got "
+                                                                  f"{value!r}") + "$"):
+        scaled_by.launch((1,), x, 2.0, device="cpu")
+    assert (x == 1).all()  # refused before anything ran
+    monkeypatch.setenv(variable, "64")
+    scaled_by.launch((1,), x, 2.0, device="cpu")
+    assert (x == 2).all()

@@ -1,6 +1,7 @@
 """Shared memory with barriers, local arrays, structs, uniform/push blocks, device addresses."""
 
 import numpy as np
+import pytest
 
 import coopdsl as cd
 from coopdsl import f32, i32, u32, vec4
@@ -116,3 +117,109 @@ def test_readonly_buffers_are_not_written_back_and_spec_constants_apply():
     np.testing.assert_array_equal(y, x * 2.5)
     readonly_input.launch((1,), x, y, device="cpu")
     np.testing.assert_array_equal(y, x)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def add_to_both(a: cd.Buffer[u32], b: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    a[i] = a[i] + 1000
+    b[i] = b[i] + 1
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def buffer_and_pointer(a: cd.Buffer[u32], p: cd.Ptr[u32]):
+    i = cd.global_invocation_id.x
+    a[i] = a[i] + 1000
+    p[i] = p[i] + 1
+
+
+def test_one_array_given_for_two_parameters_is_one_memory():
+    """The GPU runtime uploads one numpy array once however many parameters it is given for; the interpreter
+    placed a copy per parameter, and the last one written back won ([1 2 3] instead of lavapipe's [1001 ...])."""
+    base = np.arange(64, dtype=np.uint32)
+    add_to_both.launch((1,), base, base, device="cpu")
+    np.testing.assert_array_equal(base, np.arange(64) + 1001)
+    base = np.arange(64, dtype=np.uint32)
+    buffer_and_pointer.launch((1,), base, base, device="cpu")
+    np.testing.assert_array_equal(base, np.arange(64) + 1001)
+
+
+def test_overlapping_views_are_placed_apart_and_written_back_in_the_gpus_order():
+    """Two views of one array are two uploads on a GPU too; they are written back arrays given for pointers
+    first, then buffers in parameter order, so where they overlap the same store wins as on lavapipe."""
+    base = np.arange(96, dtype=np.uint32)
+    add_to_both.launch((1,), base[:64], base[32:], device="cpu")
+    np.testing.assert_array_equal(base, np.concatenate([np.arange(32) + 1000, np.arange(32, 96) + 1]))
+    base = np.arange(96, dtype=np.uint32)
+    buffer_and_pointer.launch((1,), base[:64], base[32:], device="cpu")  # the pointer's is written back first
+    np.testing.assert_array_equal(base, np.concatenate([np.arange(64) + 1000, np.arange(64, 96) + 1]))
+
+
+@cd.struct
+class Pair:
+    a: u32
+    b: u32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def uniform_and_buffer(cfg: cd.Uniform[Pair], out: cd.Buffer[u32]):
+    out[0] = cfg.a + cfg.b
+
+
+def placed_arguments(kernel, values):
+    """(allocation by parameter name, the DeviceMemory) of the interpreter's placement of ``values``."""
+    from coopdsl.interp.bind import allocate_arguments
+    from coopdsl.interp.layout import Layout
+    from coopdsl.interp.memory import DeviceMemory
+    from coopdsl.interp.spec import SpecValues
+
+    module, device = kernel.ir(), DeviceMemory()
+    placed = allocate_arguments(module, Layout(SpecValues(module, {}), None), values, device)
+    return {g.name: placed[id(g)] for g in module.globals if id(g) in placed}, device
+
+
+def test_an_array_given_for_a_uniform_block_and_a_buffer_is_placed_once():
+    """As the GPU runtime stages it once (its uniform block array was copied apart); a view is another upload."""
+    x = np.zeros(4, np.uint32)
+    placed, device = placed_arguments(uniform_and_buffer, {"cfg": x, "out": x})
+    assert placed["cfg"].start == placed["out"].start and len(device.allocations) == 1
+    assert (placed["cfg"].label, placed["out"].label) == ("uniform block 'cfg'", "buffer 'out'")
+    assert device.allocations[0].writable and device.allocations[0].array is x
+    placed, device = placed_arguments(uniform_and_buffer, {"cfg": x[:], "out": x})
+    assert placed["cfg"].start != placed["out"].start and len(device.allocations) == 2
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def through_pointers(src: cd.Ptr[u32], dst: cd.Ptr[u32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        dst[i] = src[i] * 2
+
+
+def test_a_non_contiguous_array_for_a_pointer_is_refused_as_for_a_buffer():
+    """It was placed as a contiguous copy and the kernel's stores through the pointer were lost."""
+    from coopdsl.interp import LaunchArgumentError
+
+    big = np.arange(128, dtype=np.uint32)
+    out = np.zeros(128, np.uint32)
+    with pytest.raises(LaunchArgumentError, match=r"^pointer 'dst' must be C-contiguous \(use "
+                                                  r"np.ascontiguousarray\)$"):
+        through_pointers.launch((1,), big[:64], out[::2], 64, device="cpu")
+    with pytest.raises(LaunchArgumentError, match=r"^pointer 'src' must be C-contiguous \(use "
+                                                  r"np.ascontiguousarray\)$"):
+        through_pointers.launch((1,), big[::2], out[:64], 64, device="cpu")
+    assert not out.any()
+
+
+def test_a_read_only_array_for_a_pointer_the_kernel_stores_through_is_not_written_back():
+    """docs/runtime.md: a read-only array given for a Ptr member is not written back (numpy's bare ValueError,
+    'assignment destination is read-only', came out of the write-back)."""
+    ro = np.zeros(64, np.uint32)
+    ro.flags.writeable = False
+    through_pointers.launch((1,), np.arange(64, dtype=np.uint32), ro, 64, device="cpu")
+    assert not ro.any()
+    src = np.arange(64, dtype=np.uint32)
+    src.flags.writeable = False
+    out = np.zeros(64, np.uint32)
+    through_pointers.launch((1,), src, out, 64, device="cpu")
+    np.testing.assert_array_equal(out, np.arange(64) * 2)

@@ -156,3 +156,50 @@ def test_struct_buffers_uniforms_and_device_addresses(device):
     gpu, cpu = both(device, test_memory.structs, (2,), make)
     np.testing.assert_array_equal(gpu[1], cpu[1])
     np.testing.assert_array_equal(gpu[3]["src"], cpu[3]["src"])
+
+
+def test_one_array_for_two_parameters_and_overlapping_views(device):
+    """One numpy array given twice is one upload on the GPU (and one memory on the interpreter); views of one
+    array are uploads of their own, written back in the same order on both."""
+    if not device.info.features.get("bufferDeviceAddress"):
+        pytest.skip("no bufferDeviceAddress")
+    for kernel in (test_memory.add_to_both, test_memory.buffer_and_pointer):
+        for pick in (lambda base: (base[:64],) * 2, lambda base: (base[:64], base[32:])):
+            results = []
+            for dev in (device, "cpu"):
+                base = np.arange(96, dtype=np.uint32)
+                kernel.launch((1,), *pick(base), device=dev)
+                results.append(base)
+            np.testing.assert_array_equal(results[0], results[1])
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def sum3(v: cd.Buffer[cd.vec3[f32]], o: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    o[i] = v[i].x + v[i].y + v[i].z
+
+
+def test_both_refuse_the_same_mistakes_in_the_same_words(device):
+    """A tightly packed (N, 3) array for a vec3 buffer (16-byte elements) was read at the wrong offsets when 12 N
+    was a multiple of 16; an int for a uniform block had different words on the two paths."""
+    from coopdsl.runtime import LaunchError
+
+    def message(call):
+        with pytest.raises(LaunchError) as e:
+            call()
+        return str(e.value)
+
+    for rows in (4, 5, 8):
+        v = np.zeros((rows, 3), np.float32)
+        texts = {message(lambda d=d, v=v: sum3.launch((1,), v, np.zeros(4, np.float32), device=d))
+                 for d in (device, "cpu")}
+        assert texts == {f"buffer 'v' holds vec3[f32] elements padded to 16 bytes (a vec3 takes a vec4's room), but "
+                         f"the array given has 3 values a row, packed tightly: pass shape ({rows}, 4) (e.g. "
+                         f"np.pad(x, ((0, 0), (0, 1)))), or declare the buffer vec4"}
+    out = np.zeros(4, np.float32)
+    sum3.launch((1,), np.arange(16, dtype=np.float32).reshape(4, 4), out, device=device)
+    assert out.tolist() == [3, 15, 27, 39]
+    p = {"factor": 1.0, "offset": 0.0, "src": np.zeros(4, np.float32)}
+    texts = {message(lambda d=d: test_memory.structs.launch((1,), np.zeros(48, np.uint8), np.zeros(4, np.float32), 5,
+                                                            p, 1, device=d)) for d in (device, "cpu")}
+    assert len(texts) == 1 and texts.pop().startswith("uniform block 'cfg' needs a dict of its members or an array")
