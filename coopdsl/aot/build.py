@@ -25,7 +25,7 @@ from .. import __version__
 from ..errors import CoopDSLError
 from .artifact import Artifact, compile_artifact
 from .buildspec import BuildSpec, Entry, Variant, read_spec
-from .cheader import render_header
+from .cheader import check_names, render_header
 from .cspell import identifier
 from .errors import BuildError, InputError
 from .loading import load_kernels, pick_kernel
@@ -73,6 +73,7 @@ def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None]
     a kernel fails (outputs finished before it are kept and recorded).
     """
     spec = read_spec(spec_path)
+    _check_names(spec)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out_dir}: exists and is not a directory")
@@ -167,12 +168,24 @@ def _write_manifest(out: Path, records: dict[str, Any]) -> None:
     (out / MANIFEST).write_text(text)
 
 
+def _check_names(spec: BuildSpec) -> None:
+    """The header's C names that the outputs and the header's name decide (``coopdsl_kernel`` would declare
+    ``coopdsl_kernel_info``, the shared type), checked before anything is compiled or written."""
+    try:
+        check_names([v.output for e in spec.entries for v in e.variants], Path(spec.header).stem)
+    except InputError as e:
+        raise InputError(f"{spec.path}: {e}") from None
+
+
 def _write_header(spec: BuildSpec, out: Path, records: dict[str, Any]) -> bool:
     """Write the combined header from the files on disk; only when its text changes (keeps its mtime)."""
     order = [v.output for e in spec.entries for v in e.variants]
     artifacts = [_artifact_on_disk(out, name, records[name]) for name in order]
     stem = Path(spec.header).stem
-    text = render_header(artifacts, stem, index=stem, command=f"coopdsl build {spec.path.name} -o <dir>")
+    try:
+        text = render_header(artifacts, stem, index=stem, command=f"coopdsl build {spec.path.name} -o <dir>")
+    except InputError as e:   # (names from a kernel's contents: a binding whose macro another output declares)
+        raise InputError(f"{spec.path}: {e}") from None
     path = out / spec.header
     if path.is_file() and path.read_text() == text:
         return False

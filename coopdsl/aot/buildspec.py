@@ -163,9 +163,21 @@ def _env(table: dict[str, Any], where: str) -> str | None:
 
 
 def _device(table: dict[str, Any], where: str, spec_path: Path) -> str | None:
-    """A device profile: a shipped name as written, a ``.json`` file resolved against the spec's folder."""
-    device = _opt(table, "device", str, where)
-    return str(spec_path.parent / device) if device and device.endswith(".json") else device
+    """A device profile: a shipped name as written, a ``.json`` file resolved against the spec's folder.
+
+    It is loaded here, so that a profile that is not there or not readable is the spec's fault (an InputError,
+    exit status 2, as ``emit --device nope`` is a usage error), found before anything is compiled or written."""
+    device: str | None = _opt(table, "device", str, where)
+    if device and device.endswith(".json"):
+        device = str(spec_path.parent / device)
+    if device:
+        from ..devices.profile import ProfileError, load_profile
+
+        try:
+            load_profile(device)
+        except ProfileError as e:
+            raise InputError(f"{where}: device: {e}") from None
+    return device
 
 
 def _opt(table: dict[str, Any], key: str, kind: type, where: str) -> Any:

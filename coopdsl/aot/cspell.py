@@ -41,8 +41,10 @@ def identifier(name: str) -> str:
 
 
 def macro(*parts: str) -> str:
-    """An upper-case macro name from ``parts`` joined by '_'."""
-    return "_".join(identifier(p).strip("_") or "_" for p in parts).upper()
+    """An upper-case macro name from ``parts`` joined by '_' (with a leading '_' where it would start with a digit,
+    as :func:`identifier` gives one)."""
+    name = "_".join(identifier(p).strip("_") or "_" for p in parts).upper()
+    return "_" + name if name[:1].isdigit() else name
 
 
 def unique(names: list[str], spell: Callable[[str], str], what: str,

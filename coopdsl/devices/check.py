@@ -27,7 +27,6 @@ cannot know (VUIDs in docs/devices.md):
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -151,12 +150,22 @@ def _env(reflection: dict[str, Any], profile: DeviceProfile, spec: Mapping[str, 
 
 
 def _spec_values(reflection: dict[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
-    values = {s["name"]: s["default"] for s in reflection.get("spec_constants", [])}
+    """The kernel's specialization values with ``spec`` given over the defaults, checked as a launch checks them
+    (``runtime.packing.pack_spec``): a name the kernel does not declare, or a value its type does not take
+    (``2048.0`` or ``"2048"`` for a u32), is a ValueError naming the constant, its type and the value given
+    (dropping it would check the defaults instead, and pass a kernel the launch then refuses)."""
+    consts = reflection.get("spec_constants", [])
+    values = {s["name"]: s["default"] for s in consts}
+    unknown = sorted(set(spec) - set(values), key=str)
+    if unknown:
+        raise ValueError(f"unknown specialization constant(s) {unknown}; the kernel has {sorted(values)}")
+    if not spec:
+        return values
+    from .._packing import fitted  # (here: it brings numpy, which a compile without spec values does not need)
+
+    types = {s["name"]: s["type"] for s in consts}
     for name, v in spec.items():
-        try:
-            values[name] = operator.index(v)
-        except TypeError:
-            pass  # not an integer: it cannot size a matrix (pack_spec reports bad values)
+        values[name] = fitted(v, types[name], f"specialization constant {name}")
     return values
 
 

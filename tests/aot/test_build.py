@@ -270,3 +270,52 @@ def test_a_manifest_names_no_file_outside_the_folder_and_a_corrupt_one_is_rebuil
     assert victim.read_bytes() == b"keep" and (project / "victim.json").exists()
     assert report.removed == [] and report.compiled == OUTPUTS   # (nothing trusted: everything built)
     assert sorted(json.loads((out / MANIFEST).read_text())["outputs"]) == OUTPUTS
+
+
+@pytest.mark.parametrize("lang", ["c99", "c++17"])
+def test_a_header_name_starting_with_a_digit_gives_c_names_alike_and_compiles(tmp_path, lang):
+    # header "1k.h" gave the array _1k_kernels but the macro 1K_KERNEL_COUNT (not an identifier): the build
+    # passed with a header no compiler takes; macros and variables now spell a name alike (cspell.identifier)
+    (tmp_path / "saxpy.py").write_text(SAXPY)
+    (tmp_path / "k.toml").write_text('header = "1k.h"\n[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\n')
+    assert build(tmp_path / "k.toml", tmp_path / "out").header == tmp_path / "out" / "1k.h"
+    text = (tmp_path / "out" / "1k.h").read_text()
+    assert "#define _1K_KERNEL_COUNT 1u\n" in text
+    assert "static const coopdsl_kernel_info *const _1k_kernels[_1K_KERNEL_COUNT] = {&saxpy_info};" in text
+    syntax_check(tmp_path / "out" / "1k.h", lang)
+
+
+def test_an_output_that_would_declare_a_shared_type_is_refused_before_anything_is_written(tmp_path, capsys):
+    # output "coopdsl_kernel" declared coopdsl_kernel_info, the type every header shares: a header that does not
+    # compile, from a build that passed
+    (tmp_path / "saxpy.py").write_text(SAXPY)
+    (tmp_path / "k.toml").write_text('[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\noutput = "coopdsl_kernel"\n')
+    message = (f"{tmp_path / 'k.toml'}: output 'coopdsl_kernel' would declare the C name coopdsl_kernel_info, "
+               f"which is the header's own type coopdsl_kernel_info (every coopdsl header declares it); "
+               f"rename the output")
+    with pytest.raises(InputError) as info:
+        build(tmp_path / "k.toml", tmp_path / "out")
+    assert str(info.value) == message
+    assert main(["build", str(tmp_path / "k.toml"), "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"coopdsl: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("spec, where", [
+    ('device = "nosuchgpu"\n[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\n', ""),
+    ('[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\ndevice = "nosuchgpu"\n', " kernel #1 'saxpy':"),
+])
+def test_an_unknown_device_is_a_usage_error_as_for_emit(tmp_path, capsys, spec, where):
+    # it was a compile failure ("failed:", exit status 1) while `emit --device nope` is a usage error (2)
+    from coopdsl.devices import shipped_profiles
+
+    (tmp_path / "saxpy.py").write_text(SAXPY)
+    (tmp_path / "k.toml").write_text(spec)
+    message = (f"{tmp_path / 'k.toml'}:{where} device: no device profile 'nosuchgpu': not a shipped profile "
+               f"({', '.join(shipped_profiles())}) nor a file")
+    with pytest.raises(InputError) as info:
+        build(tmp_path / "k.toml", tmp_path / "out")
+    assert str(info.value) == message
+    assert main(["build", str(tmp_path / "k.toml"), "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"coopdsl: error: {message}\n"
+    assert not (tmp_path / "out").exists()   # (found before anything is compiled or written)

@@ -201,3 +201,24 @@ def test_a_binding_named_count_is_refused_and_a_member_named_like_padding_is_kep
     (tmp_path / "named_pad.h").write_text(text)
     for lang in ("c99", "c++17"):
         syntax_check(tmp_path / "named_pad.h", lang)
+
+
+@pytest.mark.parametrize("lang", ["c99", "c++17"])
+def test_macros_and_variables_spell_an_output_name_alike(tmp_path, lang):
+    # macros dropped a name's leading '_' (so '1k', spelt _1k for variables, gave the macro 1K_..., no identifier)
+    text = render_header([compile_artifact(KERNELS["bare"], "_1k", source="sample_kernels.py")], "1k", index="1k")
+    for line in ("#define _1K_BINDING_COUNT 1u", "#define _1K_BINDING_OUT 0u", "#define _1K_KERNEL_COUNT 1u",
+                 "COOPDSL_UNUSED static const coopdsl_kernel_info *const _1k_kernels[_1K_KERNEL_COUNT] = {&_1k_info};"):
+        assert line + "\n" in text
+    assert "static const uint32_t _1k_spv[_1K_SPV_WORDS] = {" in text
+    (tmp_path / "1k.h").write_text(text)
+    syntax_check(tmp_path / "1k.h", lang)
+
+
+def test_an_output_named_like_a_shared_type_is_refused():
+    clash = compile_artifact(KERNELS["bare"], "coopdsl_kernel", source="sample_kernels.py")
+    with pytest.raises(InputError) as info:
+        render_header([clash], "coopdsl_kernel")
+    assert str(info.value) == ("output 'coopdsl_kernel' would declare the C name coopdsl_kernel_info, which is the "
+                               "header's own type coopdsl_kernel_info (every coopdsl header declares it); rename the "
+                               "output")

@@ -45,6 +45,27 @@ def test_too_many_invocations_are_refused_at_the_decorator_for_the_specialized_s
     assert zero.what == "a workgroup of 0x1x1 invocations: each size must be at least 1"
 
 
+
+@pytest.mark.parametrize("spec, error, message", [
+    ({"WG": 2048.0}, ValueError, "specialization constant WG (u32) cannot be 2048.0: cannot use the float literal "
+                                 "2048.0 as u32; convert explicitly"),
+    ({"WG": "2048"}, ValueError, "specialization constant WG (u32) cannot be '2048': give a number"),
+    ({"WG": -1}, ValueError, "specialization constant WG (u32) cannot be -1: the literal -1 does not fit in u32 "
+                             "(0..4294967295)"),
+    ({"wg": 2048}, ValueError, "unknown specialization constant(s) ['wg']; the kernel has ['WG']"),
+])
+def test_spec_values_a_launch_would_refuse_are_refused_not_dropped(spec, error, message):
+    # verify() dropped them and checked the default (64): {"WG": 2048.0} passed a workgroup the H100 cannot run;
+    # they are refused with the launch's words (coopdsl._packing), for every entry point that takes spec values
+    for check in (lambda: cd.devices.verify(by_spec.reflect(), "nvidia-h100", spec),
+                  lambda: mismatches(by_spec.reflect(), "nvidia-h100", spec),
+                  lambda: cd.devices.check.workgroup_size(by_spec.reflect(), spec)):
+        with pytest.raises(error) as info:
+            check()
+        assert str(info.value) == message
+    with pytest.raises(DeviceMismatchError, match="2048 invocations"):   # (the int still reaches the check)
+        cd.devices.verify(by_spec.reflect(), "nvidia-h100", {"WG": 2048})
+
 def test_a_size_along_one_axis_beyond_the_device_is_refused():
     small = _profile(max_workgroup_size=[1024, 32, 64])
     (m,) = mismatches(tall.reflect(), small)
