@@ -27,7 +27,10 @@ def check_file(path: str | Path, what: str = "file") -> Path:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{path}: is a directory, not a {what}")
-    if not p.is_file():
+    if p.exists():   # a device, a pipe, a socket: it cannot be read as a whole file
+        if not p.is_file():
+            raise InputError(f"{path}: is not a regular file (a device, a pipe or a socket); give a {what}")
+    else:
         raise InputError(f"no such file: {path}")
     return p
 

@@ -130,6 +130,14 @@ def test_a_directory_is_not_a_missing_file(tmp_path, capsys, command):
     assert f"{tmp_path}: is a directory" in err and "no such file" not in err
 
 
+@pytest.mark.parametrize("command", [["emit"], ["val"], ["dis"]])
+def test_a_device_file_is_not_a_missing_file(capsys, command):
+    """`coopdsl val /dev/null` said 'no such file'."""
+    assert main([command[0], "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: is not a regular file (a device, a pipe or a socket)" in err and "no such file" not in err
+
+
 def test_output_path_that_is_a_directory(tmp_path, capsys):
     assert main(["emit", str(GEMM), "-o", str(tmp_path)]) == 2
     assert f"{tmp_path}: is a directory; give a file name" in capsys.readouterr().err
