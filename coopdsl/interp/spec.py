@@ -39,23 +39,8 @@ class SpecValues:
             from .ops.arith import apply_arith
 
             args = [self.value(o) for o in v.operands]
-            if v.kind in ("shl", "shr"):
-                self._check_shift(v, args[1])
             self._values[key] = np.asarray(apply_arith(v.kind, v.operands[0].type, v.type, args))
         return self._values[key]
-
-    def _check_shift(self, v: SpecOp, count: np.ndarray) -> None:
-        """A shift among the constants by a count below 0 or at least the shifted value's width (undefined in
-        SPIR-V) as an error naming the launch's specialization constants, which made it."""
-        shifted = T.scalar_of(v.operands[0].type)
-        n = int(count)
-        if 0 <= n < shifted.width:
-            return
-        from .errors import LaunchArgumentError
-
-        raise LaunchArgumentError(f"the specialization constants {self.by_name()} make a shift of {shifted} by {n}: "
-                                  f"the count must be from 0 to {shifted.width - 1} (SPIR-V leaves larger and "
-                                  f"negative shift counts undefined)")
 
     def dim(self, d: T.Dim) -> int:
         """The integer a (possibly symbolic) dimension or array length stands for."""

@@ -136,29 +136,7 @@ def bitcast(x: Any, src: T.Type, dst: T.Type) -> np.ndarray:
 @semantics("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr", "lt", "le", "gt", "ge", "eq",
            "ne", "neg", "not", "land", "lor", "convert", "bitcast", "fmod")
 def _arith(m: Machine, op: Op, args: list[Any]) -> Any:
-    if op.kind in ("shl", "shr"):
-        _check_shift(m, op, args[1])
     return apply_arith(op.kind, op.operands[0].type, op.type, args)
-
-
-def _check_shift(m: Machine, op: Op, amount: Any) -> None:
-    """A count below 0 or at least the shifted value's width, undefined in SPIR-V, as a located error."""
-    width = T.scalar_of(op.operands[0].type).width
-    count_type = op.operands[1].type
-    a = np.asarray(amount)
-    bad = a >= width
-    if T.scalar_of(count_type).signed:
-        bad |= a < 0
-    if not bad.any():
-        return
-    per_lane = a.ndim == (2 if isinstance(count_type, T.VectorType) else 1)
-    lanes = (bad.reshape(m.lanes.N, -1).any(axis=1) if per_lane else np.full(m.lanes.N, True)) & m.mask
-    if lanes.any():
-        slot = int(np.argmax(lanes))
-        counts, wrong = (a[slot], bad[slot]) if per_lane else (a, bad)
-        shown = int(np.reshape(counts, -1)[int(np.argmax(np.reshape(wrong, -1)))])
-        raise m.error(op, f"a shift of {T.scalar_of(op.operands[0].type)} by {shown}: the count must be from 0 "
-                          f"to {width - 1} (SPIR-V leaves larger and negative shift counts undefined)", slot)
 
 
 @semantics("select")
