@@ -66,6 +66,7 @@ BITS_32 = {"find_lsb", "find_msb"}   # GLSL.std.450 takes these on 32-bit intege
 SCALAR_RESULT = {"length", "distance"}
 SCALAR_ARGS = {"min", "max", "clamp"}  # later arguments may be scalars of the vector's component type
 PARAMS = ("x", "y", "z")  # the parameters of a math builtin, as many as it takes
+NAMED = {"atan2": ("y", "x")}  # ... except where GLSL names them otherwise: atan2's first operand is y
 
 
 def _is_bool(v: object) -> bool:
@@ -89,11 +90,12 @@ def _mix_bool(cg: Builder, vals: list[Any]) -> Value:
 
 def _make(name: str, row: tuple[Any, ...]) -> Builtin:
     fop, sop, uop, arity, small_only, doc = row
+    params = NAMED.get(name, PARAMS[:arity])
     kinds = ", ".join(k for k, op in (("floats", fop), ("signed ints", sop), ("unsigned ints", uop)) if op)
 
     def impl(cg: Builder, **args: Any) -> Value:
         """The operands arrive through the one operand gate (numbers and runtime values only)."""
-        vals = [args[p] for p in PARAMS[:arity]]
+        vals = [args[p] for p in params]
         if name == "mix" and _is_bool(vals[2]):
             return _mix_bool(cg, vals)
         typed = [v for v in vals if isinstance(v, Value)]
@@ -128,9 +130,9 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
         return cg.em.op("math", result, vals, fn=name)
 
     impl.__name__ = name
-    sig = "(" + ", ".join(PARAMS[:arity]) + ")"
+    sig = "(" + ", ".join(params) + ")"
     return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop or sop}; takes {kinds})", sig,
-                        dict.fromkeys(PARAMS[:arity], OPERAND))
+                        dict.fromkeys(params, OPERAND))
 
 
 def _splat(cg: Builder, v: Value, t: T.Type, name: str) -> Value:

@@ -80,3 +80,22 @@ def k_mixed_args(x: cd.Buffer[f32], h: cd.Buffer[f16]):
 def test_argument_types_must_agree():
     expect_error(k_mixed_args, TypeMismatchError, "pow() arguments must have one type, got f32 and f16",
                  "# E:mixed", 12)
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def atan2_named(y: cd.Buffer[f32], x: cd.Buffer[f32], o: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    o[i] = cd.atan2(x=x[i], y=y[i]) - cd.atan2(y[i], x[i])
+
+
+def test_atan2_takes_y_then_x_by_name_too():
+    """The reference showed atan2(x, y) while the first operand is y (GLSL's atan(y, x)): keywords swapped it."""
+    import inspect
+
+    import numpy as np
+
+    assert str(inspect.signature(cd.atan2)) == "(y, x)"
+    y, x = np.array([1, 1, -1, 0], np.float32), np.array([0, 1, 1, -1], np.float32)
+    o = np.ones(4, np.float32)
+    atan2_named.launch((1,), y, x, o, device="cpu")
+    assert not o.any()

@@ -203,3 +203,25 @@ def test_both_refuse_the_same_mistakes_in_the_same_words(device):
     texts = {message(lambda d=d: test_memory.structs.launch((1,), np.zeros(48, np.uint8), np.zeros(4, np.float32), 5,
                                                             p, 1, device=d)) for d in (device, "cpu")}
     assert len(texts) == 1 and texts.pop().startswith("uniform block 'cfg' needs a dict of its members or an array")
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def nan_minmax(x: cd.Buffer[f32], y: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    y[i] = cd.subgroup_max(x[i])
+    y[8 + i] = cd.subgroup_min(x[i])
+    y[16 + i] = cd.subgroup_inclusive_max(x[i])
+
+
+def test_subgroup_min_and_max_choose_the_value_that_is_not_nan(device):
+    """OpGroupNonUniformFMin/FMax: of two values one of which is a NaN, the other is chosen (all-NaN is undefined).
+    The interpreter's np.minimum/np.maximum gave NaN on every lane where lavapipe gave 3 and 0."""
+    x = np.array([1, np.nan, 2, 3, 0, 0, 0, 0], np.float32)
+    out = np.zeros(24, np.float32)
+    nan_minmax.launch((1,), x, out, device="cpu", subgroup_size=8)
+    assert out[:16].tolist() == [3.0] * 8 + [0.0] * 8
+    assert out[16:].tolist() == [1, 1, 2, 3, 3, 3, 3, 3]
+    if device.info.subgroup_size == 8:
+        gpu = np.zeros(24, np.float32)
+        nan_minmax.launch((1,), x, gpu, device=device)
+        np.testing.assert_array_equal(gpu, out)

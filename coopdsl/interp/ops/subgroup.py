@@ -23,7 +23,9 @@ from .registry import semantics
 if TYPE_CHECKING:
     from ..machine import Machine
 
-_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+# fmin/fmax: OpGroupNonUniformFMin/FMax choose the other value where one of two is a NaN (only all-NaN is
+# undefined), as lavapipe does; np.minimum would spread the NaN to every lane
+_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.fmin, "max": np.fmax, "and": np.bitwise_and,
           "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
