@@ -119,6 +119,11 @@ def memory_root(ptr: Value) -> MemoryRoot:
     return UNKNOWN_MEMORY
 
 
+def _storage_buffer(root: MemoryRoot) -> bool:
+    """Whether ``root`` is a storage buffer, memory a device pointer may also reach."""
+    return isinstance(root, GlobalVar) and root.role == "buffer"
+
+
 _SCOPE_LEVELS = {Scope.Subgroup.value: SUBGROUP, Scope.Invocation.value: DIVERGENT}  # others: WORKGROUP
 
 
@@ -388,7 +393,7 @@ class FunctionUniformity:
             return worst([address, self.var_facts.get(id(root), UNIFORM)])
         if self.analysis.read_only(root):
             return address
-        return DIVERGENT, Origin(f"a load from {_memory_name(root)}, which the kernel also writes", op.loc,
+        return DIVERGENT, Origin(f"a load from {_memory_name(root)}, {self.analysis.writer_of(root)}", op.loc,
                                  maybe=True)
 
     def _extract(self, op: Op) -> Fact:
@@ -729,8 +734,25 @@ class Uniformity:
         return math.prod(cast("tuple[int, ...]", sizes))  # (all ints: checked above)
 
     def read_only(self, root: MemoryRoot) -> bool:
-        """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow)."""
-        return root not in self.written and UNKNOWN_MEMORY not in self.written and root != UNKNOWN_MEMORY
+        """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow).  A device
+        pointer may point into any storage buffer (an address is any buffer's), so device memory is read-only
+        only where no storage buffer is written either, and a storage buffer only where nothing is written
+        through a device pointer."""
+        if root == UNKNOWN_MEMORY or root in self.written or UNKNOWN_MEMORY in self.written:
+            return False
+        if root == DEVICE_MEMORY:
+            return not any(_storage_buffer(w) for w in self.written)
+        return not (_storage_buffer(root) and DEVICE_MEMORY in self.written)
+
+    def writer_of(self, root: MemoryRoot) -> str:
+        """Why memory ``root`` is not read-only, as the end of a message: the kernel writes it, or writes memory
+        that may be the same (a storage buffer and device memory through a pointer)."""
+        if root in self.written or root == UNKNOWN_MEMORY or UNKNOWN_MEMORY in self.written:
+            return "which the kernel also writes"
+        if root == DEVICE_MEMORY:
+            other = min((w for w in self.written if _storage_buffer(w)), key=lambda w: getattr(w, "name", ""))
+            return f"which may point into {_memory_name(other)}, which the kernel writes"
+        return "which the kernel may write through a device pointer (a pointer may point into any buffer)"
 
     def _analyses(self, func: Function | None) -> list[FunctionUniformity]:
         return [fu for fu in self.contexts.values() if func is None or fu.func is func]

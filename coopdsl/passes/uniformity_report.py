@@ -55,14 +55,24 @@ def error(fu: FunctionUniformity, block: Block, need: Need, calls: tuple[Op, ...
             f"but here control flow is not uniform across the {scope}"
     cause = _cause(fu, block, need.level)
     detail = "" if cause is None else ": " + _situation(fu, block, cause, scope) + _why(fu, cause, need.level)
-    if calls:
-        head += f" (in {fu.func.name}(), called at line {calls[-1].loc.line})"
     loc = need.via[0].loc if need.via else need.op.loc
+    if calls:
+        head += f" (in {fu.func.name}(), called at {_call_site(calls[-1], loc)})"
     advice = _ADVICE[scope]
     if need.op.kind in ("load", "store") and not need.via:
         advice += (". To change elements of a matrix under a condition, write them unconditionally: "
                    "m[i] = cd.select(condition, x, m[i]) (or max(m[i], 0.0) for a ReLU)")
     return UniformityError(f"{head}{detail}. {advice}", loc)
+
+
+def _call_site(call: Op, reported: object) -> str:
+    """Where ``call`` is, for a message located at ``reported``: its line, and its file where that differs (a
+    device function from another module)."""
+    at = call.loc
+    if at is None:
+        return "an unknown line"
+    other = getattr(reported, "file", None)
+    return f"line {at.line}" if other == at.file else f"{at.file}:{at.line}"
 
 
 # what the operands of matrix ops are called in the user's terms (others: "operand N")
@@ -99,7 +109,7 @@ def operand_error(fu: FunctionUniformity, op: Op, index: int, fact: Fact, level:
     text = f"{what} must be the same in every invocation of the {scope}{_symbolic_note(op)} " \
            f"(dynamically uniform, as SPIR-V requires of every operand of a cooperative-matrix operation)"
     if calls:
-        text += f" (in {fu.func.name}(), called at line {calls[-1].loc.line})"
+        text += f" (in {fu.func.name}(), called at {_call_site(calls[-1], op.loc)})"
     got, origin = fact
     text += ", but it is not"
     if origin is not None:

@@ -10,6 +10,7 @@ import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, UniformityError, f16, f32, u32
 
 from ..conftest import expect_error, marker_line
+from . import uniformity_helpers
 
 T16 = (f16, 16, 16)
 
@@ -436,3 +437,59 @@ def test_an_element_decides_a_branch_and_a_runtime_element_write_is_a_whole_matr
                            "# E:relu", 13, "# C:relu", 12)
     assert "it depends on an element of a cooperative matrix" in err.message
     assert "m[i] = cd.select(condition, x, m[i])" in err.message
+
+
+@cd.struct
+class Pointers:
+    src: cd.Ptr[u32]
+    dst: cd.Ptr[u32]
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def k_pointer_load_after_buffer_write(x: cd.Buffer[u32], p: Pointers):
+    x[cd.local_invocation_index] = 9
+    if p.src[0] > 3:
+        cd.barrier()  # E:ptrload
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def k_buffer_load_after_pointer_write(y: cd.Buffer[u32], p: Pointers):
+    p.dst[cd.local_invocation_index] = 9
+    if y[0] > 3:
+        cd.barrier()  # E:bufload
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def k_pointer_load_with_only_shared_writes(p: Pointers):
+    tile = cd.shared(u32, 64)
+    tile[cd.local_invocation_index] = p.src[cd.local_invocation_index]
+    if p.src[0] > 3:
+        cd.barrier()
+
+
+def test_a_pointer_may_point_into_any_buffer():
+    """A device-pointer load was uniform when the kernel wrote a storage buffer (which the pointer may point
+    into), and a buffer load uniform when the kernel wrote through a pointer (which may point into the buffer):
+    both barriers could be reached by part of the workgroup on a GPU, and the interpreter, whose invocations run in
+    lockstep, did not see it. Writes to shared memory, which no device pointer reaches, leave the load uniform."""
+    expect_error(k_pointer_load_after_buffer_write, UniformityError,
+                 "it depends on a load from device memory through a pointer, which may point into buffer 'x', which "
+                 "the kernel writes", "# E:ptrload", 9)
+    expect_error(k_buffer_load_after_pointer_write, UniformityError,
+                 "it depends on a load from buffer 'y', which the kernel may write through a device pointer (a "
+                 "pointer may point into any buffer)", "# E:bufload", 9)
+    assert "OpControlBarrier" in k_pointer_load_with_only_shared_writes.disassemble()
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_barrier_in_a_helper_of_another_module(x: cd.Buffer[u32]):
+    uniformity_helpers.sync_if(cd.local_invocation_index)  # E:elsewhere
+    x[cd.local_invocation_index] = 1
+
+
+def test_a_call_site_in_another_file_is_named_with_its_file():
+    """The error is located in the helper's file; 'called at line 7' named a line of the kernel's file."""
+    with pytest.raises(UniformityError) as e:
+        k_barrier_in_a_helper_of_another_module.compile()
+    assert e.value.loc.file.endswith("uniformity_helpers.py")
+    assert f"(in sync_if(), called at {__file__}:{marker_line('# E:elsewhere')})" in e.value.message
