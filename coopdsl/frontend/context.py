@@ -154,6 +154,9 @@ class Context:
         frozen = _frozen(value)
         if frozen is not _UNSEEN:
             return frozen
+        if isinstance(value, py_types.FunctionType):   # a helper the kernel meant to call on the device
+            raise NameResolutionError(f"global '{name}' is a plain Python function, which kernels cannot call; "
+                                      f"decorate it with @cd.func to make it a device function", self.em.loc)
         raise NameResolutionError(
             f"global '{name}' is a {type(value).__name__}, which kernels cannot use "
             f"(use numbers, strings, coopdsl types and builtins, and tuples of them)", self.em.loc)

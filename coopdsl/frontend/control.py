@@ -281,7 +281,10 @@ class ControlFlow(Context):
             assert test is not None  # (a while loop's)
             c = self.condition(test)
             cond = em.const(T.boolean, c) if isinstance(c, bool) else c
-        em.terminate("cond_br", [cond], [body_b, merge])
+        if iv is None and c is True:   # `while True:` leaves only by break (or return): no edge to the merge
+            em.branch(body_b)
+        else:
+            em.terminate("cond_br", [cond], [body_b, merge])
         em.start(body_b)
         if iv is not None:
             self.assign(target, counter)
@@ -297,7 +300,7 @@ class ControlFlow(Context):
             self.ssa.write(iv_name, cont, nxt)
         em.branch(header)
         self.ssa.close_loop(header, [cont])
-        em.start(merge)
+        self._start_merge(merge)   # (a `while True:` without a break: nothing after it runs)
 
     def _carry_target(self, target: str, ty: T.ScalarType, pre: Block) -> bool:
         """Carry a range loop's target around the loop (a phi in its header) where it can, and say whether it

@@ -173,8 +173,12 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     values = _annotated(cg, dfn, values)
     for name, v in values.items():
         if isinstance(v, tuple) and any(isinstance(x, Value) for x in _flat(v)):
-            raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is a list holding runtime values; "
-                                    f"pass its elements", cg.em.loc)
+            if sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                raise TypeMismatchError(f"{dfn.fn.__name__}(): '*{name}' collects its arguments into a tuple, and a "
+                                        f"device function takes runtime values one parameter each; name the "
+                                        f"parameters", cg.em.loc)
+            raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is a tuple or list holding runtime "
+                                    f"values; pass its elements as separate arguments", cg.em.loc)
     for name, v in values.items():
         check_memory_argument(cg, f"{dfn.fn.__name__}(): argument '{name}'", v)
     if dfn in _compiling:

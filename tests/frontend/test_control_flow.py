@@ -270,3 +270,38 @@ def test_a_loop_target_after_the_loop_holds_its_last_value_as_in_python():
     # a target first bound by the loop may be unbound after it (the loop may not run)
     expect_error(k_target_only_in_the_loop, cd.NameResolutionError, "'j' may be used before it is assigned",
                  "# E:only_in_loop", 12)
+
+
+@cd.func
+def first_at_least(n):
+    i = u32(0)
+    while True:
+        if i >= n:
+            return i
+        i += 1
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_while_true(x: cd.Buffer[u32], y: cd.Buffer[u32]):
+    g = cd.global_invocation_id.x
+    x[g] = first_at_least(g * 2)
+    j = u32(0)
+    while True:
+        j += 3
+        if j > g:
+            break
+    y[g] = j
+
+
+def test_while_true_leaves_only_by_return_or_break():
+    """A device function whose only exit is a return inside `while True:` was refused ('returns a value on some
+    paths and nothing on others'): the loop's end, which nothing reaches, counted as a path. The header now
+    branches straight into the body, and the merge block is unreachable unless a break reaches it."""
+    import numpy as np
+
+    text = k_while_true.disassemble()
+    assert "OpLoopMerge" in text and "OpUnreachable" in text
+    x, y = np.zeros(32, np.uint32), np.zeros(32, np.uint32)
+    k_while_true.launch((1,), x, y, device="cpu")
+    assert x.tolist() == [2 * g for g in range(32)]
+    assert y.tolist() == [3 * (g // 3 + 1) for g in range(32)]
