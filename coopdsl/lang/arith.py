@@ -245,8 +245,13 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
             f"operands of '{sym}' have different sizes: {ta} and {tb}; take components of the {big} "
             f"(e.g. v.{'xyzw'[:small.count]}) or widen the {small} (e.g. vec{big.count}[{small.elem}](v, {pad}))"
             + ("" if ta.elem == tb.elem else "; the component types must match too"), em.loc)
+    # a shift keeps the type of what it shifts: converting that to the count's type could truncate it
+    if op in ("shl", "shr") and isinstance(ea, T.ScalarType) and ea.is_int:
+        hint = f"a shift keeps the type of the value shifted, so convert the count (e.g. {ta}(n))"
+    else:
+        hint = f"convert one explicitly (e.g. {tb}(x))"
     raise TypeMismatchError(
-        f"operands of '{sym}' have different types: {ta} and {tb}; convert one explicitly (e.g. {tb}(x))"
+        f"operands of '{sym}' have different types: {ta} and {tb}; {hint}"
         + _number_before_loop(a, tb) + _number_before_loop(b, ta), em.loc)
 
 

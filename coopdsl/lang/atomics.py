@@ -56,7 +56,9 @@ class Ordering(Conversion):
         allowed = ORDERINGS_OF.get(name, ORDERINGS)
         if any(n not in allowed for n in names) or len(names) > 1:
             why = f" ({WHY_NOT[name]})" if name in WHY_NOT and any(n in ORDERINGS for n in names) else ""
-            raise ArgumentError(f"{name}(): semantics must be one of {', '.join(allowed)}{why}", cg.em.loc)
+            choices = f"one of {', '.join(allowed)}," if len(allowed) > 1 else allowed[0]
+            raise ArgumentError(f"{name}(): semantics must be {choices} or None (relaxed, the default){why}",
+                                cg.em.loc)
         return names
 
 
@@ -113,7 +115,8 @@ def _rmw(op: str) -> Builtin:
                    "xor": "OpAtomicXor", "exchange": "OpAtomicExchange"}[op]
     return make_builtin(name, impl, f"Atomically apply {op} to mem[index] and return the old value ({instruction}). "
                         f"``mem`` is a buffer or shared array of 32- or 64-bit scalars; ``scope`` defaults to "
-                        f"Device for buffers and Workgroup for shared arrays; ``semantics`` is an ordering name.",
+                        f"Device for buffers and Workgroup for shared arrays; ``semantics`` is an ordering name "
+                        f"(Acquire, Release or AcquireRelease) or None (relaxed).",
                         "(mem, index, value, *, scope=None, semantics=None)", CONVERSIONS)
 
 
@@ -154,8 +157,12 @@ ATOMICS["atomic_compare_exchange"] = make_builtin(
     "atomic_compare_exchange", _cmpxchg, "If mem[index] == comparator, store value; return the old value "
     "(OpAtomicCompareExchange, integers).",
     "(mem, index, comparator, value, *, scope=None, semantics=None)", CONVERSIONS)
-ATOMICS["atomic_load"] = make_builtin("atomic_load", _load, "Atomic read of mem[index] (OpAtomicLoad).",
-                                      "(mem, index, *, scope, semantics)", CONVERSIONS)
-ATOMICS["atomic_store"] = make_builtin("atomic_store", _store, "Atomic write of mem[index] (OpAtomicStore).",
-                                       "(mem, index, value, *, scope, semantics)", CONVERSIONS)
+ATOMICS["atomic_load"] = make_builtin(
+    "atomic_load", _load, "Atomic read of mem[index] (OpAtomicLoad). ``scope`` defaults to Device for buffers and "
+    "Workgroup for shared arrays; ``semantics`` is None (relaxed) or \"Acquire\".",
+    "(mem, index, *, scope=None, semantics=None)", CONVERSIONS)
+ATOMICS["atomic_store"] = make_builtin(
+    "atomic_store", _store, "Atomic write of mem[index] (OpAtomicStore). ``scope`` defaults to Device for buffers "
+    "and Workgroup for shared arrays; ``semantics`` is None (relaxed) or \"Release\".",
+    "(mem, index, value, *, scope=None, semantics=None)", CONVERSIONS)
 BUILTINS.update(ATOMICS)

@@ -29,7 +29,11 @@ def bitcast(cg: Builder, value: Value, type: T.ScalarType | T.VectorType) -> Val
         return cg.em.op("bitcast", T.with_elem(v.type, t), [v])
     if not isinstance(v.type, (T.ScalarType, T.VectorType)):
         raise TypeMismatchError(f"bitcast takes a scalar, vector or cooperative-matrix value, got {v.type}", cg.em.loc)
-    if size_of(v.type) != size_of(t) or T.scalar_of(v.type).is_bool or T.scalar_of(t).is_bool:
+    if T.scalar_of(v.type).is_bool or T.scalar_of(t).is_bool:
+        hint = f"convert it instead ({t}(x))" if T.scalar_of(v.type).is_bool else "compare instead (x != 0)"
+        raise TypeMismatchError(f"cannot bitcast {v.type} to {t}: bool has no bit pattern to reinterpret (OpBitcast "
+                                f"takes numeric types); {hint}", cg.em.loc)
+    if size_of(v.type) != size_of(t):
         raise TypeMismatchError(f"cannot bitcast {v.type} ({size_of(v.type)} bytes) to {t} ({size_of(t)} bytes)",
                                 cg.em.loc)
     return cg.em.op("bitcast", t, [v])

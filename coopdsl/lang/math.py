@@ -131,7 +131,8 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
 
     impl.__name__ = name
     sig = "(" + ", ".join(params) + ")"
-    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {fop or sop}; takes {kinds})", sig,
+    ops = ", ".join(dict.fromkeys(op for op in (fop, sop, uop) if op))  # each kind's instruction, once
+    return make_builtin(name, impl, f"{doc} (GLSL.std.450 {ops}; takes {kinds})", sig,
                         dict.fromkeys(params, OPERAND))
 
 
@@ -188,6 +189,9 @@ def _select_impl(cg: Builder, cond: Value, a: Any, b: Any) -> Value:
     a, b = arith.unify(cg.em, "select", a, b)
     want = T.VectorType(T.boolean, a.type.count) if isinstance(a.type, T.VectorType) else T.boolean
     if cond.type not in (T.boolean, want):
+        if isinstance(cond.type, T.VectorType) and cond.type.elem == T.boolean:
+            raise TypeMismatchError(f"select() condition and values differ in size: a {cond.type} condition picks "
+                                    f"between {a.type} values, which need {want}", cg.em.loc)
         raise TypeMismatchError(f"select() condition must be bool (or a bool vector), got {cond.type}", cg.em.loc)
     return cg.em.op("select", a.type, [cond, a, b])
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TypeMismatchError
+from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Value
+from ..ir.core import Const, Value
 from . import arith
 from .conversions import Bool, Index, Runtime, exchangeable, numeric
 from .registry import BUILTINS, Builtin, make_builtin
@@ -63,8 +63,14 @@ def _all_equal(cg: Builder, v: Value) -> Value:
     return cg.em.op("subgroup_all_equal", T.boolean, [v])
 
 
+MAX_SUBGROUP_SIZE = 128  # Vulkan: subgroupSize is at most 128, so lanes and ballot bits are 0..127
+
+
 def _broadcast(cg: Builder, v: Value, lane: Any) -> Value:
     if isinstance(lane, int) and not isinstance(lane, bool):
+        if lane >= MAX_SUBGROUP_SIZE:
+            raise ArgumentError(f"subgroup_broadcast() lane {lane} is in no subgroup: a subgroup has at most "
+                                f"{MAX_SUBGROUP_SIZE} invocations (lanes 0 to {MAX_SUBGROUP_SIZE - 1})", cg.em.loc)
         return cg.em.op("subgroup_broadcast", v.type, [v, arith.literal(cg.em, lane, T.u32)])
     lane = cg.as_index(lane, "the lane")  # a runtime lane: a shuffle (Broadcast needs a constant before 1.5)
     if lane.type != T.u32:  # (SPIR-V: an unsigned id, as for the shuffles)
@@ -85,6 +91,10 @@ def _ballot_bits(query: str, result: T.Type) -> Callable[..., Value]:
     def impl(cg: Builder, ballot: Value, index: Value | None = None) -> Value:
         if index is not None and index.type != T.u32:  # (SPIR-V: an unsigned index)
             raise TypeMismatchError(f"subgroup_ballot_bit_extract() index must be u32, got {index.type}", cg.em.loc)
+        if isinstance(index, Const) and isinstance(index.value, int) and index.value >= MAX_SUBGROUP_SIZE:
+            raise ArgumentError(f"subgroup_ballot_bit_extract() index {index.value} is past every subgroup: a ballot "
+                                f"has a bit per invocation, at most {MAX_SUBGROUP_SIZE} (bits 0 to "
+                                f"{MAX_SUBGROUP_SIZE - 1})", cg.em.loc)
         operands = [ballot] if index is None else [ballot, index]
         return cg.em.op("subgroup_ballot_bits", result, operands, query=query)
     return impl
@@ -94,9 +104,9 @@ def _shuffle(kind: str, mode: str) -> Callable[..., Value]:
     name = f"subgroup_shuffle{kind}"
 
     def impl(cg: Builder, v: Value, **lane_mask_or_delta: Value) -> Value:
-        (lane,) = lane_mask_or_delta.values()
+        ((param, lane),) = lane_mask_or_delta.items()  # named as the parameter: lane, mask or delta
         if lane.type != T.u32:
-            raise TypeMismatchError(f"{name}() lane must be u32, got {lane.type}", cg.em.loc)
+            raise TypeMismatchError(f"{name}() {param} must be u32, got {lane.type}", cg.em.loc)
         return cg.em.op("subgroup_shuffle", v.type, [v, lane], mode=mode)
     return impl
 
@@ -107,6 +117,7 @@ for _op in ARITH:
         _b = _arith(_op, _prefix)
         SUBGROUP[_b.name] = _b
 _LANE = Index("the lane")
+_DELTA = Index("the delta")
 for _name, _impl, _doc, _sig, _conversions in (
         ("subgroup_elect", _elect, "True in exactly one active invocation (OpGroupNonUniformElect).", "()", {}),
         ("subgroup_all", _vote("all"), "True if the bool is true in every active invocation.", "(b)",
@@ -115,7 +126,8 @@ for _name, _impl, _doc, _sig, _conversions in (
         ("subgroup_all_equal", _all_equal, "True if every active invocation has the same value.", "(v)",
          {"v": LANE_VALUE}),
         ("subgroup_broadcast", _broadcast,
-         "The value of invocation ``lane`` (a constant: OpGroupNonUniformBroadcast; runtime: Shuffle).", "(v, lane)",
+         "The value of invocation ``lane`` (a constant, 0 to 127: OpGroupNonUniformBroadcast; runtime: Shuffle).",
+         "(v, lane)",
          {"v": LANE_VALUE}),
         ("subgroup_broadcast_first", _broadcast_first, "The value of the lowest active invocation.", "(v)",
          {"v": LANE_VALUE}),
@@ -149,10 +161,10 @@ for _name, _impl, _doc, _sig, _conversions in (
         ("subgroup_shuffle", _shuffle("", "index"), "The value of invocation ``lane``.",
          "(v, lane)", {"v": LANE_VALUE, "lane": _LANE}),
         ("subgroup_shuffle_xor", _shuffle("_xor", "xor"),
-         "The value of invocation ``id ^ mask``.", "(v, mask)", {"v": LANE_VALUE, "mask": _LANE}),
+         "The value of invocation ``id ^ mask``.", "(v, mask)", {"v": LANE_VALUE, "mask": Index("the mask")}),
         ("subgroup_shuffle_up", _shuffle("_up", "up"),
-         "The value of invocation ``id - delta``.", "(v, delta)", {"v": LANE_VALUE, "delta": _LANE}),
+         "The value of invocation ``id - delta``.", "(v, delta)", {"v": LANE_VALUE, "delta": _DELTA}),
         ("subgroup_shuffle_down", _shuffle("_down", "down"),
-         "The value of invocation ``id + delta``.", "(v, delta)", {"v": LANE_VALUE, "delta": _LANE})):
+         "The value of invocation ``id + delta``.", "(v, delta)", {"v": LANE_VALUE, "delta": _DELTA})):
     SUBGROUP[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)
 BUILTINS.update(SUBGROUP)
