@@ -92,6 +92,8 @@ def _methods(receiver: Any) -> str:
 
 def _swizzle_indices(t: T.VectorType, attr: str, loc: SourceLoc, store: bool = False) -> list[int]:
     """The component indices ``attr`` names in ``t``; a store names each component once."""
+    if not (set(attr) <= set("xyzw") or set(attr) <= set("rgba")):   # (GLSL: one set per swizzle)
+        raise TypeMismatchError(f"swizzle '.{attr}' mixes the component names xyzw and rgba; use one set", loc)
     idx = [SWIZZLE[c] for c in attr]
     if any(i >= t.count for i in idx):
         raise TypeMismatchError(f"swizzle '.{attr}' reaches past the {t.count} components of {t}", loc)

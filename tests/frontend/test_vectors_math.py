@@ -68,6 +68,18 @@ def test_swizzle_assignments_name_each_component_once_and_take_a_vector_of_as_ma
                  "takes a vec2[f32]", "# E:size", 5)
 
 
+@cd.kernel(workgroup_size=(4, 1, 1))
+def swizzle_mixed_sets(out: cd.Buffer[vec4[f32]], x: cd.Buffer[f32]):
+    v = out[0]
+    x[0] = v.xg.y  # E:mixed
+
+
+def test_a_swizzle_uses_one_set_of_component_names():
+    """GLSL refuses v.xg (xyzw and rgba mixed); it compiled as (x, y)."""
+    expect_error(swizzle_mixed_sets, TypeMismatchError, "swizzle '.xg' mixes the component names xyzw and rgba; use "
+                 "one set", "# E:mixed", 12)
+
+
 @cd.kernel(workgroup_size=(32, 1, 1))
 def glsl_overloads(v: cd.Buffer[vec4[f32]], x: cd.Buffer[f32], w: cd.Buffer[vec3[u32]]):
     i = cd.global_invocation_id.x
