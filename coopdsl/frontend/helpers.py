@@ -182,8 +182,10 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     for name, v in values.items():
         check_memory_argument(cg, f"{dfn.fn.__name__}(): argument '{name}'", v)
     if dfn in _compiling:
-        raise UnsupportedSyntaxError(f"{dfn.fn.__name__} calls itself (recursion is not supported on GPUs)",
-                                     cg.em.loc)
+        chain = [f.fn.__name__ for f in _compiling[_compiling.index(dfn) + 1:]]
+        through = f" through {' -> '.join(chain)}" if chain else ""
+        raise UnsupportedSyntaxError(f"{dfn.fn.__name__} calls itself{through} (recursion is not supported on "
+                                     f"GPUs)", cg.em.loc)
     key = (dfn, tuple((k, _signature_part(v)) for k, v in values.items()))
     func = cg.module.helpers.get(key)
     if func is None:

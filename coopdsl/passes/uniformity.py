@@ -747,6 +747,9 @@ class Uniformity:
     def writer_of(self, root: MemoryRoot) -> str:
         """Why memory ``root`` is not read-only, as the end of a message: the kernel writes it, or writes memory
         that may be the same (a storage buffer and device memory through a pointer)."""
+        if isinstance(root, GlobalVar) and root.role == "private" and root not in self.kernel_private:
+            return ("which the kernel writes and a @cd.func uses (such an array is not followed store by store, as "
+                    "one only the kernel uses is; a cd.local_array in the function is)")
         if root in self.written or root == UNKNOWN_MEMORY or UNKNOWN_MEMORY in self.written:
             return "which the kernel also writes"
         if root == DEVICE_MEMORY:

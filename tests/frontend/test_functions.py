@@ -59,8 +59,26 @@ def k_recursion(c: cd.Buffer[f32]):
     c[0] = recurse(c[1])
 
 
+@cd.func
+def is_even(n):
+    return n == 0 or is_odd(n - 1)
+
+
+@cd.func
+def is_odd(n):
+    return n != 0 and is_even(n - 1)  # E:mutual
+
+
+@cd.kernel
+def k_mutual_recursion(c: cd.Buffer[u32]):
+    c[0] = u32(is_even(c[1]))
+
+
 def test_recursion_is_an_error():
-    expect_error(k_recursion, cd.UnsupportedSyntaxError, "recurse calls itself", "# E:recurse", 12)
+    expect_error(k_recursion, cd.UnsupportedSyntaxError, "recurse calls itself (recursion", "# E:recurse", 12)
+    # mutual recursion names the functions in between ('is_even calls itself' did not say how)
+    expect_error(k_mutual_recursion, cd.UnsupportedSyntaxError, "is_even calls itself through is_odd (recursion is "
+                 "not supported on GPUs)", "# E:mutual", 23)
 
 
 @cd.func

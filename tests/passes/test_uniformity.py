@@ -493,3 +493,24 @@ def test_a_call_site_in_another_file_is_named_with_its_file():
         k_barrier_in_a_helper_of_another_module.compile()
     assert e.value.loc.file.endswith("uniformity_helpers.py")
     assert f"(in sync_if(), called at {__file__}:{marker_line('# E:elsewhere')})" in e.value.message
+
+
+@cd.func
+def private_flag(n):
+    arr = cd.private_array(u32, 2)
+    arr[0] = n
+    if arr[0] > 3:
+        cd.barrier()  # E:private
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_private_array_of_a_helper(x: cd.Buffer[u32], n: u32):
+    private_flag(n)
+    x[cd.local_invocation_index] = 1
+
+
+def test_a_private_array_of_a_device_function_says_why_it_is_not_followed():
+    """Only a uniform push constant was stored; 'which the kernel also writes' did not say why that counted."""
+    expect_error(k_private_array_of_a_helper, UniformityError, "it depends on a load from private array 'arr', which "
+                 "the kernel writes and a @cd.func uses (such an array is not followed store by store, as one only "
+                 "the kernel uses is; a cd.local_array in the function is)", "# E:private", 9)
