@@ -238,3 +238,16 @@ def test_help_on_a_builtin_shows_its_signature_and_documentation():
         assert signature in text and b.doc.split("\n")[0] in text, text[:400]
         assert "A kernel builtin: its name" not in text
     assert cd.dot4x8 == cd.dot4x8 and repr(cd.dot4x8) == "<coopdsl builtin dot4x8(a, b)>"
+
+
+def test_the_interpreters_code_map_names_every_module():
+    """docs/interpreter.md, "Where the code is", lists the interpreter's modules and op families by name: every one
+    there is, so a new module cannot be missing from it (environ.py, intdot, qcom and tensor were)."""
+    text = (ROOT / "docs/interpreter.md").read_text().split("## Where the code is", 1)[1].split("\n## ", 1)[0]
+    interp = ROOT / "coopdsl/interp"
+    for path in sorted(interp.glob("*.py")):
+        if path.stem != "__init__":
+            assert f"`{path.name}`" in text, path.name
+    for path in sorted((interp / "ops").glob("*.py")):
+        if path.stem not in ("__init__", "registry"):
+            assert f"`{path.stem}`" in text, f"ops/{path.name}"

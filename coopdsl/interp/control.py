@@ -90,7 +90,14 @@ def execute(m: Machine, op: Op) -> None:
         m.check_whole_scope(op, plan.scope, plan.what)
     try:
         args = [m.value(v) for v in op.operands]
-        result = run_function(m, op.attrs["func"], args, m.mask) if plan.fn is None else plan.fn(m, op, args)
+        if plan.fn is None:   # a call: errors inside it name this call site
+            m.calls.append(op)
+            try:
+                result = run_function(m, op.attrs["func"], args, m.mask)
+            finally:
+                m.calls.pop()
+        else:
+            result = plan.fn(m, op, args)
     except (Fault, Race) as f:
         raise m.error(op, f.message, f.slot) from None
     if plan.has_result:

@@ -73,6 +73,7 @@ class Machine:
         # loop back edges taken so far in this batch (one cell, shared with the callbacks' machines): see
         # coopdsl.interp.control.max_iterations
         self.back_edges = [0]
+        self.calls: list[Op] = []   # the device-function calls being run, outermost first (errors name them)
 
     # -- masks ----------------------------------------------------------------------------------
     def set_mask(self, mask: np.ndarray) -> None:
@@ -206,6 +207,12 @@ class Machine:
 
     def error(self, op: Op, message: str, slot: int | None = None) -> InterpreterError:
         """An InterpreterError at ``op``'s line, naming the invocation in ``slot``."""
+        if self.calls:
+            call = self.calls[-1]
+            at = call.loc
+            site = "" if at is None else f", called at line {at.line}" if op.loc is not None and \
+                at.file == op.loc.file else f", called at {at.file}:{at.line}"
+            message += f" (in {call.attrs['func'].name}(){site})"
         if slot is not None:
             message += f"; in {self.lanes.describe(slot)}"
         return InterpreterError(message, op.loc)

@@ -238,3 +238,29 @@ def test_an_interpreter_limit_that_is_not_a_positive_integer_is_refused(monkeypa
     monkeypatch.setenv(variable, "64")
     scaled_by.launch((1,), x, 2.0, device="cpu")
     assert (x == 2).all()
+
+
+@cd.func
+def _sync_everyone():
+    cd.barrier()  # E:helper-barrier
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def _barrier_in_a_helper(x: cd.Buffer[u32]):
+    if cd.assume_uniform(cd.local_invocation_index < 16):
+        _sync_everyone()  # E:helper-call
+    x[cd.local_invocation_index] = 1
+
+
+def test_an_error_inside_a_device_function_names_its_call_site():
+    """A barrier in a helper reached by half the workgroup was reported at the helper's line alone."""
+    from coopdsl.interp import InterpreterError
+
+    lines = open(__file__).read().splitlines()
+    at = {tag: next(i for i, t in enumerate(lines, 1) if t.endswith(tag)) for tag in ("# E:helper-barrier",
+                                                                                       "# E:helper-call")}
+    with pytest.raises(InterpreterError, match=rf"control barrier reached by 16 of the 32 invocations .* \(in "
+                                               rf"_sync_everyone\(\), called at line {at['# E:helper-call']}\); in "
+                                               r"workgroup \(0, 0, 0\)") as e:
+        _barrier_in_a_helper.launch((1,), np.zeros(32, np.uint32), device="cpu")
+    assert e.value.loc.line == at["# E:helper-barrier"]
