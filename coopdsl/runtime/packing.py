@@ -131,6 +131,8 @@ def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
     if problem:
         raise LaunchError(problem)
     if not value.flags.c_contiguous:
+        if binding.get("kind") == "uniform_buffer":   # read only: its bytes copied, as the interpreter does
+            return np.ascontiguousarray(value)
         raise LaunchError(f"buffer '{binding['name']}' must be C-contiguous (use np.ascontiguousarray)")
     if not binding.get("readonly", True) and not value.flags.writeable:
         raise LaunchError(f"buffer '{binding['name']}' is written by the kernel, but the numpy array given for it "

@@ -160,6 +160,10 @@ def test_read_only_output_and_uniform_size_checks():
                                           "bytes; 8 bytes given"):
         check_array(uniform, np.zeros(8, np.uint8))
     assert check_array(uniform, np.zeros(100, np.uint8)).nbytes == 100   # more bytes are not read (as the interpreter)
+    # a uniform block is only read: a non-contiguous array's bytes are copied, as the interpreter copies them
+    strided = np.arange(48, dtype=np.uint8)[::2]
+    got = check_array(uniform, strided)
+    assert got.flags.c_contiguous and got.tolist() == strided.tolist()
 
 
 def test_scalar_push_blocks_pack_through_one_precompiled_struct():
