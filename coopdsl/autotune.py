@@ -23,6 +23,7 @@ import datetime
 import hashlib
 import inspect
 import json
+import math
 import numbers
 import os
 import tempfile
@@ -103,11 +104,16 @@ class Cache:
         entries = {**self._read(), key: record}
         tmp = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".autotune-", suffix=".json")
+            # a symlink's target is the cache (replacing the link would leave the target stale), and a path that
+            # exists but is not a regular file (a device such as /dev/null, a pipe) is never replaced
+            target = Path(os.path.realpath(self.path))
+            if target.exists() and not target.is_file():
+                raise OSError(0, "it is not a regular file")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".autotune-", suffix=".json")
             with os.fdopen(fd, "w") as f:
                 json.dump({"format": FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-            os.replace(tmp, self.path)  # atomic: a reader sees the old file or the new one
+            os.replace(tmp, target)  # atomic: a reader sees the old file or the new one
         except OSError as e:  # an unwritable cache costs the next process a tuning, not this launch
             warnings.warn(f"coopdsl.autotune: cannot write the cache {self.path} ({e.strerror or e}); the choice "
                           f"is kept in this process only", stacklevel=3)
@@ -118,6 +124,8 @@ class Cache:
         if self.path is None or not self.path.exists():
             return {}
         try:
+            if not self.path.is_file():   # (a pipe would block the read; a device is no cache)
+                raise OSError(0, "it is not a regular file")
             data = json.loads(self.path.read_text())
             if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
                 raise ValueError(f"not an autotune cache of format {FORMAT}")
@@ -169,7 +177,10 @@ def problem_key(values: dict[str, Any]) -> str:
 
 def device_key(device: Any) -> str:
     """The device's name and driver (``runtime.Device.info``)."""
-    info = device.info
+    info = getattr(device, "info", None)
+    if info is None:
+        raise TypeError(f"device must be None, 'cpu' or a coopdsl.runtime.Device, got {type(device).__name__} "
+                        f"{device!r}")
     return f"{info.name} / {info.driver_name} {info.driver_info}".strip()
 
 
@@ -326,8 +337,9 @@ class Autotuner:
                     start(variant, self._grid(grid, config, args, kwargs), args, {**kwargs, **spec}, dev)
                     start = None
                 ms = self.timer(variant, self._grid(grid, config, args, kwargs), args, {**kwargs, **spec}, dev)
-                if isinstance(ms, bool) or not isinstance(ms, numbers.Real):
-                    raise AutotuneError(f"the timer returned {ms!r}, not a time in milliseconds")
+                if isinstance(ms, bool) or not isinstance(ms, numbers.Real) or not 0.0 <= float(ms) < math.inf:
+                    raise AutotuneError(f"the timer returned {ms!r}, not a time in milliseconds (a finite number, "
+                                        f"0 or more)")
                 timings[repr(config)] = float(ms)     # (an int, a numpy float: one type in the cache)
             except (CoopDSLError, RuntimeError, ValueError) as e:  # this config cannot run: try the others
                 timings[repr(config)] = f"error: {type(e).__name__}: {e}"

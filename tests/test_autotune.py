@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from types import SimpleNamespace
 
@@ -361,3 +362,38 @@ def test_a_timer_may_return_an_int_or_a_numpy_float_but_not_something_else(tmp_p
     with pytest.raises(AutotuneError, match=r"no config ran on .*\n  Config\(PER=1, WG=64\): error: AutotuneError: "
                                             r"the timer returned 'fast', not a time in milliseconds"):
         tuner(words, tmp_path / "d.json").best_config(grid, np.zeros(100, np.float32), 100, device=H100)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -5.0, float("inf")])
+def test_a_timing_that_is_not_a_time_is_that_configs_failure(tmp_path, bad):
+    """NaN and negative times were accepted, and a NaN config won."""
+    timer = FakeTimer({(1, 64): bad, (4, 32): 1.0, (2, 128): 2.0})
+    t = tuner(timer, tmp_path / "c.json")
+    assert t.best_config(grid, np.zeros(100, np.float32), 100, device=H100) == Config(PER=4, WG=32)
+    assert t.last_timings["Config(PER=1, WG=64)"].startswith(f"error: AutotuneError: the timer returned {bad!r}, "
+                                                             "not a time in milliseconds")
+
+
+def test_the_cache_through_a_symlink_updates_its_target_and_a_device_file_is_never_replaced(timer, tmp_path):
+    """The atomic write replaced a symlink with a regular file (its target stayed stale), and a cache path of
+    /dev/null replaced the device file (as root)."""
+    real = tmp_path / "real.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    tuner(timer, link).best_config(grid, np.zeros(1000, np.float32), 1000, device=H100)
+    assert link.is_symlink() and json.loads(real.read_text())["entries"]
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.warns(UserWarning) as caught:   # (a pipe is neither read, which would block, nor replaced)
+        tuner(timer, fifo).best_config(grid, np.zeros(1000, np.float32), 1000, device=H100)
+    texts = [str(w.message) for w in caught]
+    assert any("ignoring the cache" in t and "it is not a regular file" in t for t in texts), texts
+    assert any("cannot write the cache" in t and "(it is not a regular file); the choice is kept in this process "
+               "only" in t for t in texts), texts
+    assert fifo.is_fifo()
+
+
+def test_a_device_that_is_not_one_is_a_type_error(timer, tmp_path):
+    """device=7 was an AttributeError from inside the tuner."""
+    with pytest.raises(TypeError, match=r"device must be None, 'cpu' or a coopdsl.runtime.Device, got int 7"):
+        tuner(timer, tmp_path / "c.json").best_config(grid, np.zeros(8, np.float32), 8, device=7)

@@ -12,16 +12,24 @@ class NoShapeError(CoopDSLError, LookupError):
     """The device offers no cooperative-matrix configuration for the requested types and scope."""
 
 
-def _name(t: Any) -> str:
-    """``f16`` / ``cd.f16`` / ``cd.Subgroup`` / a plain string -> its name."""
-    return t if isinstance(t, str) else t.name
+def _name(t: Any, what: str) -> str:
+    """``f16`` / ``cd.f16`` / ``cd.Subgroup`` / a plain string -> its name; a TypeError naming argument ``what``
+    for anything else."""
+    if isinstance(t, str):
+        return t
+    name = getattr(t, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a coopdsl type or scope (cd.f16, cd.Subgroup) or its name, got "
+                        f"{type(t).__name__} {t!r}")
+    return name
 
 
 def _matching(device: Any, a: Any, c: Any, b: Any, result: Any, scope: Any,
               saturating: bool) -> tuple[DeviceProfile, tuple[str, str, str, str], str, list[Config]]:
     p = load_profile(device)
-    want = (_name(a), _name(b if b is not None else a), _name(c), _name(result if result is not None else c))
-    sc = _name(scope)
+    want = (_name(a, "a"), _name(b if b is not None else a, "b"), _name(c, "c"),
+            _name(result if result is not None else c, "result"))
+    sc = _name(scope, "scope")
     fits = [k for k in p.configs if (k.types, k.scope, k.saturating) == (want, sc, saturating)]
     return p, want, sc, fits
 

@@ -59,3 +59,15 @@ def test_portable_gemm_compiles_for_every_profile(profile):
     (m,) = r["muladds"]
     assert [m[k]["value"] for k in "MNK"] == [spec["TM"], spec["TN"], spec["TK"]]
     assert mismatches(r, p) == []
+
+
+@pytest.mark.parametrize("kwargs,name", [({"a": None, "c": "f32"}, "a"), ({"a": "f16", "c": 5}, "c"),
+                                         ({"a": "f16", "c": "f32", "scope": 3}, "scope"),
+                                         ({"a": "f16", "c": "f32", "b": ["f16"]}, "b")])
+def test_an_argument_that_is_no_type_is_a_type_error_naming_it(kwargs, name):
+    """None, an int or a list was an AttributeError from inside the shape lookup."""
+    import coopdsl as cd
+
+    with pytest.raises(TypeError, match=rf"^{name} must be a coopdsl type or scope \(cd.f16, cd.Subgroup\) or its "
+                                        rf"name, got "):
+        cd.devices.best_shape("nvidia-h100", **kwargs)
