@@ -75,7 +75,7 @@ class Config:
 def default_cache_path() -> Path:
     """$COOPDSL_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/coopdsl/autotune.json, else ~/.cache/coopdsl/autotune.json."""
     if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
+        return Path(os.environ[CACHE_ENV]).expanduser()   # ('~/x': the shell expands only an unquoted ~)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "coopdsl" / "autotune.json"
 
@@ -121,9 +121,11 @@ class Cache:
                 os.unlink(tmp)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        if self.path is None or not self.path.exists():
+        if self.path is None:
             return {}
         try:
+            if not self.path.exists():   # (inside: a name the file system refuses, 300 characters, is an OSError)
+                return {}
             if not self.path.is_file():   # (a pipe would block the read; a device is no cache)
                 raise OSError(0, "it is not a regular file")
             data = json.loads(self.path.read_text())

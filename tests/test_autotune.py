@@ -194,6 +194,18 @@ def test_default_cache_path(monkeypatch, tmp_path):
     assert default_cache_path() == tmp_path / "coopdsl" / "autotune.json"
     monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", str(tmp_path / "mine.json"))
     assert default_cache_path() == tmp_path / "mine.json"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("COOPDSL_AUTOTUNE_CACHE", "~/tuned.json")   # (quoted: the shell left the ~)
+    assert default_cache_path() == tmp_path / "tuned.json"
+
+
+def test_a_cache_name_the_file_system_refuses_is_a_warning(timer, tmp_path):
+    """A 300-character file name was an OSError (ENAMETOOLONG) from the read; an unusable cache is a warning."""
+    with pytest.warns(UserWarning) as caught:
+        best = tuner(timer, tmp_path / ("a" * 300 + ".json")).best_config(grid, np.zeros(1000, np.float32), 1000,
+                                                                          device=H100)
+    assert best == Config(PER=4, WG=32)
+    assert any("cannot write the cache" in str(w.message) for w in caught)
 
 
 def test_restore_puts_the_arguments_back_after_each_config(tmp_path):
