@@ -733,16 +733,23 @@ class Uniformity:
             return None
         return math.prod(cast("tuple[int, ...]", sizes))  # (all ints: checked above)
 
-    def read_only(self, root: MemoryRoot) -> bool:
-        """Whether no op of the module writes the memory ``root`` (or through a pointer it cannot follow).  A device
-        pointer may point into any storage buffer (an address is any buffer's), so device memory is read-only
-        only where no storage buffer is written either, and a storage buffer only where nothing is written
-        through a device pointer."""
-        if root == UNKNOWN_MEMORY or root in self.written or UNKNOWN_MEMORY in self.written:
-            return False
+    def _writer(self, root: MemoryRoot) -> MemoryRoot | None:
+        """The written memory that makes ``root`` not read-only (None: nothing does): ``root`` itself, memory
+        behind a pointer that cannot be followed, or, since a device pointer may point into any storage buffer
+        (an address is any buffer's), a written storage buffer for device memory and device memory for a storage
+        buffer."""
+        if root == UNKNOWN_MEMORY or root in self.written:
+            return root
+        if UNKNOWN_MEMORY in self.written:
+            return UNKNOWN_MEMORY
         if root == DEVICE_MEMORY:
-            return not any(_storage_buffer(w) for w in self.written)
-        return not (_storage_buffer(root) and DEVICE_MEMORY in self.written)
+            return min((w for w in self.written if _storage_buffer(w)), key=lambda w: getattr(w, "name", ""),
+                       default=None)
+        return DEVICE_MEMORY if _storage_buffer(root) and DEVICE_MEMORY in self.written else None
+
+    def read_only(self, root: MemoryRoot) -> bool:
+        """Whether no op of the module writes the memory ``root`` (or memory that may be the same: :meth:`_writer`)."""
+        return self._writer(root) is None
 
     def writer_of(self, root: MemoryRoot) -> str:
         """Why memory ``root`` is not read-only, as the end of a message: the kernel writes it, or writes memory
@@ -750,11 +757,11 @@ class Uniformity:
         if isinstance(root, GlobalVar) and root.role == "private" and root not in self.kernel_private:
             return ("which the kernel writes and a @cd.func uses (such an array is not followed store by store, as "
                     "one only the kernel uses is; a cd.local_array in the function is)")
-        if root in self.written or root == UNKNOWN_MEMORY or UNKNOWN_MEMORY in self.written:
+        other = self._writer(root)
+        if other in (root, UNKNOWN_MEMORY):
             return "which the kernel also writes"
         if root == DEVICE_MEMORY:
-            other = min((w for w in self.written if _storage_buffer(w)), key=lambda w: getattr(w, "name", ""))
-            return f"which may point into {_memory_name(other)}, which the kernel writes"
+            return f"which may point into {_memory_name(cast(MemoryRoot, other))}, which the kernel writes"
         return "which the kernel may write through a device pointer (a pointer may point into any buffer)"
 
     def _analyses(self, func: Function | None) -> list[FunctionUniformity]:
