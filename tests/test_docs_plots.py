@@ -69,3 +69,22 @@ def test_every_notes_file_says_where_it_came_from_and_is_listed():
     for note in notes:
         assert note.read_text().startswith("Moved from docs/benchmarks.md on "), note.name
         assert f"(../benchmarks/notes/{note.name})" in text, f"docs/benchmarks.md does not list {note.name}"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a markdown heading's text."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_contents_line_lists_every_section_and_the_intro_holds_none():
+    """Each ``## `` section is in the page's Contents and each Contents anchor is a section; the text before
+    the first section (what the page is, how to read it) holds no heading and no table: a section pasted into
+    the intro by hand (as happened once) fails here."""
+    lines = PAGE.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("## "))
+    intro = "\n".join(lines[:first])
+    assert not re.search(r"^#{2,} ", intro, re.M), "docs/benchmarks.md: a heading stands in the intro"
+    assert "\n|" not in intro, "docs/benchmarks.md: a table stands in the intro"
+    sections = [line[3:] for line in lines if line.startswith("## ")]
+    contents = re.findall(r"\]\(#([\w-]+)\)", intro)
+    assert sorted(contents) == sorted(_anchor(s) for s in sections)
