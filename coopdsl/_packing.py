@@ -122,6 +122,34 @@ def padded_vec3_problem(name: str, element: str, components: int, stride: int, a
             f"(e.g. np.pad(x, ((0, 0), (0, 1)))), or declare the buffer vec4")
 
 
+def buffer_problem(name: str, element: str, components: int, stride: int, arr: Any,
+                   written: bool = False) -> str | None:
+    """Why ``arr`` cannot back storage buffer ``name``, else None: the one rule of the GPU runtime (numpy and
+    resident arrays) and of the interpreter.  The buffer's elements are ``stride`` bytes of ``components``
+    values of scalar ``element`` (a struct element: ``u8`` and its size, as the reflection gives it).
+
+    A buffer of scalars takes exactly their dtype (:func:`dtype_matches`); a ``vec3`` buffer refuses rows of
+    three values packed tightly (:func:`padded_vec3_problem`); the array's bytes must be whole elements; and a
+    numpy array (a resident one is always both) must be C-contiguous, and writable when the kernel writes the
+    buffer (``written``)."""
+    dtype = np.dtype(arr.dtype)
+    if components == 1 and not dtype_matches(element, dtype):
+        return f"buffer '{name}' holds {element}; got {a_an(dtype)} array (pass {wanted_dtype(element)})"
+    vec3 = padded_vec3_problem(name, element, components, stride, arr)
+    if vec3:
+        return vec3
+    if arr.nbytes % stride:
+        return f"buffer '{name}' has {stride}-byte elements; {arr.nbytes} bytes given"
+    if isinstance(arr, np.ndarray):
+        if not arr.flags.c_contiguous:
+            return f"buffer '{name}' must be C-contiguous (use np.ascontiguousarray)"
+        if written and not arr.flags.writeable:
+            return (f"buffer '{name}' is written by the kernel, but the numpy array given for it is read-only "
+                    f"(pass a writable copy, e.g. np.array(x), or declare the parameter read-only by never "
+                    f"storing to it)")
+    return None
+
+
 def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str, Any], what: str,
                       whole: bool = False, error: type[Exception] = ValueError) -> None:
     """``error`` for a key of a struct's dict that names no member (a misspelt member would otherwise be

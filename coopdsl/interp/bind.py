@@ -16,7 +16,7 @@ import numpy as np
 from .. import _packing as packing
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module
-from ..ir.layout import flat_members
+from ..ir.layout import flat_members, size_of
 from .environ import DEVICE_ENV, device_env
 from .errors import LaunchArgumentError
 from .layout import Layout
@@ -69,22 +69,13 @@ def _buffer(g: GlobalVar, values: dict[str, Any], device: DeviceMemory) -> Alloc
             hint = (" (a resident array lives on its GPU: pass its contents, arr.numpy(), to the interpreter, or "
                     f"launch on the array's device {_off_the_interpreter()})")
         raise LaunchArgumentError(f"buffer '{g.name}' needs a numpy array, got {type(arr).__name__}{hint}")
-    if isinstance(elem, T.ScalarType) and not packing.dtype_matches(elem.name, arr.dtype):
-        raise LaunchArgumentError(f"buffer '{g.name}' holds {elem}; got {packing.a_an(arr.dtype)} array "
-                                  f"(pass {packing.wanted_dtype(elem.name)})")
-    size = T.block_array(g.type).stride
-    if isinstance(elem, T.VectorType):   # (the GPU runtime's rule, coopdsl/_packing.py)
-        problem = packing.padded_vec3_problem(g.name, elem.elem.name, elem.count, size, arr)
-        if problem:
-            raise LaunchArgumentError(problem)
-    if arr.nbytes % size:
-        raise LaunchArgumentError(f"buffer '{g.name}' has {size}-byte elements; {arr.nbytes} bytes given")
-    if not arr.flags.c_contiguous:
-        raise LaunchArgumentError(f"buffer '{g.name}' must be C-contiguous (use np.ascontiguousarray)")
-    if not g.info.get("readonly") and not arr.flags.writeable:  # (as the GPU runtime says it)
-        raise LaunchArgumentError(f"buffer '{g.name}' is written by the kernel, but the numpy array given for it "
-                                  f"is read-only (pass a writable copy, e.g. np.array(x), or declare the "
-                                  f"parameter read-only by never storing to it)")
+    components = elem.count if isinstance(elem, T.VectorType) else \
+        size_of(elem) if isinstance(elem, T.StructType) else 1   # (as the reflection gives them)
+    element = "u8" if isinstance(elem, T.StructType) else T.scalar_of(elem).name
+    problem = packing.buffer_problem(g.name, element, components, T.block_array(g.type).stride, arr,
+                                     written=not g.info.get("readonly"))
+    if problem:   # (the GPU runtime's rule: one owner, coopdsl/_packing.py)
+        raise LaunchArgumentError(problem)
     return device.allocate(f"buffer '{g.name}'", arr, arr, writable=not g.info.get("readonly"))
 
 

@@ -18,7 +18,7 @@ from .._packing import a_an
 from .device import Device, default_device
 from .errors import ArrayError
 from .memory import Buffer
-from .packing import DTYPES, dtype_problem, size_problem, vec3_problem
+from .packing import DTYPES, array_problem
 
 
 class Array:
@@ -283,7 +283,7 @@ def check_resident(binding: dict[str, Any], arr: Array, dev: Device) -> Buffer:
     """The buffer of ``arr`` for ``binding``; ArrayError when freed, on another device, or of the wrong
     dtype or size."""
     buf = resident_buffer(arr, dev, f"buffer '{binding['name']}'")
-    problem = dtype_problem(binding, arr.dtype) or vec3_problem(binding, arr) or size_problem(binding, arr.nbytes)
+    problem = array_problem(binding, arr)
     if problem:
         raise ArrayError(problem)
     return buf

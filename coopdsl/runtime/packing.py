@@ -16,19 +16,15 @@ from .._packing import (
     SCALAR_SIZE,
     STRUCT_CODE,
     Address,
-    a_an,
     dict_contents,
-    dtype_matches,
     member_value,
     value_key,
-    wanted_dtype,
 )
 from .errors import LaunchError
 
-__all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "check_array", "check_struct_keys", "dtype_problem",
-           "element_bytes", "fitted", "member_value", "pack_members", "pack_push", "pack_spec", "size_problem",
-           "vec3_problem",
-           "dict_contents", "value_key"]
+__all__ = ["BIT_PATTERNS", "DTYPES", "SCALAR_SIZE", "STRUCT_CODE", "array_problem", "check_array",
+           "check_struct_keys", "dict_contents", "element_bytes", "fitted", "member_value", "pack_members",
+           "pack_push", "pack_spec", "value_key"]
 
 
 def pack_spec(reflection: dict[str, Any], spec: dict[str, Any] | None) -> tuple[bytes, list[tuple[int, int, int]]]:
@@ -90,33 +86,15 @@ def element_bytes(binding: dict[str, Any]) -> int:
     return SCALAR_SIZE[binding["element_type"]] * (4 if n == 3 else n)
 
 
-def dtype_problem(binding: dict[str, Any], dtype: np.dtype) -> str | None:
-    """Why an array of ``dtype`` cannot back ``binding`` (scalar elements must match exactly), else None."""
-    t = binding["element_type"]
-    if binding.get("components", 1) != 1:
-        return None
-    if dtype_matches(t, dtype):
-        return None
-    return f"buffer '{binding['name']}' holds {t}; got {a_an(dtype)} array (pass {wanted_dtype(t)})"
-
-
-def size_problem(binding: dict[str, Any], nbytes: int) -> str | None:
-    """Why ``nbytes`` cannot back ``binding`` (whole elements; a uniform block's full size), else None."""
+def array_problem(binding: dict[str, Any], value: Any) -> str | None:
+    """Why ``value`` (a numpy or resident array) cannot back ``binding``, else None: a uniform block's whole
+    size, or a storage buffer's rule (coopdsl/_packing.py's ``buffer_problem``, which the interpreter applies
+    too)."""
     name = binding["name"]
     if binding.get("kind") == "uniform_buffer":
-        return packing.uniform_block_problem(name, binding.get("size", 0), nbytes)
-    elem = element_bytes(binding)
-    if nbytes % elem:
-        return f"buffer '{name}' has {elem}-byte elements; {nbytes} bytes given"
-    return None
-
-
-def vec3_problem(binding: dict[str, Any], value: Any) -> str | None:
-    """Why ``value`` (an array, numpy or resident: its shape) holds a vec3 buffer's elements packed tightly where
-    the kernel reads them padded (coopdsl/_packing.py's rule, which the interpreter applies too), else None."""
-    if binding.get("components", 1) != 3:
-        return None
-    return packing.padded_vec3_problem(binding["name"], binding["element_type"], 3, element_bytes(binding), value)
+        return packing.uniform_block_problem(name, binding.get("size", 0), value.nbytes)
+    return packing.buffer_problem(name, binding["element_type"], binding.get("components", 1),
+                                  element_bytes(binding), value, written=not binding.get("readonly", True))
 
 
 def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
@@ -126,16 +104,9 @@ def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
             raise LaunchError(str(packing.uniform_block_problem(binding["name"], binding.get("size", 0), None)))
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "
                           f"got {type(value).__name__}")
-    problem = dtype_problem(binding, value.dtype) or vec3_problem(binding, value) or \
-        size_problem(binding, value.nbytes)
+    if not value.flags.c_contiguous and binding.get("kind") == "uniform_buffer":
+        value = np.ascontiguousarray(value)   # read only: its bytes copied, as the interpreter does
+    problem = array_problem(binding, value)
     if problem:
         raise LaunchError(problem)
-    if not value.flags.c_contiguous:
-        if binding.get("kind") == "uniform_buffer":   # read only: its bytes copied, as the interpreter does
-            return np.ascontiguousarray(value)
-        raise LaunchError(f"buffer '{binding['name']}' must be C-contiguous (use np.ascontiguousarray)")
-    if not binding.get("readonly", True) and not value.flags.writeable:
-        raise LaunchError(f"buffer '{binding['name']}' is written by the kernel, but the numpy array given for it "
-                          f"is read-only (pass a writable copy, e.g. np.array(x), or declare the parameter "
-                          f"read-only by never storing to it)")
     return value

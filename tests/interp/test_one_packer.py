@@ -138,3 +138,59 @@ def test_the_words():
         "pointer pointee": "push constant 'job.data' points to f32; got a float64 array (pass float32)",
         "uniform missing": "missing uniform block 'cfg' member 'b' (u32)",
     }
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_buffers(a: cd.Buffer[f32], b: cd.Buffer[vec3[f32]], j: cd.Buffer[Inner], out: cd.Buffer[u32]):
+    out[0] = u32(a[0] + b[0].y + j[0].w.x) + j[0].k
+
+
+def _good_buffers() -> dict:
+    return {"a": np.zeros(4, np.float32), "b": np.zeros((2, 4), np.float32), "j": np.zeros(16, np.uint8),
+            "out": np.zeros(2, np.uint32)}
+
+
+def _read_only(n: int) -> np.ndarray:
+    x = np.zeros(n, np.uint32)
+    x.flags.writeable = False
+    return x
+
+
+BAD_BUFFERS = {
+    "dtype": {"a": np.zeros(4, np.float64)},
+    "vec3 rows packed tightly": {"b": np.zeros((2, 3), np.float32)},
+    "part of an element": {"b": np.zeros(6, np.float32)},
+    "part of a struct": {"j": np.zeros(12, np.uint8)},   # (Inner: 16 bytes in std430)
+    "not contiguous": {"a": np.zeros(8, np.float32)[::2]},
+    "read-only array for a written buffer": {"out": _read_only(2)},
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BUFFERS))
+def test_the_runtime_and_the_interpreter_refuse_a_buffer_alike(case):
+    """A storage buffer's array is checked by one rule (coopdsl/_packing.py's ``buffer_problem``) on both
+    paths: the same message for the same array."""
+    from coopdsl.runtime.packing import check_array
+
+    values = {**_good_buffers(), **BAD_BUFFERS[case]}
+    name = next(iter(BAD_BUFFERS[case]))
+    binding = next(b for b in k_buffers.reflect()["bindings"] if b["name"] == name)
+    with pytest.raises(LaunchError) as rt:
+        check_array(binding, values[name])
+    module = k_buffers.ir()
+    layout = Layout(SpecValues(module, {}), Lanes((1, 1, 1), 32, np.zeros((1, 3), np.int64), (1, 1, 1)))
+    with pytest.raises(LaunchArgumentError) as it:
+        allocate_arguments(module, layout, values, DeviceMemory())
+    assert str(rt.value) == str(it.value)
+    assert f"buffer '{name}'" in str(it.value)
+
+
+def test_good_buffers_pass_both_paths():
+    from coopdsl.runtime.packing import check_array
+
+    values = _good_buffers()
+    for b in k_buffers.reflect()["bindings"]:
+        check_array(b, values[b["name"]])
+    module = k_buffers.ir()
+    layout = Layout(SpecValues(module, {}), Lanes((1, 1, 1), 32, np.zeros((1, 3), np.int64), (1, 1, 1)))
+    allocate_arguments(module, layout, values, DeviceMemory())
