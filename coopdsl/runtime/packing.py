@@ -104,9 +104,10 @@ def check_array(binding: dict[str, Any], value: Any) -> np.ndarray:
             raise LaunchError(str(packing.uniform_block_problem(binding["name"], binding.get("size", 0), None)))
         raise LaunchError(f"buffer '{binding['name']}' needs a numpy array or a coopdsl.runtime.Array, "
                           f"got {type(value).__name__}")
-    if not value.flags.c_contiguous and binding.get("kind") == "uniform_buffer":
-        value = np.ascontiguousarray(value)   # read only: its bytes copied, as the interpreter does
-    problem = array_problem(binding, value)
+    arr: np.ndarray = value
+    if not arr.flags.c_contiguous and binding.get("kind") == "uniform_buffer":
+        arr = np.ascontiguousarray(arr)   # read only: its bytes copied, as the interpreter does
+    problem = array_problem(binding, arr)
     if problem:
         raise LaunchError(problem)
-    return value
+    return arr
