@@ -237,7 +237,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
 
     def run_and_remember(launches: list[hot.Launch], result: Any) -> Any:
         """Make ``launches`` (which write ``result``) and remember the call."""
-        hot.run(launches)
+        hot.run(launches, "matmul")
         _HOT.remember((a, b, out_given), options, launches, made=result if out_given is None else None)
         return result
 

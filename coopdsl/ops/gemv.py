@@ -614,7 +614,7 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     in the autotune cache (``docs/autotune.md``); later calls, with or without ``tune``, use the stored
     choice.  On the interpreter nothing is timed or read."""
     launches, y = plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune)
-    hot.run(launches)
+    hot.run(launches, "gemv")
     return y
 
 

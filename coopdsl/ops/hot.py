@@ -265,7 +265,13 @@ def _open_batches() -> Callable[[], Any]:
     return open_batches
 
 
-def run(launches: Sequence[Launch]) -> None:
-    """Make the launches, in order."""
+def run(launches: Sequence[Launch], op: str | None = None) -> None:
+    """Make the launches, in order.  With ``op`` (the op's name), a device that cannot run one of the kernels
+    raises the runtime's ``DeviceFeatureError`` named for the op and its kernel, as the op's own checks do."""
     for kernel, grid, args, keywords in launches:
-        kernel.launch(grid, *args, **keywords)
+        try:
+            kernel.launch(grid, *args, **keywords)
+        except Exception as e:
+            if op is None or type(e).__name__ != "DeviceFeatureError":   # (the runtime's: imported only with it)
+                raise
+            raise type(e)(f"{op}: kernel '{kernel.name}': {e}", e.mismatches, e.loc) from None

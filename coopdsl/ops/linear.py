@@ -108,7 +108,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         x = from_bf16(x)    # bf16 bits given for x: the decode kernels read f32 (exactly the same values)
     if n <= G.MAX_ROWS_X:   # (plan checks the rest: K against the weights' rows, out)
         launches, y = G.plan(w, x, fmt, out=out, device=device, q8=q8, tune=tune, op="linear")
-        hot.run(launches)
+        hot.run(launches, "linear")
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches, made=y if out is None else None)
         return y
     m = w.shape[0]
@@ -135,7 +135,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
     y = new_out((n, m), np.float32, x) if out is None else out
     launches = mul_mm_launches(x, w, y, fmt, device, tune)
-    hot.run(launches)
+    hot.run(launches, "linear")
     _HOT.remember((x, w, out), (fmt_given, device, q8), launches, made=y if out is None else None)
     return y
 

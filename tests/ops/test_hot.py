@@ -4,6 +4,7 @@ then (other arrays, other options, numpy operands or no ``out`` are not); ops.at
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from coopdsl import runtime
 from coopdsl.ops import hot
@@ -149,3 +150,23 @@ def test_ops_attention_does_not_replay_a_call_that_built_a_cached_mask(device, m
     ops.attention(q, k, v, causal=True, out=out)                       # replayed: the second call's launches
     assert len(runs) == 2 and launched == second
     nv2.clear_caches()
+
+
+def test_a_device_without_an_ops_kernels_features_is_named_for_the_op(device):
+    """``ops.matmul`` and ``ops.linear`` past 16 rows launch cooperative-matrix kernels; on a device without them
+    (lavapipe) the runtime's DeviceFeatureError named neither the op nor its kernel. ``hot.run(launches, op)``
+    names both, with the runtime's list of what is missing."""
+    from coopdsl import ops
+    from coopdsl.ops import device_caps as caps
+
+    if caps.offers_coopmat(device, 16, 16, 16):
+        pytest.skip(f"{device.info.name} has cooperative matrices")
+    a = np.ones((32, 32), np.float16)
+    with pytest.raises(runtime.DeviceFeatureError,
+                       match=r"^matmul: kernel '\w+': .* cannot run this module .*missing: extension "
+                             r"VK_KHR_cooperative_matrix") as e:
+        ops.matmul(a, a, device=device)
+    assert e.value.__traceback__ is not None
+    w = ops.quantize(np.ones((32, 64), np.float32), "q4_0")
+    with pytest.raises(runtime.DeviceFeatureError, match=r"^linear: kernel '\w+': .* cannot run this module"):
+        ops.linear(np.ones((40, 64), np.float32), w, "q4_0", device=device)
