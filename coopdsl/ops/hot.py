@@ -274,4 +274,5 @@ def run(launches: Sequence[Launch], op: str | None = None) -> None:
         except Exception as e:
             if op is None or type(e).__name__ != "DeviceFeatureError":   # (the runtime's: imported only with it)
                 raise
-            raise type(e)(f"{op}: kernel '{kernel.name}': {e}", e.mismatches, e.loc) from None
+            raise type(e)(f"{op}: kernel '{kernel.name}': {e}", getattr(e, "mismatches", ()),
+                          getattr(e, "loc", None)) from None
