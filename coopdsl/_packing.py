@@ -275,7 +275,8 @@ def _pointer(m: Mapping[str, Any], value: Any, what: str, error: type[Exception]
     """The 8 bytes of pointer member ``m``: an int address, or the address of the array given for it."""
     label = f"{what} '{m['name']}'"
     dtype = getattr(value, "dtype", None)
-    if isinstance(dtype, np.dtype) and not isinstance(value, np.generic):
+    array = isinstance(dtype, np.dtype) and not isinstance(value, np.generic)
+    if array:
         problem = pointer_problem(m, dtype, what)
         if problem:
             raise error(problem)
@@ -287,4 +288,6 @@ def _pointer(m: Mapping[str, Any], value: Any, what: str, error: type[Exception]
         raise error(f"{label} is a pointer: give a numpy array or an int address")
     if not 0 <= value < 1 << 64:
         raise error(f"{label} is a pointer: the address {value} is not a 64-bit unsigned int")
+    if not array and address is not None:   # (a number: the GPU runtime checks it lies in a live array)
+        value = address(m, value)
     return struct.pack("<Q", value)

@@ -112,6 +112,7 @@ class Batch:
         self._staged: dict[int, list[Any]] = {}  # id(ndarray) -> [ndarray, device buffer, write back?]
         self._downloads: list[tuple[Buffer, np.ndarray]] = []
         self._arrays: dict[int, Array] = {}      # resident arrays the recorded commands use
+        self._addresses = False                  # a number given for a pointer (no array to keep alive)
         self._pipeline = self._set = self._push = None
 
     # -- context manager ------------------------------------------------------------------------
@@ -191,6 +192,11 @@ class Batch:
         """Note that recorded commands use resident ``array`` (it cannot be freed or read until submission)."""
         self._arrays[id(array)] = array
 
+    def use_address(self) -> None:
+        """Note that recorded commands read memory through a number given for a pointer: a command buffer that
+        holds one is not kept for submitting again, since nothing tells when that memory goes."""
+        self._addresses = True
+
     def uses(self, array: Array) -> bool:
         """Whether recorded, unsubmitted commands use ``array``'s memory: the array itself, its base, or another
         view of that base (a view shares its base's memory; launches note the view they were given)."""
@@ -254,7 +260,7 @@ class Batch:
         not given back but returned with the arrays it uses, to be submitted again (``coopdsl/runtime/graph.py``);
         otherwise None, as without ``keep``."""
         kept = keep and self._reusable and self._cb is not None and not self._inflight and not self._staged \
-            and not self._downloads and not self._temps
+            and not self._downloads and not self._temps and not self._addresses
         downloads = self._downloads + [(buf, arr) for arr, buf, back in self._staged.values() if back and arr.nbytes]
         copies = self._record_downloads(self.command_buffer, downloads) if downloads else []
         cb = self._cb

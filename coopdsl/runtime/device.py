@@ -11,7 +11,7 @@ from .descriptors import DescriptorCache
 from .errors import VulkanUnavailableError, no_vulkan_message
 from .features import DeviceFeatureError, check_supported
 from .instance import EXTENSION_FEATURES, DeviceInfo, instance
-from .memory import Buffer, BufferPool
+from .memory import AddressRanges, Buffer, BufferPool
 from .program import Program, descriptor_type
 
 OPTIONAL_EXTENSIONS = tuple(EXTENSION_FEATURES)
@@ -55,6 +55,7 @@ class Device:
         # submit_and_wait polls the fence this long before blocking in vkWaitForFences
         self.spin_ns = SPIN_NS_CPU if self.info.device_type == "CPU" else SPIN_NS
         self.pool = BufferPool(self)
+        self.addresses = AddressRanges()   # (the live buffers' device addresses handed out)
         self.descriptors = DescriptorCache(self)
 
     def _create(self) -> None:

@@ -269,7 +269,8 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
 
 def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
     """The device address of an array given for a pointer member (a numpy one staged, and written back after
-    the launch when writable, as the kernel may store through the pointer); other values as given."""
+    the launch when writable, as the kernel may store through the pointer); a number as given, once it is
+    known to lie inside a live array of the device (else a LaunchError: reading it would fault the GPU)."""
     def address(m: Mapping[str, Any], v: Any) -> Any:
         if isinstance(v, Array):
             at = resident_buffer(v, b.device, f"pointer '{m['name']}'").address()
@@ -281,5 +282,11 @@ def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
             if not v.flags.c_contiguous:   # (a copy would be staged, and the kernel's stores lost with it)
                 raise LaunchError(f"pointer '{m['name']}' must be C-contiguous (use np.ascontiguousarray)")
             return b.stage(v, write_back=v.flags.writeable).address()
+        if isinstance(v, int) and v and not b.device.addresses.holds(v):   # (0: the null pointer)
+            raise LaunchError(f"pointer '{m['name']}': {int(v):#x} is not an address inside a live array of "
+                              f"{b.device!r} (a kernel reading it would fault the GPU); pass the array itself, "
+                              f"or an address from its .address (plus an offset within it)")
+        if isinstance(v, int) and v:
+            b.use_address()
         return v
     return address

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import itertools
 from typing import TYPE_CHECKING
@@ -22,6 +23,32 @@ def _sized(e: vk.VulkanError, size: int, host_visible: bool) -> vk.VulkanError:
     kind = "host-visible" if host_visible else "device-local"
     e.args = (f"{e.args[0]} making a buffer of {size} bytes ({size / 2 ** 30:.2f} GiB) of {kind} memory",)
     return e
+
+
+class AddressRanges:
+    """The device address ranges of a device's live buffers whose address was handed out (``Buffer.address``):
+    a number given for a pointer must lie in one, since an address outside every buffer would fault the GPU
+    (a lost device), not raise."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: dict[int, int] = {}
+
+    def add(self, start: int, size: int) -> None:
+        """Note the range of ``size`` bytes at ``start``."""
+        if start not in self._ends:
+            bisect.insort(self._starts, start)
+        self._ends[start] = start + size
+
+    def remove(self, start: int) -> None:
+        """Forget the range at ``start`` (its buffer is destroyed)."""
+        if self._ends.pop(start, None) is not None:
+            del self._starts[bisect.bisect_left(self._starts, start)]
+
+    def holds(self, address: int) -> bool:
+        """Whether ``address`` is inside a noted range."""
+        i = bisect.bisect_right(self._starts, address) - 1
+        return i >= 0 and address < self._ends[self._starts[i]]
 
 
 class Buffer:
@@ -70,6 +97,7 @@ class Buffer:
         if self._address is None:
             info = vk.BufferDeviceAddressInfo(sType=vk.ST_BUFFER_DEVICE_ADDRESS_INFO, buffer=self.handle)
             self._address = int(self.dev.vk.vkGetBufferDeviceAddress(self.dev.handle, ctypes.byref(info)))
+            self.dev.addresses.add(self._address, self.size)
         return self._address
 
     def _mapped(self) -> int:
@@ -99,6 +127,8 @@ class Buffer:
         """Release the buffer and its memory (descriptor sets that name it are dropped from the cache)."""
         v, d = self.dev.vk, self.dev.handle
         self.dev.descriptors.forget(self.uid)
+        if self._address is not None:
+            self.dev.addresses.remove(self._address)
         if self.ptr is not None:
             v.vkUnmapMemory(d, self.memory)
         v.vkDestroyBuffer(d, self.handle, None)

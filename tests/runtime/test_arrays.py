@@ -292,3 +292,53 @@ def test_sizes_dtypes_and_repeats_past_what_a_device_takes_are_errors_not_crashe
     for repeat, warmup in [(10 ** 9, 0), (2 ** 31, 0), (10, 10 ** 7)]:
         with pytest.raises(LaunchError, match="repeat must be from 1 to 1,000,000 and warmup from 0 to 1,000,000"):
             axpy.bench((1,), a, y, 8, 1.0, repeat=repeat, warmup=warmup)
+
+
+def test_a_number_for_a_pointer_must_address_a_live_array(device):
+    """An int given for a ``Ptr`` member is passed to the kernel as it is; one outside every live buffer of the
+    device (a made-up number, a freed array's address) would fault the GPU, so the launch refuses it. An
+    address inside an array (its ``.address`` plus an offset) and 0 (the null pointer) are taken."""
+    if not device.has_device_address:
+        pytest.skip("no bufferDeviceAddress")
+    from tests.runtime.test_lavapipe import through_pointers
+
+    n = 64
+    src = runtime.array(np.arange(2 * n, dtype=np.float32), device=device)
+    out = runtime.zeros(n, np.float32, device=device)
+    half = src.address + 4 * n                     # the second half of src
+    through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
+                            {"factor": 1.0, "offset": 0.0, "src": half}, n)
+    np.testing.assert_array_equal(out.numpy(), np.arange(n, 2 * n))
+    for bad in (0x1234_5678_0000, src.address + src.nbytes + (1 << 30)):
+        with pytest.raises(runtime.LaunchError, match=rf"pointer 'p.src': {bad:#x} is not an address inside a live "
+                                                      r"array of .*; pass the array itself"):
+            through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
+                                    {"factor": 1.0, "offset": 0.0, "src": bad}, n)
+    gone = runtime.array(np.zeros(n, np.float32), device=device)
+    at = gone.address
+    gone.free()
+    device.pool.clear()   # (a freed array's buffer waits in the pool, still a buffer, until the pool lets it go)
+    with pytest.raises(runtime.LaunchError, match=rf"pointer 'p.src': {at:#x} is not an address inside a live"):
+        through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
+                                {"factor": 1.0, "offset": 0.0, "src": at}, n)
+
+
+def test_a_launch_with_a_number_for_a_pointer_is_not_replayed_after_its_array_goes(device):
+    """An immediate launch with the same arguments replays its kept command buffer without checks; one that
+    was given a number for a pointer is never kept, so the number is checked again (here: its array freed)."""
+    if not device.has_device_address:
+        pytest.skip("no bufferDeviceAddress")
+    from tests.runtime.test_lavapipe import through_pointers
+
+    n = 64
+    other = runtime.array(np.ones(n, np.float32), device=device)
+    out = runtime.zeros(n, np.float32, device=device)
+    gone = runtime.array(np.arange(n, dtype=np.float32), device=device)
+    cfg, p = {"factor": 0.0, "offset": 0.0, "src": other}, {"factor": 1.0, "offset": 0.0, "src": gone.address}
+    for _ in range(2):
+        through_pointers.launch((1,), out, cfg, p, n)
+        np.testing.assert_array_equal(out.numpy(), np.arange(n))
+    gone.free()
+    device.pool.clear()
+    with pytest.raises(runtime.LaunchError, match=r"pointer 'p.src': 0x[0-9a-f]+ is not an address inside a live"):
+        through_pointers.launch((1,), out, cfg, p, n)
