@@ -276,7 +276,7 @@ def _pointer(m: Mapping[str, Any], value: Any, what: str, error: type[Exception]
     label = f"{what} '{m['name']}'"
     dtype = getattr(value, "dtype", None)
     array = isinstance(dtype, np.dtype) and not isinstance(value, np.generic)
-    if array:
+    if array and dtype is not None:
         problem = pointer_problem(m, dtype, what)
         if problem:
             raise error(problem)
