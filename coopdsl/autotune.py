@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._counts import counts_problem
 from .errors import CoopDSLError
 from .ir.types import Type
 from .kernel import Kernel
@@ -258,6 +259,7 @@ class Autotuner:
         if not isinstance(kernel, Kernel):
             raise AutotuneError(f"autotune applies to a @coopdsl.kernel, got {type(kernel).__name__}")
         self.kernel = kernel
+        _check_options(kernel.name, warmup, repeat, clock_up_ms, timer)
         self.signature = inspect.signature(kernel.fn)
         kinds = _parameter_kinds(kernel)
         self.configs = _check_configs(kernel.name, configs, kinds)
@@ -276,6 +278,8 @@ class Autotuner:
         """(the kernel specialized with the config's Const values, its Spec values for the launch)."""
         if not isinstance(config, Config):
             raise TypeError(f"variant takes a coopdsl.autotune.Config, got {type(config).__name__}")
+        if config not in self.configs:   # (one of another list: its names checked as the configs' were)
+            _check_configs(self.kernel.name, [config], _parameter_kinds(self.kernel))
         values = config.values
         consts = {n: v for n, v in values.items() if n in self.const_names}
         spec = {n: v for n, v in values.items() if n not in self.const_names}
@@ -284,18 +288,19 @@ class Autotuner:
     def cached_config(self, *args: Any, device: Any = None, **kwargs: Any) -> Config | None:
         """The config the cache holds for these arguments on the device, or None (nothing is timed; the CPU
         interpreter has no cache entries)."""
+        bound = self._bind(args, kwargs)   # (on the interpreter too: the same arguments are refused there)
         if _on_cpu(device):
             return None
         dev = _resolve_device(device, [*args, *kwargs.values()])
-        return self._cached(self._entry(self._bind(args, kwargs), dev))
+        return self._cached(self._entry(bound, dev))
 
     def best_config(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> Config:
         """The fastest config for these arguments on the device: from the cache, else tuned now; on the CPU
         interpreter (``device="cpu"``), where nothing is timed, the first config, the one :meth:`launch` runs."""
+        bound = self._bind(args, kwargs)   # (on the interpreter too: the same arguments are refused there)
         if _on_cpu(device):
             return self.configs[0]
         dev = _resolve_device(device, [*args, *kwargs.values()])
-        bound = self._bind(args, kwargs)
         entry = self._entry(bound, dev)
         cached = self._cached(entry)
         if cached is not None:
@@ -320,10 +325,7 @@ class Autotuner:
     def launch(self, grid: Any, *args: Any, device: Any = None, **kwargs: Any) -> None:
         """Launch with the fastest config (tuning first on a new problem or device); ``grid`` may be a
         function of the arguments and the config's values, by name (``lambda p: (p["n"] // p["TILE"],)``)."""
-        if _on_cpu(device):  # the CPU interpreter: nothing to time, the first config runs
-            config = self.configs[0]
-        else:
-            config = self.best_config(grid, *args, device=device, **kwargs)
+        config = self.best_config(grid, *args, device=device, **kwargs)   # (the interpreter: the first config)
         variant, spec = self.variant(config)
         variant.launch(self._grid(grid, config, args, kwargs), *args, device=device, **kwargs, **spec)
 
@@ -407,6 +409,24 @@ def _parameter_kinds(kernel: Kernel) -> dict[str, str]:
     annotations = parameter_annotations(kernel.fn, parse_function(kernel.fn))
     return {n: ("spec" if isinstance(a, SpecParam) else "const") for n, a in annotations.items()
             if isinstance(a, (SpecParam, ConstParam))}
+
+
+def _check_options(name: str, warmup: Any, repeat: Any, clock_up_ms: Any, timer: Any) -> None:
+    """The timing options, checked when the tuner is made (``warmup``/``repeat`` by ``Kernel.bench``'s rule,
+    coopdsl/_counts.py) rather than at its first tuning; with a ``timer`` of the caller's, only that it is
+    callable."""
+    if timer is not None:
+        if not callable(timer):
+            raise AutotuneError(f"autotune {name}: timer must be a function (variant, grid, args, kwargs, device) "
+                                f"-> ms, got {type(timer).__name__}")
+        return
+    problem = counts_problem(warmup, repeat)
+    if problem:
+        raise AutotuneError(f"autotune {name}: {problem}")
+    if isinstance(clock_up_ms, bool) or not isinstance(clock_up_ms, numbers.Real) or \
+            not 0.0 <= float(clock_up_ms) < math.inf:
+        raise AutotuneError(f"autotune {name}: clock_up_ms must be a finite number of milliseconds, 0 or more, "
+                            f"got {clock_up_ms!r}")
 
 
 def _check_configs(name: str, configs: Sequence[Config], kinds: dict[str, str]) -> tuple[Config, ...]:

@@ -168,6 +168,23 @@ def test_variant_takes_a_config(timer, tmp_path):
         tuner(timer, tmp_path / "c.json").variant({"PER": 4, "WG": 32})
     kernel, spec = tuner(timer, tmp_path / "c.json").variant(Config(PER=4, WG=32))
     assert spec == {"WG": 32}
+    # a config of another list is checked as the tuner's configs were (a name that is no Spec or Const once
+    # went on to the launch as a keyword)
+    with pytest.raises(AutotuneError, match=r"autotune scale: Config\(TILE=8\) sets TILE, which is not a cd.Spec"):
+        tuner(timer, tmp_path / "c.json").variant(Config(TILE=8))
+
+
+def test_the_interpreter_refuses_the_arguments_a_gpu_launch_refuses(timer, tmp_path):
+    """best_config, cached_config and launch on device="cpu" bind the arguments as on a GPU: a missing key and a
+    tuned parameter given are the same AutotuneErrors there (they once returned the first config)."""
+    t = tuner(timer, tmp_path / "c.json")
+    x = np.zeros(8, np.float32)
+    for call in (lambda: t.best_config(grid, x, device="cpu"), lambda: t.cached_config(x, device="cpu"),
+                 lambda: t.launch(grid, x, device="cpu")):
+        with pytest.raises(AutotuneError, match=r"the key argument\(s\) \['n'\] were not given"):
+            call()
+    with pytest.raises(AutotuneError, match=r"WG is set by the configs"):
+        t.launch(grid, x, 8, WG=64, device="cpu")
 
 
 def test_entries_of_other_processes_are_kept(timer, tmp_path):
@@ -280,6 +297,15 @@ def test_kernels_of_one_factory_for_other_types_have_other_fingerprints():
     (lambda: autotune(CONFIGS, ["n"], restore=["y"])(scale), "autotune scale: restore names y, not parameters"),
     (lambda: autotune(CONFIGS, ["n"])(lambda x: x), "autotune applies to a @coopdsl.kernel, got function"),
     (lambda: Config(), "a Config needs at least one NAME=VALUE"),
+    # the timing options, when the tuner is made (they once failed only at its first tuning, on a GPU)
+    (lambda: autotune(CONFIGS, ["n"], repeat=0)(scale),
+     "autotune scale: repeat must be from 1 to 1,000,000 and warmup from 0 to 1,000,000"),
+    (lambda: autotune(CONFIGS, ["n"], warmup=-1)(scale), "got repeat=20, warmup=-1"),
+    (lambda: autotune(CONFIGS, ["n"], repeat=2.5)(scale), "got repeat=2.5, warmup=5"),
+    (lambda: autotune(CONFIGS, ["n"], clock_up_ms=float("nan"))(scale),
+     "autotune scale: clock_up_ms must be a finite number of milliseconds, 0 or more, got nan"),
+    (lambda: autotune(CONFIGS, ["n"], clock_up_ms=-1)(scale), "clock_up_ms must be a finite number"),
+    (lambda: autotune(CONFIGS, ["n"], timer=3)(scale), "autotune scale: timer must be a function"),
 ])
 def test_mistakes_are_autotune_errors(build, message):
     with pytest.raises(AutotuneError) as info:

@@ -28,10 +28,12 @@ ALLOWED = {
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
     "_grid": set(),  # the grid a launch takes, for Kernel.launch, the runtime's launch and the interpreter (stdlib)
+    "_counts": set(),  # a timing's dispatch counts, for runtime.bench and autotune's options (stdlib)
     "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
     "devices": {"errors", "_lazy", "_packing"},  # device profiles and checks work on reflection data only;
     # _packing: spec values checked as a launch checks them (imported only when values are given: it brings numpy)
-    "runtime": {"errors", "devices", "_numbers", "_packing", "_grid"},  # one decision each: numbers, grids
+    "runtime": {"errors", "devices", "_numbers", "_packing", "_grid", "_counts"},  # one decision each: numbers,
+    # grids, timing counts
     "reflect": {"ir", "spirv", "devices", "errors"},
 }
 

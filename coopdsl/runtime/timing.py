@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._counts import counts_problem
 from .._grid import grid3
 from . import vk
 from .batch import Batch, current_batch
@@ -32,11 +33,6 @@ class BenchResult:
         return None if self.flops is None else self.flops / (self.median_ms * 1e-3) / 1e12
 
 
-# the most dispatches (timed, or warm-up) one bench records: its query pool holds two timestamps a timed one
-# (a pool or command buffer far past this made the driver fail, or crash the process, instead of an error)
-MAX_REPEAT = 1_000_000
-
-
 def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
           spec: dict[str, Any] | None = None, warmup: int = 5, repeat: int = 20, flops: float | None = None,
           device: Device | None = None) -> BenchResult:
@@ -49,11 +45,9 @@ def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], 
     grid = grid3(grid, least=1, error=LaunchError)
     if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, float)) or not flops >= 0):
         raise LaunchError(f"flops must be a non-negative number of floating-point operations, got {flops!r}")
-    if type(repeat) is not int or type(warmup) is not int or not 1 <= repeat <= MAX_REPEAT \
-            or not 0 <= warmup <= MAX_REPEAT:
-        raise LaunchError(f"repeat must be from 1 to {MAX_REPEAT:,} and warmup from 0 to {MAX_REPEAT:,} (one "
-                          f"command buffer records them all; time longer in several calls), got repeat={repeat!r}, "
-                          f"warmup={warmup!r}")
+    problem = counts_problem(warmup, repeat)
+    if problem:
+        raise LaunchError(problem)
     dev = resolve_device(device, args)
     if current_batch(dev) is not None:
         raise LaunchError("bench times its own submission: call it outside a `with runtime.batch(...)` block")
