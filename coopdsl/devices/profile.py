@@ -92,20 +92,21 @@ class DeviceProfile:
                     raise ValueError(f"{table} must be an object, got {type(d[table]).__name__}")
             return cls(
                 name=str(d["name"]), subgroup_size=_positive_int(d, "subgroup_size"),
-                max_workgroup_invocations=int(d.get("max_workgroup_invocations", 0)),
-                configs=tuple(_config(c, False) for c in d.get("coopmat_configs", [])),
-                flexible=tuple(_config(c, True) for c in d.get("flexible_configs", [])),
-                workgroup_scope=bool(nv2.get("cooperativeMatrixWorkgroupScope")),
-                flexible_dimensions=bool(nv2.get("cooperativeMatrixFlexibleDimensions")),
-                workgroup_scope_max_invocations=int(nv2.get("max_workgroup_size", 0)),
-                flexible_max_dimension=int(nv2.get("flexible_max_dimension", 0)),
+                max_workgroup_invocations=_count(d, "max_workgroup_invocations"),
+                configs=tuple(_config(c, False) for c in _list(d, "coopmat_configs")),
+                flexible=tuple(_config(c, True) for c in _list(d, "flexible_configs")),
+                workgroup_scope=_flag(nv2, "cooperativeMatrixWorkgroupScope"),
+                flexible_dimensions=_flag(nv2, "cooperativeMatrixFlexibleDimensions"),
+                workgroup_scope_max_invocations=_count(nv2, "max_workgroup_size"),
+                flexible_max_dimension=_count(nv2, "flexible_max_dimension"),
                 driver=f"{d.get('driver_name', '')} {d.get('driver_info', '')}".strip(),
-                min_subgroup_size=int(d.get("min_subgroup_size") or d["subgroup_size"]),
-                max_subgroup_size=int(d.get("max_subgroup_size") or d["subgroup_size"]),
-                subgroup_size_control=bool((d.get("features") or {}).get("subgroupSizeControl")),
-                max_compute_workgroup_subgroups=int(d.get("max_compute_workgroup_subgroups", 0)),
-                max_workgroup_size=tuple(int(x) for x in d.get("max_workgroup_size") or ()),
-                max_shared_memory=int(d.get("max_shared_memory") or 0),
+                min_subgroup_size=_count(d, "min_subgroup_size") or d["subgroup_size"],
+                max_subgroup_size=_count(d, "max_subgroup_size") or d["subgroup_size"],
+                subgroup_size_control=_flag(d.get("features") or {}, "subgroupSizeControl"),
+                max_compute_workgroup_subgroups=_count(d, "max_compute_workgroup_subgroups"),
+                max_workgroup_size=tuple(_count({"max_workgroup_size": x}, "max_workgroup_size")
+                                         for x in _list(d, "max_workgroup_size")),
+                max_shared_memory=_count(d, "max_shared_memory"),
                 source=d.get("source"), data=d)
         except KeyError as e:
             raise ProfileError(f"{where}: missing field {e.args[0]!r} (expected the output of "
@@ -119,6 +120,38 @@ def _positive_int(c: dict[str, Any], key: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise ValueError(f"{key} must be a positive integer, got {v!r}")
     return v
+
+
+def _count(c: dict[str, Any], key: str) -> int:
+    """A field holding a count or limit, 0 when absent or null (not known): an int of 0 or more, not a float,
+    a string or a bool (int() would take 2.5 as 2 and "64" as 64)."""
+    v = c.get(key)
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{key} must be an integer, 0 or more, got {v!r}")
+    return v
+
+
+def _flag(c: dict[str, Any], key: str) -> bool:
+    """A feature field: true or false (bool() would take the string "false" as true), false when absent; Vulkan's
+    VkBool32 as 0 or 1 is taken too."""
+    v = c.get(key)
+    if v is None:
+        return False
+    if v in (0, 1) and not isinstance(v, float):
+        return bool(v)
+    raise ValueError(f"{key} must be true or false, got {v!r}")
+
+
+def _list(c: dict[str, Any], key: str) -> list[Any]:
+    """A field holding a list, empty when absent or null."""
+    v = c.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list | tuple):
+        raise ValueError(f"{key} must be a list, got {type(v).__name__}")
+    return list(v)
 
 
 SCOPES = ("Subgroup", "Workgroup")   # the scopes a cooperative-matrix configuration is offered at

@@ -101,6 +101,20 @@ def test_khr_only_drops_nv2():
      '"C": "f32", "Result": "f32", "scope": "Subgroup"}]}', "A must be a scalar type name, got 16"),
     ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", '
      '"C": "f32", "Result": "f32", "scope": "Galaxy"}]}', "scope must be one of Subgroup, Workgroup, got 'Galaxy'"),
+    # counts and flags were int() and bool(): 2.5 became 2, "64" 64, and the string "false" true
+    ('{"name": "x", "subgroup_size": 32, "max_shared_memory": 49152.5}',
+     "max_shared_memory must be an integer, 0 or more, got 49152.5"),
+    ('{"name": "x", "subgroup_size": 32, "max_workgroup_invocations": "1024"}',
+     "max_workgroup_invocations must be an integer, 0 or more, got '1024'"),
+    ('{"name": "x", "subgroup_size": 32, "max_workgroup_size": [1024, -1, 64]}',
+     "max_workgroup_size must be an integer, 0 or more, got -1"),
+    ('{"name": "x", "subgroup_size": 32, "max_workgroup_size": 1024}', "max_workgroup_size must be a list, got int"),
+    ('{"name": "x", "subgroup_size": 32, "min_subgroup_size": true}', "min_subgroup_size must be an integer"),
+    ('{"name": "x", "subgroup_size": 32, "features": {"subgroupSizeControl": "false"}}',
+     "subgroupSizeControl must be true or false, got 'false'"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat2": {"cooperativeMatrixWorkgroupScope": 2}}',
+     "cooperativeMatrixWorkgroupScope must be true or false, got 2"),
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": {"M": 16}}', "coopmat_configs must be a list, got dict"),
 ])
 def test_bad_profile_files(tmp_path, content, message):
     path = tmp_path / "bad.json"
@@ -108,6 +122,16 @@ def test_bad_profile_files(tmp_path, content, message):
     with pytest.raises(ProfileError) as e:
         load_profile(str(path))
     assert message in str(e.value) and str(path) in str(e.value)
+
+
+def test_counts_and_flags_as_vulkan_gives_them_load():
+    """VkBool32 features come as 0 or 1 from a device's own report; null counts are 'not known'."""
+    p = load_profile({"name": "x", "subgroup_size": 32, "features": {"subgroupSizeControl": 1},
+                      "coopmat2": {"cooperativeMatrixWorkgroupScope": True, "max_workgroup_size": 256},
+                      "max_shared_memory": None, "max_workgroup_size": [1024, 1024, 64]})
+    assert p.subgroup_size_control and p.workgroup_scope and p.workgroup_scope_max_invocations == 256
+    assert p.max_shared_memory == 0 and p.max_workgroup_size == (1024, 1024, 64)
+    assert p.min_subgroup_size == p.max_subgroup_size == 32
 
 
 def test_unknown_names_and_objects():
