@@ -198,3 +198,48 @@ def float_pattern_named(value: float, name: str) -> int:
     """:func:`float_pattern` for a float type given by its reflection name (``f16``, ``bf16``, ``e4m3`` ...)."""
     _, width, _, encoding = TRAITS[name]
     return float_pattern(value, width, encoding)
+
+
+def int_op(op: str, args: list[int], name: str | None) -> int | None:
+    """``op`` (an IR operator name: add, sub, mul, div, rem, neg, not, and, or, xor, shl, shr, comparisons,
+    land, lor, select) on ints of the integer type ``name`` as OpSpecConstantOp computes it on the device (and
+    the interpreter does): results wrap to the type's width, division truncates toward zero, ``shr`` is
+    arithmetic for a signed type and logical otherwise; with ``name`` None, on Python's unbounded ints.  None
+    where SPIR-V leaves the result undefined: a division by zero, a shift by a negative count or by the width
+    or more.  One evaluation of a spec-constant
+    expression for the compiler's size rules and the device checks of its reflection (``ir.types.dim_value``,
+    ``devices.dims.resolve``)."""
+    kind, width, signed, _ = TRAITS.get(name or "", ("int", 0, True, None))
+    if kind != "int":
+        width, signed = 32, False
+    mask = (1 << width) - 1
+
+    def wrap(v: int) -> int:
+        if not width:   # (no type: Python's ints)
+            return int(v)
+        v = int(v) & mask
+        return v - (1 << width) if signed and v >> (width - 1) else v
+
+    a = args[0]
+    b = args[1] if len(args) > 1 else 0
+    if op in ("div", "rem"):
+        if not b:
+            return None
+        q = abs(a) // abs(b)
+        q = -q if (a < 0) != (b < 0) else q
+        return wrap(q if op == "div" else a - q * b)
+    if op in ("shl", "shr"):
+        if b < 0 or (width and b >= width):
+            return None
+        return wrap(a << b) if op == "shl" else wrap((a if signed else a & mask) >> b)
+    simple = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "neg": lambda: -a,
+              "not": lambda: ~a, "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b}
+    if op in simple:
+        return wrap(simple[op]())
+    compare = {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b, "ne": a != b,
+               "land": bool(a) and bool(b), "lor": bool(a) or bool(b)}
+    if op in compare:
+        return int(compare[op])
+    if op == "select":
+        return args[1] if args[0] else args[2]
+    return None

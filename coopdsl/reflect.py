@@ -249,5 +249,5 @@ def _dim(d: T.Dim, module: Module) -> Any:
         return d
     if d.op == "spec":
         sc = next(s for s in module.spec_consts if s.spec_id == d.args[0])
-        return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default}
+        return {"spec_id": sc.spec_id, "name": sc.name, "value": sc.default, "type": sc.type.name}
     return _node(d.op, [_dim(a, module) for a in d.args])

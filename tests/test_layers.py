@@ -30,7 +30,8 @@ ALLOWED = {
     "_grid": set(),  # the grid a launch takes, for Kernel.launch, the runtime's launch and the interpreter (stdlib)
     "_counts": set(),  # a timing's dispatch counts, for runtime.bench and autotune's options (stdlib)
     "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
-    "devices": {"errors", "_lazy", "_packing"},  # device profiles and checks work on reflection data only;
+    "devices": {"errors", "_lazy", "_packing", "_numbers"},  # device profiles and checks work on reflection data
+    # only; _numbers: a spec-constant expression computed as the device does;
     # _packing: spec values checked as a launch checks them (imported only when values are given: it brings numpy)
     "runtime": {"errors", "devices", "_numbers", "_packing", "_grid", "_counts"},  # one decision each: numbers,
     # grids, timing counts

@@ -208,3 +208,47 @@ def test_packed_f16_rows_need_an_even_spec_column_count_at_every_value(tmp_path)
                                                r"rows do not pack into u32 pairs") as e:
             call()
         assert e.value.loc.line == line
+
+
+WRAP_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import u32
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def wraps(out: cd.Buffer[u32], K: cd.Spec[u32] = 2):
+        t = cd.shared(u32, K * 2**31 + 1)     # u32: 1 at K = 2
+        t[0] = 7
+        out[0] = t[0]
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def zero(out: cd.Buffer[u32], K: cd.Spec[u32] = 1):
+        t = cd.shared(u32, (K * 2**31) // 2**31)   # THE ZERO LINE: u32: 0 at K = 2
+        t[0] = 7
+        out[0] = t[0]
+''')
+
+
+def test_spec_sizes_are_computed_in_the_constants_type_as_the_device_computes_them(tmp_path):
+    """A spec-constant size expression is OpSpecConstantOp arithmetic in the constants' type (u32 here): the
+    size rules and the device checks of the reflection computed it on unbounded Python ints (``K * 2**31 + 1``
+    was 4294967297, refused on Vulkan while the interpreter ran length 1; ``(K * 2**31) // 2**31`` passed the
+    rules as 2 and was 0 on the device: a crashed lavapipe)."""
+    from coopdsl import devices
+    from coopdsl.errors import ArgumentError
+
+    ns = exec_source(WRAP_SRC, tmp_path / "wraps.py")
+    out = np.zeros(1, np.uint32)
+    ns["wraps"].launch((1,), out, device="cpu")
+    assert out[0] == 7
+    reflection = ns["wraps"].reflect()
+    arrays = reflection["shared_memory"]["arrays"]
+    assert arrays[0]["length"]["value"] == 1 and arrays[0]["length"]["args"][0]["args"][0]["type"] == "u32"
+    assert not devices.mismatches(reflection, "nvidia-h100", {"K": 2})
+    line = next(i for i, s in enumerate(WRAP_SRC.splitlines(), 1) if "THE ZERO LINE" in s)
+    for call in (lambda: ns["zero"].compile(spec={"K": 2}), lambda: ns["zero"].launch((1,), out, K=2, device="cpu")):
+        with pytest.raises(ArgumentError, match=r"shared: the length must be from 1 to 4294967295, got "
+                                                r"\(\(K \* 2147483648\) // 2147483648\) = 0") as e:
+            call()
+        assert e.value.loc.line == line

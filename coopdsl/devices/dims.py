@@ -10,32 +10,19 @@ the specialization values a launch passes.
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
+from .._numbers import int_op
 from ..errors import CoopDSLError
 
 Dim = int | dict[str, Any]
 
 
-def _div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def _rem(a: int, b: int) -> int:
-    return a - _div(a, b) * b
-
-
-OPS: dict[str, Callable[..., Any]] = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _div, "rem": _rem,
-    "neg": operator.neg, "not": operator.invert, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-    "shl": operator.lshift, "shr": operator.rshift,
-    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq, "ne": operator.ne,
-    "land": lambda a, b: bool(a) and bool(b), "lor": lambda a, b: bool(a) or bool(b),
-    "select": lambda c, a, b: a if c else b,
-}
+# the operators a reflection dimension may hold (each evaluated by coopdsl/_numbers.py's ``int_op``, in the
+# constants' integer type, as the device computes it)
+OPS = ("add", "sub", "mul", "div", "rem", "neg", "not", "and", "or", "xor", "shl", "shr", "lt", "le", "gt", "ge",
+       "eq", "ne", "land", "lor", "select")
 
 
 class DimError(CoopDSLError, ValueError):
@@ -43,18 +30,29 @@ class DimError(CoopDSLError, ValueError):
 
 
 def resolve(dim: Dim, spec: Mapping[str, Any] | None = None) -> int:
-    """The value of ``dim`` with the specialization constants in ``spec`` (by name) overriding defaults."""
+    """The value of ``dim`` with the specialization constants in ``spec`` (by name) overriding defaults, computed
+    in the constants' integer type (a spec constant's ``type``), as the device computes it: ``K * 2**31 + 1`` is 1
+    at K = 2 in u32 (reflection written without a type: Python's ints)."""
     if not isinstance(dim, dict):
         return dim
     if "spec_id" in dim:
         return cast(int, (spec or {}).get(dim["name"], dim["value"]))
-    fn = OPS.get(dim["op"])
-    if fn is None:
+    if dim["op"] not in OPS:
         raise DimError(f"cannot evaluate the operator '{dim['op']}' in dimension {dim.get('expr', dim)}")
-    try:
-        return cast(int, fn(*(resolve(a, spec) for a in dim["args"])))
-    except ZeroDivisionError:
-        raise DimError(f"dimension {dim.get('expr')} divides by zero") from None
+    value = int_op(dim["op"], [resolve(a, spec) for a in dim["args"]], _type(dim))
+    if value is None:
+        raise DimError(f"dimension {dim.get('expr')} divides by zero" if dim["op"] in ("div", "rem") else
+                       f"dimension {dim.get('expr')} shifts by a negative count or by its width or more")
+    return value
+
+
+def _type(dim: Dim) -> str | None:
+    """The integer type of a dimension expression's specialization constants."""
+    if not isinstance(dim, dict):
+        return None
+    if "spec_id" in dim:
+        return cast("str | None", dim.get("type"))
+    return next((t for t in (_type(a) for a in dim["args"]) if t is not None), None)
 
 
 def text(dim: Dim) -> str:

@@ -14,9 +14,9 @@ constants, compared structurally (``SymDim`` equality is symbolic equality).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
 from typing import Any, Literal, NoReturn
 
+from .._numbers import int_op
 from .._records import record
 from .vocab import MATRIX_SCOPES, FloatEncoding, ScalarKind, StorageClass, matrix_scope, matrix_use
 
@@ -138,7 +138,10 @@ class SymDim:
 
 def dim_value(d: Dim) -> int | None:
     """``d`` evaluated with its specialization constants at their defaults -- during ``compile(spec=...)``, at the
-    values given -- or None where it cannot be (a division by zero, an operator without an evaluation here)."""
+    values given -- or None where it cannot be (a division by zero, a shift by the width or more, an operator
+    without an evaluation here).  The arithmetic is the module's: that of the constants' integer type, as
+    OpSpecConstantOp computes it on the device and the interpreter does (u32: ``K * 2**31 + 1`` is 1 at K = 2),
+    so that the rules on sizes check the length a kernel gets."""
     if isinstance(d, int):
         return d
     if d.op == "spec":
@@ -147,13 +150,16 @@ def dim_value(d: Dim) -> int | None:
     args = [a for a in maybe if a is not None]
     if len(args) != len(maybe):
         return None
-    a = args[0]
-    ops: dict[str, Callable[[], int | None]] = {
-        "add": lambda: a + args[1], "sub": lambda: a - args[1], "mul": lambda: a * args[1],
-        "div": lambda: int(a / args[1]) if args[1] else None, "shl": lambda: a << args[1],
-        "shr": lambda: a >> args[1]}
-    fn = ops.get(d.op)
-    return fn() if fn is not None else None
+    return int_op(d.op, args, _dim_type(d))
+
+
+def _dim_type(d: Dim) -> str | None:
+    """The integer type name of a symbolic dimension's specialization constants (its arithmetic's type)."""
+    if isinstance(d, int):
+        return None
+    if d.op == "spec":
+        return str(d.args[2])
+    return next((t for t in (_dim_type(a) for a in d.args) if t is not None), None)
 
 
 # the specialization constants a compile was given values for (compile(spec=...), a launch's, emit --spec):

@@ -148,7 +148,7 @@ def test_compile_with_device_keeps_the_module_and_the_cache():
 
 def test_scope_from_a_specialization_constant():
     r = K.spec_scope.reflect()
-    assert r["cooperative_matrices"][0]["scope"] == {"spec_id": 0, "name": "S", "value": 3}
+    assert r["cooperative_matrices"][0]["scope"] == {"spec_id": 0, "name": "S", "value": 3, "type": "u32"}
     assert mismatches(r, H100) == []
     first = mismatches(r, H100, {"S": 1})[0]
     assert first.loc.line == K.line("scope-a")

@@ -22,11 +22,28 @@ def test_resolve(dim, spec, want):
     assert resolve(dim, spec) == want
 
 
+U32 = {"spec_id": 0, "name": "K", "value": 2, "type": "u32"}
+I32 = {"spec_id": 1, "name": "S", "value": -7, "type": "i32"}
+
+
+@pytest.mark.parametrize("dim,spec,want", [
+    # as the device computes OpSpecConstantOp (and the interpreter does): in the constants' type
+    (_op("add", _op("mul", U32, 2 ** 31), 1), {}, 1), (_op("div", _op("mul", U32, 2 ** 31), 2 ** 31), {}, 0),
+    (_op("sub", U32, 3), {}, 2 ** 32 - 1), (_op("shl", U32, 31), {"K": 3}, 2 ** 31),
+    (_op("div", I32, 2), {}, -3), (_op("rem", I32, 2), {}, -1), (_op("shr", I32, 1), {}, -4),
+    (_op("mul", I32, 2 ** 30), {"S": 2}, -(2 ** 31)), (_op("shr", _op("neg", U32), 30), {}, 3),
+])
+def test_resolve_in_the_constants_type(dim, spec, want):
+    assert resolve(dim, spec) == want
+
+
 def test_resolve_errors():
     with pytest.raises(DimError, match="cannot evaluate the operator 'fmod'"):
         resolve({"op": "fmod", "args": [TM, 2], "expr": "fmod(TM, 2)", "value": 0})
     with pytest.raises(DimError, match=r"dimension \(TM // 0\) divides by zero"):
         resolve(_op("div", TM, 0))
+    with pytest.raises(DimError, match=r"dimension \(K << 32\) shifts by a negative count or by its width or more"):
+        resolve(_op("shl", U32, 32))
 
 
 def test_text():

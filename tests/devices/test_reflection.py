@@ -47,7 +47,7 @@ def test_symbolic_dimensions_name_the_spec_constant_and_resolve():
     r = K.spec_tiles.reflect(spec={"TM": 32})
     a, b, acc = r["cooperative_matrices"]
     assert a["type"] == "MatA[f16, TM, TK]" and b["type"] == "MatB[f16, TK, (TM * 2)]"
-    assert a["rows"] == {"spec_id": 0, "name": "TM", "value": 32}
+    assert a["rows"] == {"spec_id": 0, "name": "TM", "value": 32, "type": "u32"}
     assert b["cols"]["expr"] == "(TM * 2)" and b["cols"]["value"] == 64 and b["cols"]["op"] == "mul"
     m = r["muladds"][0]
     assert [resolve(m[k]) for k in "MNK"] == [32, 64, 16]
