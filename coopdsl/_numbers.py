@@ -77,8 +77,14 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
 
     bools fit only ``bool``; ints fit integer types within their range and float types; floats fit
     float types whose finite range holds them after rounding (infinities and NaN are kept as they
-    are), never integer types.
+    are), never integer types.  A numpy scalar (``np.uint32(4)``) counts as its Python value, for
+    ``compile(spec=...)`` as for a launch.
     """
+    if type(value).__module__ == "numpy":   # (numpy is imported only when it gave the value)
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            value = value.item()   # a numpy scalar: its Python value, as a launch takes it
     if isinstance(value, bool):
         if kind != "bool":
             raise LiteralError(f"cannot use {value!r} as {name}")

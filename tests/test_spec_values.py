@@ -252,3 +252,52 @@ def test_spec_sizes_are_computed_in_the_constants_type_as_the_device_computes_th
                                                 r"\(\(K \* 2147483648\) // 2147483648\) = 0") as e:
             call()
         assert e.value.loc.line == line
+
+
+NP_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import i32, u32
+
+
+    @cd.kernel(workgroup_size=("WG", 1, 1))   # THE WG LINE
+    def sized(out: cd.Buffer[u32], WG: cd.Spec[u32] = 1):
+        out[0] = 1
+
+
+    @cd.kernel(workgroup_size=("WG", 1, 1))
+    def negative(out: cd.Buffer[u32], WG: cd.Spec[i32] = -1):
+        out[0] = 1
+''')
+
+
+def test_a_numpy_spec_value_is_its_python_value_for_every_rule(tmp_path):
+    """``np.uint32(0)`` for a workgroup size skipped the rules a launch checks (they refused numpy scalars, and
+    that refusal was taken as 'left to the packer'), reaching the driver; compile(spec=) refused numpy values a
+    launch took. Now one decision (coopdsl/_numbers.py) takes a numpy scalar as its Python value everywhere."""
+    from coopdsl.errors import CompileError
+
+    ns = exec_source(NP_SRC, tmp_path / "npspec.py")
+    line = next(i for i, s in enumerate(NP_SRC.splitlines(), 1) if "THE WG LINE" in s)
+    for value in (0, np.uint32(0), np.int64(0)):
+        with pytest.raises(CompileError, match=r"workgroup size 'WG' is 0") as e:
+            ns["sized"].launch((1,), np.zeros(1, np.uint32), WG=value, device="cpu")
+        assert e.value.loc.line == line
+    ns["sized"].compile(spec={"WG": np.int64(2)})
+    out = np.zeros(1, np.uint32)
+    ns["sized"].launch((1,), out, WG=np.uint32(2), device="cpu")
+    assert out[0] == 1
+
+
+def test_a_workgroup_no_device_runs_is_not_sent_to_the_interpreter(tmp_path, device):
+    """A workgroup size under 1 (a Spec[i32] default of -1) is refused by the device check and by the
+    interpreter alike: the device's message no longer says 'the CPU interpreter runs it'."""
+    from coopdsl import runtime
+
+    ns = exec_source(NP_SRC, tmp_path / "npneg.py")
+    with pytest.raises(runtime.DeviceFeatureError, match=r"each size must be at least 1") as e:
+        ns["negative"].launch((1,), np.zeros(1, np.uint32), device=device)
+    assert "interpreter" not in str(e.value)
+    from coopdsl.interp import LaunchArgumentError
+
+    with pytest.raises(LaunchArgumentError, match=r"workgroup size \(-1, 1, 1\) must be positive"):
+        ns["negative"].launch((1,), np.zeros(1, np.uint32), device="cpu")

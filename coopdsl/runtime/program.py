@@ -40,7 +40,8 @@ def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] |
     try:
         verify(reflection, device, spec)
     except DeviceMismatchError as e:
-        runs = math.prod(workgroup_size(reflection, spec)) <= INTERPRETER_WORKGROUP  # (else it refuses it too)
+        wg = workgroup_size(reflection, spec)   # (a size under 1, or past its limit: the interpreter refuses it too)
+        runs = min(wg) >= 1 and math.prod(wg) <= INTERPRETER_WORKGROUP
         raise DeviceFeatureError(hinted(str(e)) if runs else str(e), e.mismatches, e.loc) from None
 
 
