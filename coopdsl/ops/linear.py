@@ -85,6 +85,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     fmt_given = fmt
     fmt = _fmt_of(w, fmt)
     matrices("linear", x, w)
+    _check_x(x, fmt)
     n, k = x.shape
     if q8 and fmt not in QUANTIZED:
         raise ValueError(f"linear: q8=True (x rounded to 8 bits) serves quantized weights ({', '.join(QUANTIZED)}), "
@@ -277,3 +278,14 @@ def prefill_launches(x: Any, w: Any, y: Any, fmt: str, *, device: Any = None,
     return [(kern, grid, (w, x, part), {**values, "batch_stride_d": stride, "device": device}),
             (MM.reduce_kernel(), MM.flat_grid(n * m), (part, y), {"ne": n * m, "k_num": split, "stride": stride,
                                                                        "device": device})]
+
+
+def _check_x(x: Any, fmt: str) -> None:
+    """x's dtype, the same for every row count (past 16 rows numpy x is converted to the kernels' type, which
+    took any dtype: bf16 bit patterns given with f16 weights were read as integers): float32 or float16, and
+    with bf16 weights also bf16 (uint16 bit patterns or ml_dtypes' bfloat16)."""
+    dt = np.dtype(x.dtype)
+    if dt in (np.float32, np.float16) or (fmt == "bf16" and (dt == np.uint16 or dt.name == "bfloat16")):
+        return
+    extra = " (or bf16: uint16 bit patterns or ml_dtypes' bfloat16)" if fmt == "bf16" else ""
+    raise ValueError(f"linear: x must be float32 or float16{extra}, got {dt}")

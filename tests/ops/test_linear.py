@@ -395,3 +395,24 @@ def test_no_weight_rows_strided_weights_and_a_strided_out():
     with pytest.raises(ValueError, match="matmul: out must be C-contiguous"):
         ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16),
                    out=np.zeros((16, 32), np.float32)[:, ::2], device="cpu")
+
+
+@pytest.mark.parametrize("n", [16, 17, 40])
+@pytest.mark.parametrize("fmt,dtype", [("q4_0", np.float64), ("q8_0", np.int32), ("f16", np.uint16),
+                                       ("q4_0", np.bool_), ("f16", np.complex64)])
+def test_x_of_another_dtype_is_refused_at_every_row_count(fmt, dtype, n):
+    """Past 16 rows numpy x was converted to float16 whatever its dtype: bf16 bit patterns given with f16
+    weights were read as integers (found by a check written from the docs alone). One rule now for every row
+    count: float32 or float16 (and bf16 with bf16 weights)."""
+    w, _ = weights(fmt, 32, 64, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=rf"linear: x must be float32 or float16, got {np.dtype(dtype)}"):
+        ops.linear(np.ones((n, 64), dtype), w, fmt, device="cpu")
+
+
+def test_bf16_x_goes_with_bf16_weights_past_16_rows():
+    rng = np.random.default_rng(1)
+    w, wf = weights("bf16", 32, 64, rng)
+    x = rng.standard_normal((17, 64)).astype(np.float32)
+    got = ops.linear(ops.to_bf16(x), w, "bf16", device="cpu")
+    want = ops.from_bf16(ops.to_bf16(x)).astype(np.float64) @ wf.T
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
