@@ -358,5 +358,16 @@ def to_bf16(x: Any) -> np.ndarray:
 
 
 def from_bf16(x: Any) -> np.ndarray:
-    """bf16 bit patterns (uint16) as float32."""
-    return (np.asarray(x, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    """bf16 values as float32 (exactly): ``x`` holds their bit patterns (uint16, or a list of ints 0..65535) or is
+    ml_dtypes' bfloat16.  Another dtype is a TypeError, an int outside 0..65535 a ValueError: a cast to uint16
+    took float32 1.0 as the pattern 1 and wrapped 81792 to 16256."""
+    a = np.asarray(x)
+    if a.dtype.name == "bfloat16":
+        a = a.view(np.uint16)
+    elif a.dtype != np.uint16:
+        if a.dtype.kind not in "iu" or a.dtype == np.bool_:
+            raise TypeError(f"from_bf16: x must hold bf16 bit patterns (uint16) or be ml_dtypes' bfloat16, got "
+                            f"{a.dtype} (to round float values to bf16, use ops.to_bf16)")
+        if a.size and (a.min() < 0 or a.max() > 0xFFFF):
+            raise ValueError(f"from_bf16: bit patterns are 0 to 65535, got values from {a.min()} to {a.max()}")
+    return (a.astype(np.uint32) << 16).view(np.float32)

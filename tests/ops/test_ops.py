@@ -35,6 +35,21 @@ def test_bf16_bit_patterns_round_trip():
     assert ops.to_bf16(np.float32(1.0 + 1 / 256))[()] == ops.to_bf16(np.float32(1.0))[()]  # tie to even
 
 
+def test_from_bf16_takes_bit_patterns_only():
+    """A cast to uint16 took float32 1.0 as the pattern 1 (9.2e-41) and wrapped ints past 65535 (found by a check
+    written from the docs alone); ml_dtypes' bfloat16 was cast by value."""
+    import ml_dtypes
+
+    assert ops.from_bf16([0x3F80, 0x4020]).tolist() == [1.0, 2.5]
+    assert ops.from_bf16(np.array([1.0, 2.5], ml_dtypes.bfloat16)).tolist() == [1.0, 2.5]
+    for bad in (np.array([1.0, 2.5], np.float32), np.array([0.5], np.float16), np.array([True])):
+        with pytest.raises(TypeError, match=r"from_bf16: x must hold bf16 bit patterns \(uint16\) or be ml_dtypes' "
+                                            r"bfloat16, got (float32|float16|bool) \(to round float values"):
+            ops.from_bf16(bad)
+    with pytest.raises(ValueError, match=r"from_bf16: bit patterns are 0 to 65535, got values from 16256 to 81792"):
+        ops.from_bf16([16256, 81792])
+
+
 def _nearest_bf16(v: float) -> int:
     """The bf16 pattern nearest to ``v`` exactly (ties to even), by comparing the two candidates around it."""
     from fractions import Fraction
