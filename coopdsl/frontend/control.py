@@ -149,9 +149,10 @@ class ControlFlow(Context):
         u = kwargs.get("unroll")
         if u is None or isinstance(u, bool):
             return LoopHint(unroll=u)
-        if isinstance(u, int) and u > 0:
+        if isinstance(u, int) and 0 < u <= 0xFFFFFFFF:   # (PartialCount is one 32-bit word)
             return LoopHint(partial=u)  # (the builder checks the target has it, where it places the loop merge)
-        raise TypeMismatchError(f"unroll must be True, False or a positive int, got {u!r}", self.src.loc(it))
+        raise TypeMismatchError(f"unroll must be True, False or a positive int of at most 32 bits (4294967295), "
+                                f"got {u!r}", self.src.loc(it))
 
     def _static_for(self, node: ast.For, args: list[Any], kwargs: dict[str, Any]) -> None:
         if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):

@@ -219,9 +219,9 @@ def _encode_one(opname: str, kind: str, values: list[Operand], words: list[int],
             _fail(opname, kind, value)
         words.extend(value)
     elif category == "Literal":
-        if not isinstance(value, int):
+        if not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:   # (one word: never wrapped)
             _fail(opname, kind, value)
-        words.append(value & 0xFFFFFFFF)
+        words.append(value)
     elif category == "Composite":  # PairIdRefLiteralInteger etc.: two plain words
         if not (isinstance(value, tuple) and len(value) == 2):
             _fail(opname, kind, value)

@@ -179,6 +179,23 @@ def test_unroll_count_names_the_environments_that_have_partial_count():
         old.compile()
 
 
+def _unrolled(count):
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def unrolled(x: cd.Buffer[f32], n: u32):
+        for i in cd.range(0, n, 1, unroll=count):  # UNROLLED
+            x[i] = 1.0
+    return unrolled
+
+
+def test_an_unroll_count_that_is_no_32_bit_word_is_refused_where_it_is_given():
+    """PartialCount is one 32-bit word: 2**32 + 3 was emitted as PartialCount 3 and 2**40 as 0 (the operand
+    writer masked literals to a word; now it refuses any literal that does not fit one)."""
+    for count in (2 ** 32 + 3, 2 ** 40, 0, -1):
+        expect_error(_unrolled(count), TypeMismatchError, f"unroll must be True, False or a positive int of at most "
+                     f"32 bits (4294967295), got {count}", "# UNROLLED", 18)
+    compile_checked(_unrolled(2 ** 32 - 1), r"OpLoopMerge %\w+ %\w+ PartialCount 4294967295")
+
+
 @cd.kernel(workgroup_size=(1, 1, 1))
 def k_number_before_loop(a: cd.Buffer[f32], n: u32):
     s = 0
