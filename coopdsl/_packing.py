@@ -265,8 +265,8 @@ def _numbers(t: str, value: Any, label: str, given: Any, error: type[Exception])
     flat = np.asarray(value, dtype=object).reshape(-1) if not isinstance(value, np.ndarray) else value.reshape(-1)
     if flat.size != n:
         raise error(f"{label} ({t}) cannot be {given!r}: give {n} numbers")
-    if elem in BIT_PATTERNS:
-        return np.asarray([int(x) for x in flat], DTYPES[elem]).tobytes()
+    if elem in BIT_PATTERNS or elem not in STRUCT_CODE:   # (as for a scalar: int(x) took 1.5 as the pattern 1)
+        raise error(f"{label} ({t}) cannot be {given!r}: no host type holds {elem}")
     return np.asarray([fitted(x, elem, label, error) for x in flat], DTYPES[elem]).tobytes()
 
 

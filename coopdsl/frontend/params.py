@@ -212,8 +212,8 @@ def _spec(b: _Building, name: str, ann: SpecParam, arg: ast.arg) -> None:
 def _push(b: _Building, name: str, ann: PushParam | T.Type, arg: ast.arg) -> None:
     """``Push[T]`` or a bare scalar, vector, struct or pointer type: a member of the push-constant block."""
     t = ann.type if isinstance(ann, PushParam) else ann
-    if isinstance(t, T.ScalarType) and not t.is_ieee and t.is_float:
-        raise TypeMismatchError(f"push constant '{name}' cannot be {t}", b.src.loc(arg))
+    if isinstance(t, (T.ScalarType, T.VectorType)) and not T.scalar_of(t).is_ieee and T.scalar_of(t).is_float:
+        raise TypeMismatchError(f"push constant '{name}' cannot be {t}", b.src.loc(arg))   # (vec2[bf16] too)
     if isinstance(t, (T.ScalarType, T.VectorType)) and T.scalar_of(t).is_bool:
         raise TypeMismatchError(f"push constant '{name}' cannot be {t}: SPIR-V has no bool in push-constant "
                                 f"blocks (as in struct members); pass a u32 and test it (`if {name} != 0:`), "

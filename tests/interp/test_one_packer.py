@@ -11,6 +11,7 @@ import pytest
 
 import coopdsl as cd
 from coopdsl import f16, f32, u32, vec2, vec3
+from coopdsl.errors import TypeMismatchError
 from coopdsl.interp.bind import allocate_arguments
 from coopdsl.interp.errors import LaunchArgumentError
 from coopdsl.interp.lanes import Lanes
@@ -194,3 +195,39 @@ def test_good_buffers_pass_both_paths():
     module = k_buffers.ir()
     layout = Layout(SpecValues(module, {}), Lanes((1, 1, 1), 32, np.zeros((1, 3), np.int64), (1, 1, 1)))
     allocate_arguments(module, layout, values, DeviceMemory())
+
+
+@cd.struct
+class Halves:
+    h: vec2[cd.bf16]
+    n: u32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_bf16_member(out: cd.Buffer[f32], p: Halves):
+    out[0] = f32(p.h.x) + f32(p.n)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_bf16_vector(out: cd.Buffer[f32], v: vec2[cd.bf16]):  # BF16 VECTOR
+    out[0] = f32(v.x)
+
+
+def test_a_bf16_vector_push_constant_is_refused_as_a_scalar_one_is():
+    """A vec2[bf16] member was packed with int(x) (1.5 became the pattern 1, 70000 numpy's OverflowError); like a
+    bf16 scalar it has no host type: refused when compiled as a parameter, and as a struct member at launch on
+    both paths with one message."""
+    from tests.conftest import expect_error
+
+    expect_error(k_bf16_vector, TypeMismatchError, "push constant 'v' cannot be vec2[bf16]", "# BF16 VECTOR", 40)
+    r = k_bf16_member.reflect()
+    for value in ((1.5, 2.0), (70000, 1)):
+        with pytest.raises(LaunchError) as rt:
+            pack_push(r, {"p": {"h": value, "n": 1}})
+        module = k_bf16_member.ir()
+        layout = Layout(SpecValues(module, {}), Lanes((1, 1, 1), 32, np.zeros((1, 3), np.int64), (1, 1, 1)))
+        with pytest.raises(LaunchArgumentError) as it:
+            allocate_arguments(module, layout, {"out": np.zeros(1, np.float32), "p": {"h": value, "n": 1}},
+                               DeviceMemory())
+        assert str(rt.value) == str(it.value) == f"push constant 'p.h' (vec2<bf16>) cannot be {value!r}: no host " \
+                                                 f"type holds bf16"
