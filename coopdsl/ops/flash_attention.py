@@ -382,14 +382,15 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
         return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                        out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)
     if impl_given is None and not isinstance(dev, str) and not caps.offers_coopmat(dev, 16, 16, 16):
-        raise _runs_none(dims, dev)
+        raise _runs_none(dims, dev, any(nv2.is_resident(a) for a in (q, k, v)))
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
                 out_dtype=odt, out=out, dev=dev)
 
 
-def _runs_none(dims: tuple[int, int, int, int, int], dev: Any) -> Exception:
+def _runs_none(dims: tuple[int, int, int, int, int], dev: Any, resident: bool = False) -> Exception:
     """The error for a device that runs none of the kernels: what each one needs (the KHR kernel's launch would
-    blame only its cooperative matrices, though a decoding call's kernel is missing subgroups of 32)."""
+    blame only its cooperative matrices, though a decoding call's kernel is missing subgroups of 32), and where
+    the op runs instead (with ``resident`` operands: the interpreter on their contents, as numpy arrays)."""
     from ..runtime.features import DeviceFeatureError, hinted
 
     info = dev.info
@@ -400,10 +401,13 @@ def _runs_none(dims: tuple[int, int, int, int, int], dev: Any) -> Exception:
               f"{sizes})" if rows <= attention_decode.MAX_ROWS else
               f"the decode kernels take at most {attention_decode.MAX_ROWS} query rows a K/V head (this call has "
               f"{rows})")
-    return DeviceFeatureError(hinted(
-        f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
-        f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
-        f"matrices (VK_KHR_cooperative_matrix)"))
+    text = (f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
+            f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
+            f"matrices (VK_KHR_cooperative_matrix)")
+    if resident:   # (the interpreter takes numpy arrays only)
+        return DeviceFeatureError(f"{text}; the CPU interpreter runs ops.attention on numpy arrays: pass the "
+                                  f"arrays' contents (arr.numpy()) with device=\"cpu\"")
+    return DeviceFeatureError(hinted(text))
 
 
 # the largest scale / softcap for which the kernels that round Q * scale / softcap to f16 run (see _attention): f16's

@@ -267,12 +267,32 @@ def _open_batches() -> Callable[[], Any]:
 
 def run(launches: Sequence[Launch], op: str | None = None) -> None:
     """Make the launches, in order.  With ``op`` (the op's name), a device that cannot run one of the kernels
-    raises the runtime's ``DeviceFeatureError`` named for the op and its kernel, as the op's own checks do."""
+    raises the runtime's ``DeviceFeatureError`` in the op's words (:func:`cannot_run`)."""
     for kernel, grid, args, keywords in launches:
         try:
             kernel.launch(grid, *args, **keywords)
         except Exception as e:
             if op is None or type(e).__name__ != "DeviceFeatureError":   # (the runtime's: imported only with it)
                 raise
-            raise type(e)(f"{op}: kernel '{kernel.name}': {e}", getattr(e, "mismatches", ()),
-                          getattr(e, "loc", None)) from None
+            raise cannot_run(op, kernel.name, e, args) from None
+
+
+def cannot_run(op: str, kernel: str, e: Any, args: Sequence[Any]) -> Exception:
+    """The runtime's DeviceFeatureError ``e`` for one of ``op``'s kernels, said for the op's caller: what the kernel
+    needs (without the kernel's source line, which is coopdsl's own), and where the op runs instead: the
+    interpreter, with numpy arrays where the caller gave resident ones (which it does not take)."""
+    from ..runtime import Array
+    from ..runtime.features import INTERPRETER_HINT
+
+    mismatches = tuple(getattr(e, "mismatches", ()))
+    text = str(e)
+    runs = INTERPRETER_HINT in text
+    reason = "; ".join(m.message for m in mismatches) if mismatches else \
+        text.split("\n")[0].replace(INTERPRETER_HINT, "")
+    hint = ""
+    if runs:
+        hint = (f"; the CPU interpreter runs ops.{op} on numpy arrays: pass the arrays' contents (arr.numpy()) "
+                f"with device=\"cpu\"" if any(isinstance(a, Array) for a in args) else
+                f"; the CPU interpreter runs ops.{op}: device=\"cpu\" (or COOPDSL_DEVICE=cpu in the environment)")
+    error: Exception = type(e)(f"{op}: its kernel '{kernel}' cannot run here: {reason}{hint}", mismatches, None)
+    return error

@@ -52,10 +52,11 @@ def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
         return None
     given = type(x).__name__
     if not (isinstance(x, np.ndarray) or is_resident(x)):
-        if not _readable(x):
+        if not _readable(x):   # (the hint names no dtype: each operand's are the op's to say)
+            hint = ("an out is written in place: pass a numpy array of the result's dtype, or none and take the "
+                    "result" if name == "out" else f"convert it, e.g. np.asarray({name})")
             raise TypeError(f"{op}: {name} must be a numpy array or a coopdsl.runtime.Array (or an object with "
-                            f"__array__ or the buffer protocol), got {given} (convert it: "
-                            f"np.asarray({name}, np.float16))")
+                            f"__array__ or the buffer protocol), got {given} ({hint})")
         try:
             obj, x = x, np.asarray(x)
             shared = name != "out" or np.shares_memory(x, np.asarray(obj))   # (a copy each time: not its memory)
@@ -96,8 +97,10 @@ def check_device(op: str, device: Any, arrays: tuple[Any, ...] = ()) -> None:
             except LaunchArgumentError as e:   # (an unknown string), named for the op
                 raise LaunchArgumentError(f"{op}: {e}") from None
             if cpu and any(is_resident(a) for a in arrays):
-                raise ValueError(f"{op}: resident coopdsl.runtime.Arrays cannot run on the CPU interpreter; pass "
-                                 f"numpy arrays")
+                why = "" if isinstance(device, str) else \
+                    " (COOPDSL_DEVICE=cpu in the environment sends calls that name no device there)"
+                raise ValueError(f"{op}: resident coopdsl.runtime.Arrays cannot run on the CPU interpreter{why}; pass "
+                                 f"numpy arrays (arr.numpy()), or device=arr.device")
         return
     mod = sys.modules.get("coopdsl.runtime.device")
     if mod is None or not isinstance(device, mod.Device):

@@ -153,20 +153,47 @@ def test_ops_attention_does_not_replay_a_call_that_built_a_cached_mask(device, m
 
 
 def test_a_device_without_an_ops_kernels_features_is_named_for_the_op(device):
-    """``ops.matmul`` and ``ops.linear`` past 16 rows launch cooperative-matrix kernels; on a device without them
-    (lavapipe) the runtime's DeviceFeatureError named neither the op nor its kernel. ``hot.run(launches, op)``
-    names both, with the runtime's list of what is missing."""
+    """``ops.matmul`` and ``ops.linear`` launch cooperative-matrix or subgroup-of-32 kernels; on a device without
+    them (lavapipe) the runtime's DeviceFeatureError named neither the op nor its kernel, and quoted the kernel's
+    line in coopdsl's own source. ``hot.run(launches, op)`` says it for the op: its kernel, what it needs, and
+    where the op runs instead (the interpreter; for resident operands, on their contents as numpy arrays)."""
     from coopdsl import ops
     from coopdsl.ops import device_caps as caps
 
-    if caps.offers_coopmat(device, 16, 16, 16):
-        pytest.skip(f"{device.info.name} has cooperative matrices")
+    lo, hi = caps.subgroup_sizes(device)
+    if caps.offers_coopmat(device, 16, 16, 16) or lo <= 32 <= hi:
+        pytest.skip(f"{device.info.name} runs these kernels")
     a = np.ones((32, 32), np.float16)
     with pytest.raises(runtime.DeviceFeatureError,
-                       match=r"^matmul: kernel '\w+': .* cannot run this module .*missing: extension "
-                             r"VK_KHR_cooperative_matrix") as e:
+                       match=r"^matmul: its kernel '\w+' cannot run here: .* cannot run this module .*missing: "
+                             r"extension VK_KHR_cooperative_matrix.*; the CPU interpreter runs ops.matmul: "
+                             r'device="cpu"') as e:
         ops.matmul(a, a, device=device)
-    assert e.value.__traceback__ is not None
+    assert e.value.loc is None and "coopdsl/ops" not in str(e.value)   # (no kernel line of coopdsl's own)
     w = ops.quantize(np.ones((32, 64), np.float32), "q4_0")
-    with pytest.raises(runtime.DeviceFeatureError, match=r"^linear: kernel '\w+': .* cannot run this module"):
-        ops.linear(np.ones((40, 64), np.float32), w, "q4_0", device=device)
+    x = np.ones((1, 64), np.float32)
+    with pytest.raises(runtime.DeviceFeatureError, match=r"^linear: its kernel '\w+' cannot run here: the kernel "
+                                                         r"requires subgroups of 32 invocations") as e:
+        ops.linear(x, w, "q4_0", device=device)
+    assert e.value.mismatches and e.value.loc is None and "coopdsl/ops" not in str(e.value)
+    rx, rw = runtime.array(x, device=device), runtime.array(w, device=device)
+    with pytest.raises(runtime.DeviceFeatureError, match=r"the CPU interpreter runs ops.linear on numpy arrays: pass "
+                                                         r"the arrays' contents \(arr.numpy\(\)\) with "
+                                                         r'device="cpu"$'):
+        ops.linear(rx, rw, "q4_0")
+    q = runtime.array(np.ones((2, 4, 64), np.float16), device=device)
+    with pytest.raises(runtime.DeviceFeatureError, match=r"^attention: .* runs none of ops.attention's kernels: .*"
+                                                         r"the CPU interpreter runs ops.attention on numpy arrays"):
+        ops.attention(q, q, q)
+
+
+def test_resident_arrays_sent_to_the_interpreter_by_the_environment_are_told_why(device, monkeypatch):
+    from coopdsl import ops
+
+    monkeypatch.setenv("COOPDSL_DEVICE", "cpu")
+    w = runtime.array(ops.quantize(np.ones((32, 64), np.float32), "q4_0"), device=device)
+    x = runtime.array(np.ones((1, 64), np.float32), device=device)
+    with pytest.raises(ValueError, match=r"linear: resident coopdsl.runtime.Arrays cannot run on the CPU interpreter "
+                                         r"\(COOPDSL_DEVICE=cpu in the environment sends calls that name no device "
+                                         r"there\); pass numpy arrays \(arr.numpy\(\)\), or device=arr.device"):
+        ops.linear(x, w, "q4_0")

@@ -357,9 +357,13 @@ def test_matmul_names_operands_and_devices_it_cannot_use():
     # (a list once failed with "'list' object has no attribute 'dtype'", device=3 with "'int' object has no
     # attribute 'info'")
     with pytest.raises(TypeError, match=r"matmul: a must be a numpy array or a coopdsl.runtime.Array \(or an object "
-                                        r"with __array__ or the buffer protocol\), got list"):
+                                        r"with __array__ or the buffer protocol\), got list \(convert it, e.g. "
+                                        r"np.asarray\(a\)\)"):
         ops.matmul([[1.0]], np.ones((1, 1), np.float16), device="cpu")
-    with pytest.raises(TypeError, match=r"matmul: out must be a numpy array or a coopdsl.runtime.Array .*, got tuple"):
+    # (the hint once said np.asarray(out, np.float16) for every operand: a copy an out never reaches, of a dtype
+    # most outs are not)
+    with pytest.raises(TypeError, match=r"matmul: out must be a numpy array or a coopdsl.runtime.Array .*, got tuple "
+                                        r"\(an out is written in place: pass a numpy array of the result's dtype"):
         ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), out=(1, 2), device="cpu")
     with pytest.raises(TypeError, match=r"matmul: device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
         ops.matmul(np.ones((16, 16), np.float16), np.ones((16, 16), np.float16), device=3)
