@@ -62,6 +62,7 @@ def _enums(grammar: dict[str, Any]) -> dict[str, Any]:
         if kind["category"] not in ("ValueEnum", "BitEnum"):
             continue
         values = {}
+        order: dict[str, tuple[str, int]] = {}   # name -> (its enumerant's name, 1 for an alias)
         for e in kind["enumerants"]:
             value = e["value"]
             if isinstance(value, str):
@@ -74,9 +75,11 @@ def _enums(grammar: dict[str, Any]) -> dict[str, Any]:
                 _version(e),
             )
             values[e["enumerant"]] = row
+            order[e["enumerant"]] = (e["enumerant"], 0)
             for alias in e.get("aliases", ()):
                 values.setdefault(alias, row)
-        table[kind["kind"]] = dict(sorted(values.items()))
+                order.setdefault(alias, (e["enumerant"], 1))   # (right after its enumerant: enum_name's choice)
+        table[kind["kind"]] = {name: values[name] for name in sorted(values, key=lambda n: (*order[n], n))}
     return dict(sorted(table.items()))
 
 

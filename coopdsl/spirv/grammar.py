@@ -56,7 +56,9 @@ def enum_value(kind: str, name: str) -> int:
 
 
 def enum_name(kind: str, value: int) -> str:
-    """The first-listed enumerant name of ``kind`` with ``value``."""
+    """The first-listed enumerant name of ``kind`` with ``value``: the grammar's own name, not one of its aliases
+    (the tables list each enumerant's aliases after it): ``UniformAndStorageBuffer16BitAccess``, not
+    ``StorageUniform16``."""
     for name, row in ENUMS[kind].items():
         if row[0] == value:
             return name

@@ -213,3 +213,44 @@ def test_spec_constant_values_go_through_the_one_literal_check():
     with pytest.raises(LaunchError, match=r"specialization constant SCALE \(f32\) cannot be 1e\+300: the literal "
                                           r"1e\+300 does not fit in f32"):
         pack_spec(REFL, {"SCALE": 1e300})
+
+
+def test_the_runtime_knows_each_capability_by_the_name_the_reflection_gives():
+    """The reflection names a capability by the grammar's own name, never an alias (the tables listed names
+    alphabetically, so 4434 read as StorageUniform16, which the runtime's table did not hold: a uniform block with
+    an f16 member could not run on Vulkan); every name the runtime's table holds is such a name."""
+    from coopdsl.runtime.features import CAPABILITIES
+    from coopdsl.spirv.grammar import ENUMS, enum_name
+
+    for name in CAPABILITIES:
+        assert enum_name("Capability", ENUMS["Capability"][name][0]) == name, name
+    assert enum_name("Capability", 4434) == "UniformAndStorageBuffer16BitAccess"
+
+
+UNIFORM16 = """
+import coopdsl as cd
+from coopdsl import f16, f32, u32
+
+
+@cd.struct
+class P:
+    h: f16
+    n: u32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k(out: cd.Buffer[f32], p: cd.Uniform[P]):
+    out[0] = f32(p.h) + f32(p.n)
+"""
+
+
+def test_a_uniform_block_with_16_bit_members_runs(device, tmp_path):
+    from tests.conftest import exec_source
+
+    if not device.info.features.get("uniformAndStorageBuffer16BitAccess"):
+        pytest.skip("no uniformAndStorageBuffer16BitAccess")
+    k = exec_source(UNIFORM16, tmp_path / "uni16.py")["k"]
+    assert "UniformAndStorageBuffer16BitAccess" in k.reflect()["capabilities"]
+    out = np.zeros(1, np.float32)
+    k.launch((1,), out, {"h": 1.5, "n": 2}, device=device)
+    assert out[0] == 3.5
