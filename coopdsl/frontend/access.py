@@ -235,6 +235,9 @@ def _subscript(cg: Context, node: ast.Subscript, base: Any) -> Any:
     if hasattr(base, "__getitem__") and _is_type_family(base):
         params = index if isinstance(index, tuple) else (index,)
         params = tuple(_type_param(cg, p) for p in params)
+        if not params:
+            raise TypeMismatchError(f"{getattr(base, 'name', base)}[()] names no type parameters (e.g. vec2[f32])",
+                                    cg.em.loc)
         try:
             return base[params if len(params) > 1 else params[0]]
         except CompileError as e:  # a declaration error: here, at the kernel's line

@@ -7,14 +7,14 @@ import ast
 import builtins as py_builtins
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
 from ..lang import registry as B
 from ..lang.arrays import construct_array, length_of
 from ..lang.functions import DeviceFunction, Partial
-from ..lang.values import BoundMethod
+from ..lang.values import BoundMethod, BuiltinVar
 
 if TYPE_CHECKING:
     from .context import Context
@@ -139,6 +139,24 @@ def expr_list(cg: Context, node: ast.List) -> tuple[Any, ...]:
     return tuple(cg.visit(e) for e in node.elts)
 
 
+MAX_UNROLLED = 65536  # iterations one static_range may unroll (each is compiled: a bound, not a hang)
+
+
+def static_steps(args: list[int], loc: SourceLoc) -> range:
+    """The values of ``static_range(*args)`` (compile-time ints), for a ``for`` loop and a list comprehension
+    alike: a located error for arguments range() refuses (a step of 0, four arguments) and for more than
+    :data:`MAX_UNROLLED` values (each is compiled: a bound, not a hang or a MemoryError)."""
+    try:
+        steps = range(*args)
+    except (TypeError, ValueError) as e:  # static_range(0, 4, 0), static_range(1, 2, 3, 4)
+        raise TypeMismatchError(f"static_range{tuple(args)}: {e}", loc) from None
+    count = max(0, (steps.stop - steps.start + steps.step - (1 if steps.step > 0 else -1)) // steps.step)
+    if count > MAX_UNROLLED:   # (len() of a range past sys.maxsize is an OverflowError)
+        raise ArgumentError(f"static_range{tuple(args)} unrolls {count} iterations; at most {MAX_UNROLLED} "
+                            f"(each is compiled: use range(...) or cd.range(...) for a runtime loop)", loc)
+    return steps
+
+
 def expr_listcomp(cg: Context, node: ast.ListComp) -> tuple[Any, ...]:
     """``[e for i in static_range(n)]`` (or range/tuple with compile-time values), evaluated while compiling."""
     gen = node.generators[0]
@@ -151,7 +169,7 @@ def expr_listcomp(cg: Context, node: ast.ListComp) -> tuple[Any, ...]:
         args, kwargs = call_parts(cg, it)
         if (func is range or func is B.BUILTINS["static_range"]) and not kwargs and \
                 all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            items = range(*args)
+            items = static_steps(args, cg.src.loc(it))   # (the for loop's rules: step 0, the unroll limit)
         else:
             raise UnsupportedSyntaxError("a list comprehension must iterate over static_range(...) or range(...) "
                                          "with compile-time integers", cg.src.loc(it))
@@ -161,7 +179,17 @@ def expr_listcomp(cg: Context, node: ast.ListComp) -> tuple[Any, ...]:
             raise UnsupportedSyntaxError("a list comprehension must iterate over a compile-time sequence",
                                          cg.src.loc(it))
     out = []
-    for v in items:
-        cg.assign(name, v)
-        out.append(cg.visit(node.elt))
+    outer = cg.comprehension.get(name, _NOT_BOUND)
+    try:   # the name is the comprehension's own: the body's (or a global) is untouched, as in Python 3
+        for v in items:
+            cg.comprehension[name] = cg.as_runtime(v) if isinstance(v, BuiltinVar) else v
+            out.append(cg.visit(node.elt))
+    finally:
+        if outer is _NOT_BOUND:
+            cg.comprehension.pop(name, None)
+        else:
+            cg.comprehension[name] = outer
     return tuple(out)
+
+
+_NOT_BOUND = object()

@@ -66,6 +66,7 @@ class Context:
         self.written = module.written_buffers
         self.scope = _closure_vars(fn)
         self.locals = set(src.body_names())
+        self.comprehension: dict[str, Any] = {}   # the names list comprehensions bind while their element is compiled
         self._globals_seen: dict[str, object] = {}  # global or closure name -> what lookup() made of it
         # id(buffer) -> (buffer, access prefix, element pointer type)
         self._access_parts: dict[int, tuple[BufferRef, list[Value], T.PointerType]] = {}
@@ -121,6 +122,8 @@ class Context:
 
     # -- names ------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.comprehension:   # (inside a comprehension its target hides the body's name)
+            return self.comprehension[name]
         if name in self.locals:
             block = self.em.block
             if block is None:

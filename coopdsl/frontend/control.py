@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ArgumentError, CompileError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import CompileError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.attrs import LoopHint
 from ..ir.core import Block, Value
 from ..lang import arith
 from ..lang.registry import BUILTINS
 from .access import store_attribute, store_subscript
-from .calls import call_parts
+from .calls import call_parts, static_steps
 from .context import Context, describe_node
 from .expr import BINOPS, MATMUL_HINT
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 # a range loop's counter: (its SSA name, the stop value, the step, the type it counts in, the loop's target)
 LoopCounter = tuple[str, Value, Any, T.ScalarType, str]
 
-MAX_UNROLLED = 65536  # iterations one static_range may unroll (each is compiled: a bound, not a hang)
 
 
 class ControlFlow(Context):
@@ -157,14 +156,7 @@ class ControlFlow(Context):
     def _static_for(self, node: ast.For, args: list[Any], kwargs: dict[str, Any]) -> None:
         if kwargs or not all(isinstance(a, int) and not isinstance(a, bool) for a in args):
             raise TypeMismatchError("static_range needs compile-time integer arguments", self.src.loc(node.iter))
-        try:
-            steps = range(*args)
-        except (TypeError, ValueError) as e:  # static_range(0, 4, 0), static_range(1, 2, 3, 4)
-            raise TypeMismatchError(f"static_range{tuple(args)}: {e}", self.src.loc(node.iter)) from None
-        if len(steps) > MAX_UNROLLED:
-            raise ArgumentError(f"static_range{tuple(args)} unrolls {len(steps)} iterations; at most {MAX_UNROLLED} "
-                             f"(each is compiled: use range(...) or cd.range(...) for a runtime loop)",
-                             self.src.loc(node.iter))
+        steps = static_steps(args, self.src.loc(node.iter))
         assert isinstance(node.target, ast.Name)  # (stmt_for checked)
         for v in steps:
             if self.em.block is None:

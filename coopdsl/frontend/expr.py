@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
 from ..lang import arith
@@ -13,7 +13,7 @@ from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from ..lang.types import Enumerant
 from .access import expr_attribute, expr_subscript
-from .calls import expr_call, expr_list, expr_listcomp
+from .calls import MAX_UNROLLED, expr_call, expr_list, expr_listcomp
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
@@ -26,6 +26,8 @@ BINOPS = {
 CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 UNSUPPORTED_CMPOPS = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 MATMUL_HINT = "multiply cooperative matrices with cd.muladd(a, b, c) (A x B + C)"
+
+MAX_SEQUENCE = MAX_UNROLLED  # items a compile-time sequence may have (each is compiled, as a static_range's steps)
 
 
 def expr_constant(cg: CodeGen, node: ast.Constant) -> Any:
@@ -59,10 +61,13 @@ def expr_binop(cg: CodeGen, node: ast.BinOp) -> Any:
 
         if isinstance(a, ReduceEnumerant) and isinstance(b, ReduceEnumerant):
             return a | b  # cd.Row | cd.Column
-    if op == "mul" and isinstance(a, tuple) and isinstance(b, int):
-        return a * b
-    if op == "mul" and isinstance(a, int) and isinstance(b, tuple):
-        return a * b
+    if op == "mul" and (isinstance(a, tuple) and isinstance(b, int) or isinstance(a, int) and isinstance(b, tuple)):
+        seq, n = (a, b) if isinstance(a, tuple) else (b, a)
+        assert isinstance(seq, tuple) and isinstance(n, int)
+        if len(seq) * max(n, 0) > MAX_SEQUENCE:   # (10**12 copies: a MemoryError, not an answer)
+            raise ArgumentError(f"a compile-time sequence of {len(seq)} repeated {n} times has "
+                                f"{len(seq) * n} items; at most {MAX_SEQUENCE}", cg.em.loc)
+        return seq * n
     return arith.binary(cg.em, op, a, b)
 
 

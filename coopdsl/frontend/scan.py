@@ -43,13 +43,20 @@ def _store_names(node: ast.AST, into: set[str]) -> None:
 
 
 def plainly_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
-    """Names bound as names anywhere in ``nodes`` (assignment, loop, comprehension and ``with`` targets): what
-    makes a name local in Python. The root of an element assignment (``a[i] = v``) is not among them."""
+    """Names bound as names anywhere in ``nodes`` (assignment, loop and ``with`` targets): what makes a name local
+    in Python. The root of an element assignment (``a[i] = v``) is not among them, nor a comprehension's target
+    (local to the comprehension)."""
     out: set[str] = set()
-    for node in nodes:
-        for n in ast.walk(node):
-            if type(n) is ast.Name and type(n.ctx) is ast.Store:
-                out.add(n.id)
+    stack = list(nodes)
+    while stack:   # (ast.walk, but a comprehension's target binds its name in the comprehension only, as in Python 3)
+        n = stack.pop()
+        if type(n) is ast.Name and type(n.ctx) is ast.Store:
+            out.add(n.id)
+        elif type(n) is ast.comprehension:
+            stack.append(n.iter)
+            stack.extend(n.ifs)
+        else:
+            stack.extend(ast.iter_child_nodes(n))
     return out
 
 
@@ -58,8 +65,9 @@ def assigned_names(nodes: Iterable[ast.AST], loop_carried: bool = False) -> set[
     name of element assignments (``acc[i][j] = v`` rebinds ``acc``).
 
     With ``loop_carried``, leave out names bound only as compile-time loop
-    variables (``static_range`` targets, comprehension targets): they never
-    carry a runtime value around a loop.
+    variables (``static_range`` targets): they never carry a runtime value
+    around a loop.  A comprehension's target is not the body's name at all (it
+    is local to the comprehension, as in Python 3).
 
     One walk over the nodes with a stack (``ast.walk`` costs about three times
     as much: this runs over every statement of a kernel).
@@ -94,8 +102,10 @@ def assigned_names(nodes: Iterable[ast.AST], loop_carried: bool = False) -> set[
                     _store_names(target, others)
         elif t is ast.For and isinstance(node.target, ast.Name):
             (compile_time if _is_static_range(node.iter) else others).add(node.target.id)
-        elif t is ast.comprehension and isinstance(node.target, ast.Name):
-            compile_time.add(node.target.id)
+        elif t is ast.comprehension:   # its target is the comprehension's own name (Python 3), not the body's
+            stack.append(node.iter)
+            stack.extend(node.ifs)
+            continue
         for f in fields:
             value = getattr(node, f)
             if type(value) is list:

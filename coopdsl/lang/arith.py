@@ -197,6 +197,8 @@ def _fold(em: Emitter, op: str, a: Any, b: Any) -> Any:
                                 em.loc) from None
     except ZeroDivisionError:
         raise TypeMismatchError("division by zero in a compile-time expression", em.loc) from None
+    except ValueError as e:   # 1 << -1: "negative shift count"
+        raise TypeMismatchError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
     except OverflowError as e:  # 10.0 ** 400
         raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
 

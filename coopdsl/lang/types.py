@@ -207,6 +207,16 @@ def _named(x: object) -> str:
     return repr(x)
 
 
+class _Nothing:
+    """What an empty subscript (``Buffer[()]``) gives a parameter kind: a type it refuses, named as such."""
+
+    def __repr__(self) -> str:
+        return "nothing"
+
+
+_NOTHING = _Nothing()
+
+
 class _ParamKind:
     def __init__(self, name: str, make: Callable[..., Any]):
         self.name = name
@@ -214,7 +224,7 @@ class _ParamKind:
 
     def __getitem__(self, params: Any) -> Any:
         params = params if isinstance(params, tuple) else (params,)
-        return self.make(*params)
+        return self.make(*(params or (_NOTHING,)))   # (Buffer[()]: the kind's own error, "got nothing")
 
     def __repr__(self) -> str:
         return self.name

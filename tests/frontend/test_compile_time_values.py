@@ -1,0 +1,100 @@
+"""Compile-time values (folded numbers, tuples and lists, comprehensions, static_range, type subscripts) at their
+limits: each mistake is a located CompileError, never an internal error, a hang or a MemoryError, and a
+comprehension's name is its own, as in Python 3 (found by a mutation fuzzer run against the docs)."""
+
+import numpy as np
+
+import coopdsl as cd
+from coopdsl import f32, u32, vec2
+from coopdsl.errors import ArgumentError, DeclarationError, TypeMismatchError
+
+from ..conftest import expect_error
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def scoped(x: cd.Buffer[f32], t: cd.Buffer[f32]):
+    i = cd.global_invocation_id.x
+    vals = [t[i] for i in cd.static_range(4)]   # its own i: the body's i is untouched
+    x[i] = vals[0] + vals[3] + f32(i)
+
+
+def test_a_comprehension_name_is_its_own():
+    """The comprehension bound the body's ``i`` to 3: every invocation wrote x[3]."""
+    x, t = np.zeros(8, np.float32), np.arange(8, dtype=np.float32)
+    scoped.launch((1,), x, t, device="cpu")
+    np.testing.assert_array_equal(x, np.arange(8) + 3.0)
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def shadowing(q: cd.Buffer[u32]):
+    g = [j * 2 for j in range(4)]
+    h = [q for q in range(4)]      # q: the comprehension's, not the buffer
+    q[cd.global_invocation_id.x] = u32(g[3] + h[3])
+
+
+def test_a_comprehension_does_not_rebind_a_parameter():
+    q = np.zeros(8, np.uint32)
+    shadowing.launch((1,), q, device="cpu")
+    assert q.tolist() == [9] * 8
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def zero_step(x: cd.Buffer[f32]):
+    g = [0 for q in cd.static_range(0, 4, 0)]  # ZERO STEP
+    x[0] = f32(len(g))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def huge_comprehension(x: cd.Buffer[f32]):
+    g = [0 for q in cd.static_range(10**30)]  # HUGE COMPREHENSION
+    x[0] = f32(len(g))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def huge_loop(x: cd.Buffer[f32]):
+    for q in cd.static_range(10**30):  # HUGE LOOP
+        x[q] = 1.0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def repeated(x: cd.Buffer[f32]):
+    g = (0,) * 10**12  # REPEATED
+    x[0] = f32(len(g))
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def negative_shift(x: cd.Buffer[f32]):
+    g = 1 << -1  # NEGATIVE SHIFT
+    x[0] = f32(g)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def empty_type(x: cd.Buffer[f32]):
+    g = vec2[()]  # EMPTY TYPE
+    x[0] = 1.0
+
+
+def test_compile_time_mistakes_are_located_errors():
+    expect_error(zero_step, TypeMismatchError, "static_range(0, 4, 0): range() arg 3 must not be zero",
+                 "# ZERO STEP", 21)
+    expect_error(huge_comprehension, ArgumentError, "unrolls 1000000000000000000000000000000 iterations; at most 65536",
+                 "# HUGE COMPREHENSION", 21)
+    expect_error(huge_loop, ArgumentError, "unrolls 1000000000000000000000000000000 iterations; at most 65536",
+                 "# HUGE LOOP", 14)
+    expect_error(repeated, ArgumentError, "a compile-time sequence of 1 repeated 1000000000000 times has "
+                 "1000000000000 items; at most 65536", "# REPEATED", 9)
+    expect_error(negative_shift, TypeMismatchError, "compile-time 1 << -1: negative shift count", "# NEGATIVE SHIFT", 9)
+    expect_error(empty_type, TypeMismatchError, "vec2[()] names no type parameters", "# EMPTY TYPE", 9)
+
+
+def test_an_empty_parameter_subscript_is_a_declaration_error(tmp_path):
+    import pytest
+
+    from tests.conftest import exec_source
+
+    src = ("import coopdsl as cd\n\n\n@cd.kernel(workgroup_size=(1, 1, 1))\n"
+           "def fill(x: cd.Buffer[()]):\n    pass\n")
+    with pytest.raises(DeclarationError, match=r"Buffer\[...\] takes one scalar, vector or struct element type, "
+                                               r"e.g. Buffer\[f16\]; got nothing") as e:
+        exec_source(src, tmp_path / "empty_buffer.py")
+    assert e.value.loc.line == 5
