@@ -60,7 +60,11 @@ class Array:
         """The device address of the data, for a ``Ptr`` argument (needs bufferDeviceAddress)."""
         if not self.device.has_device_address:
             raise ArrayError(f"{self.device!r} has no bufferDeviceAddress feature: arrays have no device address")
-        return self.buffer().address()
+        buf = self.buffer()
+        at = buf.address()
+        # (a number given for a Ptr is taken only inside a live array whose address was handed out)
+        self.device.addresses.add(at, self.nbytes, self._base_array(), buf)
+        return at
 
     def buffer(self, what: str = "the array") -> Buffer:
         """The backing buffer; raises ArrayError naming ``what`` when the array was freed."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import bisect
 import ctypes
 import itertools
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from . import vk
 
@@ -26,29 +27,29 @@ def _sized(e: vk.VulkanError, size: int, host_visible: bool) -> vk.VulkanError:
 
 
 class AddressRanges:
-    """The device address ranges of a device's live buffers whose address was handed out (``Buffer.address``):
-    a number given for a pointer must lie in one, since an address outside every buffer would fault the GPU
-    (a lost device), not raise."""
+    """The device address ranges of a device's live arrays whose address was handed out (``Array.address``): a
+    number given for a pointer must lie in one, since an address outside every array would fault the GPU (a lost
+    device) or write into whatever the pool gave that memory to next.  A range holds while its array is alive
+    and not freed (its buffer back in the pool is no longer the array's)."""
 
     def __init__(self) -> None:
         self._starts: list[int] = []
-        self._ends: dict[int, int] = {}
+        self._ranges: dict[int, tuple[int, Any, Any]] = {}   # start -> (end, weakref to the array, its buffer)
 
-    def add(self, start: int, size: int) -> None:
-        """Note the range of ``size`` bytes at ``start``."""
-        if start not in self._ends:
+    def add(self, start: int, nbytes: int, array: Any, buffer: Any) -> None:
+        """Note ``array``'s ``nbytes`` at ``start`` (in ``buffer``); a later array at the same start replaces it."""
+        if start not in self._ranges:
             bisect.insort(self._starts, start)
-        self._ends[start] = start + size
-
-    def remove(self, start: int) -> None:
-        """Forget the range at ``start`` (its buffer is destroyed)."""
-        if self._ends.pop(start, None) is not None:
-            del self._starts[bisect.bisect_left(self._starts, start)]
+        self._ranges[start] = (start + nbytes, weakref.ref(array), buffer)
 
     def holds(self, address: int) -> bool:
-        """Whether ``address`` is inside a noted range."""
+        """Whether ``address`` is inside a noted array that is alive and still has its memory."""
         i = bisect.bisect_right(self._starts, address) - 1
-        return i >= 0 and address < self._ends[self._starts[i]]
+        if i < 0:
+            return False
+        end, ref, buffer = self._ranges[self._starts[i]]
+        array = ref()
+        return address < end and array is not None and array._buffer is buffer
 
 
 class Buffer:
@@ -97,7 +98,6 @@ class Buffer:
         if self._address is None:
             info = vk.BufferDeviceAddressInfo(sType=vk.ST_BUFFER_DEVICE_ADDRESS_INFO, buffer=self.handle)
             self._address = int(self.dev.vk.vkGetBufferDeviceAddress(self.dev.handle, ctypes.byref(info)))
-            self.dev.addresses.add(self._address, self.size)
         return self._address
 
     def _mapped(self) -> int:
@@ -127,8 +127,6 @@ class Buffer:
         """Release the buffer and its memory (descriptor sets that name it are dropped from the cache)."""
         v, d = self.dev.vk, self.dev.handle
         self.dev.descriptors.forget(self.uid)
-        if self._address is not None:
-            self.dev.addresses.remove(self._address)
         if self.ptr is not None:
             v.vkUnmapMemory(d, self.memory)
         v.vkDestroyBuffer(d, self.handle, None)

@@ -314,13 +314,20 @@ def test_a_number_for_a_pointer_must_address_a_live_array(device):
                                                       r"array of .*; pass the array itself"):
             through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
                                     {"factor": 1.0, "offset": 0.0, "src": bad}, n)
+    # past the array's end (within the pool's larger buffer), a 0-size array, a freed array (its buffer back in
+    # the pool, and taken by the next array: the kernel wrote into that one)
+    for bad in (src.address + src.nbytes, runtime.zeros(0, np.float32, device=device).address):
+        with pytest.raises(runtime.LaunchError, match=r"pointer 'p.src': 0x[0-9a-f]+ is not an address inside"):
+            through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
+                                    {"factor": 1.0, "offset": 0.0, "src": bad}, n)
     gone = runtime.array(np.zeros(n, np.float32), device=device)
     at = gone.address
     gone.free()
-    device.pool.clear()   # (a freed array's buffer waits in the pool, still a buffer, until the pool lets it go)
+    victim = runtime.array(np.full(n, 7.0, np.float32), device=device)
     with pytest.raises(runtime.LaunchError, match=rf"pointer 'p.src': {at:#x} is not an address inside a live"):
         through_pointers.launch((1,), out, {"factor": 0.0, "offset": 0.0, "src": src},
                                 {"factor": 1.0, "offset": 0.0, "src": at}, n)
+    assert (victim.numpy() == 7.0).all()
 
 
 def test_a_launch_with_a_number_for_a_pointer_is_not_replayed_after_its_array_goes(device):
@@ -339,6 +346,5 @@ def test_a_launch_with_a_number_for_a_pointer_is_not_replayed_after_its_array_go
         through_pointers.launch((1,), out, cfg, p, n)
         np.testing.assert_array_equal(out.numpy(), np.arange(n))
     gone.free()
-    device.pool.clear()
     with pytest.raises(runtime.LaunchError, match=r"pointer 'p.src': 0x[0-9a-f]+ is not an address inside a live"):
         through_pointers.launch((1,), out, cfg, p, n)
