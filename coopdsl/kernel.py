@@ -15,6 +15,7 @@ import math
 import numbers
 import re
 import sys
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -248,7 +249,12 @@ class Kernel:
         invocations per subgroup (default: the kernel's own ``subgroup_size``,
         else 32).
         """
-        hots = self.__dict__.get("_hots")   # recent launches (recorded into a batch, or run): the same objects?
+        # recent launches (recorded into a batch, or run) of this thread: the same objects? (per thread: a Device is
+        # one thread's at a time, and another thread's kept command buffer is not this one's to run or release)
+        local = self.__dict__.get("_local")
+        if local is None:
+            local = self.__dict__.setdefault("_local", threading.local())
+        hots = getattr(local, "hots", None)
         key = None
         if hots is not None and subgroup_size is None and (device is not None or not _interp().wants_cpu(None)):
             key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
@@ -276,7 +282,7 @@ class Kernel:
         grid = _grid(grid)
         recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=True)
         if hots is None:
-            hots = self.__dict__["_hots"] = OrderedDict()
+            hots = local.hots = OrderedDict()
         for k in [k for k, h in hots.items() if type(h[0]) is not tuple]:
             hots.pop(k)[0].release()  # (one command buffer kept per kernel, the last launch's: this one replaces it)
         if key is None or _VIEW[0] is None:   # (the first launch: _ident knows views once the runtime is loaded)

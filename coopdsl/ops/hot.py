@@ -22,6 +22,7 @@ other memory, and its launches are recorded for it).
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -70,13 +71,23 @@ class _Call:
 
 
 class Hot:
-    """One op's remembered calls: by the identity of their arrays and by their options (equal and hashable)."""
+    """One op's remembered calls: by the identity of their arrays and by their options (equal and hashable).
+    Each thread has its own (a Device is one thread's at a time, and another thread's kept command buffers are
+    not this thread's to run or release)."""
 
-    __slots__ = ("calls", "dead")
+    __slots__ = ("_local", "dead")
 
     def __init__(self) -> None:
-        self.calls: OrderedDict[Any, _Call] = OrderedDict()
+        self._local = threading.local()
         self.dead = False  # an array of a remembered call was collected: drop such calls at the next remember
+
+    @property
+    def calls(self) -> OrderedDict[Any, _Call]:
+        """This thread's remembered calls, oldest first."""
+        calls: OrderedDict[Any, _Call] | None = getattr(self._local, "calls", None)
+        if calls is None:
+            calls = self._local.calls = OrderedDict()
+        return calls
 
     def _collected(self, _ref: Any) -> None:
         self.dead = True

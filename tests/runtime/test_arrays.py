@@ -348,3 +348,46 @@ def test_a_launch_with_a_number_for_a_pointer_is_not_replayed_after_its_array_go
     gone.free()
     with pytest.raises(runtime.LaunchError, match=r"pointer 'p.src': 0x[0-9a-f]+ is not an address inside a live"):
         through_pointers.launch((1,), out, cfg, p, n)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def _increment(y: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    if i < n:
+        y[i] = y[i] + 1.0
+
+
+def test_two_threads_with_their_own_devices_share_a_kernel():
+    """A kernel's kept command buffer (its launch memo) was shared by all threads: one thread released the
+    command buffer another was submitting (segfaults, a KeyError from inside coopdsl). Each thread now has its
+    own memo (found by a check written from the docs alone)."""
+    import sys
+    import threading
+
+    n, steps = 64, 1000
+    devices = [runtime.Device(), runtime.Device()]
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            y = runtime.zeros(n, np.float32, device=devices[k])
+            z = runtime.zeros(n, np.float32, device=devices[k])
+            for _ in range(steps):
+                _increment.launch((1,), y, n)   # kept
+                _increment.launch((1,), y, n)   # its kept command buffer again
+                _increment.launch((1,), z, n)   # another: this thread's kept one is released
+            results[k] = (float(y.numpy()[0]), float(z.numpy()[0]))
+        except Exception as e:   # (reported below: a thread's exception would not fail the test)
+            errors.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors and results == {0: (2.0 * steps, steps), 1: (2.0 * steps, steps)}
