@@ -138,6 +138,9 @@ class Array:
         return view
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy is False:   # (numpy 2's protocol: the contents live on the device, so any numpy array is a copy)
+            raise ValueError("a coopdsl.runtime.Array's contents live in device memory: numpy can only copy them "
+                             "(np.array(a) or a.numpy()); copy=False is not possible")
         out = self.numpy()
         return out if dtype is None else out.astype(dtype)
 

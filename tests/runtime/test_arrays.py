@@ -391,3 +391,12 @@ def test_two_threads_with_their_own_devices_share_a_kernel():
     finally:
         sys.setswitchinterval(interval)
     assert not errors and results == {0: (2.0 * steps, steps), 1: (2.0 * steps, steps)}
+
+
+def test_numpy_asked_not_to_copy_is_told_it_must(device):
+    """``np.array(a, copy=False)`` returned a copy that writes never reached (numpy 2's protocol asks for a
+    ValueError when a copy cannot be avoided)."""
+    a = runtime.array(np.arange(4, dtype=np.float32), device=device)
+    with pytest.raises(ValueError, match=r"numpy can only copy them .*copy=False is not possible"):
+        np.array(a, copy=False)
+    assert np.array(a).tolist() == np.asarray(a).tolist() == [0.0, 1.0, 2.0, 3.0]
