@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import f32, i32, u32, vec2
+from coopdsl import f32, i32, u32, vec2, vec4
 from coopdsl.errors import TypeMismatchError
 
 from ..conftest import compile_checked, expect_error
@@ -208,3 +208,29 @@ def test_a_guarded_shift_by_the_width_runs():
     o = np.zeros(4, np.uint32)
     k_guarded_shift.launch((1,), np.array([1, 5, 32, 40], np.uint32), o, device="cpu")
     assert o.tolist() == [1, 31, 0xFFFFFFFF, 0xFFFFFFFF]
+
+
+@cd.kernel(workgroup_size=(8, 1, 1), subgroup_size=8)
+def mixed_fields(x: cd.Buffer[u32], xv: cd.Buffer[vec4[u32]], o: cd.Buffer[u32], oi: cd.Buffer[i32],
+                 ov: cd.Buffer[vec4[u32]], oc: cd.Buffer[vec4[u32]]):
+    i = cd.global_invocation_id.x
+    n = x[i]
+    o[i] = cd.bitfield_insert(n, u32(0xFFFFFFFF), u32(4), n)          # a uniform offset, a per-lane count
+    oi[i] = cd.bitfield_extract(i32(n) * -77, u32(3), n)              # the same, signed
+    ov[i] = cd.bitfield_extract(xv[i], u32(2), xv[i].x & u32(7))      # a vector base, per-lane count
+    oc[i] = cd.bitfield_extract(vec4[u32](0xFFFF), xv[i].x & u32(7), u32(4))  # a uniform vector base
+
+
+def test_a_field_of_uniform_and_per_lane_parts_on_the_interpreter():
+    """A uniform offset with a per-lane count (or a vector base against per-lane parts) was broadcast to (lanes,
+    lanes) or failed to broadcast: a numpy ValueError from inside the interpreter, where lavapipe ran them (found
+    by differential testing against lavapipe)."""
+    x = np.arange(8, dtype=np.uint32) * 3
+    xv = (np.arange(32, dtype=np.uint64) * 2654435761 % 2**32).astype(np.uint32).reshape(8, 4)
+    o, oi = np.zeros(8, np.uint32), np.zeros(8, np.int32)
+    ov, oc = np.zeros((8, 4), np.uint32), np.zeros((8, 4), np.uint32)
+    mixed_fields.launch((1,), x, xv, o, oi, ov, oc, device="cpu")
+    assert o.tolist() == [_insert(n, 0xFFFFFFFF, 4, n) for n in x.tolist()]
+    assert oi.tolist() == [_extract(n * -77, 3, n, True) for n in x.tolist()]
+    assert ov.tolist() == [[_extract(v, 2, int(row[0]) & 7, False) for v in row] for row in xv.tolist()]
+    assert oc.tolist() == [[_extract(0xFFFF, int(row[0]) & 7, 4, False)] * 4 for row in xv.tolist()]

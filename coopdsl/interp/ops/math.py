@@ -78,13 +78,14 @@ def _low32(v: Any, like: Any) -> Any:
     return (np.asarray(v) & 0xFFFFFFFF).astype(np.uint32).astype(np.asarray(like).dtype)
 
 
-def _field(offset: Any, count: Any, like: Any) -> tuple[Any, Any, Any]:
-    """(offset, count, the count's mask) as int64, a per-lane scalar broadcast against vector values (shape
-    (lanes,) against (lanes, n)); SPIR-V leaves offset + count > 32 undefined."""
-    like = np.asarray(like)
+def _field(offset: Any, count: Any, vector: bool) -> tuple[Any, Any, Any]:
+    """(offset, count, the count's mask) as int64; for a ``vector`` base, each of offset and count that is per lane
+    (shape (lanes,)) gets a component axis, to broadcast against the base's (lanes, n) or (n,) (each on its own:
+    a uniform offset with a per-lane count, or the reverse, once broadcast to (lanes, lanes)). SPIR-V leaves
+    offset + count > 32 undefined."""
     off, cnt = (np.asarray(v).astype(np.int64) for v in (offset, count))
-    if like.ndim == off.ndim + 1:
-        off, cnt = off[..., None], cnt[..., None]
+    if vector:
+        off, cnt = (v[..., None] if v.ndim == 1 else v for v in (off, cnt))
     return off, cnt, np.where(cnt >= 32, 0xFFFFFFFF, (np.int64(1) << np.minimum(cnt, 31)) - 1)
 
 
@@ -98,8 +99,8 @@ def _bit_reverse(x: Any) -> Any:
     return _low32(sum(((u >> i) & 1) << (31 - i) for i in range(32)), x)
 
 
-def _bit_extract(base: Any, offset: Any, count: Any) -> Any:
-    off, cnt, mask = _field(offset, count, base)
+def _bit_extract(base: Any, offset: Any, count: Any, vector: bool = False) -> Any:
+    off, cnt, mask = _field(offset, count, vector)
     field = np.where(cnt == 0, 0, (_u32(base) >> off) & mask)
     if np.asarray(base).dtype.kind == "i":                   # OpBitFieldSExtract: the field's top bit extended
         negative = (cnt > 0) & (cnt < 32) & (((field >> np.maximum(cnt - 1, 0)) & 1) == 1)
@@ -107,8 +108,8 @@ def _bit_extract(base: Any, offset: Any, count: Any) -> Any:
     return _low32(field, base)
 
 
-def _bit_insert(base: Any, insert: Any, offset: Any, count: Any) -> Any:
-    off, cnt, mask = _field(offset, count, base)
+def _bit_insert(base: Any, insert: Any, offset: Any, count: Any, vector: bool = False) -> Any:
+    off, cnt, mask = _field(offset, count, vector)
     at = (mask << off) & 0xFFFFFFFF
     u = _u32(base)
     return _low32(np.where(cnt == 0, u, (u & ~at) | ((_u32(insert) << off) & at)), base)
@@ -144,6 +145,7 @@ def _bits(m: Machine, op: Op, args: list[Any]) -> Any:
             off = int(np.broadcast_to(np.asarray(args[-2]), (m.lanes.N,))[slot])
             raise m.error(op, f"bit field from bit {off} to {int(end[slot])} reaches past bit 31 (offset + bits > "
                               f"32): the result is undefined", slot)
+        return BIT_FUNCTIONS[op.attrs["fn"]](*args, vector=isinstance(op.operands[0].type, T.VectorType))
     return BIT_FUNCTIONS[op.attrs["fn"]](*args)
 
 
