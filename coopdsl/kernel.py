@@ -113,11 +113,13 @@ class Kernel:
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
         key = (env, tuple(sorted((k, _value_key(v)) for k, v in (spec or {}).items())))
         if key not in self._cache:
-            try:
-                with paused():  # the compile frees nearly everything it makes by reference counting
-                    self._cache[key] = _compile(self, env, spec or {})
-            except CoopDSLError as e:
-                raise e.with_traceback(None) from None
+            with _COMPILING:   # (one compile at a time in the process: the registries load and caches fill once)
+                if key not in self._cache:
+                    try:
+                        with paused():  # the compile frees nearly everything it makes by reference counting
+                            self._cache[key] = _compile(self, env, spec or {})
+                    except CoopDSLError as e:
+                        raise e.with_traceback(None) from None
         return self._cache[key]
 
     def compile(self, target_env: str | None = None, spec: dict[str, int | float | bool] | None = None,
@@ -184,7 +186,10 @@ class Kernel:
         changes (a specialization is another Kernel)."""
         info: tuple[bytes, dict[str, Any], dict[str, Any]] | None = self.__dict__.get("_launch_cache")
         if info is None:     # (repeated launches take the cached tuple: their hot path)
-            info = self.__dict__["_launch_cache"] = (self.compile(), self.reflect(), self._param_plan())
+            with _COMPILING:
+                info = self.__dict__.get("_launch_cache")
+                if info is None:
+                    info = self.__dict__["_launch_cache"] = (self.compile(), self.reflect(), self._param_plan())
         return info
 
     def _param_plan(self) -> dict[str, Any]:
@@ -366,6 +371,10 @@ def _value_key(value: Any) -> Any:
     return key
 
 
+# compiling (the frontend's registries load on first need, and caches fill) is one thread's at a time: kernels
+# launched from several threads, each with its own Device, compile safely (a first compile in two threads at
+# once failed with "dictionary changed size during iteration")
+_COMPILING = threading.RLock()
 # launches remembered per kernel (the least recently used goes first): a loop over a model's layers launches
 # one kernel on each layer's arrays in turn, and each is recorded again from its own binding
 HOT_LAUNCHES = 64

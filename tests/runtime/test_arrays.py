@@ -363,9 +363,12 @@ def test_two_threads_with_their_own_devices_share_a_kernel():
     own memo (found by a check written from the docs alone)."""
     import sys
     import threading
+    import traceback
 
     n, steps = 64, 1000
     devices = [runtime.Device(), runtime.Device()]
+    for dev in devices:   # (first launches, the compile and each device's pipeline, here: the threads test the memo)
+        _increment.launch((1,), runtime.zeros(n, np.float32, device=dev), n)
     results, errors = {}, []
 
     def work(k):
@@ -377,8 +380,8 @@ def test_two_threads_with_their_own_devices_share_a_kernel():
                 _increment.launch((1,), y, n)   # its kept command buffer again
                 _increment.launch((1,), z, n)   # another: this thread's kept one is released
             results[k] = (float(y.numpy()[0]), float(z.numpy()[0]))
-        except Exception as e:   # (reported below: a thread's exception would not fail the test)
-            errors.append(e)
+        except Exception:   # (reported below, with where: a thread's exception would not fail the test)
+            errors.append(traceback.format_exc())
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
@@ -390,7 +393,8 @@ def test_two_threads_with_their_own_devices_share_a_kernel():
             t.join()
     finally:
         sys.setswitchinterval(interval)
-    assert not errors and results == {0: (2.0 * steps, steps), 1: (2.0 * steps, steps)}
+    assert not errors, errors[0]
+    assert results == {0: (2.0 * steps, steps), 1: (2.0 * steps, steps)}
 
 
 def test_numpy_asked_not_to_copy_is_told_it_must(device):
