@@ -193,21 +193,25 @@ def _shared_array(g: GlobalVar, loc: str, module: Module) -> dict[str, Any]:
 
 
 def _times(d: Any, n: int) -> Any:
-    """The dimension ``d * n``."""
+    """The byte count ``d * n`` (host arithmetic: never wrapped)."""
     if isinstance(d, int):
         return d * n
-    return _node("mul", [d, n])
+    return _node("mul", [d, n], host=True)
 
 
 def _plus(a: Any, b: Any) -> Any:
-    """The dimension ``a + b`` (0 + b is b)."""
-    return b if a == 0 else _node("add", [a, b])
+    """The byte count ``a + b`` (0 + b is b; host arithmetic: never wrapped)."""
+    return b if a == 0 else _node("add", [a, b], host=True)
 
 
-def _node(op: str, args: list[Any]) -> dict[str, Any]:
+def _node(op: str, args: list[Any], host: bool = False) -> dict[str, Any]:
     """An expression dimension; its ``value`` at the defaults is None where it cannot be evaluated there
-    (a division by zero: a port's defaults may be placeholders that a launch replaces)."""
+    (a division by zero: a port's defaults may be placeholders that a launch replaces).  ``host``: a count the
+    host computes (a shared array's bytes, their sum), on unbounded ints, where the module's own expressions are
+    computed in their constants' type as the device computes them."""
     node: dict[str, Any] = {"op": op, "args": args, "expr": expression(op, args)}
+    if host:
+        node["host"] = True
     try:
         node["value"] = resolve(node)
     except DimError:

@@ -301,3 +301,31 @@ def test_a_workgroup_no_device_runs_is_not_sent_to_the_interpreter(tmp_path, dev
 
     with pytest.raises(LaunchArgumentError, match=r"workgroup size \(-1, 1, 1\) must be positive"):
         ns["negative"].launch((1,), np.zeros(1, np.uint32), device="cpu")
+
+
+BYTES_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import u32
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def big(o: cd.Buffer[u32], N: cd.Spec[u32] = 4):
+        sh = cd.shared(u32, N)
+        sh[N - 1] = 7
+        o[0] = sh[N - 1]
+''')
+
+
+def test_a_shared_arrays_bytes_are_counted_by_the_host_never_wrapped(tmp_path):
+    """The length is the module's u32 arithmetic, but its bytes (length * stride) and their sum are the host's: in
+    u32 a 4 GiB + 4 byte array was checked as 4 bytes, and the device check let it reach the driver (found by
+    differential testing against lavapipe)."""
+    from coopdsl import devices
+    from coopdsl.devices.dims import resolve
+
+    ns = exec_source(BYTES_SRC, tmp_path / "bytes.py")
+    r = ns["big"].reflect()
+    total = r["shared_memory"]["bytes"]
+    assert total["host"] is True and resolve(total, {"N": 2**30 + 1}) == 4 * (2**30 + 1)
+    found = devices.mismatches(r, "nvidia-h100", {"N": 2**30 + 1})
+    assert any("take 4294967300 bytes" in m.message for m in found), [m.message for m in found]

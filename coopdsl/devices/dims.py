@@ -32,14 +32,15 @@ class DimError(CoopDSLError, ValueError):
 def resolve(dim: Dim, spec: Mapping[str, Any] | None = None) -> int:
     """The value of ``dim`` with the specialization constants in ``spec`` (by name) overriding defaults, computed
     in the constants' integer type (a spec constant's ``type``), as the device computes it: ``K * 2**31 + 1`` is 1
-    at K = 2 in u32 (reflection written without a type: Python's ints)."""
+    at K = 2 in u32 (reflection written without a type: Python's ints); a ``"host": true`` node (a shared array's
+    byte count, a sum of them) on Python's ints, its operands each as they come."""
     if not isinstance(dim, dict):
         return dim
     if "spec_id" in dim:
         return cast(int, (spec or {}).get(dim["name"], dim["value"]))
     if dim["op"] not in OPS:
         raise DimError(f"cannot evaluate the operator '{dim['op']}' in dimension {dim.get('expr', dim)}")
-    value = int_op(dim["op"], [resolve(a, spec) for a in dim["args"]], _type(dim))
+    value = int_op(dim["op"], [resolve(a, spec) for a in dim["args"]], None if dim.get("host") else _type(dim))
     if value is None:
         raise DimError(f"dimension {dim.get('expr')} divides by zero" if dim["op"] in ("div", "rem") else
                        f"dimension {dim.get('expr')} shifts by a negative count or by its width or more")
