@@ -218,6 +218,10 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
     """Bring two scalar/vector operands (one may be a Python number) to one type."""
     a = operand(em, a, f"'{SYMBOL.get(op, op)}'")
     b = operand(em, b, f"'{SYMBOL.get(op, op)}'")
+    if isinstance(a, NUMBERS) and isinstance(b, NUMBERS):   # (no operand gives the type: cd.mod(7.0, 2.0))
+        what = f"'{SYMBOL[op]}'" if op in SYMBOL else f"{op}()"   # (the math builtins' words, lang/math.py)
+        raise TypeMismatchError(f"{what} needs at least one runtime argument (compile-time math: use Python)",
+                                em.loc)
     if isinstance(a, NUMBERS):
         a = literal(em, a, b.type)
     if isinstance(b, NUMBERS):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -13,6 +14,14 @@ class DeviceFunction:
     """A Python function compiled, per argument signature, to a SPIR-V function when a kernel calls it."""
 
     def __init__(self, fn: Callable[..., Any]):
+        if not inspect.isfunction(fn):   # (a builtin has no source to compile; a bound method's self would be lost)
+            from ..errors import DeclarationError, caller_loc
+
+            what = (f"a method bound to {type(fn.__self__).__name__} (decorate the function itself)"
+                    if inspect.ismethod(fn) else f"class {fn.__name__}" if isinstance(fn, type)
+                    else f"{type(fn).__name__} {fn!r}")
+            raise DeclarationError(f"@coopdsl.func decorates a function (def name(params): ...), got {what}",
+                                   caller_loc("func"))
         self.fn = fn
         functools.update_wrapper(self, fn)
 

@@ -103,10 +103,12 @@ def tensor_view(cg: Builder, dim: int, has_dims: bool = False, perm: Any = None)
     stored.
     """
     perm = tuple(range(dim)) if perm is None else perm
-    if not isinstance(perm, tuple) or sorted(perm) != list(range(dim)) or \
-            any(isinstance(x, bool) or not isinstance(x, int) for x in perm):
+    if not isinstance(perm, tuple) or any(isinstance(x, bool) or not isinstance(x, int) for x in perm) or \
+            sorted(perm) != list(range(dim)):   # (the types first: sorted() of a runtime value is a TypeError)
+        got = cg.describe(perm) if not isinstance(perm, tuple) else \
+            "(" + ", ".join(str(x) if isinstance(x, int) else cg.describe(x) for x in perm) + ")"
         raise ArgumentError(f"perm must be a permutation of 0 .. {dim - 1} (each once, a compile-time tuple), "
-                            f"got {cg.describe(perm) if not isinstance(perm, tuple) else perm}", cg.em.loc)
+                            f"got {got}", cg.em.loc)
     return cg.em.op("tensor_view", T.TensorViewType(dim, has_dims, perm), [])
 
 

@@ -98,3 +98,39 @@ def test_an_empty_parameter_subscript_is_a_declaration_error(tmp_path):
                                                r"e.g. Buffer\[f16\]; got nothing") as e:
         exec_source(src, tmp_path / "empty_buffer.py")
     assert e.value.loc.line == 5
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def mod_of_numbers(x: cd.Buffer[f32]):
+    x[0] = cd.mod(7.0, 2.0)  # MOD OF NUMBERS
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def spec_perm(x: cd.Buffer[f32], P: cd.Spec[u32] = 1):
+    v = cd.tensor_view(2, perm=(P, 0))  # SPEC PERM
+    x[0] = 1.0
+
+
+def test_more_compile_time_mistakes_are_located_errors():
+    """Found by a fuzzer over cooperative matrices, NV2, structs and pointers: cd.mod of two numbers and a
+    Spec in a tensor view's perm were internal errors (AttributeError, TypeError)."""
+    expect_error(mod_of_numbers, TypeMismatchError, "mod() needs at least one runtime argument (compile-time math: "
+                 "use Python)", "# MOD OF NUMBERS", 12)
+    expect_error(spec_perm, ArgumentError, "perm must be a permutation of 0 .. 1 (each once, a compile-time tuple), "
+                 "got (a runtime u32, 0)", "# SPEC PERM", 9)
+
+
+def test_func_decorates_a_function_only(tmp_path):
+    """cd.func(abs) reached the compiler ('builtin_function_or_method' object has no attribute '__code__'); a bound
+    method compiled with its self dropped. Both are refused where they are decorated."""
+    import pytest
+
+    from tests.conftest import exec_source
+
+    for i, target in enumerate(("abs", "Box().scaled")):
+        src = ("import coopdsl as cd\n\n\nclass Box:\n    def scaled(self, v):\n        return v * 2\n\n\n"
+               f"g = cd.func({target})\n")
+        with pytest.raises(DeclarationError, match=r"@coopdsl.func decorates a function \(def name\(params\): ...\), "
+                                                   r"got (builtin_function_or_method|a method bound to Box)") as e:
+            exec_source(src, tmp_path / f"func{i}.py")
+        assert (e.value.loc.line, e.value.loc.col) == (9, 8)   # g = cd.func(...): at "func"
