@@ -55,6 +55,12 @@ class Config:
     def __init__(self, **values: Any):
         if not values:
             raise AutotuneError("a Config needs at least one NAME=VALUE")
+        for k, v in values.items():   # (a config is a dict key: of the cache's entries, of a tuning's timings)
+            try:
+                hash(v)
+            except TypeError:
+                raise AutotuneError(f"Config({k}={v!r}): a value must be a number, a bool or another hashable "
+                                    f"compile-time value (a tuple, not a list)") from None
         self._values = dict(sorted(values.items()))
 
     @property
@@ -85,6 +91,10 @@ class Cache:
     """The fastest config per (kernel, problem, device), in a JSON file (``path`` None: in memory only)."""
 
     def __init__(self, path: str | Path | None):
+        if path is not None and not isinstance(path, (str, Path)):   # (os.PathLike too: Path() takes it)
+            if not hasattr(path, "__fspath__"):
+                raise AutotuneError(f"autotune: cache is True, False, None or a file path, got {type(path).__name__} "
+                                    f"{path!r}")
         self.path = None if path is None else Path(path)
         self._entries: dict[str, dict[str, Any]] = {}
         self._loaded = False
@@ -132,7 +142,7 @@ class Cache:
             data = json.loads(self.path.read_text())
             if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
                 raise ValueError(f"not an autotune cache of format {FORMAT}")
-        except (OSError, ValueError, AttributeError) as e:
+        except (OSError, ValueError, AttributeError, RecursionError) as e:   # (ValueError: JSON, UTF-8 too)
             if not self._reported:
                 self._reported = True
                 warnings.warn(f"coopdsl.autotune: ignoring the cache {self.path} ({e}); it will be rewritten",
@@ -430,6 +440,9 @@ def _check_options(name: str, warmup: Any, repeat: Any, clock_up_ms: Any, timer:
 
 
 def _check_configs(name: str, configs: Sequence[Config], kinds: dict[str, str]) -> tuple[Config, ...]:
+    if isinstance(configs, (str, bytes, Config)) or not isinstance(configs, Iterable):
+        raise AutotuneError(f"autotune {name}: configs is a list of coopdsl.autotune.Config, got "
+                            f"{type(configs).__name__}")
     configs = tuple(configs)
     if not configs:
         raise AutotuneError(f"autotune {name}: no configs given")
@@ -450,6 +463,11 @@ def _check_configs(name: str, configs: Sequence[Config], kinds: dict[str, str]) 
 def _check_names(name: str, what: str, names: Sequence[str], signature: inspect.Signature) -> tuple[str, ...]:
     if isinstance(names, str):
         raise AutotuneError(f"autotune {name}: {what} is a list of parameter names, got the string {names!r}")
+    if isinstance(names, bytes) or not isinstance(names, Iterable):
+        raise AutotuneError(f"autotune {name}: {what} is a list of parameter names (strings), got {names!r}")
+    names = tuple(names)
+    if not all(isinstance(n, str) for n in names):
+        raise AutotuneError(f"autotune {name}: {what} is a list of parameter names (strings), got {names!r}")
     unknown = [n for n in names if n not in signature.parameters]
     if unknown:
         raise AutotuneError(f"autotune {name}: {what} names {', '.join(unknown)}, not parameters of {name} "

@@ -108,9 +108,12 @@ class Kernel:
 
     # -- compiling ------------------------------------------------------------------
     def _build(self, target_env: str | None, spec: dict[str, Any] | None = None) -> tuple[Module, bytes]:
-        env = target_env or self.target_env
-        if env not in tools.TARGET_ENVS:
+        env = self.target_env if target_env is None else target_env
+        if not isinstance(env, str) or env not in tools.TARGET_ENVS:   # (a list or an array: not a hash or a bool)
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
+        if spec is not None and not isinstance(spec, dict):   # (compile, reflect, print_ir alike)
+            raise TypeError(f"{self.name}: spec must be a dict of specialization-constant values by name, got "
+                            f"{type(spec).__name__}")
         key = (env, tuple(sorted((k, _value_key(v)) for k, v in (spec or {}).items())))
         if key not in self._cache:
             with _COMPILING:   # (one compile at a time in the process: the registries load and caches fill once)

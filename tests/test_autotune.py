@@ -306,6 +306,14 @@ def test_kernels_of_one_factory_for_other_types_have_other_fingerprints():
      "autotune scale: clock_up_ms must be a finite number of milliseconds, 0 or more, got nan"),
     (lambda: autotune(CONFIGS, ["n"], clock_up_ms=-1)(scale), "clock_up_ms must be a finite number"),
     (lambda: autotune(CONFIGS, ["n"], timer=3)(scale), "autotune scale: timer must be a function"),
+    # (foreign TypeErrors before: found by a fuzzer of the host API)
+    (lambda: autotune(None, ["n"])(scale), "autotune scale: configs is a list of coopdsl.autotune.Config, got "
+     "NoneType"),
+    (lambda: autotune(CONFIGS, None)(scale), "autotune scale: key is a list of parameter names (strings), got None"),
+    (lambda: autotune(CONFIGS, b"n")(scale), "autotune scale: key is a list of parameter names (strings), got b'n'"),
+    (lambda: autotune(CONFIGS, ["n"], cache=1.5)(scale), "autotune: cache is True, False, None or a file path, "
+     "got float 1.5"),
+    (lambda: Config(WG=[64]), "Config(WG=[64]): a value must be a number, a bool or another hashable"),
 ])
 def test_mistakes_are_autotune_errors(build, message):
     with pytest.raises(AutotuneError) as info:

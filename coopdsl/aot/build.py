@@ -100,11 +100,16 @@ def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict[str, An
                  loaded: dict[Path, dict[str, Kernel]], report: BuildReport, log: Callable[[str], None]) -> None:
     if not entry.file.is_file():
         raise InputError(f"{spec.path}: {entry.describe()}: no such file: {entry.file}")
-    text = entry.file.read_text()
+    try:
+        text = entry.file.read_text()
+    except UnicodeDecodeError as e:   # (emit says the same of the kernel file, located)
+        raise InputError(f"{spec.path}: {entry.describe()}: {entry.file}: byte {e.start} is not UTF-8 (Python "
+                         f"source files are UTF-8)") from None
     for variant in entry.variants:
         key = variant_key(entry, variant, text)
         rec = records.get(variant.output)
-        if rec and rec.get("key") == key and all((out / f).is_file() for f in _files(variant.output)):
+        if rec and rec.get("key") == key and all((out / f).is_file() for f in _files(variant.output)) and \
+                _intact(out, variant.output, rec):
             report.up_to_date.append(variant.output)
             continue
         artifact = _compile(spec, entry, variant, loaded)
@@ -152,7 +157,7 @@ def _read_manifest(out: Path) -> dict[str, Any]:
     those outputs are built again, and no file is removed on its word."""
     try:
         data = json.loads((out / MANIFEST).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):   # (ValueError: JSON, UTF-8 too)
         return {}
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
         return {}
@@ -191,6 +196,23 @@ def _write_header(spec: BuildSpec, out: Path, records: dict[str, Any]) -> bool:
         return False
     path.write_text(text)
     return True
+
+
+# what the header reads of an output's reflection file
+HEADER_KEYS = ("bindings", "capabilities", "entry_point", "extensions", "push_constants", "spec_constants",
+               "workgroup_size", "workgroup_size_spec_ids")
+
+
+def _intact(out: Path, name: str, rec: dict[str, Any]) -> bool:
+    """Whether an output's files and manifest record are what a build wrote (else it is built again: an emptied
+    or edited reflection file, or a record without its fields, once stopped the build with a traceback)."""
+    try:
+        art = _artifact_on_disk(out, name, rec)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return False
+    r = art.reflection
+    return isinstance(r, dict) and all(k in r for k in HEADER_KEYS) and isinstance(rec.get("spec", {}), dict) \
+        and isinstance(rec.get("consts", {}), dict)
 
 
 def _artifact_on_disk(out: Path, name: str, rec: dict[str, Any]) -> Artifact:

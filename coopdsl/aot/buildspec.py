@@ -168,9 +168,9 @@ def _device(table: dict[str, Any], where: str, spec_path: Path) -> str | None:
     It is loaded here, so that a profile that is not there or not readable is the spec's fault (an InputError,
     exit status 2, as ``emit --device nope`` is a usage error), found before anything is compiled or written."""
     device: str | None = _opt(table, "device", str, where)
-    if device and device.endswith(".json"):
+    if device is not None and device.endswith(".json"):
         device = str(spec_path.parent / device)
-    if device:
+    if device is not None:   # (an empty name too: not a profile, the spec's fault)
         from ..devices.profile import ProfileError, load_profile
 
         try:

@@ -229,6 +229,12 @@ def _load_named(device: str | Path) -> DeviceProfile:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as e:
         raise ProfileError(f"{path}: not valid JSON ({e})") from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(f"{path}: not a JSON text (byte {e.start} is not UTF-8)") from None
+    except RecursionError:
+        raise ProfileError(f"{path}: not a device profile (JSON nested too deeply to read)") from None
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot be read ({e.strerror or e})") from None
     return _pick(data, str(path))
 
 

@@ -47,6 +47,7 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
     ints, or one int, as ``Kernel.launch`` takes it.
     """
     grid = grid3(grid, least=1, error=LaunchError)
+    _check_call(spirv, reflection, args, spec)
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
@@ -265,6 +266,20 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
             pass  # the general path below names the culprit
     raw = pack_members(program.push_block, args, "push constant", _address(b))
     return raw + bytes(program.push_size - len(raw))
+
+
+def _check_call(spirv: Any, reflection: Any, args: Any, spec: Any) -> None:
+    """The lower-level launch's own arguments (``Kernel.launch`` makes them right): a TypeError naming the one of
+    another type, where they reached ``len()``, a hash or ``.items()`` (the reflection has its own check, where the
+    program reads it)."""
+    if not isinstance(spirv, (bytes, bytearray)):
+        raise TypeError(f"launch: spirv must be the module's bytes, got {type(spirv).__name__}")
+    if not isinstance(args, dict):
+        raise TypeError(f"launch: args must be a dict of argument values by parameter name, got "
+                        f"{type(args).__name__}")
+    if spec is not None and not isinstance(spec, dict):
+        raise TypeError(f"launch: spec must be a dict of specialization-constant values by name, got "
+                        f"{type(spec).__name__}")
 
 
 def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:

@@ -301,17 +301,18 @@ def test_an_output_that_would_declare_a_shared_type_is_refused_before_anything_i
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("name", ["nosuchgpu", ""])   # ("": once let through, to fail while compiling)
 @pytest.mark.parametrize("spec, where", [
-    ('device = "nosuchgpu"\n[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\n', ""),
-    ('[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\ndevice = "nosuchgpu"\n', " kernel #1 'saxpy':"),
+    ('device = "NAME"\n[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\n', ""),
+    ('[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\ndevice = "NAME"\n', " kernel #1 'saxpy':"),
 ])
-def test_an_unknown_device_is_a_usage_error_as_for_emit(tmp_path, capsys, spec, where):
+def test_an_unknown_device_is_a_usage_error_as_for_emit(tmp_path, capsys, spec, where, name):
     # it was a compile failure ("failed:", exit status 1) while `emit --device nope` is a usage error (2)
     from coopdsl.devices import shipped_profiles
 
     (tmp_path / "saxpy.py").write_text(SAXPY)
-    (tmp_path / "k.toml").write_text(spec)
-    message = (f"{tmp_path / 'k.toml'}:{where} device: no device profile 'nosuchgpu': not a shipped profile "
+    (tmp_path / "k.toml").write_text(spec.replace("NAME", name))
+    message = (f"{tmp_path / 'k.toml'}:{where} device: no device profile '{name}': not a shipped profile "
                f"({', '.join(shipped_profiles())}) nor a file")
     with pytest.raises(InputError) as info:
         build(tmp_path / "k.toml", tmp_path / "out")
@@ -319,3 +320,34 @@ def test_an_unknown_device_is_a_usage_error_as_for_emit(tmp_path, capsys, spec, 
     assert main(["build", str(tmp_path / "k.toml"), "-o", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"coopdsl: error: {message}\n"
     assert not (tmp_path / "out").exists()   # (found before anything is compiled or written)
+
+
+@pytest.mark.parametrize("damage", ["empty reflection", "reflection {}", "record without kernel",
+                                    "record spec not a table"])
+def test_damaged_outputs_are_built_again(project, compiles, damage):
+    """The up-to-date check looked only for the files: an emptied or edited reflection file, or an edited
+    manifest record, stopped the next build with a traceback (JSONDecodeError, KeyError, AttributeError)."""
+    out = project / "out"
+    build(project / "kernels.toml", out)
+    compiles.clear()
+    if damage.startswith("empty"):
+        (out / "scale3.json").write_text("")
+    elif damage.startswith("reflection"):
+        (out / "scale3.json").write_text("{}")
+    else:
+        manifest = json.loads((out / MANIFEST).read_text())
+        rec = manifest["outputs"]["scale3"]
+        if damage == "record without kernel":
+            del rec["kernel"]
+        else:
+            rec["spec"] = 3
+        (out / MANIFEST).write_text(json.dumps(manifest))
+    report = build(project / "kernels.toml", out)
+    assert compiles == ["scale3"] and report.up_to_date == ["saxpy_WG64", "saxpy_wide"]
+    assert json.loads((out / "scale3.json").read_text())["entry_point"] == "scale"
+
+
+def test_a_kernel_file_that_is_not_utf8_is_an_input_error(project, capsys):
+    (project / "scale.py").write_bytes(b"# \xff\n" + SCALE.encode())
+    with pytest.raises(InputError, match=r"kernel #\d+ 'scale' \(scale.py\): .*scale.py: byte 2 is not UTF-8"):
+        build(project / "kernels.toml", project / "out")

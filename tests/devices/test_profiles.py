@@ -140,3 +140,16 @@ def test_unknown_names_and_objects():
     with pytest.raises(ProfileError, match="cannot use int as a device profile"):
         load_profile(3)
     assert isinstance(load_profile("nvidia-h100"), DeviceProfile)
+
+
+def test_a_profile_file_numpy_or_json_cannot_read_is_a_profile_error(tmp_path):
+    """A file that is not UTF-8 (UnicodeDecodeError) or JSON nested past Python's recursion limit (RecursionError)
+    reached the caller, and the CLI's one-line error named no file."""
+    bad = tmp_path / "bin.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ProfileError, match=r"bin.json: not a JSON text \(byte 0 is not UTF-8\)"):
+        load_profile(str(bad))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ProfileError, match=r"deep.json: not a device profile \(JSON nested too deeply to read\)"):
+        load_profile(str(deep))

@@ -97,7 +97,7 @@ def test_run_takes_a_grid_as_launch_does():
         out = np.zeros(2 * 24, np.uint32)
         assert run(spec_workgroup.ir(), grid, {"out": out}, {"WG": 24}) is None
         np.testing.assert_array_equal(out, np.tile(np.arange(24), 2) + 200)   # (num_workgroups.x * 100)
-    for grid in ((), (1, 1, 1, 1), "2", (1.5,), None, (-1,), (True,)):
+    for grid in ((), (1, 1, 1, 1), "2", b"ab", (1.5,), None, (-1,), (True,)):   # (bytes were iterated as ints)
         with pytest.raises(LaunchArgumentError, match=r"grid must be 1 to 3 workgroup counts \(ints\), got "):
             run(spec_workgroup.ir(), grid, {"out": np.zeros(8, np.uint32)})
     out = np.zeros(8, np.uint32)

@@ -322,3 +322,21 @@ def test_a_workgroup_the_interpreter_refuses_too_is_not_sent_there(device):
     with pytest.raises(DeviceFeatureError, match=r"a workgroup of 2048x1x1 = 2048 invocations") as e:
         wide.launch((1,), np.zeros(2048, np.float32), device=device)
     assert "interpreter" not in str(e.value)
+
+
+def test_the_lower_level_launch_names_an_argument_of_another_type(device):
+    """runtime.launch and runtime.bench with args as a list, spec as a string, spirv as None reached .items(),
+    len() or a hash (found by a fuzzer of the host API); devices.mismatches with spec as a number iterated it."""
+    from coopdsl import devices, runtime
+
+    binary, reflection = through_pointers.compile(), through_pointers.reflect()
+    good = {"out": np.zeros(4, np.float32)}
+    for kwargs, word in (({"args": [1]}, "args"), ({"spec": "WG=1"}, "spec"), ({"spirv": None}, "spirv")):
+        call = {"spirv": binary, "reflection": reflection, "grid": (1,), "args": good, **kwargs}
+        for fn in (runtime.launch, runtime.bench):
+            with pytest.raises(TypeError, match=rf"launch: {word} must be "):
+                fn(call["spirv"], call["reflection"], call["grid"], call["args"], spec=call.get("spec"),
+                   device=device)
+    for spec in (1.5, np.array([1]), "N"):
+        with pytest.raises(TypeError, match=r"spec must be a dict of specialization-constant values by name"):
+            devices.mismatches(reflection, "nvidia-h100", spec)
