@@ -122,6 +122,19 @@ def padded_vec3_problem(name: str, element: str, components: int, stride: int, a
             f"(e.g. np.pad(x, ((0, 0), (0, 1)))), or declare the buffer vec4")
 
 
+def spec_values(spec: Any, who: str) -> dict[str, Any]:
+    """``spec`` (specialization-constant values by name; None: none) as a dict, or the TypeError every entry
+    that takes one raises (``Kernel.compile``/``reflect``/``print_ir``, ``runtime.launch``/``bench``,
+    ``devices.mismatches``/``verify``), naming ``who``: a float was iterated, a numpy array asked for its truth
+    value, a string reached ``.items()``."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"{who}: spec must be a dict of specialization-constant values by name, got "
+                        f"{type(spec).__name__}")
+    return dict(spec)
+
+
 def buffer_problem(name: str, element: str, components: int, stride: int, arr: Any,
                    written: bool = False) -> str | None:
     """Why ``arr`` cannot back storage buffer ``name``, else None: the one rule of the GPU runtime (numpy and

@@ -107,13 +107,15 @@ class Kernel:
         return self._specialized[key]
 
     # -- compiling ------------------------------------------------------------------
-    def _build(self, target_env: str | None, spec: dict[str, Any] | None = None) -> tuple[Module, bytes]:
+    def _build(self, target_env: str | None, spec: dict[str, Any] | None = None,
+               caller: str = "reflect") -> tuple[Module, bytes]:
         env = self.target_env if target_env is None else target_env
         if not isinstance(env, str) or env not in tools.TARGET_ENVS:   # (a list or an array: not a hash or a bool)
             raise ValueError(f"target_env must be one of {sorted(tools.TARGET_ENVS)}, got {env!r}")
         if spec is not None and not isinstance(spec, dict):   # (compile, reflect, print_ir alike)
-            raise TypeError(f"{self.name}: spec must be a dict of specialization-constant values by name, got "
-                            f"{type(spec).__name__}")
+            from ._packing import spec_values  # (numpy's: not loaded by emitting SPIR-V)
+
+            spec_values(spec, f"{self.name}.{caller}")
         key = (env, tuple(sorted((k, _value_key(v)) for k, v in (spec or {}).items())))
         if key not in self._cache:
             with _COMPILING:   # (one compile at a time in the process: the registries load and caches fill once)
@@ -138,10 +140,7 @@ class Kernel:
         required subgroup size: ``coopdsl.devices.DeviceMismatchError`` (a
         CompileError) at the offending line otherwise (docs/devices.md).
         """
-        if spec is not None and not isinstance(spec, dict):
-            raise TypeError(f"{self.name}.compile: spec must be a dict of specialization-constant values by name, "
-                            f"got {type(spec).__name__}")
-        module, binary = self._build(target_env, spec)
+        module, binary = self._build(target_env, spec, "compile")
         if device is not None:
             from .devices.check import verify
 
@@ -159,7 +158,7 @@ class Kernel:
         """Text form of the IR, for debugging."""
         from .ir.printer import print_module
 
-        return print_module(self._build(target_env, spec)[0])
+        return print_module(self._build(target_env, spec, "print_ir")[0])
 
     def save(self, path: str | Path, target_env: str | None = None) -> Path:
         """Write the SPIR-V binary to ``path``; returns the path."""

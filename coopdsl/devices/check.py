@@ -99,7 +99,11 @@ def mismatches(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] 
     ``device`` is anything :func:`~coopdsl.devices.load_profile` accepts;
     ``spec`` overrides specialization-constant defaults by name, as a launch does.
     """
-    env = _env(_checked(reflection), load_profile(device), _spec_mapping(spec))
+    if spec is not None:   # (numpy comes with _packing: imported only when values are given)
+        from .._packing import spec_values
+
+        spec = spec_values(spec, "devices")
+    env = _env(_checked(reflection), load_profile(device), spec or {})
     mats = [_matrix(m, env) for m in reflection.get("cooperative_matrices", [])]
     found = _scope_problems(mats, env)
     found += [p for m in reflection.get("muladds", []) if (p := _check_muladd(_muladd(m, env), env))]
@@ -117,16 +121,6 @@ def declared_problems(reflection: dict[str, Any], spec: Mapping[str, Any] | None
     env = _env(reflection, cast(DeviceProfile, None), spec or {})   # (the rule reads no device)
     mats = [_matrix(m, env) for m in reflection.get("cooperative_matrices", [])]
     return _scope_problems([m for m in mats if m.scope == "Subgroup"], env)
-
-
-def _spec_mapping(spec: Any) -> Mapping[str, Any]:
-    """``spec`` as the checks take it: a mapping of values by name (None: none); a TypeError otherwise (a float
-    was iterated, a numpy array asked for its truth value)."""
-    if spec is None:
-        return {}
-    if not isinstance(spec, Mapping):
-        raise TypeError(f"spec must be a dict of specialization-constant values by name, got {type(spec).__name__}")
-    return spec
 
 
 def verify(reflection: dict[str, Any], device: Any, spec: Mapping[str, Any] | None = None) -> None:

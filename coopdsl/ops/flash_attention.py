@@ -404,10 +404,7 @@ def _runs_none(dims: tuple[int, int, int, int, int], dev: Any, resident: bool = 
     text = (f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
             f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
             f"matrices (VK_KHR_cooperative_matrix)")
-    if resident:   # (the interpreter takes numpy arrays only)
-        return DeviceFeatureError(f"{text}; the CPU interpreter runs ops.attention on numpy arrays: pass the "
-                                  f"arrays' contents (arr.numpy()) with device=\"cpu\"")
-    return DeviceFeatureError(hinted(text))
+    return DeviceFeatureError(text + hot.resident_hint("attention") if resident else hinted(text))
 
 
 # the largest scale / softcap for which the kernels that round Q * scale / softcap to f16 run (see _attention): f16's

@@ -302,8 +302,14 @@ def cannot_run(op: str, kernel: str, e: Any, args: Sequence[Any]) -> Exception:
         text.split("\n")[0].replace(INTERPRETER_HINT, "")
     hint = ""
     if runs:
-        hint = (f"; the CPU interpreter runs ops.{op} on numpy arrays: pass the arrays' contents (arr.numpy()) "
-                f"with device=\"cpu\"" if any(isinstance(a, Array) for a in args) else
+        hint = (resident_hint(op) if any(isinstance(a, Array) for a in args) else
                 f"; the CPU interpreter runs ops.{op}: device=\"cpu\" (or COOPDSL_DEVICE=cpu in the environment)")
     error: Exception = type(e)(f"{op}: its kernel '{kernel}' cannot run here: {reason}{hint}", mismatches, None)
     return error
+
+
+def resident_hint(op: str) -> str:
+    """Where ``op`` runs when the device cannot, for a caller with resident arrays: the interpreter, on their
+    contents (it takes numpy arrays only; "device='cpu'" alone led to a second error)."""
+    return f"; the CPU interpreter runs ops.{op} on numpy arrays: pass the arrays' contents (arr.numpy()) with " \
+           f"device=\"cpu\""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._grid import grid3
+from .._packing import spec_values
 from .array import Array, ArrayView, check_resident, resident_buffer
 from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
@@ -277,9 +278,7 @@ def _check_call(spirv: Any, reflection: Any, args: Any, spec: Any) -> None:
     if not isinstance(args, dict):
         raise TypeError(f"launch: args must be a dict of argument values by parameter name, got "
                         f"{type(args).__name__}")
-    if spec is not None and not isinstance(spec, dict):
-        raise TypeError(f"launch: spec must be a dict of specialization-constant values by name, got "
-                        f"{type(spec).__name__}")
+    spec_values(spec, "launch")
 
 
 def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
