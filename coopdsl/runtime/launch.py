@@ -296,11 +296,11 @@ def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:
             if not v.flags.c_contiguous:   # (a copy would be staged, and the kernel's stores lost with it)
                 raise LaunchError(f"pointer '{m['name']}' must be C-contiguous (use np.ascontiguousarray)")
             return b.stage(v, write_back=v.flags.writeable).address()
-        if isinstance(v, int) and v and not b.device.addresses.holds(v):   # (0: the null pointer)
-            raise LaunchError(f"pointer '{m['name']}': {int(v):#x} is not an address inside a live array of "
-                              f"{b.device!r} (a kernel reading it would fault the GPU); pass the array itself, "
-                              f"or an address from its .address (plus an offset within it)")
-        if isinstance(v, int) and v:
+        if isinstance(v, int) and v:   # (0: the null pointer)
+            if not b.device.addresses.holds(v):
+                raise LaunchError(f"pointer '{m['name']}': {v:#x} is not an address inside a live array of "
+                                  f"{b.device!r} (a kernel reading it would fault the GPU); pass the array itself, "
+                                  f"or an address from its .address (plus an offset within it)")
             b.use_address()
         return v
     return address
