@@ -275,9 +275,10 @@ def _numbers(t: str, value: Any, label: str, given: Any, error: type[Exception])
             raise error(f"{label} ({t}) cannot be {given!r}: no host type holds {t}")
         return struct.pack("<" + STRUCT_CODE[t], fitted(value, t, label, error))
     n, elem = _count(t), element_of(t)
-    flat = np.asarray(value, dtype=object).reshape(-1) if not isinstance(value, np.ndarray) else value.reshape(-1)
-    if flat.size != n:
+    arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
+    if arr.shape != (n,):   # (a nested [[1, 2]] was flattened into the vector)
         raise error(f"{label} ({t}) cannot be {given!r}: give {n} numbers")
+    flat = arr
     if elem in BIT_PATTERNS or elem not in STRUCT_CODE:   # (as for a scalar: int(x) took 1.5 as the pattern 1)
         raise error(f"{label} ({t}) cannot be {given!r}: no host type holds {elem}")
     return np.asarray([fitted(x, elem, label, error) for x in flat], DTYPES[elem]).tobytes()

@@ -129,6 +129,14 @@ def render_header(artifacts: list[Artifact], guard: str, *, index: str | None = 
     given, adds ``index_kernels[]`` listing every kernel's info; ``command``
     is recorded in the opening comment as how to regenerate the file.
     """
+    if not isinstance(artifacts, (list, tuple)) or not all(isinstance(a, Artifact) for a in artifacts):
+        raise TypeError("render_header: artifacts must be a list of Artifact (compile_artifact's), got "
+                        f"{type(artifacts).__name__}" + (" holding other values" if isinstance(artifacts, (list, tuple))
+                                                         else ""))
+    for what, v, optional in (("guard", guard, False), ("index", index, True), ("command", command, True)):
+        if not isinstance(v, str) and not (optional and v is None):
+            raise TypeError(f"render_header: {what} must be a str{' or None' if optional else ''}, got "
+                            f"{type(v).__name__}")
     C.unique([a.name for a in artifacts], C.identifier, "outputs")
     blocks = [_kernel(a) for a in artifacts]
     guard_macro = C.macro("COOPDSL", guard, "H")

@@ -8,6 +8,7 @@ through ``runpy``); a missing file or a directory is an :class:`InputError`.
 from __future__ import annotations
 
 import linecache
+import os
 import runpy
 import sys
 import types
@@ -23,7 +24,10 @@ RUN_NAME = "__coopdsl_emit__"  # __name__ of a kernel file while it runs (not "_
 
 
 def check_file(path: str | Path, what: str = "file") -> Path:
-    """``path`` as a Path if it names an existing regular file, else an InputError saying why."""
+    """``path`` as a Path if it names an existing regular file, else an InputError saying why (a TypeError for
+    a value that is no path)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"expected the {what}'s path (str or os.PathLike), got {type(path).__name__}")
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{path}: is a directory, not a {what}")
@@ -107,6 +111,11 @@ def _run_file(path: str) -> dict[str, Any]:
 
 def pick_kernel(kernels: dict[str, Kernel], name: str | None, path: str | Path) -> Kernel:
     """The kernel called ``name``, or the only one when ``name`` is None."""
+    if not isinstance(kernels, dict):
+        raise TypeError(f"pick_kernel: kernels must be a dict of name -> Kernel (load_kernels'), got "
+                        f"{type(kernels).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"pick_kernel: name must be a kernel's name (str) or None, got {type(name).__name__}")
     if not kernels:
         raise InputError(f"{path} defines no @coopdsl.kernel function")
     if name is not None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..errors import UNKNOWN_LOC, CompileError, SourceLoc
+from . import schema
 from .dims import DimError, matrix_text, resolve, text
 from .profile import Config, DeviceProfile, load_profile
 
@@ -144,6 +145,10 @@ def _checked(reflection: Any) -> dict[str, Any]:
         what = f"a mapping without {', '.join(map(repr, missing))}" if missing else type(reflection).__name__
         raise TypeError(f"coopdsl.devices: expected a kernel's reflection (kernel.reflect(), or the JSON of "
                         f"`coopdsl emit --reflect`), got {what}")
+    found = schema.problem(reflection)
+    if found:
+        raise TypeError(f"coopdsl.devices: the kernel's reflection is damaged: {found} (write it again with "
+                        f"kernel.reflect() or `coopdsl emit --reflect`)")
     return cast(dict[str, Any], reflection)
 
 
@@ -184,7 +189,7 @@ def _workgroup(reflection: dict[str, Any], values: Mapping[str, Any]) -> tuple[i
 def workgroup_size(reflection: dict[str, Any], spec: Mapping[str, Any] | None = None) -> tuple[int, int, int]:
     """The workgroup size a launch with ``spec`` runs (spec-sized dimensions at the values given, else their
     defaults), from the kernel's reflection."""
-    return _workgroup(reflection, _spec_values(reflection, spec or {}))
+    return _workgroup(_checked(reflection), _spec_values(reflection, spec or {}))
 
 
 @dataclass(frozen=True)

@@ -32,24 +32,40 @@ class AddressRanges:
     device) or write into whatever the pool gave that memory to next.  A range holds while its array is alive
     and not freed (its buffer back in the pool is no longer the array's)."""
 
+    PRUNE_FROM = 64   # entries past which add() drops the ranges no array holds any more
+
     def __init__(self) -> None:
         self._starts: list[int] = []
         self._ranges: dict[int, tuple[int, Any, Any]] = {}   # start -> (end, weakref to the array, its buffer)
+        self._prune_at = self.PRUNE_FROM
+
+    def __len__(self) -> int:
+        return len(self._ranges)
 
     def add(self, start: int, nbytes: int, array: Any, buffer: Any) -> None:
-        """Note ``array``'s ``nbytes`` at ``start`` (in ``buffer``); a later array at the same start replaces it."""
+        """Note ``array``'s ``nbytes`` at ``start`` (in ``buffer``); a later array at the same start replaces it.
+        Past :data:`PRUNE_FROM` entries (then past twice the entries left) the ranges of dead or freed arrays go,
+        so that a long run handing out many addresses keeps only its live arrays' (and their buffers)."""
         if start not in self._ranges:
             bisect.insort(self._starts, start)
         self._ranges[start] = (start + nbytes, weakref.ref(array), buffer)
+        if len(self._ranges) > self._prune_at:
+            self._ranges = {s: r for s, r in self._ranges.items() if self._live(r)}
+            self._starts = sorted(self._ranges)
+            self._prune_at = max(self.PRUNE_FROM, 2 * len(self._ranges))
+
+    @staticmethod
+    def _live(entry: tuple[int, Any, Any]) -> bool:
+        array = entry[1]()
+        return array is not None and array._buffer is entry[2]
 
     def holds(self, address: int) -> bool:
         """Whether ``address`` is inside a noted array that is alive and still has its memory."""
         i = bisect.bisect_right(self._starts, address) - 1
         if i < 0:
             return False
-        end, ref, buffer = self._ranges[self._starts[i]]
-        array = ref()
-        return address < end and array is not None and array._buffer is buffer
+        entry = self._ranges[self._starts[i]]
+        return address < entry[0] and self._live(entry)
 
 
 class Buffer:

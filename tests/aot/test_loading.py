@@ -79,3 +79,26 @@ def test_an_expression_too_deep_for_pythons_parser_is_an_error_not_a_trace_into_
         load_kernels(path)
     assert str(e.value).startswith(f"{path}: error: an expression in deep.py is nested too deeply")
     assert "ast.py" not in str(e.value)
+
+
+def test_the_python_api_refuses_values_of_another_type_in_its_own_words():
+    """load_kernels(None), pick_kernel with a list for the name, render_header without a guard: TypeErrors that
+    say which argument, not pathlib's, a dict lookup's or re's (found by a fuzzer of the host API)."""
+    import pytest
+
+    from coopdsl.aot import pick_kernel, render_header
+
+    with pytest.raises(TypeError, match=r"^expected the Python file's path \(str or os.PathLike\), got NoneType$"):
+        load_kernels(None)
+    with pytest.raises(TypeError, match=r"^pick_kernel: name must be a kernel's name \(str\) or None, got list$"):
+        pick_kernel({"k": object()}, ["k"], "x.py")
+    with pytest.raises(TypeError, match=r"^pick_kernel: kernels must be a dict of name -> Kernel"):
+        pick_kernel(None, "k", "x.py")
+    with pytest.raises(TypeError, match=r"^render_header: guard must be a str, got NoneType$"):
+        render_header([], None)
+    with pytest.raises(TypeError, match=r"^render_header: index must be a str or None, got int$"):
+        render_header([], "g", index=3)
+    with pytest.raises(TypeError, match=r"^render_header: artifacts must be a list of Artifact \(compile_artifact's\), "
+                                        r"got list holding other values$"):
+        render_header([1], "g")
+    assert "#ifndef COOPDSL_G_H" in render_header([], "g")

@@ -2,8 +2,12 @@
 ``ops.attention`` (decode and prefill, grouped heads, masks, window, soft-cap, f16/bf16/f32 q, f16/f32 out, at
 sizes the interpreter cannot reach), ``ops.linear`` on every weight format (the decode GEMVs at 1-16 rows, ggml's
 mul_mm_cm2 past them, 8-bit x or not; resident x, padded to whole tiles) and ``ops.matmul``, each as a user
-calls it."""
+calls it.
 
+``COOPDSL_RANDOM_SEEDS=a:b`` runs seeds ``a`` to ``b - 1`` of every test instead of the default counts (for a
+longer sweep on the device: the default counts run in the gpu suite)."""
+
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +21,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.conftest import weights  # noqa: E402
 
 pytestmark = pytest.mark.gpu
+
+
+def seeds(default: int) -> range:
+    """The seeds a test runs: ``range(default)``, or the ``a:b`` of ``COOPDSL_RANDOM_SEEDS``."""
+    spec = os.environ.get("COOPDSL_RANDOM_SEEDS")
+    if not spec:
+        return range(default)
+    a, b = (int(v) for v in spec.split(":"))
+    return range(a, b)
 
 BLOCK = {"f16": 8, "bf16": 8, "q4_0": 32, "q8_0": 32, "q4_K": 256}
 
@@ -45,7 +58,7 @@ def _attention_case(seed):
     return hkv, hq, sq, skv, d, causal, window, softcap, mask, kv_t, q_t, odt, rng
 
 
-@pytest.mark.parametrize("seed", range(48))
+@pytest.mark.parametrize("seed", seeds(48))
 def test_attention_at_random_shapes_matches_numpy(seed, device):
     hkv, hq, sq, skv, d, causal, window, softcap, mask, kv_t, q_t, odt, rng = _attention_case(seed)
 
@@ -63,7 +76,7 @@ def test_attention_at_random_shapes_matches_numpy(seed, device):
     assert np.abs(out.astype(np.float64) - want).max() <= 1.5e-2 * max(1.0, np.abs(want).max())
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", seeds(40))
 def test_linear_at_random_shapes_matches_numpy(seed, device):
     rng = np.random.default_rng(8000 + seed)
     fmt = ["f16", "bf16", "q4_0", "q8_0", "q4_K"][seed % 5]
@@ -89,7 +102,7 @@ def test_linear_at_random_shapes_matches_numpy(seed, device):
         assert np.abs(y - ref).max() <= 3e-3 * np.abs(ref).max()
 
 
-@pytest.mark.parametrize("seed", range(15))
+@pytest.mark.parametrize("seed", seeds(15))
 def test_linear_prefill_on_resident_arrays_matches_numpy(seed, device):
     """Past 16 rows of x on resident arrays: x copied to whole tiles of rows (32- or 16-bit words, for K even
     or odd), K split with the partial products added, ops.matmul past 256 rows of f16/bf16; twice, the second
@@ -113,7 +126,7 @@ def test_linear_prefill_on_resident_arrays_matches_numpy(seed, device):
         assert np.abs(yr.numpy() - ref).max() <= 3e-3 * np.abs(ref).max(), (fmt, m, n, k)
 
 
-@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("seed", seeds(16))
 def test_matmul_at_random_shapes_matches_numpy(seed, device):
     rng = np.random.default_rng(9000 + seed)
     kind = ["f16", "bf16", "i8", "u8"][seed % 4]

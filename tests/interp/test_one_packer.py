@@ -102,6 +102,7 @@ BAD = {
     "float for an int": ({**GOOD, "m": 2.5}, CFG),
     "f16 overflow": ({**GOOD, "h": 1e6}, CFG),
     "vector length": ({**GOOD, "v": [1.0, 2.0]}, CFG),
+    "vector nested": ({**GOOD, "v": [[1.0, 2.0, 3.0]]}, CFG),   # (was flattened into the vector)
     "vector element": ({**GOOD, "job": {**GOOD["job"], "inner": {"w": [1.0, 1e300], "k": 1}}}, CFG),
     "array length": ({**GOOD, "job": {**GOOD["job"], "taps": [1, 2]}}, CFG),
     "array element": ({**GOOD, "job": {**GOOD["job"], "taps": [1, 2, -3]}}, CFG),
@@ -125,8 +126,8 @@ def test_the_runtime_and_the_interpreter_refuse_alike(case):
 
 def test_the_words():
     got = {}
-    for case in ("missing member", "nested not a dict", "vector length", "array element", "pointer pointee",
-                 "uniform missing"):
+    for case in ("missing member", "nested not a dict", "vector length", "vector nested", "array element",
+                 "pointer pointee", "uniform missing"):
         with pytest.raises(LaunchArgumentError) as e:
             _interpreter(*BAD[case])
         got[case] = str(e.value)
@@ -134,6 +135,7 @@ def test_the_words():
         "missing member": "missing push constant 'job.scale' (f16)",
         "nested not a dict": "push constant 'job.inner' is a struct: give a dict of its members",
         "vector length": "push constant 'v' (vec3<f32>) cannot be [1.0, 2.0]: give 3 numbers",
+        "vector nested": "push constant 'v' (vec3<f32>) cannot be [[1.0, 2.0, 3.0]]: give 3 numbers",
         "array element": "push constant 'job.taps[2]' (u32) cannot be -3: the literal -3 does not fit in u32 "
                          "(0..4294967295)",
         "pointer pointee": "push constant 'job.data' points to f32; got a float64 array (pass float32)",
