@@ -204,6 +204,9 @@ def fitted(value: Any, t: str, what: str, error: type[Exception] = ValueError) -
     wrapped, overflowed or truncated."""
     if isinstance(value, np.generic):
         value = value.item()  # numpy scalars: their Python value
+        if isinstance(value, np.generic):   # (np.longdouble keeps its type: no Python number holds it)
+            raise error(f"{what} ({t}) cannot be {value!r}: give a Python number or a numpy scalar of at most 64 "
+                        f"bits")
     if t == "bool":
         if isinstance(value, (bool, int)) and value in (0, 1):
             return int(value)

@@ -138,7 +138,7 @@ class Context:
         if found is not _UNSEEN:
             return found
         if name in self.scope:
-            found = self.classify_global(name, self.scope[name])
+            found = self.classify_global(name, self.scope[name], "closure variable")
         elif name in self.fn.__globals__:
             found = self.classify_global(name, self.fn.__globals__[name])
         elif name in PY_BUILTINS:
@@ -148,21 +148,25 @@ class Context:
         self._globals_seen[name] = found
         return found
 
-    def classify_global(self, name: str, value: Any) -> Any:
-        """What a kernel sees of a global (or closure) value: numbers, strings, None, modules and coopdsl objects
-        as they are; tuples and lists of those (nested too) as tuples, as the same tuple written in the kernel
-        would be; anything else is refused at its first use."""
+    def classify_global(self, name: str, value: Any, kind: str = "global") -> Any:
+        """What a kernel sees of a global (or closure, ``kind``) value: numbers, strings, None, modules and coopdsl
+        objects as they are; tuples and lists of those (nested too) as tuples, as the same tuple written in the
+        kernel would be; anything else is refused at its first use."""
         if isinstance(value, py_types.ModuleType):
             return value
         frozen = _frozen(value)
         if frozen is not _UNSEEN:
             return frozen
         if isinstance(value, py_types.FunctionType):   # a helper the kernel meant to call on the device
-            raise NameResolutionError(f"global '{name}' is a plain Python function, which kernels cannot call; "
+            raise NameResolutionError(f"{kind} '{name}' is a plain Python function, which kernels cannot call; "
                                       f"decorate it with @cd.func to make it a device function", self.em.loc)
+        what = _a(type(value).__name__)
+        if isinstance(value, (tuple, list)):   # the element that is not a constant, however deep
+            path, bad = _unusable_element(value)
+            what += f" whose element {path} is {_a(type(bad).__name__)}"
         raise NameResolutionError(
-            f"global '{name}' is a {type(value).__name__}, which kernels cannot use "
-            f"(use numbers, strings, coopdsl types and builtins, and tuples of them)", self.em.loc)
+            f"{kind} '{name}' is {what}, which kernels cannot use "
+            f"(use numbers, strings, coopdsl types and builtins, and tuples or lists of them)", self.em.loc)
 
     def assign(self, name: str, value: Any) -> None:
         if isinstance(value, BuiltinVar):
@@ -350,6 +354,21 @@ def _frozen(value: Any) -> Any:
         items = tuple(_frozen(v) for v in value)
         return _UNSEEN if any(v is _UNSEEN for v in items) else items
     return _UNSEEN
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def _unusable_element(value: tuple[Any, ...] | list[Any]) -> tuple[str, Any]:
+    """(``[i][j]...``, the element) of the first element of a nested tuple or list that is no constant."""
+    for i, v in enumerate(value):
+        if _frozen(v) is _UNSEEN:
+            if isinstance(v, (tuple, list)):
+                path, bad = _unusable_element(v)
+                return f"[{i}]{path}", bad
+            return f"[{i}]", v
+    return "", value   # (not reached: some element is not a constant)
 
 
 def _is_coopdsl_object(value: object) -> bool:

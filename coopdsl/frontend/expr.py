@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, TypeMismatchError, UnsupportedSyntaxError
@@ -118,7 +120,11 @@ def _trivial(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
-def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str) -> Value:
+def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str,
+                   rest: Callable[[], Any] | None = None) -> Value:
+    """``left and <node>`` (``kind`` "land") or ``left or <node>``, the right side evaluated only when needed: in
+    its own block, the result an OpPhi.  ``rest`` computes the right side instead of visiting ``node`` (the rest
+    of a comparison chain; ``node`` then only locates its errors)."""
     em = cg.em
     header = em.current
     rhs, merge = em.new_block(word), em.new_block(f"end{word}")
@@ -127,7 +133,7 @@ def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str
     em.start(rhs)
     cg.ssa.nested += 1  # (a comprehension on the right binds its name in a block the merge does not follow)
     try:
-        v = cg.as_operand(cg.visit(node))
+        v = cg.as_operand(rest() if rest is not None else cg.visit(node))
     finally:
         cg.ssa.nested -= 1
     if arith.is_number(v):
@@ -143,21 +149,31 @@ def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str
 
 
 def expr_compare(cg: CodeGen, node: ast.Compare) -> Any:
+    """``a < b``, and chains ``a < b <= c`` as Python reads them: ``a < b and b <= c`` with ``b`` evaluated once
+    and each later comparison only when the ones before hold (a compile-time False ends the chain; a runtime
+    scalar one skips the rest through a branch where it reads memory or calls something, as ``and`` does).
+    Comparisons of vectors give vectors of bools, combined component by component."""
     left = cg.as_operand(cg.visit(node.left))
+    return _chain(cg, left, list(zip(node.ops, node.comparators)))
+
+
+def _chain(cg: CodeGen, left: Any, pairs: list[tuple[ast.cmpop, ast.expr]]) -> Any:
+    """The value of the comparison chain ``left op1 c1 op2 c2 ...`` (``pairs``), ``left`` already evaluated."""
     result = None
-    for op_node, right_node in zip(node.ops, node.comparators):
+    for i, (op_node, right_node) in enumerate(pairs):
         op = CMPOPS.get(type(op_node))
         if op is None:
             raise UnsupportedSyntaxError(f"'{UNSUPPORTED_CMPOPS[type(op_node)]}' is not supported; kernels compare "
                                          "numbers with <, <=, >, >=, == and !=", cg.em.loc)
+        if result is not None and arith.is_number(result):
+            if not result:
+                return result          # Python stops at the first false comparison
+            result = None              # true: the chain is the rest's value
+        if isinstance(result, Value) and result.type == T.boolean and not _trivial(right_node):
+            return _short_circuit(cg, "land", result, right_node, "and", functools.partial(_chain, cg, left, pairs[i:]))
         right = cg.as_operand(cg.visit(right_node))
         r = arith.binary(cg.em, op, left, right)
-        if result is None:
-            result = r
-        elif arith.is_number(result) and arith.is_number(r):
-            result = result and r
-        else:
-            result = arith.binary(cg.em, "and", _as_bool(cg, result), _as_bool(cg, r))
+        result = r if result is None else arith.binary(cg.em, "and", _as_bool(cg, result), _as_bool(cg, r))
         left = right
     return result
 

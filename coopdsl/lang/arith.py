@@ -243,6 +243,11 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
         if ea.signed:
             return em.op("bitcast", tb, [a]), b
         return a, em.op("bitcast", ta, [b])
+    if op in ("shl", "shr") and isinstance(ea, T.ScalarType) and isinstance(eb, T.ScalarType) and ea.is_int and \
+            eb.is_int and (not isinstance(tb, T.VectorType) or T.with_elem(tb, ea) == ta):
+        # a count of another width (i64 << u32, as GLSL takes it): in the shifted value's type, which keeps every
+        # count below the width (larger ones are undefined in SPIR-V anyway)
+        return unify(em, op, a, convert(em, b, T.with_elem(tb, ea)))
     sym = SYMBOL.get(op, op)
     if isinstance(ta, T.VectorType) and isinstance(tb, T.VectorType) and ta.count != tb.count:
         small, big = sorted((ta, tb), key=lambda t: t.count)
@@ -361,7 +366,9 @@ def convert(em: Emitter, v: Any, target: T.Type) -> Value:
     """``target(v)``: a numeric conversion (constant-folded for Python numbers)."""
     v = operand(em, v, f"{target}(x)")
     if is_number(v):
-        if isinstance(target, T.ScalarType) and target.is_int and isinstance(v, float):
+        if isinstance(target, T.ScalarType) and target.is_int and isinstance(v, bool):
+            v = int(v)     # u32(True) is 1, as u32(flag) of a runtime bool (an explicit conversion)
+        elif isinstance(target, T.ScalarType) and target.is_int and isinstance(v, float):
             if not math.isfinite(v):
                 raise ArgumentError(f"{target}({v!r}): an infinity or NaN has no integer value", em.loc)
             v = int(v)

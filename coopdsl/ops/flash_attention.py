@@ -289,7 +289,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     if mask is not None:
         ms = tuple(mask.shape)
         if ms not in ((sq, skv), (1, sq, skv), (hq, sq, skv)):
-            raise _fail(f"mask must be (Sq, Skv) = {(sq, skv)} or (Hq, Sq, Skv) = {(hq, sq, skv)}, got {ms}")
+            raise _fail(f"mask must be (Sq, Skv) = {(sq, skv)} (or (1, Sq, Skv)) for every head or (Hq, Sq, Skv) = "
+                        f"{(hq, sq, skv)} per head, got {ms}")
         mdt = np.dtype(mask.dtype)
         if mdt.kind != "f" or (nv2.is_resident(mask) and mdt not in (np.float16, np.float32)):
             raise _fail(f"mask must hold floats (float16 or float32 when resident), got {mdt.name}")

@@ -57,8 +57,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
 
     ``x``: N x K, float32 or float16 (bf16 weights: also uint16 bf16 bit patterns; N may be 0, giving an empty
     result); ``w``: M x K weights, float16 (``fmt`` "f16", the default for float16 arrays),
-    uint16 bf16 bit patterns (``"bf16"``) or uint8 ggml blocks (``"q4_0"``, ``"q8_0"``,
-    ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
+    uint16 bf16 bit patterns (``"bf16"``; ml_dtypes' bfloat16 arrays need no ``fmt``) or uint8 ggml blocks
+    (``"q4_0"``, ``"q8_0"``, ``"q4_K"``, one row of blocks per weight row; K a multiple of 32, or 256 for q4_K).
     Inputs may be numpy arrays or resident ``coopdsl.runtime.Array``s; ``out`` (N x M float32)
     likewise; without ``out`` the result is a new resident Array on ``x``'s device when ``x`` is resident, else
     a new numpy array. A call again with the very same resident arrays and options as a recent one replays its
@@ -76,6 +76,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     """
     if (replayed := _HOT.replay((x, w, out), (fmt, device, q8))) is not None:
         return replayed  # the same resident arrays as a recent call: its launches again (coopdsl/ops/hot.py)
+    if fmt is None and getattr(getattr(w, "dtype", None), "name", None) == "bfloat16":
+        fmt = "bf16"    # ml_dtypes' bfloat16 weights say their format, as for ops.matmul
     x, w = operand("linear", "x", x), operand("linear", "w", w)
     if isinstance(w, np.ndarray) and not w.flags.c_contiguous:
         w = np.ascontiguousarray(w)   # (numpy weights are uploaded anyway; every kernel reads whole rows)

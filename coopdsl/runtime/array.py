@@ -119,6 +119,7 @@ class Array:
         views: weakref.WeakValueDictionary[Any, Array] | None = self.__dict__.get("_views")
         if views is None:  # weak: a view holds its base, and the base must not hold it back (no cycle)
             views = self.__dict__["_views"] = weakref.WeakValueDictionary()
+        self.buffer("view")   # (a freed array has no memory to view: an ArrayError, as any use after free())
         seen = views.get(dtype if isinstance(dtype, (str, np.dtype, type)) else None)
         if seen is not None:  # the same view object each time: a launch binding it again finds it remembered
             return seen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import operator
 import time
 from typing import Any
 
@@ -20,6 +21,7 @@ OPTIONAL_EXTENSIONS = tuple(EXTENSION_FEATURES)
 # synchronize spins too); on a CPU device (lavapipe) 200 us, leaving its worker threads the CPU
 SPIN_NS = 5_000_000
 SPIN_NS_CPU = 200_000
+MAX_SPIN_NS = 10_000_000_000   # what Device.spin_ns takes at most (10 s)
 NO_ENABLE = {"robustBufferAccess", "cooperativeMatrixRobustBufferAccess", "robustImageAccess"}  # cost speed
 
 
@@ -53,7 +55,7 @@ class Device:
         self._free_cbs: list[int] = []
         self.recording = 0  # batches with a command buffer being recorded (descriptor sets must stay alive)
         # submit_and_wait polls the fence this long before blocking in vkWaitForFences
-        self.spin_ns = SPIN_NS_CPU if self.info.device_type == "CPU" else SPIN_NS
+        self._spin_ns = SPIN_NS_CPU if self.info.device_type == "CPU" else SPIN_NS
         self.pool = BufferPool(self)
         self.addresses = AddressRanges()   # (the live buffers' device addresses handed out)
         self.descriptors = DescriptorCache(self)
@@ -186,6 +188,23 @@ class Device:
         self._submit_cbs[0] = cb
         self.vk.call("vkQueueSubmit", self.queue, 1, self._submit_ref, 0)
 
+    @property
+    def spin_ns(self) -> int:
+        """How long (ns) :meth:`submit_and_wait` polls its fence before blocking: 5 ms on a GPU, 200 us on a CPU
+        device; 0 blocks at once.  Set it to an int from 0 to 10 s (a number of another type or out of that
+        range is a ValueError)."""
+        return self._spin_ns
+
+    @spin_ns.setter
+    def spin_ns(self, ns: int) -> None:
+        try:
+            n = None if isinstance(ns, bool) or type(ns).__name__ == "bool_" else operator.index(ns)
+        except TypeError:
+            n = None
+        if n is None or not 0 <= n <= MAX_SPIN_NS:
+            raise ValueError(f"Device.spin_ns must be an int from 0 to {MAX_SPIN_NS:,} (ns), got {ns!r}")
+        self._spin_ns = n
+
     def submit_and_wait(self, cb: int, timeout_ns: int = 600 * 10 ** 9) -> None:
         """Submit an ended command buffer and wait for it (one fence, reused).
 
@@ -197,9 +216,9 @@ class Device:
         self._submit_cbs[0] = cb
         v.call("vkResetFences", self.handle, 1, self._fence_ref)
         v.call("vkQueueSubmit", self.queue, 1, self._submit_ref, self.fence)
-        if self.spin_ns > 0:
+        if self._spin_ns > 0:
             status, handle, fence = v.vkGetFenceStatus, self.handle, self.fence
-            deadline = time.perf_counter_ns() + self.spin_ns
+            deadline = time.perf_counter_ns() + self._spin_ns
             while True:
                 r = status(handle, fence)
                 if r == 0:  # VK_SUCCESS: signalled

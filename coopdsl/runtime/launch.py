@@ -255,13 +255,14 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
         return b""
     if program.push_struct is not None:
         try:
+            for n, count in program.push_structs:   # (a dict with another key, or no dict: the general path
+                if type(args[n]) is not dict or len(args[n]) != count:   # names it; a numpy array indexed by
+                    raise KeyError(n)                                    # a name raised IndexError)
             values = [args[n] if m is None else args[n][m] for n, m in program.push_names]
-            for n, count in program.push_structs:   # (a dict with another key: the general path names it)
-                if type(args[n]) is not dict or len(args[n]) != count:
-                    raise KeyError(n)
             # (struct packs True as 1 and 1.0: a bool is for the general path, which refuses it as the
             # interpreter does; numbers struct cannot pack exactly go there too)
-            if all(type(v) is int or type(v) is float or isinstance(v, (np.integer, np.floating)) for v in values):
+            if all(type(v) is int or type(v) is float or isinstance(v, np.integer) or
+                   (isinstance(v, np.floating) and v.itemsize <= 8) for v in values):   # (np.longdouble: refused)
                 return program.push_struct.pack(*values)
         except (KeyError, struct.error, OverflowError, TypeError):
             pass  # the general path below names the culprit

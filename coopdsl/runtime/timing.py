@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import operator
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], 
     problem = counts_problem(warmup, repeat)
     if problem:
         raise LaunchError(problem)
+    warmup, repeat = operator.index(warmup), operator.index(repeat)   # (np.int64(3) as 3)
     dev = resolve_device(device, args)
     if current_batch(dev) is not None:
         raise LaunchError("bench times its own submission: call it outside a `with runtime.batch(...)` block")

@@ -8,7 +8,7 @@ import coopdsl as cd
 from coopdsl import f32, u32, vec2
 from coopdsl.errors import ArgumentError, DeclarationError, TypeMismatchError
 
-from ..conftest import expect_error
+from ..conftest import compile_checked, expect_error
 
 
 @cd.kernel(workgroup_size=(8, 1, 1))
@@ -134,3 +134,28 @@ def test_func_decorates_a_function_only(tmp_path):
                                                    r"got (builtin_function_or_method|a method bound to Box)") as e:
             exec_source(src, tmp_path / f"func{i}.py")
         assert (e.value.loc.line, e.value.loc.col) == (9, 8)   # g = cd.func(...): at "func"
+
+
+DEBUG_FLAG = True
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def bool_conversions(out: cd.Buffer[cd.u32], x: cd.i32):
+    f = x > 3
+    if DEBUG_FLAG:
+        f = True
+    out[0] = cd.u32(True) + cd.u32(DEBUG_FLAG) + cd.u32(cd.i32(1 < 2)) + cd.u32(f)
+    out[1] = cd.u32(False)
+    v = cd.vec2[cd.u32](True, False)
+    out[2] = v.x + v.y + cd.u32(cd.f32(True))
+
+
+def test_an_explicit_conversion_of_a_compile_time_bool_is_0_or_1():
+    """``u32(flag)`` converts bools (docs/language.md): a compile-time one too (``u32(True)``, ``u32(DEBUG)``,
+    ``i32(1 < 2)`` were refused as 'cannot use True as u32'); implicit uses of a bool as a number stay errors."""
+    import numpy as np
+
+    compile_checked(bool_conversions, r"OpConstant %uint 1")
+    out = np.zeros(3, np.uint32)
+    bool_conversions.launch((1,), out, 0, device="cpu")
+    assert out.tolist() == [4, 0, 2]

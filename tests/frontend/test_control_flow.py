@@ -165,6 +165,63 @@ def test_and_or_short_circuit_around_memory_reads():
     assert body.rfind("OpBranchConditional", 0, first_read) > body.find("OpULessThan")
 
 
+@cd.func
+def _tick(cnt, v: i32):
+    cnt[0] = cnt[0] + 1
+    return v
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def chained(cnt: cd.Buffer[i32], a: cd.Buffer[i32], x: i32, n: u32):
+    i = cd.global_invocation_id.x
+    if i == 0:
+        if 0 < x < _tick(cnt, 10):     # _tick runs only when 0 < x, as in Python
+            cnt[1] = 1
+        if 1 < 0 < _tick(cnt, 10):     # false at compile time: never runs
+            cnt[1] = 5
+        if 0 < 1 < _tick(cnt, 10) <= x:
+            cnt[2] = 1
+    if i < n < u32(a[i]):              # a[i] is read only where i < n
+        a[i] = 0
+
+
+def _chain_reference(x, a, n):
+    cnt = [0, 0, 0]
+
+    def tick(v):
+        cnt[0] += 1
+        return v
+
+    if 0 < x < tick(10):
+        cnt[1] = 1
+    if 0 < 1 < tick(10) <= x:
+        cnt[2] = 1
+    a = a.copy()
+    for i in range(4):
+        if i < n < a[i]:
+            a[i] = 0
+    return cnt, a
+
+
+def test_a_comparison_chain_evaluates_each_later_comparison_only_when_the_ones_before_hold():
+    """``a < b < f()`` is ``a < b and b < f()``: the call, or a memory read, of a later comparison happens only when
+    the earlier ones hold (all comparisons were evaluated, their calls made, found by a check written from the docs
+    alone); a compile-time false comparison ends the chain; the middle operand is evaluated once."""
+    import numpy as np
+
+    text = compile_checked(chained, r"OpBranchConditional", r"OpPhi %bool %false %\w+ %\w+ %\w+",
+                           r"OpFunctionCall %int")
+    assert text.count("OpFunctionCall %int") == 2      # the compile-time false chain calls nothing
+    for x in (-5, 3, 20):
+        for n in (0, 2, 5):
+            a = np.array([10, 1, 10, 3], np.int32)
+            cnt = np.zeros(3, np.int32)
+            got = a.copy()
+            chained.launch((1,), cnt, got, x, n, device="cpu")
+            want_cnt, want_a = _chain_reference(x, a, n)
+            assert cnt.tolist() == want_cnt and got.tolist() == want_a.tolist(), (x, n)
+
+
 def test_unroll_count_names_the_environments_that_have_partial_count():
     import pytest
 

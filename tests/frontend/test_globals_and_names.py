@@ -53,7 +53,25 @@ def test_nested_tuples_and_lists_of_numbers_and_types_are_constants():
 def test_other_globals_are_refused_at_their_use():
     expect_error(k_dict, NameResolutionError,
                  "global 'TABLE' is a dict, which kernels cannot use (use numbers, strings, coopdsl types and "
-                 "builtins, and tuples of them)", "# E:dict", 16)
+                 "builtins, and tuples or lists of them)", "# E:dict", 16)
+
+
+def _closure_kernel() -> cd.Kernel:
+    table = [1.0, (2.0, object())]
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def k_closure(x: cd.Buffer[f32]):
+        x[0] = f32(table[0])  # E:closure
+
+    return k_closure
+
+
+def test_a_closure_variable_is_named_as_one_with_the_element_kernels_cannot_use():
+    """It was called a global, and a list of numbers with one object in it was 'a list' (lists of numbers are
+    constants): the element is named."""
+    expect_error(_closure_kernel(), NameResolutionError,
+                 "closure variable 'table' is a list whose element [1][1] is an object, which kernels cannot use "
+                 "(use numbers, strings, coopdsl types and builtins, and tuples or lists of them)", "# E:closure", 20)
 
 
 def _factory(tag: str) -> cd.Kernel:

@@ -172,3 +172,25 @@ def test_float_percent_is_frem_and_cd_mod_is_glsl_mod():
         o = np.zeros(2, np.float32)
         k_float_remainders.launch((1,), np.array([a, b], np.float32), o, device="cpu")
         assert o.tolist() == [np.fmod(a, b), a % b]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def wide_shifts(out: cd.Buffer[cd.i64], x: i32, n: u32):
+    out[0] = cd.i64(x) << n                       # a u32 count for an i64 value (GLSL takes it)
+    out[1] = cd.i64(-x) >> u32(3)
+    out[2] = cd.i64(x << cd.u64(n - 30))          # a u64 count for an i32 value
+    v = cd.vec2[cd.i64](cd.i64(x), cd.i64(x)) << cd.vec2[u32](n, u32(1))
+    out[3] = v.x + v.y
+
+
+def test_a_shift_count_of_another_width_is_converted_to_the_shifted_type():
+    """``i64(x) << u32(40)`` was refused ('operands of '<<' have different types'); SPIR-V's shifts take a count
+    of any integer width, and GLSL does: the count is converted to the shifted value's type (a count below the
+    width keeps its value; larger ones are undefined anyway)."""
+    import numpy as np
+
+    compile_checked(wide_shifts, r"OpUConvert %ulong", r"OpShiftLeftLogical %long", r"OpShiftRightArithmetic %long",
+                    r"OpUConvert %uint", r"OpShiftLeftLogical %int", r"OpShiftLeftLogical %v2long")
+    out = np.zeros(4, np.int64)
+    wide_shifts.launch((1,), out, 5, 40, device="cpu")
+    assert out.tolist() == [5 << 40, -5 >> 3, 5 << 10, (5 << 40) + (5 << 1)]

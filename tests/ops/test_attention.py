@@ -356,7 +356,8 @@ def test_errors():
           q.astype(np.float64), k, v)
     fails(ValueError, r"k must be float16 or bf16 \(uint16 bit patterns\), got float32", q, k.astype(np.float32), v)
     fails(ValueError, r"v must be float16 or bf16 .* got int8", q, k, v.astype(np.int8))
-    fails(ValueError, r"mask must be \(Sq, Skv\) = \(8, 16\) or \(Hq, Sq, Skv\) = \(4, 8, 16\), got \(8, 15\)",
+    fails(ValueError, r"mask must be \(Sq, Skv\) = \(8, 16\) \(or \(1, Sq, Skv\)\) for every head or \(Hq, Sq, Skv\) = "
+                      r"\(4, 8, 16\) per head, got \(8, 15\)",
           q, k, v, mask=np.zeros((8, 15)))
     fails(ValueError, r"mask must be .* got \(2, 8, 16\)", q, k, v, mask=np.zeros((2, 8, 16)))
     fails(ValueError, r"mask must hold floats .* got int32", q, k, v, mask=np.zeros((8, 16), np.int32))

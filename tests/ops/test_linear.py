@@ -203,6 +203,18 @@ def test_bf16_weights_take_every_x_type_at_every_row_count(n, x_kind, monkeypatc
     assert np.abs(y - ref).max() <= tol * np.abs(ref).max()
 
 
+def test_ml_dtypes_bfloat16_weights_need_no_fmt():
+    """ml_dtypes' bfloat16 weights say their format, as for ops.matmul ('give fmt= for uint16 weights' before)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((24, 64)).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    y = ops.linear(x, w, device="cpu")
+    np.testing.assert_array_equal(y, ops.linear(x, w.view(np.uint16), "bf16", device="cpu"))
+    ref = x.astype(np.float64) @ w.astype(np.float64).T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
 def test_no_rows_give_an_empty_result():
     """As ops.matmul and torch do (ops.linear said 'x has 0 rows; the decode kernels take 1 to 16')."""
     w, _ = _weights("q4_0", 8, 64, np.random.default_rng(0))

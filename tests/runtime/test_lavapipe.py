@@ -143,6 +143,31 @@ def test_uniform_struct_push_struct_and_device_addresses(device):
     np.testing.assert_array_equal(out, src * 2.0 + 1.0 + 10.0 * src)
 
 
+@cd.struct
+class Pair:
+    a: u32
+    b: f32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def pair_push(out: cd.Buffer[f32], p: Pair):
+    out[0] = f32(p.a) + p.b
+
+
+def test_a_struct_push_constant_given_no_dict_is_refused_in_the_packers_words(device):
+    """A numpy array (the bytes of the struct, say) for a struct push constant was a bare IndexError from the
+    GPU launch's fast path (found by a check written from the docs alone); the interpreter said it right."""
+    from coopdsl.runtime import LaunchError
+
+    out = np.zeros(1, np.float32)
+    for bad in (np.zeros(8, np.uint8), np.zeros(2, np.float32), (1, 2.0)):
+        for dev in (device, "cpu"):
+            with pytest.raises(LaunchError, match=r"^push constant 'p' is a struct: give a dict of its members$"):
+                pair_push.launch((1,), out, bad, device=dev)
+    pair_push.launch((1,), out, {"a": 2, "b": 0.5}, device=device)
+    assert out[0] == 2.5
+
+
 def test_a_non_contiguous_numpy_array_for_a_pointer_is_refused(device):
     """It was staged as a contiguous copy, so what the kernel stored through the pointer never reached the
     array; a buffer parameter refuses such an array, and so does a pointer now."""
@@ -198,6 +223,18 @@ def test_short_circuit_semantics(device):
     assert out[0] == int((x > 0).sum()) and out[1] == 3
 
 
+def test_a_comparison_chain_short_circuits_on_the_device_as_on_the_interpreter(device):
+    from tests.frontend.test_control_flow import _chain_reference, chained
+
+    for x, n in ((-5, 2), (3, 0), (20, 5)):
+        a = np.array([10, 1, 10, 3], np.int32)
+        cnt = np.zeros(3, np.int32)
+        got = a.copy()
+        chained.launch((1,), cnt, got, x, n, device=device)
+        want_cnt, want_a = _chain_reference(x, a, n)
+        assert cnt.tolist() == want_cnt and got.tolist() == want_a.tolist(), (x, n)
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def fp8_to_f32(src: cd.Buffer[cd.e4m3], dst: cd.Buffer[f32], n: u32):
     i = cd.global_invocation_id.x
@@ -238,6 +275,11 @@ def test_a_grid_beyond_the_devices_limit_is_refused_before_anything_is_recorded(
     with pytest.raises(cd.runtime.LaunchError, match=r"repeat must be from 1 to 1,000,000 and warmup from 0 to "
                                                      r"1,000,000 .* got repeat=0"):
         saxpy.bench((1,), x, y, 64, 2.0, device=device, repeat=0)
+    with pytest.raises(cd.runtime.LaunchError, match=r"got repeat=3, warmup=True"):
+        saxpy.bench((1,), x, y, 64, 2.0, device=device, repeat=3, warmup=True)
+    # numpy integers are counts, as for grids and push constants (np.int64(3) was refused)
+    assert len(saxpy.bench((1,), x, y, 64, 2.0, device=device, repeat=np.int64(3), warmup=np.uint8(1)).times_ms) == 3
+    y[:] = 0.0
     saxpy.launch((1,), x, y, 64, 2.0, device=device)  # the device is fine afterwards
     np.testing.assert_array_equal(y, np.full(64, 2.0, np.float32))
 
@@ -340,3 +382,29 @@ def test_the_lower_level_launch_names_an_argument_of_another_type(device):
     for spec in (1.5, np.array([1]), "N"):
         with pytest.raises(TypeError, match=r"spec must be a dict of specialization-constant values by name"):
             devices.mismatches(reflection, "nvidia-h100", spec)
+
+
+def test_spin_ns_a_freed_arrays_view_and_a_long_double_are_refused_where_they_are_given(device):
+    """Found by a check written from the docs alone: ``dev.spin_ns = None`` failed at the next wait with a
+    comparison TypeError; a freed array handed out a view; an np.longdouble push constant was packed on the GPU
+    and refused by the interpreter (one rule now: refused on both)."""
+    from coopdsl import runtime
+    from coopdsl.runtime import ArrayError, LaunchError
+
+    before = device.spin_ns
+    for bad in (None, "x", -1, 1.5, 10 ** 30, True):
+        with pytest.raises(ValueError, match=r"^Device.spin_ns must be an int from 0 to 10,000,000,000 \(ns\), got "):
+            device.spin_ns = bad
+    assert device.spin_ns == before
+    device.spin_ns = np.int64(1000)
+    assert device.spin_ns == 1000 and type(device.spin_ns) is int
+    device.spin_ns = before
+    a = runtime.zeros(8, np.float32, device=device)
+    a.free()
+    with pytest.raises(ArrayError, match=r"view: the device array \(8,\) float32 was freed"):
+        a.view(np.uint16)
+    out = np.zeros(1, np.float32)
+    for dev in (device, "cpu"):
+        with pytest.raises(LaunchError, match=r"push constant 'p.b' \(f32\) cannot be np.longdouble\('0.5'\): give a "
+                                              r"Python number or a numpy scalar of at most 64 bits"):
+            pair_push.launch((1,), out, {"a": 1, "b": np.longdouble(0.5)}, device=dev)
