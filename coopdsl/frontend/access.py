@@ -73,6 +73,11 @@ def expr_attribute(cg: Context, node: ast.Attribute) -> Any:
         if B.method_names(obj):
             raise NameResolutionError(f"{t} has no attribute '{attr}' (it has: {_methods(obj)})", cg.em.loc)
         raise NameResolutionError(f"{with_article(t)} value has no attribute '{attr}'", cg.em.loc)
+    if isinstance(obj, tuple) and attr in dir(list):   # xs = []; xs.append(v)
+        raise NameResolutionError(
+            f"{cg.describe(obj)} has no attribute '{attr}': a list in a kernel is a compile-time tuple of its "
+            f"items, built whole ([f(i) for i in cd.static_range(n)], xs = xs + [v]), not changed in place",
+            cg.em.loc)
     raise NameResolutionError(f"{cg.describe(obj)} has no attribute '{attr}'", cg.em.loc)
 
 

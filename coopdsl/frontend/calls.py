@@ -49,6 +49,8 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
         return B.call_method(cg, func.builtin, func.receiver, args, kwargs)
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):
         return construct(cg, func, args, kwargs)
+    if isinstance(func, T.StructType):
+        return construct_struct(cg, func, args, kwargs)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
     if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
@@ -115,6 +117,37 @@ def construct(cg: Context, t: T.ScalarType | T.VectorType | T.CoopMatType | T.Ar
     values = [arith.convert(cg.em, p, t.elem) if arith.is_number(p) or p.type != t.elem else p for p in parts]
     if all(isinstance(p, (bool, int, float)) for p in parts) and len(set(parts)) == 1:
         return arith.literal(cg.em, parts[0], t)
+    return cg.em.op("construct", t, values)
+
+
+def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    """``S(a, b)`` / ``S(a=..., b=...)`` for a ``@cd.struct`` S, as GLSL's struct constructor: every member, in
+    order or by name (OpCompositeConstruct); a number becomes a constant of its member's type (checked as a
+    store checks it), a value must already have that type."""
+    names = [n for n, _ in t.members]
+    if len(args) > len(names):
+        raise ArgumentError(f"{t.name}(...) takes its {len(names)} members ({', '.join(names)}), got {len(args)} "
+                            f"values", cg.em.loc)
+    given = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise ArgumentError(f"{t.name} has no member '{k}'; its members are {', '.join(names)}", cg.em.loc)
+        if k in given:
+            raise ArgumentError(f"{t.name}(...) got member '{k}' twice", cg.em.loc)
+        given[k] = v
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise ArgumentError(f"{t.name}(...) needs every member (as GLSL's constructor): missing "
+                            f"{', '.join(missing)}", cg.em.loc)
+    values = []
+    for n, mt in t.members:
+        v = cg.as_operand(given[n])
+        if arith.is_number(v) and isinstance(mt, (T.ScalarType, T.VectorType)):
+            v = arith.literal(cg.em, v, mt)
+        if not isinstance(v, Value) or v.type != mt:
+            raise TypeMismatchError(f"member '{n}' of {t.name} is {mt}, got {cg.describe(v)}; convert it first "
+                                    f"(e.g. {mt}(x))", cg.em.loc)
+        values.append(v)
     return cg.em.op("construct", t, values)
 
 

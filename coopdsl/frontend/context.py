@@ -232,6 +232,8 @@ class Context:
             return f"the matrix type {v.name} (without [component, rows, cols])"
         if isinstance(v, tuple):
             return f"a compile-time tuple of {len(v)}"
+        if v is None:
+            return "None (what a call of a function that returns nothing gives)"
         return f"{type(v).__name__} {v!r}"
 
     def load_builtin(self, b: BuiltinVar) -> Value:

@@ -132,8 +132,11 @@ class ControlFlow(Context):
             args, kwargs = call_parts(self, it)
             return self._static_for(node, args, kwargs)
         if not isinstance(it, ast.Call) or func is not range and func is not BUILTINS.get("range"):
+            hidden = ""
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "static_range"):
+                hidden = f" ('{it.func.id}' here is {self.describe(func)}: a name of the kernel's hides it)"
             raise UnsupportedSyntaxError(
-                "for loops iterate over range(...), coopdsl.range(...) or coopdsl.static_range(...)",
+                "for loops iterate over range(...), coopdsl.range(...) or coopdsl.static_range(...)" + hidden,
                 self.src.loc(it))
         args, kwargs = call_parts(self, it)
         control = self._loop_control(kwargs, func is range, it)

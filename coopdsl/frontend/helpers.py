@@ -20,6 +20,7 @@ from ..ir import types as T
 from ..ir.core import FuncRef, Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
 from ..lang.values import BufferRef
+from .calls import construct
 from .captures import Captured, capture, check_memory_argument
 from .codegen import CodeGen
 from .source import Source, parse_function
@@ -235,6 +236,11 @@ def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict
         v = values[name]
         if isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
             out[name] = cg.em.literal(v, t)
+        elif isinstance(v, tuple) and isinstance(t, T.VectorType) and len(v) == t.count:
+            out[name] = construct(cg, t, list(v), {})   # (1.0, 2.0, x) for a vec3[f32]: as vec3[f32](1.0, 2.0, x)
+        elif isinstance(v, tuple):
+            raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is {cg.describe(v)}, but the parameter "
+                                    f"is annotated {t}", cg.em.loc)
         elif isinstance(v, Value) and v.type != t:
             raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is {cg.describe(v)}, but the parameter "
                                     f"is annotated {t}; convert it ({t}(x))", cg.em.loc)

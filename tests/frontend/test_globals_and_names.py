@@ -117,3 +117,50 @@ def test_a_factorys_type_named_only_in_an_annotation_under_future_annotations(fa
     factory(f16).launch((1, 1, 1), np.array([3.0], np.float16), y, device="cpu")
     assert y[0] == 3.0
     assert "OpTypeFloat 16" in factory(f16).disassemble()
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_append(x: cd.Buffer[f32], n: cd.u32):
+    xs = []
+    xs.append(f32(n))  # E:append
+    x[0] = xs[0]
+
+
+def test_a_list_method_says_lists_are_built_whole():
+    """``xs = []; xs.append(v)`` said only 'a compile-time tuple of 0 has no attribute append'."""
+    expect_error(k_append, NameResolutionError, "a compile-time tuple of 0 has no attribute 'append': a list in a "
+                 "kernel is a compile-time tuple of its items, built whole ([f(i) for i in cd.static_range(n)], "
+                 "xs = xs + [v]), not changed in place", "# E:append", 5)
+
+
+@cd.func
+def _nothing(x):
+    x[1] = 1.0
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_store_none(x: cd.Buffer[f32]):
+    x[0] = _nothing(x)  # E:none
+
+
+def test_storing_what_a_function_without_return_gives_says_so():
+    """It was 'cannot store NoneType None into buffer x'."""
+    from coopdsl.errors import TypeMismatchError
+
+    expect_error(k_store_none, TypeMismatchError, "cannot store None (what a call of a function that returns "
+                 "nothing gives) into buffer 'x'", "# E:none", 5)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_shadowed_range(x: cd.Buffer[f32]):
+    range = 3
+    for j in range(4):  # E:range
+        x[j] = f32(range)
+
+
+def test_a_for_loop_over_a_shadowed_range_names_the_shadow():
+    from coopdsl.errors import UnsupportedSyntaxError
+
+    expect_error(k_shadowed_range, UnsupportedSyntaxError, "for loops iterate over range(...), coopdsl.range(...) or "
+                 "coopdsl.static_range(...) ('range' here is the number 3: a name of the kernel's hides it)",
+                 "# E:range", 14)
