@@ -48,7 +48,7 @@ def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int],
     ints, or one int, as ``Kernel.launch`` takes it.
     """
     grid = grid3(grid, least=1, error=LaunchError)
-    _check_call(spirv, reflection, args, spec)
+    spirv = _check_call(spirv, reflection, args, spec)
     dev = resolve_device(device, args)
     b = current_batch(dev)
     if b is not None:
@@ -270,16 +270,24 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
     return raw + bytes(program.push_size - len(raw))
 
 
-def _check_call(spirv: Any, reflection: Any, args: Any, spec: Any) -> None:
+SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
+
+
+def _check_call(spirv: Any, reflection: Any, args: Any, spec: Any) -> bytes:
     """The lower-level launch's own arguments (``Kernel.launch`` makes them right): a TypeError naming the one of
     another type, where they reached ``len()``, a hash or ``.items()`` (the reflection has its own check, where the
-    program reads it)."""
+    program reads it); returns the module as ``bytes`` (a bytearray is no key of the program cache)."""
     if not isinstance(spirv, (bytes, bytearray)):
         raise TypeError(f"launch: spirv must be the module's bytes, got {type(spirv).__name__}")
+    if len(spirv) < 20 or len(spirv) % 4 or spirv[:4] != SPIRV_MAGIC:   # (a driver answers VK_ERROR_UNKNOWN)
+        raise LaunchError(f"launch: spirv is not a SPIR-V module ({len(spirv)} bytes; a module is whole 32-bit "
+                          f"words, a 5-word header first, starting with the magic number 0x07230203): pass "
+                          f"kernel.compile()'s bytes, or a .spv file's")
     if not isinstance(args, dict):
         raise TypeError(f"launch: args must be a dict of argument values by parameter name, got "
                         f"{type(args).__name__}")
     spec_values(spec, "launch")
+    return bytes(spirv)
 
 
 def _address(b: Batch) -> Callable[[Mapping[str, Any], Any], Any]:

@@ -44,7 +44,7 @@ def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], 
     takes it; ``flops`` (optional) is a non-negative count.
     """
     grid = grid3(grid, least=1, error=LaunchError)
-    _check_call(spirv, reflection, args, spec)
+    spirv = _check_call(spirv, reflection, args, spec)
     if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, float)) or not flops >= 0):
         raise LaunchError(f"flops must be a non-negative number of floating-point operations, got {flops!r}")
     problem = counts_problem(warmup, repeat)

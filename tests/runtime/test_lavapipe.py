@@ -408,3 +408,18 @@ def test_spin_ns_a_freed_arrays_view_and_a_long_double_are_refused_where_they_ar
         with pytest.raises(LaunchError, match=r"push constant 'p.b' \(f32\) cannot be np.longdouble\('0.5'\): give a "
                                               r"Python number or a numpy scalar of at most 64 bits"):
             pair_push.launch((1,), out, {"a": 1, "b": np.longdouble(0.5)}, device=dev)
+
+
+def test_the_low_level_launch_refuses_bytes_that_are_no_spirv_module(device):
+    """``runtime.launch(b'garbage!', ...)`` reached the driver: VK_ERROR_UNKNOWN from vkCreateComputePipelines."""
+    from coopdsl import runtime
+    from coopdsl.runtime import LaunchError
+
+    spirv, refl = saxpy.compile(), saxpy.reflect()
+    args = {"x": np.ones(4, np.float32), "y": np.zeros(4, np.float32), "n": 4, "alpha": 1.0}
+    for bad in (b"garbage!", spirv[:-2], b"\0" * 4 + spirv[4:], spirv[:16]):
+        with pytest.raises(LaunchError, match=r"^launch: spirv is not a SPIR-V module \(\d+ bytes; a module is whole "
+                                              r"32-bit words"):
+            runtime.launch(bad, refl, 1, args, device=device)
+    runtime.launch(bytearray(spirv), refl, 1, args, device=device)
+    assert args["y"].tolist() == [1.0] * 4
