@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ArgumentError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import Value
+from ..ir.layout import unlaid
 from ..lang import arith
 from ..lang import registry as B
-from ..lang.arrays import construct_array, length_of
+from ..lang.arrays import construct_array, length_of, relaid
 from ..lang.functions import DeviceFunction, Partial
 from ..lang.values import BoundMethod, BuiltinVar
 
@@ -144,9 +145,12 @@ def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict
         v = cg.as_operand(given[n])
         if arith.is_number(v) and isinstance(mt, (T.ScalarType, T.VectorType)):
             v = arith.literal(cg.em, v, mt)
+        if isinstance(v, Value) and isinstance(mt, (T.ArrayType, T.StructType)) and v.type != mt and \
+                unlaid(v.type) == unlaid(mt):
+            v = relaid(cg, v, mt)   # an array (or struct) value of the member's shape, laid out for the struct
         if not isinstance(v, Value) or v.type != mt:
-            raise TypeMismatchError(f"member '{n}' of {t.name} is {mt}, got {cg.describe(v)}; convert it first "
-                                    f"(e.g. {mt}(x))", cg.em.loc)
+            hint = f"; convert it first (e.g. {mt}(x))" if isinstance(mt, (T.ScalarType, T.VectorType)) else ""
+            raise TypeMismatchError(f"member '{n}' of {t.name} is {mt}, got {cg.describe(v)}{hint}", cg.em.loc)
         values.append(v)
     return cg.em.op("construct", t, values)
 

@@ -194,7 +194,7 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     runtime_args = [v for v in values.values() if _is_runtime(v)]
     return_type = func.type.ret
     want = _annotations(dfn).get("return")
-    if want is not None and return_type != want:
+    if isinstance(want, (T.ScalarType, T.VectorType, T.CoopMatType)) and return_type != want:
         raise TypeMismatchError(f"{dfn.fn.__name__}() returns {return_type}, but is annotated -> {want}",
                                 func.loc or cg.em.loc)
     result = cg.em.op("call", return_type, runtime_args, func=func)
@@ -216,8 +216,8 @@ def _annotations(dfn: DeviceFunction) -> dict[str, T.Type]:
                 ann = eval(ann, dfn.fn.__globals__, {})  # noqa: S307 - the user's own annotation
             except Exception:
                 continue
-        if isinstance(ann, (T.ScalarType, T.VectorType, T.CoopMatType)):
-            out[name] = ann
+        if isinstance(ann, (T.ScalarType, T.VectorType, T.CoopMatType, T.StructType, T.ArrayType)):
+            out[name] = ann   # (structs and arrays: only a tuple given for them is refused, at the call)
     dfn.__dict__["_coopdsl_annotations"] = out
     return out
 
@@ -239,8 +239,12 @@ def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict
         elif isinstance(v, tuple) and isinstance(t, T.VectorType) and len(v) == t.count:
             out[name] = construct(cg, t, list(v), {})   # (1.0, 2.0, x) for a vec3[f32]: as vec3[f32](1.0, 2.0, x)
         elif isinstance(v, tuple):
+            build = f"; build it: {t.name}(...)" if isinstance(t, T.StructType) else \
+                f"; build it: {t}(...)" if isinstance(t, T.ArrayType) else ""
             raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is {cg.describe(v)}, but the parameter "
-                                    f"is annotated {t}", cg.em.loc)
+                                    f"is annotated {t.name if isinstance(t, T.StructType) else t}{build}", cg.em.loc)
+        elif isinstance(t, (T.StructType, T.ArrayType)):
+            continue   # (a value: its layout may differ from the annotation's; the body takes it as it comes)
         elif isinstance(v, Value) and v.type != t:
             raise TypeMismatchError(f"{dfn.fn.__name__}(): argument '{name}' is {cg.describe(v)}, but the parameter "
                                     f"is annotated {t}; convert it ({t}(x))", cg.em.loc)

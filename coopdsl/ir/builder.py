@@ -84,7 +84,8 @@ class Emitter:
             raise InternalCompilerError(f"unknown op kind {kind}", self.loc) from None
         if need is not None:
             check_available(self.module.target_version, need, self.loc, type, operands)
-        if kind == "select" and isinstance(type, BRANCH_SELECTED) and self.block is not None:
+        if kind == "select" and self.block is not None and (isinstance(type, BRANCH_SELECTED) or isinstance(
+                type, T.StructType) and self.module.target_version < (1, 4)):   # (OpSelect of a struct: SPIR-V 1.4)
             return self.legalize_select(self.block, *operands)
         # (an op whose first operand is an op is not foldable: _spec_foldable's loop would stop there)
         if kind in SPEC_FOLDABLE and operands and _type(operands[0]) is not Op and \
@@ -101,7 +102,7 @@ class Emitter:
     # -- legalizations: ops the SPIR-V writer cannot take as asked, rewritten as they are built -------
     def legalize_select(self, header: Block, cond: Value, a: Value, b: Value) -> Op:
         """``cond ? a : b`` for values OpSelect cannot take (:data:`BRANCH_SELECTED`: spirv-val rejects it on
-        cooperative matrices, tensor layouts and views, and on arrays before SPIR-V 1.4) as a selection and
+        cooperative matrices, tensor layouts and views, on arrays, and on structs before SPIR-V 1.4) as a selection and
         an OpPhi, built in place of the select op, so that every select the IR holds is one SPIR-V takes."""
         then_b, else_b, merge = self.new_block("sel_true"), self.new_block("sel_false"), self.new_block("sel_end")
         header.merge = SelectionMerge(merge)

@@ -171,6 +171,12 @@ def _check_constant_operand(em: Emitter, op: str, b: Any, elem: T.ScalarType) ->
     """A constant right operand for which SPIR-V leaves ``op`` undefined (a zero divisor, a shift count
     outside 0..width-1) is a mistake at the user's line, as C compilers and glslang's folder report it."""
     value = b.value if isinstance(b, Const) else b
+    if isinstance(b, Op) and b.kind == "construct" and all(isinstance(c, Const) for c in b.operands):
+        value = tuple(cast(Const, c).value for c in b.operands)   # a vector of constants: each component
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _check_constant_operand(em, op, v, elem)
+        return
     if isinstance(value, bool) or not isinstance(value, int):
         return
     if op in ("floordiv", "rem") and value == 0:

@@ -194,3 +194,25 @@ def test_a_shift_count_of_another_width_is_converted_to_the_shifted_type():
     out = np.zeros(4, np.int64)
     wide_shifts.launch((1,), out, 5, 40, device="cpu")
     assert out.tolist() == [5 << 40, -5 >> 3, 5 << 10, (5 << 40) + (5 << 1)]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def vector_shift_40(out: cd.Buffer[cd.vec2[u32]]):
+    out[0] = out[0] << cd.vec2[cd.u64](1, 40)  # E:vshift
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def vector_div_0(out: cd.Buffer[cd.vec2[u32]]):
+    out[0] = out[0] // cd.vec2[u32](1, 0)  # E:vdiv
+
+
+def test_a_constant_vector_count_or_divisor_is_checked_component_by_component():
+    """A constant scalar shift count past the width (or divisor 0) was refused, a constant vector's was not:
+    ``v << vec2[u64](1, 40)`` gave [6, 0] on the interpreter and [6, 768] on lavapipe."""
+    from coopdsl.errors import ArgumentError
+
+    from ..conftest import expect_error
+
+    expect_error(vector_shift_40, ArgumentError, "a shift of u32 by 40: the count must be from 0 to 31", "# E:vshift",
+                 14)
+    expect_error(vector_div_0, ArgumentError, "integer division by the constant 0", "# E:vdiv", 14)

@@ -373,3 +373,50 @@ def test_a_tuple_for_a_vector_annotated_parameter_is_that_vector():
     assert o[0] == 6.0
     expect_error(tuple_for_scalar, TypeMismatchError, "_scaled(): argument 's' is a compile-time tuple of 2, but the "
                  "parameter is annotated f32", "# E:tuple", 12)
+
+
+@cd.func
+def _second(s: Pair2) -> f32:
+    return s.b
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def tuple_for_struct(o: cd.Buffer[f32]):
+    o[0] = _second((1, 1.0))  # E:stuple
+
+
+@cd.struct
+class WithArray:
+    xs: cd.array[f32, 3]
+    k: u32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def struct_from_array(out: cd.Buffer[WithArray], n: u32):
+    out[0] = WithArray(cd.array[f32, 3](1.0, 2.0, f32(n)), 9)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1), target_env="vulkan1.1")
+def struct_select_spirv13(out: cd.Buffer[Pair2], n: u32):
+    out[0] = Pair2(1, 1.0, Inner2(vec2[f32](0.0), 0)) if n > 3 else out[2]
+
+
+def test_struct_values_in_the_corners_a_check_of_the_constructor_found():
+    """A tuple for a struct parameter is refused at the call (it failed inside the function); an array value
+    builds an array member (it was 'member xs is f32[3], got a runtime f32[3]': the member is laid out for
+    memory); a struct ``x if c else y`` before SPIR-V 1.4 is a branch and an OpPhi (OpSelect of a struct was an
+    InternalCompilerError from spirv-val)."""
+    from coopdsl.errors import TypeMismatchError
+
+    expect_error(tuple_for_struct, TypeMismatchError, "_second(): argument 's' is a compile-time tuple of 2, but the "
+                 "parameter is annotated Pair2; build it: Pair2(...)", "# E:stuple", 12)
+    out = np.zeros(16, np.uint8)
+    compile_checked(struct_from_array, r"OpCompositeConstruct %WithArray")
+    struct_from_array.launch((1,), out, 5, device="cpu")
+    assert out[:12].view(np.float32).tolist() == [1.0, 2.0, 5.0] and out[12:].view(np.uint32).tolist() == [9]
+    compile_checked(struct_select_spirv13, r"OpPhi %Pair2", target_env="vulkan1.1", absent=(r"OpSelect %Pair2",))
+    compile_checked(struct_select_spirv13, r"OpSelect %Pair2")   # (SPIR-V 1.4 on: OpSelect takes structs)
+    out = np.zeros(4 * 24, np.uint8)
+    out[2 * 24:2 * 24 + 4] = [7, 0, 0, 0]
+    struct_select_spirv13.launch((1,), out, 2, device="cpu")
+    assert out[:4].view(np.uint32)[0] == 7
