@@ -39,12 +39,14 @@ def wants_cpu(device: Any) -> bool:
     """Whether a launch with ``device`` runs on the interpreter.
 
     ``device="cpu"`` does; ``device=None`` does when the environment variable
-    ``COOPDSL_DEVICE`` is ``cpu``.  Any other string is an error.
+    ``COOPDSL_DEVICE`` is ``cpu`` (``gpu``, unset or a device index leave it to the GPU runtime, which takes
+    the index).  Any other string is an error.
     """
     if device is None:
         env = device_env().strip().lower()
-        if env not in ("", "cpu", "gpu"):
-            raise LaunchArgumentError(f"{DEVICE_ENV} must be 'cpu' or 'gpu', got {env!r}")
+        if env not in ("", "cpu", "gpu") and not env.isdigit():
+            raise LaunchArgumentError(f"{DEVICE_ENV} must be 'cpu', 'gpu' or a device index (as `coopdsl devices` "
+                                      f"numbers them), got {env!r}")
         return env == "cpu"
     if isinstance(device, str):
         if device.lower() == "cpu":

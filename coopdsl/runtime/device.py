@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
 import time
 from typing import Any
 
@@ -240,8 +241,11 @@ _default: Device | None = None
 
 
 def default_device() -> Device:
-    """A process-wide Device (the first GPU with cooperative matrices, else the first device)."""
+    """A process-wide Device: the first GPU with cooperative matrices, else the first device; or, with
+    ``COOPDSL_DEVICE=<index>`` in the environment when it is first asked for, that device (numbered as `coopdsl
+    devices` lists them, as the C++ host example takes the variable)."""
     global _default
     if _default is None:
-        _default = Device()
+        env = os.environ.get("COOPDSL_DEVICE", "").strip()
+        _default = Device(int(env)) if env.isdigit() else Device()
     return _default

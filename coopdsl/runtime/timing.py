@@ -14,6 +14,7 @@ from . import vk
 from .batch import Batch, current_batch
 from .device import Device
 from .errors import LaunchError
+from .features import INTERPRETER_HINT, DeviceFeatureError
 from .launch import _check_call, bind, resolve_device
 
 
@@ -32,6 +33,10 @@ class BenchResult:
     def tflops(self) -> float | None:
         """TFLOP/s at the median time, when the flop count was given."""
         return None if self.flops is None else self.flops / (self.median_ms * 1e-3) / 1e12
+
+
+BENCH_NO_INTERPRETER = ("; bench times kernels on a GPU (the CPU interpreter runs them, device=\"cpu\", but does not "
+                        "time them)")
 
 
 def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
@@ -72,6 +77,10 @@ def bench(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], 
         stamps = (ctypes.c_uint64 * (2 * repeat))()
         v.call("vkGetQueryPoolResults", d, pool, 0, 2 * repeat, ctypes.sizeof(stamps), stamps, 8,
                vk.QUERY_RESULT_64 | vk.QUERY_RESULT_WAIT)
+    except DeviceFeatureError as e:   # (the interpreter runs kernels but does not time them: no hint to it)
+        b.discard()
+        raise DeviceFeatureError(str(e).replace(INTERPRETER_HINT, BENCH_NO_INTERPRETER), e.mismatches,
+                                 e.loc) from None
     except BaseException:
         b.discard()
         raise

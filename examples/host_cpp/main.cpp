@@ -9,8 +9,8 @@
 //     coopdsl_host saxpy [N]        y = alpha * x + y on f32 (any Vulkan 1.3 device, lavapipe too)
 //     coopdsl_host gemm [M N K]     f16 x f16 -> f32 cooperative-matrix GEMM, checked on the CPU
 //
-// COOPDSL_DEVICE=<index> picks a physical device; by default the first one
-// offering everything the kernel needs. Exit status: 0 results match,
+// COOPDSL_DEVICE=<index> picks a physical device (unset or "gpu": the first one
+// offering everything the kernel needs). Exit status: 0 results match,
 // 1 a Vulkan error or a wrong result, 2 bad usage.
 
 #include <vulkan/vulkan.h>
@@ -263,6 +263,7 @@ private:
         std::vector<VkPhysicalDevice> devices(n);
         check(vkEnumeratePhysicalDevices(instance_, &n, devices.data()), "vkEnumeratePhysicalDevices");
         const char *chosen = std::getenv("COOPDSL_DEVICE");
+        if (chosen && (!*chosen || std::string(chosen) == "gpu")) chosen = nullptr;  // (as the Python runtime)
         std::string why;
         for (uint32_t i = 0; i < n; ++i) {
             if (chosen && std::to_string(i) != chosen) continue;
@@ -275,6 +276,9 @@ private:
             vkGetPhysicalDeviceProperties(devices[i], &props);
             why += "\n  device " + std::to_string(i) + " (" + props.deviceName + ") lacks:" + lacks;
         }
+        if (chosen && n && why.empty())  // the variable named no device (COOPDSL_DEVICE=cpu is Python's interpreter)
+            why = ": COOPDSL_DEVICE=" + std::string(chosen) + " names none of the " + std::to_string(n) +
+                  " devices (0 to " + std::to_string(n - 1) + "); unset it to take the first that runs the kernel";
         throw Error("no Vulkan device can run kernel " + std::string(kernel_.name) +
                     (n ? why : std::string(": no Vulkan devices found")));
     }

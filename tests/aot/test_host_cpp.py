@@ -90,6 +90,21 @@ def test_gemm_runs_or_names_what_the_device_lacks(cmake_host):
         assert "extension VK_KHR_cooperative_matrix" in r.stderr
 
 
+def test_the_device_variable_names_a_device_or_says_it_names_none(cmake_host):
+    """``COOPDSL_DEVICE=cpu`` (Python's interpreter) left over in the environment gave 'no Vulkan device can run
+    kernel saxpy' with no reason; "gpu" means the first device that runs it, as in Python."""
+    import os
+
+    def run(value: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(cmake_host), "saxpy", "1000"], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "COOPDSL_DEVICE": value})
+
+    for ok in ("gpu", "0", ""):
+        assert run(ok).returncode == 0, ok
+    r = run("cpu")
+    assert r.returncode == 1 and ": COOPDSL_DEVICE=cpu names none of the " in r.stderr and "unset it" in r.stderr
+
+
 def test_bad_usage_exits_2(cmake_host):
     for args in ([], ["conv"], ["saxpy", "0"], ["gemm", "15", "16", "16"]):
         r = _run(cmake_host, *args)

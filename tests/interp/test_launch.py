@@ -18,9 +18,32 @@ def test_device_choice(monkeypatch):
     assert not wants_cpu(object())  # an explicit GPU device wins over the environment
     monkeypatch.setenv("COOPDSL_DEVICE", "gpu")
     assert not wants_cpu(None)
+    monkeypatch.setenv("COOPDSL_DEVICE", "0")   # a device index: the GPU runtime's (runtime.default_device)
+    assert not wants_cpu(None)
     monkeypatch.setenv("COOPDSL_DEVICE", "npu")
-    with pytest.raises(ValueError, match="COOPDSL_DEVICE must be 'cpu' or 'gpu'"):
+    with pytest.raises(ValueError, match=r"COOPDSL_DEVICE must be 'cpu', 'gpu' or a device index \(as `coopdsl "
+                                         r"devices` numbers them\), got 'npu'"):
         wants_cpu(None)
+
+
+def test_a_device_index_in_the_environment_picks_the_default_device():
+    """``COOPDSL_DEVICE=<index>`` means a device index to the C++ host example (docs/aot.md); it was an error
+    in Python ('must be cpu or gpu'): the default device is that one now, and an index no device has is the
+    Device's own error."""
+    import subprocess
+    import sys
+
+    code = ("from coopdsl import runtime\n"
+            "d = runtime.default_device()\n"
+            "print(d.index)\n")
+    env = {**__import__("os").environ, "COOPDSL_DEVICE": "0"}
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if "no Vulkan" in got.stderr or "VulkanUnavailable" in got.stderr:
+        pytest.skip("no Vulkan device")
+    assert got.returncode == 0 and got.stdout.strip() == "0", got.stderr
+    env["COOPDSL_DEVICE"] = "99"
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert got.returncode != 0 and "device index must be an int from 0 to" in got.stderr and "got 99" in got.stderr
 
 
 def test_subgroup_size_choice(monkeypatch):

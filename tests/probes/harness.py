@@ -17,8 +17,10 @@ generated probe (tests/probes/test_*.py run all or a fixed sample of them) and p
 
 from __future__ import annotations
 
+import atexit
 import collections
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -58,6 +60,7 @@ def _alarm(signum, frame):
 
 
 _DIR = tempfile.mkdtemp(prefix="coopdsl_probes_")
+atexit.register(shutil.rmtree, _DIR, True)   # (each run left its directory in /tmp)
 _COUNT = [0]
 
 

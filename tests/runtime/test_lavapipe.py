@@ -423,3 +423,23 @@ def test_the_low_level_launch_refuses_bytes_that_are_no_spirv_module(device):
             runtime.launch(bad, refl, 1, args, device=device)
     runtime.launch(bytearray(spirv), refl, 1, args, device=device)
     assert args["y"].tolist() == [1.0] * 4
+
+
+def test_bench_of_a_kernel_the_device_cannot_run_does_not_point_at_the_interpreter(device):
+    """bench's DeviceFeatureError ended '...the CPU interpreter runs it: device="cpu"', which cannot time it."""
+    import runpy
+    from pathlib import Path
+
+    from coopdsl.runtime import DeviceFeatureError
+
+    if device.info.features.get("cooperativeMatrix"):
+        pytest.skip("the device runs cooperative matrices")
+    gemm = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "gemm_khr.py"))["gemm"]
+    a = np.zeros((16, 16), np.float16)
+    c = np.zeros((16, 16), np.float32)
+    with pytest.raises(DeviceFeatureError, match="the CPU interpreter runs it"):
+        gemm.launch((1, 1), a, a, c, M=16, N=16, K=16, device=device)   # (a launch keeps the hint)
+    with pytest.raises(DeviceFeatureError) as e:
+        gemm.bench((1, 1), a, a, c, M=16, N=16, K=16, device=device)
+    assert "bench times kernels on a GPU (the CPU interpreter runs them, device=\"cpu\", but does not time them)" \
+        in str(e.value) and "the CPU interpreter runs it" not in str(e.value)
