@@ -8,6 +8,7 @@ compile-time containers.
 from __future__ import annotations
 
 import ast
+import enum
 import types as py_types
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,11 @@ def expr_attribute(cg: Context, node: ast.Attribute) -> Any:
         if not hasattr(obj, attr):
             raise NameResolutionError(f"module '{obj.__name__}' has no attribute '{attr}'", cg.em.loc)
         return cg.classify_global(f"{obj.__name__}.{attr}", getattr(obj, attr))
+    if isinstance(obj, type) and issubclass(obj, enum.Enum):   # Op.ADD of an IntEnum: its int
+        if attr not in obj.__members__:
+            raise NameResolutionError(f"enum {obj.__name__} has no member '{attr}' (it has: "
+                                      f"{', '.join(obj.__members__)})", cg.em.loc)
+        return cg.classify_global(f"{obj.__name__}.{attr}", obj.__members__[attr])
     if isinstance(obj, BuiltinVar):
         obj = cg.load_builtin(obj)
     if isinstance(obj, T.Type):

@@ -72,6 +72,7 @@ CodeGen.STATEMENTS = {
     ast.AnnAssign: ControlFlow.stmt_annassign,
     ast.AugAssign: ControlFlow.stmt_augassign,
     ast.If: ControlFlow.stmt_if,
+    ast.Match: ControlFlow.stmt_match,
     ast.For: ControlFlow.stmt_for,
     ast.While: ControlFlow.stmt_while,
     ast.Break: ControlFlow.stmt_break,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import enum
 import types as py_types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -152,8 +153,8 @@ class Context:
         """What a kernel sees of a global (or closure, ``kind``) value: numbers, strings, None, modules and coopdsl
         objects as they are; tuples and lists of those (nested too) as tuples, as the same tuple written in the
         kernel would be; anything else is refused at its first use."""
-        if isinstance(value, py_types.ModuleType):
-            return value
+        if isinstance(value, py_types.ModuleType) or isinstance(value, type) and issubclass(value, enum.Enum):
+            return value   # (a module or an enum: a namespace its attributes are read from)
         frozen = _frozen(value)
         if frozen is not _UNSEEN:
             return frozen
@@ -331,7 +332,7 @@ def describe_node(node: ast.AST) -> str:
         ast.FunctionDef: "a nested function", ast.ClassDef: "a class definition", ast.Yield: "'yield'",
         ast.Await: "'await'", ast.Dict: "a dict", ast.Set: "a set", ast.JoinedStr: "an f-string",
         ast.Starred: "'*' unpacking", ast.Delete: "'del'", ast.Assert: "'assert'", ast.NamedExpr: "':='",
-        ast.Match: "'match'", ast.AsyncFunctionDef: "an async function", ast.Slice: "a slice",
+        ast.AsyncFunctionDef: "an async function", ast.Slice: "a slice",
     }
     return names.get(type(node), f"'{type(node).__name__}'")
 

@@ -4,6 +4,7 @@ break/continue and return, written as structured SSA (merge blocks, loop headers
 from __future__ import annotations
 
 import ast
+import copy
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import CompileError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
@@ -115,6 +116,72 @@ class ControlFlow(Context):
         finally:
             self.ssa.nested -= 1
         self._start_merge(merge)
+
+    def stmt_match(self, node: ast.Match) -> None:
+        """``match``/``case`` on a scalar, GLSL's ``switch`` in Python's words, as an ``if``/``elif`` chain (each
+        case's test ``subject == value``, the subject evaluated once): value patterns (``case 1:``, ``case -2:``,
+        ``case K.NAME:``, ``case True:``), alternatives (``case 1 | 2:``), ``case _:`` and captures (``case n:``,
+        ``case 1 | 2 as n:``), each with an optional guard (``case 0 if k > 3:``); the first case that matches
+        runs, none falls through (Python's semantics).  A compile-time subject keeps only the case it takes."""
+        subject = self.as_operand(self.visit(node.subject))
+        if not (arith.is_number(subject) or isinstance(subject, Value) and isinstance(subject.type, T.ScalarType)):
+            raise TypeMismatchError(f"match takes a scalar (an integer, a bool or a float), got "
+                                    f"{self.describe(subject)}", self.src.loc(node.subject))
+        key = f"match subject {id(node)}"   # (a name no source can write: the subject, evaluated once)
+        chain: list[ast.stmt] = []
+        for case in reversed(node.cases):
+            test, bound = self._case_test(case.pattern, key)
+            body = list(case.body)
+            if bound is not None:   # case n: / case ... as n: the body sees n = subject
+                assign = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(bound, ast.Store()),
+                                                                                 case.pattern)],
+                                                      value=ast.copy_location(ast.Name(key, ast.Load()), case.pattern)),
+                                           case.pattern)
+                body = [assign, *body]
+            if case.guard is not None:
+                guard = case.guard if bound is None else _renamed(case.guard, bound, key)   # (n in the guard is
+                test = guard if test is None else ast.copy_location(ast.BoolOp(ast.And(), [test, guard]),  # the
+                                                                     case.pattern)                  # subject)
+            chain = body if test is None else [ast.copy_location(ast.If(test=test, body=body, orelse=chain),
+                                                                 case.pattern)]
+        self.comprehension[key] = subject
+        try:
+            self.body(chain)
+        finally:
+            del self.comprehension[key]
+
+    def _case_test(self, pattern: ast.pattern, key: str) -> tuple[ast.expr | None, str | None]:
+        """(the test of a case's pattern on the subject named ``key``, None when any value matches; the name it
+        binds, or None)."""
+        def subject() -> ast.expr:
+            return ast.copy_location(ast.Name(key, ast.Load()), pattern)
+
+        if isinstance(pattern, ast.MatchValue):
+            return ast.copy_location(ast.Compare(subject(), [ast.Eq()], [pattern.value]), pattern), None
+        if isinstance(pattern, ast.MatchSingleton) and isinstance(pattern.value, bool):
+            value = ast.copy_location(ast.Constant(pattern.value), pattern)
+            return ast.copy_location(ast.Compare(subject(), [ast.Eq()], [value]), pattern), None
+        if isinstance(pattern, ast.MatchOr):
+            tests = []
+            for p in pattern.patterns:
+                test, bound = self._case_test(p, key)
+                if test is None or bound is not None:
+                    raise UnsupportedSyntaxError("an alternative of '|' is a value (case 1 | 2:); bind the whole "
+                                                 "with 'as' (case 1 | 2 as n:)", self.src.loc(p))
+                tests.append(test)
+            return ast.copy_location(ast.BoolOp(ast.Or(), tests), pattern), None
+        if isinstance(pattern, ast.MatchAs):
+            if pattern.pattern is None:
+                return None, pattern.name        # case _: / case n:
+            test, bound = self._case_test(pattern.pattern, key)
+            if bound is not None:
+                raise UnsupportedSyntaxError("one name a case: 'as' binds the whole value", self.src.loc(pattern))
+            return test, pattern.name
+        kind = {ast.MatchSingleton: "None", ast.MatchSequence: "sequence", ast.MatchMapping: "mapping",
+                ast.MatchClass: "class", ast.MatchStar: "'*'"}.get(type(pattern), type(pattern).__name__)
+        raise UnsupportedSyntaxError(f"a kernel's case matches values (case 1:, case 1 | 2:, case K.NAME:, case _:, "
+                                     f"case n:, with an optional 'if' guard); {kind} patterns are not supported",
+                                     self.src.loc(pattern))
 
     def _start_merge(self, merge: Block) -> None:
         self.em.start(merge)
@@ -361,3 +428,13 @@ def _as_load(target: ast.AST) -> ast.AST:
     if isinstance(target, ast.Attribute):
         return ast.Attribute(target.value, target.attr, ast.Load())
     raise UnsupportedSyntaxError(f"cannot update {describe_node(target)} in place")
+
+
+def _renamed(expr: ast.expr, name: str, to: str) -> ast.expr:
+    """A copy of ``expr`` reading ``to`` wherever it reads ``name`` (a guard reads the captured name before the
+    case body binds it: it is the subject)."""
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            return ast.copy_location(ast.Name(to, node.ctx), node) if node.id == name else node
+
+    return cast(ast.expr, Rename().visit(copy.deepcopy(expr)))

@@ -52,6 +52,9 @@ def plainly_bound_names(nodes: Iterable[ast.AST]) -> set[str]:
         n = stack.pop()
         if type(n) is ast.Name and type(n.ctx) is ast.Store:
             out.add(n.id)
+        elif type(n) is ast.MatchAs and n.name:   # case ... as n / case n: binds n
+            out.add(n.name)
+            stack.extend(ast.iter_child_nodes(n))
         elif type(n) is ast.comprehension:
             stack.append(n.iter)
             stack.extend(n.ifs)
@@ -100,6 +103,9 @@ def assigned_names(nodes: Iterable[ast.AST], loop_carried: bool = False) -> set[
                     others.add(root)
                 if loop_carried:
                     _store_names(target, others)
+        elif t is ast.MatchAs and node.name:   # case ... as n / case n: binds n
+            out.add(node.name)
+            others.add(node.name)
         elif t is ast.For and isinstance(node.target, ast.Name):
             (compile_time if _is_static_range(node.iter) else others).add(node.target.id)
         elif t is ast.comprehension:   # its target is the comprehension's own name (Python 3), not the body's
