@@ -56,6 +56,8 @@ def expr_attribute(cg: Context, node: ast.Attribute) -> Any:
             raise NameResolutionError(f"enum {obj.__name__} has no member '{attr}' (it has: "
                                       f"{', '.join(obj.__members__)})", cg.em.loc)
         return cg.classify_global(f"{obj.__name__}.{attr}", obj.__members__[attr])
+    if isinstance(obj, enum.Enum) and attr in ("value", "name"):   # Op.ADD.value: the member's int (or name)
+        return cg.classify_global(f"{type(obj).__name__}.{obj.name}.{attr}", getattr(obj, attr))
     if isinstance(obj, BuiltinVar):
         obj = cg.load_builtin(obj)
     if isinstance(obj, T.Type):

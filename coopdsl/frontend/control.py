@@ -128,24 +128,27 @@ class ControlFlow(Context):
             raise TypeMismatchError(f"match takes a scalar (an integer, a bool or a float), got "
                                     f"{self.describe(subject)}", self.src.loc(node.subject))
         key = f"match subject {id(node)}"   # (a name no source can write: the subject, evaluated once)
-        chain: list[ast.stmt] = []
-        for case in reversed(node.cases):
-            test, bound = self._case_test(case.pattern, key)
-            body = list(case.body)
-            if bound is not None:   # case n: / case ... as n: the body sees n = subject
-                assign = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(bound, ast.Store()),
-                                                                                 case.pattern)],
-                                                      value=ast.copy_location(ast.Name(key, ast.Load()), case.pattern)),
-                                           case.pattern)
-                body = [assign, *body]
-            if case.guard is not None:
-                guard = case.guard if bound is None else _renamed(case.guard, bound, key)   # (n in the guard is
-                test = guard if test is None else ast.copy_location(ast.BoolOp(ast.And(), [test, guard]),  # the
-                                                                     case.pattern)                  # subject)
-            chain = body if test is None else [ast.copy_location(ast.If(test=test, body=body, orelse=chain),
-                                                                 case.pattern)]
-        self.comprehension[key] = subject
+        self.comprehension[key] = subject    # (_case_test reads it for True/False patterns)
         try:
+            chain: list[ast.stmt] = []
+            for case in reversed(node.cases):
+                test, bound = self._case_test(case.pattern, key)
+                body = list(case.body)
+                binding: list[ast.stmt] = []
+                if bound is not None:   # case n: / case ... as n: n = subject once the pattern matched
+                    at = case.pattern
+                    assign = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(bound, ast.Store()), at)],
+                                                          value=ast.copy_location(ast.Name(key, ast.Load()), at)), at)
+                    body = [assign, *body]
+                    if case.guard is not None:   # as Python: bound once the pattern matched, before the guard runs,
+                        binding = [assign] if test is None else \
+                            [ast.copy_location(ast.If(test=test, body=[assign], orelse=[]), at)]   # kept if it fails
+                if case.guard is not None:   # (the captured name in the guard is the subject: the binding above
+                    guard = case.guard if bound is None else _renamed(case.guard, bound, key)   # is conditional)
+                    test = guard if test is None else ast.copy_location(ast.BoolOp(ast.And(), [test, guard]),
+                                                                        case.pattern)
+                chain = binding + (body if test is None else [ast.copy_location(ast.If(test=test, body=body,
+                                                                                       orelse=chain), case.pattern)])
             self.body(chain)
         finally:
             del self.comprehension[key]
@@ -157,9 +160,19 @@ class ControlFlow(Context):
             return ast.copy_location(ast.Name(key, ast.Load()), pattern)
 
         if isinstance(pattern, ast.MatchValue):
+            if isinstance(pattern.value, ast.Constant) and not isinstance(pattern.value.value, (int, float)):
+                raise UnsupportedSyntaxError(f"a kernel's case matches numbers; {type(pattern.value.value).__name__} "
+                                             f"patterns are not supported", self.src.loc(pattern))
             return ast.copy_location(ast.Compare(subject(), [ast.Eq()], [pattern.value]), pattern), None
         if isinstance(pattern, ast.MatchSingleton) and isinstance(pattern.value, bool):
+            # Python matches True and False by identity: a bool subject only
             value = ast.copy_location(ast.Constant(pattern.value), pattern)
+            given = self.comprehension[key]
+            if not isinstance(given, Value):
+                return ast.copy_location(ast.Constant(given is pattern.value), pattern), None
+            if given.type != T.boolean:
+                raise TypeMismatchError(f"case {pattern.value} matches a bool subject only (Python compares with "
+                                        f"'is'), and this one is {self.describe(given)}", self.src.loc(pattern))
             return ast.copy_location(ast.Compare(subject(), [ast.Eq()], [value]), pattern), None
         if isinstance(pattern, ast.MatchOr):
             tests = []
@@ -431,8 +444,8 @@ def _as_load(target: ast.AST) -> ast.AST:
 
 
 def _renamed(expr: ast.expr, name: str, to: str) -> ast.expr:
-    """A copy of ``expr`` reading ``to`` wherever it reads ``name`` (a guard reads the captured name before the
-    case body binds it: it is the subject)."""
+    """A copy of ``expr`` reading ``to`` wherever it reads ``name`` (a guard reads the captured name, which is the
+    subject once the pattern matched)."""
     class Rename(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.Name:
             return ast.copy_location(ast.Name(to, node.ctx), node) if node.id == name else node

@@ -159,3 +159,81 @@ def test_a_plain_enum_member_is_no_number():
 
     with pytest.raises(NameResolutionError, match="Color.RED' is a Color, which kernels cannot use"):
         k.compile()
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def capture_kept(out: cd.Buffer[i32], inp: cd.Buffer[i32]):
+    n = i32(-7)
+    m = i32(-7)
+    match inp[0]:
+        case n if n > 10:
+            out[1] = 1
+        case 1 | 2 as m if m == 2:
+            out[1] = 2
+        case _:
+            out[1] = 3
+    out[0] = n
+    out[2] = m + i32(Op.MUL.value)
+
+
+def test_a_capture_is_bound_once_its_pattern_matched_even_when_the_guard_fails():
+    """As Python binds it (a check written from the docs alone found n left at -7 when 'n > 10' failed)."""
+    def python(x):
+        n = m = -7
+        match x:
+            case n if n > 10:
+                r = 1
+            case 1 | 2 as m if m == 2:
+                r = 2
+            case _:
+                r = 3
+        return [n, r, m + 6]
+
+    for x in (3, 1, 2, 20):
+        out = np.zeros(3, np.int32)
+        capture_kept.launch((1,), out, np.array([x], np.int32), device="cpu")
+        assert out.tolist() == python(x), x
+
+
+ON = True
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def true_pattern(out: cd.Buffer[i32], x: i32, N: cd.Const[int] = 1):
+    match N:
+        case True:        # 1 is not True: Python matches True and False by identity
+            out[0] = 1
+        case _:
+            out[0] = 2
+    match ON:
+        case True:
+            out[2] = 1
+    match x > 0:
+        case True:
+            out[1] = 1
+        case False:
+            out[1] = 2
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def true_on_int(out: cd.Buffer[i32], x: i32):
+    match x:
+        case True:  # E:true
+            out[0] = 1
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def string_case(out: cd.Buffer[i32], x: i32):
+    match x:
+        case "a":  # E:str
+            out[0] = 1
+
+
+def test_true_and_false_match_bools_only_and_strings_are_refused():
+    out = np.zeros(3, np.int32)
+    true_pattern.launch((1,), out, 0, device="cpu")
+    assert out.tolist() == [2, 2, 1]
+    expect_error(true_on_int, TypeMismatchError, "case True matches a bool subject only (Python compares with 'is'), "
+                 "and this one is a runtime i32", "# E:true", 14)
+    expect_error(string_case, UnsupportedSyntaxError, "a kernel's case matches numbers; str patterns are not "
+                 "supported", "# E:str", 14)
