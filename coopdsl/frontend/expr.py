@@ -173,6 +173,11 @@ def _chain(cg: CodeGen, left: Any, pairs: list[tuple[ast.cmpop, ast.expr]]) -> A
             return _short_circuit(cg, "land", result, right_node, "and", functools.partial(_chain, cg, left, pairs[i:]))
         right = cg.as_operand(cg.visit(right_node))
         r = arith.binary(cg.em, op, left, right)
+        if isinstance(result, Value) and isinstance(r, Value) and result.type != r.type and \
+                T.VectorType in (type(result.type), type(r.type)):
+            raise TypeMismatchError(f"the comparisons of a chain give {result.type} and {r.type}: compare values "
+                                    f"of one size (a chain of vectors is combined component by component)",
+                                    cg.em.loc)
         result = r if result is None else arith.binary(cg.em, "and", _as_bool(cg, result), _as_bool(cg, r))
         left = right
     return result

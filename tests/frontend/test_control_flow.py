@@ -379,3 +379,14 @@ def test_while_true_leaves_only_by_return_or_break():
     k_while_true.launch((1,), x, y, device="cpu")
     assert x.tolist() == [2 * g for g in range(32)]
     assert y.tolist() == [3 * (g // 3 + 1) for g in range(32)]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def chain_sizes(x: cd.Buffer[f32], v: cd.vec4[f32], w: cd.vec3[f32]):
+    x[0] = 1.0 if cd.all(v < 1.0 < w) else 0.0  # E:sizes
+
+
+def test_a_chain_of_vectors_of_two_sizes_names_the_chain():
+    """It said "operands of '&' have different sizes", an operator the user never wrote."""
+    expect_error(chain_sizes, TypeMismatchError, "the comparisons of a chain give vec4[bool] and vec3[bool]: compare "
+                 "values of one size (a chain of vectors is combined component by component)", "# E:sizes", 26)
