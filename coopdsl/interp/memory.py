@@ -281,7 +281,9 @@ def check_written(p: Ptr, addr: np.ndarray, t: T.Type, layout: Layout, what: str
         k = None if ok.all() else int(np.argmin(ok))
     if k is not None:
         at = int(a[k] - np.broadcast_to(p.lo, a.shape)[k]) if p.lo is not None else int(a[k])
-        raise Fault(f"{what} of {p.label} at byte {at} before anything was stored there: the value is undefined "
+        first = int(offsets[int(np.argmin(written[int(a[k]) + offsets]))])   # the value's first byte not written
+        where = f"byte {at}" if first == 0 else f"byte {at + first} (byte {first} of the value read at {at})"
+        raise Fault(f"{what} of {p.label} at {where} before anything was stored there: the value is undefined "
                     f"(a GPU reads whatever was left there)", int(slots[k]))
 
 
