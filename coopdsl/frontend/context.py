@@ -178,6 +178,8 @@ class Context:
             value.name = value.var.name = name  # name shared and private arrays after their variable
         elif isinstance(value, BufferRef) and value.storage == StorageClass.Function and value.name == "local":
             value.name = name
+            if isinstance(value.var, Op):   # (the interpreter's reports name a local array by it)
+                value.var.attrs.setdefault("array_name", name)
         if self.em.block is not None:  # values bound in unreachable code are never read
             self.ssa.write(name, self.em.block, value)
 

@@ -162,7 +162,8 @@ class Machine:
         assert isinstance(op.type, T.PointerType)  # a 'variable' op gives a pointer
         size = self.layout.size(op.type.pointee)
         if region is None:
-            region = Region("function", f"local variable (line {op.loc.line})",
+            name = op.attrs.get("array_name")
+            region = Region("function", f"local array '{name}'" if name else f"local variable (line {op.loc.line})",
                             np.zeros(self.lanes.N * size + 16, np.uint8), size,
                             written=np.zeros(self.lanes.N * size + 16, bool))
             self._regions[id(op)] = region

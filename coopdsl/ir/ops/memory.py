@@ -47,8 +47,9 @@ define("access", (1, None), verify=_access, doc="pointer to an element: base poi
 define("load", 1, attrs=_MEMORY, verify=_load, pure=False, doc="load through a pointer")
 define("store", 2, attrs=_MEMORY, verify=_store, pure=False, writes=True,
        doc="(pointer, value): store through a pointer")
-define("variable", 0, verify=_variable, pure=False,
-       doc="a Function-storage variable (placed first in the entry block)")
+define("variable", 0, verify=_variable, pure=False, attrs={"array_name": (str, False)},
+       doc="a Function-storage variable (placed first in the entry block); array_name: the local array's name "
+           "in the kernel, for the interpreter's reports")
 define("ptr_to_u64", 1, verify=_to_u64, doc="the 64-bit address of a device pointer")
 define("u64_to_ptr", 1, verify=_to_ptr, doc="a device pointer from a 64-bit address")
 define("control_barrier", 0, pure=False, tangled="execution",
