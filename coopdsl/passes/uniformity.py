@@ -393,6 +393,8 @@ class FunctionUniformity:
             return worst([address, self.var_facts.get(id(root), UNIFORM)])
         if self.analysis.read_only(root):
             return address
+        if address[0] == DIVERGENT and not (address[1] is not None and address[1].maybe):
+            return address   # an address that certainly differs per invocation: as for read-only memory
         return DIVERGENT, Origin(f"a load from {_memory_name(root)}, {self.analysis.writer_of(root)}", op.loc,
                                  maybe=True)
 

@@ -192,6 +192,20 @@ def test_an_operand_read_from_memory_the_kernel_writes_is_accepted_and_checked_a
                  "cd.subgroup_invocation_id", "# E:mixed", 6)
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def splat_of_written_buffer_per_lane(a: cd.Buffer[f32], o: cd.Buffer[f32]):
+    v = a[cd.local_invocation_index]
+    a[40] = 1.0
+    Acc[f32, 16, 16].splat(v).store(o, 0, stride=16)  # E:writtenlane
+
+
+def test_a_load_of_written_memory_at_a_per_invocation_address_certainly_differs():
+    """As a load of a read-only buffer at that address does: it was accepted as only possibly different because
+    the kernel writes the buffer elsewhere (found by a check written from the docs alone)."""
+    expect_error(splat_of_written_buffer_per_lane, UniformityError, f"the value of the matrix .splat {RULE}: it "
+                 "depends on cd.local_invocation_index", "# E:writtenlane", 5)
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def lane_by_the_back_edge(c: cd.Buffer[f32], s: cd.Buffer[f32], n: u32):
     sh = cd.shared(f32, 1)

@@ -217,7 +217,7 @@ CALLS.update({
                         ("c", "o", "0", "16", "cd.ColumnMajor", "cd.Device")),
     "Acc-value.length": ("r = ({0}).length()", ("c",)),
     "Acc-value.map": ("r = ({0}).map({1})", ("c", "elt")),
-    "Acc-value.map_extra": ("r = c.map(elt2, {0})", ("x",)),
+    "Acc-value.map_extra": ("r = c.map(elt2, {0})", ("o[0]",)),   # (uniform: x = o[i] differs per invocation)
     "Acc-value.reduce": ("r = ({0}).reduce({1}, {2}, into={3})", ("c", "cd.Row", "cd.reduce_add", "Acc[f32, 16, 16]")),
     "Acc-value.store_tensor": ("({0}).store_tensor({1}, {2}, {3}, view={4})", ("c", "o", "0", "L", "V")),
     "Acc-value.to_rows": ("r = ({0}).to_rows({1})", ("c32", "u32")),
