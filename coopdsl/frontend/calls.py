@@ -51,7 +51,9 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
     if isinstance(func, (T.ScalarType, T.VectorType, T.CoopMatType, T.ArrayType)):
         return construct(cg, func, args, kwargs)
     if isinstance(func, T.StructType):
-        return construct_struct(cg, func, args, kwargs)
+        at: dict[int | str, ast.expr] = dict(enumerate(node.args))
+        at.update({k.arg: k.value for k in node.keywords if k.arg})
+        return construct_struct(cg, func, args, kwargs, at)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
     if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
@@ -121,10 +123,12 @@ def construct(cg: Context, t: T.ScalarType | T.VectorType | T.CoopMatType | T.Ar
     return cg.em.op("construct", t, values)
 
 
-def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict[str, Any]) -> Value:
+def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict[str, Any],
+                     at: dict[int | str, ast.expr] | None = None) -> Value:
     """``S(a, b)`` / ``S(a=..., b=...)`` for a ``@cd.struct`` S, as GLSL's struct constructor: every member, in
     order or by name (OpCompositeConstruct); a number becomes a constant of its member's type (checked as a
-    store checks it), a value must already have that type."""
+    store checks it), a value must already have that type.  ``at``: the argument nodes, by position or
+    keyword, where a member's mistake is reported."""
     names = [n for n, _ in t.members]
     if len(args) > len(names):
         raise ArgumentError(f"{t.name}(...) takes its {len(names)} members ({', '.join(names)}), got {len(args)} "
@@ -141,7 +145,12 @@ def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict
         raise ArgumentError(f"{t.name}(...) needs every member (as GLSL's constructor): missing "
                             f"{', '.join(missing)}", cg.em.loc)
     values = []
+    where = {**{names[i]: node for i, node in (at or {}).items() if isinstance(i, int) and i < len(names)},
+             **{k: node for k, node in (at or {}).items() if isinstance(k, str)}}
+    call_loc = cg.em.loc
     for n, mt in t.members:
+        if n in where:
+            cg.em.loc = cg.src.loc(where[n])   # (a member's mistake at its argument)
         v = cg.as_operand(given[n])
         if arith.is_number(v) and isinstance(mt, (T.ScalarType, T.VectorType)):
             v = arith.literal(cg.em, v, mt)
@@ -152,6 +161,7 @@ def construct_struct(cg: Context, t: T.StructType, args: list[Any], kwargs: dict
             hint = f"; convert it first (e.g. {mt}(x))" if isinstance(mt, (T.ScalarType, T.VectorType)) else ""
             raise TypeMismatchError(f"member '{n}' of {t.name} is {mt}, got {cg.describe(v)}{hint}", cg.em.loc)
         values.append(v)
+    cg.em.loc = call_loc
     return cg.em.op("construct", t, values)
 
 

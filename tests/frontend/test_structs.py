@@ -318,6 +318,12 @@ def bad_type(o: cd.Buffer[f32], n: u32):
 
 
 @cd.kernel(workgroup_size=(1, 1, 1))
+def bad_keyword(o: cd.Buffer[f32], n: u32):
+    q = Inner2(w=vec2[f32](1.0), k=f32(n))  # E:kw
+    o[0] = q.w.x
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
 def bad_fit(o: cd.Buffer[f32]):
     q = Inner2(vec2[f32](1.0), -1)  # E:fit
     o[0] = q.w.x
@@ -337,8 +343,9 @@ def test_a_struct_constructors_mistakes_are_located():
     expect_error(bad_unknown, ArgumentError, "Inner2 has no member 'z'; its members are w, k", "# E:unknown", 9)
     expect_error(bad_twice, ArgumentError, "Inner2(...) got member 'w' twice", "# E:twice", 9)
     expect_error(bad_type, TypeMismatchError, "member 'k' of Inner2 is u32, got a runtime f32; convert it first "
-                 "(e.g. u32(x))", "# E:type", 9)
-    expect_error(bad_fit, TypeMismatchError, "-1 does not fit in u32", "# E:fit", 9)
+                 "(e.g. u32(x))", "# E:type", 32)   # (at the argument)
+    expect_error(bad_fit, TypeMismatchError, "-1 does not fit in u32", "# E:fit", 32)
+    expect_error(bad_keyword, TypeMismatchError, "member 'k' of Inner2 is u32, got a runtime f32", "# E:kw", 36)
     expect_error(bad_many, ArgumentError, "Inner2(...) takes its 2 members (w, k), got 3 values", "# E:many", 9)
 
 
