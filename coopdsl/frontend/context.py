@@ -29,6 +29,7 @@ from ..errors import (
     SourceLoc,
     TypeMismatchError,
     UnsupportedSyntaxError,
+    with_article,
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
@@ -161,10 +162,10 @@ class Context:
         if isinstance(value, py_types.FunctionType):   # a helper the kernel meant to call on the device
             raise NameResolutionError(f"{kind} '{name}' is a plain Python function, which kernels cannot call; "
                                       f"decorate it with @cd.func to make it a device function", self.em.loc)
-        what = _a(type(value).__name__)
+        what = with_article(type(value).__name__)
         if isinstance(value, (tuple, list)):   # the element that is not a constant, however deep
             path, bad = _unusable_element(value)
-            what += f" whose element {path} is {_a(type(bad).__name__)}"
+            what += f" whose element {path} is {with_article(type(bad).__name__)}"
         raise NameResolutionError(
             f"{kind} '{name}' is {what}, which kernels cannot use "
             f"(use numbers, strings, coopdsl types and builtins, and tuples or lists of them)", self.em.loc)
@@ -359,10 +360,6 @@ def _frozen(value: Any) -> Any:
         items = tuple(_frozen(v) for v in value)
         return _UNSEEN if any(v is _UNSEEN for v in items) else items
     return _UNSEEN
-
-
-def _a(word: str) -> str:
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
 
 
 def _unusable_element(value: tuple[Any, ...] | list[Any]) -> tuple[str, Any]:

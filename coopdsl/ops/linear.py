@@ -25,7 +25,7 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
+from .operands import check_device, check_out, flag, flag_or_none, is_bfloat16, matrices, new_out, operand
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's recent calls on resident arrays
@@ -76,7 +76,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
     """
     if (replayed := _HOT.replay((x, w, out), (fmt, device, q8))) is not None:
         return replayed  # the same resident arrays as a recent call: its launches again (coopdsl/ops/hot.py)
-    if fmt is None and getattr(getattr(w, "dtype", None), "name", None) == "bfloat16":
+    if fmt is None and is_bfloat16(w):
         fmt = "bf16"    # ml_dtypes' bfloat16 weights say their format, as for ops.matmul
     x, w = operand("linear", "x", x), operand("linear", "w", w)
     if isinstance(w, np.ndarray) and not w.flags.c_contiguous:

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._packing import a_an
+from ..errors import with_article
 from .device import Device, default_device
 from .errors import ArrayError
 from .memory import Buffer
@@ -89,8 +89,8 @@ class Array:
 
         src = _c_order(as_numpy(data, "write into a device array from"))
         if src.dtype != self.dtype or src.shape != self.shape:
-            raise ArrayError(f"cannot write {a_an(src.dtype)} array of shape {src.shape} into a device array of "
-                             f"{self.dtype} and shape {self.shape}")
+            raise ArrayError(f"cannot write {with_article(src.dtype)} array of shape {src.shape} into a device array "
+                             f"of {self.dtype} and shape {self.shape}")
         buf = self.buffer()
         b = current_batch(self.device)
         if b is not None:

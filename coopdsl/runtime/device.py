@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ctypes
-import operator
 import os
 import time
 from typing import Any
 
+from .._counts import count
 from . import vk
 from .descriptors import DescriptorCache
 from .errors import VulkanUnavailableError, no_vulkan_message
@@ -198,10 +198,7 @@ class Device:
 
     @spin_ns.setter
     def spin_ns(self, ns: int) -> None:
-        try:
-            n = None if isinstance(ns, bool) or type(ns).__name__ == "bool_" else operator.index(ns)
-        except TypeError:
-            n = None
+        n = count(ns)   # (an int, a numpy one too; not a bool: the one rule of coopdsl/_counts.py)
         if n is None or not 0 <= n <= MAX_SPIN_NS:
             raise ValueError(f"Device.spin_ns must be an int from 0 to {MAX_SPIN_NS:,} (ns), got {ns!r}")
         self._spin_ns = n

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import f32, i32, vec2
+from coopdsl import f32, i32
 from coopdsl.errors import NameResolutionError, TypeMismatchError, UnsupportedSyntaxError
 
-from ..conftest import compile_checked, expect_error
+from ..conftest import compile_checked, exec_source
 
 
 class Op(enum.IntEnum):
@@ -101,52 +101,55 @@ def test_a_compile_time_subject_keeps_the_case_it_takes_and_a_bool_matches_true_
     assert out.tolist() == [9, 1]
 
 
+# one refused pattern (or subject) a kernel: the case line, the error, its words and column
+REFUSED = {
+    "vector subject": ("vec2[f32]", "case 0:", TypeMismatchError,
+                       "match takes a scalar (an integer, a bool or a float), got a runtime vec2[f32]", 11),
+    "None": ("i32", "case None:", UnsupportedSyntaxError,
+             "a kernel's case matches values (case 1:, case 1 | 2:, case K.NAME:, case _:, case n:, with an optional "
+             "'if' guard); None patterns are not supported", 14),
+    "sequence": ("i32", "case [a, b]:", UnsupportedSyntaxError, "sequence patterns are not supported", 14),
+    "captures in |": ("i32", "case (1 as n) | (2 as n):", UnsupportedSyntaxError,
+                      "an alternative of '|' is a value (case 1 | 2:); bind the whole with 'as' (case 1 | 2 as n:)",
+                      15),
+    "missing enum member": ("i32", "case Op.DIV:", NameResolutionError,
+                            "enum Op has no member 'DIV' (it has: ADD, MUL)", 14),
+    "True on an int": ("i32", "case True:", TypeMismatchError,
+                       "case True matches a bool subject only (Python compares with 'is'), and this one is a runtime "
+                       "i32", 14),
+    "string": ("i32", 'case "a":', UnsupportedSyntaxError,
+               "a kernel's case matches numbers; str patterns are not supported", 14),
+}
+
+REFUSED_SOURCE = """import enum
+
+import coopdsl as cd
+from coopdsl import f32, i32, vec2
+
+
+class Op(enum.IntEnum):
+    ADD = 5
+    MUL = 6
+
+
 @cd.kernel(workgroup_size=(1, 1, 1))
-def vector_subject(out: cd.Buffer[i32], v: vec2[f32]):
-    match v:  # E:vec
-        case 0:
+def k(out: cd.Buffer[i32], x: {subject}):
+    match x:  # E:subject
+        {case}  # E:case
             out[0] = 1
+"""
 
 
-@cd.kernel(workgroup_size=(1, 1, 1))
-def none_case(out: cd.Buffer[i32], x: i32):
-    match x:
-        case None:  # E:none
-            out[0] = 1
-
-
-@cd.kernel(workgroup_size=(1, 1, 1))
-def sequence_case(out: cd.Buffer[i32], x: i32):
-    match x:
-        case [a, b]:  # E:seq
-            out[0] = a
-
-
-@cd.kernel(workgroup_size=(1, 1, 1))
-def capture_in_or(out: cd.Buffer[i32], x: i32):
-    match x:
-        case (1 as n) | (2 as n):  # E:or
-            out[0] = n
-
-
-@cd.kernel(workgroup_size=(1, 1, 1))
-def missing_enum_member(out: cd.Buffer[i32], x: i32):
-    match x:
-        case Op.DIV:  # E:enum
-            out[0] = 1
-
-
-def test_match_mistakes_are_located():
-    expect_error(vector_subject, TypeMismatchError, "match takes a scalar (an integer, a bool or a float), got a "
-                 "runtime vec2[f32]", "# E:vec", 11)
-    expect_error(none_case, UnsupportedSyntaxError, "a kernel's case matches values (case 1:, case 1 | 2:, "
-                 "case K.NAME:, case _:, case n:, with an optional 'if' guard); None patterns are not supported",
-                 "# E:none", 14)
-    expect_error(sequence_case, UnsupportedSyntaxError, "sequence patterns are not supported", "# E:seq", 14)
-    expect_error(capture_in_or, UnsupportedSyntaxError, "an alternative of '|' is a value (case 1 | 2:); bind the "
-                 "whole with 'as' (case 1 | 2 as n:)", "# E:or", 15)
-    expect_error(missing_enum_member, NameResolutionError, "enum Op has no member 'DIV' (it has: ADD, MUL)",
-                 "# E:enum", 14)
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_match_mistakes_are_located(case, tmp_path):
+    subject, line, cls, words, col = REFUSED[case]
+    src = REFUSED_SOURCE.format(subject=subject, case=line)
+    k = exec_source(src, tmp_path / "refused.py")["k"]
+    with pytest.raises(cls) as info:
+        k.compile()
+    marker = "# E:subject" if case == "vector subject" else "# E:case"
+    want_line = next(i + 1 for i, text in enumerate(src.splitlines()) if text.endswith(marker))
+    assert words in info.value.message and (info.value.loc.line, info.value.loc.col) == (want_line, col)
 
 
 def test_a_plain_enum_member_is_no_number():
@@ -215,25 +218,8 @@ def true_pattern(out: cd.Buffer[i32], x: i32, N: cd.Const[int] = 1):
             out[1] = 2
 
 
-@cd.kernel(workgroup_size=(1, 1, 1))
-def true_on_int(out: cd.Buffer[i32], x: i32):
-    match x:
-        case True:  # E:true
-            out[0] = 1
-
-
-@cd.kernel(workgroup_size=(1, 1, 1))
-def string_case(out: cd.Buffer[i32], x: i32):
-    match x:
-        case "a":  # E:str
-            out[0] = 1
-
-
-def test_true_and_false_match_bools_only_and_strings_are_refused():
+def test_true_and_false_match_bools_only():
+    # (a runtime non-bool subject for True and string patterns: REFUSED above)
     out = np.zeros(3, np.int32)
     true_pattern.launch((1,), out, 0, device="cpu")
     assert out.tolist() == [2, 2, 1]
-    expect_error(true_on_int, TypeMismatchError, "case True matches a bool subject only (Python compares with 'is'), "
-                 "and this one is a runtime i32", "# E:true", 14)
-    expect_error(string_case, UnsupportedSyntaxError, "a kernel's case matches numbers; str patterns are not "
-                 "supported", "# E:str", 14)
