@@ -35,7 +35,9 @@ then combines the head's chunks,
 
 and writes the output (f32 or f16; a row that saw no key, ``L = 0``, gives 0). :func:`combine_kernel`
 does the same as a second launch (``fused=False``): measured on an H100 the fused combine saved 1.7
-of 39 us at 16384 keys (the second launch costs more than the last workgroup's extra work).
+of 39 us at 16384 keys (the second launch costs more than the last workgroup's extra work), but where the
+last workgroup has more than one ``vec4`` of the output per invocation to combine the second launch is faster
+(:func:`default_fused` picks).
 
 Rows are the R query rows of one K/V head: row ``r`` is query head ``kvh * G + r // Sq``, query
 ``r % Sq`` (G = Hq / Hkv), which is also its place in Q and in the output, so Q and O rows of a K/V
@@ -117,11 +119,23 @@ def row_groups(d: int, rows: int, most: int | None = None) -> tuple[int, int]:
 
 
 def default_loads(d: int, rows_per_subgroup: int) -> int:
-    """The ``loads`` mode of :func:`kernel` by default: 1 (a step's V rows loaded with its K rows). Measured on
-    an H100 (32 query heads on 8 K/V heads, D = 128, 16384 and 131072 keys; D = 64 and 256; 1, 2 and 4 query
-    rows): 1 was the fastest or within 3% of it; 2 (pipelining across steps) needs more registers and was up
-    to 10% slower at D = 128, 0 up to 8% slower."""
-    return 1
+    """The ``loads`` mode of :func:`kernel` by default: 2 (pipelining across steps) to head size 64, else 1 (a
+    step's V rows loaded with its K rows). Measured on an H100 (32 query heads on 8 K/V heads, D = 128, 16384 and
+    131072 keys; D = 64 and 256; 1, 2 and 4 query rows): 1 was the fastest or within 3% of it; 2 needs more
+    registers and was up to 10% slower at D = 128, 0 up to 8% slower. On an H200 (one token of 32 query heads
+    on 8, ``benchmarks/decode_fixed.py``), 2 was 6-11% faster at D = 64 (32768 keys 31.4 -> 30.3 us, 131072 keys
+    96.8 -> 90.4), 3-5% slower at D = 128 and 2.4 times slower at D = 256 (246 registers a lane with 1)."""
+    return 2 if d <= 64 else 1
+
+
+def default_fused(d: int, rows: int) -> bool:
+    """Whether :func:`plan` combines a head's chunks in the kernel's last workgroup of the head by default
+    (``fused``) rather than in :func:`combine_kernel`'s launch: where each of the workgroup's 128 invocations
+    then combines one ``vec4`` of the head's output (``rows * d`` at most 512). Measured on an H200
+    (``benchmarks/decode_fixed.py``, one token, 16384 and 32768 keys): fused was 1.6-3.4 us faster at 4 rows of
+    D 128 and 2 of D 256 (512 values), unfused 1.3-10 us faster at 8 and 16 rows of D 128 and 4 of D 256 (one
+    workgroup combining 1024 or more values, chunk after chunk, takes longer than the second launch)."""
+    return rows * d <= 4 * WG
 
 
 @cache
@@ -611,14 +625,15 @@ Launch = tuple[cd.Kernel, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]
 
 def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
-         fused: bool = True, loads: int | None = None, most_rows: int | None = None,
+         fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
          how: str | None = None) -> list[Launch]:
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
     arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
     inputs run while planning. ``how``: "lanes" (:func:`kernel`) or "mma" (:mod:`coopdsl.ops.attention_decode_mma`,
     then :func:`combine_kernel`); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
     :func:`default_chunks`); ``fused=False`` combines them with :func:`combine_kernel` instead of in the last
-    workgroup of each head; ``loads``, ``most_rows``: see :func:`kernel` (how="lanes" only)."""
+    workgroup of each head (default :func:`default_fused`); ``loads``, ``most_rows``: see :func:`kernel` (these
+    three how="lanes" only)."""
     hq, sq, d, hkv, skv = dims
     rows = rows_per_head(dims)
     if how is None:
@@ -679,6 +694,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
                  (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
                   skv - sq, int(window), mstride), kw),
                 (combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw)]
+    if fused is None:
+        fused = default_fused(d, rows)
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
                   most_rows)
     cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
@@ -692,7 +709,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
-        fused: bool = True, loads: int | None = None, most_rows: int | None = None, how: str | None = None) -> Any:
+        fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
+        how: str | None = None) -> Any:
     """Attention by the decode kernels for checked arguments (as :func:`plan` takes them); returns ``out``."""
     for kern, grid, args, kwargs in plan(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale,
                                          softcap=softcap, out_dtype=out_dtype, out=out, dev=dev, chunks=chunks,

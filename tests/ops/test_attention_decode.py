@@ -30,7 +30,7 @@ def _inputs(hq, hkv, sq, skv, d, seed=0, q_dtype=np.float16):
     return q, k, v
 
 
-def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=True, loads=None, q_dtype=np.float16, out_dtype=np.float32,
+def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=None, loads=None, q_dtype=np.float16, out_dtype=np.float32,
          how=None, **opts):
     """attention_decode.run on the interpreter, checked against the model; returns the output."""
     q, k, v = _inputs(hq, hkv, sq, skv, d, q_dtype=q_dtype)
@@ -78,6 +78,21 @@ def test_matches_the_model(name, how):
 
 
 @needs_interp
+def test_default_combine_and_loads():
+    # the last workgroup combines a head's chunks while each invocation has one vec4 of the head's output to
+    # combine (rows * D <= 512), a second launch beyond; D <= 64 pipelines its loads across steps
+    assert [AD.default_fused(d, r) for d, r in ((64, 8), (128, 4), (256, 2), (128, 5), (256, 4), (128, 16))] == [
+        True, True, True, False, False, False]
+    assert [AD.default_loads(d, 4) for d in (32, 64, 80, 128, 256)] == [2, 2, 1, 1, 1]
+    for hq, d, kernels in ((4, 128, ["attention_decode_d128_r4"]),
+                           (8, 128, ["attention_decode_d128_r8", "attention_decode_combine_d128"])):
+        q, k, v = _inputs(hq, 1, 1, 600, d)
+        out = np.zeros(q.shape, np.float32)
+        launches = AD.plan(q, k, v, (hq, 1, d, 1, 600), causal=False, mask=None, window=0, scale=0.1, softcap=0.0,
+                           out_dtype=np.float32, out=out, dev="cpu", chunks=4, how="lanes")
+        assert [kern.name for kern, *_ in launches] == kernels
+
+
 @pytest.mark.parametrize("fused, loads", [(False, 0), (False, 1), (True, 0), (True, 2)])
 def test_combine_and_load_variants(fused, loads):
     # the separate combine kernel and the other load orders (the cases above: the fused combine, loads=1)
@@ -238,7 +253,8 @@ def test_chunks():
     grids = {how: [grid for _, grid, *_ in AD.plan(q, k, k, (32, 4, 64, 8, 16384), causal=True, mask=None, window=0,
                                                    scale=0.125, softcap=0.0, out_dtype=np.float32, out=q, dev="cpu",
                                                    how=how)] for how in AD.HOWS}
-    assert grids == {"lanes": [(32, 8, 1)], "mma": [(16, 8, 1), (8 * 16, 1, 1)]}
+    # (both combine in a second launch: 16 rows of D 64 are more than one vec4 an invocation, default_fused)
+    assert grids == {"lanes": [(32, 8, 1), (8 * 16, 1, 1)], "mma": [(16, 8, 1), (8 * 16, 1, 1)]}
     assert AD.chunking(100, 3, 64) == (64, 2)
     with pytest.raises(ValueError, match="17 query rows per K/V head; the decode kernel takes 1 to 16"):
         AD.kernel(64, 17)
@@ -305,8 +321,11 @@ def test_decoding_on_a_gpu():
             out = ops.attention(dq, dk, dv, mask=mask, **opts)
         names = [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches]
         how = AD.default_how((hq, sq, d, hkv, skv), dev)
-        assert names == (["attention_decode_mma", "attention_decode_combine"] if how == "mma" else
-                         ["attention_decode"])
+        rows = hq // hkv * sq
+        chunks = launches[0][1][0]                 # (the grid's x; one chunk: the kernel writes the output)
+        one_launch = how == "lanes" and (chunks == 1 or AD.default_fused(d, rows))
+        assert names == (["attention_decode"] if one_launch else
+                         [f"attention_decode{'_mma' if how == 'mma' else ''}", "attention_decode_combine"])
         assert (how == "mma") == (hq // hkv * sq >= 5 and d <= 128)         # (an H100 has the matrices)
         heads = [0, hq - 1]
         g = hq // hkv
