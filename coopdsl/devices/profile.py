@@ -12,11 +12,13 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from importlib.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CoopDSLError
+
+if TYPE_CHECKING:   # (importlib.abc's name is deprecated from Python 3.12; importlib.resources.abc's is 3.11+)
+    from importlib.resources.abc import Traversable
 
 TYPES = ("A", "B", "C", "Result")
 
