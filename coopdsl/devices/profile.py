@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CoopDSLError
 
 if TYPE_CHECKING:   # (importlib.abc's name is deprecated from Python 3.12; importlib.resources.abc's is 3.11+)
-    from importlib.resources.abc import Traversable
+    import sys
+
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 TYPES = ("A", "B", "C", "Result")
 
