@@ -12,6 +12,8 @@ Rows, each timed with ``Kernel.bench`` (GPU timestamps around each dispatch, med
 * ``decode unfused``: the same kernel writing every chunk's part, and the separate combine launch (both summed);
 * ``decode, loads=2``: the kernel with its first step's K and V loaded before the prologue's barrier and each
   next step's during the arithmetic (``attention_decode.kernel``'s ``loads``);
+* ``decode, split N`` (``--splits``): the decode kernel with N lanes sharing a key's dot products with Q
+  (``attention_decode.kernel``'s ``split``);
 * ``decode, N chunks`` (``--chunks``): the decode kernel with N chunks per K/V head;
 * ``decode, G rows`` (``--groups``): the decode kernel for G query heads a K/V head on the same K and V (its
   arithmetic grows with the rows, its reads do not), fused and unfused;
@@ -106,6 +108,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--fit-from", type=int, default=8192)
     ap.add_argument("--chunks", default="", help="extra decode rows with these chunks per K/V head, N,...")
+    ap.add_argument("--splits", default="", help="extra decode rows with these lanes a key's scores, N,...")
     ap.add_argument("--groups", default="", help="extra decode rows with G query heads a K/V head (same K/V), G,...")
     args = ap.parse_args()
     hq, hkv = (int(x) for x in args.heads.split("/"))
@@ -135,6 +138,9 @@ def main() -> None:
         rows.setdefault("decode unfused", []).append(bench_ms(dev, unfused, args.repeat))
         loads2 = AD.plan(q, k, v, dims, how="lanes", loads=2, **common)
         rows.setdefault("decode, loads=2", []).append(bench_ms(dev, loads2, args.repeat))
+        for sp in [int(x) for x in args.splits.split(",") if x]:
+            ps = AD.plan(q, k, v, dims, how="lanes", split=sp, **common)
+            rows.setdefault(f"decode, split {sp}", []).append(bench_ms(dev, ps, args.repeat))
         for c in [int(x) for x in args.chunks.split(",") if x]:
             pc = AD.plan(q, k, v, dims, how="lanes", chunks=c, **common)
             rows.setdefault(f"decode, {c} chunks", []).append(bench_ms(dev, pc, args.repeat))

@@ -12,10 +12,11 @@ the subgroups of a workgroup take turns over its chunk, 32 keys a step. In a ste
 
 - loads: each lane issues its loads of the step's K and V rows together (``loads=1``; 16 + 16 loads
   of 16 bytes a lane at D = 128), so that one memory latency covers the step;
-- scores, lane = key: each lane dots its key's K row (8 f16 values a load) with the query rows,
-  which the workgroup keeps in shared memory (pre-scaled f32, read by every lane at the same address:
-  a broadcast), so no reduction across lanes per key; then soft-cap, the additive mask, causal and
-  window per (row, key);
+- scores: a group of 4 lanes (:func:`default_split`) takes 4 keys, each lane a quarter of D of all four
+  K rows (8 f16 values a load) dotted with that quarter of the query rows, which the workgroup keeps in
+  shared memory (pre-scaled f32; a quarter's 16-byte words in their own banks), so one read of Q serves
+  four keys; two exchanges between the 4 lanes add the quarters up and leave lane = key; then soft-cap,
+  the additive mask, causal and window per (row, key);
 - an online softmax per row: the subgroup's max of the step's scores (one subgroup reduction a row
   and step), the running max ``m``, each lane's share of the running sum ``l``, and the output
   accumulators rescaled by ``exp(m_old - m)``;
@@ -128,6 +129,18 @@ def default_loads(d: int, rows_per_subgroup: int) -> int:
     return 2 if d <= 64 else 1
 
 
+def default_split(d: int) -> int:
+    """The lanes sharing a key's dot products with Q in :func:`kernel` by default: 4 where they divide the
+    ``d / 8`` pieces of a row, else 2, else 1. Each reads its slice of Q from shared memory once for 4 keys,
+    and two exchanges between the lanes add the slices up. H200, one token of 32 query heads on 8 K/V heads,
+    ``benchmarks/decode_fixed.py``: reading Q from shared memory a key at a time (split 1) bounded the kernel,
+    161 us at 131072 keys at D 128 where it took 141 with those reads taken out; in one call split 4 against 1
+    took 27.3 against 31.1 us at 16384 keys, 43.0 against 50.4 at 32768 and 140 against 161-206 at 131072 (D 64:
+    16.2 against 18.4 us, 81.3 against 90.0; D 256 on 16/4 heads: 34.6 against 35.1, 165.6 against 175.2)."""
+    dp = d // 8
+    return 4 if dp % 4 == 0 else 2 if dp % 2 == 0 else 1
+
+
 def default_fused(d: int, rows: int) -> bool:
     """Whether :func:`plan` combines a head's chunks in the kernel's last workgroup of the head by default
     (``fused``) rather than in :func:`combine_kernel`'s launch: where each of the workgroup's 128 invocations
@@ -141,7 +154,7 @@ def default_fused(d: int, rows: int) -> bool:
 @cache
 def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: str | None = None,
            causal: bool = False, window: bool = False, softcap: bool = False, fused: bool = True,
-           loads: int | None = None, most_rows: int | None = None) -> cd.Kernel:
+           loads: int | None = None, most_rows: int | None = None, split: int | None = None) -> cd.Kernel:
     """The decode kernel for head size ``d`` (a multiple of 8 up to 256) and ``rows`` query rows per K/V
     head (1 .. :data:`MAX_ROWS`), Q f32 (or f16), the output f32 (or f16), an additive mask of ``mask``
     ("f16", "f32" or None) values; ``causal``, ``window`` and ``softcap`` compile those in (their values
@@ -151,6 +164,9 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     start of the step, 2 (software pipelining) the next step's K after the scores and its V after P V, so
     that they are in flight during the arithmetic (default :func:`default_loads`: more loads in flight
     need more registers). ``most_rows``: the most query rows one subgroup takes (:func:`row_groups`).
+    ``split``: the lanes that share one key's dot products with Q (each a ``1 / split`` slice of D, for
+    ``split`` keys; default :func:`default_split`), so that a slice of Q read from shared memory serves
+    ``split`` keys.
 
     Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values each), the
     mask, ``part`` (``vec4`` f32: per (K/V head, chunk) R x D/4 values, each row's pieces of 8 columns as
@@ -185,6 +201,13 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     if LOADS not in (0, 1, 2):
         raise ValueError(f"attention_decode: loads={loads!r}; 0, 1 or 2")
     SLOTS = NS > 1 and NS * R * DQ * 16 <= 16384   # the epilogue: a shared slot per subgroup (else one, in turn)
+    SPL = default_split(d) if split is None else split   # lanes (and keys) of a score group
+    if SPL not in (1, 2, 4) or DP % SPL:
+        raise ValueError(f"attention_decode: split={split!r}; 1, 2 or 4 dividing the {DP} 16-byte pieces of a row")
+    PQ = DP // SPL                   # pieces of a K row a lane scores
+    QV = DQ // SPL                   # vec4 of a row of Q a lane reads (its slice)
+    QQ = QV + (SPL > 1)              # ... and a slice's stride in shared memory (padded: the slices' 16-byte
+    QROW = SPL * QQ                  # ... words in different banks); a row's
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check
@@ -206,14 +229,17 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
         kx = sg % NS                            # ... and its place among the group's subgroups
 
         # Q, scaled, into shared memory: row r's piece p (8 columns) as vec4 2p (even columns) and 2p + 1 (odd)
-        qs = cd.shared(vec4[f32], R * DQ)
+        qs = cd.shared(vec4[f32], R * QROW)
         for it in cd.static_range(QLOAD):
             e = t + it * WG
             if e < R * DQ:
                 r = e // DQ
                 w = e % DQ
                 qb = (row0 + r) * d + (w // 2) * 8 + (w % 2)
-                qs[e] = vec4[f32](f32(q[qb]), f32(q[qb + 2]), f32(q[qb + 4]), f32(q[qb + 6])) * scale
+                at = e
+                if SPL > 1:
+                    at = r * QROW + (w // QV) * QQ + w % QV
+                qs[at] = vec4[f32](f32(q[qb]), f32(q[qb + 2]), f32(q[qb + 4]), f32(q[qb + 6])) * scale
         # this subgroup's rows (a row past R repeats row R - 1 and is not stored): Q's place, the last key the row
         # sees (causal), its first (window), where its mask row starts
         qrow = []
@@ -223,7 +249,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
         for i in cd.static_range(RS):
             r = min(rg * RS + i, R - 1)
             qi = r % Sq
-            qrow = qrow + [r * DQ]
+            qrow = qrow + [r * QROW]
             last = last + [i32(qi) + off]
             first = first + [i32(qi) + off - i32(window) + 1]
             mrow = mrow + [(kvh * group + r // Sq) * mask_stride + qi * Skv]
@@ -236,12 +262,19 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
         piece = lane % LPR                                   # ... and its piece of the V row
         pv_lane = lane < KPI * LPR
         last_key = c1 - 1                                    # (rows past the chunk read its last row instead)
+        # scores: lane g0 + h of a group of SPL scores slice h of D (PQ pieces) of the group's SPL keys
+        h = 0
+        g0 = lane
+        if SPL > 1:
+            h = lane % SPL
+            g0 = lane - h
+        qh = [qrow[i] + h * QQ for i in cd.static_range(RS)]
         first_base = c0 + kx * 32
         kn = []
         vn = []
         if LOADS == 2:                                       # the first step's rows
-            kb = (kvbase + min(first_base + lane, last_key)) * DP
-            kn = [k[kb + p] for p in cd.static_range(DP)]
+            kn = [k[(kvbase + min(first_base + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
+                  for e in cd.static_range(DP)]
             vn = [v[(kvbase + min(first_base + min(it * KPI + kg, 31), last_key)) * DP + piece]
                   for it in cd.static_range(NI)]
         cd.barrier()                                         # (Q in shared memory)
@@ -250,25 +283,39 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
             kws = kn
             vws = vn
             if LOADS == 0:
-                kb = (kvbase + min(base + lane, last_key)) * DP
-                kws = [k[kb + p] for p in cd.static_range(DP)]
+                kws = [k[(kvbase + min(base + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
+                       for e in cd.static_range(DP)]
             if LOADS == 1:
-                kb = (kvbase + min(base + lane, last_key)) * DP
-                kws = [k[kb + p] for p in cd.static_range(DP)]
+                kws = [k[(kvbase + min(base + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
+                       for e in cd.static_range(DP)]
                 vws = [v[(kvbase + min(base + min(it * KPI + kg, 31), last_key)) * DP + piece]
                        for it in cd.static_range(NI)]
             # scores: lane = key
             j = base + lane
             jr = min(j, last_key)
-            s = [f32(0.0) for i in cd.static_range(RS)]
-            for p in cd.static_range(DP):
-                ke = halves(kws[p], False)
-                ko = halves(kws[p], True)
+            s = [f32(0.0) for e in cd.static_range(SPL * RS)]   # (key kk, row i) at kk * RS + i
+            for p in cd.static_range(PQ):
+                ke = [halves(kws[kk * PQ + p], False) for kk in cd.static_range(SPL)]
+                ko = [halves(kws[kk * PQ + p], True) for kk in cd.static_range(SPL)]
                 for i in cd.static_range(RS):
-                    s[i] += cd.dot(qs[qrow[i] + 2 * p], ke) + cd.dot(qs[qrow[i] + 2 * p + 1], ko)
+                    qe = qs[qh[i] + 2 * p]
+                    qo = qs[qh[i] + 2 * p + 1]
+                    for kk in cd.static_range(SPL):
+                        s[kk * RS + i] += cd.dot(qe, ke[kk]) + cd.dot(qo, ko[kk])
+            # ... added over the group's lanes, lane g0 + h keeping key g0 + h (= lane): halving the keys
+            # held at each exchange (SPL - 1 shuffles a row)
+            for i in cd.static_range(RS):
+                cur = [s[kk * RS + i] for kk in cd.static_range(SPL)]
+                for bit in cd.static_range(SPL // 2, 0, -1):     # (SPL 4: 2 then 1; SPL 2: 1)
+                    upper = (h & bit) != 0
+                    half = len(cur) // 2
+                    cur = [cd.select(upper, cur[e + half], cur[e]) +
+                           cd.subgroup_shuffle_xor(cd.select(upper, cur[e], cur[e + half]), bit)
+                           for e in cd.static_range(half)]
+                s[i] = cur[0]
             if LOADS == 2:                                   # the next step's K, in flight from here
-                kb = (kvbase + min(nxt + lane, last_key)) * DP
-                kn = [k[kb + p] for p in cd.static_range(DP)]
+                kn = [k[(kvbase + min(nxt + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
+                      for e in cd.static_range(DP)]
             pr = []
             for i in cd.static_range(RS):
                 x = s[i]
@@ -626,14 +673,14 @@ Launch = tuple[cd.Kernel, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]
 def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
          fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
-         how: str | None = None) -> list[Launch]:
+         how: str | None = None, split: int | None = None) -> list[Launch]:
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
     arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
     inputs run while planning. ``how``: "lanes" (:func:`kernel`) or "mma" (:mod:`coopdsl.ops.attention_decode_mma`,
     then :func:`combine_kernel`); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
     :func:`default_chunks`); ``fused=False`` combines them with :func:`combine_kernel` instead of in the last
-    workgroup of each head (default :func:`default_fused`); ``loads``, ``most_rows``: see :func:`kernel` (these
-    three how="lanes" only)."""
+    workgroup of each head (default :func:`default_fused`); ``loads``, ``most_rows``, ``split``: see :func:`kernel`
+    (these four how="lanes" only)."""
     hq, sq, d, hkv, skv = dims
     rows = rows_per_head(dims)
     if how is None:
@@ -697,7 +744,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if fused is None:
         fused = default_fused(d, rows)
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
-                  most_rows)
+                  most_rows, split)
     cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     launches: list[Launch] = [
         (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),
@@ -710,10 +757,10 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
         fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
-        how: str | None = None) -> Any:
+        how: str | None = None, split: int | None = None) -> Any:
     """Attention by the decode kernels for checked arguments (as :func:`plan` takes them); returns ``out``."""
     for kern, grid, args, kwargs in plan(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale,
                                          softcap=softcap, out_dtype=out_dtype, out=out, dev=dev, chunks=chunks,
-                                         fused=fused, loads=loads, most_rows=most_rows, how=how):
+                                         fused=fused, loads=loads, most_rows=most_rows, how=how, split=split):
         nv2.go(kern, grid, *args, **kwargs)
     return out

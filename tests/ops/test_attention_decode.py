@@ -31,7 +31,7 @@ def _inputs(hq, hkv, sq, skv, d, seed=0, q_dtype=np.float16):
 
 
 def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=None, loads=None, q_dtype=np.float16, out_dtype=np.float32,
-         how=None, **opts):
+         how=None, split=None, **opts):
     """attention_decode.run on the interpreter, checked against the model; returns the output."""
     q, k, v = _inputs(hq, hkv, sq, skv, d, q_dtype=q_dtype)
     if "mask" in opts:
@@ -39,7 +39,7 @@ def _run(hq, hkv, sq, skv, d, *, chunks=None, fused=None, loads=None, q_dtype=np
     out = np.full(q.shape, np.nan, out_dtype)
     AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=opts.get("causal", False), mask=opts.get("mask"),
            window=opts.get("window", 0), scale=opts.get("scale", d ** -0.5), softcap=opts.get("softcap", 0.0),
-           out_dtype=out_dtype, out=out, dev="cpu", chunks=chunks, fused=fused, loads=loads, how=how)
+           out_dtype=out_dtype, out=out, dev="cpu", chunks=chunks, fused=fused, loads=loads, how=how, split=split)
     want = FA.reference(q, k, v, opts.get("causal", False), opts.get("scale"), mask=opts.get("mask"),
                         window=opts.get("window"), softcap=opts.get("softcap", 0.0))
     _close(out, want)
@@ -91,6 +91,24 @@ def test_default_combine_and_loads():
         launches = AD.plan(q, k, v, (hq, 1, d, 1, 600), causal=False, mask=None, window=0, scale=0.1, softcap=0.0,
                            out_dtype=np.float32, out=out, dev="cpu", chunks=4, how="lanes")
         assert [kern.name for kern, *_ in launches] == kernels
+
+
+@needs_interp
+@pytest.mark.parametrize("split", [1, 2, 4])
+def test_score_splits(split):
+    # 1, 2 or 4 lanes sharing a key's dot products (each its slice of D, then added across the lanes):
+    # every split gives the model's result, with each load order (D 96 has 12 pieces a row, D 64 8)
+    _run(8, 2, 1, 500, 96, chunks=3, split=split, causal=True, how="lanes")
+    _run(4, 1, 2, 300, 64, chunks=2, split=split, loads=2, window=90, how="lanes")
+    _run(2, 2, 3, 260, 128, chunks=2, split=split, loads=0, how="lanes", softcap=3.0)
+    assert [AD.default_split(d) for d in (8, 16, 40, 64, 80, 96, 128, 256)] == [1, 2, 1, 4, 2, 4, 4, 4]
+
+
+def test_a_split_that_does_not_divide_the_row_is_refused():
+    with pytest.raises(ValueError, match="split=4; 1, 2 or 4 dividing the 10 16-byte pieces of a row"):
+        AD.kernel(80, 4, split=4)
+    with pytest.raises(ValueError, match="split=3"):
+        AD.kernel(96, 4, split=3)
 
 
 @pytest.mark.parametrize("fused, loads", [(False, 0), (False, 1), (True, 0), (True, 2)])
