@@ -46,7 +46,9 @@ head are contiguous. ``causal``, ``window`` and the mask follow :func:`coopdsl.o
 visible keys of a head start at the first row's window (earlier keys are not read at all).
 
 Measured (``benchmarks/attention_bench.py``, H100 SXM, resident f16 K/V, f32 output; K/V bytes read per
-second as a fraction of a copy kernel's read + write bandwidth over as many bytes): 32 query heads on 8
+second as a fraction of a copy kernel's read + write bandwidth over as many bytes; before the score split of
+:func:`default_split`, which on an H200 took one token at D = 128 from 31 to 27 us at 16384 keys and from 161
+to 135 us at 131072): 32 query heads on 8
 K/V heads, one token, D = 128: 34 us at 16384 keys (0.72; ggml's kernel with split_k 52 us, 0.47) and
 199 us at 131072 (0.99; 285 us, 0.69); 32 heads without grouping, 16384 keys: 103 us (ggml's 152 us);
 D = 64: 0.70, D = 256: 0.65; 2 query rows of 4 heads a K/V head (8 rows) at 65536 keys 0.79 (ggml 0.17);
