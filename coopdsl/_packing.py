@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ._numbers import LiteralError, fit_named, float_key
+from ._words import with_article
 
 DTYPES: dict[str, type[np.generic]] = {
     "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": np.uint16, "e4m3": np.uint8, "e5m2": np.uint8,
@@ -64,12 +65,6 @@ def _contents(d: dict[str, Any]) -> tuple[Any, ...]:
     return tuple((k, value_key(v)) for k, v in d.items())
 
 
-def a_an(word: object) -> str:
-    """``word`` with its English article: "an int32", "a float64", "a uint8"."""
-    text = str(word)
-    return f"{'an' if text[:1] in ('a', 'e', 'i', 'o') else 'a'} {text}"
-
-
 def member_value(values: Mapping[str, Any], name: str) -> Any:
     """``values[name]``; a dotted name ``p.M`` reads ``values['p']['M']`` (struct members)."""
     if name in values:
@@ -104,7 +99,7 @@ def pointer_problem(member: Mapping[str, Any], dtype: np.dtype, what: str) -> st
     elem = element_of(pointee)
     if elem not in DTYPES or dtype_matches(elem, dtype):
         return None
-    return f"{what} '{member['name']}' points to {pointee}; got {a_an(dtype)} array (pass {wanted_dtype(elem)})"
+    return f"{what} '{member['name']}' points to {pointee}; got {with_article(dtype)} array (pass {wanted_dtype(elem)})"
 
 
 def padded_vec3_problem(name: str, element: str, components: int, stride: int, arr: Any) -> str | None:
@@ -147,7 +142,7 @@ def buffer_problem(name: str, element: str, components: int, stride: int, arr: A
     buffer (``written``)."""
     dtype = np.dtype(arr.dtype)
     if components == 1 and not dtype_matches(element, dtype):
-        return f"buffer '{name}' holds {element}; got {a_an(dtype)} array (pass {wanted_dtype(element)})"
+        return f"buffer '{name}' holds {element}; got {with_article(dtype)} array (pass {wanted_dtype(element)})"
     vec3 = padded_vec3_problem(name, element, components, stride, arr)
     if vec3:
         return vec3

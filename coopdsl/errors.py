@@ -19,6 +19,7 @@ import linecache
 from types import FrameType
 
 from ._records import record
+from ._words import with_article as with_article  # (the messages' article rule, for the modules that word them)
 
 
 @record(frozen=True)
@@ -85,12 +86,6 @@ class ShapeError(TypeMismatchError):
 
 class DeclarationError(TypeMismatchError):
     """A type, parameter annotation or struct that cannot be declared (raised where it is written)."""
-
-
-def with_article(word: object) -> str:
-    """``word`` with its indefinite article: "an i32", "a u32", "an int", "a float"."""
-    text = str(word)
-    return f"{'an' if text[:1].lower() in 'aeio' else 'a'} {text}"
 
 
 def caller_loc(word: str = "") -> SourceLoc:

@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parents[1] / "coopdsl"
 
 # layer -> the layers it may import (besides itself); "" is the package's top-level modules
 ALLOWED = {
-    "errors": {"_records"},
+    "errors": {"_records", "_words"},
     "ir": {"errors", "_records", "_lazy", "_numbers"},  # _lazy: registries whose families load on first need
     "lang": {"ir", "errors", "_records", "_lazy"},
     "frontend": {"lang", "ir", "errors", "_records"},
@@ -29,7 +29,9 @@ ALLOWED = {
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
     "_grid": set(),  # the grid a launch takes, for Kernel.launch, the runtime's launch and the interpreter (stdlib)
     "_counts": set(),  # a timing's dispatch counts, for runtime.bench and autotune's options (stdlib)
-    "_packing": {"_numbers"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy, stdlib)
+    "_packing": {"_numbers", "_words"},  # kernel arguments to bytes, for the runtime and the interpreter (numpy,
+    # stdlib)
+    "_words": set(),  # English for messages (an article), for errors and the packer (stdlib)
     "devices": {"errors", "_lazy", "_packing", "_numbers"},  # device profiles and checks work on reflection data
     # only; _numbers: a spec-constant expression computed as the device does;
     # _packing: spec values checked as a launch checks them (imported only when values are given: it brings numpy)
