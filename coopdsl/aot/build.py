@@ -5,10 +5,11 @@ directory also gets one header with every variant (:mod:`.cheader`) and a
 manifest, ``.coopdsl-build.json``, recording for each output the hash of
 what it was built from: the coopdsl version and compiler sources, the kernel
 file's text, the kernel name and the options (target env, device profile
-name, spec and Const values).  A variant whose hash is unchanged and whose files exist is not
-recompiled (its file is not even run).  A kernel file's *imports* are not
-hashed: touch the kernel file, or delete the manifest, after changing a
-module it imports.
+name, a profile file's contents, spec and Const values), and the hash of the
+files it wrote.  A variant whose hash is unchanged and whose files read back
+as written is not recompiled (its file is not even run).  A kernel file's
+*imports* are not hashed: touch the kernel file, or delete the manifest, after
+changing a module it imports.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..kernel import Kernel
 
 MANIFEST = ".coopdsl-build.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2   # (2: each record holds the hash of its files and fields; a format-1 manifest rebuilds all)
 
 
 @dataclass
@@ -61,9 +62,20 @@ def compiler_fingerprint() -> str:
 def variant_key(entry: Entry, variant: Variant, source_text: str) -> str:
     """The content hash deciding whether ``variant`` of ``entry`` must be recompiled."""
     data = {"compiler": compiler_fingerprint(), "source": source_text, "kernel": entry.kernel,
-            "target_env": entry.target_env, "device": entry.device, "spec": variant.spec,
-            "consts": variant.consts}
+            "target_env": entry.target_env, "device": entry.device, "profile": _profile_text(entry.device),
+            "spec": variant.spec, "consts": variant.consts}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _profile_text(device: str | None) -> str | None:
+    """A device profile file's contents (an edited profile rebuilds what was checked against it); None for a
+    shipped profile's name, which the compiler fingerprint covers, or no profile."""
+    if device is None or not device.endswith(".json"):
+        return None
+    try:
+        return Path(device).read_bytes().hex()
+    except OSError:
+        return None
 
 
 def build(spec_path: str | Path, out_dir: str | Path, log: Callable[[str], None] | None = None) -> BuildReport:
@@ -113,9 +125,12 @@ def _build_entry(spec: BuildSpec, entry: Entry, out: Path, records: dict[str, An
             report.up_to_date.append(variant.output)
             continue
         artifact = _compile(spec, entry, variant, loaded)
+        reflection = artifact.reflection_json()
         (out / f"{variant.output}.spv").write_bytes(artifact.binary)
-        (out / f"{variant.output}.json").write_text(artifact.reflection_json())
-        records[variant.output] = {"key": key, **artifact.provenance()}
+        (out / f"{variant.output}.json").write_text(reflection)
+        fields = artifact.provenance()
+        records[variant.output] = {"key": key, **fields,
+                                   "written": _written_hash(artifact.binary, reflection.encode(), fields)}
         report.compiled.append(variant.output)
         log(f"compiled {variant.output} ({entry.kernel} from {entry.source})")
 
@@ -198,21 +213,25 @@ def _write_header(spec: BuildSpec, out: Path, records: dict[str, Any]) -> bool:
     return True
 
 
-# what the header reads of an output's reflection file
-HEADER_KEYS = ("bindings", "capabilities", "entry_point", "extensions", "push_constants", "spec_constants",
-               "workgroup_size", "workgroup_size_spec_ids")
+def _written_hash(binary: bytes, reflection: bytes, fields: dict[str, Any]) -> str:
+    """The hash of an output's module, reflection file and manifest fields as a build wrote them."""
+    h = hashlib.sha256()
+    for part in (binary, reflection, json.dumps(fields, sort_keys=True).encode()):
+        h.update(len(part).to_bytes(8, "little") + part)
+    return h.hexdigest()
 
 
 def _intact(out: Path, name: str, rec: dict[str, Any]) -> bool:
-    """Whether an output's files and manifest record are what a build wrote (else it is built again: an emptied
-    or edited reflection file, or a record without its fields, once stopped the build with a traceback)."""
+    """Whether an output's files and manifest record are what a build wrote, byte for byte (else it is built
+    again: an emptied, cut or edited module, reflection file or record once stopped the build with a traceback
+    or went into the header as it was)."""
+    fields = {k: v for k, v in rec.items() if k not in ("key", "written")}
     try:
-        art = _artifact_on_disk(out, name, rec)
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        binary = (out / f"{name}.spv").read_bytes()
+        reflection = (out / f"{name}.json").read_bytes()
+        return rec.get("written") == _written_hash(binary, reflection, fields)
+    except (OSError, TypeError, ValueError):   # (a record's fields that do not serialise: not a build's)
         return False
-    r = art.reflection
-    return isinstance(r, dict) and all(k in r for k in HEADER_KEYS) and isinstance(rec.get("spec", {}), dict) \
-        and isinstance(rec.get("consts", {}), dict)
 
 
 def _artifact_on_disk(out: Path, name: str, rec: dict[str, Any]) -> Artifact:

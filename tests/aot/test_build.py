@@ -322,29 +322,71 @@ def test_an_unknown_device_is_a_usage_error_as_for_emit(tmp_path, capsys, spec, 
     assert not (tmp_path / "out").exists()   # (found before anything is compiled or written)
 
 
-@pytest.mark.parametrize("damage", ["empty reflection", "reflection {}", "record without kernel",
-                                    "record spec not a table"])
+def _edit_reflection(out, edit):
+    r = json.loads((out / "scale3.json").read_text())
+    edit(r)
+    (out / "scale3.json").write_text(json.dumps(r))
+
+
+DAMAGE = {   # what an edit of an output does to the files (besides the manifest's records)
+    "empty reflection": lambda out: (out / "scale3.json").write_text(""),
+    "reflection {}": lambda out: (out / "scale3.json").write_text("{}"),
+    "module cut": lambda out: (out / "scale3.spv").write_bytes(b"abc"),
+    "module emptied": lambda out: (out / "scale3.spv").write_bytes(b""),
+    "module word changed": lambda out: (out / "scale3.spv").write_bytes(
+        (out / "scale3.spv").read_bytes()[:-4] + b"\0\0\0\0"),
+    "bindings not a list": lambda out: _edit_reflection(out, lambda r: r.update(bindings=5)),
+    "push constants null": lambda out: _edit_reflection(out, lambda r: r.update(push_constants=None)),
+    "binding set a string": lambda out: _edit_reflection(out, lambda r: r["bindings"][0].update(set="a")),
+    "binding renamed": lambda out: _edit_reflection(out, lambda r: r["bindings"][0].update(name="zz")),
+}
+
+
+@pytest.mark.parametrize("damage", [*DAMAGE, "record without kernel", "record spec not a table",
+                                    "record kernel renamed"])
 def test_damaged_outputs_are_built_again(project, compiles, damage):
-    """The up-to-date check looked only for the files: an emptied or edited reflection file, or an edited
-    manifest record, stopped the next build with a traceback (JSONDecodeError, KeyError, AttributeError)."""
+    """The up-to-date check looked only for the files, then at the reflection's keys: an emptied or edited
+    reflection file, a cut module or an edited manifest record stopped the next build with a traceback
+    (JSONDecodeError, KeyError, AttributeError, "not a multiple of 4"), or went into the header as it was (a
+    zero-length array, a binding set of "a"): every output now reads back byte for byte as it was written."""
     out = project / "out"
     build(project / "kernels.toml", out)
+    header = (out / "kernels.h").read_text()
     compiles.clear()
-    if damage.startswith("empty"):
-        (out / "scale3.json").write_text("")
-    elif damage.startswith("reflection"):
-        (out / "scale3.json").write_text("{}")
+    if damage in DAMAGE:
+        DAMAGE[damage](out)
     else:
         manifest = json.loads((out / MANIFEST).read_text())
         rec = manifest["outputs"]["scale3"]
         if damage == "record without kernel":
             del rec["kernel"]
+        elif damage == "record kernel renamed":
+            rec["kernel"] = "other"
         else:
             rec["spec"] = 3
         (out / MANIFEST).write_text(json.dumps(manifest))
     report = build(project / "kernels.toml", out)
     assert compiles == ["scale3"] and report.up_to_date == ["saxpy_WG64", "saxpy_wide"]
     assert json.loads((out / "scale3.json").read_text())["entry_point"] == "scale"
+    assert (out / "kernels.h").read_text() == header and not report.header_changed
+
+
+def test_an_edited_device_profile_file_rebuilds_what_it_checked(tmp_path, capsys):
+    # the key held the profile's file name, not what the file says: a profile that no longer allows the
+    # kernel's workgroup left the build "up to date"
+    from coopdsl.devices.profile import profiles_dir
+
+    profile = json.loads(profiles_dir().joinpath("nvidia-h100.json").read_text())
+    (tmp_path / "saxpy.py").write_text(SAXPY)
+    (tmp_path / "k.toml").write_text('device = "small.json"\n[[kernel]]\nfile = "saxpy.py"\nname = "saxpy"\n')
+    (tmp_path / "small.json").write_text(json.dumps(profile))
+    report = build(tmp_path / "k.toml", tmp_path / "out")
+    assert report.compiled == ["saxpy"]
+    assert build(tmp_path / "k.toml", tmp_path / "out").up_to_date == ["saxpy"]
+    profile[0]["max_workgroup_invocations"] = 32
+    (tmp_path / "small.json").write_text(json.dumps(profile))
+    with pytest.raises(BuildError, match=r"saxpy.py:\d+:\d+: .*workgroup"):
+        build(tmp_path / "k.toml", tmp_path / "out")
 
 
 def test_a_kernel_file_that_is_not_utf8_is_an_input_error(project, capsys):
