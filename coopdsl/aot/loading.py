@@ -49,7 +49,7 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
         raise e.with_traceback(None) from None
     except SyntaxError as e:
         raise KernelFileError(_syntax_message(e, str(p))) from None
-    except RecursionError:  # Python's own parser gave up (a 3,000-term expression)
+    except _TooDeep:  # Python's own parser gave up (a 3,000-term expression)
         raise KernelFileError(f"{p}: error: an expression in {p.name} is nested too deeply for Python's parser "
                               f"(RecursionError while parsing); split it into several statements") from None
     except (Exception, SystemExit) as e:  # the user's module failed: say where, not how runpy got there
@@ -81,6 +81,11 @@ def _check_encoding(path: str) -> None:
                               f"(# -*- coding: latin-1 -*-, PEP 263)") from None
 
 
+class _TooDeep(Exception):
+    """Python's parser or compiler ran out of recursion on the file (a RecursionError while the file runs is
+    the file's own, reported at its line)."""
+
+
 def _run_file(path: str) -> dict[str, Any]:
     """Run the file as ``runpy.run_path(path, run_name="__coopdsl_emit__")`` does, parsing it only once:
     the code runs from the tree the front end then finds the kernels' source in (a large file took as
@@ -90,7 +95,10 @@ def _run_file(path: str) -> dict[str, Any]:
     if not text:
         _check_encoding(path)
         return runpy.run_path(path, run_name=RUN_NAME)
-    code = compile(parse_file(path, text), path, "exec")
+    try:
+        code = compile(parse_file(path, text), path, "exec")
+    except RecursionError:
+        raise _TooDeep() from None
     module = types.ModuleType(RUN_NAME)
     module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__="", __spec__=None)
     saved = sys.modules.get(RUN_NAME), sys.argv[0] if sys.argv else None

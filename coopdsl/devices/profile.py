@@ -162,6 +162,10 @@ def _list(c: dict[str, Any], key: str) -> list[Any]:
 
 
 SCOPES = ("Subgroup", "Workgroup")   # the scopes a cooperative-matrix configuration is offered at
+# the component type names `coopdsl devices --json` writes (coopdsl.runtime.vk.COMPONENT_TYPES' values; a test
+# keeps the two equal); a type Vulkan adds later is written as its enum value, a decimal number
+COMPONENT_NAMES = ("f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bf16", "i8packed",
+                   "u8packed", "e4m3", "e5m2")
 
 
 def _config(c: dict[str, Any], flexible: bool) -> Config:
@@ -177,8 +181,9 @@ def _config(c: dict[str, Any], flexible: bool) -> Config:
     if c["scope"] not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {c['scope']!r}")
     for t in TYPES:
-        if not isinstance(c[t], str):
-            raise ValueError(f"{t} must be a scalar type name, got {c[t]!r}")
+        if not isinstance(c[t], str) or not (c[t] in COMPONENT_NAMES or c[t].isdecimal()):
+            raise ValueError(f"{t} must be a component type name ({', '.join(COMPONENT_NAMES)}) or a Vulkan "
+                             f"component type's number, got {c[t]!r}")
     types = {t: c[t] for t in TYPES}
     if flexible:
         return Config(m, n, k, **types, scope=c["scope"], saturating=saturating, flexible=True,

@@ -81,6 +81,21 @@ def test_an_expression_too_deep_for_pythons_parser_is_an_error_not_a_trace_into_
     assert "ast.py" not in str(e.value)
 
 
+def test_a_file_that_recurses_while_it_runs_is_located_at_its_line(tmp_path):
+    # the RecursionError of the file's own code was reported as the parser's ("nested too deeply ... while
+    # parsing"), with no line (found by a docs-only check of the command line)
+    import pytest
+
+    from coopdsl.aot.errors import KernelFileError
+
+    path = tmp_path / "rec.py"
+    path.write_text("def f(n):\n    return f(n + 1)\n\n\nf(0)\n")
+    with pytest.raises(KernelFileError) as e:
+        load_kernels(path)
+    assert str(e.value).startswith(f"{path}:2: error: running {path} failed: RecursionError: maximum recursion")
+    assert "nested too deeply" not in str(e.value)
+
+
 def test_the_python_api_refuses_values_of_another_type_in_its_own_words():
     """load_kernels(None), pick_kernel with a list for the name, render_header without a guard: TypeErrors that
     say which argument, not pathlib's, a dict lookup's or re's (found by a fuzzer of the host API)."""

@@ -98,7 +98,10 @@ def test_khr_only_drops_nv2():
      '"C": "f32", "Result": "f32", "scope": "Subgroup", "saturating": "false"}]}',
      "saturating must be true or false, got 'false'"),
     ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": 16, "B": "f16", '
-     '"C": "f32", "Result": "f32", "scope": "Subgroup"}]}', "A must be a scalar type name, got 16"),
+     '"C": "f32", "Result": "f32", "scope": "Subgroup"}]}', "A must be a component type name (f16, f32, f64,"),
+    # an unknown type name was taken (found by a check of the command line written from the docs alone)
+    ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": "f99", "B": "f16", '
+     '"C": "f32", "Result": "f32", "scope": "Subgroup"}]}', "or a Vulkan component type's number, got 'f99'"),
     ('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", '
      '"C": "f32", "Result": "f32", "scope": "Galaxy"}]}', "scope must be one of Subgroup, Workgroup, got 'Galaxy'"),
     # counts and flags were int() and bool(): 2.5 became 2, "64" 64, and the string "false" true
@@ -153,3 +156,16 @@ def test_a_profile_file_numpy_or_json_cannot_read_is_a_profile_error(tmp_path):
     deep.write_text("[" * 100000 + "]" * 100000)
     with pytest.raises(ProfileError, match=r"deep.json: not a device profile \(JSON nested too deeply to read\)"):
         load_profile(str(deep))
+
+
+def test_a_profile_takes_the_component_type_names_the_runtime_writes_and_numbers_of_later_types(tmp_path):
+    # the names a profile may hold are those `coopdsl devices --json` writes (runtime.vk's table), and a type
+    # Vulkan adds later is written as its number
+    from coopdsl.devices.profile import COMPONENT_NAMES
+    from coopdsl.runtime import vk
+
+    assert sorted(COMPONENT_NAMES) == sorted(vk.COMPONENT_TYPES.values())
+    path = tmp_path / "later.json"
+    path.write_text('{"name": "x", "subgroup_size": 32, "coopmat_configs": [{"M": 16, "N": 16, "K": 32, '
+                    '"A": "1000999000", "B": "e4m3", "C": "f32", "Result": "f32", "scope": "Subgroup"}]}')
+    assert load_profile(str(path)).configs[0].A == "1000999000"
