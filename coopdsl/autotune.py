@@ -34,7 +34,7 @@ from typing import Any
 
 from . import __version__
 from ._counts import counts_problem
-from .errors import CoopDSLError
+from .errors import CoopDSLError, LaunchCallError, LaunchError
 from .ir.types import Type
 from .kernel import Kernel
 from .lang.types import ConstParam, Enumerant, SpecParam
@@ -95,10 +95,13 @@ class Cache:
             if not hasattr(path, "__fspath__"):
                 raise AutotuneError(f"autotune: cache is True, False, None or a file path, got {type(path).__name__} "
                                     f"{path!r}")
+        if path is not None and not os.fspath(path):   # (Path("") is the current folder)
+            raise AutotuneError("autotune: cache is True, False, None or a file path, got an empty path ''")
         self.path = None if path is None else Path(path)
         self._entries: dict[str, dict[str, Any]] = {}
         self._loaded = False
         self._reported = False  # whether the file was reported unreadable (once: a write reads it again)
+        self._in_process = False  # the path is no regular file (a folder, a pipe, a device): nothing is written
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record stored under ``key``, or None."""
@@ -113,6 +116,8 @@ class Cache:
         if self.path is None:
             return
         entries = {**self._read(), key: record}
+        if self._in_process:   # (said once, when the path was read)
+            return
         tmp = None
         try:
             # a symlink's target is the cache (replacing the link would leave the target stale), and a path that
@@ -138,7 +143,12 @@ class Cache:
             if not self.path.exists():   # (inside: a name the file system refuses, 300 characters, is an OSError)
                 return {}
             if not self.path.is_file():   # (a pipe would block the read; a device is no cache)
-                raise OSError(0, "it is not a regular file")
+                self._in_process = True
+                if not self._reported:
+                    self._reported = True
+                    warnings.warn(f"coopdsl.autotune: the cache {self.path} is not a regular file (a folder, a pipe "
+                                  f"or a device); choices are kept in this process only", stacklevel=4)
+                return {}
             data = json.loads(self.path.read_text())
             if data.get("format") != FORMAT or not isinstance(data.get("entries"), dict):
                 raise ValueError(f"not an autotune cache of format {FORMAT}")
@@ -178,9 +188,13 @@ def kernel_fingerprint(kernel: Kernel) -> str:
 
 
 def problem_key(values: dict[str, Any]) -> str:
-    """The key arguments as text: numbers as themselves, arrays as dtype[shape]."""
+    """The key arguments as text: numbers as themselves (a numpy scalar too: ``np.int64(1000)`` is ``1000``),
+    arrays as dtype[shape]."""
     parts = []
     for name, v in values.items():
+        if type(v).__module__ == "numpy" and getattr(v, "shape", None) == () and hasattr(v, "item") and \
+                not hasattr(v, "__len__"):   # (a numpy scalar, not an array of no dimensions)
+            v = v.item()
         if hasattr(v, "shape") and hasattr(v, "dtype"):
             parts.append(f"{name}={v.dtype}{list(v.shape)}")
         else:
@@ -207,16 +221,15 @@ def _on_cpu(device: Any) -> bool:
 
 
 def _resolve_device(device: Any, args: Iterable[Any]) -> Any:
-    """``device``, else that of the first resident array among ``args``, else the default device (a GPU: the
-    callers answer for the CPU interpreter first)."""
-    from . import runtime
-
+    """``device``, else the device a launch with ``args`` runs on by ``Kernel.launch``'s rule
+    (``runtime.launch.resolve_device``: the first resident array's, else the open batch's, else the default
+    device). The callers answer for the CPU interpreter first, and :func:`device_key` for a ``device`` that is
+    none."""
     if device is not None:
         return device
-    for value in args:
-        if isinstance(value, runtime.Array):
-            return value.device
-    return runtime.default_device()
+    from .runtime.launch import resolve_device
+
+    return resolve_device(None, {str(i): v for i, v in enumerate(args)})
 
 
 CLOCK_UP_MS = 1000.0  # untimed GPU work before the first config is timed (see BenchTimer)
@@ -343,6 +356,7 @@ class Autotuner:
               dev: Any) -> tuple[Config, dict[str, float | str]]:
         saved = {n: _snapshot(bound[n]) for n in self.restore}
         timings: dict[str, float | str] = {}
+        failures: list[Exception] = []
         start = getattr(self.timer, "start", None)  # a timer's preparation before the first config (clocks)
         for config in self.configs:
             variant, spec = self.variant(config)
@@ -357,12 +371,18 @@ class Autotuner:
                 timings[repr(config)] = float(ms)     # (an int, a numpy float: one type in the cache)
             except (CoopDSLError, RuntimeError, ValueError) as e:  # this config cannot run: try the others
                 timings[repr(config)] = f"error: {type(e).__name__}: {e}"
+                failures.append(e)
             finally:
                 for n, data in saved.items():
                     _write_back(bound[n], data)
         self.last_timings = timings
         ran = [c for c in self.configs if isinstance(timings[repr(c)], float)]
         if not ran:
+            first = failures[0] if failures else None
+            if isinstance(first, LaunchError) and all(type(e) is type(first) and str(e) == str(first)
+                                                      for e in failures):
+                # (the launch's arguments, whatever the config: a missing buffer)
+                raise first.with_traceback(None) from None
             raise AutotuneError(f"autotune {self.kernel.name}: no config ran on {device_key(dev)}:\n" +
                                 "\n".join(f"  {c}: {t}" for c, t in timings.items()))
         return min(ran, key=lambda c: timings[repr(c)]), timings
@@ -370,8 +390,8 @@ class Autotuner:
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             bound = self.signature.bind_partial(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.kernel.name}: {e}") from None
+        except TypeError as e:   # (as Kernel.launch says it)
+            raise LaunchCallError(f"{self.kernel.name}.launch: {e}") from None
         tuned = sorted({n for c in self.configs for n in c.values} & set(bound.arguments))
         if tuned:
             raise AutotuneError(f"autotune {self.kernel.name}: {', '.join(tuned)} "
@@ -455,8 +475,11 @@ def _check_configs(name: str, configs: Sequence[Config], kinds: dict[str, str]) 
                                 f"{'is not a' if len(unknown) == 1 else 'are not'} cd.Spec or cd.Const "
                                 f"parameter{'' if len(unknown) == 1 else 's'} of {name} "
                                 f"(those are: {', '.join(sorted(kinds)) or 'none'})")
-    if len(set(configs)) != len(configs):
-        raise AutotuneError(f"autotune {name}: a config is listed twice")
+    for i, c in enumerate(configs):
+        if c in configs[:i]:   # (True == 1 and np.uint32(64) == 64: such configs are one config)
+            same = configs[configs[:i].index(c)]
+            also = "" if repr(same) == repr(c) else f" (as {same}: the same values)"
+            raise AutotuneError(f"autotune {name}: {c} is listed twice{also}")
     return configs
 
 
