@@ -334,6 +334,9 @@ def store_subscript(cg: Context, target: ast.Subscript, value: Any) -> None:
     if isinstance(base, BufferRef):
         if arith.is_number(value):
             value = cg.em.literal(value, base.elem)
+        if isinstance(value, Value) and isinstance(base.elem, (T.StructType, T.ArrayType)) and \
+                value.type != base.elem and unlaid(value.type) == unlaid(base.elem):
+            value = arrays.relaid(cg, value, base.elem)   # (a struct of a buffer into shared memory, and back)
         if not isinstance(value, Value) or value.type is not base.elem and value.type != base.elem:
             raise TypeMismatchError(
                 f"cannot store {cg.describe(value)} into {base.kind} '{base.name}' of {base.elem}; convert it first",

@@ -9,6 +9,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
+from ..ir.layout import unlaid
 from ..ir.literals import LiteralError, fit
 from ..ir.vocab import StorageClass
 from .conversions import Conversion, ScopeArg
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 
 @record(frozen=True)
 class ArrayElement(Conversion):
-    """The element type of a declared array: a numeric scalar or vector type, or a cooperative-matrix type
-    where ``matrices`` (Function and Private memory only)."""
+    """The element type of a declared array: a numeric scalar or vector type, a ``@cd.struct`` type (as the
+    struct without layout: :func:`coopdsl.ir.layout.unlaid`), or a cooperative-matrix type where ``matrices``
+    (Function and Private memory only)."""
 
     matrices: bool = False
 
@@ -33,8 +35,10 @@ class ArrayElement(Conversion):
             raise TypeMismatchError(
                 f"{name}: cooperative matrices may only live in Function or Private memory "
                 f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
+        if isinstance(elem, T.StructType):   # (without layout decorations: Vulkan allows none in these memories)
+            return unlaid(elem)
         if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar or vector type, "
+            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar, vector or struct type, "
                                     f"not {cg.describe(elem)}", cg.em.loc)
         return elem
 
@@ -73,7 +77,9 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A workgroup-shared array of ``length`` elements of ``elem`` (GLSL ``shared``).
 
     ``elem`` is a scalar or vector type (e.g. ``vec4[u32]`` to stage 128-bit
-    loads); ``length`` a compile-time int or an integer ``Spec`` constant.
+    loads) or a ``@cd.struct`` type (``shared Item s[32];``: members are read and
+    written in place, ``s[i].x += 1.0``); ``length`` a compile-time int or an integer
+    ``Spec`` constant.
     Index it like a buffer; cooperative matrices load from / store to it with
     ``stride`` and offset counted in ``elem`` units.  Declares an OpVariable in
     the Workgroup storage class.
@@ -89,7 +95,7 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
 def local_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A per-invocation array of ``length`` elements of ``elem`` (OpVariable Function).
 
-    ``elem`` is a scalar, vector or cooperative-matrix type (arrays of
+    ``elem`` is a scalar, vector, struct or cooperative-matrix type (arrays of
     accumulators whose count is a specialization constant live here);
     ``length`` is a compile-time int or an integer ``Spec`` constant; indices
     may be runtime values.
