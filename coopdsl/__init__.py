@@ -99,6 +99,10 @@ dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins sha
 bit_count, bit_reverse, bitfield_extract, bitfield_insert, pack_half_2x16, unpack_half_2x16 = (
     _math.BUILTINS[n] for n in ("bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16",
                                 "unpack_half_2x16"))
+(pack_unorm_4x8, unpack_unorm_4x8, pack_snorm_4x8, unpack_snorm_4x8, pack_unorm_2x16, unpack_unorm_2x16,
+ pack_snorm_2x16, unpack_snorm_2x16) = (_math.BUILTINS[f"{way}_{fmt}"] for fmt in ("unorm_4x8", "snorm_4x8",
+                                                                                  "unorm_2x16", "snorm_2x16")
+                                        for way in ("pack", "unpack"))
 
 workgroup_id = BUILTIN_VARS["workgroup_id"]
 local_invocation_id = BUILTIN_VARS["local_invocation_id"]
@@ -140,6 +144,8 @@ __all__ = [
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
     "dot", "mod", "isnan", "isinf", "select", "dot4x8",
     "bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16", "unpack_half_2x16",
+    "pack_unorm_4x8", "unpack_unorm_4x8", "pack_snorm_4x8", "unpack_snorm_4x8", "pack_unorm_2x16",
+    "unpack_unorm_2x16", "pack_snorm_2x16", "unpack_snorm_2x16",
     *sorted(_SUBGROUP), *sorted(_ATOMICS),
     # errors
     "CoopDSLError", "CompileError", "UnsupportedSyntaxError", "NameResolutionError", "TypeMismatchError",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
+from ..ir.ops.math import NORM_FORMATS
 from . import arith
 from .conversions import OPERAND, RUNTIME, Operand, Runtime, bool_vector, float_scalar_or_vector
 from .registry import BUILTINS as BUILTINS
@@ -299,6 +300,38 @@ def _unpack_half_2x16(cg: Builder, p: Value) -> Value:
     if p.type != T.u32:
         raise TypeMismatchError(f"unpack_half_2x16() takes a u32, got {p.type}", cg.em.loc)
     return cg.em.op("unpack_half", T.VectorType(T.f32, 2), [p])
+
+
+def _norm_packing(fmt: str) -> tuple[Callable[..., Value], Callable[..., Value]]:
+    n = NORM_FORMATS[fmt][0]
+    vec = T.VectorType(T.f32, n)
+    spelled = f"{fmt[:5]}_{fmt[5:]}"   # unorm_4x8
+
+    def pack(cg: Builder, v: Value) -> Value:
+        if v.type != vec:
+            raise TypeMismatchError(f"pack_{spelled}() takes a {vec}, got {v.type}", cg.em.loc)
+        return cg.em.op("pack_norm", T.u32, [v], fmt=fmt)
+
+    def unpack(cg: Builder, p: Value) -> Value:
+        if p.type != T.u32:
+            raise TypeMismatchError(f"unpack_{spelled}() takes a u32, got {p.type}", cg.em.loc)
+        return cg.em.op("unpack_norm", vec, [p], fmt=fmt)
+
+    return pack, unpack
+
+
+for _fmt, (_n, _bits, _signed) in NORM_FORMATS.items():
+    _spelled, _glsl = f"{_fmt[:5]}_{_fmt[5:]}", _fmt[0].upper() + _fmt[1:]
+    _range, _top = ("[-1, 1]", (1 << (_bits - 1)) - 1) if _signed else ("[0, 1]", (1 << _bits) - 1)
+    _pack, _unpack = _norm_packing(_fmt)
+    BUILTINS[f"pack_{_spelled}"] = make_builtin(
+        f"pack_{_spelled}", _pack, f"the {_n} components clamped to {_range}, times {_top}, rounded to "
+        f"{'signed ' if _signed else ''}{_bits}-bit integers and packed in a u32, the first in the low bits "
+        f"(GLSL.std.450 Pack{_glsl}; GLSL pack{_glsl})", "(v)", {"v": RUNTIME})
+    BUILTINS[f"unpack_{_spelled}"] = make_builtin(
+        f"unpack_{_spelled}", _unpack, f"the {_n} {'signed ' if _signed else ''}{_bits}-bit integers of a u32, "
+        f"the low bits first, over {_top} as a vec{_n}[f32]{' (at least -1)' if _signed else ''} (GLSL.std.450 "
+        f"Unpack{_glsl}; GLSL unpack{_glsl})", "(p)", {"p": RUNTIME})
 
 
 BUILTINS["pack_half_2x16"] = make_builtin(

@@ -157,6 +157,87 @@ def test_half_pairs_pack_and_unpack_as_glsl_does():
     assert np.array_equal(back, want)
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def normalized(v4: cd.Buffer[vec4[f32]], v2: cd.Buffer[vec2[f32]], p: cd.Buffer[u32], b4: cd.Buffer[vec4[f32]],
+               b2: cd.Buffer[vec2[f32]], raw: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    p[4 * i] = cd.pack_unorm_4x8(v4[i])
+    p[4 * i + 1] = cd.pack_snorm_4x8(v4[i])
+    p[4 * i + 2] = cd.pack_unorm_2x16(v2[i])
+    p[4 * i + 3] = cd.pack_snorm_2x16(v2[i])
+    b4[2 * i] = cd.unpack_unorm_4x8(raw[i])
+    b4[2 * i + 1] = cd.unpack_snorm_4x8(raw[i])
+    b2[2 * i] = cd.unpack_unorm_2x16(raw[i])
+    b2[2 * i + 1] = cd.unpack_snorm_2x16(raw[i])
+
+
+def _packed(c, bits, signed):
+    """GLSL's packUnorm/packSnorm in numpy: clamp, scale, round, the low bits first."""
+    top = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    q = np.rint(np.clip(c, -1.0 if signed else 0.0, 1.0).astype(np.float32) * np.float32(top)).astype(np.int64)
+    q &= (1 << bits) - 1
+    return sum(q[:, j].astype(np.uint64) << np.uint64(bits * j) for j in range(c.shape[1])).astype(np.uint32)
+
+
+def _unpacked(p, n, bits, signed):
+    q = np.stack([(p.astype(np.int64) >> (bits * j)) & ((1 << bits) - 1) for j in range(n)], axis=1)
+    if signed:
+        q = np.where(q >= 1 << (bits - 1), q - (1 << bits), q)
+        return np.maximum(q.astype(np.float32) / np.float32((1 << (bits - 1)) - 1), np.float32(-1.0))
+    return q.astype(np.float32) / np.float32((1 << bits) - 1)
+
+
+def _run_normalized(device):
+    rng = np.random.default_rng(4)
+    v4 = rng.uniform(-1.3, 1.3, (32, 4)).astype(np.float32)
+    v4[0] = (0.0, 1.0, -1.0, 2.0)                       # the ends, and past them (clamped)
+    v2 = rng.uniform(-1.3, 1.3, (32, 2)).astype(np.float32)
+    v2[0] = (-5.0, 0.25)
+    raw = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    raw[0] = 0x807F80FF                                 # -128 and 0x8000: snorm's value below -1, clamped to -1
+    p = np.zeros(128, np.uint32)
+    b4, b2 = np.zeros((64, 4), np.float32), np.zeros((64, 2), np.float32)
+    normalized.launch((1,), v4, v2, p, b4, b2, raw, device=device)
+    assert p[0::4].tolist() == _packed(v4, 8, False).tolist() and p[1::4].tolist() == _packed(v4, 8, True).tolist()
+    assert p[2::4].tolist() == _packed(v2, 16, False).tolist() and p[3::4].tolist() == _packed(v2, 16, True).tolist()
+    assert p[0] == 0xFF_00_FF_00 and p[1] == 0x7F_81_7F_00     # (GLSL: 2.0 -> 255, -1 -> 0; snorm -1 -> 0x81)
+    np.testing.assert_allclose(b4[0::2], _unpacked(raw, 4, 8, False), rtol=1e-6)
+    np.testing.assert_allclose(b4[1::2], _unpacked(raw, 4, 8, True), rtol=1e-6)
+    np.testing.assert_allclose(b2[0::2], _unpacked(raw, 2, 16, False), rtol=1e-6)
+    np.testing.assert_allclose(b2[1::2], _unpacked(raw, 2, 16, True), rtol=1e-6)
+    assert b4[1].tolist() == [np.float32(-1 / 127), -1.0, 1.0, -1.0]   # (bytes FF 80 7F 80: -128 clamped to -1)
+
+
+def test_normalized_packings_pack_and_unpack_as_glsl_does():
+    """GLSL's packUnorm4x8, packSnorm4x8, packUnorm2x16, packSnorm2x16 and their unpacks (GLSL.std.450): they
+    were missing (found by porting GLSL kernels from docs/glsl-mapping.md alone)."""
+    compile_checked(normalized, *(rf"OpExtInst %uint %\w+ Pack{f}\b" for f in ("Unorm4x8", "Snorm4x8", "Unorm2x16",
+                                                                               "Snorm2x16")),
+                    r"OpExtInst %v4float %\w+ UnpackUnorm4x8", r"OpExtInst %v4float %\w+ UnpackSnorm4x8",
+                    r"OpExtInst %v2float %\w+ UnpackUnorm2x16", r"OpExtInst %v2float %\w+ UnpackSnorm2x16")
+    _run_normalized("cpu")
+
+
+def test_normalized_packings_on_the_device(device):
+    _run_normalized(device)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_pack_norm_vec2(a: cd.Buffer[vec2[f32]], o: cd.Buffer[u32]):
+    o[0] = cd.pack_unorm_4x8(a[0])  # E:unorm2
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_unpack_norm_i32(a: cd.Buffer[i32], o: cd.Buffer[vec2[f32]]):
+    o[0] = cd.unpack_snorm_2x16(a[0])  # E:snormi
+
+
+def test_normalized_packings_take_their_vector_and_a_u32():
+    expect_error(k_pack_norm_vec2, TypeMismatchError, "pack_unorm_4x8() takes a vec4[f32], got vec2[f32]",
+                 "# E:unorm2", 12)
+    expect_error(k_unpack_norm_i32, TypeMismatchError, "unpack_snorm_2x16() takes a u32, got i32", "# E:snormi", 12)
+
+
 @cd.kernel(workgroup_size=(1, 1, 1))
 def k_pack_vec3(a: cd.Buffer[cd.vec3[f32]], o: cd.Buffer[u32]):
     o[0] = cd.pack_half_2x16(a[0])  # E:pack3

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
+from ...ir.ops.math import NORM_FORMATS
 from ..floats import round_float
 from .registry import semantics
 
@@ -132,6 +133,35 @@ def _unpack_half(m: Machine, op: Op, args: list[Any]) -> Any:
     lo = (p & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float32)
     hi = (p >> np.uint32(16)).astype(np.uint16).view(np.float16).astype(np.float32)
     return np.stack([lo, hi], axis=-1)
+
+
+@semantics("pack_norm")
+def _pack_norm(m: Machine, op: Op, args: list[Any]) -> Any:
+    n, bits, signed = NORM_FORMATS[op.attrs["fmt"]]
+    top = np.float32((1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)   # 127, 255, 32767, 65535
+    c = np.clip(np.asarray(args[0], np.float32), np.float32(-1.0 if signed else 0.0), np.float32(1.0))
+    q = np.rint(c * top).astype(np.int64) & ((1 << bits) - 1)   # (round half to even; two's complement bits)
+    out = np.zeros(q.shape[:-1], np.uint32)
+    for i in range(n):
+        out |= q[..., i].astype(np.uint32) << np.uint32(bits * i)
+    return out
+
+
+@semantics("unpack_norm")
+def _unpack_norm(m: Machine, op: Op, args: list[Any]) -> Any:
+    n, bits, signed = NORM_FORMATS[op.attrs["fmt"]]
+    p = np.asarray(args[0]).astype(np.uint32)
+    mask = np.uint32((1 << bits) - 1)
+    parts = []
+    for i in range(n):
+        q = ((p >> np.uint32(bits * i)) & mask).astype(np.int64)
+        if signed:
+            q = np.where(q >= 1 << (bits - 1), q - (1 << bits), q)
+            f = np.maximum(q.astype(np.float32) / np.float32((1 << (bits - 1)) - 1), np.float32(-1.0))
+        else:
+            f = q.astype(np.float32) / np.float32((1 << bits) - 1)
+        parts.append(f.astype(np.float32))
+    return np.stack(parts, axis=-1)
 
 
 @semantics("bits")

@@ -63,6 +63,37 @@ def _unpack_half(op: Op) -> None:
     result_is(op, T.VectorType(T.f32, 2))
 
 
+# normalized packings (GLSL.std.450 Pack/Unpack{Unorm,Snorm}{4x8,2x16}): name -> (components, bits, signed)
+NORM_FORMATS = {"unorm4x8": (4, 8, False), "snorm4x8": (4, 8, True), "unorm2x16": (2, 16, False),
+                "snorm2x16": (2, 16, True)}
+
+
+def _norm_format(op: Op) -> int:
+    fmt = op.attrs["fmt"]
+    if fmt not in NORM_FORMATS:
+        fail(op, f"unknown normalized packing {fmt!r}")
+    return NORM_FORMATS[fmt][0]
+
+
+def _pack_norm(op: Op) -> None:
+    n = _norm_format(op)
+    if op.operands[0].type != T.VectorType(T.f32, n):
+        fail(op, f"{op.attrs['fmt']} packs a vec{n}[f32], got {op.operands[0].type}")
+    result_is(op, T.u32)
+
+
+def _unpack_norm(op: Op) -> None:
+    n = _norm_format(op)
+    if op.operands[0].type != T.u32:
+        fail(op, f"{op.attrs['fmt']} unpacks a u32, got {op.operands[0].type}")
+    result_is(op, T.VectorType(T.f32, n))
+
+
+define("pack_norm", 1, attrs={"fmt": (str, True)}, verify=_pack_norm,
+       doc="the components clamped to [0, 1] (unorm) or [-1, 1] (snorm), scaled to ``fmt``'s integers, rounded and "
+           "packed in a u32, the first in the low bits")
+define("unpack_norm", 1, attrs={"fmt": (str, True)}, verify=_unpack_norm,
+       doc="the integers of a u32 in ``fmt`` (the low bits first) as normalized f32 components")
 define("pack_half", 1, verify=_pack_half, doc="two f32 rounded to f16, packed in a u32 (the first in the low bits)")
 define("unpack_half", 1, verify=_unpack_half, doc="the two f16 of a u32 (the low bits first) as a vec2[f32]")
 define("bits", (1, 4), attrs={"fn": (str, True)}, verify=_bits,

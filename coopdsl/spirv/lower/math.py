@@ -47,6 +47,13 @@ def _half_pairs(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[i
     w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)
 
 
+@lowering("pack_norm", "unpack_norm")
+def _norm_pairs(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    fmt = op.attrs["fmt"]   # ("unorm4x8" -> PackUnorm4x8, UnpackUnorm4x8)
+    name = ("Pack" if op.kind == "pack_norm" else "Unpack") + fmt[0].upper() + fmt[1:]
+    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)
+
+
 @lowering("bits")
 def _bits(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(BITS[op.attrs["fn"]][family(op.operands[0].type) - 1], ty, rid, *args)
