@@ -4,7 +4,7 @@ Each variant writes ``OUTPUT.spv`` and ``OUTPUT.json`` (its reflection); the
 directory also gets one header with every variant (:mod:`.cheader`) and a
 manifest, ``.coopdsl-build.json``, recording for each output the hash of
 what it was built from: the coopdsl version and compiler sources, the kernel
-file's text, the kernel name and the options (target env, device profile
+file's text and modification time, the kernel name and the options (target env, device profile
 name, a profile file's contents, spec and Const values), and the hash of the
 files it wrote.  A variant whose hash is unchanged and whose files read back
 as written is not recompiled (its file is not even run).  A kernel file's
@@ -60,8 +60,13 @@ def compiler_fingerprint() -> str:
 
 
 def variant_key(entry: Entry, variant: Variant, source_text: str) -> str:
-    """The content hash deciding whether ``variant`` of ``entry`` must be recompiled."""
-    data = {"compiler": compiler_fingerprint(), "source": source_text, "kernel": entry.kernel,
+    """The content hash deciding whether ``variant`` of ``entry`` must be recompiled: the kernel file's text and
+    its modification time too (touching it rebuilds what it defines, as after a change in a module it imports)."""
+    try:
+        touched = entry.file.stat().st_mtime_ns
+    except OSError:
+        touched = None
+    data = {"compiler": compiler_fingerprint(), "source": source_text, "touched": touched, "kernel": entry.kernel,
             "target_env": entry.target_env, "device": entry.device, "profile": _profile_text(entry.device),
             "spec": variant.spec, "consts": variant.consts}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()

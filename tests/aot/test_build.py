@@ -393,3 +393,16 @@ def test_a_kernel_file_that_is_not_utf8_is_an_input_error(project, capsys):
     (project / "scale.py").write_bytes(b"# \xff\n" + SCALE.encode())
     with pytest.raises(InputError, match=r"kernel #\d+ 'scale' \(scale.py\): .*scale.py: byte 2 is not UTF-8"):
         build(project / "kernels.toml", project / "out")
+
+
+def test_touching_a_kernel_file_rebuilds_what_it_defines(project, compiles):
+    # aot.md: "after changing a module it imports, touch the kernel file": the key held the file's text alone,
+    # so a touch rebuilt nothing (found by a docs-only check)
+    out = project / "out"
+    build(project / "kernels.toml", out)
+    compiles.clear()
+    assert build(project / "kernels.toml", out).compiled == []
+    st = (project / "scale.py").stat()
+    os.utime(project / "scale.py", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    report = build(project / "kernels.toml", out)
+    assert compiles == ["scale3"] and report.up_to_date == ["saxpy_WG64", "saxpy_wide"]
