@@ -346,10 +346,21 @@ def store_subscript(cg: Context, target: ast.Subscript, value: Any) -> None:
         cg.em.op("store", T.void, [ptr, value], **device_access(base.storage, base.elem))
         return
     if isinstance(base, Value) and isinstance(base.type, T.ArrayType):
-        if not isinstance(target.value, ast.Name):
-            raise UnsupportedSyntaxError("only arrays held by a name can be updated element-wise; take the inner "
-                                         "array, update it and store it back", cg.src.loc(target))
-        cg.assign(target.value.id, arrays.write_element(cg, base, index, value))
+        updated = arrays.write_element(cg, base, index, value)
+        if isinstance(target.value, ast.Attribute):   # s.arr[j] = x: the member replaced by the updated array
+            store_attribute(cg, target.value, updated)
+        elif isinstance(target.value, ast.Subscript):   # rows[i][j] = x: the element replaced, and so on up
+            if any(isinstance(n, ast.Call) for n in ast.walk(target.value)):   # (it is read again below)
+                raise UnsupportedSyntaxError("an inner array is updated element-wise through indices without calls "
+                                             "(they would run twice); take the inner array into a name, update it "
+                                             "and store it back", cg.src.loc(target))
+            store_subscript(cg, target.value, updated)
+        elif isinstance(target.value, ast.Name):
+            cg.assign(target.value.id, updated)
+        else:
+            raise UnsupportedSyntaxError("only arrays held by a name, their elements and members of structs held "
+                                         "by one can be updated element-wise; take the inner array, update it and "
+                                         "store it back", cg.src.loc(target))
         return
     if isinstance(base, Value) and isinstance(target.value, ast.Name) and \
             isinstance(base.type, (T.VectorType, T.CoopMatType)):

@@ -175,7 +175,7 @@ def k_store_type(out: cd.Buffer[f32]):
 @cd.kernel
 def k_nested_store(out: cd.Buffer[f32]):
     rows = cd.array(cd.array[f32, 2], 3)
-    rows[1][0] = 1.0  # E:nested
+    rows[u32(out[0])][0] = 1.0  # E:nested
 
 
 @cd.kernel
@@ -214,7 +214,7 @@ def k_arith(out: cd.Buffer[f32]):
     (k_store_range, TypeMismatchError, "index -1 is out of range for f32[4]", "# E:negative", 5),
     (k_store_type, TypeMismatchError, "cannot store a runtime bool into an element of f32[4]; convert it first",
      "# E:storetype", 5),
-    (k_nested_store, UnsupportedSyntaxError, "only arrays held by a name can be updated element-wise",
+    (k_nested_store, UnsupportedSyntaxError, "an inner array is updated element-wise through indices without calls",
      "# E:nested", 5),
     (k_count, ArgumentError, "f32[4](...) takes one value for every element or exactly 4 elements, got 2",
      "# E:count", 9),
