@@ -158,9 +158,9 @@ def shared_memory(module: Module) -> dict[str, Any]:
 
     Only arrays some op uses count: the SPIR-V writer declares a variable at its first use, so an unused
     one is not in the module.  Sizes are coopdsl's layout (coopdsl/ir/layout.py, std430: a ``vec3``
-    element takes 16 bytes), the one the interpreter allocates; the variables are arrays of scalars, vectors or
-    structs (a struct element described by its bytes, ``u8``, as a buffer's), whose sizes are multiples of their
-    alignment, so no padding lies between them.
+    element takes 16 bytes), the one the interpreter allocates; the variables are arrays of scalars, vectors,
+    structs or arrays (a struct or array element described by its bytes, ``u8``, as a buffer's struct), whose
+    sizes are multiples of their alignment, so no padding lies between them.
     """
     arrays = [_shared_array(g, loc, module) for g, loc in _used_shared(module)]
     total: Any = sum(a["bytes"] for a in arrays if isinstance(a["bytes"], int))
@@ -188,7 +188,7 @@ def _shared_array(g: GlobalVar, loc: str, module: Module) -> dict[str, Any]:
     stride = STD430.stride(t)
     length = _dim(t.length, module)
     elem = t.elem
-    struct = isinstance(elem, T.StructType)   # (described by its bytes, as a buffer of structs is)
+    struct = isinstance(elem, (T.StructType, T.ArrayType))   # (by its bytes, as a buffer of structs is)
     return {"name": g.name, "element_type": "u8" if struct else T.scalar_of(elem).name,
             "components": size_of(elem) if struct else elem.count if isinstance(elem, T.VectorType) else 1,
             "stride": stride, "length": length, "bytes": _times(length, stride), "loc": loc}

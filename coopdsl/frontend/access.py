@@ -234,6 +234,8 @@ def _subscript(cg: Context, node: ast.Subscript, base: Any) -> Any:
         base = cg.load_builtin(base)
     if isinstance(base, BufferRef):
         ptr = cg.element_pointer(base, index)
+        if isinstance(base.elem, T.ArrayType):   # tile[y] of shared float tile[16][17]: the row, in memory
+            return BufferRef(base.name, ptr, base.elem.elem, base.storage, (), base.elem.length)
         return cg.em.op("load", base.elem, [ptr], **device_access(base.storage, base.elem))
     if isinstance(base, Value):
         return _value_index(cg, base, index)

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 @record(frozen=True)
 class ArrayElement(Conversion):
-    """The element type of a declared array: a numeric scalar or vector type, a ``@cd.struct`` type (as the
-    struct without layout: :func:`coopdsl.ir.layout.unlaid`), or a cooperative-matrix type where ``matrices``
+    """The element type of a declared array: a numeric scalar or vector type, a ``@cd.struct`` or array type
+    (without layout: :func:`coopdsl.ir.layout.unlaid`), or a cooperative-matrix type where ``matrices``
     (Function and Private memory only)."""
 
     matrices: bool = False
@@ -35,10 +35,13 @@ class ArrayElement(Conversion):
             raise TypeMismatchError(
                 f"{name}: cooperative matrices may only live in Function or Private memory "
                 f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
-        if isinstance(elem, T.StructType):   # (without layout decorations: Vulkan allows none in these memories)
+        if isinstance(elem, (T.StructType, T.ArrayType)):   # (without layout decorations: none in these memories)
+            if isinstance(elem, T.ArrayType) and isinstance(elem.elem, T.CoopMatType):
+                raise TypeMismatchError(f"{name}: an array of arrays of cooperative matrices is not supported; "
+                                        f"index one array of them", cg.em.loc)
             return unlaid(elem)
         if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar, vector or struct type, "
+            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar, vector, struct or array type, "
                                     f"not {cg.describe(elem)}", cg.em.loc)
         return elem
 
@@ -77,9 +80,10 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A workgroup-shared array of ``length`` elements of ``elem`` (GLSL ``shared``).
 
     ``elem`` is a scalar or vector type (e.g. ``vec4[u32]`` to stage 128-bit
-    loads) or a ``@cd.struct`` type (``shared Item s[32];``: members are read and
-    written in place, ``s[i].x += 1.0``); ``length`` a compile-time int or an integer
-    ``Spec`` constant.
+    loads), a ``@cd.struct`` type (``shared Item s[32];``: members are read and
+    written in place, ``s[i].x += 1.0``) or an array type (``cd.array[f32, 17]`` for
+    ``shared float tile[16][17];``, indexed ``tile[y][x]``); ``length`` a compile-time
+    int or an integer ``Spec`` constant.
     Index it like a buffer; cooperative matrices load from / store to it with
     ``stride`` and offset counted in ``elem`` units.  Declares an OpVariable in
     the Workgroup storage class.
@@ -95,7 +99,7 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
 def local_array(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     """A per-invocation array of ``length`` elements of ``elem`` (OpVariable Function).
 
-    ``elem`` is a scalar, vector, struct or cooperative-matrix type (arrays of
+    ``elem`` is a scalar, vector, struct, array or cooperative-matrix type (arrays of
     accumulators whose count is a specialization constant live here);
     ``length`` is a compile-time int or an integer ``Spec`` constant; indices
     may be runtime values.

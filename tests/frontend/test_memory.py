@@ -1,5 +1,6 @@
 """Shared (workgroup) arrays, local arrays, dynamic element access, barriers."""
 
+import numpy as np
 import pytest
 
 import coopdsl as cd
@@ -166,3 +167,44 @@ def test_an_array_length_beyond_32_bits_is_refused_not_wrapped(k, name, n, marke
     # OpTypeArray's length is a 32-bit constant: these once reached spirv-val as a length of 0
     expect_error(k, cd.ArgumentError, f"{name}: the length {n} does not fit an array type: the literal {n} does "
                  "not fit in u32 (0..4294967295)", marker, 9)
+
+
+@cd.kernel(workgroup_size=(16, 16, 1))
+def padded_transpose(src: cd.Buffer[f32], dst: cd.Buffer[f32], rows: cd.Buffer[f32], n: u32):
+    tile = cd.shared(cd.array[f32, 17], 16)       # GLSL: shared float tile[16][17];
+    x = cd.local_invocation_id.x
+    y = cd.local_invocation_id.y
+    tile[y][x] = src[y * n + x]
+    cd.barrier()
+    dst[y * n + x] = tile[x][y]
+    loc = cd.local_array(cd.array[f32, 2], 3)      # float loc[3][2];
+    loc[y % 3][x % 2] = f32(x + y)
+    rows[y * n + x] = loc[y % 3][x % 2]
+
+
+def _run_padded_transpose(device):
+    a = np.arange(256, dtype=np.float32)
+    out, rows = np.zeros(256, np.float32), np.zeros(256, np.float32)
+    padded_transpose.launch((1,), a, out, rows, 16, device=device)
+    assert np.array_equal(out.reshape(16, 16), a.reshape(16, 16).T)
+    y, x = np.mgrid[0:16, 0:16]
+    assert rows.reshape(16, 16).tolist() == (x + y).astype(np.float32).tolist()
+
+
+def test_arrays_of_arrays_in_shared_and_local_memory():
+    """``shared float tile[16][17];`` (a padded transpose tile) and ``float loc[3][2];``: refused before ("the
+    element type must be a numeric scalar or vector type"; found by porting HLSL kernels from the docs alone).
+    ``tile[y]`` is the row in memory, so ``tile[y][x]`` is one access chain, as in GLSL."""
+    text = compile_checked(padded_transpose, r"OpTypeArray %_arr_float_uint_17 %uint_16",
+                           r"%tile = OpVariable %_ptr_Workgroup__arr__arr_float_uint_17_uint_16 Workgroup",
+                           r"(%\w+) = OpAccessChain %_ptr_Workgroup__arr_float_uint_17 %tile %\w+",
+                           r"OpAccessChain %_ptr_Workgroup_float %\w+ %\w+",
+                           r"OpAccessChain %_ptr_Function_float %\w+ %\w+")
+    assert "OpDecorate %_arr_float_uint_17 ArrayStride" not in text   # (no layout in Workgroup memory)
+    _run_padded_transpose("cpu")
+    shared = padded_transpose.reflect()["shared_memory"]
+    assert shared["bytes"] == 16 * 17 * 4 and shared["arrays"][0]["components"] == 68
+
+
+def test_arrays_of_arrays_in_shared_memory_on_the_device(device):
+    _run_padded_transpose(device)

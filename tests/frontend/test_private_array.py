@@ -66,7 +66,7 @@ def k_private_bool(c: cd.Buffer[f32]):
 
 def test_private_array_elements_are_numeric():
     expect_error(k_private_bool, TypeMismatchError, "private_array: the element type must be a numeric scalar, "
-                 "vector or struct type", "# E:privbool", 9)
+                 "vector, struct or array type", "# E:privbool", 9)
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
