@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import struct
 from functools import cache
+from typing import Any
 
 _F64 = struct.Struct("<d")
 
@@ -70,6 +71,18 @@ def int_range(width: int, signed: bool) -> tuple[int, int]:
     return 0, (1 << width) - 1
 
 
+def python_value(value: Any) -> Any:
+    """``value``, or a numpy scalar's Python value (``np.uint32(4)`` is ``4``): how every path takes a numpy
+    scalar (a launch's arguments, ``compile(spec=...)``, the autotuner's keys). ``np.longdouble`` stays a numpy
+    scalar (no Python number holds it), and anything else is returned as it is."""
+    if type(value).__module__ == "numpy":   # (numpy is imported only when it gave the value)
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return value.item()
+    return value
+
+
 def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str | None,
                name: str) -> bool | int | float:
     """``value`` as a constant of the scalar type with these traits (``name`` in messages);
@@ -80,11 +93,7 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
     are), never integer types.  A numpy scalar (``np.uint32(4)``) counts as its Python value, for
     ``compile(spec=...)`` as for a launch.
     """
-    if type(value).__module__ == "numpy":   # (numpy is imported only when it gave the value)
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            value = value.item()   # a numpy scalar: its Python value, as a launch takes it
+    value = python_value(value)   # (a numpy scalar: its Python value, as a launch takes it)
     if isinstance(value, bool):
         if kind != "bool":
             raise LiteralError(f"cannot use {value!r} as {name}")

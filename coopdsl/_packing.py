@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._numbers import LiteralError, fit_named, float_key
+from ._numbers import LiteralError, fit_named, float_key, python_value
 from ._words import with_article
 
 DTYPES: dict[str, type[np.generic]] = {
@@ -197,11 +197,10 @@ def fitted(value: Any, t: str, what: str, error: type[Exception] = ValueError) -
     """``value`` as a Python number of scalar type ``t`` (a reflection type name), checked by the one place
     that decides whether a number fits a type (coopdsl._numbers, which the compiler asks too): never
     wrapped, overflowed or truncated."""
-    if isinstance(value, np.generic):
-        value = value.item()  # numpy scalars: their Python value
-        if isinstance(value, np.generic):   # (np.longdouble keeps its type: no Python number holds it)
-            raise error(f"{what} ({t}) cannot be {value!r}: give a Python number or a numpy scalar of at most 64 "
-                        f"bits")
+    value = python_value(value)   # numpy scalars: their Python value
+    if isinstance(value, np.generic):   # (np.longdouble keeps its type: no Python number holds it)
+        raise error(f"{what} ({t}) cannot be {value!r}: give a Python number or a numpy scalar of at most 64 "
+                    f"bits")
     if t == "bool":
         if isinstance(value, (bool, int)) and value in (0, 1):
             return int(value)

@@ -34,6 +34,7 @@ from typing import Any
 
 from . import __version__
 from ._counts import counts_problem
+from ._numbers import python_value
 from .errors import CoopDSLError, LaunchCallError, LaunchError
 from .ir.types import Type
 from .kernel import Kernel
@@ -192,9 +193,7 @@ def problem_key(values: dict[str, Any]) -> str:
     arrays as dtype[shape]."""
     parts = []
     for name, v in values.items():
-        if type(v).__module__ == "numpy" and getattr(v, "shape", None) == () and hasattr(v, "item") and \
-                not hasattr(v, "__len__"):   # (a numpy scalar, not an array of no dimensions)
-            v = v.item()
+        v = python_value(v)
         if hasattr(v, "shape") and hasattr(v, "dtype"):
             parts.append(f"{name}={v.dtype}{list(v.shape)}")
         else:
