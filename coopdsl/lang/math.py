@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import TypeMismatchError
 from ..ir import types as T
 from ..ir.core import Value
-from ..ir.ops.math import NORM_FORMATS
+from ..ir.ops.math import NORM_FORMATS, norm_glsl, norm_top
 from . import arith
 from .conversions import OPERAND, RUNTIME, Operand, Runtime, bool_vector, float_scalar_or_vector
 from .registry import BUILTINS as BUILTINS
@@ -302,10 +302,9 @@ def _unpack_half_2x16(cg: Builder, p: Value) -> Value:
     return cg.em.op("unpack_half", T.VectorType(T.f32, 2), [p])
 
 
-def _norm_packing(fmt: str) -> tuple[Callable[..., Value], Callable[..., Value]]:
-    n = NORM_FORMATS[fmt][0]
-    vec = T.VectorType(T.f32, n)
-    spelled = f"{fmt[:5]}_{fmt[5:]}"   # unorm_4x8
+def _norm_packing(fmt: str, spelled: str) -> tuple[Callable[..., Value], Callable[..., Value]]:
+    """The builtins pack_``spelled`` and unpack_``spelled`` of normalized packing ``fmt``."""
+    vec = T.VectorType(T.f32, NORM_FORMATS[fmt][0])
 
     def pack(cg: Builder, v: Value) -> Value:
         if v.type != vec:
@@ -321,9 +320,9 @@ def _norm_packing(fmt: str) -> tuple[Callable[..., Value], Callable[..., Value]]
 
 
 for _fmt, (_n, _bits, _signed) in NORM_FORMATS.items():
-    _spelled, _glsl = f"{_fmt[:5]}_{_fmt[5:]}", _fmt[0].upper() + _fmt[1:]
-    _range, _top = ("[-1, 1]", (1 << (_bits - 1)) - 1) if _signed else ("[0, 1]", (1 << _bits) - 1)
-    _pack, _unpack = _norm_packing(_fmt)
+    _spelled, _glsl, _top = f"{_fmt[:5]}_{_fmt[5:]}", norm_glsl(_fmt), norm_top(_fmt)   # unorm_4x8, Unorm4x8
+    _range = "[-1, 1]" if _signed else "[0, 1]"
+    _pack, _unpack = _norm_packing(_fmt, _spelled)
     BUILTINS[f"pack_{_spelled}"] = make_builtin(
         f"pack_{_spelled}", _pack, f"the {_n} components clamped to {_range}, times {_top}, rounded to "
         f"{'signed ' if _signed else ''}{_bits}-bit integers and packed in a u32, the first in the low bits "

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Op
-from ...ir.ops.math import NORM_FORMATS
+from ...ir.ops.math import NORM_FORMATS, norm_top
 from ..floats import round_float
 from .registry import semantics
 
@@ -138,7 +138,7 @@ def _unpack_half(m: Machine, op: Op, args: list[Any]) -> Any:
 @semantics("pack_norm")
 def _pack_norm(m: Machine, op: Op, args: list[Any]) -> Any:
     n, bits, signed = NORM_FORMATS[op.attrs["fmt"]]
-    top = np.float32((1 << (bits - 1)) - 1 if signed else (1 << bits) - 1)   # 127, 255, 32767, 65535
+    top = np.float32(norm_top(op.attrs["fmt"]))
     c = np.clip(np.asarray(args[0], np.float32), np.float32(-1.0 if signed else 0.0), np.float32(1.0))
     q = np.rint(c * top).astype(np.int64) & ((1 << bits) - 1)   # (round half to even; two's complement bits)
     out = np.zeros(q.shape[:-1], np.uint32)
@@ -157,9 +157,9 @@ def _unpack_norm(m: Machine, op: Op, args: list[Any]) -> Any:
         q = ((p >> np.uint32(bits * i)) & mask).astype(np.int64)
         if signed:
             q = np.where(q >= 1 << (bits - 1), q - (1 << bits), q)
-            f = np.maximum(q.astype(np.float32) / np.float32((1 << (bits - 1)) - 1), np.float32(-1.0))
-        else:
-            f = q.astype(np.float32) / np.float32((1 << bits) - 1)
+        f = q.astype(np.float32) / np.float32(norm_top(op.attrs["fmt"]))
+        if signed:
+            f = np.maximum(f, np.float32(-1.0))
         parts.append(f.astype(np.float32))
     return np.stack(parts, axis=-1)
 

@@ -68,6 +68,17 @@ NORM_FORMATS = {"unorm4x8": (4, 8, False), "snorm4x8": (4, 8, True), "unorm2x16"
                 "snorm2x16": (2, 16, True)}
 
 
+def norm_top(fmt: str) -> int:
+    """The integer 1.0 packs to in ``fmt``: 255, 127, 65535 or 32767."""
+    _, bits, signed = NORM_FORMATS[fmt]
+    return (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+
+
+def norm_glsl(fmt: str) -> str:
+    """``fmt``'s part of the GLSL.std.450 names: "unorm4x8" -> "Unorm4x8" (PackUnorm4x8, UnpackUnorm4x8)."""
+    return fmt[0].upper() + fmt[1:]
+
+
 def _norm_format(op: Op) -> int:
     fmt = op.attrs["fmt"]
     if fmt not in NORM_FORMATS:

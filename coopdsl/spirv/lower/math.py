@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ...ir import types as T
 from ...ir.core import Op
+from ...ir.ops.math import norm_glsl
 from .._tables import GLSL_STD_450
 from .registry import family, lowering
 
@@ -41,16 +42,10 @@ def glsl_instruction(fn: str, t: T.Type) -> str:
     return name
 
 
-@lowering("pack_half", "unpack_half")
-def _half_pairs(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
-    name = "PackHalf2x16" if op.kind == "pack_half" else "UnpackHalf2x16"
-    w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)
-
-
-@lowering("pack_norm", "unpack_norm")
-def _norm_pairs(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
-    fmt = op.attrs["fmt"]   # ("unorm4x8" -> PackUnorm4x8, UnpackUnorm4x8)
-    name = ("Pack" if op.kind == "pack_norm" else "Unpack") + fmt[0].upper() + fmt[1:]
+@lowering("pack_half", "unpack_half", "pack_norm", "unpack_norm")
+def _packings(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    fmt = "Half2x16" if op.kind.endswith("half") else norm_glsl(op.attrs["fmt"])
+    name = ("Pack" if op.kind.startswith("pack") else "Unpack") + fmt
     w.emit("OpExtInst", ty, rid, w.b.ext_inst_import("GLSL.std.450"), GLSL_STD_450[name][0], *args)
 
 
