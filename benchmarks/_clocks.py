@@ -66,3 +66,14 @@ def clocks_up(dev: Any, tol: float = 0.03, limit_s: float = 3.0) -> float:
         st[3] = best
         if (done >= min_ms and settled) or time.perf_counter() - t0 > limit_s:
             return med
+
+
+def warm_median_ms(dev: Any, kernel: Any, grid: Any, args: tuple[Any, ...], kwargs: dict[str, Any], repeat: int,
+                   warmup_ms: float = 200.0) -> float:
+    """The median GPU ms of ``kernel`` (``Kernel.bench``, ``repeat`` timed dispatches) after :func:`clocks_up` and
+    about ``warmup_ms`` of untimed dispatches of it (3 to 5000, by a first probe of two): how the attention
+    benchmarks time each launch."""
+    clocks_up(dev)
+    probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
+    warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
+    return float(kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs).median_ms)

@@ -50,7 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._clocks import clocks_up, copy16, copy_grid  # noqa: E402
+from benchmarks._clocks import copy16, copy_grid, warm_median_ms  # noqa: E402
 from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks._host_cost import host_costs  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
@@ -94,14 +94,10 @@ def copy_gbs(dev, nbytes: int, repeat: int, warmup_ms: float = 200.0) -> float:
     n16 = nbytes // 16
     src = runtime.zeros((n16, 4), np.uint32, device=dev)
     dst = runtime.zeros((n16, 4), np.uint32, device=dev)
-    grid = copy_grid(n16)
-    clocks_up(dev)
-    probe = copy16.bench(grid, src, dst, n16, device=dev, warmup=1, repeat=2)
-    warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
-    r = copy16.bench(grid, src, dst, n16, device=dev, warmup=warm, repeat=repeat)
+    ms = warm_median_ms(dev, copy16, copy_grid(n16), (src, dst, n16), {"device": dev}, repeat, warmup_ms)
     src.free()
     dst.free()
-    return 2 * nbytes / (r.median_ms * 1e-3) / 1e9
+    return 2 * nbytes / (ms * 1e-3) / 1e9
 
 
 def is_decode(hq: int, hkv: int, sq: int) -> bool:
@@ -137,11 +133,7 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
         call()
     parts = []
     for kernel, grid, args, kwargs in launches:
-        clocks_up(dev)
-        probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
-        warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
-        r = kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs)
-        parts.append((kernel.name, r.median_ms))
+        parts.append((kernel.name, warm_median_ms(dev, kernel, grid, args, kwargs, repeat, warmup_ms)))
     if tiles is not None or chunks is not None or how is not None:
         return sum(ms for _, ms in parts), parts, None
     n = 20

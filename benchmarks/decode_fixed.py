@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import coopdsl as cd  # noqa: E402
-from benchmarks._clocks import clocks_up, copy16, copy_grid  # noqa: E402
+from benchmarks._clocks import copy16, copy_grid, warm_median_ms  # noqa: E402
 from benchmarks._gpu import require_vulkan  # noqa: E402
 from coopdsl import runtime, u32, vec4  # noqa: E402
 from coopdsl.ops import attention_decode as AD  # noqa: E402
@@ -85,13 +85,8 @@ def read16(k: cd.Buffer[vec4[u32]], v: cd.Buffer[vec4[u32]], sink: cd.Buffer[u32
 
 def bench_ms(dev, launches, repeat: int, warmup_ms: float = 200.0) -> float:
     """Summed median GPU ms of ``launches`` (each ``(kernel, grid, args, kwargs)``) timed one by one."""
-    total = 0.0
-    for kernel, grid, args, kwargs in launches:
-        clocks_up(dev)
-        probe = kernel.bench(grid, *args, warmup=1, repeat=2, **kwargs)
-        warm = min(5000, max(3, int(warmup_ms / max(probe.median_ms, 1e-3))))
-        total += kernel.bench(grid, *args, warmup=warm, repeat=repeat, **kwargs).median_ms
-    return total
+    return sum(warm_median_ms(dev, kernel, grid, args, kwargs, repeat, warmup_ms)
+               for kernel, grid, args, kwargs in launches)
 
 
 def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
