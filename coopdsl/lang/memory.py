@@ -36,10 +36,7 @@ class ArrayElement(Conversion):
                 f"{name}: cooperative matrices may only live in Function or Private memory "
                 f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
         if isinstance(elem, (T.StructType, T.ArrayType)):   # (without layout decorations: none in these memories)
-            if isinstance(elem, T.ArrayType) and isinstance(elem.elem, T.CoopMatType):
-                raise TypeMismatchError(f"{name}: an array of arrays of cooperative matrices is not supported; "
-                                        f"index one array of them", cg.em.loc)
-            return unlaid(elem)
+            return unlaid(elem)   # (an array type holds numeric scalars or vectors: cd.array[...] checks them)
         if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
             raise TypeMismatchError(f"{name}: the element type must be a numeric scalar, vector, struct or array type, "
                                     f"not {cg.describe(elem)}", cg.em.loc)

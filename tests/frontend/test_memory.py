@@ -208,3 +208,23 @@ def test_arrays_of_arrays_in_shared_and_local_memory():
 
 def test_arrays_of_arrays_in_shared_memory_on_the_device(device):
     _run_padded_transpose(device)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+def k_matrix_rows(out: cd.Buffer[f32]):
+    accs = cd.local_array(cd.array[Acc[f32, 16, 16], 2], 2)  # E:matrows
+    out[0] = 1.0
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bool_rows(out: cd.Buffer[f32]):
+    t = cd.shared(cd.array[cd.boolean, 4], 4)  # E:boolrows
+    out[0] = 1.0
+
+
+def test_arrays_of_arrays_refuse_matrices_and_bools():
+    # (the row's array type refuses them, at its spelling)
+    expect_error(k_matrix_rows, TypeMismatchError, "array elements are numeric scalars or vectors, not "
+                 "Acc[f32, 16, 16]", "# E:matrows", 27)
+    expect_error(k_bool_rows, TypeMismatchError, "array elements are numeric scalars or vectors, not bool",
+                 "# E:boolrows", 19)
