@@ -190,7 +190,7 @@ def main() -> None:
                 stream_note.append(f"| {fmt} | {n} | {streamed:.1f} us | "
                                    f"{w.nbytes / (streamed * 1e-6) / 1e9 / copy_gbs:.2f} |")
                 way = {"f32": "", "pre": " (x in 8 bits)", "prew": " (x in 8 bits, W as words)",
-                       "inline": " (x in 8 bits, inline)",
+                       "inline": " (x in 8 bits, inline)", "xregs": " (x in 8 bits, held in registers)",
                        "mma": " (x in f16, cooperative matrices)"}[G.choice(fmt, n, None, m, k, dev)[0]]
                 what = f"{ms * 1e3:.1f} us{way}"
                 modes = [(False, False)] * ("f32" in args.modes) + \

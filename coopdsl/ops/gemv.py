@@ -34,7 +34,10 @@ from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 from .. import autotune
 from . import gemv_mma as GM
+from . import gemv_xregs as GX
 from . import hot, op_tune
+from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, Q8_WORDS, XQ_VECS, block_words, quantize_kernel
+from .gemv_q8 import grid as q8_grid
 from .ggml_formats import scale_min_q4_K
 from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
 
@@ -69,10 +72,6 @@ def halves(w0, w1, w2, w3, BF16, HIGH):
     if HIGH:
         return vec4[f32](f32(h0.y), f32(h1.y), f32(h2.y), f32(h3.y))
     return vec4[f32](f32(h0.x), f32(h1.x), f32(h2.x), f32(h3.x))
-
-
-MAGIC = 12582912.0   # 1.5 * 2**23: for |v| < 2**22, the low bits of the f32 v + MAGIC hold round(v) (two's complement)
-MAGIC_BITS = 0x4B400000   # MAGIC's f32 bits: for an integer |n| < 2**22, the bits MAGIC_BITS + n are the f32 MAGIC + n
 
 
 @cd.func
@@ -150,6 +149,17 @@ def bucket(nx: int) -> int:
 # each round's loads were issued before the previous round's work (``ops_llm-mma-pipe-h100-2026-11-27.md``: f16
 # 49.2 and 55.0 us, 0.84 and 0.75 of the copy kernel; q4_K 37.9, level with x rounded to 8 bits, and 46.5).
 MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
+# from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x
+# rounded to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64), with
+# its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split).  Timed on an H200, 4096 x
+# 14336 weights: against every other way and layout (``benchmarks/ops_llm.py --tune``;
+# ``benchmarks/results/ops_llm-xregs-tune*-h200-2026-11-28.md``), q4_0 level at 2 rows (14.1 against 14.2 us),
+# faster at 4 (16.6 against 18.3) and 8 (24.6-24.8 against 27.2-27.7); q8_0 slower at 2 rows, level at 4, faster at
+# 8 (32.3 against 35.7).  Then as the default against the release before, 400 calls back to back, two runs each
+# (``ops_llm-xregs-{base,new}*-h200-2026-11-28.md``): q4_0 4 rows 18.7-18.9 -> 17.4-17.9 us, 6 rows 22.1-22.6 ->
+# 21.7 (and once 30.3; timed launch by launch 24.1-24.2 -> 22.8-23.1), 8 rows 26.9-27.8 -> 25.0-25.2; q8_0 6 rows
+# 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4.
+XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4)}
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
@@ -158,10 +168,13 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     :data:`CHOICE`'s, or with ``q8`` (True: x rounded to 8 bits; False: x as given) the other way's of
     :data:`OTHER` where the default is not of that kind.  Given the weights' M and K (and the GPU ``dev``, None
     for the interpreter), the default (``q8`` None) is ``("mma", 16, split)`` from :data:`MMA`'s rows of x on,
-    where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices."""
+    where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
+    ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on, where :mod:`coopdsl.ops.gemv_xregs` takes it."""
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
+    if q8 is not False and fmt in XREGS and k is not None and XREGS[fmt][0] <= nx and GX.takes(fmt, nx, k):
+        return ("xregs", XREGS[fmt][1], XREGS[fmt][2])
     way = CHOICE[fmt, bucket(nx)]
     if way[0] == "prew" and (k is None or k % 64):   # whole blocks as words: K a multiple of 64; else 16-bit reads
         way = ("pre" if fmt in Q8_FORMATS else "inline", way[1], way[2])
@@ -182,6 +195,7 @@ def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None =
 
 
 WAYS = ("f32", "pre", "prew", "inline")   # how a GEMV kernel reads x (and, for "prew", W): :func:`kernel`'s ``how``
+PRE_WAYS = ("pre", "prew", "xregs")   # the ways whose x is rounded to 8 bits by quantize_kernel first
 
 
 @cache
@@ -239,6 +253,7 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
     wt = u32 if words else u16 if fmt in ("q4_0", "q8_0") else vec4[u32]
     halfs = fmt in ("f16", "bf16")
     q40, q80 = fmt == "q4_0", fmt == "q8_0"      # (kernels compare compile-time bools, not strings)
+    nw = PAIR_WORDS.get(fmt, 0)
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
     @no_type_check
@@ -312,14 +327,10 @@ def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, spli
                 # 4c .. 4c + 3 are elements 4c .. (low nibbles) and 16 + 4c .. (high), against x's words c and
                 # 4 + c; q8_0: level word c is elements 4c .. 4c + 3, against x's word c
                 h = u & 1
-                nw = 9 if q40 else 17
                 wr = []
                 for r in cd.static_range(rows):
-                    base = row[r] * (K // 64 * nw) + (u >> 1) * nw + (nw // 2) * h
-                    t = [w[base + j] for j in cd.static_range(nw // 2 + 1)]
-                    d = f32(cd.bitcast(t[0] >> (16 * h), vec2[f16]).x)
-                    q = [t[j + 1] if h == 1 else (t[j] >> 16) | (t[j + 1] << 16) for j in cd.static_range(nw // 2)]
-                    wr = wr + [[d, q]]
+                    d, qa, qb = block_words(w, row[r] * (K // 64 * nw) + (u >> 1) * nw + (nw // 2) * h, h, nw)
+                    wr = wr + [[d, [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]]]
                 for j in cd.static_range(nx):
                     xb = (j * (K // 32) + u) * XQ_VECS
                     xa = x[xb]
@@ -517,50 +528,6 @@ INLINE_FORMATS = ("q4_0", "q8_0", "q4_K")
 ONES = 0x01010101        # four 8-bit lanes of 1: dot4x8(q, ONES) sums q's lanes
 Q8_FORMATS = ("q4_0", "q4_K")   # weight formats with a kernel for x rounded to 8 bits by quantize_kernel first
 WORDS_FORMATS = ("q4_0", "q8_0")   # ... and one reading whole blocks as 32-bit words (:func:`kernel`'s "prew")
-Q8_WORDS = 12            # i32 words of one quantized block of 32 activations: 8 of lanes, d, d * sum, two zeros
-XQ_VECS = Q8_WORDS // 4  # ... as the ivec4s the products read (16-byte loads: elements 0-15, 16-31, then d, d * sum)
-
-
-@cache
-def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
-    """x (f32, or f16) to 8 bits a value, per block of 32 as ggml's q8_1: ``d = max |x| / 127``, ``q =
-    round(x / d)``; block ``i`` is :data:`Q8_WORDS` i32 words at ``12 i``: the lanes of elements ``4 k .. 4 k
-    + 3`` in word ``k`` (element ``4 k`` in the low byte), then the bits of ``d`` and of ``d * sum(q)`` as
-    f32, then two zeros, so that the products read a block as three aligned 16-byte ``ivec4`` loads.  Eight
-    invocations a block, one vec4 each; launch ``(ceil(blocks / 16), 1, 1)`` workgroups."""
-    xt = vec4[f16] if x_f16 else vec4[f32]
-
-    @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
-    @no_type_check
-    def quantize_q8(x: cd.Buffer[xt], xq: cd.Buffer[i32], blocks: u32):
-        t = cd.global_invocation_id.x
-        blk = t // 8
-        k = t % 8
-        v = vec4[f32](x[min(blk, blocks - 1) * 8 + k])
-        a = max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w)))
-        for s in cd.static_range(3):                  # the block's 8 invocations are neighbours in the subgroup
-            a = max(a, cd.subgroup_shuffle_xor(a, 1 << s))
-        d = a / 127.0
-        inv = 0.0 if a == 0.0 else 127.0 / a
-        q = cd.round(v * inv)
-        qi = [i32(q.x), i32(q.y), i32(q.z), i32(q.w)]
-        word = (qi[0] & 255) | ((qi[1] & 255) << 8) | ((qi[2] & 255) << 16) | (qi[3] << 24)
-        total = qi[0] + qi[1] + qi[2] + qi[3]
-        for s in cd.static_range(3):
-            total += cd.subgroup_shuffle_xor(total, 1 << s)
-        if blk < blocks:
-            xq[blk * Q8_WORDS + k] = word
-            if k == 0:
-                xq[blk * Q8_WORDS + 8] = cd.bitcast(d, i32)
-                xq[blk * Q8_WORDS + 9] = cd.bitcast(d * f32(total), i32)
-            if k == 1:
-                xq[blk * Q8_WORDS + 10] = i32(0)
-                xq[blk * Q8_WORDS + 11] = i32(0)
-
-    quantize_q8.__name__ = quantize_q8.__qualname__ = "quantize_q8" + ("_f16" if x_f16 else "")
-    return cast(cd.Kernel, quantize_q8)
-
-
 _BLOCKS = {"f16": (1, 2), "bf16": (1, 2), "q4_0": (32, 18), "q8_0": (32, 34), "q4_K": (256, 144)}
 _WORDS: dict[str, np.dtype] = {"f16": np.dtype(np.uint32), "bf16": np.dtype(np.uint32), "q4_K": np.dtype(np.uint32),
           "q4_0": np.dtype(np.uint16), "q8_0": np.dtype(np.uint16)}
@@ -699,6 +666,8 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
     if q8 is None and nx >= 2 and m is not None and k is not None and GM.takes(fmt, m, k) and \
             GM.device_takes(dev, GM.cols(nx)):
         found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
+    if q8 is not False and k is not None and GX.takes(fmt, nx, k):
+        found += [("xregs", rows, split) for rows, split in GX.LAYOUTS]
     return found
 
 
@@ -760,19 +729,19 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     how, rows, split = way
     if how == "mma":
         return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
-    pre = how in ("pre", "prew")
+    pre = how in PRE_WAYS
     launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
         launch = _LAUNCHES[fmt, n, x_f16, m, way] = (
-            kernel(fmt, n, x_f16 and not pre, rows, split, how),
-            grid(m, fmt, n, rows, split))
+            (GX.kernel(fmt, n, rows, split), GX.grid(m, rows)) if how == "xregs" else
+            (kernel(fmt, n, x_f16 and not pre, rows, split, how), grid(m, fmt, n, rows, split)))
     launches: list[hot.Launch] = []
-    if how == "prew":   # the blocks as 32-bit words (rows of 36-byte pairs of blocks)
+    if how in ("prew", "xregs"):   # the blocks as 32-bit words (rows of 36-byte pairs of blocks)
         w = w.view(np.uint32)
     if pre:
         blocks = n * k // 32
         xq = scratch(x, blocks * Q8_WORDS, np.int32)
-        launches.append((quantize_kernel(x_f16), (-(-blocks // (WG // 8)), 1, 1), (x, xq, blocks),
+        launches.append((quantize_kernel(x_f16), q8_grid(blocks), (x, xq, blocks),
                          {"device": device}))
         x = xq.reshape(-1, 4) if isinstance(xq, np.ndarray) else xq   # the products read ivec4s
     launches.append((launch[0], launch[1], (w, x, y), {"M": m, "K": k, "device": device}))

@@ -10,6 +10,7 @@ import pytest
 from coopdsl import ops, runtime
 from coopdsl.ops import gemv as G
 from coopdsl.ops import ggml_mul_mm as MM
+from coopdsl.ops import hot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.conftest import weights  # noqa: E402
@@ -100,3 +101,22 @@ def test_linear_on_resident_arrays(fmt, device):
             ops.linear(xr, wr, None if fmt == "f16" else fmt, out=y, device=device)
             ref = x.astype(np.float32) @ wd.T
             assert _close(y.numpy(), ref, fmt, n)
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("n", [2, 5, 8])
+def test_gemv_with_x_held_in_registers_matches_the_interpreter(fmt, n, device):
+    """gemv_xregs's layouts (gemv's default for several rows of q4_0 and q8_0, gemv.XREGS), M not a multiple of a
+    workgroup's rows and K not of a workgroup's slice of it."""
+    from coopdsl.ops import gemv_xregs as GX
+
+    rng = np.random.default_rng(n)
+    m, k = 1000, 4160
+    w, _ = _weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    want = G.gemv(w, x, fmt, device="cpu", q8=True)
+    for rows, split in GX.LAYOUTS:
+        y = np.zeros((n, m), np.float32)
+        hot.run(G._launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, False, ("xregs", rows, split),
+                            device))
+        assert np.abs(y - want).max() <= 1e-4 * np.abs(want).max(), (rows, split)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from coopdsl.ops import gemv as G
+from coopdsl.ops import gemv_xregs as GX
 from coopdsl.ops import hot
 from coopdsl.ops.quant import dequantize
 from tests.conftest import compile_checked, weights
@@ -103,7 +104,7 @@ def test_q4_0_with_8_bit_activations_matches_numpy(n, x_f16):
     w, wd = _weights("q4_0", m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16 if x_f16 else np.float32)
     y = G.gemv(w, x, "q4_0", device="cpu", q8=True)
-    pre = G.choice("q4_0", n, True, 21, 320)[0] in ("pre", "prew")   # x rounded per block of 32 by a first kernel
+    pre = G.choice("q4_0", n, True, 21, 320)[0] in G.PRE_WAYS   # x rounded per block of 32 by a first kernel
     xr = _q8_1(x.astype(np.float32)) if pre else _rounded(x.astype(np.float32), "q4_0")
     ref = xr @ wd.T                               # the same products, on x as it was rounded to 8 bits
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
@@ -256,7 +257,8 @@ def test_choice_names_how_x_is_read_for_every_format():
     assert [G.bucket(n) for n in (1, 2, 4, 5, 16)] == [1, 2, 2, 5, 5]
     for (fmt, b), (how, rows, split) in G.CHOICE.items():
         assert how in ("f32", "pre", "prew", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
-        assert G.choice(fmt, b, None, 64, 640) == (how, rows, split)
+        xregs = fmt in G.XREGS and G.XREGS[fmt][0] <= b <= GX.MAX_ROWS_X   # (tests/ops/test_gemv_xregs.py)
+        assert G.choice(fmt, b, None, 64, 640) == (("xregs", *G.XREGS[fmt][1:]) if xregs else (how, rows, split))
         fallback = "pre" if fmt in G.Q8_FORMATS else "inline"                         # K not known: not as words
         assert G.choice(fmt, b) == (fallback if how == "prew" else how, rows, split)
         assert G.choice(fmt, b, False)[0] == "f32"

@@ -1,0 +1,160 @@
+"""Decoding products with x held in registers: ``y = x W^T`` for q4_0 / q8_0 weights and 1 to 8 rows of ``x``.
+
+The kernels of :mod:`coopdsl.ops.gemv` walk K along a few rows of W (2 to 8), so every group of rows reads all of
+``x`` again: at eight rows of x rounded to 8 bits that is about 44 MB a row of x through L1 for 33 MB of q4_0
+weights (``benchmarks/notes/gemv-bound-h200-2026-11-28.md``).  Here the loops are the other way round: a lane
+takes one block of K (32 values) and keeps that block of every row of x in registers (x rounded to 8 bits by
+:func:`coopdsl.ops.gemv_q8.quantize_kernel`: eight words of levels, the scale and the scaled sum a row of x), then
+walks down ``rows`` rows of W, reading each row's block as the 32-bit words that hold it, as the way "prew" does.
+A subgroup's 32 lanes take 32 consecutive blocks, so that each load instruction reads one contiguous span of a row.
+
+A row of W gives each lane ``nx`` partial sums; ``batch`` rows (:func:`batch`) at a time, the subgroup adds its
+lanes' ``batch * nx`` sums up with a reduce-scatter of shuffles (each exchange halves the values a lane holds, so
+that ``v`` values cost ``v - 1`` shuffles, not ``5 v``), leaving lane ``i`` with the sum of value ``i``.  The
+``split`` subgroups of a workgroup take consecutive slices of 32 blocks of K (then the next ``32 * split``), and
+add their sums through shared memory at the end.  A workgroup owns ``rows`` rows of W; dispatch :func:`grid`.
+x's bytes are read once a workgroup (a row of x, rounded: 21.5 KB at K = 14336), against once every two rows of W
+in :mod:`coopdsl.ops.gemv`'s default.  K must be a multiple of 64 (two blocks are 9 or 17 aligned words).
+"""
+
+from functools import cache
+from typing import cast, no_type_check
+
+import coopdsl as cd
+from coopdsl import f32, i32, u32, vec4
+
+from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
+
+FORMATS = ("q4_0", "q8_0")
+MAX_ROWS_X = 8          # rows of x a launch takes: 10 registers a row of x a lane (levels, scale, scaled sum)
+LAYOUTS = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 4), (16, 8))   # (rows of W a workgroup, subgroups a workgroup)
+
+
+def _pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+def batch(fmt: str, nx: int, rows: int) -> int:
+    """Rows of W a subgroup reduces at once: as many as keep ``batch * nx`` sums within one a lane after the
+    reduce-scatter (32 at most) and the rows' words within about 40 registers, and divide ``rows``."""
+    most = min(32 // _pow2(nx), 8 if fmt == "q4_0" else 4, rows)
+    b = 1
+    while b * 2 <= most and rows % (b * 2) == 0:
+        b *= 2
+    return b
+
+
+def takes(fmt: str, nx: int, k: int) -> bool:
+    """Whether these kernels take the problem: q4_0 or q8_0, 1 to :data:`MAX_ROWS_X` rows of x, K a multiple
+    of 64."""
+    return fmt in FORMATS and 1 <= nx <= MAX_ROWS_X and k % 64 == 0
+
+
+def grid(m: int, rows: int) -> tuple[int, int, int]:
+    """Workgroups of a launch for M rows of W, ``rows`` a workgroup."""
+    return (-(-m // rows), 1, 1)
+
+
+@cache
+def kernel(fmt: str, nx: int, rows: int, split: int) -> cd.Kernel:
+    """The product for weights in ``fmt`` (q4_0 or q8_0, read as 32-bit words: launch with W viewed as uint32)
+    and ``nx`` rows of x rounded to 8 bits by :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup
+    of ``split`` subgroups owns ``rows`` rows of W.  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x M f32."""
+    if fmt not in FORMATS:
+        raise ValueError(f"gemv: x held in registers serves {' and '.join(FORMATS)} weights, not {fmt}")
+    if not 1 <= nx <= MAX_ROWS_X:
+        raise ValueError(f"gemv: {nx} rows of x; x held in registers takes 1 to {MAX_ROWS_X}")
+    if split not in (1, 2, 4, 8) or rows not in (4, 8, 16, 32, 64):
+        raise ValueError(f"gemv: rows={rows}, split={split}; x held in registers takes rows 4 .. 64 (a power "
+                         f"of two) and split 1, 2, 4 or 8")
+    nw = PAIR_WORDS[fmt]
+    q40 = fmt == "q4_0"
+    bt = batch(fmt, nx, rows)
+    nbatch = rows // bt
+    vals_n = bt * nx
+    vp = _pow2(vals_n)               # values a batch, padded to a power of two for the reduce-scatter
+    steps = vp.bit_length() - 1      # its exchanges
+    wg = 32 * split
+
+    @cd.kernel(workgroup_size=(wg, 1, 1), subgroup_size=32)
+    @no_type_check
+    def gemv_xregs(w: cd.Buffer[u32], x: cd.Buffer[vec4[i32]], y: cd.Buffer[f32], M: u32, K: u32):
+        lane = cd.subgroup_invocation_id
+        sg = cd.subgroup_id
+        row0 = cd.workgroup_id.x * rows
+        nb = K // 32
+        acc = [f32(0.0) for t in cd.static_range(nbatch)]
+        for kc in cd.range(sg * 32, nb, 32 * split):
+            u = kc + lane
+            ok = u < nb
+            uc = min(u, nb - 1)
+            h = uc & 1
+            # this lane's block of every row of x: 8 words of levels, the scale d and d * sum (0 past K)
+            xs = []
+            for j in cd.static_range(nx):
+                xb = (j * nb + uc) * XQ_VECS
+                xa = x[xb]
+                xc = x[xb + 1]
+                sc = x[xb + 2]
+                dx = cd.select(ok, cd.bitcast(sc.x, f32), f32(0.0))
+                sx = cd.select(ok, cd.bitcast(sc.y, f32), f32(0.0))
+                xs = xs + [[[xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w], dx, sx]]
+            for bi in cd.static_range(nbatch):
+                vals = []
+                for r in cd.static_range(bt):
+                    row = min(row0 + bi * bt + r, M - 1)     # a row past M reads row M - 1, not stored
+                    d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
+                    q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
+                    if q40:
+                        ql = [q[c] & 0x0F0F0F0F for c in cd.static_range(4)]
+                        qh = [(q[c] >> 4) & 0x0F0F0F0F for c in cd.static_range(4)]
+                    for j in cd.static_range(nx):
+                        xl = xs[j][0]
+                        # the integer sum from MAGIC_BITS: its bits are the f32 MAGIC + sum
+                        if q40:
+                            dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], ql[0]) + cd.dot4x8(xl[4], qh[0])
+                            for c in cd.static_range(1, 4):
+                                dots += cd.dot4x8(xl[c], ql[c]) + cd.dot4x8(xl[4 + c], qh[c])
+                            vals = vals + [d * (xs[j][1] * (cd.bitcast(dots, f32) - MAGIC) - 8.0 * xs[j][2])]
+                        else:
+                            dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], cd.bitcast(q[0], i32))
+                            for c in cd.static_range(1, 8):
+                                dots += cd.dot4x8(xl[c], cd.bitcast(q[c], i32))
+                            vals = vals + [d * xs[j][1] * (cd.bitcast(dots, f32) - MAGIC)]
+                vals = vals + [f32(0.0) for t in cd.static_range(vp - vals_n)]
+                # reduce-scatter: each exchange keeps the half of the values the lane's bit names and adds the
+                # partner's copy of it, so that lane i ends with value i % vp summed over 32 // vp lanes ...
+                for _st in cd.static_range(steps):
+                    half = len(vals) // 2
+                    upper = (lane & half) != 0
+                    vals = [cd.select(upper, vals[e + half], vals[e]) +
+                            cd.subgroup_shuffle_xor(cd.select(upper, vals[e], vals[e + half]), half)
+                            for e in cd.static_range(half)]
+                total = vals[0]
+                for st in cd.static_range(5 - steps):         # ... then over the lanes with the same i % vp
+                    total += cd.subgroup_shuffle_xor(total, vp << st)
+                acc[bi] += total
+        if split == 1:
+            for bi in cd.static_range(nbatch):
+                if lane < vals_n:
+                    out_row = row0 + bi * bt + lane // nx
+                    if out_row < M:
+                        y[(lane % nx) * M + out_row] = acc[bi]
+        else:
+            part = cd.shared(f32, split * nbatch * vp)
+            if lane < vp:
+                for bi in cd.static_range(nbatch):
+                    part[(sg * nbatch + bi) * vp + lane] = acc[bi]
+            cd.barrier()
+            for o in cd.range(cd.local_invocation_index, nbatch * vals_n, wg):   # an output an invocation
+                bi = o // vals_n
+                i = o % vals_n
+                total = part[bi * vp + i]
+                for s in cd.static_range(1, split):
+                    total += part[(s * nbatch + bi) * vp + i]
+                out_row = row0 + bi * bt + i // nx
+                if out_row < M:
+                    y[(i % nx) * M + out_row] = total
+
+    gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}"
+    return cast(cd.Kernel, gemv_xregs)

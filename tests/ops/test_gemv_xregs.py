@@ -1,0 +1,106 @@
+"""The decoding products with x held in registers (coopdsl/ops/gemv_xregs.py): q4_0 / q8_0 weights against 1 to 8
+rows of x rounded to 8 bits per block of 32, on the CPU interpreter against numpy and against gemv's other 8-bit
+ways; M not a multiple of a workgroup's rows, K not a multiple of a workgroup's slice of it; the SPIR-V; the
+errors; and where ``gemv`` picks them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coopdsl.ops import gemv as G
+from coopdsl.ops import gemv_xregs as GX
+from coopdsl.ops import hot
+from tests.conftest import compile_checked, weights
+
+
+def _q8_1(x: np.ndarray) -> np.ndarray:
+    """x as quantize_kernel rounds it (per block of 32: d = max |x| / 127, levels round(x / d))."""
+    b = x.reshape(x.shape[0], -1, 32).astype(np.float32)
+    d = np.abs(b).max(axis=-1, keepdims=True) / np.float32(127.0)
+    inv = np.where(d == 0, 0, np.float32(127.0) / np.where(d == 0, 1, d * 127))
+    return (np.round(b * inv) * d).reshape(x.shape)
+
+
+def _run(way, fmt, w, x, m, k):
+    n = x.shape[0]
+    y = np.full((n, m), np.nan, np.float32)
+    hot.run(G._launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, False, way, "cpu"))
+    return y
+
+
+@pytest.mark.parametrize("fmt", GX.FORMATS)
+@pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [
+    (21, 320, 1, 8, 4),      # 10 blocks: most lanes past K
+    (37, 2176, 3, 16, 2),    # 68 blocks: the second slice of 64 partly past K
+    (70, 192, 5, 64, 1),     # one subgroup a workgroup: no shared-memory sum
+    (9, 1088, 8, 4, 8),      # eight subgroups, 34 blocks
+    (33, 128, 7, 32, 4),     # rows of x not a power of two: a batch's sums padded to 32
+    (4, 64, 2, 4, 2),        # M = one workgroup's rows
+])
+def test_matches_numpy_on_x_rounded_per_block(fmt, m, k, n, rows, split):
+    rng = np.random.default_rng(m * k + n)
+    w, wd = weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    y = _run(("xregs", rows, split), fmt, w, x, m, k)
+    ref = _q8_1(x) @ wd.T                          # the same products, on x as it was rounded to 8 bits
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    words = _run(("prew", 2, 2), fmt, w, x, m, k)   # the products of gemv's other kernel on the same x
+    assert np.abs(y - words).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_batches_keep_a_lanes_sums_within_32():
+    assert [GX.batch("q4_0", n, 32) for n in range(1, 9)] == [8, 8, 8, 8, 4, 4, 4, 4]
+    assert [GX.batch("q8_0", n, 32) for n in (1, 4, 8)] == [4, 4, 4]          # nine words a row: 4 rows at most
+    assert GX.batch("q4_0", 1, 4) == 4 and GX.batch("q4_0", 8, 64) == 4
+    for fmt in GX.FORMATS:
+        for n in range(1, GX.MAX_ROWS_X + 1):
+            for rows, _ in GX.LAYOUTS:
+                b = GX.batch(fmt, n, rows)
+                assert rows % b == 0 and b * n <= 32
+
+
+def test_the_kernel_compiles_to_integer_dot_products_and_a_reduce_scatter():
+    # q4_0 at 4 rows of x, 8 rows a batch: 32 sums a lane, 5 exchanges (16 + 8 + 4 + 2 + 1 shuffles) a batch
+    text = compile_checked(GX.kernel("q4_0", 4, 8, 4), r"OpSUDot %int", r"OpGroupNonUniformShuffleXor %float",
+                           r"OpFunctionCall", r"OpControlBarrier", absent=(r"OpConvertSToF",))
+    assert text.count("OpGroupNonUniformShuffleXor") == 31
+    text = compile_checked(GX.kernel("q8_0", 1, 16, 1), r"OpSDot %int", absent=(r"OpControlBarrier",))
+    # one row of x, 4 rows a batch: 3 exchanges, then 3 more over the lanes holding the same sum; 4 batches
+    assert text.count("OpGroupNonUniformShuffleXor") == 4 * (3 + 3)
+
+
+def test_what_it_does_not_take_is_named():
+    with pytest.raises(ValueError, match="x held in registers serves q4_0 and q8_0 weights, not q4_K"):
+        GX.kernel("q4_K", 1, 8, 4)
+    with pytest.raises(ValueError, match="9 rows of x; x held in registers takes 1 to 8"):
+        GX.kernel("q4_0", 9, 8, 4)
+    with pytest.raises(ValueError, match="rows=12, split=4; x held in registers takes rows 4 .. 64"):
+        GX.kernel("q4_0", 2, 12, 4)
+    with pytest.raises(ValueError, match="rows=8, split=3"):
+        GX.kernel("q4_0", 2, 8, 3)
+    assert GX.takes("q4_0", 8, 4096) and not GX.takes("q4_0", 9, 4096) and not GX.takes("q8_0", 2, 4128)
+
+
+def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply():
+    for fmt, (first, rows, split) in G.XREGS.items():
+        assert G.choice(fmt, first, None, 4096, 14336) == ("xregs", rows, split)
+        assert G.choice(fmt, GX.MAX_ROWS_X, True, 4096, 14336) == ("xregs", rows, split)
+        assert G.choice(fmt, first - 1, None, 4096, 14336)[0] == "prew"
+        assert G.choice(fmt, GX.MAX_ROWS_X + 1, None, 4096, 14336)[0] == "prew"
+        assert G.choice(fmt, first, None, 4096, 14336 + 32)[0] == ("pre" if fmt == "q4_0" else "inline")  # K % 64
+        assert G.choice(fmt, first, False, 4096, 14336)[0] == "f32"
+        assert ("xregs", rows, split) in G.candidates(fmt, first, None, 4096, 14336)
+        assert not any(c[0] == "xregs" for c in G.candidates(fmt, first, False, 4096, 14336))
+
+
+@pytest.mark.parametrize("fmt", GX.FORMATS)
+def test_gemv_runs_it_by_default_and_matches_numpy(fmt):
+    rng = np.random.default_rng(5)
+    m, k, n = 45, 640, 7
+    w, wd = weights(fmt, m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float16)
+    assert G.plan(w, x, fmt, device="cpu")[0][-1][0].name.startswith("gemv_xregs_")
+    y = G.gemv(w, x, fmt, device="cpu")
+    ref = _q8_1(x.astype(np.float32)) @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
