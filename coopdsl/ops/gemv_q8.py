@@ -42,6 +42,31 @@ def block_words(w, base, h, NW):
     return d, vec4[u32](q[0], q[1], q[2], q[3]), vec4[u32](q[4], q[5], q[6], q[7])
 
 
+@cd.func
+@no_type_check
+def amax4(v):
+    """The largest magnitude of a ``vec4`` of f32."""
+    return max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w)))
+
+
+@cd.func
+@no_type_check
+def q8_scale(a):
+    """(``d = a / 127``, ``127 / a`` or 0 for ``a`` 0): a block's scale and what its values are multiplied by
+    before rounding, from its largest magnitude ``a``."""
+    return a / 127.0, cd.select(a == 0.0, f32(0.0), 127.0 / a)
+
+
+@cd.func
+@no_type_check
+def round_pack4(v, inv):
+    """Four values ``v`` (``vec4`` of f32) rounded to 8 bits, ``round(v * inv)``: (the i32 word of their four
+    lanes, element 0 in the low byte; the sum of the four levels)."""
+    q = cd.round(v * inv)
+    qi = [i32(q.x), i32(q.y), i32(q.z), i32(q.w)]
+    return (qi[0] & 255) | ((qi[1] & 255) << 8) | ((qi[2] & 255) << 16) | (qi[3] << 24), qi[0] + qi[1] + qi[2] + qi[3]
+
+
 @cache
 def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
     """x (f32, or f16) to 8 bits a value, per block of 32 as ggml's q8_1: ``d = max |x| / 127``, ``q =
@@ -58,15 +83,11 @@ def quantize_kernel(x_f16: bool = False) -> cd.Kernel:
         blk = t // 8
         k = t % 8
         v = vec4[f32](x[min(blk, blocks - 1) * 8 + k])
-        a = max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w)))
+        a = amax4(v)
         for s in cd.static_range(3):                  # the block's 8 invocations are neighbours in the subgroup
             a = max(a, cd.subgroup_shuffle_xor(a, 1 << s))
-        d = a / 127.0
-        inv = 0.0 if a == 0.0 else 127.0 / a
-        q = cd.round(v * inv)
-        qi = [i32(q.x), i32(q.y), i32(q.z), i32(q.w)]
-        word = (qi[0] & 255) | ((qi[1] & 255) << 8) | ((qi[2] & 255) << 16) | (qi[3] << 24)
-        total = qi[0] + qi[1] + qi[2] + qi[3]
+        d, inv = q8_scale(a)
+        word, total = round_pack4(v, inv)
         for s in cd.static_range(3):
             total += cd.subgroup_shuffle_xor(total, 1 << s)
         if blk < blocks:

@@ -56,10 +56,12 @@ def grid(m: int, rows: int) -> tuple[int, int, int]:
 
 
 @cache
-def kernel(fmt: str, nx: int, rows: int, split: int) -> cd.Kernel:
+def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None) -> cd.Kernel:
     """The product for weights in ``fmt`` (q4_0 or q8_0, read as 32-bit words: launch with W viewed as uint32)
     and ``nx`` rows of x rounded to 8 bits by :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup
-    of ``split`` subgroups owns ``rows`` rows of W.  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x M f32."""
+    of ``split`` subgroups owns ``rows`` rows of W.  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x M f32.
+    ``unroll``: an unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a reduction
+    (default :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: x held in registers serves {' and '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
@@ -69,7 +71,10 @@ def kernel(fmt: str, nx: int, rows: int, split: int) -> cd.Kernel:
                          f"of two) and split 1, 2, 4 or 8")
     nw = PAIR_WORDS[fmt]
     q40 = fmt == "q4_0"
-    bt = batch(fmt, nx, rows)
+    if bt is not None and (bt < 1 or rows % bt or _pow2(nx) * bt > 32):
+        raise ValueError(f"gemv: a reduction of {bt} rows of W does not divide rows={rows} or holds more than 32 "
+                         f"sums a lane at {nx} rows of x")
+    bt = bt or batch(fmt, nx, rows)
     nbatch = rows // bt
     vals_n = bt * nx
     vp = _pow2(vals_n)               # values a batch, padded to a power of two for the reduce-scatter
@@ -84,7 +89,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int) -> cd.Kernel:
         row0 = cd.workgroup_id.x * rows
         nb = K // 32
         acc = [f32(0.0) for t in cd.static_range(nbatch)]
-        for kc in cd.range(sg * 32, nb, 32 * split):
+        for kc in cd.range(sg * 32, nb, 32 * split, unroll=unroll):
             u = kc + lane
             ok = u < nb
             uc = min(u, nb - 1)
@@ -156,5 +161,6 @@ def kernel(fmt: str, nx: int, rows: int, split: int) -> cd.Kernel:
                 if out_row < M:
                     y[(i % nx) * M + out_row] = total
 
-    gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}"
+    gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}" + \
+        (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "")
     return cast(cd.Kernel, gemv_xregs)

@@ -104,3 +104,26 @@ def test_gemv_runs_it_by_default_and_matches_numpy(fmt):
     y = G.gemv(w, x, fmt, device="cpu")
     ref = _q8_1(x.astype(np.float32)) @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_the_sweeps_knobs_are_checked_and_named():
+    """benchmarks/gemv_xregs_sweep.py's unroll hint and rows a reduction: the same sums, another kernel name."""
+    rng = np.random.default_rng(9)
+    m, k, n = 19, 704, 4
+    w, _ = weights("q4_0", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    want = _run(("xregs", 8, 2), "q4_0", w, x, m, k)
+    xq = np.empty(n * k // 32 * 12, np.int32)
+    from coopdsl.ops import gemv_q8 as Q8
+
+    Q8.quantize_kernel().launch(Q8.grid(n * k // 32), x.reshape(-1, 4), xq, n * k // 32, device="cpu")
+    kern = GX.kernel("q4_0", n, 8, 2, unroll=2, bt=2)
+    assert kern.name == "gemv_xregs_q4_0_x4_r8_s2_u2_b2"
+    compile_checked(kern, r"OpLoopMerge %\w+ %\w+ PartialCount 2")
+    y = np.zeros((n, m), np.float32)
+    kern.launch(GX.grid(m, 8), G.word_view(w, "q4_0").view(np.uint32), xq.reshape(-1, 4), y, M=m, K=k, device="cpu")
+    assert np.abs(y - want).max() <= 1e-5 * np.abs(want).max()
+    with pytest.raises(ValueError, match="a reduction of 3 rows of W does not divide rows=8"):
+        GX.kernel("q4_0", n, 8, 2, bt=3)
+    with pytest.raises(ValueError, match="holds more than 32 sums a lane at 8 rows of x"):
+        GX.kernel("q4_0", 8, 8, 2, bt=8)

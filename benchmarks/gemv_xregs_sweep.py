@@ -1,0 +1,84 @@
+"""gemv_xregs's knobs on the GPU: its layouts (rows of W a workgroup, subgroups), the unroll hint of its loop over
+K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
+and several rows of x, each timed in one process.
+
+    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0]
+
+4096 x 14336 weights; each time is ``gemv.stream_ms`` of x's rounding and the product (200 calls back to back in
+one command buffer, each after ``benchmarks._clocks.clocks_up``, every kernel compiled before the first), us a
+call.  Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._clocks import clocks_up  # noqa: E402
+from benchmarks._gpu import require_gpu  # noqa: E402
+from benchmarks.ops_llm import weights  # noqa: E402
+from coopdsl import runtime  # noqa: E402
+from coopdsl.ops import gemv as G  # noqa: E402
+from coopdsl.ops import gemv_q8 as Q8  # noqa: E402
+from coopdsl.ops import gemv_xregs as GX  # noqa: E402
+
+LAYOUTS = ((8, 4), (4, 4), (8, 2))
+UNROLLS = (None, 2)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default="4,8")
+    ap.add_argument("--formats", default="q4_0,q8_0")
+    ap.add_argument("--m", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=14336)
+    args = ap.parse_args()
+    dev = require_gpu("gemv_xregs_sweep.py")
+    rng = np.random.default_rng(0)
+    m, k = args.m, args.k
+    lines = [f"`python3 benchmarks/gemv_xregs_sweep.py --rows {args.rows} --formats {args.formats}` on "
+             f"{dev.info.name}; {m} x {k} weights; us a call (x's rounding + the product, 200 calls back to "
+             "back)",
+             "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | unroll | rows a reduction "
+             "| us |",
+             "|---|---|---|---|---|---|---|---|"]
+    clocks_up(dev)
+    for fmt in args.formats.split(","):
+        w, _ = weights(fmt, m, k, rng)
+        wr = runtime.array(G.word_view(w, fmt).view(np.uint32), device=dev)
+        for n in (int(v) for v in args.rows.split(",")):
+            x = runtime.array((rng.standard_normal((n, k)) * 0.5).astype(np.float32).reshape(-1, 4), device=dev)
+            y = runtime.zeros((n, m), np.float32, device=dev)
+            blocks = n * k // 32
+            xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
+            first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
+            prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
+            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in LAYOUTS for unroll in UNROLLS
+                       for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)})]
+            for kern in (prew, *kernels):
+                kern.compile()
+            clocks_up(dev)
+            ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, 2, 2), (wr, xq, y), {"M": m, "K": k, "device": dev})],
+                             dev)
+            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} |")
+            print(lines[-1], flush=True)
+            for rows, split in LAYOUTS:
+                for unroll in UNROLLS:
+                    for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)}):
+                        kern = GX.kernel(fmt, n, rows, split, unroll, bt)
+                        clocks_up(dev)
+                        ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
+                                                  {"M": m, "K": k, "device": dev})], dev)
+                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
+                                     f"{ms * 1e3:.1f} |")
+                        print(lines[-1], flush=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
