@@ -24,8 +24,9 @@ import coopdsl as cd
 from coopdsl import f32, i32, u32, vec4
 
 from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
+from .ggml_formats import scale_min_q4_K
 
-FORMATS = ("q4_0", "q8_0")
+FORMATS = ("q4_0", "q8_0", "q4_K")
 MAX_ROWS_X = 8          # rows of x a launch takes: 10 registers a row of x a lane (levels, scale, scaled sum)
 LAYOUTS = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 4), (16, 8))   # (rows of W a workgroup, subgroups a workgroup)
 
@@ -37,7 +38,7 @@ def _pow2(n: int) -> int:
 def batch(fmt: str, nx: int, rows: int) -> int:
     """Rows of W a subgroup reduces at once: as many as keep ``batch * nx`` sums within one a lane after the
     reduce-scatter (32 at most) and the rows' words within about 40 registers, and divide ``rows``."""
-    most = min(32 // _pow2(nx), 8 if fmt == "q4_0" else 4, rows)
+    most = min(32 // _pow2(nx), 8 if fmt == "q4_0" else 4, rows)   # (words a row: q4_0 5, q8_0 9, q4_K 8)
     b = 1
     while b * 2 <= most and rows % (b * 2) == 0:
         b *= 2
@@ -45,9 +46,9 @@ def batch(fmt: str, nx: int, rows: int) -> int:
 
 
 def takes(fmt: str, nx: int, k: int) -> bool:
-    """Whether these kernels take the problem: q4_0 or q8_0, 1 to :data:`MAX_ROWS_X` rows of x, K a multiple
-    of 64."""
-    return fmt in FORMATS and 1 <= nx <= MAX_ROWS_X and k % 64 == 0
+    """Whether these kernels take the problem: q4_0, q8_0 or q4_K, 1 to :data:`MAX_ROWS_X` rows of x, K a multiple
+    of 64 (q4_K: of its block, 256)."""
+    return fmt in FORMATS and 1 <= nx <= MAX_ROWS_X and k % (256 if fmt == "q4_K" else 64) == 0
 
 
 def grid(m: int, rows: int) -> tuple[int, int, int]:
@@ -57,20 +58,23 @@ def grid(m: int, rows: int) -> tuple[int, int, int]:
 
 @cache
 def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None) -> cd.Kernel:
-    """The product for weights in ``fmt`` (q4_0 or q8_0, read as 32-bit words: launch with W viewed as uint32)
-    and ``nx`` rows of x rounded to 8 bits by :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup
-    of ``split`` subgroups owns ``rows`` rows of W.  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x M f32.
-    ``unroll``: an unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a reduction
-    (default :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
+    """The product for weights in ``fmt`` and ``nx`` rows of x rounded to 8 bits by
+    :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup of ``split`` subgroups owns ``rows``
+    rows of W.  q4_0 and q8_0 are read as 32-bit words (launch with W viewed as uint32), a lane a block; q4_K as
+    ``uvec4``, a lane an eighth of a block (its head and 16 bytes of levels: 16 values of each of two sub-blocks,
+    as :func:`coopdsl.ops.gemv.kernel`'s "pre" way reads them).  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x
+    M f32.  ``unroll``: an unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a
+    reduction (default :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
     if fmt not in FORMATS:
-        raise ValueError(f"gemv: x held in registers serves {' and '.join(FORMATS)} weights, not {fmt}")
+        raise ValueError(f"gemv: x held in registers serves {', '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; x held in registers takes 1 to {MAX_ROWS_X}")
     if split not in (1, 2, 4, 8) or rows not in (4, 8, 16, 32, 64):
         raise ValueError(f"gemv: rows={rows}, split={split}; x held in registers takes rows 4 .. 64 (a power "
                          f"of two) and split 1, 2, 4 or 8")
-    nw = PAIR_WORDS[fmt]
-    q40 = fmt == "q4_0"
+    nw = PAIR_WORDS.get(fmt, 0)
+    q40, qk = fmt == "q4_0", fmt == "q4_K"
+    wt = vec4[u32] if qk else u32
     if bt is not None and (bt < 1 or rows % bt or _pow2(nx) * bt > 32):
         raise ValueError(f"gemv: a reduction of {bt} rows of W does not divide rows={rows} or holds more than 32 "
                          f"sums a lane at {nx} rows of x")
@@ -83,7 +87,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
 
     @cd.kernel(workgroup_size=(wg, 1, 1), subgroup_size=32)
     @no_type_check
-    def gemv_xregs(w: cd.Buffer[u32], x: cd.Buffer[vec4[i32]], y: cd.Buffer[f32], M: u32, K: u32):
+    def gemv_xregs(w: cd.Buffer[wt], x: cd.Buffer[vec4[i32]], y: cd.Buffer[f32], M: u32, K: u32):
         lane = cd.subgroup_invocation_id
         sg = cd.subgroup_id
         row0 = cd.workgroup_id.x * rows
@@ -96,36 +100,74 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
             h = uc & 1
             # this lane's block of every row of x: 8 words of levels, the scale d and d * sum (0 past K)
             xs = []
-            for j in cd.static_range(nx):
-                xb = (j * nb + uc) * XQ_VECS
-                xa = x[xb]
-                xc = x[xb + 1]
-                sc = x[xb + 2]
-                dx = cd.select(ok, cd.bitcast(sc.x, f32), f32(0.0))
-                sx = cd.select(ok, cd.bitcast(sc.y, f32), f32(0.0))
-                xs = xs + [[[xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w], dx, sx]]
+            if qk:
+                # an eighth p of q4_K block b: 16 values (16 hp .. 16 hp + 15) of sub-blocks 2c and 2c + 1 against
+                # x's words 4 hp .. 4 hp + 3 of its blocks 8b + 2c and 8b + 2c + 1, and half of each one's d * sum
+                # (the lane with the other hp has the rest)
+                b = uc >> 3
+                p = uc & 7
+                c = p >> 1
+                hp = p & 1
+                for j in cd.static_range(nx):
+                    xl0 = (j * nb + b * 8 + 2 * c) * XQ_VECS
+                    xl = x[xl0 + hp]
+                    xh = x[xl0 + XQ_VECS + hp]
+                    sl = x[xl0 + 2]
+                    shx = x[xl0 + XQ_VECS + 2]
+                    xs = xs + [[[xl.x, xl.y, xl.z, xl.w, xh.x, xh.y, xh.z, xh.w],
+                                cd.select(ok, cd.bitcast(sl.x, f32), f32(0.0)),
+                                cd.select(ok, cd.bitcast(shx.x, f32), f32(0.0)),
+                                cd.select(ok, 0.5 * cd.bitcast(sl.y, f32), f32(0.0)),
+                                cd.select(ok, 0.5 * cd.bitcast(shx.y, f32), f32(0.0))]]
+            else:
+                for j in cd.static_range(nx):
+                    xb = (j * nb + uc) * XQ_VECS
+                    xa = x[xb]
+                    xc = x[xb + 1]
+                    sc = x[xb + 2]
+                    dx = cd.select(ok, cd.bitcast(sc.x, f32), f32(0.0))
+                    sx = cd.select(ok, cd.bitcast(sc.y, f32), f32(0.0))
+                    xs = xs + [[[xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w], dx, sx]]
             for bi in cd.static_range(nbatch):
                 vals = []
                 for r in cd.static_range(bt):
                     row = min(row0 + bi * bt + r, M - 1)     # a row past M reads row M - 1, not stored
-                    d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
-                    q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
-                    if q40:
-                        ql = [q[c] & 0x0F0F0F0F for c in cd.static_range(4)]
-                        qh = [(q[c] >> 4) & 0x0F0F0F0F for c in cd.static_range(4)]
-                    for j in cd.static_range(nx):
-                        xl = xs[j][0]
-                        # the integer sum from MAGIC_BITS: its bits are the f32 MAGIC + sum
+                    if qk:
+                        base = (row * (K // 256) + b) * 9
+                        v = w[base]
+                        qv = w[base + 1 + p]
+                        s0 = scale_min_q4_K(v, 2 * c)
+                        s1 = scale_min_q4_K(v, 2 * c + 1)
+                        ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
+                        qh = [(qv[i] >> 4) & 0x0F0F0F0F for i in cd.static_range(4)]
+                        for j in cd.static_range(nx):
+                            xl = xs[j][0]
+                            dl = i32(MAGIC_BITS) + cd.dot4x8(xl[0], ql[0])
+                            dh = i32(MAGIC_BITS) + cd.dot4x8(xl[4], qh[0])
+                            for i in cd.static_range(1, 4):
+                                dl += cd.dot4x8(xl[i], ql[i])
+                                dh += cd.dot4x8(xl[4 + i], qh[i])
+                            vals = vals + [s0.x * xs[j][1] * (cd.bitcast(dl, f32) - MAGIC) - s0.y * xs[j][3] +
+                                           s1.x * xs[j][2] * (cd.bitcast(dh, f32) - MAGIC) - s1.y * xs[j][4]]
+                    else:
+                        d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
+                        q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
                         if q40:
-                            dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], ql[0]) + cd.dot4x8(xl[4], qh[0])
-                            for c in cd.static_range(1, 4):
-                                dots += cd.dot4x8(xl[c], ql[c]) + cd.dot4x8(xl[4 + c], qh[c])
-                            vals = vals + [d * (xs[j][1] * (cd.bitcast(dots, f32) - MAGIC) - 8.0 * xs[j][2])]
-                        else:
-                            dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], cd.bitcast(q[0], i32))
-                            for c in cd.static_range(1, 8):
-                                dots += cd.dot4x8(xl[c], cd.bitcast(q[c], i32))
-                            vals = vals + [d * xs[j][1] * (cd.bitcast(dots, f32) - MAGIC)]
+                            ql = [q[c] & 0x0F0F0F0F for c in cd.static_range(4)]
+                            qh = [(q[c] >> 4) & 0x0F0F0F0F for c in cd.static_range(4)]
+                        for j in cd.static_range(nx):
+                            xl = xs[j][0]
+                            # the integer sum from MAGIC_BITS: its bits are the f32 MAGIC + sum
+                            if q40:
+                                dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], ql[0]) + cd.dot4x8(xl[4], qh[0])
+                                for c in cd.static_range(1, 4):
+                                    dots += cd.dot4x8(xl[c], ql[c]) + cd.dot4x8(xl[4 + c], qh[c])
+                                vals = vals + [d * (xs[j][1] * (cd.bitcast(dots, f32) - MAGIC) - 8.0 * xs[j][2])]
+                            else:
+                                dots = i32(MAGIC_BITS) + cd.dot4x8(xl[0], cd.bitcast(q[0], i32))
+                                for c in cd.static_range(1, 8):
+                                    dots += cd.dot4x8(xl[c], cd.bitcast(q[c], i32))
+                                vals = vals + [d * xs[j][1] * (cd.bitcast(dots, f32) - MAGIC)]
                 vals = vals + [f32(0.0) for t in cd.static_range(vp - vals_n)]
                 # reduce-scatter: each exchange keeps the half of the values the lane's bit names and adds the
                 # partner's copy of it, so that lane i ends with value i % vp summed over 32 // vp lanes ...

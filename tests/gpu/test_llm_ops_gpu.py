@@ -103,15 +103,15 @@ def test_linear_on_resident_arrays(fmt, device):
             assert _close(y.numpy(), ref, fmt, n)
 
 
-@pytest.mark.parametrize("fmt", ["q4_0", "q8_0"])
+@pytest.mark.parametrize("fmt", ["q4_0", "q8_0", "q4_K"])
 @pytest.mark.parametrize("n", [2, 5, 8])
 def test_gemv_with_x_held_in_registers_matches_the_interpreter(fmt, n, device):
-    """gemv_xregs's layouts (gemv's default for several rows of q4_0 and q8_0, gemv.XREGS), M not a multiple of a
-    workgroup's rows and K not of a workgroup's slice of it."""
+    """gemv_xregs's layouts (gemv's default for several rows of x, gemv.XREGS), M not a multiple of a workgroup's
+    rows and K not of a workgroup's slice of it."""
     from coopdsl.ops import gemv_xregs as GX
 
     rng = np.random.default_rng(n)
-    m, k = 1000, 4160
+    m, k = 1000, 4352 if fmt == "q4_K" else 4160
     w, _ = _weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
     want = G.gemv(w, x, fmt, device="cpu", q8=True)
