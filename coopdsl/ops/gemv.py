@@ -158,8 +158,11 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 # 8 (32.3 against 35.7).  Then as the default against the release before, 400 calls back to back, two runs each
 # (``ops_llm-xregs-{base,new}*-h200-2026-11-28.md``): q4_0 4 rows 18.7-18.9 -> 17.4-17.9 us, 6 rows 22.1-22.6 ->
 # 21.7 (and once 30.3; timed launch by launch 24.1-24.2 -> 22.8-23.1), 8 rows 26.9-27.8 -> 25.0-25.2; q8_0 6 rows
-# 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4.
-XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4)}
+# 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4.  q4_K, a lane an eighth of a block
+# (``ops_llm-xregs-q4k-tune-h200-2026-11-28.md``): 4 rows of W a workgroup of 4 subgroups slower at 4 rows of x
+# (22.7 against 21.0 us), faster at 6 (27.3 against more than 28.8) and 8 (33.8 against 35.5), where 8 rows of W
+# a workgroup of 4, the best at 4 and 6, was not among the six fastest (more than 39 us).
+XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4), "q4_K": (5, 4, 4)}
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,

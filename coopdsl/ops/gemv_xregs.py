@@ -1,20 +1,24 @@
-"""Decoding products with x held in registers: ``y = x W^T`` for q4_0 / q8_0 weights and 1 to 8 rows of ``x``.
+"""Decoding products with x held in registers: ``y = x W^T`` for q4_0 / q8_0 / q4_K weights and 1 to 8 rows of ``x``.
 
 The kernels of :mod:`coopdsl.ops.gemv` walk K along a few rows of W (2 to 8), so every group of rows reads all of
 ``x`` again: at eight rows of x rounded to 8 bits that is about 44 MB a row of x through L1 for 33 MB of q4_0
 weights (``benchmarks/notes/gemv-bound-h200-2026-11-28.md``).  Here the loops are the other way round: a lane
-takes one block of K (32 values) and keeps that block of every row of x in registers (x rounded to 8 bits by
-:func:`coopdsl.ops.gemv_q8.quantize_kernel`: eight words of levels, the scale and the scaled sum a row of x), then
-walks down ``rows`` rows of W, reading each row's block as the 32-bit words that hold it, as the way "prew" does.
-A subgroup's 32 lanes take 32 consecutive blocks, so that each load instruction reads one contiguous span of a row.
+takes 32 values of K and keeps them, for every row of x, in registers (x rounded to 8 bits by
+:func:`coopdsl.ops.gemv_q8.quantize_kernel`: eight words of levels, the scale and the scaled sum), then walks down
+``rows`` rows of W: a q4_0 / q8_0 block read as the 32-bit words that hold it, as the way "prew" does, or an
+eighth of a q4_K block (its head and 16 bytes of levels, 16 values of each of two sub-blocks) as the way "pre"
+does.  A subgroup's 32 lanes take consecutive pieces, so that each load instruction reads one contiguous span of a
+row.
 
 A row of W gives each lane ``nx`` partial sums; ``batch`` rows (:func:`batch`) at a time, the subgroup adds its
 lanes' ``batch * nx`` sums up with a reduce-scatter of shuffles (each exchange halves the values a lane holds, so
 that ``v`` values cost ``v - 1`` shuffles, not ``5 v``), leaving lane ``i`` with the sum of value ``i``.  The
-``split`` subgroups of a workgroup take consecutive slices of 32 blocks of K (then the next ``32 * split``), and
+``split`` subgroups of a workgroup take consecutive slices of 32 pieces of K (then the next ``32 * split``), and
 add their sums through shared memory at the end.  A workgroup owns ``rows`` rows of W; dispatch :func:`grid`.
 x's bytes are read once a workgroup (a row of x, rounded: 21.5 KB at K = 14336), against once every two rows of W
-in :mod:`coopdsl.ops.gemv`'s default.  K must be a multiple of 64 (two blocks are 9 or 17 aligned words).
+in :mod:`coopdsl.ops.gemv`'s default.  K must be a multiple of 64 (two q4_0 / q8_0 blocks are 9 or 17 aligned
+words), of 256 for q4_K.  Measured on an H200 (``gemv.XREGS``), 8-10% faster than the plain kernels from a few
+rows of x on, not more: its ``x`` traffic is not what bounds them (docs/benchmarks.md, "x held in registers").
 """
 
 from functools import cache

@@ -105,9 +105,10 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
     for fmt, (first, rows, split) in G.XREGS.items():
         assert G.choice(fmt, first, None, 4096, 14336) == ("xregs", rows, split)
         assert G.choice(fmt, GX.MAX_ROWS_X, True, 4096, 14336) == ("xregs", rows, split)
-        assert G.choice(fmt, first - 1, None, 4096, 14336)[0] == "prew"
-        assert G.choice(fmt, GX.MAX_ROWS_X + 1, None, 4096, 14336)[0] == "prew"
-        assert G.choice(fmt, first, None, 4096, 14336 + 32)[0] == ("pre" if fmt == "q4_0" else "inline")  # K % 64
+        for n in (first - 1, GX.MAX_ROWS_X + 1):          # the plain kernels' way
+            assert G.choice(fmt, n, None, 4096, 14336) == G.CHOICE[fmt, G.bucket(n)]
+        if fmt != "q4_K":                                  # K not a multiple of 64: not as words either
+            assert G.choice(fmt, first, None, 4096, 14336 + 32)[0] == ("pre" if fmt == "q4_0" else "inline")
         assert G.choice(fmt, first, False, 4096, 14336)[0] == "f32"
         assert ("xregs", rows, split) in G.candidates(fmt, first, None, 4096, 14336)
         assert not any(c[0] == "xregs" for c in G.candidates(fmt, first, False, 4096, 14336))
@@ -116,7 +117,7 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
 @pytest.mark.parametrize("fmt", sorted(G.XREGS))
 def test_gemv_runs_it_by_default_and_matches_numpy(fmt):
     rng = np.random.default_rng(5)
-    m, k, n = 45, 640, 7
+    m, k, n = 45, 768, 7
     w, wd = weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16)
     assert G.plan(w, x, fmt, device="cpu")[0][-1][0].name.startswith("gemv_xregs_")
