@@ -618,6 +618,33 @@ def visible_keys(sq: int, skv: int, window: int) -> int:
 
 
 HOWS = ("lanes", "mma")
+KNOBS = ("split", "loads", "fused")   # what a decode kernel name may add for :func:`kernel` ("lanes:split2")
+
+
+def variant(how: str) -> tuple[str, dict[str, int]]:
+    """A decode kernel's name as :func:`plan` and a tuned call take it: "lanes" or "mma", or "lanes" with one of
+    :func:`kernel`'s :data:`KNOBS` set, ``"lanes:split2"``, ``"lanes:loads2"``, ``"lanes:fused0"`` (the chunks
+    combined by :func:`combine_kernel`'s launch) or ``"lanes:fused1"``; returns (the kernel, {knob: value})."""
+    base, _, knob = str(how).partition(":")
+    if base not in HOWS:
+        raise ValueError(f"attention_decode: how={how!r}; one of {HOWS}, or 'lanes:<knob><value>'")
+    if not knob:
+        return base, {}
+    name = knob.rstrip("0123456789")
+    if base != "lanes" or name not in KNOBS or name == knob:
+        raise ValueError(f"attention_decode: how={how!r}; only 'lanes' takes a knob: one of "
+                         f"{', '.join(k + '<n>' for k in KNOBS)}, as 'lanes:split2'")
+    return base, {name: int(knob[len(name):])}
+
+
+def variants(dims: tuple[int, int, int, int, int]) -> list[str]:
+    """The settings of :func:`kernel`'s knobs a tuned call times for ``dims`` = (Hq, Sq, D, Hkv, Skv) besides the
+    defaults, one knob at a time (:func:`variant`'s names): each other ``split`` of 1, 2 and 4 that divides the
+    ``D / 8`` pieces of a row, the other ``loads`` of 1 and 2, and the other way of combining the chunks."""
+    d, rows = dims[2], rows_per_head(dims)
+    found = [f"lanes:split{s}" for s in (1, 2, 4) if s != default_split(d) and (d // 8) % s == 0]
+    found += [f"lanes:loads{n}" for n in (1, 2) if n != default_loads(d, row_groups(d, rows)[1])]
+    return found + [f"lanes:fused{int(not default_fused(d, rows))}"]
 
 
 def default_how(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> str:
@@ -679,7 +706,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
     arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
     inputs run while planning. ``how``: "lanes" (:func:`kernel`) or "mma" (:mod:`coopdsl.ops.attention_decode_mma`,
-    then :func:`combine_kernel`); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
+    then :func:`combine_kernel`), or "lanes" with a knob (:func:`variant`: ``"lanes:split2"``; an explicit
+    ``split``, ``loads`` or ``fused`` wins); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
     :func:`default_chunks`); ``fused=False`` combines them with :func:`combine_kernel` instead of in the last
     workgroup of each head (default :func:`default_fused`); ``loads``, ``most_rows``, ``split``: see :func:`kernel`
     (these four how="lanes" only)."""
@@ -687,8 +715,10 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     rows = rows_per_head(dims)
     if how is None:
         how = default_how(dims, dev)
-    if how not in HOWS:
-        raise ValueError(f"attention_decode: how={how!r}; one of {HOWS}")
+    how, knobs = variant(how)
+    split = knobs.get("split", split) if split is None else split
+    loads = knobs.get("loads", loads) if loads is None else loads
+    fused = bool(knobs["fused"]) if fused is None and "fused" in knobs else fused
     if how == "mma" and not mma.takes(d, rows):
         raise ValueError(f"attention_decode: the cooperative-matrix decode kernel takes D a multiple of 16 up to "
                          f"{mma.MAX_D} and at most {mma.MAX_ROWS} rows per K/V head; got D {d}, {rows} rows")

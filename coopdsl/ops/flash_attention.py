@@ -362,7 +362,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                 mine = attention_decode.default_how(dims, dev)
                 default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev), mine)
                 other = [h for h in attention_decode.hows(dims, dev) if h != mine]
-                chunks, how = attention_tune.decode_tune(prob, dev, time_decode, default, other[0] if other else None)
+                chunks, how = attention_tune.decode_tune(prob, dev, time_decode, default, other[0] if other else None,
+                                                         attention_decode.variants(dims))
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
                                     softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks, how=how)
     if impl == "nv2":

@@ -130,12 +130,14 @@ def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
     k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
     default = AD.default_chunks(8, 16384, 66)
     assert default == 16 and AT.decode_candidates(default) == [(4,), (8,), (32,), (64,)]
+    knobs = AD.variants((32, 1, 64, 8, 16384))      # D 64: split 4 and loads 2 by default, 4 rows fused
+    assert knobs == ["lanes:split1", "lanes:split2", "lanes:loads1", "lanes:fused0"]
     ops.attention(q, k, k)                          # nothing stored, no tune: the default
     assert runs == [None]
     ops.attention(q, k, k, tune=True)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
     assert entry["chunks"] == [32] and entry["times_ms"] == {"default": 2.0, "4": 3.0, "8": 3.0, "32": 1.0,
-                                                              "64": 3.0}
+                                                              "64": 3.0, **{f"16x{k}": 3.0 for k in knobs}}
     assert runs == [None, 32]
     op_tune.reset_all()
     ops.attention(q, k, k)                          # read back, as a new process would
@@ -164,13 +166,35 @@ def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gp
     k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
     ops.attention(q, k, k, tune=True)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
-    assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 10
+    assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 14
     assert runs == [(16, "mma")]
     op_tune.reset_all()
     assert AT.decode_lookup(next(iter(json.loads(path.read_text())["entries"])).split("|")[1], dev) == \
         (True, (16, "mma"))
     ops.attention(q, k, k)                          # read back, as a new process would
     assert runs == [(16, "mma"), (16, "mma")]
+
+
+def test_a_tuned_decode_call_times_the_lane_kernels_knobs_and_keeps_the_fastest(fake_decode_gpu, monkeypatch):
+    """Besides the chunk counts, the lane-per-key kernel with one knob at a time set away from its default
+    (attention_decode.variants): the fastest, the two-lane split here, is stored as its name and read back into
+    the plan's split."""
+    from coopdsl.ops import attention_decode as AD
+
+    runs, path = fake_decode_gpu
+    times = {(None, None): 2.0, (16, "lanes:split2"): 1.0}
+    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how, times),
+                                                                               (1, 1, 1), (), {})])
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
+    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
+    ops.attention(q, k, k, tune=True)
+    entry = next(iter(json.loads(path.read_text())["entries"].values()))
+    assert entry["chunks"] == [16, "lanes:split2"] and entry["times_ms"]["16xlanes:split2"] == 1.0
+    assert runs == [(16, "lanes:split2")]
+    op_tune.reset_all()
+    ops.attention(q, k, k)                          # read back, as a new process would
+    assert runs == [(16, "lanes:split2")] * 2
 
 
 def test_each_candidate_is_timed_after_the_clocks_are_up():
