@@ -359,7 +359,7 @@ def test_the_autotune_docs_example_runs(capsys, monkeypatch, tmp_path):
     exec(compile(code, "docs/autotune.md", "exec"), {})
     said = capsys.readouterr().out.split("\n")
     assert said[0] == str(G.choice("q4_K", 1)) and code.count(f"# {G.choice('q4_K', 1)}") == 1
-    assert said[1] == str(len(G.candidates("q4_K", 1))) and f"# {said[1]} ways" in code
+    assert said[1] == str(len(G.candidates("q4_K", 1, None, 64, 512))) and f"# {said[1]} ways" in code
 
 
 @pytest.mark.parametrize("seed", range(24))
