@@ -634,7 +634,10 @@ def variant(how: str) -> tuple[str, dict[str, int]]:
     if base != "lanes" or name not in KNOBS or name == knob:
         raise ValueError(f"attention_decode: how={how!r}; only 'lanes' takes a knob: one of "
                          f"{', '.join(k + '<n>' for k in KNOBS)}, as 'lanes:split2'")
-    return base, {name: int(knob[len(name):])}
+    value = int(knob[len(name):])
+    if name == "fused" and value not in (0, 1):
+        raise ValueError(f"attention_decode: how={how!r}; fused is 0 (a second launch combines the chunks) or 1")
+    return base, {name: value}
 
 
 def variants(dims: tuple[int, int, int, int, int]) -> list[str]:

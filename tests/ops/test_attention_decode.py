@@ -469,6 +469,10 @@ def test_a_kernel_name_with_a_knob_plans_that_knob():
     for o in outs[1:]:
         assert np.abs(o - outs[0]).max() < 1e-5
     for bad, says in (("tiles", "how='tiles'; one of"), ("mma:split2", "only 'lanes' takes a knob"),
-                      ("lanes:width2", "only 'lanes' takes a knob"), ("lanes:split", "only 'lanes' takes a knob")):
+                      ("lanes:width2", "only 'lanes' takes a knob"), ("lanes:split", "only 'lanes' takes a knob"),
+                      ("lanes:fused7", "fused is 0")):
         with pytest.raises(ValueError, match=says):
             AD.variant(bad)
+    with pytest.raises(ValueError, match="split=3; 1, 2 or 4"):     # a value the kernel does not take: its own check
+        AD.plan(q, k, v, dims, causal=False, mask=None, window=0, scale=0.125, softcap=0.0, out_dtype=np.float32,
+                out=np.zeros((4, 1, 64), np.float32), dev="cpu", how="lanes:split3")
