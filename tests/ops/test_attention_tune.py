@@ -144,6 +144,20 @@ def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
     assert runs == [None, 32, 32]
 
 
+def _tuned_one_token(monkeypatch, times):
+    """One token of 32 query heads on 8 K/V heads, D 64, 16384 keys, tuned with the decode plans 'timed' by
+    ``times`` ((chunks, kernel name) -> ms; 3 ms for the others); returns q and k (k is also v)."""
+    from coopdsl.ops import attention_decode as AD
+
+    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how, times),
+                                                                               (1, 1, 1), (), {})])
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
+    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
+    ops.attention(q, k, k, tune=True)
+    return q, k
+
+
 def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gpu, monkeypatch):
     """Where both decode kernels take the problem (D 64, 4 rows a K/V head, a device with 16 x 16 x 16 f16
     matrices) the candidates are the chunk counts of the default kernel ("lanes" at 4 rows) and each count with
@@ -159,12 +173,7 @@ def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gp
     assert AT.decode_candidates(16, "mma") == [(4,), (8,), (32,), (64,), (16, "mma"), (4, "mma"), (8, "mma"),
                                                (32, "mma"), (64, "mma")]
     times = {(None, None): 2.0, (32, None): 1.5, (16, "mma"): 1.0}
-    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how, times),
-                                                                               (1, 1, 1), (), {})])
-    rng = np.random.default_rng(0)
-    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
-    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
-    ops.attention(q, k, k, tune=True)
+    q, k = _tuned_one_token(monkeypatch, times)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
     assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 14
     assert runs == [(16, "mma")]
@@ -177,18 +186,11 @@ def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gp
 
 def test_a_tuned_decode_call_times_the_lane_kernels_knobs_and_keeps_the_fastest(fake_decode_gpu, monkeypatch):
     """Besides the chunk counts, the lane-per-key kernel with one knob at a time set away from its default
-    (attention_decode.variants): the fastest, the two-lane split here, is stored as its name and read back into
-    the plan's split."""
-    from coopdsl.ops import attention_decode as AD
-
+    (attention_decode.variants): the fastest, the two-lane split here, is stored as its name and read back (plan
+    parses the name: tests/ops/test_attention_decode.py, test_a_kernel_name_with_a_knob_plans_that_knob)."""
     runs, path = fake_decode_gpu
     times = {(None, None): 2.0, (16, "lanes:split2"): 1.0}
-    monkeypatch.setattr(AD, "plan", lambda *a, chunks=None, how=None, **kw: [(_DecodeKernel(chunks, how, times),
-                                                                               (1, 1, 1), (), {})])
-    rng = np.random.default_rng(0)
-    q = rng.standard_normal((32, 1, 64)).astype(np.float16)
-    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
-    ops.attention(q, k, k, tune=True)
+    q, k = _tuned_one_token(monkeypatch, times)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
     assert entry["chunks"] == [16, "lanes:split2"] and entry["times_ms"]["16xlanes:split2"] == 1.0
     assert runs == [(16, "lanes:split2")]
