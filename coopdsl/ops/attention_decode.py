@@ -625,14 +625,16 @@ def variant(how: str) -> tuple[str, dict[str, int]]:
     """A decode kernel's name as :func:`plan` and a tuned call take it: "lanes" or "mma", or "lanes" with one of
     :func:`kernel`'s :data:`KNOBS` set, ``"lanes:split2"``, ``"lanes:loads2"``, ``"lanes:fused0"`` (the chunks
     combined by :func:`combine_kernel`'s launch) or ``"lanes:fused1"``; returns (the kernel, {knob: value})."""
-    base, _, knob = str(how).partition(":")
+    base, colon, knob = str(how).partition(":")
     if base not in HOWS:
         raise ValueError(f"attention_decode: how={how!r}; one of {HOWS}, or 'lanes:<knob><value>'")
-    if not knob:
+    if not colon:
         return base, {}
+    if base != "lanes":
+        raise ValueError(f"attention_decode: how={how!r}; only 'lanes' takes a knob, as 'lanes:split2'")
     name = knob.rstrip("0123456789")
-    if base != "lanes" or name not in KNOBS or name == knob:
-        raise ValueError(f"attention_decode: how={how!r}; only 'lanes' takes a knob: one of "
+    if name not in KNOBS or name == knob:
+        raise ValueError(f"attention_decode: how={how!r}; the knob is one of "
                          f"{', '.join(k + '<n>' for k in KNOBS)}, as 'lanes:split2'")
     value = int(knob[len(name):])
     if name == "fused" and value not in (0, 1):

@@ -96,12 +96,13 @@ def decode_lookup(prob: str, device: Any) -> tuple[bool, Decode]:
     return stored, (int(choice[0]), str(choice[1]) if len(choice) > 1 else None)
 
 
-def decode_candidates(default: int, other: str | None = None,
-                      knobs: Sequence[str] = ()) -> list[tuple[int] | tuple[int, str]]:
+def decode_candidates(default: int, other: str | None = None, knobs: Sequence[str] = (),
+                      knob_chunks: int | None = None) -> list[tuple[int] | tuple[int, str]]:
     """What a tuned decode call times besides the default: the chunk counts :data:`CHUNK_FACTORS` of ``default``
     (at least 1), then, where the other decode kernel ``other`` also takes the problem, ``(chunks, other)`` for
-    the default count and each of those, then ``(default, k)`` for each of ``knobs`` (the lane kernel with one
-    knob set, :func:`coopdsl.ops.attention_decode.variants`)."""
+    the default count and each of those, then ``(knob_chunks, k)`` for each of ``knobs`` (the lane kernel with one
+    knob set, :func:`coopdsl.ops.attention_decode.variants`, at the lane kernel's own default count
+    ``knob_chunks``; ``default`` when not given)."""
     counts: list[int] = []
     for f in CHUNK_FACTORS:
         n = max(1, round(default * f))
@@ -110,14 +111,14 @@ def decode_candidates(default: int, other: str | None = None,
     out: list[tuple[int] | tuple[int, str]] = [(n,) for n in counts]
     if other is not None:
         out += [(n, other) for n in [default, *counts]]
-    return out + [(default, k) for k in knobs]
+    return out + [(knob_chunks or default, k) for k in knobs]
 
 
 def decode_tune(prob: str, device: Any, time_call: Callable[[tuple[Any, ...] | None], float], default: int,
-                other: str | None = None, knobs: Sequence[str] = ()) -> Decode:
+                other: str | None = None, knobs: Sequence[str] = (), knob_chunks: int | None = None) -> Decode:
     """Time the default (None) and :func:`decode_candidates`, store the fastest for ``prob`` on ``device`` and
     return it as (chunks, kernel) (None: the default)."""
-    best = _decode.tune(prob, device, time_call, decode_candidates(default, other, knobs))
+    best = _decode.tune(prob, device, time_call, decode_candidates(default, other, knobs, knob_chunks))
     if not best:
         return None, None
     return int(best[0]), str(best[1]) if len(best) > 1 else None

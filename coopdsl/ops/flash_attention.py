@@ -360,10 +360,13 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                                                        chunks=c[0] if c else None,
                                                        how=c[1] if c and len(c) > 1 else None))
                 mine = attention_decode.default_how(dims, dev)
-                default = attention_decode.default_chunks(dims[3], dims[4], caps.shader_cores(dev), mine)
+                keys = dims[4] - attention_decode.visible_keys(dims[1], dims[4], win)   # (what plan cuts into chunks)
+                cores = caps.shader_cores(dev)
+                default = attention_decode.default_chunks(dims[3], keys, cores, mine)
                 other = [h for h in attention_decode.hows(dims, dev) if h != mine]
                 chunks, how = attention_tune.decode_tune(prob, dev, time_decode, default, other[0] if other else None,
-                                                         attention_decode.variants(dims))
+                                                         attention_decode.variants(dims),
+                                                         attention_decode.default_chunks(dims[3], keys, cores))
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
                                     softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks, how=how)
     if impl == "nv2":

@@ -160,8 +160,10 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 # 21.7 (and once 30.3; timed launch by launch 24.1-24.2 -> 22.8-23.1), 8 rows 26.9-27.8 -> 25.0-25.2; q8_0 6 rows
 # 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4.  q4_K, a lane an eighth of a block
 # (``ops_llm-xregs-q4k-tune-h200-2026-11-28.md``): 4 rows of W a workgroup of 4 subgroups slower at 4 rows of x
-# (22.7 against 21.0 us), faster at 6 (27.3 against more than 28.8) and 8 (33.8 against 35.5), where 8 rows of W
-# a workgroup of 4, the best at 4 and 6, was not among the six fastest (more than 39 us).
+# (22.7 against 21.0 us), faster than the previous default at 6 (27.3 against more than 28.8; but in that call
+# "pre" with 4 rows over 2 subgroups took 26.7 and 8 rows of W a workgroup 26.6) and at 8 (33.8 against 35.5),
+# where 8 rows of W a workgroup of 4 was not among the six fastest (more than 39 us): 4 rows is the layout that
+# was fast at both.
 XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4), "q4_K": (5, 4, 4)}
 
 
@@ -170,7 +172,7 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     """(how x is read, rows of W a group owns, subgroups a group) for weights in ``fmt`` and ``nx`` rows of x:
     :data:`CHOICE`'s, or with ``q8`` (True: x rounded to 8 bits; False: x as given) the other way's of
     :data:`OTHER` where the default is not of that kind.  Given the weights' M and K (and the GPU ``dev``, None
-    for the interpreter), the default (``q8`` None) is ``("mma", 16, split)`` from :data:`MMA`'s rows of x on,
+    for the interpreter), the default (``q8`` None) is ``("mma", depth, split)`` from :data:`MMA`'s rows of x on,
     where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
     ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on, where :mod:`coopdsl.ops.gemv_xregs` takes it."""
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
@@ -659,7 +661,8 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
     """What ``gemv(..., tune=True)`` times besides :func:`choice`'s: each way x may be read in (as given unless
     ``q8`` is True; 8 bits by each kernel that takes it unless ``q8`` is False) with each of :data:`LAYOUTS`, and
     (``q8`` None, 2 rows of x or more, M and K that :mod:`coopdsl.ops.gemv_mma` takes) its products on
-    cooperative matrices with each of its ``SPLITS``."""
+    cooperative matrices with each of its ``DEPTHS`` and ``SPLITS``, and (``q8`` not False, K given,
+    :func:`coopdsl.ops.gemv_xregs.takes`) ``("xregs", rows, split)`` for each of its ``LAYOUTS``."""
     ways: list[str] = [] if q8 is False else [w for w in ("pre", "prew", "inline") if (w == "pre" and fmt in Q8_FORMATS)
                           or (w == "prew" and fmt in WORDS_FORMATS and k is not None and k % 64 == 0)
                           or (w == "inline" and fmt in INLINE_FORMATS)]
@@ -728,7 +731,8 @@ def gpu_of(device: Any, arrays: tuple[Any, ...]) -> Any:
 
 def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: bool, way: tuple[str, int, int],
               device: Any) -> list[hot.Launch]:
-    """The launches of one way and layout: the 8-bit rounding of x first for "pre", then the product."""
+    """The launches of one way and layout: the 8-bit rounding of x first for the ways of :data:`PRE_WAYS`, then the
+    product."""
     how, rows, split = way
     if how == "mma":
         return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
@@ -739,7 +743,8 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
             (GX.kernel(fmt, n, rows, split), GX.grid(m, rows)) if how == "xregs" else
             (kernel(fmt, n, x_f16 and not pre, rows, split, how), grid(m, fmt, n, rows, split)))
     launches: list[hot.Launch] = []
-    if how in ("prew", "xregs"):   # the blocks as 32-bit words (rows of 36-byte pairs of blocks)
+    if how in ("prew", "xregs"):   # the blocks as 32-bit words (q4_0 / q8_0: rows of 36- or 68-byte pairs of blocks;
+        # q4_K's uvec4 kernels take the same words)
         w = w.view(np.uint32)
     if pre:
         blocks = n * k // 32

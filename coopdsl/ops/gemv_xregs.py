@@ -31,7 +31,7 @@ from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
 from .ggml_formats import scale_min_q4_K
 
 FORMATS = ("q4_0", "q8_0", "q4_K")
-MAX_ROWS_X = 8          # rows of x a launch takes: 10 registers a row of x a lane (levels, scale, scaled sum)
+MAX_ROWS_X = 8          # rows of x a launch takes: 10 registers a row of x a lane (levels, scale, scaled sum; q4_K 12)
 LAYOUTS = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 4), (16, 8))   # (rows of W a workgroup, subgroups a workgroup)
 
 
@@ -67,8 +67,9 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     rows of W.  q4_0 and q8_0 are read as 32-bit words (launch with W viewed as uint32), a lane a block; q4_K as
     ``uvec4``, a lane an eighth of a block (its head and 16 bytes of levels: 16 values of each of two sub-blocks,
     as :func:`coopdsl.ops.gemv.kernel`'s "pre" way reads them).  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x
-    M f32.  ``unroll``: an unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a
-    reduction (default :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
+    M f32; K (a push constant) must be as :func:`takes` says, which the kernel cannot check.  ``unroll``: an
+    unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a reduction (default
+    :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: x held in registers serves {', '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
@@ -174,7 +175,8 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                                 vals = vals + [d * xs[j][1] * (cd.bitcast(dots, f32) - MAGIC)]
                 vals = vals + [f32(0.0) for t in cd.static_range(vp - vals_n)]
                 # reduce-scatter: each exchange keeps the half of the values the lane's bit names and adds the
-                # partner's copy of it, so that lane i ends with value i % vp summed over 32 // vp lanes ...
+                # partner's copy of it, so that lane i ends with value i % vp summed over the vp lanes of its group
+                # (the lanes with its lane // vp) ...
                 for _st in cd.static_range(steps):
                     half = len(vals) // 2
                     upper = (lane & half) != 0

@@ -445,8 +445,9 @@ def test_both_decode_kernels_round_an_f32_mask_to_f16_and_leave_an_f16_one():
 
 
 def test_a_kernel_name_with_a_knob_plans_that_knob():
-    """attention_decode.variant: "lanes:split2" plans the lane kernel with split 2 (an explicit split wins), the
-    same outputs as the default on the interpreter; names it does not take are located in the message."""
+    """attention_decode.variant: "lanes:split2" plans the lane kernel with split 2 (an explicit split wins),
+    "lanes:loads1" with loads 1, "lanes:fused0" / "lanes:fused1" with the combine launch or without, the same
+    outputs as the default on the interpreter; names it does not take are errors that say why."""
     rng = np.random.default_rng(3)
     dims = (4, 1, 64, 2, 700)
     q = rng.standard_normal((4, 1, 64)).astype(np.float32)
@@ -455,21 +456,24 @@ def test_a_kernel_name_with_a_knob_plans_that_knob():
     assert AD.variant("lanes:split2") == ("lanes", {"split": 2}) and AD.variant("mma") == ("mma", {})
     assert AD.variant("lanes:fused0") == ("lanes", {"fused": 0})
     outs = []
-    for how, split, want in (("lanes", None, None), ("lanes:split2", None, 2), ("lanes:split2", 1, 1),
-                             ("lanes:fused0", None, None)):   # (want: the split plan passes; None the default)
+    # (name, explicit split, the (fused, loads, split) plan passes to kernel: None its default)
+    for how, split, want in (("lanes", None, (True, None, None)), ("lanes:split2", None, (True, None, 2)),
+                             ("lanes:split2", 1, (True, None, 1)), ("lanes:loads1", None, (True, 1, None)),
+                             ("lanes:fused0", None, (False, None, None)), ("lanes:fused1", None, (True, None, None))):
         out = np.zeros((4, 1, 64), np.float32)
         launches = AD.plan(q, k, v, dims, causal=False, mask=None, window=0, scale=0.125, softcap=0.0,
                            out_dtype=np.float32, out=out, dev="cpu", chunks=3, how=how, split=split)
-        assert launches[0][0] is AD.kernel(64, 2, False, False, None, False, False, False, how != "lanes:fused0",
-                                           None, None, want)
-        assert len(launches) == (2 if how == "lanes:fused0" else 1)
+        fused, loads, spl = want
+        assert launches[0][0] is AD.kernel(64, 2, False, False, None, False, False, False, fused, loads, None, spl)
+        assert len(launches) == (1 if fused else 2)
         for kern, grid, args, kw in launches:
             kern.launch(grid, *args, **kw)
         outs.append(out)
     for o in outs[1:]:
         assert np.abs(o - outs[0]).max() < 1e-5
     for bad, says in (("tiles", "how='tiles'; one of"), ("mma:split2", "only 'lanes' takes a knob"),
-                      ("lanes:width2", "only 'lanes' takes a knob"), ("lanes:split", "only 'lanes' takes a knob"),
+                      ("lanes:width2", "the knob is one of split<n>, loads<n>, fused<n>"),
+                      ("lanes:split", "the knob is one of"), ("lanes:", "the knob is one of"),
                       ("lanes:fused7", "fused is 0")):
         with pytest.raises(ValueError, match=says):
             AD.variant(bad)

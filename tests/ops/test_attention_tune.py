@@ -172,6 +172,8 @@ def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gp
     assert AD.hows((32, 1, 256, 8, 16384), dev) == ["lanes"]                 # D 256: lanes only
     assert AT.decode_candidates(16, "mma") == [(4,), (8,), (32,), (64,), (16, "mma"), (4, "mma"), (8, "mma"),
                                                (32, "mma"), (64, "mma")]
+    # the lane kernel's knobs at its own default count, where the default kernel's count is another's
+    assert AT.decode_candidates(8, "lanes", ["lanes:split2"], 16)[-1] == (16, "lanes:split2")
     times = {(None, None): 2.0, (32, None): 1.5, (16, "mma"): 1.0}
     q, k = _tuned_one_token(monkeypatch, times)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
@@ -218,3 +220,23 @@ def test_each_candidate_is_timed_after_the_clocks_are_up():
     again = Timed(1.0)
     assert timer([(again, (1, 1, 1), (), {})]) == 1.0
     assert AT.CLOCK_UP_MS == 50.0 <= again.untimed < AT.CLOCK_UP_FIRST_MS
+
+
+def test_the_lane_kernels_knobs_are_timed_at_its_own_chunk_count(fake_decode_gpu):
+    """Where the default kernel is the cooperative-matrix one (8 rows a K/V head, a device with its matrices: one
+    workgroup a core, 8 chunks on 66 cores), the lane kernel's knob candidates run at the lane kernel's own
+    default count (two workgroups a core: 16)."""
+    from coopdsl.ops import attention_decode as AD
+
+    runs, path = fake_decode_gpu
+    dev = FA._resolve_device(None, [])
+    dev.info.coopmat_configs = [{"M": 16, "N": 16, "K": 16, "A": "f16", "B": "f16", "C": "f32", "scope": "Subgroup"}]
+    dims = (32, 2, 64, 8, 16384)
+    assert AD.default_how(dims, dev) == "mma"
+    assert AD.default_chunks(8, 16384, 66, "mma") == 8 and AD.default_chunks(8, 16384, 66) == 16
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((32, 2, 64)).astype(np.float16)
+    k = rng.standard_normal((8, 16384, 64)).astype(np.float16)
+    ops.attention(q, k, k, causal=True, tune=True)
+    times = next(iter(json.loads(path.read_text())["entries"].values()))["times_ms"]
+    assert {n for n in times if "lanes:" in n} == {f"16x{kn}" for kn in AD.variants(dims)}
