@@ -140,7 +140,7 @@ def main() -> None:
         os.environ["COOPDSL_AUTOTUNE_CACHE"] = str(Path(tempfile.mkdtemp()) / "autotune.json")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
-    lines = [f"`python3 benchmarks/ops_llm.py --m {m} --k {k} --prefill {args.prefill}` on {dev.info.name}, "
+    lines = [f"`python3 benchmarks/ops_llm.py {' '.join(sys.argv[1:])}` (--m {m} --k {k}) on {dev.info.name}, "
              f"{date.today()} ({platform.node()})", ""]
 
     # the yardstick: a copy of the f16 weights' bytes

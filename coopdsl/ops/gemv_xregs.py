@@ -17,7 +17,7 @@ that ``v`` values cost ``v - 1`` shuffles, not ``5 v``), leaving lane ``i`` with
 add their sums through shared memory at the end.  A workgroup owns ``rows`` rows of W; dispatch :func:`grid`.
 x's bytes are read once a workgroup (a row of x, rounded: 21.5 KB at K = 14336), against once every two rows of W
 in :mod:`coopdsl.ops.gemv`'s default.  K must be a multiple of 64 (two q4_0 / q8_0 blocks are 9 or 17 aligned
-words), of 256 for q4_K.  Measured on an H200 (``gemv.XREGS``), 8-10% faster than the plain kernels from a few
+words), of 256 for q4_K.  Measured on an H200 (``gemv.XREGS``), 2-10% faster than the plain kernels from a few
 rows of x on, not more: its ``x`` traffic is not what bounds them (docs/benchmarks.md, "x held in registers").
 """
 
