@@ -149,21 +149,20 @@ def bucket(nx: int) -> int:
 # each round's loads were issued before the previous round's work (``ops_llm-mma-pipe-h100-2026-11-27.md``: f16
 # 49.2 and 55.0 us, 0.84 and 0.75 of the copy kernel; q4_K 37.9, level with x rounded to 8 bits, and 46.5).
 MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
-# from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x
-# rounded to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64), with
-# its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split).  Timed on an H200, 4096 x
+# from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x rounded
+# to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64, of 256 for q4_K),
+# with its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split). Timed on an H200, 4096 x
 # 14336 weights: against every other way and layout (``benchmarks/ops_llm.py --tune``;
-# ``benchmarks/results/ops_llm-xregs-tune*-h200-2026-11-28.md``), q4_0 level at 2 rows (14.1 against 14.2 us),
-# faster at 4 (16.6-16.8 against 18.3-18.7) and 8 (24.6-26.6 against 27.2-27.7); q8_0 slower at 2 rows, level at 4,
-# faster at 8 (32.3-32.5 against 35.9 and more).  Then as the default against the release before, 400 calls back
-# to back, two runs each (``ops_llm-xregs-{base,new}*-h200-2026-11-28.md``): q4_0 4 rows 18.7-18.9 -> 17.4-17.9 us, 6 rows 22.1-22.6 ->
-# 21.7 (and once 30.3; timed launch by launch 24.1-24.2 -> 22.8-23.1), 8 rows 26.9-27.8 -> 25.0-25.2; q8_0 6 rows
-# 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4.  q4_K, a lane an eighth of a block
-# (``ops_llm-xregs-q4k-tune-h200-2026-11-28.md``): 4 rows of W a workgroup of 4 subgroups slower at 4 rows of x
-# (22.7 against 21.0 us), faster than the previous default at 6 (27.3 against more than 28.8; but in that call
-# "pre" with 4 rows over 2 subgroups took 26.7 and 8 rows of W a workgroup 26.6) and at 8 (33.8 against 35.5),
-# where 8 rows of W a workgroup of 4 was not among the six fastest (more than 39 us): 4 rows is the layout that
-# was fast at both.
+# ``benchmarks/results/ops_llm-xregs-tune*-h200-2026-11-28.md``), q4_0 level at 2 rows (14.1 against 14.2 us), faster
+# at 4 (16.6-16.8 against 18.3-18.7) and 8 (24.6-26.6 against 27.2-27.7); q8_0 slower at 2 rows, level at 4, faster at
+# 8 (32.3-32.5 against 35.9 and more). Then as the default against the release before, 400 calls back to back, two
+# runs each (``ops_llm-xregs-{base,new}*-h200-2026-11-28.md``): q4_0 4 rows 18.7-18.9 -> 17.4-17.9 us, 6 rows
+# 22.1-22.6 -> 21.7 (and once 30.3; timed launch by launch 24.1-24.2 -> 22.8-23.1), 8 rows 26.9-27.8 -> 25.0-25.2;
+# q8_0 6 rows 28.4-28.7 -> 30.4-30.5 (slower: it starts at 7), 8 rows 35.3-35.5 -> 32.4. q4_K, a lane an eighth of a
+# block (``ops_llm-xregs-q4k-tune-h200-2026-11-28.md``): 4 rows of W a workgroup of 4 subgroups slower at 4 rows of x
+# (22.7 against 21.0 us), faster than the previous default at 6 (27.3 against more than 28.8; but in that call "pre"
+# with 4 rows over 2 subgroups took 26.7 and 8 rows of W a workgroup 26.6) and at 8 (33.8 against 35.5), where 8 rows
+# of W a workgroup of 4 was not among the six fastest (more than 39 us): 4 rows is the layout that was fast at both.
 XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4), "q4_K": (5, 4, 4)}
 
 
