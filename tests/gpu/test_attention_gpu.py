@@ -209,3 +209,22 @@ def test_the_examples_of_docs_ops_md_run(nv2_device):
     exec(compile(decode, "docs/ops.md", "exec"), ns)  # goes on from the first block's names
     q, k, v = (ns[n].numpy() for n in ("qt", "kc", "vc"))
     _check(ns["ot"], q, k, v, heads=(0, 31), causal=True)
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_the_decode_kernels_knob_variants_a_tuned_call_times(device, d):
+    """Each setting of the lane kernel's knobs that ops.attention(tune=True) may pick (attention_decode.variants:
+    other splits, the other loads mode, the other combine), one token against 20000 keys on the GPU, against the
+    float64 model."""
+    from coopdsl.ops import attention_decode as AD
+
+    hq, hkv, skv = 16, 4, 20000
+    q, k, v = _inputs(hq, hkv, 1, skv, d, seed=6, spread=3.0)
+    dims = (hq, 1, d, hkv, skv)
+    dq, dk, dv = _resident(device, q, k, v)
+    for how in AD.variants(dims):
+        out = runtime.zeros((hq, 1, d), np.float32, device=device)
+        for kern, grid, args, kw in AD.plan(dq, dk, dv, dims, causal=True, mask=None, window=0, scale=d ** -0.5,
+                                             softcap=0.0, out_dtype=np.float32, out=out, dev=device, how=how):
+            kern.launch(grid, *args, **kw)
+        _check(out, q, k, v, heads=(0, 7, 15), causal=True)
