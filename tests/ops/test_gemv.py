@@ -283,14 +283,21 @@ def test_reduction_covers_more_outputs_than_invocations():
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
+_EVENTS: list[tuple[str, tuple]] = []   # ("compile" or "time", way), in order
+
+
 class _FakeKernel:
     def __init__(self, way):
         self.way = way
+
+    def compile(self):
+        _EVENTS.append(("compile", self.way))
 
 
 def _fake_stream_ms(launches, dev, clock_up_ms):
     """A candidate's time from its way: 8 rows of W over 2 subgroups read inline is the fastest; one way fails."""
     way = launches[0][0].way
+    _EVENTS.append(("time", way))
     if way == ("inline", 1, 4):
         raise RuntimeError("the device cannot run this layout")
     return 1.0 if way == ("inline", 8, 2) else 2.0 + way[1] / 100
@@ -316,8 +323,12 @@ def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(f
     x = rng.standard_normal((1, 256)).astype(np.float32)
     launches, _ = G.plan(w, x, "q4_K")                     # nothing stored: CHOICE's way
     assert launches[0][0].way == G.CHOICE["q4_K", 1]
+    _EVENTS.clear()
     launches, _ = G.plan(w, x, "q4_K", tune=True)
     assert launches[0][0].way == ("inline", 8, 2)
+    kinds = [kind for kind, _ in _EVENTS]          # every candidate compiled before the first is timed
+    assert kinds == ["compile"] * kinds.count("compile") + ["time"] * kinds.count("time")
+    assert {w for kind, w in _EVENTS if kind == "compile"} == {w for kind, w in _EVENTS if kind == "time"}
     entry = next(iter(json.loads(fake_gpu.read_text())["entries"].values()))
     assert entry["way"] == ["inline", 8, 2] and entry["ms"] == 1.0
     assert len(entry["times_ms"]) == 1 + len(G.candidates("q4_K", 1, None, 8, 256))
