@@ -48,6 +48,7 @@ from coopdsl import (  # noqa: E402
     vec4,
 )
 from coopdsl.ops import gemv as G  # noqa: E402
+from coopdsl.ops import gemv_q8 as Q8  # noqa: E402
 from coopdsl.ops.linear import prefill_launches  # noqa: E402
 
 MODES = ("dp4a8", "dp4a4", "loads", "hfma2")
@@ -112,12 +113,12 @@ def probe(nx: int, mode: str) -> cd.Kernel:
                         if d4 == 0:
                             acc[r][j] += cd.bitcast((xa.x ^ xc.w) ^ (q[0] ^ q[3]), f32)
                         else:
-                            dots = i32(G.MAGIC_BITS)
+                            dots = i32(Q8.MAGIC_BITS)
                             for c in cd.static_range(4):
                                 dots += cd.dot4x8(xs[c], q[c] & 0x0F0F0F0F)
                                 if d4 == 8:
                                     dots += cd.dot4x8(xs[4 + c], (q[c] >> 4) & 0x0F0F0F0F)
-                            acc[r][j] += wr[r][0] * (dx * (cd.bitcast(dots, f32) - G.MAGIC) - 8.0 * sx)
+                            acc[r][j] += wr[r][0] * (dx * (cd.bitcast(dots, f32) - Q8.MAGIC) - 8.0 * sx)
         for r in cd.static_range(2):
             for j in cd.static_range(nx):
                 total = cd.subgroup_add(acc[r][j])
