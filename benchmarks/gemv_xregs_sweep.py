@@ -1,6 +1,6 @@
 """gemv_xregs's knobs on the GPU: its layouts (rows of W a workgroup, subgroups), the unroll hint of its loop over
-K's slices, the rows of W a reduction takes and whether the next reduction's words are loaded first, against
-``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights and several rows of x, each timed in one process.
+K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
+and several rows of x, each timed in one process.
 
     python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0]
 
@@ -29,7 +29,6 @@ from coopdsl.ops import gemv_xregs as GX  # noqa: E402
 
 LAYOUTS = ((8, 4), (4, 4), (8, 2))
 UNROLLS = (None, 2)
-PREFETCH = (False, True)
 
 
 def main() -> None:
@@ -46,8 +45,8 @@ def main() -> None:
              f"{dev.info.name}; {m} x {k} weights; us a call (x's rounding + the product, 200 calls back to "
              "back)",
              "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | unroll | rows a reduction "
-             "| prefetch | us |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| us |",
+             "|---|---|---|---|---|---|---|---|"]
     clocks_up(dev)
     for fmt in args.formats.split(","):
         w, _ = weights(fmt, m, k, rng)
@@ -59,27 +58,25 @@ def main() -> None:
             xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
             first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
             prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
-            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt, pf) for rows, split in LAYOUTS for unroll in UNROLLS
-                       for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)})
-                       for pf in PREFETCH]
+            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in LAYOUTS for unroll in UNROLLS
+                       for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)})]
             for kern in (prew, *kernels):
                 kern.compile()
             clocks_up(dev)
             ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, 2, 2), (wr, xq, y), {"M": m, "K": k, "device": dev})],
                              dev)
-            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | | {ms * 1e3:.1f} |")
+            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} |")
             print(lines[-1], flush=True)
             for rows, split in LAYOUTS:
                 for unroll in UNROLLS:
                     for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)}):
-                        for pf in PREFETCH:
-                            kern = GX.kernel(fmt, n, rows, split, unroll, bt, pf)
-                            clocks_up(dev)
-                            ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
-                                                      {"M": m, "K": k, "device": dev})], dev)
-                            lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
-                                         f"{'yes' if pf else ''} | {ms * 1e3:.1f} |")
-                            print(lines[-1], flush=True)
+                        kern = GX.kernel(fmt, n, rows, split, unroll, bt)
+                        clocks_up(dev)
+                        ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
+                                                  {"M": m, "K": k, "device": dev})], dev)
+                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
+                                     f"{ms * 1e3:.1f} |")
+                        print(lines[-1], flush=True)
     print("\n".join(lines))
 
 

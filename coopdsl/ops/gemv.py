@@ -34,7 +34,6 @@ import coopdsl as cd
 from .. import autotune
 from . import gemv_kernels as GK
 from . import gemv_mma as GM
-from . import gemv_mma8 as GM8
 from . import gemv_xregs as GX
 from . import hot, op_tune
 from .gemv_kernels import FORMATS as FORMATS  # (re-exported: names callers read from this module)
@@ -150,7 +149,7 @@ def grid(m: int, fmt: str, nx: int, rows: int | None = None, split: int | None =
     return (-(-m // (rows * (WG // 32) // split)), 1, 1)
 
 
-PRE_WAYS = ("pre", "prew", "xregs", "mma8")   # the ways whose x is rounded to 8 bits by quantize_kernel first
+PRE_WAYS = ("pre", "prew", "xregs")   # the ways whose x is rounded to 8 bits by quantize_kernel first
 
 
 def kernel(fmt: str, nx: int, x_f16: bool = False, rows: int | None = None, split: int | None = None,
@@ -333,10 +332,6 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
         found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
     if q8 is not False and k is not None and GX.takes(fmt, nx, k):
         found += [("xregs", rows, split) for rows, split in GX.LAYOUTS]
-    if q8 is not False and nx >= 2 and m is not None and k is not None and GM8.takes(fmt, m, k) and \
-            GM8.device_takes(dev, GM8.cols(nx)):
-        found += [("mma8", depth, split) for depth in GM8.DEPTHS for split in GM8.SPLITS
-                  if GM8.fits(GM8.cols(nx), split)]
     return found
 
 
@@ -399,8 +394,6 @@ def _launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: b
     how, rows, split = way
     if how == "mma":
         return _mma_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
-    if how == "mma8":
-        return _mma8_launches(w, x, y, fmt, n, m, k, x_f16, rows, split, device)
     pre = how in PRE_WAYS
     launch = _LAUNCHES.get((fmt, n, x_f16, m, way))
     if launch is None:
@@ -449,17 +442,3 @@ def _mma_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f1
         w = w.view(np.uint32)
     return [(GM.x_kernel(x_f16), (-(-vecs // 128), 1, 1), (x, xh), {"N": n, "NP": np_, "K4": k // 4, "device": device}),
             (GM.kernel(fmt, np_, split, depth), GM.grid(m), (w, xh, y), {"M": m, "K": k, "N": n, "device": device})]
-
-
-def _mma8_launches(w: Any, x: Any, y: Any, fmt: str, n: int, m: int, k: int, x_f16: bool, depth: int, split: int,
-                   device: Any) -> list[hot.Launch]:
-    """x rounded to 8 bits per block of 32 into :func:`coopdsl.ops.gemv_mma8.cols` rows, in the order the product's
-    B matrices load (:func:`coopdsl.ops.gemv_mma8.x_kernel`), then the product on 8-bit cooperative matrices."""
-    np_ = GM8.cols(n)
-    xq = scratch(x, GM8.x_words(np_, k), np.int32)
-    launches: list[hot.Launch] = [(GM8.x_kernel(x_f16), GM8.x_grid(np_, k), (x, xq),
-                                   {"N": n, "NP": np_, "NB": k // 32, "device": device})]
-    xq = xq.reshape(-1, 4) if isinstance(xq, np.ndarray) else xq   # the product reads ivec4s
-    launches.append((GM8.kernel(fmt, np_, split, depth), GM8.grid(m), (w.view(np.uint32), xq, y),
-                     {"M": m, "K": k, "N": n, "device": device}))
-    return launches

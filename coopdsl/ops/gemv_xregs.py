@@ -25,7 +25,7 @@ from functools import cache
 from typing import cast, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u32, vec2, vec4
+from coopdsl import f32, i32, u32, vec4
 
 from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
 from .ggml_formats import scale_min_q4_K
@@ -61,8 +61,7 @@ def grid(m: int, rows: int) -> tuple[int, int, int]:
 
 
 @cache
-def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None,
-           prefetch: bool = False) -> cd.Kernel:
+def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None) -> cd.Kernel:
     """The product for weights in ``fmt`` and ``nx`` rows of x rounded to 8 bits by
     :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup of ``split`` subgroups owns ``rows``
     rows of W.  q4_0 and q8_0 are read as 32-bit words (launch with W viewed as uint32), a lane a block; q4_K as
@@ -70,8 +69,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     as :func:`coopdsl.ops.gemv.kernel`'s "pre" way reads them).  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x
     M f32; K (a push constant) must be as :func:`takes` says, which the kernel cannot check.  ``unroll``: an
     unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a reduction (default
-    :func:`batch`; at most 32 sums a lane, dividing ``rows``); ``prefetch``: load the next reduction's rows of W
-    before the products of the current one."""
+    :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: x held in registers serves {', '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
@@ -91,8 +89,6 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     vp = _pow2(vals_n)               # values a batch, padded to a power of two for the reduce-scatter
     steps = vp.bit_length() - 1      # its exchanges
     wg = 32 * split
-    TW = nw // 2 + 1                 # words of a q4_0 / q8_0 block's pair a lane loads
-    pf = bool(prefetch)
 
     @cd.kernel(workgroup_size=(wg, 1, 1), subgroup_size=32)
     @no_type_check
@@ -137,35 +133,14 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                     dx = cd.select(ok, cd.bitcast(sc.x, f32), f32(0.0))
                     sx = cd.select(ok, cd.bitcast(sc.y, f32), f32(0.0))
                     xs = xs + [[[xa.x, xa.y, xa.z, xa.w, xc.x, xc.y, xc.z, xc.w], dx, sx]]
-            if pf:     # the first reduction's words of W (a row past M reads row M - 1)
-                if qk:
-                    nxt = [[w[(min(row0 + r, M - 1) * (K // 256) + b) * 9],
-                            w[(min(row0 + r, M - 1) * (K // 256) + b) * 9 + 1 + p]] for r in cd.static_range(bt)]
-                else:
-                    nxt = [[w[min(row0 + r, M - 1) * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h + j]
-                            for j in cd.static_range(TW)] for r in cd.static_range(bt)]
             for bi in cd.static_range(nbatch):
-                if pf:
-                    cur = nxt
-                    if bi + 1 < nbatch:    # the next reduction's words, in flight during this one's products
-                        if qk:
-                            nxt = [[w[(min(row0 + (bi + 1) * bt + r, M - 1) * (K // 256) + b) * 9],
-                                    w[(min(row0 + (bi + 1) * bt + r, M - 1) * (K // 256) + b) * 9 + 1 + p]]
-                                   for r in cd.static_range(bt)]
-                        else:
-                            nxt = [[w[min(row0 + (bi + 1) * bt + r, M - 1) * (nb // 2 * nw) + (uc >> 1) * nw +
-                                      (nw // 2) * h + j] for j in cd.static_range(TW)] for r in cd.static_range(bt)]
                 vals = []
                 for r in cd.static_range(bt):
                     row = min(row0 + bi * bt + r, M - 1)     # a row past M reads row M - 1, not stored
                     if qk:
-                        if pf:
-                            v = cur[r][0]
-                            qv = cur[r][1]
-                        else:
-                            base = (row * (K // 256) + b) * 9
-                            v = w[base]
-                            qv = w[base + 1 + p]
+                        base = (row * (K // 256) + b) * 9
+                        v = w[base]
+                        qv = w[base + 1 + p]
                         s0 = scale_min_q4_K(v, 2 * c)
                         s1 = scale_min_q4_K(v, 2 * c + 1)
                         ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
@@ -180,14 +155,8 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                             vals = vals + [s0.x * xs[j][1] * (cd.bitcast(dl, f32) - MAGIC) - s0.y * xs[j][3] +
                                            s1.x * xs[j][2] * (cd.bitcast(dh, f32) - MAGIC) - s1.y * xs[j][4]]
                     else:
-                        if pf:     # block_words on the prefetched words
-                            t = cur[r]
-                            d = f32(cd.bitcast(t[0] >> (16 * h), vec2[f16]).x)
-                            q = [cd.select(h == 1, t[j + 1], (t[j] >> 16) | (t[j + 1] << 16))
-                                 for j in cd.static_range(TW - 1)] + [u32(0) for j in cd.static_range(9 - TW)]
-                        else:
-                            d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
-                            q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
+                        d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
+                        q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
                         if q40:
                             ql = [q[c] & 0x0F0F0F0F for c in cd.static_range(4)]
                             qh = [(q[c] >> 4) & 0x0F0F0F0F for c in cd.static_range(4)]
@@ -241,5 +210,5 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                     y[(i % nx) * M + out_row] = total
 
     gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}" + \
-        (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "") + ("_pf" if pf else "")
+        (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "")
     return cast(cd.Kernel, gemv_xregs)
