@@ -95,7 +95,8 @@ def test_linear_at_random_shapes_matches_numpy(seed, device):
         x = x.astype(np.float16)        # past the decode kernels x travels as f16
     ref = x.astype(np.float64) @ wd.astype(np.float64).T
     assert y.shape == (n, m) and y.dtype == np.float32
-    eight_bit = n <= 16 and ops.gemv.choice(fmt, n, q8, m, k, device)[0] in ("pre", "prew", "inline")
+    # x rounded to 8 bits: by a first kernel (gemv.PRE_WAYS: "pre", "prew", "xregs") or inside the product ("inline")
+    eight_bit = n <= 16 and ops.gemv.choice(fmt, n, q8, m, k, device)[0] in (*ops.gemv.PRE_WAYS, "inline")
     if eight_bit:
         assert ((y - ref) ** 2).sum() / (ref ** 2).sum() < 5e-4
     else:
