@@ -2,7 +2,7 @@
 K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
 and several rows of x, each timed in one process.
 
-    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0]
+    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7] [--unrolls 0,2]
 
 4096 x 14336 weights; each time is ``gemv.stream_ms`` of x's rounding and the product (200 calls back to back in
 one command buffer, each after ``benchmarks._clocks.clocks_up``, every kernel compiled before the first), us a
@@ -37,11 +37,17 @@ def main() -> None:
     ap.add_argument("--formats", default="q4_0,q8_0")
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--k", type=int, default=14336)
+    ap.add_argument("--layouts", default="", help="rows of W a workgroup x subgroups, e.g. 8x4,8x7 (default "
+                    f"{','.join(f'{r}x{s}' for r, s in LAYOUTS)})")
+    ap.add_argument("--unrolls", default="0,2", help="unroll hints to time (0: none)")
     args = ap.parse_args()
+    layouts = [tuple(int(v) for v in t.split("x")) for t in args.layouts.split(",") if t] or list(LAYOUTS)
+    unrolls = [int(u) or None for u in args.unrolls.split(",")]
     dev = require_gpu("gemv_xregs_sweep.py")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
-    lines = [f"`python3 benchmarks/gemv_xregs_sweep.py --rows {args.rows} --formats {args.formats}` on "
+    lines = [f"`python3 benchmarks/gemv_xregs_sweep.py --rows {args.rows} --formats {args.formats} --m {m} --k {k} "
+             f"--layouts {','.join(f'{r}x{s}' for r, s in layouts)} --unrolls {args.unrolls}` on "
              f"{dev.info.name}; {m} x {k} weights; us a call (x's rounding + the product, 200 calls back to "
              "back)",
              "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | unroll | rows a reduction "
@@ -58,7 +64,7 @@ def main() -> None:
             xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
             first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
             prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
-            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in LAYOUTS for unroll in UNROLLS
+            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in layouts for unroll in unrolls
                        for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)})]
             for kern in (prew, *kernels):
                 kern.compile()
@@ -67,8 +73,8 @@ def main() -> None:
                              dev)
             lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} |")
             print(lines[-1], flush=True)
-            for rows, split in LAYOUTS:
-                for unroll in UNROLLS:
+            for rows, split in layouts:
+                for unroll in unrolls:
                     for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)}):
                         kern = GX.kernel(fmt, n, rows, split, unroll, bt)
                         clocks_up(dev)

@@ -114,7 +114,33 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 # (22.7 against 21.0 us), faster than the previous default at 6 (27.3 against more than 28.8; but in that call "pre"
 # with 4 rows over 2 subgroups took 26.7 and 8 rows of W a workgroup 26.6) and at 8 (33.8 against 35.5), where 8 rows
 # of W a workgroup of 4 was not among the six fastest (more than 39 us): 4 rows is the layout that was fast at both.
-XREGS: dict[str, tuple[int, int, int]] = {"q4_0": (3, 8, 4), "q8_0": (7, 8, 4), "q4_K": (5, 4, 4)}
+#
+# q8_0 then moved to this product from 2 rows, its subgroups a workgroup balanced to K up to 6 rows
+# (:data:`XREGS_BALANCED`, :func:`coopdsl.ops.gemv_xregs.balanced_split`). Timed on an H200 in one process a shape
+# (``benchmarks/gemv_xregs_sweep.py``, ``benchmarks/results/gemv-xregs-split-h200-2026-11-28.md``): at 4096 x 14336
+# (448 units of K: 4 subgroups make 3.5 passes, 7 make 2) 8 rows of W over 7 subgroups took 22.7, 23.3 and 23.4 us at
+# 2, 3 and 4 rows of x against "prew"'s 23.9, 25.4 and 28.0 (over 4 subgroups 25.8, 28.4-28.9, 28.5), 4 rows of W
+# over 7 subgroups 28.8 and 29.4 at 5 and 6 rows against 30.8 and 31.0, and 4 rows over 4 subgroups 31.9 at 8 rows
+# against 32.4 (8 rows of W) and 35.1 (7 subgroups); at 14336 x 4096 (one pass of 4 subgroups) 8 rows of W over 4
+# subgroups 23.0 at 4 rows against "prew"'s 29.6 (over 7: 28.7), 4 over 4 30.6 at 8 rows against 31.6. q4_0 gained
+# nothing certain from balancing (3 rows 15.3 against 15.9, 4 rows 17.2 against 16.7) and keeps its layout.
+# A format's entries: (rows of x from which the entry applies, rows of W a workgroup, subgroups a workgroup).
+XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "q4_0": ((3, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
+XREGS_BALANCED: dict[str, int] = {"q8_0": 6}   # up to how many rows of x the subgroups are balanced to K
+
+
+def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
+    """(rows of W a workgroup, subgroups a workgroup) of :data:`XREGS`'s entry for ``nx`` rows of x in ``fmt`` and
+    K = ``k``, with the subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) up to
+    :data:`XREGS_BALANCED`'s rows; None where no entry applies."""
+    entries = [e for e in XREGS.get(fmt, ()) if e[0] <= nx]
+    if not entries:
+        return None
+    _, rows, split = entries[-1]
+    if nx <= XREGS_BALANCED.get(fmt, 0):
+        split = GX.balanced_split(k, split)
+    return rows, split
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,
@@ -124,12 +150,14 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     :data:`OTHER` where the default is not of that kind.  Given the weights' M and K (and the GPU ``dev``, None
     for the interpreter), the default (``q8`` None) is ``("mma", depth, split)`` from :data:`MMA`'s rows of x on,
     where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
-    ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on, where :mod:`coopdsl.ops.gemv_xregs` takes it."""
+    ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on (:func:`xregs_layout`), where
+    :mod:`coopdsl.ops.gemv_xregs` takes it."""
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
-    if q8 is not False and fmt in XREGS and k is not None and XREGS[fmt][0] <= nx and GX.takes(fmt, nx, k):
-        return ("xregs", XREGS[fmt][1], XREGS[fmt][2])
+    layout = xregs_layout(fmt, nx, k) if q8 is not False and k is not None and GX.takes(fmt, nx, k) else None
+    if layout is not None:
+        return ("xregs", *layout)
     way = CHOICE[fmt, bucket(nx)]
     if way[0] == "prew" and (k is None or k % 64):   # whole blocks as words: K a multiple of 64; else 16-bit reads
         way = ("pre" if fmt in Q8_FORMATS else "inline", way[1], way[2])
@@ -320,7 +348,8 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
     ``q8`` is True; 8 bits by each kernel that takes it unless ``q8`` is False) with each of :data:`LAYOUTS`, and
     (``q8`` None, 2 rows of x or more, M and K that :mod:`coopdsl.ops.gemv_mma` takes) its products on
     cooperative matrices with each of its ``DEPTHS`` and ``SPLITS``, and (``q8`` not False, K given,
-    :func:`coopdsl.ops.gemv_xregs.takes`) ``("xregs", rows, split)`` for each of its ``LAYOUTS``."""
+    :func:`coopdsl.ops.gemv_xregs.takes`) ``("xregs", rows, split)`` for each of its ``LAYOUTS``, and each of those
+    with its subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) where that differs."""
     ways: list[str] = [] if q8 is False else [w for w in ("pre", "prew", "inline") if (w == "pre" and fmt in Q8_FORMATS)
                           or (w == "prew" and fmt in WORDS_FORMATS and k is not None and k % 64 == 0)
                           or (w == "inline" and fmt in INLINE_FORMATS)]
@@ -332,6 +361,8 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
         found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
     if q8 is not False and k is not None and GX.takes(fmt, nx, k):
         found += [("xregs", rows, split) for rows, split in GX.LAYOUTS]
+        found += [w for w in dict.fromkeys(("xregs", rows, GX.balanced_split(k, split)) for rows, split in GX.LAYOUTS)
+                  if w not in found]
     return found
 
 

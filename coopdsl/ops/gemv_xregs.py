@@ -55,6 +55,14 @@ def takes(fmt: str, nx: int, k: int) -> bool:
     return fmt in FORMATS and 1 <= nx <= MAX_ROWS_X and k % (256 if fmt == "q4_K" else 64) == 0
 
 
+def balanced_split(k: int, split: int) -> int:
+    """The subgroups a workgroup, from ``split`` to ``2 split - 1``, that leave the fewest lanes idle on the last of
+    its passes over K (a pass: 32 lanes a subgroup, each one unit of 32 values of K; the smallest count of those
+    that tie): at K = 14336 (448 units) 4 subgroups make 3.5 passes and 7 make 2, at K = 4096 4 make one."""
+    units = k // 32
+    return min(range(split, 2 * split), key=lambda s: (-(-units // (32 * s)) * s, s))
+
+
 def grid(m: int, rows: int) -> tuple[int, int, int]:
     """Workgroups of a launch for M rows of W, ``rows`` a workgroup."""
     return (-(-m // rows), 1, 1)
@@ -74,9 +82,9 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
         raise ValueError(f"gemv: x held in registers serves {', '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
         raise ValueError(f"gemv: {nx} rows of x; x held in registers takes 1 to {MAX_ROWS_X}")
-    if split not in (1, 2, 4, 8) or rows not in (4, 8, 16, 32, 64):
+    if not 1 <= split <= 16 or rows not in (4, 8, 16, 32, 64):
         raise ValueError(f"gemv: rows={rows}, split={split}; x held in registers takes rows 4 .. 64 (a power "
-                         f"of two) and split 1, 2, 4 or 8")
+                         f"of two) and split 1 .. 16")
     nw = PAIR_WORDS.get(fmt, 0)
     q40, qk = fmt == "q4_0", fmt == "q4_K"
     wt = vec4[u32] if qk else u32

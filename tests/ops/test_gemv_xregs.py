@@ -95,16 +95,41 @@ def test_what_it_does_not_take_is_named():
         GX.kernel("q4_0", 9, 8, 4)
     with pytest.raises(ValueError, match="rows=12, split=4; x held in registers takes rows 4 .. 64"):
         GX.kernel("q4_0", 2, 12, 4)
-    with pytest.raises(ValueError, match="rows=8, split=3"):
-        GX.kernel("q4_0", 2, 8, 3)
+    with pytest.raises(ValueError, match="rows=8, split=17"):
+        GX.kernel("q4_0", 2, 8, 17)
     assert GX.takes("q4_0", 8, 4096) and not GX.takes("q4_0", 9, 4096) and not GX.takes("q8_0", 2, 4128)
     assert GX.takes("q4_K", 8, 4096) and not GX.takes("q4_K", 2, 4160)        # q4_K: K a multiple of 256
 
 
+def test_balanced_split_leaves_the_fewest_lanes_idle_on_the_last_pass_over_k():
+    assert [GX.balanced_split(k, 4) for k in (14336, 4096, 8192, 11008, 5120, 3072)] == [7, 4, 4, 4, 5, 4]
+    assert GX.balanced_split(14336, 8) == 14 and GX.balanced_split(64, 2) == 2      # (one unit short of a pass)
+    for k in range(64, 20000, 64):
+        for split in (2, 4, 8):
+            s = GX.balanced_split(k, split)
+            units = k // 32
+            assert split <= s < 2 * split
+            assert -(-units // (32 * s)) * s <= -(-units // (32 * split)) * split      # never more lane slots
+
+
 def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply():
-    for fmt, (first, rows, split) in G.XREGS.items():
-        assert G.choice(fmt, first, None, 4096, 14336) == ("xregs", rows, split)
-        assert G.choice(fmt, GX.MAX_ROWS_X, True, 4096, 14336) == ("xregs", rows, split)
+    assert G.choice("q8_0", 4, None, 4096, 14336) == ("xregs", 8, 7)     # 448 units of K: two passes of 7
+    assert G.choice("q8_0", 4, None, 14336, 4096) == ("xregs", 8, 4)     # 128: one pass of 4
+    assert G.choice("q8_0", 6, None, 4096, 14336) == ("xregs", 4, 7)
+    assert G.choice("q8_0", 8, None, 4096, 14336) == ("xregs", 4, 4)     # past XREGS_BALANCED: as the entry says
+    assert G.choice("q4_0", 4, None, 4096, 14336) == ("xregs", 8, 4)     # q4_0: not balanced
+    assert ("xregs", 8, 7) in G.candidates("q4_0", 4, None, 4096, 14336)  # ... but tune=True times it
+    for fmt, entries in G.XREGS.items():
+        first = entries[0][0]
+        for i, (start, rows, split) in enumerate(entries):
+            end = entries[i + 1][0] - 1 if i + 1 < len(entries) else GX.MAX_ROWS_X
+            for n in (start, end):
+                want = (rows, GX.balanced_split(14336, split) if n <= G.XREGS_BALANCED.get(fmt, 0) else split)
+                assert G.xregs_layout(fmt, n, 14336) == want
+                assert G.choice(fmt, n, None, 4096, 14336) == ("xregs", *want)
+                assert G.choice(fmt, n, True, 4096, 14336) == ("xregs", *want)
+                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", rows, split)   # (4 subgroups: one pass)
+        rows, split = G.xregs_layout(fmt, first, 14336)
         for n in (first - 1, GX.MAX_ROWS_X + 1):          # the plain kernels' way
             assert G.choice(fmt, n, None, 4096, 14336) == G.CHOICE[fmt, G.bucket(n)]
         if fmt != "q4_K":                                  # K not a multiple of 64: not as words either
@@ -112,6 +137,21 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
         assert G.choice(fmt, first, False, 4096, 14336)[0] == "f32"
         assert ("xregs", rows, split) in G.candidates(fmt, first, None, 4096, 14336)
         assert not any(c[0] == "xregs" for c in G.candidates(fmt, first, False, 4096, 14336))
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_q8_0_runs_it_with_subgroups_balanced_to_k_and_matches_numpy(n):
+    """q8_0 from 2 rows of x, 7 subgroups at K = 7168 (224 units of K: one pass of 7, two of 4), M not a multiple
+    of the workgroup's rows."""
+    rng = np.random.default_rng(n)
+    m, k = 21, 7168
+    w, wd = weights("q8_0", m, k, rng)
+    x = rng.standard_normal((n, k)).astype(np.float32)
+    kern = G.plan(w, x, "q8_0", device="cpu")[0][-1][0]
+    assert kern.name == f"gemv_xregs_q8_0_x{n}_r{8 if n < 5 else 4}_s7"
+    y = G.gemv(w, x, "q8_0", device="cpu")
+    ref = _q8_1(x) @ wd.T
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
 @pytest.mark.parametrize("fmt", sorted(G.XREGS))
