@@ -106,8 +106,9 @@ def test_linear_on_resident_arrays(fmt, device):
 @pytest.mark.parametrize("fmt", ["q4_0", "q8_0", "q4_K"])
 @pytest.mark.parametrize("n", [2, 5, 8])
 def test_gemv_with_x_held_in_registers_matches_the_interpreter(fmt, n, device):
-    """gemv_xregs's layouts (gemv's default for several rows of x, gemv.XREGS), M not a multiple of a workgroup's
-    rows and K not of a workgroup's slice of it."""
+    """gemv_xregs's layouts (gemv's default for several rows of x, gemv.XREGS), each also with its subgroups
+    balanced to K (5 where 4 would make two passes over K's 130 units), M not a multiple of a workgroup's rows and K
+    not of a workgroup's slice of it."""
     from coopdsl.ops import gemv_xregs as GX
 
     rng = np.random.default_rng(n)
@@ -115,7 +116,7 @@ def test_gemv_with_x_held_in_registers_matches_the_interpreter(fmt, n, device):
     w, _ = _weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
     want = G.gemv(w, x, fmt, device="cpu", q8=True)
-    for rows, split in GX.LAYOUTS:
+    for rows, split in dict.fromkeys([*GX.LAYOUTS, *((r, GX.balanced_split(k, s)) for r, s in GX.LAYOUTS)]):
         y = np.zeros((n, m), np.float32)
         hot.run(G._launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, False, ("xregs", rows, split),
                             device))
