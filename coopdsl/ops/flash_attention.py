@@ -31,6 +31,7 @@ import numpy as np
 
 import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
+from coopdsl._numbers import LiteralError, fit_named
 
 from . import attention_decode, attention_tune, hot
 from . import attention_nv2 as nv2
@@ -44,6 +45,15 @@ IMPLS = ("nv2", "khr", "decode")
 
 
 @cache
+
+def _fits_f32(value: Any) -> bool:
+    """Whether a number fits the f32 the kernels take it as (:mod:`coopdsl._numbers` decides)."""
+    try:
+        fit_named(value, "f32")
+    except LiteralError:
+        return False
+    return True
+
 def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
     """The KHR attention kernel for head size ``d`` (a multiple of 16), writing f32 (or f16) output."""
     nd = d // 16
@@ -276,7 +286,9 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     hkv, skv, dk = (1, *ks) if len(ks) == 2 else ks
     if dk != d:
         raise _fail(f"k has shape {ks}, q has {qs}: the head size D differs ({dk} vs {d})")
-    if hkv == 0 or hq % hkv:
+    if hkv == 0:
+        raise _fail(f"k and v have 0 heads (shape {ks}): attention needs at least one K/V head")
+    if hq % hkv:
         raise _fail(f"k and v have {hkv} heads, q has {hq}: the K/V heads must divide the query heads")
     if d % 16 or not 16 <= d <= 256:
         raise _fail(f"the head size D must be a multiple of 16 from 16 to 256, got {d}")
@@ -297,8 +309,9 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
         raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
     if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real) or not float(softcap) >= 0.0 \
-            or math.isinf(softcap):
-        raise _fail(f"softcap must be 0 (off) or a positive finite number, got {softcap!r}")
+            or math.isinf(softcap) or not _fits_f32(softcap):
+        raise _fail(f"softcap must be 0 (off) or a positive finite number, got {softcap!r} (the kernels take it as "
+                    f"f32: at most 3.4028235e38)")
     softcap = float(softcap)
     try:
         odt = np.dtype(out_dtype)
@@ -313,8 +326,9 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     if out is not None:
         check_out("attention", out, qs, odt)
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-                              or not math.isfinite(scale)):
-        raise _fail(f"scale must be None (1 / sqrt(D)) or a finite number, got {scale!r}")
+                              or not math.isfinite(scale) or not _fits_f32(scale)):
+        raise _fail(f"scale must be None (1 / sqrt(D)) or a finite number, got {scale!r} (the kernels take it as "
+                    f"f32: at most 3.4028235e38 in magnitude)")
     dev = _resolve_device(device, [q, k, v, mask, out])
     if out is None:
         out = np.empty(qs, odt) if not nv2.is_resident(q) else nv2.empty(qs, odt, dev)

@@ -30,7 +30,7 @@ from coopdsl.autotune import Autotuner, Config
 from coopdsl.interp import wants_cpu
 
 from . import gemm_tiled, gemv, hot
-from .operands import check_device, check_out, flag, is_bfloat16, new_out, operand
+from .operands import check_device, check_out, choice_name, flag, is_bfloat16, new_out, numbers_array, operand
 
 WG = 128    # four subgroups of 32, 2 x 2
 TILE = 16   # accumulator tiles are TILE x TILE
@@ -241,9 +241,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, kind: str | None = None, device: 
         _HOT.remember((a, b, out_given), options, launches, made=result if out_given is None else None)
         return result
 
-    kind = kind or ("bf16" if bf else _kind_of(a))
-    if kind not in KINDS:
-        raise ValueError(f"matmul: kind must be one of {sorted(KINDS)}, got {kind!r}")
+    kind = choice_name("matmul", "kind", kind, sorted(KINDS)) if kind is not None else \
+        "bf16" if bf else _kind_of(a)
     _, _, _, in_dtype, out_dtype = KINDS[kind]
     (m, k1), (k2, n) = _shape(a, "a"), _shape(b, "b")
     if transpose_b:
@@ -338,12 +337,10 @@ def _shape(x: Any, name: str) -> tuple[int, int]:
 def to_bf16(x: Any) -> np.ndarray:
     """float values as bf16 bit patterns (uint16), rounded to nearest even from the values as given (float64
     values are not rounded to float32 first: that would round twice); past bf16's largest value, inf."""
-    if np.iscomplexobj(x):
+    a = numbers_array("to_bf16", "x", x)
+    if np.iscomplexobj(a):
         raise TypeError("to_bf16: complex values have no bf16 pattern; pass their real or imaginary part")
-    try:
-        wide = np.asarray(x, np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"to_bf16 takes float values (an array or numbers), got {type(x).__name__}") from None
+    wide = a.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         narrow = wide.astype(np.float32)
         back = narrow.astype(np.float64)
@@ -361,7 +358,9 @@ def from_bf16(x: Any) -> np.ndarray:
     """bf16 values as float32 (exactly): ``x`` holds their bit patterns (uint16, or a list of ints 0..65535) or is
     ml_dtypes' bfloat16.  Another dtype is a TypeError, an int outside 0..65535 a ValueError: a cast to uint16
     took float32 1.0 as the pattern 1 and wrapped 81792 to 16256."""
-    a = np.asarray(x)
+    a = numbers_array("from_bf16", "x", x)
+    if a.size == 0 and a.dtype == np.float64 and not isinstance(x, np.ndarray):
+        a = a.astype(np.uint16)         # (an empty list: numpy's float64, no values to be bit patterns or not)
     if a.dtype.name == "bfloat16":
         a = a.view(np.uint16)
     elif a.dtype != np.uint16:

@@ -45,7 +45,7 @@ from .gemv_kernels import WORDS_FORMATS
 from .gemv_q8 import Q8_WORDS
 from .gemv_q8 import grid as q8_grid
 from .gemv_q8 import quantize_kernel as quantize_kernel
-from .operands import check_device, check_out, flag, flag_or_none, matrices, new_out, operand
+from .operands import check_device, check_out, choice_name, count, flag, flag_or_none, matrices, new_out, operand
 
 Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups owns, subgroups a group: they split K)
 
@@ -152,6 +152,11 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
     ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on (:func:`xregs_layout`), where
     :mod:`coopdsl.ops.gemv_xregs` takes it."""
+    choice_name("gemv.choice", "weight format", fmt, FORMATS)
+    count("gemv.choice", "rows of x", nx, 1, MAX_ROWS_X)
+    for name, v in (("m", m), ("k", k)):
+        if v is not None:
+            count("gemv.choice", name, v, 1)
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
@@ -269,6 +274,18 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     return y
 
 
+WEIGHT_DTYPES: dict[str, np.dtype] = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
+                                      **{q: np.dtype(np.uint8) for q in ("q4_0", "q8_0", "q4_K")}}
+
+
+def check_weight_type(op: str, w: Any, fmt: str) -> None:
+    """A ValueError (naming ``op``) unless ``w``'s dtype is the one weights in ``fmt`` come as
+    (:data:`WEIGHT_DTYPES`: float16, uint16 bf16 bit patterns, uint8 blocks): the bytes of one format read as
+    another would give wrong numbers, not an error."""
+    if np.dtype(w.dtype) != WEIGHT_DTYPES[fmt]:
+        raise ValueError(f"{op}: {fmt} weights are {WEIGHT_DTYPES[fmt]} arrays, got {np.dtype(w.dtype)}")
+
+
 def check_weights(op: str, w: Any, fmt: str, k: int, multiple: int) -> None:
     """A ValueError (naming ``op``) unless x's K is a multiple of ``multiple`` (the block, or what a kernel reads at
     once) and ``w`` holds rows of K values in ``fmt``: the one check of a weight row's bytes, for :func:`plan` and
@@ -292,8 +309,8 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     out = operand(op, "out", out, optional=True)
     q8, tune = flag_or_none(op, "q8", q8), flag(op, "tune", tune)
     check_device(op, device, (w, x, out))
-    if fmt not in _BLOCKS:
-        raise ValueError(f"{op}: unknown weight format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    choice_name(op, "weight format", fmt, FORMATS)
+    check_weight_type(op, w, fmt)
     matrices(op, x, w)
     qk, _ = _BLOCKS[fmt]
     n, k = x.shape

@@ -25,7 +25,18 @@ from . import device_caps as caps
 from . import gemv as G
 from . import ggml_mul_mm as MM
 from . import hot, op_tune
-from .operands import check_device, check_out, flag, flag_or_none, is_bfloat16, matrices, new_out, operand
+from .operands import (
+    check_device,
+    check_out,
+    choice_name,
+    count,
+    flag,
+    flag_or_none,
+    is_bfloat16,
+    matrices,
+    new_out,
+    operand,
+)
 
 QUANTIZED = ("q4_0", "q8_0", "q4_K")
 _HOT = hot.Hot()  # linear's recent calls on resident arrays
@@ -42,12 +53,8 @@ def _fmt_of(w: Any, fmt: str | None) -> str:
         raise ValueError(f"linear: {dt} weights are not a format of the op: float16 (w.astype(np.float16)), "
                          f"uint16 bf16 bit patterns (ops.to_bf16(w), fmt='bf16') or uint8 blocks of "
                          f"ops.quantize(w, fmt) with fmt= one of {', '.join(QUANTIZED)}")
-    want = {"f16": np.float16, "bf16": np.uint16, **{q: np.uint8 for q in QUANTIZED}}
-    if fmt not in want:
-        raise ValueError(f"linear: unknown weight format {fmt!r}; expected f16, bf16 or one of "
-                         f"{', '.join(QUANTIZED)}")
-    if dt != want[fmt]:
-        raise ValueError(f"linear: {fmt} weights are {np.dtype(want[fmt])} arrays, got {dt}")
+    choice_name("linear", "weight format", fmt, G.WEIGHT_DTYPES)
+    G.check_weight_type("linear", w, fmt)
     return fmt
 
 
@@ -244,6 +251,9 @@ def prefill_choice(fmt: str, m: int, n: int, k: int, cores: int) -> tuple[str, i
     ``benchmarks/linear_prefill.py`` (``benchmarks/results/linear_prefill-h100-2026-11-27-b.md``): with 4096 x
     14336 weights this was the fastest or within 5% of it at 32, 64, 128, 200, 512 and 2048 rows for q4_0,
     q8_0 and q4_K, and f16 to 200 rows; ggml's choice was 1.2-2.6x slower at 32, 64, 200 and 512 rows."""
+    choice_name("prefill_choice", "weight format", fmt, G.WEIGHT_DTYPES)
+    for name, v in (("M", m), ("N", n), ("K", k), ("cores", cores)):
+        count("prefill_choice", name, v, 1)
     tile = "l" if n > 128 else "m"
     tiles = -(-m // TILES[tile][1]) * -(-n // TILES[tile][2])
     split = max(1, min(8, cores // tiles))

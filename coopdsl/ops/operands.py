@@ -3,13 +3,14 @@
 without guessing a type (one with ``__array__``, such as a CPU tensor of PyTorch or JAX, or with the buffer
 protocol, such as ``array.array`` or a ``memoryview``) as the numpy array ``np.asarray`` makes of it; anything
 else (a list, a number, None where an array is needed) is a ``TypeError`` naming the op and the argument; a
-bfloat16 array (ml_dtypes') as its uint16 bit patterns.  And
-the checks of a ``device``, of an ``out`` argument's shape and type, of a product's 2-D operands, and of a yes/no option
-(``causal``, ``tune``, ``transpose_b``, ``q8``)."""
+bfloat16 array (ml_dtypes') as its uint16 bit patterns; an array in the other byte order a ValueError.  And
+the checks of a ``device``, of an ``out`` argument's shape and type, of a product's 2-D operands, of a yes/no option
+(``causal``, ``tune``, ``transpose_b``, ``q8``) and of a named choice (a weight format, a kind)."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,9 @@ def operand(op: str, name: str, x: Any, *, optional: bool = False) -> Any:
         if x.dtype == object:
             raise TypeError(f"{op}: numpy reads {name} ({given}) as Python objects, not numbers; pass a numpy "
                             f"array of numbers")
+    if isinstance(x, np.ndarray) and not x.dtype.isnative:
+        raise ValueError(f"{op}: {name} is {x.dtype.name} in the other byte order ({x.dtype.str}); convert it: "
+                         f"{name}.astype({name}.dtype.newbyteorder('='))")
     if name != "out" and is_bfloat16(x):
         x = x.view(np.uint16)          # bf16 travels as its bit patterns
     if name == "out" and isinstance(x, np.ndarray) and not x.flags.writeable:
@@ -145,3 +149,42 @@ def flag_or_none(op: str, name: str, value: Any) -> bool | None:
         return flag(op, name, value)
     except TypeError:
         raise TypeError(f"{op}: {name} must be None, True or False, got {value!r}") from None
+
+
+def choice_name(op: str, what: str, value: Any, allowed: Iterable[str]) -> str:
+    """``value`` of a named choice (a weight format, a matmul kind): one of the strings ``allowed``; another type
+    (a list, a number, None where a name is needed) is a TypeError and an unknown name a ValueError, each naming
+    the op, the argument and the names it takes."""
+    names = tuple(allowed)
+    if not isinstance(value, str):
+        raise TypeError(f"{op}: the {what} must be a string, one of {', '.join(names)}; got {type(value).__name__} "
+                        f"{value!r}")
+    if value not in names:
+        raise ValueError(f"{op}: unknown {what} {value!r}; expected one of {', '.join(names)}")
+    return value
+
+
+def numbers_array(op: str, name: str, x: Any) -> np.ndarray:
+    """``x`` (an array, or nested lists of numbers) as a numpy array, for the host-side helpers (``quantize``,
+    ``dequantize``, ``to_bf16``, ``from_bf16``): None, a string or bytes is a TypeError, and what numpy cannot
+    read as one rectangular array of numbers (ragged lists, Python objects) a ValueError naming the op and the
+    argument, not numpy's own."""
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{op}: {name} must be an array of numbers, got {type(x).__name__} {x!r}")
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{op}: numpy cannot read {name} as one rectangular array of numbers ({e})") from None
+    if a.dtype == object or a.dtype.kind in "USV" and not is_bfloat16(a):
+        raise ValueError(f"{op}: {name} must hold numbers, got {a.dtype} values")
+    return a
+
+
+def count(op: str, name: str, value: Any, lo: int, hi: int | None = None) -> int:
+    """``value`` of a count argument (rows, a dimension, SMs): an int (numpy's too; not a bool) from ``lo`` to ``hi``
+    (no upper bound for None); anything else is a ValueError naming the op and the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < lo or \
+            (hi is not None and value > hi):
+        span = f"{lo} to {hi}" if hi is not None else f"{lo} or more"
+        raise ValueError(f"{op}: {name} must be an int, {span}; got {value!r}")
+    return int(value)

@@ -67,6 +67,8 @@ from typing import cast
 
 import numpy as np
 
+from .operands import choice_name, is_bfloat16, numbers_array
+
 __all__ = ["BLOCK", "BLOCK_BYTES", "FORMATS", "quantize", "dequantize"]
 
 BLOCK: dict[str, int] = {"q4_0": 32, "q8_0": 32, "q4_K": 256}
@@ -325,9 +327,7 @@ _DEQUANTIZE = {"q4_0": _dequantize_q4_0, "q8_0": _dequantize_q8_0, "q4_K": _dequ
 
 # -- public API -------------------------------------------------------------------------------------
 def _check_format(fmt: str, who: str) -> int:
-    if fmt not in BLOCK:
-        raise ValueError(f"{who}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return BLOCK[fmt]
+    return BLOCK[choice_name(who, "format", fmt, FORMATS)]
 
 
 def _check_k(k: int, fmt: str, who: str) -> None:
@@ -341,8 +341,8 @@ def quantize(w: np.ndarray, fmt: str) -> np.ndarray:
     """Quantize the rows of ``w`` to ggml's ``fmt`` blocks, byte-identical to ggml's reference quantizer.
 
     Args:
-        w: a 2-D float array, rows x K (float16, float32 or float64; rounded
-            to float32 first).
+        w: a 2-D float array, rows x K (float16, bfloat16 (ml_dtypes'), float32
+            or float64; rounded to float32 first).
         fmt: ``"q4_0"``, ``"q8_0"`` or ``"q4_K"``; K must be a multiple of
             ``BLOCK[fmt]`` (32, 32, 256).
 
@@ -352,13 +352,16 @@ def quantize(w: np.ndarray, fmt: str) -> np.ndarray:
         describes (a row is what ``quantize_row_<fmt>_ref`` writes for it).
 
     Raises:
+        TypeError: ``fmt`` not a string, ``w`` None or a string.
         ValueError: an unknown format, ``w`` not 2-D or not floating point,
             K not a multiple of the block size, or a value that is NaN or
             infinite (after rounding to float32): ggml's quantizers give its
             whole block a NaN or infinite scale, or zeros, there.
     """
     block = _check_format(fmt, "quantize")
-    arr = np.asarray(w)
+    arr = numbers_array("quantize", "w", w)
+    if is_bfloat16(arr):                # (ml_dtypes' bfloat16 weights: their values, exactly, as float32)
+        arr = arr.astype(_F32)
     if arr.ndim != 2:
         raise ValueError(f"quantize({fmt}): w must be 2-D (rows x K), got shape {arr.shape}")
     if arr.dtype.kind != "f":
@@ -397,7 +400,7 @@ def dequantize(q: np.ndarray, fmt: str, k: int) -> np.ndarray:
     """
     block = _check_format(fmt, "dequantize")
     _check_k(k, fmt, "dequantize")
-    arr = np.asarray(q)
+    arr = numbers_array("dequantize", "q", q)
     if arr.dtype != np.uint8:
         raise ValueError(f"dequantize({fmt}): q must be a uint8 array, got {arr.dtype}")
     nbytes = k // block * BLOCK_BYTES[fmt]

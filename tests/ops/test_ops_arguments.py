@@ -113,3 +113,107 @@ def test_resident_arrays_cannot_go_to_the_interpreter(device):
         with pytest.raises(ValueError, match=rf"{op}: resident coopdsl.runtime.Arrays cannot run on the CPU "
                                              r"interpreter; pass numpy arrays"):
             call()
+
+
+# --- found by a check that fed each op one mistake at a time (2026-11-28) ---------------------------------------
+def test_weights_of_one_format_given_as_another_are_refused_not_misread():
+    """gemv read float16 weights as bf16 bit patterns (and the reverse) and returned wrong numbers."""
+    from coopdsl.ops import gemv
+
+    w = np.ones((32, 64), np.float16)
+    x = np.ones((2, 64), np.float32)
+    with pytest.raises(ValueError, match="gemv: bf16 weights are uint16 arrays, got float16"):
+        gemv.gemv(w, x, "bf16", device="cpu")
+    with pytest.raises(ValueError, match="gemv: f16 weights are float16 arrays, got uint16"):
+        gemv.gemv(ops.to_bf16(w), x, "f16", device="cpu")
+    with pytest.raises(ValueError, match="gemv: q4_0 weights are uint8 arrays, got float16"):
+        gemv.gemv(np.ones((32, 18), np.float16), x[:, :32], "q4_0", device="cpu")
+    with pytest.raises(ValueError, match="linear: q8_0 weights are uint8 arrays, got float16"):
+        ops.linear(x, w, "q8_0", device="cpu")
+
+
+@pytest.mark.parametrize(("call", "exc", "pattern"), [
+    (lambda: ops.quantize(np.ones((1, 32), np.float32), ["q4_0"]), TypeError,
+     r"quantize: the format must be a string, one of q4_0, q8_0, q4_K; got list"),
+    (lambda: ops.dequantize(np.zeros((1, 34), np.uint8), None, 32), TypeError, "dequantize: the format must be a"),
+    (lambda: ops.linear(np.ones((1, 64), np.float32), np.ones((4, 64), np.float16), ("f16",), device="cpu"),
+     TypeError, "linear: the weight format must be a string"),
+    (lambda: ops.matmul(np.ones((2, 16), np.float16), np.ones((16, 16), np.float16), kind="", device="cpu"),
+     ValueError, "matmul: unknown kind ''; expected one of bf16, f16, i8, u8"),
+    (lambda: ops.matmul(np.ones((2, 16), np.float16), np.ones((16, 16), np.float16), kind=0, device="cpu"),
+     TypeError, "matmul: the kind must be a string"),
+])
+def test_a_format_or_kind_is_a_known_name(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
+
+
+def test_the_documented_choice_helpers_check_their_arguments():
+    import importlib
+
+    from coopdsl.ops import gemv
+
+    linear_mod = importlib.import_module("coopdsl.ops.linear")
+    with pytest.raises(ValueError, match="gemv.choice: unknown weight format 'q4_1'"):
+        gemv.choice("q4_1", 1)
+    with pytest.raises(TypeError, match="gemv.choice: the weight format must be a string"):
+        gemv.choice(None, 1)
+    for rows in (0, 17, -1, 2.0, True):
+        with pytest.raises(ValueError, match="gemv.choice: rows of x must be an int, 1 to 16"):
+            gemv.choice("q4_0", rows)
+    with pytest.raises(ValueError, match="gemv.choice: k must be an int, 1 or more; got 0"):
+        gemv.choice("q4_0", 2, None, 64, 0)
+    with pytest.raises(ValueError, match="prefill_choice: M must be an int, 1 or more; got 0"):
+        linear_mod.prefill_choice("q4_0", 0, 64, 64, 132)
+    with pytest.raises(ValueError, match="prefill_choice: cores must be an int, 1 or more; got -1"):
+        linear_mod.prefill_choice("q4_0", 64, 64, 64, -1)
+    assert linear_mod.prefill_choice("q4_0", 4096, 512, 14336, 132) == ("l", 2)
+
+
+def test_arrays_in_the_other_byte_order_are_named_as_such():
+    a = np.ones((2, 16), np.float16)
+    with pytest.raises(ValueError, match=r"matmul: a is float16 in the other byte order \(>f2\); convert it"):
+        ops.matmul(a.astype(">f2"), np.ones((16, 16), np.float16), device="cpu")
+    q = np.ones((1, 4, 64), np.float16)
+    with pytest.raises(ValueError, match="attention: q is float16 in the other byte order"):
+        ops.attention(q.astype(">f2"), q, q, device="cpu")
+    with pytest.raises(ValueError, match="linear: w is uint16 in the other byte order"):
+        ops.linear(np.ones((1, 64), np.float32), ops.to_bf16(np.ones((4, 64))).astype(">u2"), "bf16", device="cpu")
+
+
+def test_attention_scale_and_softcap_must_fit_f32():
+    q = np.ones((1, 4, 64), np.float16)
+    with pytest.raises(ValueError, match=r"attention: scale must be .* got 1e\+39 \(the kernels take it as f32"):
+        ops.attention(q, q, q, scale=1e39, device="cpu")
+    with pytest.raises(ValueError, match=r"attention: softcap must be .* got 1e\+300 \(the kernels take it as f32"):
+        ops.attention(q, q, q, softcap=1e300, device="cpu")
+    assert ops.attention(q, q, q, scale=0.5, softcap=3.0e38, device="cpu").shape == q.shape   # within f32: runs
+
+
+@pytest.mark.parametrize(("call", "exc", "pattern"), [
+    (lambda: ops.to_bf16(None), TypeError, "to_bf16: x must be an array of numbers, got NoneType"),
+    (lambda: ops.to_bf16("1.0"), TypeError, "to_bf16: x must be an array of numbers, got str"),
+    (lambda: ops.to_bf16([[1.0], [1.0, 2.0]]), ValueError, "to_bf16: numpy cannot read x as one rectangular array"),
+    (lambda: ops.from_bf16([[1], [1, 2]]), ValueError, "from_bf16: numpy cannot read x as one rectangular array"),
+    (lambda: ops.quantize([[1.0] * 32, [1.0]], "q8_0"), ValueError,
+     "quantize: numpy cannot read w as one rectangular array"),
+    (lambda: ops.dequantize(None, "q8_0", 32), TypeError, "dequantize: q must be an array of numbers"),
+])
+def test_the_host_helpers_name_what_numpy_cannot_read(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
+
+
+def test_the_host_helpers_take_bf16_weights_and_empty_lists():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(2, 32)
+    wb = w.astype(ml_dtypes.bfloat16)
+    assert np.array_equal(ops.quantize(wb, "q8_0"), ops.quantize(wb.astype(np.float32), "q8_0"))
+    assert ops.from_bf16([]).shape == (0,) and ops.from_bf16([]).dtype == np.float32
+
+
+def test_attention_with_no_k_v_heads_says_so():
+    z = np.zeros((0, 4, 64), np.float16)
+    with pytest.raises(ValueError, match=r"attention: k and v have 0 heads \(shape \(0, 4, 64\)\): attention needs at "
+                                         r"least one K/V head"):
+        ops.attention(z, z, z, device="cpu")
