@@ -318,6 +318,9 @@ def plan(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     if not 1 <= n <= MAX_ROWS_X:
         raise ValueError(f"{op}: x has {n} rows; the decode kernels take 1 to {MAX_ROWS_X} (ops.linear takes more)")
     check_weights(op, w, fmt, k, max(qk, 8))
+    if k == 0 or m == 0:
+        raise ValueError(f"{op}: x {tuple(x.shape)} and w {tuple(w.shape)} leave nothing to multiply (K or M is 0); "
+                         f"ops.linear returns the empty or zero result for them")
     if out is not None:
         check_out(op, out, (n, m), np.float32)
     w = word_view(w, fmt)

@@ -217,3 +217,12 @@ def test_attention_with_no_k_v_heads_says_so():
     with pytest.raises(ValueError, match=r"attention: k and v have 0 heads \(shape \(0, 4, 64\)\): attention needs at "
                                          r"least one K/V head"):
         ops.attention(z, z, z, device="cpu")
+
+
+def test_gemv_with_nothing_to_multiply_says_so():
+    from coopdsl.ops import gemv
+
+    for w, x in ((np.zeros((4, 0), np.float16), np.zeros((1, 0), np.float32)),
+                 (np.zeros((0, 64), np.float16), np.zeros((1, 64), np.float32))):
+        with pytest.raises(ValueError, match=r"gemv: x \(1, \d+\) and w \(\d, \d+\) leave nothing to multiply"):
+            gemv.gemv(w, x, "f16", device="cpu")
