@@ -44,8 +44,6 @@ NEG_INF = float("-inf")
 IMPLS = ("nv2", "khr", "decode")
 
 
-@cache
-
 def _fits_f32(value: Any) -> bool:
     """Whether a number fits the f32 the kernels take it as (:mod:`coopdsl._numbers` decides)."""
     try:
@@ -54,6 +52,8 @@ def _fits_f32(value: Any) -> bool:
         return False
     return True
 
+
+@cache
 def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
     """The KHR attention kernel for head size ``d`` (a multiple of 16), writing f32 (or f16) output."""
     nd = d // 16

@@ -620,3 +620,18 @@ def test_a_tiny_softcap_runs_the_f32_kernel_and_a_huge_window_hides_nothing():
     for window in (90, 2 ** 32, 2 ** 40):
         np.testing.assert_array_equal(ops.attention(q, k, v, causal=True, window=window, device="cpu"),
                                       ops.attention(q, k, v, causal=True, device="cpu"))
+
+
+def test_a_second_call_launches_the_same_kernel_objects():
+    """The kernel factories are cached: a call again (another soft-cap, the same shapes) launches the very kernels the
+    first did, compiled once (a helper slipped between ``@cache`` and the KHR factory once took its cache away,
+    and every call built and compiled the kernel again)."""
+    q, k, v = _inputs(2, 1, 40, 50, 32)
+    kernels = []
+    for softcap in (1e-6, 1e-30):
+        with nv2.recording() as launches:
+            ops.attention(q, k, v, softcap=softcap, device="cpu")
+        kernels.append([kern for kern, *_ in launches])
+    assert [kern.name for kern in kernels[0]] == ["attention"]
+    assert all(a is b for a, b in zip(kernels[0], kernels[1], strict=True))
+    assert flash_attention.kernel(32) is flash_attention.kernel(32)
