@@ -81,7 +81,9 @@ OTHER: dict[tuple[str, int], Way] = {
 
 
 def bucket(nx: int) -> int:
-    """The key of :data:`CHOICE` for ``nx`` rows of x: 1, 2 (2 to 4 rows) or 5 (5 to 16)."""
+    """The key of :data:`CHOICE` for ``nx`` rows of x: 1, 2 (2 to 4 rows) or 5 (5 to 16); another ``nx`` is a
+    ValueError."""
+    nx = count("gemv.bucket", "rows of x", nx, 1, MAX_ROWS_X)
     return 1 if nx == 1 else 2 if nx <= 4 else 5
 
 
@@ -133,7 +135,14 @@ XREGS_BALANCED: dict[str, int] = {"q8_0": 6}   # up to how many rows of x the su
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     """(rows of W a workgroup, subgroups a workgroup) of :data:`XREGS`'s entry for ``nx`` rows of x in ``fmt`` and
     K = ``k``, with the subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) up to
-    :data:`XREGS_BALANCED`'s rows; None where no entry applies."""
+    :data:`XREGS_BALANCED`'s rows; None where no entry applies (f16 and bf16 weights, fewer rows than the first
+    entry's, more than :data:`coopdsl.ops.gemv_xregs.MAX_ROWS_X`).  An unknown format, rows outside 1 .. 16 or K
+    below 1 is a ValueError."""
+    choice_name("gemv.xregs_layout", "weight format", fmt, FORMATS)
+    count("gemv.xregs_layout", "rows of x", nx, 1, MAX_ROWS_X)
+    count("gemv.xregs_layout", "k", k, 1)
+    if nx > GX.MAX_ROWS_X:
+        return None
     entries = [e for e in XREGS.get(fmt, ()) if e[0] <= nx]
     if not entries:
         return None
@@ -151,7 +160,8 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     for the interpreter), the default (``q8`` None) is ``("mma", depth, split)`` from :data:`MMA`'s rows of x on,
     where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
     ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on (:func:`xregs_layout`), where
-    :mod:`coopdsl.ops.gemv_xregs` takes it."""
+    :mod:`coopdsl.ops.gemv_xregs` takes it.  An unknown ``fmt``, ``nx`` outside 1 .. 16, or ``m`` / ``k`` below 1 is
+    a ValueError (a ``fmt`` that is not a string a TypeError)."""
     choice_name("gemv.choice", "weight format", fmt, FORMATS)
     count("gemv.choice", "rows of x", nx, 1, MAX_ROWS_X)
     for name, v in (("m", m), ("k", k)):

@@ -226,3 +226,17 @@ def test_gemv_with_nothing_to_multiply_says_so():
                  (np.zeros((0, 64), np.float16), np.zeros((1, 64), np.float32))):
         with pytest.raises(ValueError, match=r"gemv: x \(1, \d+\) and w \(\d, \d+\) leave nothing to multiply"):
             gemv.gemv(w, x, "f16", device="cpu")
+
+
+def test_the_gemv_lookup_helpers_check_their_arguments():
+    from coopdsl.ops import gemv
+
+    assert [gemv.bucket(n) for n in (1, 2, 4, 5, 16)] == [1, 2, 2, 5, 5]
+    for bad in (0, 17, "x", None):
+        with pytest.raises(ValueError, match="gemv.bucket: rows of x must be an int, 1 to 16"):
+            gemv.bucket(bad)
+    with pytest.raises(ValueError, match="gemv.xregs_layout: unknown weight format 'q4_1'"):
+        gemv.xregs_layout("q4_1", 4, 64)
+    with pytest.raises(ValueError, match="gemv.xregs_layout: k must be an int, 1 or more; got -64"):
+        gemv.xregs_layout("q4_0", 4, -64)
+    assert gemv.xregs_layout("q4_0", 12, 4096) is None and gemv.xregs_layout("f16", 4, 4096) is None
