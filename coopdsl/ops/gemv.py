@@ -285,7 +285,7 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
 
 
 WEIGHT_DTYPES: dict[str, np.dtype] = {"f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16),
-                                      **{q: np.dtype(np.uint8) for q in ("q4_0", "q8_0", "q4_K")}}
+                                      **{f: np.dtype(np.uint8) for f, (qk, _) in _BLOCKS.items() if qk > 1}}
 
 
 def check_weight_type(op: str, w: Any, fmt: str) -> None:
