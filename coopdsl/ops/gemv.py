@@ -125,11 +125,18 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 # over 7 subgroups 28.8 and 29.4 at 5 and 6 rows against 30.8 and 31.0, and 4 rows over 4 subgroups 31.9 at 8 rows
 # against 32.4 (8 rows of W) and 35.1 (7 subgroups); at 14336 x 4096 (one pass of 4 subgroups) 8 rows of W over 4
 # subgroups 23.0 at 4 rows against "prew"'s 29.6 (over 7: 28.7), 4 over 4 30.6 at 8 rows against 31.6. q4_0 gained
-# nothing certain from balancing (3 rows 15.3 against 15.9, 4 rows 17.2 against 16.7) and keeps its layout.
+# nothing certain from balancing at 3 and 4 rows (15.3 against 15.9, 17.2 against 16.7).
+#
+# q4_0 then moved to this product from one row, balanced to K up to 2 rows.  Timed on an H200, two runs in one call
+# (``benchmarks/gemv_xregs_sweep.py``, ``benchmarks/results/gemv-xregs-one-row-h200-2026-11-29.md``): at 4096 x
+# 14336, 8 rows of W over 7 subgroups took 12.1 and 12.1 us at one row against "prew"'s 12.7 and 12.5, 13.6-14.5 at
+# 2 rows against 14.4; at 14336 x 4096, 8 over 4 took 12.1-12.6 at one row against 13.1, 13.3-14.0 at 2 against 16.0.
+# A launch's warps in all mattered more than the split: 16 rows of W over 7 subgroups (half the warps) took 13.8-18.3
+# at one row, over 14 subgroups 11.8-12.4.  q8_0 at one row gained 0-3% and keeps "prew".
 # A format's entries: (rows of x from which the entry applies, rows of W a workgroup, subgroups a workgroup).
 XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "q4_0": ((3, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
-XREGS_BALANCED: dict[str, int] = {"q8_0": 6}   # up to how many rows of x the subgroups are balanced to K
+    "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
+XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6}   # up to how many rows of x the subgroups are balanced to K
 
 
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
