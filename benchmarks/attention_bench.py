@@ -19,7 +19,8 @@ ggml's kernel with split_k, ``coopdsl.ops.attention_decode``'s flash-decoding ke
 ``ops.attention``'s own choice), so the two paths are timed in the same run on the same arrays; ``--chunks
 N,...`` adds decode-kernel rows with N chunks per K/V head instead of ``attention_decode.default_chunks``;
 ``--decode-hows lanes,mma`` adds rows of each decode kernel (``attention_decode.run(..., how=)``: lane = key, or
-cooperative matrices) with its default chunks.
+cooperative matrices; or the lane kernel with one knob, ``lanes:loads3``, ``attention_decode.variant``) with its
+default chunks.
 
 coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
 ``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
@@ -243,7 +244,8 @@ def main() -> None:
     ap.add_argument("--decode-impls", default="nv2,decode",
                     help="ops.attention impls timed on decoding shapes: nv2, decode, khr, auto (its own choice)")
     ap.add_argument("--chunks", default="", help="extra decode-kernel rows with these chunks per K/V head, N,...")
-    ap.add_argument("--decode-hows", default="", help="extra rows of each decode kernel: lanes, mma")
+    ap.add_argument("--decode-hows", default="",
+                    help="extra rows of each decode kernel: lanes, mma, or lanes with a knob (lanes:loads3)")
     ap.add_argument("--l16-max-head", type=int, default=None,
                     help="run the prefill kernel's L16 variant (row sums Br x 16) to this head size (default: "
                          "attention_nv2.L16_MAX_HEAD)")
@@ -262,8 +264,10 @@ def main() -> None:
     chunk_list = [int(c) for c in args.chunks.split(",") if c]
     how_list = [h for h in args.decode_hows.split(",") if h]
     for h in how_list:
-        if h not in AD.HOWS:
-            ap.error(f"--decode-hows: {h!r} is not one of {', '.join(AD.HOWS)}")
+        try:
+            AD.variant(h)
+        except ValueError as e:
+            ap.error(f"--decode-hows: {e}")
     decode_impls = [i for i in args.decode_impls.split(",") if i]
     for i in decode_impls:
         if i not in ("auto", *flash_attention.IMPLS):

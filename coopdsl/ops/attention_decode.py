@@ -164,8 +164,10 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     (a counter per head in ``cnt``), so no :func:`combine_kernel` runs. ``loads``: when a subgroup loads a
     step's K and V rows: 0 each where it is used (K for the scores, V for P V), 1 V together with K at the
     start of the step, 2 (software pipelining) the next step's K after the scores and its V after P V, so
-    that they are in flight during the arithmetic (default :func:`default_loads`: more loads in flight
-    need more registers). ``most_rows``: the most query rows one subgroup takes (:func:`row_groups`).
+    that they are in flight during the arithmetic, 3 the next step's K and V together after P V (as 1, but
+    the first step's rows are loaded before Q is in shared memory, as with 2) (default :func:`default_loads`:
+    more loads in flight need more registers). ``most_rows``: the most query rows one subgroup takes
+    (:func:`row_groups`).
     ``split``: the lanes that share one key's dot products with Q (each a ``1 / split`` slice of D, for
     ``split`` keys; default :func:`default_split`), so that a slice of Q read from shared memory serves
     ``split`` keys.
@@ -200,8 +202,8 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     m_t = MASK_KINDS[mask] if has_mask else f16
     CAUSAL, WINDOW, SOFTCAP, FUSED = bool(causal), bool(window), bool(softcap), bool(fused)
     LOADS = default_loads(d, RS) if loads is None else loads
-    if LOADS not in (0, 1, 2):
-        raise ValueError(f"attention_decode: loads={loads!r}; 0, 1 or 2")
+    if LOADS not in (0, 1, 2, 3):
+        raise ValueError(f"attention_decode: loads={loads!r}; 0, 1, 2 or 3")
     SLOTS = NS > 1 and NS * R * DQ * 16 <= 16384   # the epilogue: a shared slot per subgroup (else one, in turn)
     SPL = default_split(d) if split is None else split   # lanes (and keys) of a score group
     if SPL not in (1, 2, 4) or DP % SPL:
@@ -274,7 +276,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
         first_base = c0 + kx * 32
         kn = []
         vn = []
-        if LOADS == 2:                                       # the first step's rows
+        if LOADS >= 2:                                       # the first step's rows, in flight over the barrier
             kn = [k[(kvbase + min(first_base + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
                   for e in cd.static_range(DP)]
             vn = [v[(kvbase + min(first_base + min(it * KPI + kg, 31), last_key)) * DP + piece]
@@ -356,6 +358,11 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
                     oe[i] += w * ve
                     oo[i] += w * vo
             if LOADS == 2:                                   # the next step's V
+                vn = [v[(kvbase + min(nxt + min(it * KPI + kg, 31), last_key)) * DP + piece]
+                      for it in cd.static_range(NI)]
+            if LOADS == 3:                                   # the next step's K and V, as 1 does at a step's start
+                kn = [k[(kvbase + min(nxt + g0 + e // PQ, last_key)) * DP + h * PQ + e % PQ]
+                      for e in cd.static_range(DP)]
                 vn = [v[(kvbase + min(nxt + min(it * KPI + kg, 31), last_key)) * DP + piece]
                       for it in cd.static_range(NI)]
 
@@ -645,10 +652,10 @@ def variant(how: str) -> tuple[str, dict[str, int]]:
 def variants(dims: tuple[int, int, int, int, int]) -> list[str]:
     """The settings of :func:`kernel`'s knobs a tuned call times for ``dims`` = (Hq, Sq, D, Hkv, Skv) besides the
     defaults, one knob at a time (:func:`variant`'s names): each other ``split`` of 1, 2 and 4 that divides the
-    ``D / 8`` pieces of a row, the other ``loads`` of 1 and 2, and the other way of combining the chunks."""
+    ``D / 8`` pieces of a row, the other ``loads`` of 1, 2 and 3, and the other way of combining the chunks."""
     d, rows = dims[2], rows_per_head(dims)
     found = [f"lanes:split{s}" for s in (1, 2, 4) if s != default_split(d) and (d // 8) % s == 0]
-    found += [f"lanes:loads{n}" for n in (1, 2) if n != default_loads(d, row_groups(d, rows)[1])]
+    found += [f"lanes:loads{n}" for n in (1, 2, 3) if n != default_loads(d, row_groups(d, rows)[1])]
     return found + [f"lanes:fused{int(not default_fused(d, rows))}"]
 
 

@@ -101,6 +101,7 @@ def test_score_splits(split):
     _run(8, 2, 1, 500, 96, chunks=3, split=split, causal=True, how="lanes")
     _run(4, 1, 2, 300, 64, chunks=2, split=split, loads=2, window=90, how="lanes")
     _run(2, 2, 3, 260, 128, chunks=2, split=split, loads=0, how="lanes", softcap=3.0)
+    _run(4, 2, 2, 330, 128, chunks=3, split=split, loads=3, causal=True, how="lanes")   # 3: the next rows after P V
     assert [AD.default_split(d) for d in (8, 16, 40, 64, 80, 96, 128, 256)] == [1, 2, 1, 4, 2, 4, 4, 4]
 
 
@@ -377,7 +378,11 @@ def test_the_benchmark_parses_its_arguments():
     assert r.returncode == 0 and "15: decode 3 rows Hq/Hkv 16/8 Sq 3 Skv 32768 D 128" in r.stdout, r.stderr
     r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--decode-hows", "tiles"], cwd=root,
                        env=child_env(), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "--decode-hows: 'tiles' is not one of lanes, mma" in r.stderr
+    assert r.returncode == 2 and "--decode-hows: attention_decode: how='tiles'; one of ('lanes', 'mma')" in r.stderr
+    r = subprocess.run([sys.executable, "benchmarks/attention_bench.py", "--dry-run", "--shapes", "6",
+                        "--decode-hows", "lanes:loads3"], cwd=root, env=child_env(), capture_output=True,
+                       text=True, timeout=120)                     # (a knob of the lane kernel is a row too)
+    assert r.returncode == 0, r.stderr
     # benchmarks/attention_decode_tune.py lists its shapes and which decode kernels take them
     r = subprocess.run([sys.executable, "benchmarks/attention_decode_tune.py", "--dry-run"], cwd=root,
                        env=child_env(), capture_output=True, text=True, timeout=120)

@@ -131,7 +131,7 @@ def test_the_decode_kernels_chunk_count_is_tuned_and_kept(fake_decode_gpu):
     default = AD.default_chunks(8, 16384, 66)
     assert default == 16 and AT.decode_candidates(default) == [(4,), (8,), (32,), (64,)]
     knobs = AD.variants((32, 1, 64, 8, 16384))      # D 64: split 4 and loads 2 by default, 4 rows fused
-    assert knobs == ["lanes:split1", "lanes:split2", "lanes:loads1", "lanes:fused0"]
+    assert knobs == ["lanes:split1", "lanes:split2", "lanes:loads1", "lanes:loads3", "lanes:fused0"]
     ops.attention(q, k, k)                          # nothing stored, no tune: the default
     assert runs == [None]
     ops.attention(q, k, k, tune=True)
@@ -177,7 +177,7 @@ def test_the_tuned_decode_call_also_times_the_other_decode_kernel(fake_decode_gp
     times = {(None, None): 2.0, (32, None): 1.5, (16, "mma"): 1.0}
     q, k = _tuned_one_token(monkeypatch, times)
     entry = next(iter(json.loads(path.read_text())["entries"].values()))
-    assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 14
+    assert entry["chunks"] == [16, "mma"] and entry["times_ms"]["default"] == 2.0 and len(entry["times_ms"]) == 15
     assert runs == [(16, "mma")]
     op_tune.reset_all()
     assert AT.decode_lookup(next(iter(json.loads(path.read_text())["entries"])).split("|")[1], dev) == \
