@@ -129,10 +129,13 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 #
 # q4_0 then moved to this product from one row, balanced to K up to 2 rows.  Timed on an H200, two runs in one call
 # (``benchmarks/gemv_xregs_sweep.py``, ``benchmarks/results/gemv-xregs-one-row-h200-2026-11-29.md``): at 4096 x
-# 14336, 8 rows of W over 7 subgroups took 12.1 and 12.1 us at one row against "prew"'s 12.7 and 12.5, 13.6-14.5 at
-# 2 rows against 14.4; at 14336 x 4096, 8 over 4 took 12.1-12.6 at one row against 13.1, 13.3-14.0 at 2 against 16.0.
-# A launch's warps in all mattered more than the split: 16 rows of W over 7 subgroups (half the warps) took 13.8-18.3
-# at one row, over 14 subgroups 11.8-12.4.  q8_0 at one row gained 0-3% and keeps "prew".
+# 14336, 8 rows of W over 7 subgroups took 12.1 and 12.1 us at one row against "prew" over 2 x 2's 12.7 and 12.5,
+# 13.6-14.5 at 2 rows against 14.4; at 14336 x 4096, 8 over 4 took 12.1-12.6 at one row against 13.1, 13.3-14.0 at
+# 2 against 16.0.  A launch's warps in all mattered more than the split: 16 rows of W over 7 subgroups (half the
+# warps) took 13.8-18.3 at one row, over 14 subgroups 11.8-12.4.  q8_0 at one row gained 0-3% and keeps "prew".
+# Against the default before ("prew", 4 x 4 at one row), 400 calls back to back at 4096 x 14336, two runs each in
+# one call: one row 12.5, 12.5 -> 11.8, 12.1 us, two rows 14.6, 14.6 -> 14.0, 14.0
+# (``ops_llm-q4one-stream-{base,new}{1,2}-4096x14336-h200-2026-11-29.md``; more shapes in docs/benchmarks.md).
 # A format's entries: (rows of x from which the entry applies, rows of W a workgroup, subgroups a workgroup).
 XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
     "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
