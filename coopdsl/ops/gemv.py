@@ -140,6 +140,15 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
     "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
 XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6}   # up to how many rows of x the subgroups are balanced to K
+# Small products at one row of x are bound by their launches, not their bytes: with M and K at most SMALL_INLINE's,
+# the default rounds x to 8 bits inside the product ("inline", one launch) with 2 rows of W a group for M up to 2048,
+# else 4, over 4 subgroups.  Timed on an H200, every candidate in one process each (``benchmarks/ops_llm.py --tune``,
+# ``benchmarks/results/ops_llm-small-tune-{1024x4096,4096x4096}-h200-2026-11-29.md``, 200 calls back to back): at
+# 1024 x 4096 "inline" 2 x 4 took 4.6, 4.9 and 4.8 us for q4_0, q8_0 and q4_K where the default before was not among
+# the six fastest (5.6, 6.1 and 5.3 us or more); at 4096 x 4096 "inline" 4 x 4 took 7.0, 8.0 and 7.6 against 7.6
+# (q4_0's default kernel), 8.6 and 8.4 or more.  At two rows 4096 x 4096 kept its default (q4_0 "xregs" 8.1 us, the
+# fastest); larger products keep theirs ("xregs" or "prew" from 4096 x 14336 on, ``gemv.XREGS``).
+SMALL_INLINE = (4096, 4096)   # (M, K) at most, one row of x
 
 
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
@@ -170,8 +179,9 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     for the interpreter), the default (``q8`` None) is ``("mma", depth, split)`` from :data:`MMA`'s rows of x on,
     where :mod:`coopdsl.ops.gemv_mma` takes the problem and the device has its matrices, and (``q8`` not False)
     ``("xregs", rows, split)`` from :data:`XREGS`'s rows of x on (:func:`xregs_layout`), where
-    :mod:`coopdsl.ops.gemv_xregs` takes it.  An unknown ``fmt``, ``nx`` outside 1 .. 16, or ``m`` / ``k`` below 1 is
-    a ValueError (a ``fmt`` that is not a string a TypeError)."""
+    :mod:`coopdsl.ops.gemv_xregs` takes it; but one row of x with M and K within :data:`SMALL_INLINE` (q4_0, q8_0,
+    q4_K) is ``("inline", 2, 4)`` (M up to 2048) or ``("inline", 4, 4)``, one launch.  An unknown ``fmt``, ``nx``
+    outside 1 .. 16, or ``m`` / ``k`` below 1 is a ValueError (a ``fmt`` that is not a string a TypeError)."""
     choice_name("gemv.choice", "weight format", fmt, FORMATS)
     count("gemv.choice", "rows of x", nx, 1, MAX_ROWS_X)
     for name, v in (("m", m), ("k", k)):
@@ -180,6 +190,9 @@ def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: i
     if q8 is None and m is not None and k is not None and fmt in MMA and nx >= MMA[fmt][0] and \
             GM.takes(fmt, m, k) and GM.device_takes(dev, GM.cols(nx)):
         return ("mma", MMA[fmt][1], MMA[fmt][2])
+    if q8 is not False and nx == 1 and m is not None and k is not None and fmt in INLINE_FORMATS and \
+            m <= SMALL_INLINE[0] and k <= SMALL_INLINE[1]:
+        return ("inline", 2 if m <= 2048 else 4, 4)
     layout = xregs_layout(fmt, nx, k) if q8 is not False and k is not None and GX.takes(fmt, nx, k) else None
     if layout is not None:
         return ("xregs", *layout)

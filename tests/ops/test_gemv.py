@@ -143,6 +143,7 @@ def test_q4_0_words_way_needs_k_a_multiple_of_64(monkeypatch):
                    G.candidates("q4_0", 1, False, 64, 640))
     monkeypatch.setitem(G.CHOICE, ("q4_0", 1), ("prew", 2, 4))
     monkeypatch.setitem(G.XREGS, "q4_0", ())                     # (else gemv_xregs takes K = 640 from one row)
+    monkeypatch.setattr(G, "SMALL_INLINE", (0, 0))               # (... or, this small, "inline")
     assert G.choice("q4_0", 1, None, 64, 640) == ("prew", 2, 4)
     assert G.choice("q4_0", 1, None, 64, 608) == ("pre", 2, 4)   # 19 blocks a row: not pairs of 36 bytes
     monkeypatch.setitem(G.CHOICE, ("q8_0", 2), ("prew", 8, 2))
@@ -259,7 +260,7 @@ def test_choice_names_how_x_is_read_for_every_format():
     for (fmt, b), (how, rows, split) in G.CHOICE.items():
         assert how in ("f32", "pre", "prew", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
         xregs = G.xregs_layout(fmt, b, 640) if GX.takes(fmt, b, 640) else None   # (tests/ops/test_gemv_xregs.py)
-        assert G.choice(fmt, b, None, 64, 640) == (("xregs", *xregs) if xregs else (how, rows, split))
+        assert G.choice(fmt, b, None, 8192, 640) == (("xregs", *xregs) if xregs else (how, rows, split))
         fallback = "pre" if fmt in G.Q8_FORMATS else "inline"                         # K not known: not as words
         assert G.choice(fmt, b) == (fallback if how == "prew" else how, rows, split)
         assert G.choice(fmt, b, False)[0] == "f32"
@@ -269,6 +270,32 @@ def test_choice_names_how_x_is_read_for_every_format():
         else:
             with pytest.raises(ValueError, match=f"8-bit activations serve q4_0, q4_K, q8_0 weights, not {fmt}"):
                 G.choice(fmt, b, True)
+
+
+def test_small_products_at_one_row_round_x_inside_the_product():
+    """gemv.SMALL_INLINE: one row of x, M and K at most 4096: "inline" (one launch), 2 rows of W a group to M = 2048,
+    else 4; past either bound, more rows, x as given (q8=False) or f16 weights: the other defaults."""
+    assert G.SMALL_INLINE == (4096, 4096)
+    for fmt in G.INLINE_FORMATS:
+        assert G.choice(fmt, 1, None, 1024, 4096) == ("inline", 2, 4)
+        assert G.choice(fmt, 1, None, 2048, 64) == ("inline", 2, 4)
+        assert G.choice(fmt, 1, None, 2049, 4096) == G.choice(fmt, 1, True, 4096, 4096) == ("inline", 4, 4)
+        assert G.choice(fmt, 1, None, 4097, 4096)[0] != "inline" or G.CHOICE[fmt, 1][0] == "inline"
+        assert G.choice(fmt, 1, None, 4096, 4096 + 64)[0] != "inline" or G.CHOICE[fmt, 1][0] == "inline"
+        assert G.choice(fmt, 2, None, 1024, 4096) == G.choice(fmt, 2, None, 8192, 4096)
+        assert G.choice(fmt, 1, False, 1024, 4096)[0] == "f32"
+        assert G.choice(fmt, 1) == G.choice(fmt, 1, None, 1024)       # (without M and K: the plain kernels' way)
+    assert G.choice("q4_0", 1, None, 4096, 14336) == ("xregs", 8, 7)
+    assert G.choice("f16", 1, None, 1024, 4096) == G.CHOICE["f16", 1]
+    # and its launches compute the product: one launch, x rounded per block of 32 as the first kernel would
+    rng = np.random.default_rng(5)
+    w, wd = _weights("q8_0", 40, 320, rng)
+    x = rng.standard_normal((1, 320)).astype(np.float32)
+    launches, y = G.plan(w, x, "q8_0", device="cpu")
+    assert [(kern.name, grid) for kern, grid, *_ in launches] == [("gemv_q8_0_x1_i8", G.grid(40, "q8_0", 1, 2, 4))]
+    hot.run(launches)
+    ref = _rounded(x, "q8_0") @ wd.T                         # (a scale for each lane's 8 values, not 32)
+    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
 
 
 def test_reduction_covers_more_outputs_than_invocations():
@@ -322,8 +349,8 @@ def test_tuning_times_each_way_and_layout_once_and_later_calls_read_the_choice(f
     rng = np.random.default_rng(0)
     w, _ = _weights("q4_K", 8, 256, rng)
     x = rng.standard_normal((1, 256)).astype(np.float32)
-    launches, _ = G.plan(w, x, "q4_K")                     # nothing stored: CHOICE's way
-    assert launches[0][0].way == G.CHOICE["q4_K", 1]
+    launches, _ = G.plan(w, x, "q4_K")                     # nothing stored: choice's way (this small, "inline")
+    assert launches[0][0].way == G.choice("q4_K", 1, None, 8, 256) == ("inline", 2, 4)
     _EVENTS.clear()
     launches, _ = G.plan(w, x, "q4_K", tune=True)
     assert launches[0][0].way == ("inline", 8, 2)
