@@ -109,18 +109,29 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
         if not lo <= value <= hi:
             raise LiteralError(f"the literal {value} does not fit in {name} ({lo}..{hi})")
         return int(value)
+    given = value
     if isinstance(value, int) and abs(value) > 1 << 53:
         value = _round_int(value, SIGNIFICANT_BITS[(width, encoding)])   # (float() would round it first)
     try:
         f = float(value)
     except OverflowError:
-        raise LiteralError(f"the literal {value} does not fit in {name}") from None
+        raise LiteralError(f"the literal {_shown(given)} does not fit in {name}") from None
     largest, limit = FLOAT_LIMITS[(width, encoding)]
     if math.isinf(f) and encoding == "Float8E4M3EXT":
         raise LiteralError(f"{name} has no infinity (largest finite value {largest:g})")
     if math.isfinite(f) and abs(f) >= limit:
-        raise LiteralError(f"the literal {value!r} does not fit in {name} (largest finite value {largest:g})")
+        raise LiteralError(f"the literal {_shown(given)} does not fit in {name} (largest finite value {largest:g})")
     return f
+
+
+def _shown(value: int | float) -> str:
+    """A number as a message shows it: as given, or an integer of more than 20 digits in scientific notation
+    (``10**39``: 1e+39, not its 40 digits)."""
+    if isinstance(value, int) and abs(value) >= 10 ** 20:
+        digits = str(abs(value))
+        mantissa = f"{digits[0]}.{digits[1:4]}".rstrip("0").rstrip(".")
+        return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
+    return repr(value)
 
 
 def fit_named(value: object, name: str) -> bool | int | float:

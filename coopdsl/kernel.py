@@ -571,10 +571,14 @@ def _check_function(fn: Any) -> None:
     """@kernel decorates a plain Python function (not a kernel, a class, a lambda's result...)."""
     import inspect
 
-    if inspect.isfunction(fn):
-        return
     from .errors import DeclarationError, caller_loc
 
+    if inspect.isfunction(fn):
+        if fn.__name__.isidentifier():
+            return
+        raise DeclarationError(f"@coopdsl.kernel decorates a def function (def name(params): ...), not a "
+                               f"{'lambda' if fn.__name__ == '<lambda>' else repr(fn.__name__)}",
+                               caller_loc("kernel"))
     what = (f"kernel '{fn.name}' (decorated twice?)" if isinstance(fn, Kernel)
             else f"class {fn.__name__}" if isinstance(fn, type) else f"{type(fn).__name__} {fn!r}")
     raise DeclarationError(f"@coopdsl.kernel decorates a function (def name(params): ...), got {what}",

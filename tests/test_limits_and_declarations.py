@@ -41,7 +41,14 @@ COMPILE_CASES = [
     ("shift_huge", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
      "    x = 1 << 10 ** 9  # HERE\n    o[0] = 1.0\n", ArgumentError, "limited to 4096 bits"),
     ("float_overflow", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
-     "    x = 10.0 ** 400  # HERE\n    o[0] = 1.0\n", ArgumentError, "compile-time 10.0 ** 400"),
+     "    x = 10.0 ** 400  # HERE\n    o[0] = 1.0\n", ArgumentError,
+     "compile-time 10.0 ** 400 is too large for a float (past 1.798e+308; no coopdsl type holds it)"),
+    ("int_past_f32", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    o[0] = f32(10**39)  # HERE\n", CompileError, "the literal 1e+39 does not fit in f32"),
+    ("int_past_f16", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f16]):\n"
+     "    o[0] = f16(-123456789 * 10**30)  # HERE\n", CompileError, "the literal -1.234e+38 does not fit in f16"),
+    ("yield_from", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
+     "    yield from range(3)  # HERE\n", CompileError, "'yield from' is not supported"),
 ]
 
 
@@ -79,6 +86,8 @@ DECLARATION_CASES = [
     ("kernel_twice", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\n@cd.kernel(workgroup_size=(32, 1, 1))\n"
      "def k(o: cd.Buffer[f32]):\n    o[0] = 1.0\n", "got kernel 'k' (decorated twice?)"),
     ("kernel_class", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\nclass k:\n    pass\n", "got class k"),
+    ("kernel_lambda", "k = cd.kernel(workgroup_size=(32, 1, 1))(lambda o: None)  # HERE\n",
+     "@coopdsl.kernel decorates a def function (def name(params): ...), not a lambda"),
     ("struct_empty", "@cd.struct  # HERE\nclass S:\n    pass\n", "struct S has no annotated members"),
     ("struct_std140", "@cd.struct(layout_rule='std140')  # HERE\nclass S:\n    a: f32\n",
      "layout_rule must be 'std430' or 'scalar'"),

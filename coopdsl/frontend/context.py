@@ -335,7 +335,8 @@ def describe_node(node: ast.AST) -> str:
         ast.FunctionDef: "a nested function", ast.ClassDef: "a class definition", ast.Yield: "'yield'",
         ast.Await: "'await'", ast.Dict: "a dict", ast.Set: "a set", ast.JoinedStr: "an f-string",
         ast.Starred: "'*' unpacking", ast.Delete: "'del'", ast.Assert: "'assert'", ast.NamedExpr: "':='",
-        ast.AsyncFunctionDef: "an async function", ast.Slice: "a slice",
+        ast.AsyncFunctionDef: "an async function", ast.Slice: "a slice", ast.YieldFrom: "'yield from'",
+        ast.AsyncFor: "'async for'", ast.AsyncWith: "'async with'",
     }
     return names.get(type(node), f"'{type(node).__name__}'")
 

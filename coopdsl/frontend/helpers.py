@@ -19,6 +19,7 @@ from ..errors import ArgumentError, CompileError, TypeMismatchError, Unsupported
 from ..ir import types as T
 from ..ir.core import FuncRef, Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
+from ..lang.types import BufferParam, ConstParam, PushParam, SpecParam
 from ..lang.values import BufferRef
 from .calls import construct
 from .captures import Captured, capture, check_memory_argument
@@ -195,8 +196,12 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     return_type = func.type.ret
     want = _annotations(dfn).get("return")
     if isinstance(want, (T.ScalarType, T.VectorType, T.CoopMatType)) and return_type != want:
-        raise TypeMismatchError(f"{dfn.fn.__name__}() returns {return_type}, but is annotated -> {want}",
-                                func.loc or cg.em.loc)
+        what = "nothing" if return_type is T.void else \
+            f"a tuple of {len(return_type.members)} values ({', '.join(str(t) for _, t in return_type.members)})" \
+            if func.returns_tuple and isinstance(return_type, T.StructType) else str(return_type)
+        returns = [op.loc for op in func.ops() if op.kind == "return" and op.loc is not None]
+        raise TypeMismatchError(f"{dfn.fn.__name__}() returns {what}, but is annotated -> {want}",
+                                returns[0] if returns else func.loc or cg.em.loc)
     result = cg.em.op("call", return_type, runtime_args, func=func)
     if func.returns_tuple:   # several values returned: a tuple of them
         assert isinstance(return_type, T.StructType)
@@ -204,22 +209,46 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     return None if return_type is T.void else result
 
 
-def _annotations(dfn: DeviceFunction) -> dict[str, T.Type]:
-    """The parameter and return annotations of ``dfn`` that name coopdsl value types (others are ignored)."""
-    cached: dict[str, T.Type] | None = dfn.__dict__.get("_coopdsl_annotations")
+def _annotations(dfn: DeviceFunction) -> dict[str, Any]:
+    """The parameter and return annotations of ``dfn`` that name coopdsl value types or parameter kinds
+    (``Const[...]``, ``Buffer[...]``, ``Spec[...]``, ``Push[...]``); others (Python types) are ignored."""
+    cached: dict[str, Any] | None = dfn.__dict__.get("_coopdsl_annotations")
     if cached is not None:
         return cached
-    out: dict[str, T.Type] = {}
+    out: dict[str, Any] = {}
     for name, ann in getattr(dfn.fn, "__annotations__", {}).items():
         if isinstance(ann, str):
             try:
                 ann = eval(ann, dfn.fn.__globals__, {})  # noqa: S307 - the user's own annotation
             except Exception:
                 continue
-        if isinstance(ann, (T.ScalarType, T.VectorType, T.CoopMatType, T.StructType, T.ArrayType)):
+        if isinstance(ann, (T.ScalarType, T.VectorType, T.CoopMatType, T.StructType, T.ArrayType, ConstParam,
+                            BufferParam, SpecParam, PushParam)):
             out[name] = ann   # (structs and arrays: only a tuple given for them is refused, at the call)
     dfn.__dict__["_coopdsl_annotations"] = out
     return out
+
+
+def _check_kind(cg: Context, dfn: DeviceFunction, name: str, ann: Any, v: Any) -> None:
+    """An argument against a parameter annotated with a kernel parameter's kind: ``Const[T]`` takes a
+    compile-time value (of T), ``Buffer[E]`` a buffer of E; ``Spec[...]`` and ``Push[...]`` declare kernel
+    parameters only."""
+    where = f"{dfn.fn.__name__}(): argument '{name}'"
+    if isinstance(ann, ConstParam):
+        want = ann.type
+        if isinstance(v, Value) or want is not None and not (isinstance(v, want) and not (
+                want is int and isinstance(v, bool))):
+            kind = f"Const[{want.__name__}]" if want is not None else "Const"
+            need = f"a compile-time {want.__name__}" if want is not None else "a compile-time value"
+            raise TypeMismatchError(f"{where} is {kind} and needs {need}, got {cg.describe(v)}", cg.em.loc)
+    elif isinstance(ann, BufferParam):
+        if not isinstance(v, BufferRef) or v.elem != ann.elem:
+            of = f" of {v.elem}" if isinstance(v, BufferRef) else ""
+            raise TypeMismatchError(f"{where} is annotated Buffer[{ann.elem}], got {cg.describe(v)}{of}", cg.em.loc)
+    else:
+        kind = "Spec" if isinstance(ann, SpecParam) else "Push"
+        raise TypeMismatchError(f"{where}: {kind}[{ann.type}] declares a kernel parameter; a device function's "
+                                f"parameter takes a value: annotate it {ann.type}", cg.em.loc)
 
 
 def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +263,9 @@ def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict
         if name not in values or name == "return":
             continue
         v = values[name]
-        if isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
+        if isinstance(t, (ConstParam, BufferParam, SpecParam, PushParam)):
+            _check_kind(cg, dfn, name, t, v)
+        elif isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
             out[name] = cg.em.literal(v, t)
         elif isinstance(v, tuple) and isinstance(t, T.VectorType) and len(v) == t.count:
             out[name] = construct(cg, t, list(v), {})   # (1.0, 2.0, x) for a vec3[f32]: as vec3[f32](1.0, 2.0, x)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -205,8 +206,9 @@ def _fold(em: Emitter, op: str, a: Any, b: Any) -> Any:
         raise TypeMismatchError("division by zero in a compile-time expression", em.loc) from None
     except ValueError as e:   # 1 << -1: "negative shift count"
         raise TypeMismatchError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
-    except OverflowError as e:  # 10.0 ** 400
-        raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r}: {e}", em.loc) from None
+    except OverflowError:  # 10.0 ** 400 (Python says "(34, 'Numerical result out of range')")
+        raise ArgumentError(f"compile-time {a!r} {SYMBOL[op]} {b!r} is too large for a float (past "
+                            f"{sys.float_info.max:.4g}; no coopdsl type holds it)", em.loc) from None
 
 
 def _describe(v: object) -> str:
@@ -295,6 +297,8 @@ def _coopmat_binary(em: Emitter, op: str, a: Any, b: Any) -> Value:
     if op == "floordiv":
         if not t.elem.is_int:
             raise TypeMismatchError(f"'//' divides integers; use '/' for {t}", em.loc)
+        if mat is a:
+            _check_constant_operand(em, op, b, t.elem)   # (a constant 0 divisor: undefined, as for scalars)
         op = "div"
     other = operand(em, b if mat is a else a, f"'{SYMBOL[op]}'")
     if isinstance(other, Value) and not isinstance(other.type, (T.ScalarType, T.CoopMatType)):

@@ -19,8 +19,13 @@ def twice(x: f32) -> f32:
 
 
 @cd.func
-def half(x: f32) -> f16:  # E:ret
-    return x * 0.5
+def half(x: f32) -> f16:
+    return x * 0.5  # E:ret
+
+
+@cd.func
+def pair(x: f32) -> f32:
+    return x, x  # E:pair
 
 
 @cd.func
@@ -43,6 +48,12 @@ def wrong_return(o: cd.Buffer[f32]):
     o[0] = f32(half(o[1]))
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def tuple_return(o: cd.Buffer[f32]):
+    a, b = pair(o[1])
+    o[0] = a + b
+
+
 
 def test_a_number_takes_the_annotated_type_and_unannotated_helpers_stay_generic():
     out = np.zeros(32, np.float32)
@@ -56,5 +67,65 @@ def test_an_argument_of_another_type_is_located_at_the_call():
                  "twice(): argument 'x' is a runtime u32, but the parameter is annotated f32", "# E:arg", 12)
 
 
-def test_a_return_of_another_type_is_located_at_the_function():
-    expect_error(wrong_return, TypeMismatchError, "half() returns f32, but is annotated -> f16", "# E:ret", 1)
+def test_a_return_of_another_type_is_located_at_the_return():
+    expect_error(wrong_return, TypeMismatchError, "half() returns f32, but is annotated -> f16", "# E:ret", 5)
+    expect_error(tuple_return, TypeMismatchError, "pair() returns a tuple of 2 values (f32, f32), but is annotated "
+                 "-> f32", "# E:pair", 5)
+
+
+@cd.func
+def scaled(v: f32, K: cd.Const[int] = 2) -> f32:
+    return v * f32(K)
+
+
+@cd.func
+def element(b: cd.Buffer[f32], i: u32) -> f32:
+    return b[i]
+
+
+@cd.func
+def spec_param(v: cd.Spec[u32]) -> u32:
+    return v
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def const_runtime(x: cd.Buffer[f32], n: u32):
+    x[0] = scaled(x[1], K=n)  # E:crun
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def const_float(x: cd.Buffer[f32]):
+    x[0] = scaled(x[1], K=1.5)  # E:cfloat
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def buffer_of_u32(x: cd.Buffer[f32], u: cd.Buffer[u32]):
+    x[0] = element(u, 0)  # E:buf
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def spec_in_helper(u: cd.Buffer[u32], n: u32):
+    u[0] = spec_param(n)  # E:spec
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def kinds_given_right(x: cd.Buffer[f32]):
+    x[0] = scaled(x[1], K=3) + element(x, 2)
+
+
+def test_parameter_kinds_on_helpers_are_checked_at_the_call():
+    """``Const[int]``, ``Buffer[f32]`` on a device function's parameter were ignored: a runtime u32 or 1.5 for
+    Const[int] compiled (K became a runtime parameter, or 1.5 was used), a buffer of u32 for Buffer[f32] failed
+    later as a return mismatch at the def line; Spec/Push declare kernel parameters only."""
+    expect_error(const_runtime, TypeMismatchError,
+                 "scaled(): argument 'K' is Const[int] and needs a compile-time int, got a runtime u32", "# E:crun", 12)
+    expect_error(const_float, TypeMismatchError,
+                 "scaled(): argument 'K' is Const[int] and needs a compile-time int, got the number 1.5",
+                 "# E:cfloat", 12)
+    expect_error(buffer_of_u32, TypeMismatchError,
+                 "element(): argument 'b' is annotated Buffer[f32], got buffer 'u' of u32", "# E:buf", 12)
+    expect_error(spec_in_helper, TypeMismatchError, "spec_param(): argument 'v': Spec[u32] declares a kernel "
+                 "parameter; a device function's parameter takes a value: annotate it u32", "# E:spec", 12)
+    x = np.arange(4, dtype=np.float32)
+    kinds_given_right.launch((1,), x, device="cpu")
+    assert x[0] == 1.0 * 3 + 2.0

@@ -216,3 +216,19 @@ def test_a_constant_vector_count_or_divisor_is_checked_component_by_component():
     expect_error(vector_shift_40, ArgumentError, "a shift of u32 by 40: the count must be from 0 to 31", "# E:vshift",
                  14)
     expect_error(vector_div_0, ArgumentError, "integer division by the constant 0", "# E:vdiv", 14)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def matrix_div_0(out: cd.Buffer[u32]):
+    t = cd.Acc[u32, 16, 16].splat(1)
+    t = t // 0  # E:mdiv
+    t.store(out, 0, stride=16)
+
+
+def test_an_integer_matrix_divided_by_the_constant_0_is_refused_as_a_scalar_is():
+    """``Acc[u32, ...] // 0`` compiled (and ran on the interpreter) where ``u // 0`` and a vector's were refused."""
+    from coopdsl.errors import ArgumentError
+
+    from ..conftest import expect_error
+
+    expect_error(matrix_div_0, ArgumentError, "integer division by the constant 0", "# E:mdiv", 9)
