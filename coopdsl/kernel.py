@@ -689,10 +689,24 @@ def _wg_entry(module: Module, s: int | str, src: Source) -> int | SpecConst:
         if sc.name == s:
             if not sc.type.is_int or sc.type.width != 32:
                 raise CompileError(f"workgroup size '{s}' must be a Spec[u32] or Spec[i32] parameter",
-                                   src.loc(src.tree))
+                                   _wg_name_loc(src, s))
             return sc
     raise CompileError(f"workgroup_size names '{s}', which is not a Spec parameter of {module.name}",
-                       src.loc(src.tree))
+                       _wg_name_loc(src, s))
+
+
+def _wg_name_loc(src: Source, name: str) -> SourceLoc:
+    """Where the decorator's ``workgroup_size`` gives ``name`` (else that argument, else the function)."""
+    import ast
+
+    tree = src.tree
+    for deco in getattr(tree, "decorator_list", ()):
+        for kw in getattr(deco, "keywords", ()):
+            if kw.arg == "workgroup_size":
+                hit = next((n for n in ast.walk(kw.value) if isinstance(n, ast.Constant) and n.value == name),
+                           kw.value)
+                return src.loc(hit)
+    return src.loc(tree)
 
 
 def _apply_spec_defaults(module: Module, spec: dict[str, Any]) -> None:

@@ -47,6 +47,11 @@ COMPILE_CASES = [
      "    o[0] = f32(10**39)  # HERE\n", CompileError, "the literal 1e+39 does not fit in f32"),
     ("int_past_f16", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f16]):\n"
      "    o[0] = f16(-123456789 * 10**30)  # HERE\n", CompileError, "the literal -1.234e+38 does not fit in f16"),
+    ("wg_not_spec", "@cd.kernel(workgroup_size=('n', 1, 1))  # HERE\ndef k(o: cd.Buffer[f32], n: u32):\n"
+     "    o[0] = 1.0\n", CompileError, "workgroup_size names 'n', which is not a Spec parameter of k"),
+    ("wg_spec_f32", "@cd.kernel(workgroup_size=('WG', 1, 1))  # HERE\n"
+     "def k(o: cd.Buffer[f32], WG: cd.Spec[f32] = 32.0):\n    o[0] = 1.0\n", CompileError,
+     "workgroup size 'WG' must be a Spec[u32] or Spec[i32] parameter"),
     ("yield_from", "@cd.kernel(workgroup_size=(32, 1, 1))\ndef k(o: cd.Buffer[f32]):\n"
      "    yield from range(3)  # HERE\n", CompileError, "'yield from' is not supported"),
 ]

@@ -191,7 +191,11 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
     key = (dfn, tuple((k, _signature_part(v)) for k, v in values.items()))
     func = cg.module.helpers.get(key)
     if func is None:
-        func = _compile(cg.module, dfn, values, key)
+        try:
+            func = _compile(cg.module, dfn, values, key)
+        except CompileError as e:
+            _note_call(cg, dfn, values, e)
+            raise
     runtime_args = [v for v in values.values() if _is_runtime(v)]
     return_type = func.type.ret
     want = _annotations(dfn).get("return")
@@ -207,6 +211,18 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
         assert isinstance(return_type, T.StructType)
         return tuple(cg.em.op("extract", t, [result], index=i) for i, (_, t) in enumerate(return_type.members))
     return None if return_type is T.void else result
+
+
+def _note_call(cg: Context, dfn: DeviceFunction, values: dict[str, Any], e: CompileError) -> None:
+    """An error inside a device function's body names the call that compiled it (the innermost one: a generic
+    helper's mistake may be its caller's arguments), as "in f(f32, u32), called at file:line:col"."""
+    if getattr(e, "coopdsl_call_noted", False) or e.loc == cg.em.loc:
+        return
+    args = ", ".join(str(v.type) if isinstance(v, Value) else repr(v) if isinstance(v, (bool, int, float))
+                     else cg.describe(v) for v in values.values())
+    e.message += f" (in {dfn.fn.__name__}({args}), called at {cg.em.loc})"
+    e.args = (e.message,)
+    e.coopdsl_call_noted = True   # type: ignore[attr-defined]
 
 
 def _annotations(dfn: DeviceFunction) -> dict[str, Any]:

@@ -66,7 +66,9 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
     for mname, mt in members:
         if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType, T.ArrayType)) or \
                 isinstance(mt, T.ScalarType) and mt.is_bool:
-            raise DeclarationError(f"struct {name}: member '{mname}' has unsupported type {mt} "
+            what = f"is annotated {type(mt).__name__.removesuffix('Param')}[...], which declares a kernel " \
+                f"parameter" if type(mt).__name__.endswith("Param") else f"has unsupported type {mt}"
+            raise DeclarationError(f"struct {name}: member '{mname}' {what} "
                                    f"(use numeric scalars, vectors, cd.array[T, N], Ptr[T] or structs)",
                                    where(mname))
         if isinstance(mt, T.ArrayType) and (not isinstance(mt.length, int) or isinstance(mt.elem, T.ArrayType)):

@@ -218,6 +218,16 @@ def test_a_bad_struct_member_is_located(tmp_path):
     assert isinstance(err, DeclarationError)
     assert "struct S: member 'm' has unsupported type Acc[f32, 16, 16]" in err.message
     assert (err.loc.line, err.loc.col) == (5, 5)
+    path, err = _declare(tmp_path, """\
+        import coopdsl as cd
+        @cd.struct
+        class S:
+            n: cd.u32
+            b: cd.Buffer[cd.f32]
+        """)
+    assert isinstance(err, DeclarationError)   # (it showed the internal BufferParam(elem=f32))
+    assert "struct S: member 'b' is annotated Buffer[...], which declares a kernel parameter" in err.message
+    assert (err.loc.line, err.loc.col) == (5, 5)
 
 
 # -- C. silently accepted ------------------------------------------------------------------------
