@@ -129,3 +129,26 @@ def test_parameter_kinds_on_helpers_are_checked_at_the_call():
     x = np.arange(4, dtype=np.float32)
     kinds_given_right.launch((1,), x, device="cpu")
     assert x[0] == 1.0 * 3 + 2.0
+
+
+@cd.func
+def add_any(a, b):
+    return a + b  # E:generic
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def generic_mixed(x: cd.Buffer[f32], u: cd.Buffer[u32]):
+    x[0] = add_any(x[0], u[0])
+
+
+def test_an_error_inside_a_generic_helper_names_the_call_that_compiled_it():
+    """The mistake of an unannotated helper may be its caller's arguments: the error stays where it arises and
+    names the call (file, line, column) and the argument types that compiled the helper."""
+    import inspect
+
+    here = inspect.getsourcefile(test_an_error_inside_a_generic_helper_names_the_call_that_compiled_it)
+    lines = open(here).read().splitlines()
+    call = next(i + 1 for i, line in enumerate(lines) if "x[0] = add_any(x[0], u[0])" in line)
+    expect_error(generic_mixed, TypeMismatchError,
+                 f"operands of '+' have different types: f32 and u32; convert one explicitly (e.g. u32(x)) "
+                 f"(in add_any(f32, u32), called at {here}:{call}:12)", "# E:generic", 12)
