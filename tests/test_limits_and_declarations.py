@@ -91,6 +91,8 @@ DECLARATION_CASES = [
     ("kernel_twice", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\n@cd.kernel(workgroup_size=(32, 1, 1))\n"
      "def k(o: cd.Buffer[f32]):\n    o[0] = 1.0\n", "got kernel 'k' (decorated twice?)"),
     ("kernel_class", "@cd.kernel(workgroup_size=(32, 1, 1))  # HERE\nclass k:\n    pass\n", "got class k"),
+    ("mat_scope_device", "T = cd.MatA[f16, 16, 16, cd.Device]  # HERE\n",
+     "scope must be Subgroup or Workgroup, got coopdsl.Device (1)"),
     ("kernel_lambda", "k = cd.kernel(workgroup_size=(32, 1, 1))(lambda o: None)  # HERE\n",
      "@coopdsl.kernel decorates a def function (def name(params): ...), not a lambda"),
     ("struct_empty", "@cd.struct  # HERE\nclass S:\n    pass\n", "struct S has no annotated members"),

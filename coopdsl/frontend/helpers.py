@@ -166,6 +166,12 @@ def _signature_part(v: Any) -> tuple[Any, ...]:
 def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """Emit a call of device function ``dfn``; returns its result (None for void)."""
     sig = inspect.signature(dfn.fn)
+    takes_any = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    unknown = [k for k in kwargs if k not in sig.parameters or
+               sig.parameters[k].kind == inspect.Parameter.POSITIONAL_ONLY]
+    if unknown and not takes_any:   # (said first: Python's bind would report a missing argument instead)
+        raise ArgumentError(f"{dfn.fn.__name__}(): unexpected keyword argument '{unknown[0]}'; its parameters are "
+                            f"{', '.join(sig.parameters) or 'none'}", cg.em.loc)
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:

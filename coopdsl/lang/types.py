@@ -144,7 +144,9 @@ class CoopMatFamily:
         use = self.use if self.use is not None else _dim(params[3], "use")
         scope = _dim(params[need], "scope") if len(params) > need else Subgroup.value
         if isinstance(scope, int) and scope not in ENUM_VALUES["scope"]:
-            raise _declaration_error(f"scope must be Subgroup or Workgroup, got {scope}", f"{self.name}[")
+            given = params[need]
+            shown = f"coopdsl.{given!r} ({scope})" if isinstance(given, Enumerant) else str(scope)
+            raise _declaration_error(f"scope must be Subgroup or Workgroup, got {shown}", f"{self.name}[")
         if isinstance(use, int) and use not in ENUM_VALUES["use"]:
             raise _declaration_error(f"use must be UseA, UseB or UseAcc, got {use}", f"{self.name}[")
         return CoopMatType(elem, scope, rows, cols, use)

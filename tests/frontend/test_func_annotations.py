@@ -152,3 +152,16 @@ def test_an_error_inside_a_generic_helper_names_the_call_that_compiled_it():
     expect_error(generic_mixed, TypeMismatchError,
                  f"operands of '+' have different types: f32 and u32; convert one explicitly (e.g. u32(x)) "
                  f"(in add_any(f32, u32), called at {here}:{call}:12)", "# E:generic", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def unknown_keyword(x: cd.Buffer[f32]):
+    x[0] = twice(w=1.0)  # E:kw
+
+
+def test_an_unknown_keyword_is_named_before_a_missing_argument():
+    """Python's bind reports the missing 'x' first; the keyword the user got wrong is the better lead."""
+    from coopdsl.errors import ArgumentError
+
+    expect_error(unknown_keyword, ArgumentError, "twice(): unexpected keyword argument 'w'; its parameters are x",
+                 "# E:kw", 12)
