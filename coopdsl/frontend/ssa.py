@@ -174,9 +174,14 @@ class SSA:
                 if isinstance(v, Undefined):
                     raise CompileError(f"'{name}' may be unassigned when the loop repeats", phi.loc)
                 if isinstance(v, Value) and v.type != phi.type:
+                    # at the value the iteration leaves (the assignment that changes the type), where it is in
+                    # the loop's own file; else at the loop
+                    at = v.loc if isinstance(v, Op) and v.loc is not None and v.loc.file == phi.loc.file \
+                        and v.loc.line > phi.loc.line else None
+                    loop = f" (the loop at line {phi.loc.line})" if at is not None else ""
                     raise CompileError(
-                        f"'{name}' is {phi.type} when the loop starts but {v.type} after an iteration; "
-                        f"give it one type before the loop (e.g. {name} = {v.type}(...))", phi.loc)
+                        f"'{name}' is {phi.type} when the loop starts but {v.type} after an iteration{loop}; "
+                        f"give it one type before the loop (e.g. {name} = {v.type}(...))", at or phi.loc)
                 phi.operands.append(self._as_value(name, v, phi.type, None))
                 phi.attrs["incoming"].append(latch)
         for phi in list(header.phis):

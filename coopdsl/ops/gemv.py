@@ -21,8 +21,9 @@ The units (:data:`UNITS`; the block layouts are in ``docs/ops.md``, "Quantized w
 x is read as given, or rounded to 8 bits a value for integer dot products, inside the product's kernel or
 per block of 32 by :func:`quantize_kernel` first (:func:`choice`).  Dispatch :func:`grid` workgroups
 (:func:`gemv` does it).  The kernels themselves are built in :mod:`coopdsl.ops.gemv_kernels`.  From a few rows
-of x on, :mod:`coopdsl.ops.gemv_xregs`'s products (x held in registers, :data:`XREGS`) and
-:mod:`coopdsl.ops.gemv_mma`'s on cooperative matrices (:data:`MMA`) may be faster.
+of x on (q4_0: from one), :mod:`coopdsl.ops.gemv_xregs`'s products (x held in registers, :data:`XREGS`) and
+:mod:`coopdsl.ops.gemv_mma`'s on cooperative matrices (:data:`MMA`) may be faster; small products of one row
+(:data:`SMALL_INLINE`) round x inside the product, one launch.
 """
 
 from typing import Any

@@ -202,14 +202,15 @@ def test_parameter_needs_annotation():
 @cd.kernel
 def k_loop_type(x: cd.Buffer[u32], n: u32):
     total = 0
-    for j in range(n):  # E:looptype
-        total = total + x[j]
+    for j in range(n):
+        total = total + x[j]  # E:looptype
     x[0] = total
 
 
 def test_variable_changes_type_in_loop():
-    expect_error(k_loop_type, CompileError, "'total' is i32 when the loop starts but u32 after an iteration",
-                 "# E:looptype", 5)
+    """Located at the value the iteration leaves (it was the loop's line), naming the loop's line."""
+    expect_error(k_loop_type, CompileError, "'total' is i32 when the loop starts but u32 after an iteration (the "
+                 "loop at line ", "# E:looptype", 17)
 
 
 @cd.kernel
