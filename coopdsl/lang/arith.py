@@ -267,8 +267,9 @@ def unify(em: Emitter, op: str, a: Any, b: Any) -> tuple[Value, Value]:
     # a shift keeps the type of what it shifts: converting that to the count's type could truncate it
     if op in ("shl", "shr") and isinstance(ea, T.ScalarType) and ea.is_int:
         hint = f"a shift keeps the type of the value shifted, so convert the count (e.g. {ta}(n))"
-    else:
-        hint = f"convert one explicitly (e.g. {tb}(x))"
+    else:   # (into the numeric side where one side is bool: arithmetic on a bool is its 0 or 1)
+        to = ta if isinstance(eb, T.ScalarType) and eb.is_bool and op not in ("and", "or", "xor") else tb
+        hint = f"convert one explicitly (e.g. {to}(x))"
     raise TypeMismatchError(
         f"operands of '{sym}' have different types: {ta} and {tb}; {hint}"
         + _number_before_loop(a, tb) + _number_before_loop(b, ta), em.loc)

@@ -531,3 +531,14 @@ def test_a_buffer_of_bools_is_a_located_error():
                  "buffers (as in struct members and push constants); store a u32 (0 or 1) and test it "
                  "(`if x[i] != 0:`)", "# E:bool_buffer", 19)
     expect_error(k_bvec_buffer, TypeMismatchError, "buffer 'x' cannot hold vec2[bool]", "# E:bvec_buffer", 19)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_float_plus_bool(x: cd.Buffer[cd.f32]):
+    x[0] = x[1] + (x[2] > 0.0)  # E:fbool
+
+
+def test_arithmetic_with_a_bool_suggests_converting_the_bool():
+    """It suggested bool(x): arithmetic on a bool takes its 0 or 1 in the other side's type."""
+    expect_error(k_float_plus_bool, TypeMismatchError, "operands of '+' have different types: f32 and bool; "
+                 "convert one explicitly (e.g. f32(x))", "# E:fbool", 12)
