@@ -6,7 +6,9 @@ achieves, and torch.matmul on the dequantized weights when torch (with CUDA) is 
 
 Shapes follow ggml's test-backend-ops perf cases (``MUL_MAT m=4096, n=1|8|512, k=14336``): W is M x K,
 x is N x K, y = x W^T.  GPU timestamps, ``--warmup`` untimed dispatches first (the clocks of an idle GPU
-need ~150 ms of work to come back, docs/runtime.md), median of ``--repeat``.  Prints a markdown table.
+need ~150 ms of work to come back, docs/runtime.md), median of ``--repeat``.  Prints markdown tables: the first
+times a GEMV call launch by launch (each launch alone, the times added); the second, "GEMV calls back to back",
+400 calls in one command buffer, as a decoding loop runs them (the figure docs/benchmarks.md's GEMV tables give).
 """
 
 from __future__ import annotations
@@ -155,7 +157,11 @@ def main() -> None:
     lines += [f"copy kernel: {nbytes / 1e6:.0f} MB read + written in {r.median_ms * 1e3:.1f} us = "
               f"{copy_gbs:.0f} GB/s (read + write)", ""]
 
-    lines += ["| weights | rows of x | coopdsl | weight GB/s | vs copy | torch.matmul (f16, dequantized) "
+    lines += ["Up to 16 rows of x, \"coopdsl\" is the GPU time of the call's launches (x's rounding, the product), "
+              "each timed on its own (GPU timestamps, median of --repeat) and the times added, so each launch's "
+              "fixed cost counts in full; what a decoding loop sees, 400 calls back to back, is the table after "
+              "this one.", "",
+              "| weights | rows of x | coopdsl | weight GB/s | vs copy | torch.matmul (f16, dequantized) "
               "| coopdsl check |",
               "|---|---|---|---|---|---|---|"]
     layouts = [tuple(int(v) for v in item.split(":")) for item in args.layouts.split(",") if item]
