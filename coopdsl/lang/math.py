@@ -104,13 +104,8 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
             raise TypeMismatchError(f"{name}() needs at least one runtime argument (compile-time math: use Python)",
                                     cg.em.loc)
         t = typed[0].type
-        vals = [arith.literal(cg.em, v, t) if arith.is_number(v) else v for v in vals]
-        if name in SCALAR_ARGS:  # GLSL min(vec, float), clamp(vec, float, float)
-            vals = [vals[0]] + [_splat(cg, v, t, name) if v.type != t else v for v in vals[1:]]
-        if name not in ("mix", "step", "smoothstep"):
-            for v in vals[1:]:
-                if v.type != t:
-                    raise TypeMismatchError(f"{name}() arguments must have one type, got {t} and {v.type}", cg.em.loc)
+        # the first runtime argument's type is checked before the numbers take it (a bool there would blame a
+        # number: "cannot use the number 0.0 as a bool")
         elem = T.elem_of(t)
         if not isinstance(t, (T.ScalarType, T.VectorType)) or not isinstance(elem, T.ScalarType):
             raise TypeMismatchError(f"{name}() takes scalars or vectors, got {t}", cg.em.loc)
@@ -121,6 +116,13 @@ def _make(name: str, row: tuple[Any, ...]) -> Builtin:
         op = fop if elem.is_float else (sop if elem.signed else uop) if elem.is_int else None
         if op is None:
             raise TypeMismatchError(f"{name}() takes {kinds}, got {t}", cg.em.loc)
+        vals = [arith.literal(cg.em, v, t) if arith.is_number(v) else v for v in vals]
+        if name in SCALAR_ARGS:  # GLSL min(vec, float), clamp(vec, float, float)
+            vals = [vals[0]] + [_splat(cg, v, t, name) if v.type != t else v for v in vals[1:]]
+        if name not in ("mix", "step", "smoothstep"):
+            for v in vals[1:]:
+                if v.type != t:
+                    raise TypeMismatchError(f"{name}() arguments must have one type, got {t} and {v.type}", cg.em.loc)
         if small_only and elem.width == 64:
             raise TypeMismatchError(f"{name}() takes 16- or 32-bit floats (GLSL.std.450), got {t}", cg.em.loc)
         if name == "cross" and t != T.VectorType(elem, 3):

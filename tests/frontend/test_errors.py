@@ -542,3 +542,13 @@ def test_arithmetic_with_a_bool_suggests_converting_the_bool():
     """It suggested bool(x): arithmetic on a bool takes its 0 or 1 in the other side's type."""
     expect_error(k_float_plus_bool, TypeMismatchError, "operands of '+' have different types: f32 and bool; "
                  "convert one explicitly (e.g. f32(x))", "# E:fbool", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_smoothstep_bool(x: cd.Buffer[cd.f32]):
+    x[0] = cd.smoothstep(0.0, x[0] > 0.0, x[0])  # E:ssbool
+
+
+def test_a_math_builtin_names_the_wrong_type_not_a_number_converted_to_it():
+    """It said "cannot use the number 0.0 as a bool": the first runtime argument's type is checked first."""
+    expect_error(k_smoothstep_bool, TypeMismatchError, "smoothstep() takes floats, got bool", "# E:ssbool", 12)
