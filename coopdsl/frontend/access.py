@@ -390,6 +390,9 @@ def store_subscript(cg: Context, target: ast.Subscript, value: Any) -> None:
         cg.assign(target.value.id, cg.em.op("load", base.type, [ptr.operands[0]]))
         return
     if isinstance(base, tuple):
+        if cg.tuple_displays.get(id(base)) is base:
+            raise TypeMismatchError("a tuple's items cannot be assigned (as in Python); build a list ([a, b]) to "
+                                    "update items by index, or build a new tuple", cg.src.loc(target))
         root, path = _container_path(cg, target)
         cg.assign(root, _set_path(cg.lookup(root, target), path, value))
         return

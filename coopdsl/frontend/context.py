@@ -77,6 +77,8 @@ class Context:
         # kernel parameter name -> (the value it holds on entry, what it is): a uniform block or push constant,
         # read-only (its members are not assigned while the name still holds it)
         self.read_only: dict[str, tuple[Value, str]] = {}
+        # id -> the tuple a tuple display ``(a, b)`` made (kept alive): its items are not assigned, as in Python
+        self.tuple_displays: dict[int, tuple[Any, ...]] = {}
         self.device_call = device_call  # compiles and calls a @cd.func (injected by the front end)
         self.operand_compiler = operand_compiler  # compiles a @cd.func as an operand (likewise)
 

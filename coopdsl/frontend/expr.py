@@ -43,7 +43,10 @@ def expr_name(cg: CodeGen, node: ast.Name) -> Any:
 
 
 def expr_tuple(cg: CodeGen, node: ast.Tuple) -> Any:
-    return tuple(cg.visit(e) for e in node.elts)
+    made = tuple(cg.visit(e) for e in node.elts)
+    if made:   # (not the empty tuple: Python shares it with an empty list's)
+        cg.tuple_displays[id(made)] = made
+    return made
 
 
 def expr_binop(cg: CodeGen, node: ast.BinOp) -> Any:

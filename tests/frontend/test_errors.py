@@ -552,3 +552,38 @@ def k_smoothstep_bool(x: cd.Buffer[cd.f32]):
 def test_a_math_builtin_names_the_wrong_type_not_a_number_converted_to_it():
     """It said "cannot use the number 0.0 as a bool": the first runtime argument's type is checked first."""
     expect_error(k_smoothstep_bool, TypeMismatchError, "smoothstep() takes floats, got bool", "# E:ssbool", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_tuple_item(x: cd.Buffer[cd.f32]):
+    t = (1.0, 2.0)
+    t[0] = 3.0  # E:tupleitem
+    x[0] = t[0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_tuple_in_list(x: cd.Buffer[cd.f32]):
+    m = [(1.0, 2.0), (3.0, 4.0)]
+    m[1][0] = 5.0  # E:tupleinlist
+    x[0] = m[1][0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_list_item(x: cd.Buffer[cd.f32]):
+    t = [1.0, 2.0]
+    t[0] = 3.0
+    m = [[1.0, 2.0], [3.0, 4.0]]
+    m[1][0] = 5.0
+    x[0] = t[0] + m[1][0]
+
+
+def test_a_tuple_display_s_items_are_not_assigned_as_in_python():
+    """``t = (1.0, 2.0); t[0] = 3.0`` compiled (Python raises TypeError); a list's items are still assigned."""
+    expect_error(k_tuple_item, TypeMismatchError, "a tuple's items cannot be assigned (as in Python)", "# E:tupleitem",
+                 5)
+    expect_error(k_tuple_in_list, TypeMismatchError, "a tuple's items cannot be assigned", "# E:tupleinlist", 5)
+    import numpy as np
+
+    x = np.zeros(1, np.float32)
+    k_list_item.launch((1,), x, device="cpu")
+    assert x[0] == 8.0
