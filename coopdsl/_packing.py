@@ -80,6 +80,9 @@ def element_of(type_name: str) -> str:
     return type_name.split("[")[0].split("<")[-1].rstrip(">")
 
 
+FLOAT_ELEMENTS = ("f16", "f32", "f64", "bf16", "e4m3", "e5m2")   # the float scalar types of DTYPES
+
+
 def dtype_matches(type_name: str, dtype: np.dtype) -> bool:
     """Whether an array of ``dtype`` holds scalars of ``type_name`` (bit-pattern types: their unsigned ints or
     ml_dtypes' type)."""
@@ -143,6 +146,12 @@ def buffer_problem(name: str, element: str, components: int, stride: int, arr: A
     dtype = np.dtype(arr.dtype)
     if components == 1 and not dtype_matches(element, dtype):
         return f"buffer '{name}' holds {element}; got {with_article(dtype)} array (pass {wanted_dtype(element)})"
+    if components > 1 and element in FLOAT_ELEMENTS and not dtype_matches(element, dtype):
+        # a vector of floats takes its components' dtype (a float64 array for vec4[f32] was read as its bytes); a
+        # vector of integers (uvec4 words) also takes other data as its bits, the GLSL idiom of loading f16 data
+        # as uvec4, and a struct (u8 here) takes a structured array or the same bytes
+        return (f"buffer '{name}' holds vec{components}[{element}]; got {with_article(dtype)} array (pass "
+                f"{wanted_dtype(element)}, {components} values an element)")
     vec3 = padded_vec3_problem(name, element, components, stride, arr)
     if vec3:
         return vec3

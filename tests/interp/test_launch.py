@@ -287,3 +287,22 @@ def test_an_error_inside_a_device_function_names_its_call_site():
                                                r"workgroup \(0, 0, 0\)") as e:
         _barrier_in_a_helper.launch((1,), np.zeros(32, np.uint32), device="cpu")
     assert e.value.loc.line == at["# E:helper-barrier"]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def copy_vec4(out: cd.Buffer[cd.vec4[f32]], src: cd.Buffer[cd.vec4[f32]]):
+    out[0] = src[0]
+
+
+def test_a_buffer_of_float_vectors_takes_its_components_dtype():
+    """A float64 (or int32) array for a vec4[f32] buffer was read as its bytes: [1, 2, 3, 4] gave
+    [0, 1.875, 0, 2]. It is refused as a scalar buffer's wrong dtype is; float32 runs."""
+    from coopdsl.interp import LaunchArgumentError
+
+    out = np.zeros(4, np.float32)
+    for bad in (np.array([1.0, 2.0, 3.0, 4.0]), np.arange(4, dtype=np.int32)):
+        with pytest.raises(LaunchArgumentError, match=rf"buffer 'src' holds vec4\[f32\]; got an? {bad.dtype} array "
+                                                      r"\(pass float32, 4 values an element\)"):
+            copy_vec4.launch((1,), out, bad, device="cpu")
+    copy_vec4.launch((1,), out, np.arange(4, dtype=np.float32), device="cpu")
+    assert out.tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -124,7 +124,13 @@ def test_vec3_buffers_stride_like_vec4():
                                               rf"takes a vec4's room\), but the array given has 3 values a row, packed "
                                               rf"tightly: pass shape \({rows}, 4\)"):
             check_array(vec3, np.zeros((rows, 3), np.float32))
-    assert check_array(vec3, np.zeros((8, 3), np.float64)).nbytes == 192   # (raw bytes of another width: as given)
+    # a vector of floats takes its components' dtype (a float64 array was read as its bytes); a vector of
+    # integers takes other data as its bits (f16 values loaded as uvec4 words, the GLSL idiom)
+    with pytest.raises(LaunchError, match=r"buffer 'v' holds vec3\[f32\]; got a float64 array \(pass float32, 3 "
+                                          r"values an element\)"):
+        check_array(vec3, np.zeros((8, 3), np.float64))
+    words = {"name": "w", "element_type": "u32", "components": 4}
+    assert check_array(words, np.zeros((4, 8), np.float16)).nbytes == 64
 
 
 def test_fp8_capabilities_map_to_vk_ext_shader_float8():
