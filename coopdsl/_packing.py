@@ -192,10 +192,24 @@ def check_struct_keys(members: Sequence[Mapping[str, Any]], values: Mapping[str,
                             f"{', '.join(kids)}")
 
 
-def uniform_block_problem(name: str, size: int, nbytes: int | None) -> str | None:
-    """Why ``nbytes`` bytes (None: not an array) cannot back uniform block ``name`` of ``size`` bytes, else None:
-    the one rule of the GPU path and the interpreter (a dict of its members, or an array of at least its size;
-    more bytes are not read)."""
+def widest_scalar(members: Sequence[Mapping[str, Any]]) -> int:
+    """The bytes of the widest scalar among a block's members (``flat_members``' or the reflection's)."""
+    return max((SCALAR_SIZE.get(element_of(str(m["type"])), int(m["size"])) for m in members), default=0)
+
+
+def uniform_block_problem(name: str, size: int, nbytes: int | None, dtype: Any = None,
+                          widest: int = 0) -> str | None:
+    """Why an array of ``nbytes`` bytes and ``dtype`` (None: not an array) cannot back uniform block ``name`` of
+    ``size`` bytes whose widest member scalar has ``widest`` bytes, else None: the one rule of the GPU path and
+    the interpreter.  A block takes a dict of its members, or its raw bytes: an array of at least its size (more
+    bytes are not read) of uint8, a structured dtype, or numbers no wider than its widest scalar (its words);
+    wider items, such as numpy's default float64 for a block of f32 and u32 members, are a mistake (float64
+    [1.0, 2.5] was read as the bytes of a u32 and an f32)."""
+    if nbytes is not None and dtype is not None:
+        dt = np.dtype(dtype)
+        if dt.names is None and (dt.kind not in "iuf" or widest and dt.itemsize > widest):
+            return (f"uniform block '{name}' takes a dict of its members or its raw bytes (a uint8 array, or "
+                    f"items of at most its widest member's {widest} bytes); got {with_article(dt)} array")
     if nbytes is not None and nbytes >= size:
         return None
     got = "" if nbytes is None else f"; {nbytes} bytes given"

@@ -85,16 +85,19 @@ def _uniform(g: GlobalVar, values: dict[str, Any], layout: Layout, device: Devic
     v = values[g.name]
     st = T.pointee_struct(g.type)
     size = layout.size(st)
+    members = flat_members(st, layouter=layout)
+    widest = packing.widest_scalar(members)
     if isinstance(v, dict):
-        block: dict[str, Any] = {"size": size, "members": flat_members(st, layouter=layout)}
+        block: dict[str, Any] = {"size": size, "members": members}
         packing.check_struct_keys(block["members"], v, f"uniform block '{g.name}'", True, LaunchArgumentError)
         data = _pack(block, v, f"uniform block '{g.name}' member", device)
-    elif isinstance(v, np.ndarray) and not packing.uniform_block_problem(g.name, size, v.nbytes):
+    elif isinstance(v, np.ndarray) and not packing.uniform_block_problem(g.name, size, v.nbytes, v.dtype, widest):
         if v.flags.c_contiguous:  # (the array itself: one given for another parameter too is placed once)
             return device.allocate(f"uniform block '{g.name}'", v, v)
         data = np.ascontiguousarray(v).reshape(-1).view(np.uint8).tobytes()
     else:
-        raise LaunchArgumentError(str(packing.uniform_block_problem(g.name, size, getattr(v, "nbytes", None))))
+        raise LaunchArgumentError(str(packing.uniform_block_problem(g.name, size, getattr(v, "nbytes", None),
+                                                                    getattr(v, "dtype", None), widest)))
     return device.allocate(f"uniform block '{g.name}'", data)
 
 

@@ -92,7 +92,8 @@ def array_problem(binding: dict[str, Any], value: Any) -> str | None:
     too)."""
     name = binding["name"]
     if binding.get("kind") == "uniform_buffer":
-        return packing.uniform_block_problem(name, binding.get("size", 0), value.nbytes)
+        return packing.uniform_block_problem(name, binding.get("size", 0), value.nbytes, value.dtype,
+                                             packing.widest_scalar(binding.get("members", ())))
     return packing.buffer_problem(name, binding["element_type"], binding.get("components", 1),
                                   element_bytes(binding), value, written=not binding.get("readonly", True))
 

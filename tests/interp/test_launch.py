@@ -306,3 +306,31 @@ def test_a_buffer_of_float_vectors_takes_its_components_dtype():
             copy_vec4.launch((1,), out, bad, device="cpu")
     copy_vec4.launch((1,), out, np.arange(4, dtype=np.float32), device="cpu")
     assert out.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@cd.struct
+class _Pair:
+    a: u32
+    b: f32
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def read_uniform(out: cd.Buffer[f32], u: cd.Uniform[_Pair]):
+    out[0] = u.b
+
+
+def test_a_uniform_block_s_raw_bytes_are_no_wider_than_its_widest_member():
+    """np.array([1.0, 2.5]) (float64) for a block of a u32 and an f32 was read as their bytes (1.875); it is
+    refused, as a complex array is; a dict, uint8 bytes and 4-byte words are taken."""
+    from coopdsl.interp import LaunchArgumentError
+
+    out = np.zeros(1, np.float32)
+    for bad in (np.array([1.0, 2.5]), np.array([1 + 2j, 3])):
+        with pytest.raises(LaunchArgumentError, match=r"uniform block 'u' takes a dict of its members or its raw "
+                                                      rf"bytes \(a uint8 array, or items of at most its widest "
+                                                      rf"member's 4 bytes\); got an? {bad.dtype} array"):
+            read_uniform.launch((1,), out, bad, device="cpu")
+    for good in ({"a": 1, "b": 2.5}, np.array([1, 2.5], np.float32), np.array([1, 2.5], np.float32).view(np.uint8)):
+        out[0] = 0
+        read_uniform.launch((1,), out, good, device="cpu")
+        assert out[0] == 2.5

@@ -260,3 +260,17 @@ def test_a_uniform_block_with_16_bit_members_runs(device, tmp_path):
     out = np.zeros(1, np.float32)
     k.launch((1,), out, {"h": 1.5, "n": 2}, device=device)
     assert out[0] == 3.5
+
+
+def test_a_uniform_block_s_raw_bytes_on_the_gpu_path_follow_the_interpreter_s_rule():
+    """coopdsl/_packing.uniform_block_problem for the runtime's binding (its reflection's members): items wider
+    than the widest member scalar (numpy's default float64 for u32 and f32 members) are refused."""
+    block = {"name": "u", "kind": "uniform_buffer", "size": 8,
+             "members": [{"name": "a", "offset": 0, "type": "u32", "size": 4},
+                         {"name": "b", "offset": 4, "type": "f32", "size": 4}]}
+    with pytest.raises(LaunchError, match=r"uniform block 'u' takes a dict of its members or its raw bytes \(a "
+                                          r"uint8 array, or items of at most its widest member's 4 bytes\); got a "
+                                          r"float64 array"):
+        check_array(block, np.array([1.0, 2.5]))
+    assert check_array(block, np.array([1, 2.5], np.float32)).nbytes == 8
+    assert check_array(block, np.zeros(8, np.uint8)).nbytes == 8
