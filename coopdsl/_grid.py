@@ -22,7 +22,8 @@ def grid3(grid: Any, *, least: int, error: type[Exception]) -> tuple[int, int, i
     if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and least <= grid[0] <= U32:
         return (grid[0], 1, 1)
     try:
-        g = (grid,) if isinstance(grid, numbers.Integral) else tuple(grid) if not isinstance(grid, (str, bytes)) else ()
+        g = (grid,) if isinstance(grid, numbers.Integral) else \
+            tuple(grid) if not isinstance(grid, (str, bytes, dict, set, frozenset)) else ()   # (no order, or keys)
     except TypeError:  # launch(None, ...), launch(2.5, ...)
         g = ()
     if not 1 <= len(g) <= 3 or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool)

@@ -116,7 +116,7 @@ def ones(o: cd.Buffer[cd.f32]):
     o[cd.global_invocation_id.x] = 1.0
 
 
-@pytest.mark.parametrize("grid", [None, 2.5, "4", (0,), (1, 2, 3, 4), (-1,)])
+@pytest.mark.parametrize("grid", [None, 2.5, "4", (0,), (1, 2, 3, 4), (-1,), {2: 1}, {4}])
 def test_a_bad_grid_is_a_launch_error(grid):
     with pytest.raises(LaunchError, match="grid must be 1 to 3 positive ints"):
         ones.launch(grid, np.zeros(32, np.float32), device="cpu")

@@ -55,6 +55,10 @@ def compile_artifact(kernel: Kernel, name: str | None = None, source: str = "", 
     (DeviceMismatchError for one the device cannot run) and ValueError for an
     unknown Const or spec-constant name, a bad value or target environment.
     """
+    if not isinstance(kernel, Kernel):   # (a str or a function gave AttributeError: no attribute 'target_env')
+        raise TypeError(f"compile_artifact takes a coopdsl kernel (@coopdsl.kernel's), got {type(kernel).__name__}")
+    if consts is not None and not isinstance(consts, dict) or spec is not None and not isinstance(spec, dict):
+        raise TypeError("compile_artifact: consts and spec are dicts of names to values")
     k = kernel.specialize(**consts) if consts else kernel
     env = target_env or k.target_env
     binary = k.compile(env, spec or None, device=device)

@@ -21,7 +21,7 @@ from .graph import Graph
 from .graph import keep as keep_graph
 from .memory import Buffer
 from .packing import check_array, check_struct_keys, dict_contents, pack_members
-from .program import Program
+from .program import SPIRV_MAGIC, Program
 
 if TYPE_CHECKING:
     from .program import Bound
@@ -268,9 +268,6 @@ def _push(b: Batch, program: Program, args: dict[str, Any]) -> bytes:
             pass  # the general path below names the culprit
     raw = pack_members(program.push_block, args, "push constant", _address(b))
     return raw + bytes(program.push_size - len(raw))
-
-
-SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
 
 
 def _check_call(spirv: Any, reflection: Any, args: Any, spec: Any) -> bytes:

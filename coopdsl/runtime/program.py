@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._grid import INTERPRETER_WORKGROUP
+from .._packing import FLOAT_ELEMENTS
 from ..devices.check import DeviceMismatchError, verify, workgroup_size
 from . import vk
 from .errors import LaunchError
@@ -45,6 +46,27 @@ def check_launch(reflection: dict[str, Any], device: Any, spec: dict[str, Any] |
         raise DeviceFeatureError(hinted(str(e)) if runs else str(e), e.mismatches, e.loc) from None
 
 
+SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
+OP_ENTRY_POINT = 15   # OpEntryPoint's opcode (the runtime reads no grammar: a test checks it against the grammar's)
+
+
+def entry_point_names(spirv: bytes) -> list[str] | None:
+    """The names of a SPIR-V module's OpEntryPoints, in order; None where the bytes are not whole instructions
+    after a module's header (then the driver is left to say what is wrong)."""
+    if len(spirv) < 20 or len(spirv) % 4 or spirv[:4] != SPIRV_MAGIC:
+        return None
+    words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
+    names, i = [], 5
+    while i < len(words):
+        count, op = words[i] >> 16, words[i] & 0xFFFF
+        if count == 0 or i + count > len(words):
+            return None
+        if op == OP_ENTRY_POINT and count > 3:
+            names.append(bytes(spirv[4 * (i + 3):4 * (i + count)]).split(b"\0", 1)[0].decode("utf-8", "replace"))
+        i += count
+    return names
+
+
 # what a launch reads of a module's reflection (coopdsl.reflect.reflect's keys)
 REFLECTION_KEYS = ("entry_point", "bindings", "push_constants", "spec_constants")
 
@@ -57,7 +79,13 @@ class Program:
             else list(REFLECTION_KEYS)
         if missing:
             raise LaunchError(f"the reflection given for the module lacks {', '.join(repr(k) for k in missing)}: "
-                              f"pass the kernel's own (Kernel.reflect(), or coopdsl.reflect.reflect(spirv))")
+                              f"pass the kernel's own (Kernel.reflect() of the kernel that compiled it)")
+        entries = entry_point_names(bytes(spirv)) if isinstance(spirv, (bytes, bytearray)) else None
+        if entries is not None and reflection["entry_point"] not in entries:
+            # (the driver's answer was VK_ERROR_UNKNOWN from vkCreateComputePipelines)
+            raise LaunchError(f"the reflection given is of entry point {reflection['entry_point']!r}, which the "
+                              f"module does not have (its entry points: {', '.join(entries) or 'none'}): pass the "
+                              f"reflection of the kernel that compiled it")
         dev.check(reflection)
         self.dev, self.spirv, self.reflection = dev, spirv, reflection
         self.bindings: list[dict[str, Any]] = reflection["bindings"]
@@ -68,7 +96,8 @@ class Program:
         self.names = {b["name"] for b in self.bindings} | {m["name"].split(".")[0] for m in self.push_block["members"]}
         # per binding: (reflection entry, exact numpy dtype for scalar elements else None, element bytes,
         # minimum bytes): what a resident array is checked against on the fast path
-        self.slots = [(b, np.dtype(DTYPES[b["element_type"]]) if b.get("components", 1) == 1 else None,
+        self.slots = [(b, np.dtype(DTYPES[b["element_type"]]) if b.get("components", 1) == 1 or (
+                           b["kind"] != "uniform_buffer" and b["element_type"] in FLOAT_ELEMENTS) else None,
                        element_bytes(b), b.get("size", 0) if b["kind"] == "uniform_buffer" else 0)
                       for b in self.bindings]
         self.push_struct, names = flat_struct(self.push_block, self.push_size)

@@ -2,6 +2,7 @@
 
 import sys
 import textwrap
+from pathlib import Path
 
 from coopdsl.aot.loading import RUN_NAME, load_kernels
 from coopdsl.frontend import source
@@ -117,3 +118,10 @@ def test_the_python_api_refuses_values_of_another_type_in_its_own_words():
                                         r"got list holding other values$"):
         render_header([1], "g")
     assert "#ifndef COOPDSL_G_H" in render_header([], "g")
+    from coopdsl.aot import compile_artifact
+
+    with pytest.raises(TypeError, match=r"^compile_artifact takes a coopdsl kernel \(@coopdsl.kernel's\), got str$"):
+        compile_artifact("notakernel", source="k.py")      # (was AttributeError: no attribute 'target_env')
+    kernels = load_kernels(str(Path(__file__).with_name("sample_kernels.py")))
+    with pytest.raises(TypeError, match=r"^compile_artifact: consts and spec are dicts of names to values$"):
+        compile_artifact(next(iter(kernels.values())), spec=[("N", 4)])

@@ -307,8 +307,13 @@ def test_the_low_level_launch_and_bench_take_the_grids_kernel_launch_takes(devic
     # a reflection that is not the module's (an empty dict) was a KeyError from inside the runtime
     for bad in ({}, {"bindings": []}, "refl"):
         with pytest.raises(LaunchError, match=r"the reflection given for the module lacks 'entry_point'.*: pass the "
-                                              r"kernel's own \(Kernel.reflect\(\), or coopdsl.reflect.reflect"):
+                                              r"kernel's own \(Kernel.reflect\(\) of the kernel that compiled it\)"):
             runtime.launch(spirv + b"\0\0\0\0" * len(str(bad)), bad, 1, args, device=device)
+    # another kernel's reflection (its entry point not in the module) was VK_ERROR_UNKNOWN from the driver
+    other = dict(refl, entry_point="not_this_one")
+    with pytest.raises(LaunchError, match=r"the reflection given is of entry point 'not_this_one', which the module "
+                                          r"does not have \(its entry points: \w+\)"):
+        runtime.launch(spirv, other, 1, args, device=device)
 
 
 def test_a_bool_is_no_push_constant_number_on_the_gpu_either(device):

@@ -274,3 +274,20 @@ def test_a_uniform_block_s_raw_bytes_on_the_gpu_path_follow_the_interpreter_s_ru
         check_array(block, np.array([1.0, 2.5]))
     assert check_array(block, np.array([1, 2.5], np.float32)).nbytes == 8
     assert check_array(block, np.zeros(8, np.uint8)).nbytes == 8
+
+
+def test_the_runtime_s_spirv_constants_are_the_grammar_s():
+    """The runtime reads no grammar (tests/test_layers.py): its magic number and OpEntryPoint opcode are checked
+    here against coopdsl.spirv's tables, and its reading of entry-point names against a compiled module's."""
+    from coopdsl.runtime.program import OP_ENTRY_POINT, SPIRV_MAGIC, entry_point_names
+    from coopdsl.spirv._tables import MAGIC
+    from coopdsl.spirv.grammar import opcode
+
+    assert OP_ENTRY_POINT == opcode("OpEntryPoint") and SPIRV_MAGIC == MAGIC.to_bytes(4, "little")
+    import coopdsl as cd
+    from tests.aot.sample_kernels import __dict__ as sample
+
+    kernel = next(v for v in sample.values() if isinstance(v, cd.Kernel))
+    assert entry_point_names(kernel.compile()) == [kernel.reflect()["entry_point"]]
+    assert entry_point_names(b"\0" * 20) is None and entry_point_names(kernel.compile()[:-4] + b"\xff\xff\xff\xff") \
+        is None
