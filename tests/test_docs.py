@@ -251,3 +251,37 @@ def test_the_interpreters_code_map_names_every_module():
     for path in sorted((interp / "ops").glob("*.py")):
         if path.stem not in ("__init__", "registry"):
             assert f"`{path.stem}`" in text, f"ops/{path.name}"
+
+
+def _braces(name: str) -> list[str]:
+    """``a-{x,y}{1,2}.md`` as the names it stands for (shell brace expansion)."""
+    m = re.search(r"\{([^{}]*)\}", name)
+    if not m:
+        return [name]
+    return [n for opt in m.group(1).split(",") for n in _braces(name[:m.start()] + opt + name[m.end():])]
+
+
+def test_every_results_file_the_docs_and_the_ops_cite_exists():
+    """A figure's source is a file in benchmarks/results/ or benchmarks/notes/ named with its GPU and date
+    (``ops_llm-q4one-stream-{base,new}{1,2}-4096x14336-h200-2026-11-29.md``); each one docs/, benchmarks/notes/
+    and the comments of coopdsl/ops/ name must be there (braces expanded, "MxK" any shape; a name cut to its
+    end, "-c.md" after the file before it, is skipped)."""
+    import glob
+
+    files = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "benchmarks" / "notes").glob("*.md")) + \
+        sorted((ROOT / "coopdsl" / "ops").glob("*.py"))
+    cited = missing = 0
+    gone = []
+    for path in files:
+        for name in re.findall(r"`+([\w./{},*-]+-(?:h100|h200)-20\d\d-\d\d-\d\d[\w.{},*-]*\.(?:md|log))`+",
+                               path.read_text()):
+            if name.startswith("-"):
+                continue
+            for one in _braces(name.replace("MxK", "*")):
+                cited += 1
+                where = [one] if one.startswith("benchmarks/") else [f"benchmarks/results/{one}",
+                                                                       f"benchmarks/notes/{one}"]
+                if not any(glob.glob(str(ROOT / w)) for w in where):
+                    missing += 1
+                    gone.append(f"{path.relative_to(ROOT)}: {one}")
+    assert cited > 100 and not missing, gone
