@@ -18,9 +18,9 @@ from .aot.errors import InputError
 from .aot.loading import check_file, load_kernels, pick_kernel
 from .errors import CoopDSLError
 from .spirv import tools
+from .spirv._tables import MAGIC as SPIRV_MAGIC
 
 FORMATS = {"spv": ".spv", "c": ".h", "json": ".json"}
-SPIRV_MAGIC = 0x07230203
 
 
 def _parser() -> argparse.ArgumentParser:

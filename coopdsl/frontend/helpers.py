@@ -258,8 +258,7 @@ def _check_kind(cg: Context, dfn: DeviceFunction, name: str, ann: Any, v: Any) -
     where = f"{dfn.fn.__name__}(): argument '{name}'"
     if isinstance(ann, ConstParam):
         want = ann.type
-        if isinstance(v, Value) or want is not None and not (isinstance(v, want) and not (
-                want is int and isinstance(v, bool))):
+        if isinstance(v, Value) or not ann.accepts(v):
             kind = f"Const[{want.__name__}]" if want is not None else "Const"
             need = f"a compile-time {want.__name__}" if want is not None else "a compile-time value"
             raise TypeMismatchError(f"{where} is {kind} and needs {need}, got {cg.describe(v)}", cg.em.loc)

@@ -140,8 +140,8 @@ def _compile_time(b: _Building, name: str, ann: ConstParam, arg: ast.arg) -> Non
     else:
         raise TypeMismatchError(f"compile-time parameter '{name}' has no value: give a default or "
                                 f"use {b.fn.__name__}.specialize({name}=...)", b.src.loc(arg))
-    if ann.type is not None and not (isinstance(value, ann.type) and not (
-            ann.type is int and isinstance(value, bool))):
+    if not ann.accepts(value):
+        assert ann.type is not None   # (a Const without a type accepts everything)
         raise TypeMismatchError(f"compile-time parameter '{name}' must be {with_article(ann.type.__name__)}, "
                                 f"got {value!r}", b.src.loc(arg))
     b.bindings[name] = value

@@ -273,6 +273,11 @@ class ConstParam:
 
     type: type | None = None  # int, float, bool, or None for any compile-time value
 
+    def accepts(self, value: object) -> bool:
+        """Whether ``value`` is a value of this compile-time type (a bool is no int here, as in a launch's
+        numbers): the one rule of a kernel's ``Const`` parameters and a device function's."""
+        return self.type is None or isinstance(value, self.type) and not (self.type is int and isinstance(value, bool))
+
 
 def _const(t: object = None, *rest: object) -> ConstParam:
     if rest or t not in (None, int, float, bool, T.Type) and not isinstance(t, type):

@@ -67,6 +67,16 @@ def entry_point_names(spirv: bytes) -> list[str] | None:
     return names
 
 
+def _fast_dtype(binding: dict[str, Any]) -> np.dtype | None:
+    """The dtype of a resident array that needs no more than a size check for ``binding``: a uniform block's
+    bytes, a scalar's or a float vector's components; None (any dtype, bits) for integer vectors and structs."""
+    if binding["kind"] == "uniform_buffer":
+        return np.dtype(np.uint8)
+    if binding.get("components", 1) == 1 or binding["element_type"] in FLOAT_ELEMENTS:
+        return np.dtype(DTYPES[binding["element_type"]])
+    return None
+
+
 # what a launch reads of a module's reflection (coopdsl.reflect.reflect's keys)
 REFLECTION_KEYS = ("entry_point", "bindings", "push_constants", "spec_constants")
 
@@ -94,11 +104,10 @@ class Program:
         self.push_size = (self.push_block["size"] + 3) // 4 * 4
         self.pointer_members = [m for m in self.push_block["members"] if m["type"] == "ptr"]
         self.names = {b["name"] for b in self.bindings} | {m["name"].split(".")[0] for m in self.push_block["members"]}
-        # per binding: (reflection entry, exact numpy dtype for scalar elements else None, element bytes,
-        # minimum bytes): what a resident array is checked against on the fast path
-        self.slots = [(b, np.dtype(DTYPES[b["element_type"]]) if b.get("components", 1) == 1 or (
-                           b["kind"] != "uniform_buffer" and b["element_type"] in FLOAT_ELEMENTS) else None,
-                       element_bytes(b), b.get("size", 0) if b["kind"] == "uniform_buffer" else 0)
+        # per binding: (reflection entry, the numpy dtype that passes without the full check else None, element
+        # bytes, minimum bytes): what a resident array is checked against on the fast path; another dtype goes
+        # through _packing's rule (check_resident), which takes some (ml_dtypes' bf16, a uniform block's words)
+        self.slots = [(b, _fast_dtype(b), element_bytes(b), b.get("size", 0) if b["kind"] == "uniform_buffer" else 0)
                       for b in self.bindings]
         self.push_struct, names = flat_struct(self.push_block, self.push_size)
         # each member as (argument, member of its struct or None); struct arguments with their member counts

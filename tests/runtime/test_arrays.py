@@ -404,3 +404,28 @@ def test_numpy_asked_not_to_copy_is_told_it_must(device):
     with pytest.raises(ValueError, match=r"numpy can only copy them .*copy=False is not possible"):
         np.array(a, copy=False)
     assert np.array(a).tolist() == np.asarray(a).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def copy_vec4(out: cd.Buffer[cd.vec4[f32]], src: cd.Buffer[cd.vec4[f32]]):
+    out[0] = src[0]
+
+
+def test_resident_arrays_follow_the_dtype_rules_of_float_vectors_and_uniform_blocks(device):
+    """The fast path for resident arrays checked only sizes for vector buffers and uniform blocks: float64 went
+    through as bytes. Now each is the numpy path's rule (coopdsl/_packing.py); the dtypes it takes still run,
+    on every launch (the fast path's dtype, and the others through the full check)."""
+    out = runtime.zeros(4, np.float32, device=device)
+    with pytest.raises(ArrayError, match=r"buffer 'src' holds vec4\[f32\]; got a float64 array"):
+        copy_vec4.launch((1,), out, runtime.array(np.arange(4.0), device=device), device=device)
+    src = runtime.array(np.arange(4, dtype=np.float32), device=device)
+    for _ in range(2):
+        copy_vec4.launch((1,), out, src, device=device)
+    assert out.numpy().tolist() == [0.0, 1.0, 2.0, 3.0]
+    x = runtime.array(np.ones(64, np.float32), device=device)
+    with pytest.raises(ArrayError, match=r"uniform block 'p' takes a dict of its members or its raw bytes \(a uint8 "
+                                         r"array, or items of at most its widest member's 4 bytes\); got a float64"):
+        affine.launch((1,), x, runtime.array(np.array([2.0, 1.0]), device=device), 64, device=device)
+    for p in (np.array([2.0, 1.0], np.float32), np.array([2.0, 1.0], np.float32).view(np.uint8)):
+        affine.launch((1,), x, runtime.array(p, device=device), 64, device=device)
+    assert (x.numpy() == 7.0).all()     # (1 * 2 + 1, then 3 * 2 + 1)
