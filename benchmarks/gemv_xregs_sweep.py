@@ -1,12 +1,14 @@
 """gemv_xregs's knobs on the GPU: its layouts (rows of W a workgroup, subgroups), the unroll hint of its loop over
-K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
-and several rows of x, each timed in one process.
+K's slices, the rows of W a reduction takes and the groups x's rows are split into (a workgroup a group), against
+``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights and several rows of x, each timed in one process.
 
-    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7] [--unrolls 0,2]
+    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7,8x4x2] [--unrolls 0,2]
+        [--prefetch 0,1] [--stats]
 
 4096 x 14336 weights; each time is ``gemv.stream_ms`` of x's rounding and the product (200 calls back to back in
 one command buffer, each after ``benchmarks._clocks.clocks_up``, every kernel compiled before the first), us a
-call.  Prints a markdown table.
+call.  ``--stats`` adds the driver's register count and binary size (bytes; 16 a machine instruction on NVIDIA)
+of each kernel.  Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -27,8 +29,27 @@ from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import gemv_q8 as Q8  # noqa: E402
 from coopdsl.ops import gemv_xregs as GX  # noqa: E402
 
-LAYOUTS = ((8, 4), (4, 4), (8, 2))
+LAYOUTS = ((8, 4, 1), (4, 4, 1), (8, 2, 1))
 UNROLLS = (None, 2)
+
+
+def _batches(fmt: str, n: int, rows: int, g: int) -> list[int]:
+    """The rows of W a reduction takes that are timed: the default and half of it (for x's rows a workgroup)."""
+    b = GX.batch(fmt, -(-n // g), rows)
+    return sorted({b, max(1, b // 2)})
+
+
+def _regs(kern: object, dev: object, want: bool) -> str:
+    """The driver's register count and binary size of ``kern`` (two table cells) where asked and reported, else
+    empty cells."""
+    if not want:
+        return " |"
+    try:
+        stats = kern.statistics(device=dev)  # type: ignore[attr-defined]
+    except Exception as e:  # noqa: BLE001 (a device without the extension: say so in the table)
+        return f"({type(e).__name__}) |"
+    found = {name.lower(): v for ex in stats for name, v in ex.get("statistics", {}).items()}
+    return f"{found.get('register count', '')} | {found.get('binary size', '')}"
 
 
 def main() -> None:
@@ -37,22 +58,28 @@ def main() -> None:
     ap.add_argument("--formats", default="q4_0,q8_0")
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--k", type=int, default=14336)
-    ap.add_argument("--layouts", default="", help="rows of W a workgroup x subgroups, e.g. 8x4,8x7 (default "
-                    f"{','.join(f'{r}x{s}' for r, s in LAYOUTS)})")
+    ap.add_argument("--layouts", default="", help="rows of W a workgroup x subgroups [x groups of x's rows], e.g. "
+                    f"8x4,8x7,4x4x2 (default {','.join(f'{r}x{s}' for r, s, _ in LAYOUTS)})")
     ap.add_argument("--unrolls", default="0,2", help="unroll hints to time (0: none)")
+    ap.add_argument("--prefetch", default="0", help="prefetch settings to time (1: each slice of K loads the next "
+                    "slice's words of W first)")
+    ap.add_argument("--stats", action="store_true", help="add each kernel's register count and binary size "
+                    "(driver statistics)")
     args = ap.parse_args()
-    layouts = [tuple(int(v) for v in t.split("x")) for t in args.layouts.split(",") if t] or list(LAYOUTS)
+    prefetches = [bool(int(v)) for v in args.prefetch.split(",")]
+    layouts = [(*(int(v) for v in t.split("x")), 1)[:3] for t in args.layouts.split(",") if t] or list(LAYOUTS)
     unrolls = [int(u) or None for u in args.unrolls.split(",")]
     dev = require_gpu("gemv_xregs_sweep.py")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
     lines = [f"`python3 benchmarks/gemv_xregs_sweep.py --rows {args.rows} --formats {args.formats} --m {m} --k {k} "
-             f"--layouts {','.join(f'{r}x{s}' for r, s in layouts)} --unrolls {args.unrolls}` on "
+             f"--layouts {','.join(f'{r}x{s}' + (f'x{g}' if g > 1 else '') for r, s, g in layouts)} "
+             f"--unrolls {args.unrolls} --prefetch {args.prefetch}{' --stats' if args.stats else ''}` on "
              f"{dev.info.name}; {m} x {k} weights; us a call (x's rounding + the product, 200 calls back to "
              "back)",
-             "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | unroll | rows a reduction "
-             "| us |",
-             "|---|---|---|---|---|---|---|---|"]
+             "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | groups of x's rows | unroll | "
+             "rows a reduction | prefetch | us | registers | binary bytes |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     clocks_up(dev)
     for fmt in args.formats.split(","):
         w, _ = weights(fmt, m, k, rng)
@@ -64,24 +91,26 @@ def main() -> None:
             xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
             first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
             prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
-            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in layouts for unroll in unrolls
-                       for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)})]
+            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt, g, pf) for rows, split, g in layouts if g <= n
+                       for unroll in unrolls for bt in _batches(fmt, n, rows, g) for pf in prefetches]
             for kern in (prew, *kernels):
                 kern.compile()
             clocks_up(dev)
             ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, 2, 2), (wr, xq, y), {"M": m, "K": k, "device": dev})],
                              dev)
-            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} |")
+            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | | | {ms * 1e3:.1f} | {_regs(prew, dev, args.stats)} |")
             print(lines[-1], flush=True)
-            for rows, split in layouts:
+            for rows, split, g in layouts:
+                if g > n:
+                    continue
                 for unroll in unrolls:
-                    for bt in sorted({GX.batch(fmt, n, rows), max(1, GX.batch(fmt, n, rows) // 2)}):
-                        kern = GX.kernel(fmt, n, rows, split, unroll, bt)
+                    for bt, pf in ((bt, pf) for bt in _batches(fmt, n, rows, g) for pf in prefetches):
+                        kern = GX.kernel(fmt, n, rows, split, unroll, bt, g, pf)
                         clocks_up(dev)
-                        ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
+                        ms = G.stream_ms([first, (kern, GX.grid(m, rows, g), (wr, xq, y),
                                                   {"M": m, "K": k, "device": dev})], dev)
-                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
-                                     f"{ms * 1e3:.1f} |")
+                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {g} | {unroll or ''} | {bt} | "
+                                     f"{'yes' if pf else ''} | {ms * 1e3:.1f} | {_regs(kern, dev, args.stats)} |")
                         print(lines[-1], flush=True)
     print("\n".join(lines))
 
