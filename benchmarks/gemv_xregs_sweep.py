@@ -1,9 +1,9 @@
 """gemv_xregs's knobs on the GPU: its layouts (rows of W a workgroup, subgroups), the unroll hint of its loop over
-K's slices, the rows of W a reduction takes and the groups x's rows are split into (a workgroup a group), against
-``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights and several rows of x, each timed in one process.
+K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
+and several rows of x, each timed in one process.
 
-    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7,8x4x2] [--unrolls 0,2]
-        [--prefetch 0,1] [--stats]
+    python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7] [--unrolls 0,2]
+        [--stats]
 
 4096 x 14336 weights; each time is ``gemv.stream_ms`` of x's rounding and the product (200 calls back to back in
 one command buffer, each after ``benchmarks._clocks.clocks_up``, every kernel compiled before the first), us a
@@ -29,13 +29,13 @@ from coopdsl.ops import gemv as G  # noqa: E402
 from coopdsl.ops import gemv_q8 as Q8  # noqa: E402
 from coopdsl.ops import gemv_xregs as GX  # noqa: E402
 
-LAYOUTS = ((8, 4, 1), (4, 4, 1), (8, 2, 1))
+LAYOUTS = ((8, 4), (4, 4), (8, 2))
 UNROLLS = (None, 2)
 
 
-def _batches(fmt: str, n: int, rows: int, g: int) -> list[int]:
-    """The rows of W a reduction takes that are timed: the default and half of it (for x's rows a workgroup)."""
-    b = GX.batch(fmt, -(-n // g), rows)
+def _batches(fmt: str, n: int, rows: int) -> list[int]:
+    """The rows of W a reduction takes that are timed: the default and half of it."""
+    b = GX.batch(fmt, n, rows)
     return sorted({b, max(1, b // 2)})
 
 
@@ -58,28 +58,25 @@ def main() -> None:
     ap.add_argument("--formats", default="q4_0,q8_0")
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--k", type=int, default=14336)
-    ap.add_argument("--layouts", default="", help="rows of W a workgroup x subgroups [x groups of x's rows], e.g. "
-                    f"8x4,8x7,4x4x2 (default {','.join(f'{r}x{s}' for r, s, _ in LAYOUTS)})")
+    ap.add_argument("--layouts", default="", help="rows of W a workgroup x subgroups, e.g. 8x4,8x7 (default "
+                    f"{','.join(f'{r}x{s}' for r, s in LAYOUTS)})")
     ap.add_argument("--unrolls", default="0,2", help="unroll hints to time (0: none)")
-    ap.add_argument("--prefetch", default="0", help="prefetch settings to time (1: each slice of K loads the next "
-                    "slice's words of W first)")
     ap.add_argument("--stats", action="store_true", help="add each kernel's register count and binary size "
                     "(driver statistics)")
     args = ap.parse_args()
-    prefetches = [bool(int(v)) for v in args.prefetch.split(",")]
-    layouts = [(*(int(v) for v in t.split("x")), 1)[:3] for t in args.layouts.split(",") if t] or list(LAYOUTS)
+    layouts = [tuple(int(v) for v in t.split("x")) for t in args.layouts.split(",") if t] or list(LAYOUTS)
     unrolls = [int(u) or None for u in args.unrolls.split(",")]
     dev = require_gpu("gemv_xregs_sweep.py")
     rng = np.random.default_rng(0)
     m, k = args.m, args.k
     lines = [f"`python3 benchmarks/gemv_xregs_sweep.py --rows {args.rows} --formats {args.formats} --m {m} --k {k} "
-             f"--layouts {','.join(f'{r}x{s}' + (f'x{g}' if g > 1 else '') for r, s, g in layouts)} "
-             f"--unrolls {args.unrolls} --prefetch {args.prefetch}{' --stats' if args.stats else ''}` on "
+             f"--layouts {','.join(f'{r}x{s}' for r, s in layouts)} --unrolls {args.unrolls}"
+             f"{' --stats' if args.stats else ''}` on "
              f"{dev.info.name}; {m} x {k} weights; us a call (x's rounding + the product, 200 calls back to "
              "back)",
-             "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | groups of x's rows | unroll | "
-             "rows a reduction | prefetch | us | registers | binary bytes |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| weights | rows of x | kernel | rows of W a workgroup | subgroups | unroll | rows a reduction | us "
+             "| registers | binary bytes |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     clocks_up(dev)
     for fmt in args.formats.split(","):
         w, _ = weights(fmt, m, k, rng)
@@ -91,26 +88,24 @@ def main() -> None:
             xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
             first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
             prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
-            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt, g, pf) for rows, split, g in layouts if g <= n
-                       for unroll in unrolls for bt in _batches(fmt, n, rows, g) for pf in prefetches]
+            kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in layouts for unroll in unrolls
+                       for bt in _batches(fmt, n, rows)]
             for kern in (prew, *kernels):
                 kern.compile()
             clocks_up(dev)
             ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, 2, 2), (wr, xq, y), {"M": m, "K": k, "device": dev})],
                              dev)
-            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | | | {ms * 1e3:.1f} | {_regs(prew, dev, args.stats)} |")
+            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} | {_regs(prew, dev, args.stats)} |")
             print(lines[-1], flush=True)
-            for rows, split, g in layouts:
-                if g > n:
-                    continue
+            for rows, split in layouts:
                 for unroll in unrolls:
-                    for bt, pf in ((bt, pf) for bt in _batches(fmt, n, rows, g) for pf in prefetches):
-                        kern = GX.kernel(fmt, n, rows, split, unroll, bt, g, pf)
+                    for bt in _batches(fmt, n, rows):
+                        kern = GX.kernel(fmt, n, rows, split, unroll, bt)
                         clocks_up(dev)
-                        ms = G.stream_ms([first, (kern, GX.grid(m, rows, g), (wr, xq, y),
+                        ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
                                                   {"M": m, "K": k, "device": dev})], dev)
-                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {g} | {unroll or ''} | {bt} | "
-                                     f"{'yes' if pf else ''} | {ms * 1e3:.1f} | {_regs(kern, dev, args.stats)} |")
+                        lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
+                                     f"{ms * 1e3:.1f} | {_regs(kern, dev, args.stats)} |")
                         print(lines[-1], flush=True)
     print("\n".join(lines))
 

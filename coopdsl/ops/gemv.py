@@ -148,7 +148,9 @@ XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6}   # up to how many rows 
 # 1024 x 4096 "inline" 2 x 4 took 4.6, 4.9 and 4.8 us for q4_0, q8_0 and q4_K where the default before was not among
 # the six fastest (5.6, 6.1 and 5.3 us or more); at 4096 x 4096 "inline" 4 x 4 took 7.0, 8.0 and 7.6 against 7.6
 # (q4_0's default kernel), 8.6 and 8.4 or more.  At two rows 4096 x 4096 kept its default (q4_0 "xregs" 8.1 us, the
-# fastest); larger products keep theirs ("xregs" or "prew" from 4096 x 14336 on, ``gemv.XREGS``).
+# fastest); larger products keep theirs ("xregs" or "prew" from 4096 x 14336 on, ``gemv.XREGS``).  Against the
+# default before, 400 calls back to back, two runs each in one call: 1024 x 4096 6.9-7.3 -> 4.6-4.9 us, 4096 x 4096
+# 7.9-9.6 -> 7.0-7.8 (``ops_llm-small-{base,new}{1,2}-{1024x4096,4096x4096}-h200-2026-11-29.md``).
 SMALL_INLINE = (4096, 4096)   # (M, K) at most, one row of x
 
 

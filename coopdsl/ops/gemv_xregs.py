@@ -26,7 +26,7 @@ from functools import cache
 from typing import cast, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u32, vec2, vec4
+from coopdsl import f32, i32, u32, vec4
 
 from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
 from .ggml_formats import scale_min_q4_K
@@ -64,14 +64,13 @@ def balanced_split(k: int, split: int) -> int:
     return min(range(split, 2 * split), key=lambda s: (-(-units // (32 * s)) * s, s))
 
 
-def grid(m: int, rows: int, xgroups: int = 1) -> tuple[int, int, int]:
-    """Workgroups of a launch for M rows of W, ``rows`` a workgroup, x's rows in ``xgroups`` groups."""
-    return (-(-m // rows) * xgroups, 1, 1)
+def grid(m: int, rows: int) -> tuple[int, int, int]:
+    """Workgroups of a launch for M rows of W, ``rows`` a workgroup."""
+    return (-(-m // rows), 1, 1)
 
 
 @cache
-def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None,
-           xgroups: int = 1, prefetch: bool = False) -> cd.Kernel:
+def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None) -> cd.Kernel:
     """The product for weights in ``fmt`` and ``nx`` rows of x rounded to 8 bits by
     :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup of ``split`` subgroups owns ``rows``
     rows of W.  q4_0 and q8_0 are read as 32-bit words (launch with W viewed as uint32), a lane a block; q4_K as
@@ -79,11 +78,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     as :func:`coopdsl.ops.gemv.kernel`'s "pre" way reads them).  Arguments ``(w, xq, y, M=, K=)``; ``y`` is nx x
     M f32; K (a push constant) must be as :func:`takes` says, which the kernel cannot check.  ``unroll``: an
     unroll hint for the loop over K's slices (none by default); ``bt``: rows of W a reduction (default
-    :func:`batch`; at most 32 sums a lane, dividing ``rows``); ``xgroups``: x's rows split into this many
-    groups of ``ceil(nx / xgroups)``, a workgroup a group, neighbouring workgroups (``workgroup_id.x % xgroups``)
-    taking the same rows of W (fewer registers a lane; W read once a group, the later reads mostly from cache;
-    dispatch :func:`grid` with it); ``prefetch``: each slice of K loads the next slice's words of W before its
-    arithmetic (held in registers across the iteration), so that a workgroup's loads overlap its work."""
+    :func:`batch`; at most 32 sums a lane, dividing ``rows``)."""
     if fmt not in FORMATS:
         raise ValueError(f"gemv: x held in registers serves {', '.join(FORMATS)} weights, not {fmt}")
     if not 1 <= nx <= MAX_ROWS_X:
@@ -94,10 +89,6 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     nw = PAIR_WORDS.get(fmt, 0)
     q40, qk = fmt == "q4_0", fmt == "q4_K"
     wt = vec4[u32] if qk else u32
-    if not 1 <= xgroups <= nx:
-        raise ValueError(f"gemv: xgroups={xgroups}; x held in registers takes 1 to {nx} groups of {nx} rows of x")
-    nx_all = nx
-    nx = -(-nx_all // xgroups)       # rows of x a workgroup holds
     if bt is not None and (bt < 1 or rows % bt or _pow2(nx) * bt > 32):
         raise ValueError(f"gemv: a reduction of {bt} rows of W does not divide rows={rows} or holds more than 32 "
                          f"sums a lane at {nx} rows of x")
@@ -113,27 +104,14 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     def gemv_xregs(w: cd.Buffer[wt], x: cd.Buffer[vec4[i32]], y: cd.Buffer[f32], M: u32, K: u32):
         lane = cd.subgroup_invocation_id
         sg = cd.subgroup_id
-        row0 = (cd.workgroup_id.x // xgroups) * rows
-        xj0 = (cd.workgroup_id.x % xgroups) * nx      # this workgroup's first row of x
+        row0 = cd.workgroup_id.x * rows
         nb = K // 32
         acc = [f32(0.0) for t in cd.static_range(nbatch)]
-        if prefetch:   # the words of W of this lane's first unit, every row (q4_K: its head and its eighth)
-            u0 = min(sg * 32 + lane, nb - 1)
-            cur = [[w[(min(row0 + rr, M - 1) * (K // 256) + (u0 >> 3)) * 9],
-                    w[(min(row0 + rr, M - 1) * (K // 256) + (u0 >> 3)) * 9 + 1 + (u0 & 7)]] if qk else
-                   [w[min(row0 + rr, M - 1) * (nb // 2 * nw) + (u0 >> 1) * nw + (nw // 2) * (u0 & 1) + j]
-                    for j in cd.static_range(nw // 2 + 1)] for rr in cd.static_range(rows)]
         for kc in cd.range(sg * 32, nb, 32 * split, unroll=unroll):
             u = kc + lane
             ok = u < nb
             uc = min(u, nb - 1)
             h = uc & 1
-            if prefetch:   # the next slice's words (the last unit where it is past K: loaded, not used)
-                un = min(u + 32 * split, nb - 1)
-                nxt = [[w[(min(row0 + rr, M - 1) * (K // 256) + (un >> 3)) * 9],
-                        w[(min(row0 + rr, M - 1) * (K // 256) + (un >> 3)) * 9 + 1 + (un & 7)]] if qk else
-                       [w[min(row0 + rr, M - 1) * (nb // 2 * nw) + (un >> 1) * nw + (nw // 2) * (un & 1) + j]
-                        for j in cd.static_range(nw // 2 + 1)] for rr in cd.static_range(rows)]
             # this lane's block of every row of x: 8 words of levels, the scale d and d * sum (0 past K)
             xs = []
             if qk:
@@ -145,7 +123,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                 c = p >> 1
                 hp = p & 1
                 for j in cd.static_range(nx):
-                    xl0 = (min(xj0 + j, nx_all - 1) * nb + b * 8 + 2 * c) * XQ_VECS
+                    xl0 = (j * nb + b * 8 + 2 * c) * XQ_VECS
                     xl = x[xl0 + hp]
                     xh = x[xl0 + XQ_VECS + hp]
                     sl = x[xl0 + 2]
@@ -157,7 +135,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                                 cd.select(ok, 0.5 * cd.bitcast(shx.y, f32), f32(0.0))]]
             else:
                 for j in cd.static_range(nx):
-                    xb = (min(xj0 + j, nx_all - 1) * nb + uc) * XQ_VECS
+                    xb = (j * nb + uc) * XQ_VECS
                     xa = x[xb]
                     xc = x[xb + 1]
                     sc = x[xb + 2]
@@ -168,14 +146,10 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                 vals = []
                 for r in cd.static_range(bt):
                     row = min(row0 + bi * bt + r, M - 1)     # a row past M reads row M - 1, not stored
-                    if qk and prefetch:
-                        v = cur[bi * bt + r][0]
-                        qv = cur[bi * bt + r][1]
-                    elif qk:
+                    if qk:
                         base = (row * (K // 256) + b) * 9
                         v = w[base]
                         qv = w[base + 1 + p]
-                    if qk:
                         s0 = scale_min_q4_K(v, 2 * c)
                         s1 = scale_min_q4_K(v, 2 * c + 1)
                         ql = [qv[i] & 0x0F0F0F0F for i in cd.static_range(4)]
@@ -190,15 +164,8 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                             vals = vals + [s0.x * xs[j][1] * (cd.bitcast(dl, f32) - MAGIC) - s0.y * xs[j][3] +
                                            s1.x * xs[j][2] * (cd.bitcast(dh, f32) - MAGIC) - s1.y * xs[j][4]]
                     else:
-                        if prefetch:   # block_words's decoding of the words loaded the iteration before
-                            t = cur[bi * bt + r]
-                            d = f32(cd.bitcast(t[0] >> (16 * h), vec2[f16]).x)
-                            q = [cd.select(h == 1, t[j + 1], (t[j] >> 16) | (t[j + 1] << 16))
-                                 for j in cd.static_range(nw // 2)] + [u32(0) for j in cd.static_range(8 - nw // 2)]
-                        else:
-                            d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h,
-                                                    nw)
-                            q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
+                        d, qa, qb = block_words(w, row * (nb // 2 * nw) + (uc >> 1) * nw + (nw // 2) * h, h, nw)
+                        q = [qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w]
                         if q40:
                             ql = [q[c] & 0x0F0F0F0F for c in cd.static_range(4)]
                             qh = [(q[c] >> 4) & 0x0F0F0F0F for c in cd.static_range(4)]
@@ -229,15 +196,12 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                 for st in cd.static_range(5 - steps):         # ... then over the lanes with the same i % vp
                     total += cd.subgroup_shuffle_xor(total, vp << st)
                 acc[bi] += total
-            if prefetch:
-                cur = nxt
         if split == 1:
             for bi in cd.static_range(nbatch):
                 if lane < vals_n:
                     out_row = row0 + bi * bt + lane // nx
-                    xj = xj0 + lane % nx
-                    if out_row < M and xj < nx_all:
-                        y[xj * M + out_row] = acc[bi]
+                    if out_row < M:
+                        y[(lane % nx) * M + out_row] = acc[bi]
         else:
             part = cd.shared(f32, split * nbatch * vp)
             if lane < vp:
@@ -251,11 +215,9 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                 for s in cd.static_range(1, split):
                     total += part[(s * nbatch + bi) * vp + i]
                 out_row = row0 + bi * bt + i // nx
-                xj = xj0 + i % nx
-                if out_row < M and xj < nx_all:
-                    y[xj * M + out_row] = total
+                if out_row < M:
+                    y[(i % nx) * M + out_row] = total
 
-    gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx_all}_r{rows}_s{split}" + \
-        (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "") + \
-        (f"_g{xgroups}" if xgroups > 1 else "") + ("_p" if prefetch else "")
+    gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}" + \
+        (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "")
     return cast(cd.Kernel, gemv_xregs)
