@@ -287,12 +287,20 @@ def build(fmt: str, nx: int, x_f16: bool, rows: int, split: int, how: str = "f32
                         ah = max(amax8(xh[0], xh[1]), amax8(xh[2], xh[3]))
                         il = 127.0 / max(al, 1e-30)
                         ih = 127.0 / max(ah, 1e-30)
-                        sl = xl[0] + xl[1] + xl[2] + xl[3]
-                        sh4 = xh[0] + xh[1] + xh[2] + xh[3]
-                        xw = xw + [[[pack8(xl[i], il) for i in cd.static_range(4)],
-                                    [pack8(xh[i], ih) for i in cd.static_range(4)],
-                                    al * (1.0 / 127.0), ah * (1.0 / 127.0),
-                                    sl.x + sl.y + sl.z + sl.w, sh4.x + sh4.y + sh4.z + sh4.w]]
+                        pl = [pack8(xl[i], il) for i in cd.static_range(4)]
+                        ph = [pack8(xh[i], ih) for i in cd.static_range(4)]
+                        # the sums of the rounded values (their levels' sums times the scales), as the
+                        # minimum's term needs them: the sub-block's offset m then cancels against d q's on
+                        # the same x, as ggml's q8_1 block sums make it (x's own sums left a residual that
+                        # grew with the levels' offset)
+                        nl = i32(MAGIC_BITS) + cd.dot4x8(pl[0], i32(ONES)) + cd.dot4x8(pl[1], i32(ONES)) + \
+                            cd.dot4x8(pl[2], i32(ONES)) + cd.dot4x8(pl[3], i32(ONES))
+                        nh = i32(MAGIC_BITS) + cd.dot4x8(ph[0], i32(ONES)) + cd.dot4x8(ph[1], i32(ONES)) + \
+                            cd.dot4x8(ph[2], i32(ONES)) + cd.dot4x8(ph[3], i32(ONES))
+                        dxl = al * (1.0 / 127.0)
+                        dxh = ah * (1.0 / 127.0)
+                        xw = xw + [[pl, ph, dxl, dxh, dxl * (cd.bitcast(nl, f32) - MAGIC),
+                                    dxh * (cd.bitcast(nh, f32) - MAGIC)]]
                 elif q8:
                     for j in cd.static_range(nx):
                         xl0 = (j * (K // 32) + b * 8 + 2 * c) * XQ_VECS

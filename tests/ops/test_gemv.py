@@ -9,7 +9,7 @@ import pytest
 
 from coopdsl.ops import gemv as G
 from coopdsl.ops import gemv_xregs as GX
-from coopdsl.ops import hot
+from coopdsl.ops import hot, linear, quantize
 from coopdsl.ops.quant import dequantize
 from tests.conftest import compile_checked, weights
 
@@ -229,7 +229,9 @@ def test_inline_8_bit_activations_are_x_rounded_per_unit(fmt, n, rows, split):
 @pytest.mark.parametrize("n", [1, 5, 16])
 @pytest.mark.parametrize("x_f16", [False, True])
 def test_q4_K_with_inline_8_bit_activations_matches_numpy(n, x_f16):
-    """q4_K's levels against x rounded per 16 values; its ``-m x`` terms against x as given."""
+    """q4_K's levels and its ``-m x`` terms both against x rounded per 16 values, so that a sub-block's offset
+    cancels on the same x (with x as given in the ``-m x`` terms, the rounding error of ``d q x`` was left
+    whole: up to 9.4e-4 normalized squared error at one row against ggml's 5e-4, found by a docs-only check)."""
     rng = np.random.default_rng(n)
     m, k = 11, 512
     w, wd = _weights("q4_K", m, k, rng)
@@ -237,13 +239,10 @@ def test_q4_K_with_inline_8_bit_activations_matches_numpy(n, x_f16):
     y = np.zeros((n, m), np.float32)
     hot.run(G._launches(G.word_view(w, "q4_K"), x.reshape(-1, 4), y, "q4_K", n, m, k, x_f16, ("inline", 8, 4), "cpu"))
     xf = x.astype(np.float32)
-    no_mins = w.reshape(m, -1, 144).copy()
-    no_mins[:, :, 2:4] = 0                           # dmin (f16, bytes 2..3 of a block) = 0: the levels' part
-    levels = dequantize(no_mins.reshape(m, -1), "q4_K", k)
-    ref = _rounded(xf, "q4_K") @ levels.T + xf @ (wd - levels).T
+    ref = _rounded(xf, "q4_K") @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
     exact = xf @ wd.T
-    assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 5e-4
+    assert ((y - exact) ** 2).sum() / (exact ** 2).sum() < 1e-4
     assert not np.array_equal(y, G.gemv(w, x, "q4_K", device="cpu", q8=False))   # (x was rounded)
 
 
@@ -296,6 +295,22 @@ def test_small_products_at_one_row_round_x_inside_the_product():
     hot.run(launches)
     ref = _rounded(x, "q8_0") @ wd.T                         # (a scale for each lane's 8 values, not 32)
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+def test_one_row_of_q4_K_through_linear_is_as_accurate_as_ggml_allows():
+    """The default at one row of small q4_K products ("inline", gemv.SMALL_INLINE) through the op a user calls: the
+    normalized squared error against the dequantized weights stays under 1e-4 (ggml's tests allow 5e-4); with x as
+    given in the ``-m x`` terms it reached 4.7e-4 at these draws (a docs-only check's report)."""
+    for seed in (256, 262, 264, 265):
+        rng = np.random.default_rng(seed)
+        w = rng.standard_normal((64, 256)).astype(np.float32)
+        wq = quantize(w, "q4_K")
+        wd = dequantize(wq, "q4_K", 256).astype(np.float64)
+        x = rng.standard_normal((1, 256)).astype(np.float32)
+        assert G.choice("q4_K", 1, None, 64, 256)[0] == "inline"
+        ref = (x @ wd.T)[0]
+        y = linear(x, wq, "q4_K", device="cpu")[0]
+        assert ((y - ref) ** 2).sum() / (ref ** 2).sum() < 1e-4, seed
 
 
 def test_reduction_covers_more_outputs_than_invocations():
