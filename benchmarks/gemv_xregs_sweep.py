@@ -1,6 +1,7 @@
 """gemv_xregs's knobs on the GPU: its layouts (rows of W a workgroup, subgroups), the unroll hint of its loop over
-K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel, for q4_0 and q8_0 weights
-and several rows of x, each timed in one process.
+K's slices and the rows of W a reduction takes, against ``ops.gemv``'s "prew" kernel (q4_K: its "pre" kernel with
+4 rows of W over 4 subgroups, the one-row default), for q4_0, q8_0 and q4_K weights and several rows of x, each timed
+in one process.
 
     python3 benchmarks/gemv_xregs_sweep.py [--rows 4,8] [--formats q4_0,q8_0] [--layouts 8x4,8x7] [--unrolls 0,2]
         [--stats]
@@ -87,15 +88,18 @@ def main() -> None:
             blocks = n * k // 32
             xq = runtime.empty(blocks * Q8.Q8_WORDS, np.int32, device=dev)
             first = (Q8.quantize_kernel(), Q8.grid(blocks), (x, xq, blocks), {"device": dev})
-            prew = G.kernel(fmt, n, rows=2, split=2, how="prew")
+            base = ("pre", 4, 4) if fmt == "q4_K" else ("prew", 2, 2)   # (how, rows, split)
+            prew = G.kernel(fmt, n, rows=base[1], split=base[2], how=base[0])
             kernels = [GX.kernel(fmt, n, rows, split, unroll, bt) for rows, split in layouts for unroll in unrolls
                        for bt in _batches(fmt, n, rows)]
             for kern in (prew, *kernels):
                 kern.compile()
             clocks_up(dev)
-            ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, 2, 2), (wr, xq, y), {"M": m, "K": k, "device": dev})],
+            ms = G.stream_ms([first, (prew, G.grid(m, fmt, n, base[1], base[2]), (wr, xq, y),
+                                      {"M": m, "K": k, "device": dev})],
                              dev)
-            lines.append(f"| {fmt} | {n} | prew | 2 | 2 | | | {ms * 1e3:.1f} | {_regs(prew, dev, args.stats)} |")
+            lines.append(f"| {fmt} | {n} | {base[0]} | {base[1]} | {base[2]} | | | {ms * 1e3:.1f} | "
+                         f"{_regs(prew, dev, args.stats)} |")
             print(lines[-1], flush=True)
             for rows, split in layouts:
                 for unroll in unrolls:

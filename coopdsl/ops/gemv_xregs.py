@@ -18,8 +18,10 @@ add their sums through shared memory at the end.  A workgroup owns ``rows`` rows
 x's bytes are read once a workgroup (a row of x, rounded: 21.5 KB at K = 14336), against once every two rows of W
 in :mod:`coopdsl.ops.gemv`'s default.  K must be a multiple of 64 (two q4_0 / q8_0 blocks are 9 or 17 aligned
 words), of 256 for q4_K.  Measured on an H200 (``gemv.XREGS``), 2-10% faster than the plain kernels from a few
-rows of x on, not more: its ``x`` traffic is not what bounds them (docs/benchmarks.md, "x held in registers");
-for q4_0 also at one and two rows, with the subgroups balanced to K (12.5 -> 11.8-12.1 us at 4096 x 14336).
+rows of x on, not more: its ``x`` traffic is not what bounds them
+(``benchmarks/notes/gemv-tables-and-changes-2026-11-27-29.md``, "x held in registers"; what does:
+``benchmarks/notes/gemv-issue-h200-2026-11-29.md``); for q4_0 also at one and two rows, with the subgroups balanced
+to K (12.5 -> 11.8-12.1 us at 4096 x 14336).
 """
 
 from functools import cache
