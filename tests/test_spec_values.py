@@ -329,3 +329,69 @@ def test_a_shared_arrays_bytes_are_counted_by_the_host_never_wrapped(tmp_path):
     assert total["host"] is True and resolve(total, {"N": 2**30 + 1}) == 4 * (2**30 + 1)
     found = devices.mismatches(r, "nvidia-h100", {"N": 2**30 + 1})
     assert any("take 4294967300 bytes" in m.message for m in found), [m.message for m in found]
+
+
+DIV_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import i32, u32
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def sdiv(out: cd.Buffer[i32], A: cd.Spec[i32] = 7, B: cd.Spec[i32] = -3):
+        out[0] = A // B
+        out[1] = A % B
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def udiv(out: cd.Buffer[u32], A: cd.Spec[u32] = 7, B: cd.Spec[u32] = 3):
+        out[0] = A // B
+        out[1] = A % B
+''')
+DIV_EDGES = [(-2**31, -1), (7, 0), (-7, 2), (7, -2), (-7, -2), (2**31 - 1, -1), (-2**31, 7), (0, 5)]
+UDIV_EDGES = [(7, 0), (2**32 - 1, 3), (5, 7)]
+
+
+def test_spec_division_is_defined_for_every_value_in_the_module(tmp_path):
+    """``//`` and ``%`` of specialization constants are OpSpecConstantOps the driver folds when it makes the
+    pipeline: OpSDiv with the divisor made 1 where it is 0 or -1 (INT_MIN // -1 trapped lavapipe's folding,
+    SIGFPE), the signed remainder as ``x - y * q`` (OpSRem/OpSMod: undefined in Vulkan for negative operands),
+    a zero divisor selecting 0; spirv-val passes."""
+    from tests.conftest import compile_checked
+
+    ns = exec_source(DIV_SRC, tmp_path / "divs.py")
+    spec = r"OpSpecConstantOp %\w+ "
+    compile_checked(ns["sdiv"], spec + "SDiv", spec + "SNegate", spec + "IMul", spec + "ISub", spec + "IEqual",
+                    spec + "LogicalOr", spec + "Select", absent=("SRem", "SMod", "UMod"))
+    compile_checked(ns["udiv"], spec + "UDiv", spec + "UMod", spec + "IEqual", spec + "Select",
+                    absent=("SDiv", "SRem", "SMod"))
+
+
+@pytest.mark.vulkan
+def test_spec_division_on_a_device_matches_the_interpreter_at_its_edges(tmp_path, device):
+    """At INT_MIN // -1, a zero divisor and negative operands a device gives what the interpreter gives
+    (docs/interpreter.md: INT_MIN // -1 is INT_MIN, % -1 is 0, a zero divisor 0); run in a child process, so
+    that a driver that traps while folding fails this test instead of ending the run."""
+    ns = exec_source(DIV_SRC, tmp_path / "divs.py")
+    want = []
+    for name, dtype, edges in (("sdiv", np.int32, DIV_EDGES), ("udiv", np.uint32, UDIV_EDGES)):
+        for a, b in edges:
+            out = np.zeros(2, dtype)
+            ns[name].launch((1,), out, A=a, B=b, device="cpu")
+            want.append([int(v) for v in out])
+    child = textwrap.dedent(f'''
+        import sys
+        import numpy as np
+        sys.path.insert(0, {str(tmp_path)!r})
+        import divs
+        got = []
+        for name, dtype, edges in (("sdiv", np.int32, {DIV_EDGES!r}), ("udiv", np.uint32, {UDIV_EDGES!r})):
+            for a, b in edges:
+                out = np.zeros(2, dtype)
+                getattr(divs, name).launch((1,), out, A=a, B=b)
+                got.append([int(v) for v in out])
+        print(got)
+    ''')
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == str(want)
+    assert want[0] == [-2**31, 0] and want[1] == [0, 0] and want[2] == [-3, -1] and want[3] == [-3, 1]

@@ -53,7 +53,8 @@ TABLE = {
     "mix": ("FMix", None, None, 3, False, "x * (1 - a) + y * a; a bool (vector) a picks y where true (OpSelect)"),
     "step": ("Step", None, None, 2, False, "0.0 if x < edge else 1.0: step(edge, x)"),
     "smoothstep": ("SmoothStep", None, None, 3, False, "Hermite step: smoothstep(e0, e1, x)"),
-    "fma": ("Fma", None, None, 3, False, "a * b + c, fused"),
+    "fma": ("Fma", None, None, 3, False, "a * b + c, fused where the device fuses it (Vulkan allows a "
+                                                 "multiply and an add; the interpreter fuses f32 and f16, not f64)"),
     "length": ("Length", None, None, 1, False, "Euclidean length (scalar result)"),
     "distance": ("Distance", None, None, 2, False, "length(a - b) (scalar result)"),
     "normalize": ("Normalize", None, None, 1, False, "x / length(x)"),

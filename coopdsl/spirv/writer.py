@@ -18,7 +18,7 @@ from ..ir.attrs import LoopHint
 from ..ir.core import Const, FuncRef, Function, GlobalVar, LoopMerge, Module, Op, SpecConst, SpecOp, Value
 from .grammar import Operand, encode_into, opcode
 from .lower import LOWERINGS
-from .lower.arith import arith_opcode
+from .lower.arith import arith_opcode, spec_divide
 from .lower.hints import ALIASES
 from .module import ModuleBuilder, scalar_words
 
@@ -98,9 +98,15 @@ class Writer:
         """OpSpecConstantOp: the opcode literal is the instruction the op would lower to."""
         b = self.b
         args = [self.id(v) for v in op.operands]
-        name = arith_opcode(op.kind, op.operands[0].type)
+        t = op.operands[0].type
         rid = b.new_id()
         self.ids[id(op)] = rid
+        if op.kind in ("div", "rem") and T.elem_of(t) != T.boolean:   # (defined for every value: spec_divide)
+            y = op.operands[1]
+            spec_divide(b, self.memo, op.kind, t, b.type_id(op.type), rid, args[0], args[1],
+                        divisor=int(y.value) if isinstance(y, Const) else None)
+            return
+        name = arith_opcode(op.kind, t)
         b.emit("global", "OpSpecConstantOp", b.type_id(op.type), rid, opcode(name), *args)
 
     # -- module ---------------------------------------------------------------------

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ...ir import types as T
 from ...ir.core import Op
 from ...ir.vocab import ScalarKind
+from ..grammar import opcode
 from .registry import family, lowering
 
 if TYPE_CHECKING:
+    from ..module import ModuleBuilder
     from ..writer import Writer
 
 # (float, signed int, unsigned int) opcode per IR op
@@ -114,6 +116,56 @@ def _signed_rem(w: Writer, t: T.Type, ty: int, rid: int, x: int, y: int) -> None
     w.emit("OpBitcast", ty, m, um)
     w.emit("OpSNegate", ty, minus_m, m)
     w.emit("OpSelect", ty, rid, x_neg, minus_m, m)
+
+
+def spec_divide(b: ModuleBuilder, memo: dict[Any, Any], kind: str, t: T.Type, ty: int, rid: int, x: int, y: int,
+                divisor: int | None = None) -> None:
+    """Integer ``x // y`` or ``x % y`` (``kind`` "div" or "rem") of specialization constants, as OpSpecConstantOps
+    in the module's globals, defined for every value as the interpreter computes them: truncating, the
+    remainder with the dividend's sign, a zero divisor giving 0 and ``INT_MIN // -1`` INT_MIN (``% -1``: 0).
+
+    A driver folds these when it makes the pipeline, and lavapipe's folding traps on OpSDiv of INT_MIN by -1
+    and on a zero divisor (SIGFPE: the process dies).  The Vulkan environment also leaves OpSRem/OpSMod
+    undefined for negative operands, and OpSpecConstantOp has no OpBitcast for the magnitudes' OpUMod of
+    :func:`_signed_rem`: so the divisor is made 1 where it is 0 or -1, the quotient of -1 is the negation
+    (wrapping), the signed remainder is ``x - y * q``, and a zero divisor selects 0.  ``divisor``: y's value
+    where it is a constant; one that is neither 0 nor -1 needs no guard (``K // 2`` stays one OpUDiv).  ``memo``
+    (the writer's) keeps one of each guard for the module."""
+    e = T.elem_of(t)
+    assert isinstance(e, T.ScalarType) and not e.is_float
+
+    def spec(name: str, rty: int, *args: int, out: int | None = None) -> int:
+        if out is None:   # (a guard: the same one for every division by this divisor)
+            key = ("spec_divide", name, rty, args)
+            known = memo.get(key)
+            if known is not None:
+                return cast(int, known)
+            out = memo[key] = b.new_id()
+        b.emit("global", "OpSpecConstantOp", rty, out, opcode(name), *args)
+        return out
+
+    if divisor is not None and divisor not in (0, -1):
+        if not e.signed or kind == "div":
+            spec(("OpSDiv" if kind == "div" else "OpSRem") if e.signed else ("OpUDiv" if kind == "div" else "OpUMod"),
+                 ty, x, y, out=rid)
+        else:   # (OpSRem of a negative x is undefined)
+            spec("OpISub", ty, x, spec("OpIMul", ty, y, spec("OpSDiv", ty, x, y)), out=rid)
+        return
+    bty = b.type_id(T.boolean)
+    one, zero = b.const_id(t, 1), b.const_id(t, 0)
+
+    by_zero = spec("OpIEqual", bty, y, zero)
+    bad = by_zero
+    if e.signed:
+        by_minus_one = spec("OpIEqual", bty, y, b.const_id(t, -1))
+        bad = spec("OpLogicalOr", bty, by_zero, by_minus_one)
+    safe = spec("OpSelect", ty, bad, one, y)
+    if e.signed:
+        q = spec("OpSelect", ty, by_minus_one, spec("OpSNegate", ty, x), spec("OpSDiv", ty, x, safe))
+        value = q if kind == "div" else spec("OpISub", ty, x, spec("OpIMul", ty, y, q))
+    else:
+        value = spec("OpUDiv" if kind == "div" else "OpUMod", ty, x, safe)
+    b.emit("global", "OpSpecConstantOp", ty, rid, opcode("OpSelect"), by_zero, zero, value)
 
 
 @lowering(*SIMPLE)
