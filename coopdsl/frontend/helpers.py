@@ -109,6 +109,8 @@ class HelperGen(CodeGen):
         return struct
 
     def _finish_returns(self) -> None:
+        # (a return inside a loop may hold a phi the loop's end found trivial and removed)
+        self.returns = [(op, self.ssa.resolve(v)) for op, v in self.returns]
         if any(isinstance(v, tuple) for _, v in self.returns):
             ret_struct = self._finish_tuple_returns()
             f = self.em.func

@@ -45,6 +45,9 @@ class SSA:
         self.once: dict[str, object] = {}  # variables written once so far, while nested was 0 -> the value
         self.more: set[str] = set()  # variables written again, or while nested was not 0
         self.lines: dict[tuple[str, int], int] = {}  # (name, id of a value written to it) -> the line of the write
+        # a removed trivial phi -> (it, the value that replaced it): for values held outside the IR and these
+        # tables (a device function's returns, kept until the function ends), :meth:`resolve`
+        self.forward: dict[int, tuple[Op, Value]] = {}
 
     def write(self, name: str, block: Block, value: Any) -> None:
         self.defs.setdefault(name, {})[block] = value
@@ -188,12 +191,15 @@ class SSA:
             self._remove_if_trivial(phi)
 
     def _remove_if_trivial(self, phi: Op) -> None:
+        assert phi.block is not None  # phis are made in their block
+        if not any(p is phi for p in phi.block.phis):
+            return  # (removed already, as a user of another trivial phi of the same header)
         others = [v for v in phi.operands if v is not phi]
         same = others[0] if others else None
         if same is None or any(v is not same for v in others):
             return
-        assert phi.block is not None  # phis are made in their block
         phi.block.phis.remove(phi)
+        self.forward[id(phi)] = (phi, same)
         users = self._replace_uses(phi, same)
         for u in users:
             if u.kind == "phi" and u.block is not None and u in u.block.phis:
@@ -211,6 +217,18 @@ class SSA:
         for name, v in self.once.items():
             self.once[name] = _replace_leaf(v, old, new)
         return users
+
+
+    def resolve(self, v: Any) -> Any:
+        """``v`` (a value, or a tuple of them) with each removed trivial phi replaced by what replaced it."""
+        if isinstance(v, tuple):
+            return tuple(self.resolve(x) for x in v)
+        while isinstance(v, Op):
+            seen = self.forward.get(id(v))
+            if seen is None or seen[0] is not v:
+                break
+            v = seen[1]
+        return v
 
 
 def _at_path(v: Any, path: tuple[int, ...], name: str, loc: SourceLoc) -> Any:
