@@ -421,10 +421,20 @@ def k_use_convert(c: cd.Buffer[f32]):
     a = Acc[f32, 16, 16](m)  # E:useconv
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_b_to_a(c: cd.Buffer[f32]):
+    m = MatB[f32, 16, 16].splat(0.0)
+    a = MatA[f32, 16, 16](m)  # E:btoa
+
+
 def test_use_change_only_from_an_accumulator():
     expect_error(k_use_convert, ShapeError, "a conversion keeps the use, or changes it from an accumulator to A or B "
-                 "(SPV_NV_cooperative_matrix2); A (MatA) matrices cannot become accumulator (Acc) ones",
-                 "# E:useconv", 9)
+                 "(SPV_NV_cooperative_matrix2); A (MatA) matrices cannot become accumulator (Acc) ones (to get an "
+                 "accumulator, multiply by an identity matrix with cd.muladd)", "# E:useconv", 9)
+    # B to A: the hint is the way round through an accumulator (it suggested getting an accumulator, a docs-only
+    # check's report)
+    expect_error(k_b_to_a, ShapeError, "B (MatB) matrices cannot become A (MatA) ones (multiply by an identity "
+                 "matrix with cd.muladd into an accumulator, which converts to A or B)", "# E:btoa", 9)
 
 
 @cd.kernel

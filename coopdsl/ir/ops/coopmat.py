@@ -103,10 +103,11 @@ def conversion_problem(src: T.CoopMatType, dst: T.CoopMatType) -> Problem | None
     if src.rows != dst.rows or src.cols != dst.cols or src.scope != dst.scope:
         return Problem("shape", f"cannot convert {src} to {dst}: rows, columns and scope must match")
     if src.use != dst.use and not (src.use == MatrixUse.Acc and dst.use in (MatrixUse.A, MatrixUse.B)):
+        how = ("to get an accumulator, multiply by an identity matrix with cd.muladd" if dst.use == MatrixUse.Acc
+               else "multiply by an identity matrix with cd.muladd into an accumulator, which converts to A or B")
         return Problem("shape", f"cannot convert {src} to {dst}: a conversion keeps the use, or changes it from an "
                                 f"accumulator to A or B (SPV_NV_cooperative_matrix2); {use_name(src.use)} matrices "
-                                f"cannot become {use_name(dst.use)} ones (to get an accumulator, multiply by an "
-                                f"identity matrix with cd.muladd)")
+                                f"cannot become {use_name(dst.use)} ones ({how})")
     return None
 
 
