@@ -635,3 +635,19 @@ def test_a_second_call_launches_the_same_kernel_objects():
     assert [kern.name for kern in kernels[0]] == ["attention"]
     assert all(a is b for a, b in zip(kernels[0], kernels[1], strict=True))
     assert flash_attention.kernel(32) is flash_attention.kernel(32)
+
+
+def test_empty_queries_no_keys_and_a_nan_in_the_mask_are_as_docs_ops_md_says():
+    """docs/ops.md: Sq = 0 gives an empty result, Skv = 0 zeros (every query sees no key), and a NaN in the mask
+    makes its row NaN, the other rows untouched (a docs-only check found these undocumented)."""
+    rng = np.random.default_rng(2)
+    k = rng.standard_normal((2, 10, 64)).astype(np.float16)
+    assert ops.attention(np.zeros((4, 0, 64), np.float16), k, k, device="cpu").shape == (4, 0, 64)
+    q = rng.standard_normal((4, 3, 64)).astype(np.float16)
+    none = np.zeros((2, 0, 64), np.float16)
+    out = ops.attention(q, none, none, device="cpu")
+    assert out.shape == (4, 3, 64) and not out.any()
+    mask = np.zeros((3, 10), np.float32)
+    mask[1, 2] = np.nan
+    out = ops.attention(q, k, k, mask=mask, device="cpu")
+    assert np.isnan(out[:, 1]).all() and not np.isnan(out[:, 0]).any() and not np.isnan(out[:, 2]).any()
