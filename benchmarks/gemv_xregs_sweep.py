@@ -40,7 +40,7 @@ def _batches(fmt: str, n: int, rows: int) -> list[int]:
     return sorted({b, max(1, b // 2)})
 
 
-def _regs(kern: object, dev: object, want: bool) -> str:
+def _stats(kern: object, dev: object, want: bool) -> str:
     """The driver's register count and binary size of ``kern`` (two table cells) where asked and reported, else
     empty cells."""
     if not want:
@@ -99,7 +99,7 @@ def main() -> None:
                                       {"M": m, "K": k, "device": dev})],
                              dev)
             lines.append(f"| {fmt} | {n} | {base[0]} | {base[1]} | {base[2]} | | | {ms * 1e3:.1f} | "
-                         f"{_regs(prew, dev, args.stats)} |")
+                         f"{_stats(prew, dev, args.stats)} |")
             print(lines[-1], flush=True)
             for rows, split in layouts:
                 for unroll in unrolls:
@@ -109,7 +109,7 @@ def main() -> None:
                         ms = G.stream_ms([first, (kern, GX.grid(m, rows), (wr, xq, y),
                                                   {"M": m, "K": k, "device": dev})], dev)
                         lines.append(f"| {fmt} | {n} | xregs | {rows} | {split} | {unroll or ''} | {bt} | "
-                                     f"{ms * 1e3:.1f} | {_regs(kern, dev, args.stats)} |")
+                                     f"{ms * 1e3:.1f} | {_stats(kern, dev, args.stats)} |")
                         print(lines[-1], flush=True)
     print("\n".join(lines))
 

@@ -145,9 +145,10 @@ def spec_divide(b: ModuleBuilder, memo: dict[Any, Any], kind: str, t: T.Type, ty
         return out
 
     if divisor is not None and divisor not in (0, -1):
-        if not e.signed or kind == "div":
-            spec(("OpSDiv" if kind == "div" else "OpSRem") if e.signed else ("OpUDiv" if kind == "div" else "OpUMod"),
-                 ty, x, y, out=rid)
+        if not e.signed:
+            spec("OpUDiv" if kind == "div" else "OpUMod", ty, x, y, out=rid)
+        elif kind == "div":
+            spec("OpSDiv", ty, x, y, out=rid)
         else:   # (OpSRem of a negative x is undefined)
             spec("OpISub", ty, x, spec("OpIMul", ty, y, spec("OpSDiv", ty, x, y)), out=rid)
         return
