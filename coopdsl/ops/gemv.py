@@ -137,10 +137,23 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
 # Against the default before ("prew", 4 x 4 at one row), 400 calls back to back at 4096 x 14336, two runs each in
 # one call: one row 12.5, 12.5 -> 11.8, 12.1 us, two rows 14.6, 14.6 -> 14.0, 14.0
 # (``ops_llm-q4one-stream-{base,new}{1,2}-4096x14336-h200-2026-11-29.md``; more shapes in docs/benchmarks.md).
+#
+# q4_K then moved to this product from one row, once a lane took a quarter of a block (two sub-blocks' 64 values, the
+# head's scales decoded once for them) instead of an eighth.  Timed on an H200, in two calls of
+# ``benchmarks/gemv_xregs_sweep.py`` (``benchmarks/results/gemv-xregs-q4k-quarter-h200-2026-11-29.md``), us a call at
+# 4096 x 14336 against the default before ("pre" 4 x 4 to 4 rows, "xregs" 4 x 4 with an eighth a lane from 5): one row
+# 8 rows of W over 7 subgroups (4 balanced to K) 12.3-12.8 against 14.7, two rows 8 over 4 13.4-13.6 against 16.5-16.6
+# (over 7: 14.6-14.9), four rows 18.4 against 23.3-23.6, and 16 over 4 from 5 rows: 22.8, 22.4-22.8 and 29.9 at 5, 6
+# and 8 rows against 24.3, 27.2 and 33.7; at 14336 x 4096 (64 pieces of K: two subgroups, :func:`GX.fit_split`) one row
+# 12.6 against 15.0, two 14.8 against 18.0; at 4096 x 4096 two and four rows level with the eighth a lane (8.8-8.9 and
+# 10.4-10.5 us).  Against the release before (21ce93a), 400 calls back to back, two runs each in one call
+# (``ops_llm-q4k-quarter-{base,new}*-h200-2026-11-29.md``): 4096 x 14336 at 1, 2, 4 and 8 rows 15.0-15.3 -> 12.3,
+# 16.7-16.8 -> 13.9-15.0, 22.2-22.5 -> 18.8 and 33.3-33.5 -> 29.4-29.9 us; 14336 x 4096 15.1 -> 12.2 and 17.6 -> 14.9.
 # A format's entries: (rows of x from which the entry applies, rows of W a workgroup, subgroups a workgroup).
 XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((5, 4, 4),)}
-XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6}   # up to how many rows of x the subgroups are balanced to K
+    "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((1, 8, 4), (5, 16, 4))}
+XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6, "q4_K": 1}   # up to how many rows of x the subgroups are
+# balanced to K
 # Small products at one row of x are bound by their launches, not their bytes: with M and K at most SMALL_INLINE's,
 # the default rounds x to 8 bits inside the product ("inline", one launch) with 2 rows of W a group for M up to 2048,
 # else 4, over 4 subgroups.  Timed on an H200, every candidate in one process each (``benchmarks/ops_llm.py --tune``,
@@ -157,9 +170,10 @@ SMALL_INLINE = (4096, 4096)   # (M, K) at most, one row of x
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     """(rows of W a workgroup, subgroups a workgroup) of :data:`XREGS`'s entry for ``nx`` rows of x in ``fmt`` and
     K = ``k``, with the subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) up to
-    :data:`XREGS_BALANCED`'s rows; None where no entry applies (f16 and bf16 weights, fewer rows than the first
-    entry's, more than :data:`coopdsl.ops.gemv_xregs.MAX_ROWS_X`).  An unknown format, rows outside 1 .. 16 or K
-    below 1 is a ValueError."""
+    :data:`XREGS_BALANCED`'s rows, past them no more than K keeps busy (:func:`coopdsl.ops.gemv_xregs.fit_split`);
+    None where no entry applies (f16 and bf16 weights, fewer rows than the first entry's, more than
+    :data:`coopdsl.ops.gemv_xregs.MAX_ROWS_X`).  An unknown format, rows outside 1 .. 16 or K below 1 is a
+    ValueError."""
     choice_name("gemv.xregs_layout", "weight format", fmt, FORMATS)
     count("gemv.xregs_layout", "rows of x", nx, 1, MAX_ROWS_X)
     count("gemv.xregs_layout", "k", k, 1)
@@ -169,8 +183,7 @@ def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     if not entries:
         return None
     _, rows, split = entries[-1]
-    if nx <= XREGS_BALANCED.get(fmt, 0):
-        split = GX.balanced_split(k, split)
+    split = GX.balanced_split(fmt, k, split) if nx <= XREGS_BALANCED.get(fmt, 0) else GX.fit_split(fmt, k, split)
     return rows, split
 
 
@@ -417,8 +430,8 @@ def candidates(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, 
         found += [("mma", depth, split) for depth in GM.DEPTHS for split in GM.SPLITS]
     if q8 is not False and k is not None and GX.takes(fmt, nx, k):
         found += [("xregs", rows, split) for rows, split in GX.LAYOUTS]
-        found += [w for w in dict.fromkeys(("xregs", rows, GX.balanced_split(k, split)) for rows, split in GX.LAYOUTS)
-                  if w not in found]
+        balanced = (("xregs", rows, GX.balanced_split(fmt, k, split)) for rows, split in GX.LAYOUTS)
+        found += [w for w in dict.fromkeys(balanced) if w not in found]
     return found
 
 

@@ -116,7 +116,7 @@ def test_gemv_with_x_held_in_registers_matches_the_interpreter(fmt, n, device):
     w, _ = _weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
     want = G.gemv(w, x, fmt, device="cpu", q8=True)
-    for rows, split in dict.fromkeys([*GX.LAYOUTS, *((r, GX.balanced_split(k, s)) for r, s in GX.LAYOUTS)]):
+    for rows, split in dict.fromkeys([*GX.LAYOUTS, *((r, GX.balanced_split(fmt, k, s)) for r, s in GX.LAYOUTS)]):
         y = np.zeros((n, m), np.float32)
         hot.run(G._launches(G.word_view(w, fmt), x.reshape(-1, 4), y, fmt, n, m, k, False, ("xregs", rows, split),
                             device))

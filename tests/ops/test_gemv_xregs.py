@@ -50,13 +50,14 @@ def test_matches_numpy_on_x_rounded_per_block(fmt, m, k, n, rows, split):
 
 
 @pytest.mark.parametrize(("m", "k", "n", "rows", "split"), [
-    (21, 512, 1, 8, 4),      # 16 eighths of blocks: most lanes past K
-    (37, 1280, 3, 16, 2),    # 40 eighths: the second slice of 64 partly past K
-    (33, 2304, 5, 32, 1),    # one subgroup a workgroup
-    (9, 256, 8, 4, 8),       # one block
+    (21, 512, 1, 8, 4),      # 8 quarters of blocks: most lanes past K
+    (37, 6144, 3, 16, 2),    # 96 quarters: the second slice of 64 half past K
+    (33, 2304, 5, 32, 1),    # one subgroup a workgroup: 36 quarters, a second pass of 4
+    (9, 256, 8, 4, 8),       # one block: seven subgroups with nothing to read
 ])
 def test_q4_K_matches_numpy_on_x_rounded_per_block(m, k, n, rows, split):
-    """q4_K, a lane an eighth of a block: the products of "pre" (x rounded per block of 32 first) up to f32 sums."""
+    """q4_K, a lane a quarter of a block (two sub-blocks against two of x's blocks): the products of "pre" (x
+    rounded per block of 32 first) up to f32 sums."""
     rng = np.random.default_rng(m * k + n)
     w, wd = weights("q4_K", m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float32)
@@ -102,14 +103,25 @@ def test_what_it_does_not_take_is_named():
 
 
 def test_balanced_split_leaves_the_fewest_lanes_idle_on_the_last_pass_over_k():
-    assert [GX.balanced_split(k, 4) for k in (14336, 4096, 8192, 11008, 5120, 3072)] == [7, 4, 4, 4, 5, 4]
-    assert GX.balanced_split(14336, 8) == 14 and GX.balanced_split(64, 2) == 2      # (one unit short of a pass)
-    for k in range(64, 20000, 64):
-        for split in (2, 4, 8):
-            s = GX.balanced_split(k, split)
-            units = k // 32
-            assert split <= s < 2 * split
-            assert -(-units // (32 * s)) * s <= -(-units // (32 * split)) * split      # never more lane slots
+    assert [GX.balanced_split("q4_0", k, 4) for k in (14336, 4096, 8192, 11008, 5120, 3072)] == [7, 4, 4, 4, 5, 3]
+    assert GX.balanced_split("q4_0", 14336, 8) == 14 and GX.balanced_split("q4_0", 64, 2) == 1   # (2 units: 1 busy)
+    assert GX.balanced_split("q4_K", 14336, 4) == 7 and GX.balanced_split("q4_K", 4096, 4) == 2  # 224 and 64 pieces
+    for fmt in GX.FORMATS:
+        for k in range(256, 20000, 256):
+            for split in (2, 4, 8):
+                s = GX.balanced_split(fmt, k, split)
+                fit = GX.fit_split(fmt, k, split)
+                units = k // GX.UNIT[fmt]
+                assert fit <= s < 2 * fit and fit <= split
+                assert -(-units // (32 * s)) * s <= -(-units // (32 * fit)) * fit      # never more lane slots
+
+
+def test_a_workgroup_gets_no_more_subgroups_than_k_keeps_busy():
+    assert GX.fit_split("q4_K", 4096, 4) == 2 and GX.fit_split("q4_K", 14336, 4) == 4   # 64 and 224 pieces of 64
+    assert GX.fit_split("q4_0", 4096, 4) == 4 and GX.fit_split("q4_0", 2048, 4) == 2    # 128 and 64 pieces of 32
+    assert GX.fit_split("q8_0", 64, 8) == 1
+    assert G.choice("q4_K", 2, None, 14336, 4096) == ("xregs", 8, 2)   # past XREGS_BALANCED's rows, still fitted
+    assert G.choice("q4_K", 1, None, 14336, 4096) == ("xregs", 8, 2)
 
 
 def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply():
@@ -124,11 +136,11 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
         for i, (start, rows, split) in enumerate(entries):
             end = entries[i + 1][0] - 1 if i + 1 < len(entries) else GX.MAX_ROWS_X
             for n in (start, end):
-                want = (rows, GX.balanced_split(14336, split) if n <= G.XREGS_BALANCED.get(fmt, 0) else split)
+                want = (rows, GX.balanced_split(fmt, 14336, split) if n <= G.XREGS_BALANCED.get(fmt, 0) else split)
                 assert G.xregs_layout(fmt, n, 14336) == want
                 assert G.choice(fmt, n, None, 4096, 14336) == ("xregs", *want)
                 assert G.choice(fmt, n, True, 4096, 14336) == ("xregs", *want)
-                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", rows, split)   # (4 subgroups: one pass)
+                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", rows, GX.fit_split(fmt, 4096, split))
         rows, split = G.xregs_layout(fmt, first, 14336)
         for n in (n for n in (first - 1, GX.MAX_ROWS_X + 1) if n >= 1):   # the plain kernels' way
             assert G.choice(fmt, n, None, 4096, 14336) == G.CHOICE[fmt, G.bucket(n)]
