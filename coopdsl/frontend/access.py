@@ -394,7 +394,7 @@ def store_subscript(cg: Context, target: ast.Subscript, value: Any) -> None:
             raise TypeMismatchError("a tuple's items cannot be assigned (as in Python); build a list ([a, b]) to "
                                     "update items by index, or build a new tuple", cg.src.loc(target))
         root, path = _container_path(cg, target)
-        cg.assign(root, _set_path(cg.lookup(root, target), path, value))
+        cg.assign(root, _set_path(cg.lookup(root, target), path, value, cg.src.loc(target)))
         return
     raise TypeMismatchError(f"cannot assign to an element of {cg.describe(base)}", cg.src.loc(target))
 
@@ -487,9 +487,13 @@ def _container_path(cg: Context, target: ast.Subscript) -> tuple[str, tuple[int,
     return node.id, tuple(reversed(path))
 
 
-def _set_path(container: Any, path: tuple[int, ...], value: Any) -> tuple[Any, ...]:
+def _set_path(container: Any, path: tuple[int, ...], value: Any, loc: SourceLoc) -> tuple[Any, ...]:
+    """``container`` with the item at ``path`` replaced by ``value``; an index past either end is the
+    error reading it gives (``t[2] = v`` as ``t[2] += v``), at the target's ``loc``."""
     i = path[0]
-    if not isinstance(container, tuple) or not -len(container) <= i < len(container):
-        raise IndexError(i)
-    item = value if len(path) == 1 else _set_path(container[i], path[1:], value)
+    if not isinstance(container, tuple):
+        raise TypeMismatchError(f"cannot assign to an element of a compile-time {type(container).__name__}", loc)
+    if not -len(container) <= i < len(container):
+        raise TypeMismatchError(f"index {i} out of range for a tuple of {len(container)}", loc)
+    item = value if len(path) == 1 else _set_path(container[i], path[1:], value, loc)
     return container[:i] + (item,) + container[i + 1:]

@@ -50,3 +50,42 @@ def k_runtime_index(c: cd.Buffer[f32], n: u32):
 def test_list_index_must_be_compile_time():
     expect_error(k_runtime_index, TypeMismatchError, "elements of a compile-time list are chosen with compile-time "
                  "integers", "# E:listidx", 10)
+
+
+@cd.kernel
+def k_store_past_end(c: cd.Buffer[f32]):
+    vals = [c[0], c[1]]
+    vals[2] = c[0]  # E:past_end
+    c[0] = vals[0]
+
+
+@cd.kernel
+def k_store_before_start(c: cd.Buffer[f32]):
+    vals = [c[0], c[1]]
+    vals[-3] = c[0]  # E:before_start
+    c[0] = vals[0]
+
+
+@cd.kernel
+def k_store_huge_index(c: cd.Buffer[f32]):
+    vals = [c[0], c[1]]
+    vals[2**70] = c[0]  # E:huge_index
+    c[0] = vals[0]
+
+
+@cd.kernel
+def k_store_nested_past_end(c: cd.Buffer[f32]):
+    rows = [[c[0], c[1]], [c[1], c[0]]]
+    rows[0][-3] = c[0]  # E:nested_past_end
+    c[0] = rows[0][0]
+
+
+def test_storing_past_either_end_of_a_list_is_the_error_reading_there_gives():
+    """``t[2] = v`` on a list of 2 was an internal error (an IndexError); ``t[2] += v`` already said this."""
+    expect_error(k_store_past_end, TypeMismatchError, "index 2 out of range for a tuple of 2", "# E:past_end", 5)
+    expect_error(k_store_before_start, TypeMismatchError, "index -3 out of range for a tuple of 2",
+                 "# E:before_start", 5)
+    expect_error(k_store_huge_index, TypeMismatchError, f"index {2**70} out of range for a tuple of 2",
+                 "# E:huge_index", 5)
+    expect_error(k_store_nested_past_end, TypeMismatchError, "index -3 out of range for a tuple of 2",
+                 "# E:nested_past_end", 5)
