@@ -106,6 +106,8 @@ def expr_boolop(cg: CodeGen, node: ast.BoolOp) -> Any:
         v = cg.as_operand(cg.visit(sub))
         if not arith.is_number(v) and (not isinstance(v, Value) or v.type != T.boolean):
             raise TypeMismatchError(f"'{word}' needs bools, got {cg.describe(v)}", cg.src.loc(sub))
+        if result is not None:
+            _check_bool_after_runtime(cg, v, word, sub)
         if result is None:
             result = v
         elif arith.is_number(v):
@@ -114,6 +116,17 @@ def expr_boolop(cg: CodeGen, node: ast.BoolOp) -> Any:
         else:
             result = cg.em.op(kind, T.boolean, [result, v])
     return result
+
+
+def _check_bool_after_runtime(cg: CodeGen, v: Any, word: str, node: ast.AST) -> None:
+    """After a runtime operand, ``and`` / ``or`` gives a runtime bool: a number operand there must be a bool
+    (Python's ``c and 3`` is 3 or False, which no one type holds). Numbers before every runtime operand
+    are combined as Python does."""
+    if arith.is_number(v) and not isinstance(v, bool):
+        raise TypeMismatchError(f"'{word}' needs bools, got {cg.describe(v)} after a runtime operand (the "
+                                f"result is a runtime bool; a number keeps Python's meaning only where the operands "
+                                f"before it are known at compile time)",
+                                cg.src.loc(node))
 
 
 def _trivial(node: ast.AST) -> bool:
@@ -139,6 +152,7 @@ def _short_circuit(cg: CodeGen, kind: str, left: Value, node: ast.AST, word: str
         v = cg.as_operand(rest() if rest is not None else cg.visit(node))
     finally:
         cg.ssa.nested -= 1
+    _check_bool_after_runtime(cg, v, word, node)
     if arith.is_number(v):
         v = em.const(T.boolean, bool(v))
     if not isinstance(v, Value) or v.type != T.boolean:

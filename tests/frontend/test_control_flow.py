@@ -1,5 +1,7 @@
 """Structured control flow: if/elif/else, for, while, break, continue, early return."""
 
+import numpy as np
+
 import coopdsl as cd
 from coopdsl import Acc, MatA, MatB, f16, f32, i32, u32
 from coopdsl.errors import TypeMismatchError
@@ -163,6 +165,45 @@ def test_and_or_short_circuit_around_memory_reads():
     body = text.split("OpFunction ", 1)[1]
     first_read = body.index("OpLoad %float")
     assert body.rfind("OpBranchConditional", 0, first_read) > body.find("OpULessThan")
+
+
+
+@cd.kernel
+def k_and_number(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    z[0] = u32(x[0] > 1.0 and 3)  # E:and_number
+
+
+@cd.kernel
+def k_or_float(x: cd.Buffer[f32]):
+    x[2] = f32(x[1] > 1.0 or 2.5)  # E:or_float
+
+
+@cd.kernel
+def k_or_call_number(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    z[0] = u32(x[0] > 1.0 or abs(-5))  # E:or_call
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_and_or_numbers_first(x: cd.Buffer[f32], z: cd.Buffer[u32]):
+    z[0] = u32(3 and x[0] > 1.0)
+    z[1] = u32((2 and 0) + (0 or 7))
+    z[2] = u32(x[0] > 1.0 and True) + u32(x[0] > 1.0 or False)
+
+
+def test_a_number_after_a_runtime_operand_of_and_or_is_refused():
+    """``c and 3`` is 3 or False in Python; it was the bool c, silently (``or 5`` and ``or 2.5`` True)."""
+    expect_error(k_and_number, TypeMismatchError, "'and' needs bools, got the number 3 after a runtime operand",
+                 "# E:and_number", 31)
+    expect_error(k_or_float, TypeMismatchError, "'or' needs bools, got the number 2.5 after a runtime operand",
+                 "# E:or_float", 30)
+    expect_error(k_or_call_number, TypeMismatchError, "'or' needs bools, got the number 5 after a runtime operand",
+                 "# E:or_call", 30)
+
+
+def test_numbers_before_every_runtime_operand_of_and_or_are_python_s():
+    x, z = np.array([2.0], np.float32), np.zeros(3, np.uint32)
+    k_and_or_numbers_first.launch((1,), x, z, device="cpu")
+    assert z.tolist() == [1, 7, 2]
 
 
 @cd.func
