@@ -26,6 +26,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MemoryAccess
 from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
+from ..ir.literals import LiteralError, fit
 from ..ir.ops import tensor as rules
 from ..ir.ops.tensor import SETTERS, is_int32
 from ..ir.vocab import StorageClass
@@ -135,14 +136,15 @@ def _clamp_bits(cg: Builder, value: Any, as_type: Any) -> Value:
             as_type.encoding is not None or not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ArgumentError(f"clamp_value(value, type) encodes a compile-time number as f16, f32 or an integer "
                             f"type of up to 32 bits; got {cg.describe(value)} as {cg.describe(as_type)}", cg.em.loc)
+    try:
+        number = fit(value, as_type)   # (the literal rule: 300 does not fit in i8, nor -1 in u8, nor 2.5 in i32)
+    except LiteralError as e:
+        raise ArgumentError(str(e), cg.em.loc) from None
     if as_type.is_float:
         fmt = {16: ("<e", "<H"), 32: ("<f", "<I")}[as_type.width]
-        try:
-            bits = struct.unpack(fmt[1], struct.pack(fmt[0], float(value)))[0]
-        except OverflowError:
-            raise ArgumentError(f"{value!r} does not fit in {as_type}", cg.em.loc) from None
+        bits = struct.unpack(fmt[1], struct.pack(fmt[0], float(number)))[0]
     else:
-        bits = int(value) & ((1 << as_type.width) - 1)
+        bits = int(number) & ((1 << as_type.width) - 1)   # (a negative number's two's complement)
     return cg.em.const(T.u32, bits)
 
 

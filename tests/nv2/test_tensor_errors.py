@@ -13,6 +13,9 @@ from coopdsl import (
     UnsupportedSyntaxError,
     f16,
     f32,
+    i8,
+    i32,
+    u8,
     u16,
     u32,
 )
@@ -112,6 +115,21 @@ def k_clamp_type(a: cd.Buffer[f32]):
     L = cd.tensor_layout(2).clamp_value(1.0e6, f16)  # E:clamptype
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_clamp_i8(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).clamp_value(300, i8)  # E:clampi8
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_clamp_u8(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).clamp_value(-1, u8)  # E:clampu8
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_clamp_float_as_int(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).clamp_value(2.5, i32)  # E:clampfloatint
+
+
 @pytest.mark.parametrize("k,cls,message,marker,col", [
     (k_dims0, ArgumentError, "a tensor layout has 1 to 5 dimensions (a compile-time int), got the number 0",
      "# E:dims0", 9),
@@ -139,6 +157,9 @@ def k_clamp_type(a: cd.Buffer[f32]):
     (k_clamp_float, ArgumentError, "clamp_value takes a bit pattern; for the number 0.5 say which type it is",
      "# E:clampfloat", 9),
     (k_clamp_type, ArgumentError, "1000000.0 does not fit in f16", "# E:clamptype", 9),
+    (k_clamp_i8, ArgumentError, "the literal 300 does not fit in i8 (-128..127)", "# E:clampi8", 9),
+    (k_clamp_u8, ArgumentError, "the literal -1 does not fit in u8 (0..255)", "# E:clampu8", 9),
+    (k_clamp_float_as_int, ArgumentError, "cannot use the float literal 2.5 as i32", "# E:clampfloatint", 9),
 ])
 def test_layout_and_view_rules(k, cls, message, marker, col):
     expect_error(k, cls, message, marker, col)
