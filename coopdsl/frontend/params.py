@@ -8,6 +8,9 @@
   value is the constant's default (0 if none).
 * ``Push[T]`` or a bare scalar/vector annotation: a member of the kernel's one
   push-constant block, laid out with std430 alignment in parameter order (coopdsl/ir/layout.py).
+
+Buffers, uniform blocks and push constants take no default (``= None`` only, where Python's order of
+parameters needs one): every launch gives them.
 """
 
 from __future__ import annotations
@@ -147,8 +150,18 @@ def _compile_time(b: _Building, name: str, ann: ConstParam, arg: ast.arg) -> Non
     b.bindings[name] = value
 
 
+def _no_default(b: _Building, name: str, what: str, arg: ast.arg) -> None:
+    """A buffer, uniform block or push constant has no default: each launch gives it (``= None``, which
+    Python's order of parameters asks for after one with a default, says so)."""
+    if b.defaults.get(name) is not None:
+        raise DeclarationError(f"{what} '{name}' takes no default: every launch gives it (a specialization "
+                               f"constant, cd.Spec[T] = value, has one); write '= None' where Python needs a "
+                               f"default after a parameter with one", b.src.loc(arg))
+
+
 def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
     """``Uniform[S]``: a Uniform block holding the struct, at the next binding."""
+    _no_default(b, name, "uniform block", arg)
     binding = len(b.params.buffers) + len(b.params.uniforms)
     st = ann.type
     problem = uniform_problem(st)
@@ -165,6 +178,7 @@ def _uniform(b: _Building, name: str, ann: UniformParam, arg: ast.arg) -> None:
 
 def _buffer(b: _Building, name: str, ann: BufferParam, arg: ast.arg) -> None:
     """``Buffer[T]``: a StorageBuffer block ``{ T data[]; }`` at the next binding."""
+    _no_default(b, name, "buffer", arg)
     elem = ann.elem
     while isinstance(elem, T.ArrayType):
         elem = elem.elem
@@ -211,6 +225,7 @@ def _spec(b: _Building, name: str, ann: SpecParam, arg: ast.arg) -> None:
 
 def _push(b: _Building, name: str, ann: PushParam | T.Type, arg: ast.arg) -> None:
     """``Push[T]`` or a bare scalar, vector, struct or pointer type: a member of the push-constant block."""
+    _no_default(b, name, "push constant", arg)
     t = ann.type if isinstance(ann, PushParam) else ann
     if isinstance(t, (T.ScalarType, T.VectorType)) and not T.scalar_of(t).is_ieee and T.scalar_of(t).is_float:
         raise TypeMismatchError(f"push constant '{name}' cannot be {t}", b.src.loc(arg))   # (vec2[bf16] too)
