@@ -208,9 +208,15 @@ def _setter(kind: str, name: str, signature: str, doc: str) -> None:
 
 
 def _setter_value(cg: Builder, kind: str, name: str, i: int, v: Any) -> Value:
-    """Value ``i`` of a setter: 32 bits; negative only as a slice's offset, and no block size of 0."""
+    """Value ``i`` of a setter: 32 bits; negative only as a slice's offset (which is signed: a number must fit
+    in i32), and no block size of 0."""
     v = cg.as_operand(v)
     raise_problem(cg.em, rules.setter_value_problem(kind, i, v.value if isinstance(v, Const) else v))
+    if kind == "tensor_layout_slice" and i % 2 == 0 and isinstance(v, int) and not isinstance(v, bool):
+        try:
+            fit(v, T.i32)   # (2**32 - 1 would be the offset -1)
+        except LiteralError as e:
+            raise ArgumentError(f"{name}'s value {i}, an offset, is a signed 32-bit value: {e}", cg.em.loc) from None
     return _value32(cg, v, f"{name}'s value {i}")
 
 

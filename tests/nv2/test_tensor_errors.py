@@ -130,6 +130,16 @@ def k_clamp_float_as_int(a: cd.Buffer[f32]):
     L = cd.tensor_layout(2).clamp_value(2.5, i32)  # E:clampfloatint
 
 
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_offset_u32_max(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).slice(2**32 - 1, 16, 0, 16)  # E:offsetmax
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_offset_2_31(a: cd.Buffer[f32]):
+    L = cd.tensor_layout(2).slice(0, 16, 2**31, 16)  # E:offset231
+
+
 @pytest.mark.parametrize("k,cls,message,marker,col", [
     (k_dims0, ArgumentError, "a tensor layout has 1 to 5 dimensions (a compile-time int), got the number 0",
      "# E:dims0", 9),
@@ -157,12 +167,24 @@ def k_clamp_float_as_int(a: cd.Buffer[f32]):
     (k_clamp_float, ArgumentError, "clamp_value takes a bit pattern; for the number 0.5 say which type it is",
      "# E:clampfloat", 9),
     (k_clamp_type, ArgumentError, "1000000.0 does not fit in f16", "# E:clamptype", 9),
+    (k_offset_u32_max, ArgumentError, "slice's value 0, an offset, is a signed 32-bit value: the literal "
+     "4294967295 does not fit in i32", "# E:offsetmax", 9),
+    (k_offset_2_31, ArgumentError, "slice's value 2, an offset, is a signed 32-bit value: the literal 2147483648 "
+     "does not fit in i32", "# E:offset231", 9),
     (k_clamp_i8, ArgumentError, "the literal 300 does not fit in i8 (-128..127)", "# E:clampi8", 9),
     (k_clamp_u8, ArgumentError, "the literal -1 does not fit in u8 (0..255)", "# E:clampu8", 9),
     (k_clamp_float_as_int, ArgumentError, "cannot use the float literal 2.5 as i32", "# E:clampfloatint", 9),
 ])
 def test_layout_and_view_rules(k, cls, message, marker, col):
     expect_error(k, cls, message, marker, col)
+
+
+def test_slice_offsets_take_every_i32():
+    @cd.kernel(workgroup_size=(32, 1, 1))
+    def k(a: cd.Buffer[f32]):
+        cd.tensor_layout(2).slice(-2**31, 16, 2**31 - 1, 16)
+
+    k.compile()
 
 
 def test_the_stride_rule_passes_when_it_holds():
