@@ -109,13 +109,13 @@ def construct_array(cg: Builder, t: T.ArrayType, args: list[Any]) -> Value:
 
 
 def _element(cg: Builder, t: T.ArrayType, v: Any) -> Value:
-    """``v`` as an element of ``t``: numbers become constants, scalars convert like ``f32(x)``."""
+    """``v`` as an element of ``t``, as ``row[i] = v`` takes it: a number becomes a constant (if it fits), a
+    value must already have the element type (no conversion: ``i8`` would wrap an ``i32``)."""
     if arith.is_number(v):
         return arith.literal(cg.em, v, t.elem)
-    if isinstance(v, Value) and isinstance(t.elem, T.ScalarType) and isinstance(v.type, T.ScalarType):
-        return v if v.type == t.elem else arith.convert(cg.em, v, t.elem)
     if not isinstance(v, Value) or v.type != t.elem:
-        raise TypeMismatchError(f"an element of {t} must be a {t.elem} value, got {cg.describe(v)}", cg.em.loc)
+        raise TypeMismatchError(f"an element of {t} must be a {t.elem} value, got {cg.describe(v)}; convert it "
+                                f"first (e.g. {t.elem}(x))", cg.em.loc)
     return v
 
 

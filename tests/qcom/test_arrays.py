@@ -9,6 +9,7 @@ from coopdsl import (
     UnsupportedSyntaxError,
     f16,
     f32,
+    i8,
     i32,
     u32,
     vec2,
@@ -204,6 +205,24 @@ def k_arith(out: cd.Buffer[f32]):
     b = a + a  # E:arith
 
 
+@cd.kernel
+def k_narrowing_element(out: cd.Buffer[i32]):
+    a = cd.array[i8, 2](out[0], out[1])  # E:narrow
+
+
+@cd.kernel
+def k_converting_element(out: cd.Buffer[f32], n: u32):
+    a = cd.array[f32, 2](out[0], n)  # E:convert
+
+
+@cd.kernel
+def k_converting_fill(out: cd.Buffer[f32], n: u32):
+    a = cd.array(f32, 2, n)  # E:fill
+
+
+@cd.kernel
+def k_literal_past_element(out: cd.Buffer[f32]):
+    a = cd.array[i8, 2](1, 300)  # E:litrange
 @pytest.mark.parametrize("k,cls,message,marker,col", [
     (k_bool_elem, TypeMismatchError, "array elements are numeric scalars or vectors, not bool",
      "# E:boolelem", 9),
@@ -223,6 +242,13 @@ def k_arith(out: cd.Buffer[f32]):
     (k_elem_type, TypeMismatchError, "an element of vec2[f32][2] must be a vec2[f32] value, got a runtime f32",
      "# E:elemtype", 9),
     (k_literal, TypeMismatchError, "cannot use the float literal 1.5 as i32", "# E:literal", 9),
+    (k_narrowing_element, TypeMismatchError, "an element of i8[2] must be a i8 value, got a runtime i32; convert "
+     "it first (e.g. i8(x))", "# E:narrow", 9),
+    (k_converting_element, TypeMismatchError, "an element of f32[2] must be a f32 value, got a runtime u32",
+     "# E:convert", 9),
+    (k_converting_fill, TypeMismatchError, "an element of f32[2] must be a f32 value, got a runtime u32",
+     "# E:fill", 9),
+    (k_literal_past_element, TypeMismatchError, "the literal 300 does not fit in i8 (-128..127)", "# E:litrange", 9),
     (k_arith, TypeMismatchError, "f32[4] is an array: arrays take no arithmetic, comparisons or conversions",
      "# E:arith", 9),
 ])
