@@ -31,9 +31,9 @@ from functools import cache
 from typing import cast, no_type_check
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u32, vec4
+from coopdsl import f32, i32, u32, vec4
 
-from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, amax4, block_words, q8_scale, round_pack4
+from .gemv_q8 import MAGIC, MAGIC_BITS, PAIR_WORDS, XQ_VECS, block_words
 from .ggml_formats import scale_min_q4_K
 
 FORMATS = ("q4_0", "q8_0", "q4_K")
@@ -85,8 +85,7 @@ def grid(m: int, rows: int) -> tuple[int, int, int]:
 
 
 @cache
-def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None,
-           xin: str | None = None) -> cd.Kernel:
+def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, bt: int | None = None) -> cd.Kernel:
     """The product for weights in ``fmt`` and ``nx`` rows of x rounded to 8 bits by
     :func:`coopdsl.ops.gemv_q8.quantize_kernel` (``ivec4``s); a workgroup of ``split`` subgroups owns ``rows``
     rows of W.  q4_0 and q8_0 are read as 32-bit words (launch with W viewed as uint32), a lane a block; q4_K as
@@ -106,8 +105,6 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
     q40, qk = fmt == "q4_0", fmt == "q4_K"
     unit = UNIT[fmt]
     wt = vec4[u32] if qk else u32
-    xt = {None: vec4[i32], "f32": vec4[f32], "f16": vec4[f16]}[xin]
-    rounds = xin is not None      # x rounded here, not by quantize_kernel first
     if bt is not None and (bt < 1 or rows % bt or _pow2(nx) * bt > 32):
         raise ValueError(f"gemv: a reduction of {bt} rows of W does not divide rows={rows} or holds more than 32 "
                          f"sums a lane at {nx} rows of x")
@@ -120,7 +117,7 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
 
     @cd.kernel(workgroup_size=(wg, 1, 1), subgroup_size=32)
     @no_type_check
-    def gemv_xregs(w: cd.Buffer[wt], x: cd.Buffer[xt], y: cd.Buffer[f32], M: u32, K: u32):
+    def gemv_xregs(w: cd.Buffer[wt], x: cd.Buffer[vec4[i32]], y: cd.Buffer[f32], M: u32, K: u32):
         lane = cd.subgroup_invocation_id
         sg = cd.subgroup_id
         row0 = cd.workgroup_id.x * rows
@@ -134,33 +131,10 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
             # this lane's block of every row of x: 8 words of levels, the scale d and d * sum (0 past K)
             xs = []
             if qk:
-                b = uc >> 2      # a quarter c of q4_K block b (sub-blocks 2c and 2c + 1)
-                c = uc & 3
-            if rounds:
-                # x as given: this lane's unit (one block of 32, two for q4_K) of each row, rounded here as
-                # quantize_kernel rounds it
-                for j in cd.static_range(nx):
-                    x0 = j * (K // 4) + uc * (unit // 4)
-                    words = []
-                    scales = []
-                    sums = []
-                    for hb in cd.static_range(unit // 32):
-                        vs = [vec4[f32](x[x0 + 8 * hb + i]) for i in cd.static_range(8)]
-                        a = amax4(vs[0])
-                        for i in cd.static_range(1, 8):
-                            a = max(a, amax4(vs[i]))
-                        d, inv = q8_scale(a)
-                        total = i32(0)
-                        for i in cd.static_range(8):
-                            wd, t = round_pack4(vs[i], inv)
-                            words = words + [wd]
-                            total += t
-                        scales = scales + [cd.select(ok, d, f32(0.0))]
-                        sums = sums + [cd.select(ok, d * f32(total), f32(0.0))]
-                    xs = xs + [[words] + scales + sums]
-            elif qk:
                 # a quarter c of q4_K block b: sub-blocks 2c and 2c + 1 (32 values each, the low and the high
                 # nibbles of qs bytes 32c .. 32c + 31) against x's blocks 8b + 2c and 8b + 2c + 1
+                b = uc >> 2
+                c = uc & 3
                 for j in cd.static_range(nx):
                     xl0 = (j * (K // 32) + b * 8 + 2 * c) * XQ_VECS
                     xa = x[xl0]
@@ -263,6 +237,5 @@ def kernel(fmt: str, nx: int, rows: int, split: int, unroll: int | None = None, 
                     y[(i % nx) * M + out_row] = total
 
     gemv_xregs.__name__ = gemv_xregs.__qualname__ = f"gemv_xregs_{fmt}_x{nx}_r{rows}_s{split}" + \
-        (f"_{xin}" if xin else "") + \
         (f"_u{unroll}" if unroll else "") + (f"_b{bt}" if bt != batch(fmt, nx, rows) else "")
     return cast(cd.Kernel, gemv_xregs)
