@@ -76,3 +76,47 @@ def test_generated_kernels_agree_on_the_gpu(device, tmp_path, family, seed):
             np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3, equal_nan=True, err_msg=case.source)
         else:
             np.testing.assert_array_equal(got, want, err_msg=case.source)
+
+
+@coopdsl.func
+def _loop_helper(x, y):
+    """A generated helper (a differential check's) that lavapipe (Mesa, LLVM 15) gives (7, 7) for at x = 1, y = 7,
+    where the SPIR-V, traced by hand, the interpreter and an H200 give (7, 0) (docs/interpreter.md)."""
+    if (y >= (x + y)) or (y >= (x * y)):
+        x = y
+        w8 = coopdsl.i32(0)
+        while w8 < 4:
+            w8 += 1
+            if ((x // ((x & 7) + 1)) <= x) or ((x <= x) and (w8 >= coopdsl.i32(2))):
+                x = x if ((y | y) >= (x + x)) else (y - (x | x))
+                x = x | x
+                y = (x if (coopdsl.u32(100) < coopdsl.u32(100) <= coopdsl.u32(13)) else x) if (
+                    (coopdsl.u32(w8) < coopdsl.u32(w8) <= coopdsl.u32(w8)) and (w8 < w8)) else y
+            else:
+                if coopdsl.u32(w8) >= (coopdsl.u32(coopdsl.u8(coopdsl.u32(w8)) + coopdsl.u8(coopdsl.u32(100)))
+                                       & max(coopdsl.u32(w8), coopdsl.u32(w8))):
+                    break
+    return y, x
+
+
+@coopdsl.kernel(workgroup_size=(64, 1, 1))
+def _loop_kernel(a: coopdsl.Buffer[coopdsl.i32], b: coopdsl.Buffer[coopdsl.i32], r0: coopdsl.Buffer[coopdsl.i32],
+                 r1: coopdsl.Buffer[coopdsl.i32]):
+    i = coopdsl.global_invocation_id.x
+    p, q = _loop_helper(a[i], b[i])
+    r0[i] = p
+    r1[i] = q
+
+
+def test_a_loop_lavapipe_miscompiles_agrees_on_the_gpu(device):
+    a = np.array([1, *range(-8, 55)], np.int32)
+    b = np.array([7, *range(63, 0, -1)], np.int32)
+    out = {}
+    for dev in ("cpu", device):
+        r0, r1 = np.zeros(64, np.int32), np.zeros(64, np.int32)
+        _loop_kernel.launch((1, 1, 1), a, b, r0, r1, device=dev)
+        out[str(dev)] = (r0, r1)
+    cpu, gpu = out["cpu"], out[str(device)]
+    assert (int(cpu[0][0]), int(cpu[1][0])) == (7, 0)
+    np.testing.assert_array_equal(gpu[0], cpu[0])
+    np.testing.assert_array_equal(gpu[1], cpu[1])
