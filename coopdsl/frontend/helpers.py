@@ -223,7 +223,8 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
 
 def _note_call(cg: Context, dfn: DeviceFunction, values: dict[str, Any], e: CompileError) -> None:
     """An error inside a device function's body names the call that compiled it (the innermost one: a generic
-    helper's mistake may be its caller's arguments), as "in f(f32, u32), called at file:line:col"."""
+    helper's mistake may be its caller's arguments), as "in f(f32, u32), called at file:line:col"; for a
+    callback, the instruction's call (m.map, m.reduce, load_tensor's decode=) that passes its arguments."""
     if getattr(e, "coopdsl_call_noted", False) or e.loc == cg.em.loc:
         return
     args = ", ".join(str(v.type) if isinstance(v, Value) else repr(v) if isinstance(v, (bool, int, float))
@@ -370,4 +371,11 @@ def function_operand(cg: Context, dfn: DeviceFunction, param_types: Sequence[T.T
     if len(names) < len(param_types):
         raise ArgumentError(f"{dfn.fn.__name__} takes {len(names)} parameters, {len(param_types)} are passed")
     bound = {name: capture(cg, name, v) for name, v in (consts or {}).items()}
-    return FuncRef(compile_function(cg.module, dfn, dict(zip(names, param_types)), bound))
+    passed = dict(zip(names, param_types))
+    try:
+        return FuncRef(compile_function(cg.module, dfn, passed, bound))
+    except CompileError as e:   # (what the instruction passes may be the mistake: name the call that passes it)
+        values: dict[str, Any] = {name: Param(t, name) for name, t in passed.items()}
+        values.update((name, v.value if isinstance(v, Captured) else v) for name, v in bound.items())
+        _note_call(cg, dfn, values, e)
+        raise

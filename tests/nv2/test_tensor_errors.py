@@ -409,6 +409,15 @@ def test_constant_array_indices_are_checked():
                  "# E:arrayindex", 16)
 
 
+def test_an_error_inside_a_decode_function_names_the_load_that_calls_it():
+    """A decode function is compiled for what load_tensor passes (here a 2-D layout's coordinates): an error in its
+    body names that call, as for a device function called directly."""
+    expect_error(_decode_kernel(out_of_range), TypeMismatchError,
+                 f"index 2 is out of range for u32[2] (indices 0..1); Python's negative indices are not supported (in "
+                 f"out_of_range(ptr<PhysicalStorageBuffer, Blk>, u32[2], u32[2]), called at {__file__}:"
+                 f"{marker_line('# E:decode')}:13)", "# E:arrayindex", 16)
+
+
 @cd.func
 def no_member(bl, bc, cib):
     return bl.scale  # E:member

@@ -19,7 +19,7 @@ from coopdsl import (
     u32,
 )
 
-from ..conftest import compile_checked, expect_error
+from ..conftest import compile_checked, expect_error, marker_line
 
 NEG_INF = float("-inf")
 
@@ -317,6 +317,42 @@ CASES = [
 @pytest.mark.parametrize("k,cls,message,marker,col", CASES, ids=[c[3][4:] for c in CASES])
 def test_map_rules(k, cls, message, marker, col):
     expect_error(k, cls, message, marker, col)
+
+
+@cd.func
+def add_extra(row, col, x, y):
+    return x + y  # E:callee
+
+
+@cd.func
+def scaled_by(row, col, x, k):
+    return x * k  # E:bound
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_extra_passed_wrong(s: cd.Buffer[f32], o: cd.Buffer[f32], z: cd.Buffer[u32]):
+    t = Acc[f32, 16, 16].load(s, 0, stride=16)
+    t.map(add_extra, z[0]).store(o, 0, stride=16)  # L:map-call
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_bound_wrong(s: cd.Buffer[f32], n: u32):
+    t = Acc[f32, 16, 16].load(s, 0, stride=16)
+    r = t.map(cd.partial(scaled_by, k=n))  # L:partial-call
+
+
+def test_an_error_inside_a_callback_names_the_call_that_passes_its_arguments():
+    """As for a device function called directly, the error stays in the callback's body and names the m.map
+    call (file, line, column) and the types the instruction passes (row, col, element, extras), then the
+    bound values: the mistake may be a wrong extra operand or a wrong bound value."""
+    expect_error(k_extra_passed_wrong, TypeMismatchError,
+                 f"operands of '+' have different types: f32 and u32; convert one explicitly (e.g. u32(x)) (in "
+                 f"add_extra(u32, u32, f32, u32), called at {__file__}:{marker_line('# L:map-call')}:5)",
+                 "# E:callee", 12)
+    expect_error(k_bound_wrong, TypeMismatchError,
+                 f"operands of '*' have different types: f32 and u32; convert one explicitly (e.g. u32(x)) (in "
+                 f"scaled_by(u32, u32, f32, u32), called at {__file__}:{marker_line('# L:partial-call')}:9)",
+                 "# E:bound", 12)
 
 
 @cd.func
