@@ -44,21 +44,30 @@ class SSA:
         self.nested = 0  # runtime branches and loops the code generator is inside (0: the function's own chain)
         self.once: dict[str, object] = {}  # variables written once so far, while nested was 0 -> the value
         self.more: set[str] = set()  # variables written again, or while nested was not 0
-        self.lines: dict[tuple[str, int], int] = {}  # (name, id of a value written to it) -> the line of the write
+        # (name, id of a value written to it, or to an element of a compile-time list in it) -> the line of the write
+        self.lines: dict[tuple[str, int], int] = {}
         # a removed trivial phi -> (it, the value that replaced it): for values held outside the IR and these
         # tables (a device function's returns, kept until the function ends), :meth:`resolve`
         self.forward: dict[int, tuple[Op, Value]] = {}
 
     def write(self, name: str, block: Block, value: Any) -> None:
         self.defs.setdefault(name, {})[block] = value
-        if isinstance(value, Value):
-            self.lines.setdefault((name, id(value)), self.em.loc.line)
+        self._note_lines(name, value)
         if name not in self.more:
             if self.nested or name in self.once:
                 self.once.pop(name, None)
                 self.more.add(name)
             else:
                 self.once[name] = value
+
+    def _note_lines(self, name: str, value: Any) -> None:
+        """The line of this write for each runtime value it gives ``name`` (an element of a compile-time list
+        keeps the line that first gave it: ``t[0] = v`` notes v alone)."""
+        if isinstance(value, Value):
+            self.lines.setdefault((name, id(value)), self.em.loc.line)
+        elif isinstance(value, tuple):
+            for v in value:
+                self._note_lines(name, v)
 
     def read(self, name: str, block: Block) -> Any:
         """The value of ``name`` at the end of ``block`` (may be Undefined)."""
@@ -121,28 +130,30 @@ class SSA:
             raise CompileError(
                 f"'{name}' holds different compile-time values on the paths that meet here", self.em.loc)
         first = typed[0] if typed else None
-        operands = [self._as_value(name, v, ty, first) for v in values]
+        operands = [self._as_value(name, v, ty, first, path) for v in values]
         return self.em.phi(block, ty, operands, list(block.preds), var=name, path=path)
 
     def _where(self, name: str, v: Any) -> str:
         line = self.lines.get((name, id(v))) if isinstance(v, Value) else None
         return f" (assigned on line {line})" if line else ""
 
-    def _as_value(self, name: str, v: Any, ty: T.Type, first: Value | None) -> Value:
-        """``v`` as an operand of a phi of type ``ty`` (``first``: the value that gave the phi its type)."""
+    def _as_value(self, name: str, v: Any, ty: T.Type, first: Value | None, path: tuple[int, ...] = ()) -> Value:
+        """``v`` as an operand of a phi of type ``ty`` (``first``: the value that gave the phi its type; ``path``:
+        the indices of the element of a compile-time list the phi is for)."""
+        what = _element(name, path)
         if isinstance(v, Value):
             if v.type is not ty and v.type != ty:
                 raise CompileError(
-                    f"'{name}' is {ty} on one path{self._where(name, first)} and {v.type} on another"
+                    f"'{what}' is {ty} on one path{self._where(name, first)} and {v.type} on another"
                     f"{self._where(name, v)}; convert one of them so both have the same type", self.em.loc)
             return v
         if _is_number(v):
             try:
                 return self.em.literal(v, ty)
             except CompileError as e:   # (a float literal on one path, an integer on the other)
-                raise type(e)(f"'{name}' is {ty} on one path{self._where(name, first)} and the literal {v!r} on "
+                raise type(e)(f"'{what}' is {ty} on one path{self._where(name, first)} and the literal {v!r} on "
                               f"another, which {ty} cannot hold: {e.message}", self.em.loc) from None
-        raise CompileError(f"'{name}' mixes a compile-time value with a runtime one here", self.em.loc)
+        raise CompileError(f"'{what}' mixes a compile-time value with a runtime one here", self.em.loc)
 
     # -- loops ------------------------------------------------------------------
     def loop_phi(self, name: str, header: Block, preheader: Block, loc: SourceLoc) -> None:
@@ -182,9 +193,10 @@ class SSA:
                     at = v.loc if isinstance(v, Op) and v.loc is not None and v.loc.file == phi.loc.file \
                         and v.loc.line > phi.loc.line else None
                     loop = f" (the loop at line {phi.loc.line})" if at is not None else ""
+                    what = _element(name, phi.attrs.get("path", ()))
                     raise CompileError(
-                        f"'{name}' is {phi.type} when the loop starts but {v.type} after an iteration{loop}; "
-                        f"give it one type before the loop (e.g. {name} = {v.type}(...))", at or phi.loc)
+                        f"'{what}' is {phi.type} when the loop starts but {v.type} after an iteration{loop}; "
+                        f"give it one type before the loop (e.g. {what} = {v.type}(...))", at or phi.loc)
                 phi.operands.append(self._as_value(name, v, phi.type, None))
                 phi.attrs["incoming"].append(latch)
         for phi in list(header.phis):
@@ -237,6 +249,11 @@ def _at_path(v: Any, path: tuple[int, ...], name: str, loc: SourceLoc) -> Any:
             raise CompileError(f"'{name}' changes its shape (a compile-time list) inside the loop", loc)
         v = v[i]
     return v
+
+
+def _element(name: str, path: tuple[int, ...]) -> str:
+    """How an error names the element at ``path`` of the compile-time list ``name`` (``t[1][0]``), or ``name``."""
+    return name + "".join(f"[{i}]" for i in path)
 
 
 def _replace_leaf(v: Any, old: Op, new: Value) -> Any:

@@ -21,7 +21,7 @@ from coopdsl import (
 )
 from coopdsl.errors import CompileError
 
-from ..conftest import expect_error
+from ..conftest import expect_error, marker_line
 
 TABLE = {"a": 1}
 
@@ -254,6 +254,44 @@ def test_a_variable_of_two_types_names_the_lines_that_assigned_them():
     expect_error(k_float_or_uint, TypeMismatchError, f"'v' is u32 on one path (assigned on line {first + 5}) and "
                  "the literal 1.5 on another, which u32 cannot hold: cannot use the float literal 1.5 as u32",
                  "# E:floatoruint", 12)
+
+
+@cd.kernel
+def k_list_two_types(x: cd.Buffer[f32], z: cd.Buffer[u32], c: u32):
+    t = [x[0], [x[1], x[2]]]  # L:list-first
+    if c > 0:
+        t[1][0] = z[0]  # L:list-other
+    x[3] = t[0]  # E:listtwotypes
+
+
+@cd.kernel
+def k_list_literal(x: cd.Buffer[u32], c: u32):
+    t = [x[0], x[1]]  # L:list-literal
+    if c > 0:
+        t[1] = 1.5
+    x[3] = t[1]  # E:listliteral
+
+
+@cd.kernel
+def k_list_loop_type(x: cd.Buffer[f32], z: cd.Buffer[u32], n: u32):
+    t = [x[0], x[1]]
+    for j in range(n):
+        t[1] = z[j]  # E:listloop
+    x[3] = t[0]
+
+
+def test_an_element_of_a_list_of_two_types_names_the_lines_that_assigned_them():
+    # as for a variable: at the use where the paths meet, naming the element and both assignments (it said "'t' is
+    # f32 on one path and u32 on another", naming neither the element nor a line; found by a hardening fuzz)
+    expect_error(k_list_two_types, CompileError,
+                 f"'t[1][0]' is f32 on one path (assigned on line {marker_line('# L:list-first')}) and u32 on another "
+                 f"(assigned on line {marker_line('# L:list-other')}); convert one of them", "# E:listtwotypes", 12)
+    expect_error(k_list_literal, TypeMismatchError,
+                 f"'t[1]' is u32 on one path (assigned on line {marker_line('# L:list-literal')}) and the literal 1.5 "
+                 "on another, which u32 cannot hold", "# E:listliteral", 12)
+    expect_error(k_list_loop_type, CompileError, "'t[1]' is f32 when the loop starts but u32 after an iteration (the "
+                 "loop at line ", "# E:listloop", 16)
+    assert "(e.g. t[1] = u32(...))" in str(pytest.raises(CompileError, k_list_loop_type.compile).value)
 
 
 @cd.kernel
