@@ -83,6 +83,19 @@ def python_value(value: Any) -> Any:
     return value
 
 
+def host_bool(value: Any) -> bool | None:
+    """A value the host gives a bool specialization constant (a launch's, ``compile(spec=...)``'s, ``emit
+    --spec``'s) as a bool: True or False, or the ints 1 and 0 (VkBool32's values; numpy scalars as their Python
+    value); None for anything else.  The one rule every path asks; a kernel's own literals stay stricter (a
+    number is not a bool there)."""
+    value = python_value(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
 def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str | None,
                name: str) -> bool | int | float:
     """``value`` as a constant of the scalar type with these traits (``name`` in messages);

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from ._numbers import LiteralError, fit_named, float_key, python_value
+from ._numbers import LiteralError, fit_named, float_key, host_bool, python_value
 from ._words import with_article
 
 DTYPES: dict[str, type[np.generic]] = {
@@ -225,9 +225,10 @@ def fitted(value: Any, t: str, what: str, error: type[Exception] = ValueError) -
         raise error(f"{what} ({t}) cannot be {value!r}: give a Python number or a numpy scalar of at most 64 "
                     f"bits")
     if t == "bool":
-        if isinstance(value, (bool, int)) and value in (0, 1):
-            return int(value)
-        raise error(f"{what} (bool) cannot be {value!r}: give True or False")
+        flag = host_bool(value)
+        if flag is not None:
+            return int(flag)
+        raise error(f"{what} (bool) cannot be {value!r}: give True or False (or 1 or 0)")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise error(f"{what} ({t}) cannot be {value!r}: give a number")
     try:

@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
-from .errors import CompileError, CoopDSLError, InternalCompilerError, LaunchCallError, LaunchError, SourceLoc
+from ._numbers import host_bool
+from .errors import (
+    CompileError,
+    CoopDSLError,
+    InternalCompilerError,
+    LaunchCallError,
+    LaunchError,
+    SourceLoc,
+    with_article,
+)
 from .ir import types as T
 from .ir.core import Module, SpecConst
 from .ir.literals import LiteralError, fit
@@ -97,8 +106,13 @@ class Kernel:
             if isinstance(annotations.get(name), SpecParam):
                 raise ValueError(f"{self.name}: '{name}' is a Spec parameter, whose value a launch or "
                                  f"compile(spec=...) gives; specialize fixes Const parameters")
-            if not isinstance(annotations.get(name), ConstParam):
+            ann = annotations.get(name)
+            if not isinstance(ann, ConstParam):
                 raise ValueError(f"{self.name} has no Const parameter '{name}'")
+            if not ann.accepts(consts[name]):   # (the rule the compile applies: here, at the caller's line)
+                assert ann.type is not None   # (a Const without a type accepts everything)
+                raise ValueError(f"{self.name}: Const parameter '{name}' takes {with_article(ann.type.__name__)}, "
+                                 f"got {consts[name]!r}")
         if key not in self._specialized:
             variant = Kernel(self.fn, self.workgroup_size, self.target_env, merged, self.subgroup_size,
                              self.entry_point)
@@ -716,6 +730,8 @@ def _apply_spec_defaults(module: Module, spec: dict[str, Any]) -> None:
         if sc is None:
             raise ValueError(f"{module.name} has no specialization constant '{name}' "
                              f"(it has: {', '.join(by_name) or 'none'})")
+        if sc.type.is_bool and host_bool(value) is not None:   # (1 and 0 too, as a launch takes them)
+            value = host_bool(value)
         try:
             sc.default = fit(value, sc.type)
         except LiteralError as e:

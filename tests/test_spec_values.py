@@ -395,3 +395,36 @@ def test_spec_division_on_a_device_matches_the_interpreter_at_its_edges(tmp_path
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().splitlines()[-1] == str(want)
     assert want[0] == [-2**31, 0] and want[1] == [0, 0] and want[2] == [-3, -1] and want[3] == [-3, 1]
+
+
+BOOL_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import f32, u32
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def k(out: cd.Buffer[f32], D: cd.Spec[cd.boolean] = False, A: cd.Spec[u32] = 3):
+        out[0] = cd.select(D, f32(A), 0.5)
+''')
+
+
+def test_a_bool_spec_constant_takes_the_same_values_on_every_path(tmp_path):
+    """A launch took 1 and 0 for a bool specialization constant (VkBool32's values) where compile(spec=...),
+    reflect(spec=...) and emit --spec refused them: one rule (coopdsl._numbers.host_bool) decides for all."""
+    path = tmp_path / "bk.py"
+    k = exec_source(BOOL_SRC, path)["k"]
+    for value, want in ((1, 3.0), (0, 0.5), (True, 3.0), (np.bool_(True), 3.0)):
+        assert k.compile(spec={"D": value}) == k.compile(spec={"D": bool(value)})
+        assert k.reflect(spec={"D": value}) == k.reflect(spec={"D": bool(value)})
+        out = np.zeros(1, np.float32)
+        k.launch((1, 1, 1), out, device="cpu", D=value)
+        assert out[0] == want
+    r = subprocess.run([sys.executable, "-m", "coopdsl", "emit", str(path), "--spec", "D=1", "-o",
+                        str(tmp_path / "k.spv")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "k.spv").read_bytes() == k.compile(spec={"D": True})
+    for bad in (2, 0.5, -1):
+        with pytest.raises(ValueError, match=f"cannot use the number {bad} as a bool"):
+            k.compile(spec={"D": bad})
+        with pytest.raises(Exception, match=rf"cannot be {bad}: give True or False \(or 1 or 0\)"):
+            k.launch((1, 1, 1), np.zeros(1, np.float32), device="cpu", D=bad)

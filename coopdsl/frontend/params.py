@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from .._numbers import host_bool
 from .._records import record
 from ..errors import CompileError, DeclarationError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
@@ -214,7 +215,9 @@ def _spec(b: _Building, name: str, ann: SpecParam, arg: ast.arg) -> None:
     default = _check_default(ann.type, default, name, src, arg)
     if name in b.module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
         try:                             # Kernel.compile reports a value that does not)
-            default = fit(b.module.spec_overrides[name], ann.type)
+            given = b.module.spec_overrides[name]
+            default = fit(host_bool(given) if ann.type.is_bool and host_bool(given) is not None else given,
+                          ann.type)
         except LiteralError:
             pass
     sc = SpecConst(ann.type, name, sid, default)

@@ -89,6 +89,24 @@ def test_const_errors_name_const_and_spec_errors_name_spec(tmp_path, capsys):
     assert "--spec K: 'abc' is not a number" in capsys.readouterr().err
 
 
+def test_a_value_its_parameter_does_not_take_is_a_usage_error_for_const_as_for_spec(tmp_path, capsys):
+    """--const C=2.5 for a Const[int] was a compile error at the parameter (exit 1) where --spec WG=2.5 for a
+    Spec[u32] is a usage error (exit 2); Kernel.specialize now checks the value, at its caller's line."""
+    src = tmp_path / "kc.py"
+    src.write_text("import coopdsl as cd\nfrom coopdsl import f32, u32\n\n\n"
+                   "@cd.kernel(workgroup_size=('WG', 1, 1))\n"
+                   "def k(x: cd.Buffer[f32], WG: cd.Spec[u32] = 8, C: cd.Const[int] = 1, R: cd.Const[float] = 0.5):\n"
+                   "    x[0] = f32(C) + R\n")
+    out = str(tmp_path / "k.spv")
+    assert main(["emit", str(src), "-o", out, "--spec", "WG=2.5"]) == 2
+    assert "cannot use the float literal 2.5 as u32" in capsys.readouterr().err
+    assert main(["emit", str(src), "-o", out, "--const", "C=2.5"]) == 2
+    assert "coopdsl: error: k: Const parameter 'C' takes an int, got 2.5" in capsys.readouterr().err
+    assert main(["emit", str(src), "-o", out, "--const", "R=3"]) == 2
+    assert "coopdsl: error: k: Const parameter 'R' takes a float, got 3" in capsys.readouterr().err
+    assert main(["emit", str(src), "-o", out, "--const", "C=3", "--const", "R=2.0"]) == 0
+
+
 def test_output_dash_writes_the_binary_to_stdout(tmp_path):
     reference = tmp_path / "g.spv"
     assert main(["emit", str(GEMM), "-o", str(reference)]) == 0
