@@ -21,12 +21,26 @@ if TYPE_CHECKING:
     from .context import Context
 
 
+def spliced(cg: Context, elts: list[ast.expr]) -> list[Any]:
+    """The values of ``elts`` (a list or tuple display's items, a call's arguments) in order, a starred item
+    ``*xs`` giving the items of the compile-time list or tuple ``xs``, as Python splices an iterable."""
+    out: list[Any] = []
+    for e in elts:
+        if not isinstance(e, ast.Starred):
+            out.append(cg.visit(e))
+            continue
+        items = cg.visit(e.value)
+        if not isinstance(items, tuple):
+            hint = " (a vector's components are v.x, v.y, ...)" if isinstance(getattr(items, "type", None),
+                                                                            T.VectorType) else ""
+            raise TypeMismatchError(f"'*' unpacks a list or tuple known at compile time, got "
+                                    f"{cg.describe(items)}{hint}", cg.src.loc(e))
+        out.extend(items)
+    return out
+
+
 def call_parts(cg: Context, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
-    args = []
-    for a in node.args:
-        if isinstance(a, ast.Starred):
-            raise UnsupportedSyntaxError("'*args' in calls is not supported", cg.src.loc(a))
-        args.append(cg.visit(a))
+    args = spliced(cg, node.args)
     kwargs: dict[str, Any] = {}
     for k in node.keywords:
         if k.arg is None:
@@ -183,7 +197,7 @@ def _minmax(cg: Context, kind: str, args: list[Any], kwargs: dict[str, Any]) -> 
 
 def expr_list(cg: Context, node: ast.List) -> tuple[Any, ...]:
     # compile-time containers are immutable tuples: element assignment rebinds the name
-    return tuple(cg.visit(e) for e in node.elts)
+    return tuple(spliced(cg, node.elts))
 
 
 MAX_UNROLLED = 65536  # iterations one static_range may unroll (each is compiled: a bound, not a hang)

@@ -68,14 +68,26 @@ class ControlFlow(Context):
         if isinstance(target, ast.Name):
             self.assign(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            starred = next((e for e in target.elts if isinstance(e, ast.Starred)), None)
-            if starred is not None:
-                raise UnsupportedSyntaxError("starred assignment ('*name' in the names assigned) is not supported; "
-                                             "assign each name, or index the tuple", self.src.loc(starred))
-            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+            stars = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+            if len(stars) > 1:   # (Python refuses it as it parses: a kernel's source was parsed by Python)
+                raise UnsupportedSyntaxError("one '*name' at most in the names assigned", self.src.loc(target))
+            n = len(target.elts)
+            if not isinstance(value, (tuple, list)) or (len(value) < n - 1 if stars else len(value) != n):
+                want = f"{n - 1} or more" if stars else f"{n}"
                 raise TypeMismatchError(
-                    f"cannot unpack {self.describe(value)} into {len(target.elts)} names", self.src.loc(target))
-            for t, v in zip(target.elts, value):
+                    f"cannot unpack {self.describe(value)} into {want} names", self.src.loc(target))
+            if not stars:
+                for t, v in zip(target.elts, value):
+                    self.assign_target(t, v)
+                return
+            i = stars[0]   # a, *rest, z = items: rest is a list of the items between (as in Python)
+            after = n - 1 - i
+            for t, v in zip(target.elts[:i], value[:i]):
+                self.assign_target(t, v)
+            starred = target.elts[i]
+            assert isinstance(starred, ast.Starred)
+            self.assign_target(starred.value, tuple(value[i:len(value) - after]))
+            for t, v in zip(target.elts[i + 1:], value[len(value) - after:]):
                 self.assign_target(t, v)
         elif isinstance(target, ast.Subscript):
             store_subscript(self, target, value)

@@ -15,7 +15,7 @@ from ..lang.pointers import ptr_offset
 from ..lang.structs import is_data_ptr
 from ..lang.types import Enumerant
 from .access import expr_attribute, expr_subscript
-from .calls import MAX_UNROLLED, expr_call, expr_list, expr_listcomp
+from .calls import MAX_UNROLLED, expr_call, expr_list, expr_listcomp, spliced
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
@@ -43,7 +43,7 @@ def expr_name(cg: CodeGen, node: ast.Name) -> Any:
 
 
 def expr_tuple(cg: CodeGen, node: ast.Tuple) -> Any:
-    made = tuple(cg.visit(e) for e in node.elts)
+    made = tuple(spliced(cg, node.elts))
     if made:   # (not the empty tuple: Python shares it with an empty list's)
         cg.tuple_displays[id(made)] = made
     return made

@@ -89,3 +89,62 @@ def test_storing_past_either_end_of_a_list_is_the_error_reading_there_gives():
                  "# E:huge_index", 5)
     expect_error(k_store_nested_past_end, TypeMismatchError, "index -3 out of range for a tuple of 2",
                  "# E:nested_past_end", 5)
+
+
+@cd.func
+def _add3(a, b, c):
+    return a + b + c
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def star_unpacking(x: cd.Buffer[f32], o: cd.Buffer[f32]):
+    t = [x[0], x[1]]
+    u = [*t, x[2], *(x[3],)]            # a display splices compile-time lists and tuples
+    v = cd.vec4[f32](*u)                # so does a call: a constructor, a device function, a builtin
+    first, *rest = u                    # and an assignment's starred name takes a list of the rest
+    *init, last = u
+    a, *mid, z = u
+    mid[0] = mid[0] * 10.0              # (a list: its items may be assigned)
+    o[0] = _add3(*t, x[2])
+    o[1] = v.w + max(*t)
+    o[2] = first + last
+    o[3] = rest[0] + init[2]
+    o[4] = mid[0] + mid[1] + a + z
+    o[5] = f32(len(rest) + len([*t, *t]) + len(mid))
+    e, *none = (x[0],)
+    o[6] = f32(len(none)) + e
+
+
+def test_star_unpacks_compile_time_lists_in_displays_calls_and_assignments():
+    import numpy as np
+
+    compile_checked(star_unpacking, r"OpFAdd %float")
+    o = np.zeros(7, np.float32)
+    star_unpacking.launch((1, 1, 1), np.arange(1, 5, dtype=np.float32), o, device="cpu")
+    assert o.tolist() == [6.0, 6.0, 5.0, 5.0, 28.0, 9.0, 1.0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def star_of_a_runtime_value(x: cd.Buffer[f32], o: cd.Buffer[f32]):
+    t = [*x[0], x[1]]  # E:star-runtime
+    o[0] = t[0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def star_of_a_vector_in_a_call(x: cd.Buffer[cd.vec4[f32]], o: cd.Buffer[f32]):
+    o[0] = max(*x[0])  # E:star-vector
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def starred_names_past_the_items(x: cd.Buffer[f32]):
+    a, b, *c = (x[0],)  # E:star-few
+    x[1] = a
+
+
+def test_star_of_what_is_not_a_compile_time_list_is_located():
+    expect_error(star_of_a_runtime_value, TypeMismatchError, "'*' unpacks a list or tuple known at compile time, "
+                 "got a runtime f32", "# E:star-runtime", 10)
+    expect_error(star_of_a_vector_in_a_call, TypeMismatchError, "'*' unpacks a list or tuple known at compile "
+                 "time, got a runtime vec4[f32] (a vector's components are v.x, v.y, ...)", "# E:star-vector", 16)
+    expect_error(starred_names_past_the_items, TypeMismatchError, "cannot unpack a compile-time tuple of 1 into 2 "
+                 "or more names", "# E:star-few", 5)
