@@ -21,13 +21,12 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from .._numbers import host_bool
 from .._records import record
 from ..errors import CompileError, DeclarationError, TypeMismatchError, UnsupportedSyntaxError, with_article
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..ir.layout import array_block, laid_out, uniform_problem
-from ..ir.literals import LiteralError, fit
+from ..ir.literals import LiteralError, fit, host_bool
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam

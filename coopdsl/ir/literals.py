@@ -11,6 +11,7 @@ it does not fit.
 from __future__ import annotations
 
 from .._numbers import LiteralError, fit_number, stored_float
+from .._numbers import host_bool as host_bool  # (the host's bool rule, for the front end's compile(spec=) values)
 from .._numbers import int_range as _int_range
 from . import types as T
 
