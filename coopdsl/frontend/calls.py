@@ -13,9 +13,9 @@ from ..ir.core import Value
 from ..ir.layout import unlaid
 from ..lang import arith
 from ..lang import registry as B
-from ..lang.arrays import construct_array, length_of, relaid
+from ..lang.arrays import buffer_length, construct_array, length_of, relaid
 from ..lang.functions import DeviceFunction, Partial
-from ..lang.values import BoundMethod, BuiltinVar
+from ..lang.values import BoundMethod, BufferRef, BuiltinVar
 
 if TYPE_CHECKING:
     from .context import Context
@@ -79,6 +79,11 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
             raise TypeMismatchError(f"float({args[0]!r}) is not a number", cg.em.loc) from None
     if func is py_builtins.len and len(args) == 1 and isinstance(getattr(args[0], "type", None), T.ArrayType):
         return length_of(cg, args[0])
+    if func is py_builtins.len and len(args) == 1 and not kwargs and isinstance(args[0], BufferRef):
+        return buffer_length(cg, args[0])
+    if func is py_builtins.len and len(args) == 1 and not kwargs and not isinstance(args[0], (bool, int, float, tuple)):
+        raise TypeMismatchError(f"len() takes a compile-time list or tuple, an array (cd.array, shared, local or "
+                                f"private) or a storage buffer; got {cg.describe(args[0])}", cg.em.loc)
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):
         if kwargs or not all(isinstance(a, (bool, int, float, tuple)) for a in args):
             raise TypeMismatchError(

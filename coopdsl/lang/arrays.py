@@ -22,6 +22,7 @@ from ..ir.layout import unlaid
 from ..ir.vocab import StorageClass
 from . import arith
 from .registry import BUILTINS, Builtin, parse_signature
+from .values import BufferRef
 
 if TYPE_CHECKING:
     from .context import Builder
@@ -203,6 +204,20 @@ def length_of(cg: Builder, arr: Value) -> int | Value:
     t = arr.type
     assert isinstance(t, T.ArrayType)
     return dim_value(cg, t.length)
+
+
+def buffer_length(cg: Builder, buf: BufferRef) -> int | Value:
+    """``len(buf)``: a shared, local or private array's length (an int, or the specialization constant it is), or
+    a storage buffer's element count, a runtime u32 (``OpArrayLength``, GLSL's ``buf.length()``) from the bytes
+    of the array the launch binds."""
+    if buf.length is not None:
+        return dim_value(cg, buf.length)
+    block = buf.var.type.pointee if isinstance(buf.var.type, T.PointerType) else None
+    if isinstance(block, T.StructType) and len(buf.prefix) == 1 and \
+            isinstance(block.members[buf.prefix[0]][1], T.RuntimeArrayType):
+        return cg.em.op("array_length", T.u32, [buf.var], member=buf.prefix[0])
+    raise TypeMismatchError(f"len() of {cg.describe(buf)}: only a storage buffer parameter's or an array's "
+                            f"length is known", cg.em.loc)
 
 
 def dim_value(cg: Builder, d: T.Dim) -> int | Value:

@@ -35,6 +35,12 @@ __all__ = ["launch", "record", "replay", "bind", "resolve_device", "default_devi
 Recorded = tuple[Device, Program, int, tuple[DescriptorSet, bytes], int, tuple["weakref.ref[Array]", ...]]
 
 
+def bound_bytes(nbytes: int) -> int:
+    """The range a buffer's descriptor binds for an array of ``nbytes``: its bytes, which a kernel's ``len(buf)``
+    (``OpArrayLength``) divides by the element's stride; 4 for an empty array (Vulkan binds no empty range, so
+    there ``len`` counts the elements of 4 bytes)."""
+    return nbytes if nbytes else 4
+
 def launch(spirv: bytes, reflection: dict[str, Any], grid: tuple[int, int, int], args: dict[str, Any],
            spec: dict[str, Any] | None = None, device: Device | None = None,
            keep: bool = False) -> Recorded | Graph | None:
@@ -168,7 +174,7 @@ def bind(b: Batch, program: Program, args: dict[str, Any]) -> tuple[DescriptorSe
             buf = b.stage(value, write_back=not binding["readonly"])
         else:
             b.use(value)
-        rng = value.nbytes if value.nbytes >= 4 else 4
+        rng = bound_bytes(value.nbytes)
         binds.append((binding["binding"], buf, rng))
         key += (buf.uid, rng)
     return dev.descriptors.get(tuple(key), program.descriptor_types, binds), push
@@ -213,7 +219,7 @@ def _bind_resident(b: Batch, program: Program, args: dict[str, Any]) -> tuple[De
     for slot, value in zip(program.slots, values):
         buf = _resident(value, slot, dev)
         used[id(value)] = value  # b.use(value), inline
-        rng = value.nbytes if value.nbytes >= 4 else 4
+        rng = bound_bytes(value.nbytes)
         binds.append((slot[0]["binding"], buf, rng))
         key += (buf.uid, rng)
     bound = dev.descriptors.get(tuple(key), program.descriptor_types, binds), push

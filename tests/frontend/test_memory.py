@@ -228,3 +228,43 @@ def test_arrays_of_arrays_refuse_matrices_and_bools():
                  "Acc[f32, 16, 16]", "# E:matrows", 27)
     expect_error(k_bool_rows, TypeMismatchError, "array elements are numeric scalars or vectors, not bool",
                  "# E:boolrows", 19)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def lengths(x: cd.Buffer[f32], v: cd.Buffer[cd.vec3[f32]], h: cd.Buffer[cd.f16], o: cd.Buffer[u32],
+            N: cd.Spec[u32] = 5):
+    sh = cd.shared(f32, 64)
+    lo = cd.local_array(f32, N)
+    pa = cd.private_array(u32, 3)
+    i = cd.local_invocation_index
+    sh[i] = x[min(i, len(x) - 1)]      # a runtime u32: the bytes the launch binds over the element's stride
+    cd.barrier()
+    if i == 0:
+        o[0] = len(x)
+        o[1] = len(v)                  # (vec3: 16-byte elements)
+        o[2] = len(h)
+        o[3] = len(sh) + len(pa)       # compile-time ints
+        o[4] = len(lo)                 # the specialization constant
+        o[5] = len(o)
+        o[6] = u32(sh[len(sh) - 1])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 100])
+def test_len_of_a_buffer_is_its_bound_element_count_and_of_an_array_its_length(n):
+    """GLSL's buf.length() (OpArrayLength): the elements of the array a launch binds; shared, local and private
+    arrays give their declared length, an int or the specialization constant."""
+    compile_checked(lengths, r"OpArrayLength %uint %\w+ 0", r"OpSpecConstant %uint 5")
+    o = np.zeros(8, np.uint32)
+    x = np.arange(n, dtype=np.float32)
+    lengths.launch((1, 1, 1), x, np.zeros((n + 1, 4), np.float32), np.zeros(n, np.float16), o, device="cpu", N=7)
+    assert o.tolist() == [n, n + 1, n, 67, 7, 8, min(n, 64) - 1, 0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def length_of_a_value(x: cd.Buffer[f32], o: cd.Buffer[u32]):
+    o[0] = len(x[0])  # E:len-value
+
+
+def test_len_of_a_runtime_value_says_what_len_takes():
+    expect_error(length_of_a_value, TypeMismatchError, "len() takes a compile-time list or tuple, an array "
+                 "(cd.array, shared, local or private) or a storage buffer; got a runtime f32", "# E:len-value", 12)

@@ -448,3 +448,31 @@ def test_bench_of_a_kernel_the_device_cannot_run_does_not_point_at_the_interpret
         gemm.bench((1, 1), a, a, c, M=16, N=16, K=16, device=device)
     assert "bench times kernels on a GPU (the CPU interpreter runs them, device=\"cpu\", but does not time them)" \
         in str(e.value) and "the CPU interpreter runs it" not in str(e.value)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def buffer_lengths(x: cd.Buffer[f32], h: cd.Buffer[f16], b: cd.Buffer[cd.u8], v: cd.Buffer[cd.vec3[f32]],
+                   o: cd.Buffer[u32]):
+    o[0] = len(x)
+    o[1] = len(h)
+    o[2] = len(b)
+    o[3] = len(v)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 64])
+def test_len_of_a_buffer_counts_the_bound_elements_on_a_device_as_on_the_interpreter(device, n):
+    """A buffer's descriptor binds the array's own bytes (not at least 4: a one-element f16 array was 2 elements
+    long to OpArrayLength), so len(buf) on a device is what the interpreter counts."""
+    from coopdsl import runtime
+
+    args = [np.zeros(n, np.float32), np.zeros(n, np.float16), np.zeros(n, np.uint8), np.zeros((n, 4), np.float32)]
+    got = {}
+    for where in ("cpu", device):
+        o = np.zeros(4, np.uint32)
+        buffer_lengths.launch((1, 1, 1), *args, o, device=where)
+        got[str(where)] = o.tolist()
+    assert got["cpu"] == got[str(device)] == [n, n, n, n]
+    resident = [runtime.array(a, device=device) for a in args]
+    o = runtime.zeros(4, np.uint32, device=device)
+    buffer_lengths.launch((1, 1, 1), *resident, o, device=device)
+    assert o.numpy().tolist() == [n, n, n, n]

@@ -195,6 +195,16 @@ def _variable(m: Machine, op: Op, args: list[Any]) -> Any:
     return m.local_variable(op)
 
 
+@semantics("array_length")
+def _array_length(m: Machine, op: Op, args: list[Any]) -> Any:
+    """The whole elements of the runtime array in the buffer bound (its bytes past the member's offset)."""
+    p = args[0]
+    block = T.pointee_struct(op.operands[0].type)
+    member = op.attrs["member"]
+    start = p.addr + m.layout.member_offset(block, member)
+    return ((p.hi - start) // m.layout.stride(block.members[member][1])).astype(np.uint32)
+
+
 @semantics("ptr_to_u64")
 def _ptr_to_u64(m: Machine, op: Op, args: list[Any]) -> Any:
     return args[0].device_address

@@ -42,6 +42,15 @@ def _to_ptr(op: Op) -> None:
         fail(op, f"converts a u64 to a pointer, got {op.operands[0].type} -> {op.type}")
 
 
+def _array_length(op: Op) -> None:
+    block = pointer(op, 0).pointee
+    member = op.attrs["member"]
+    if not isinstance(block, T.StructType) or not 0 <= member < len(block.members) or \
+            not isinstance(block.members[member][1], T.RuntimeArrayType):
+        fail(op, f"member {member} of {block} is not a runtime array")
+    result_is(op, T.u32)
+
+
 _MEMORY = {"memory": (MemoryAccess, False)}
 define("access", (1, None), verify=_access, doc="pointer to an element: base pointer, then indices")
 define("load", 1, attrs=_MEMORY, verify=_load, pure=False, doc="load through a pointer")
@@ -50,6 +59,8 @@ define("store", 2, attrs=_MEMORY, verify=_store, pure=False, writes=True,
 define("variable", 0, verify=_variable, pure=False, attrs={"array_name": (str, False)},
        doc="a Function-storage variable (placed first in the entry block); array_name: the local array's name "
            "in the kernel, for the interpreter's reports")
+define("array_length", 1, verify=_array_length, attrs={"member": (int, True)},
+       doc="the element count of the runtime array that is member `member` of a storage buffer's block (u32)")
 define("ptr_to_u64", 1, verify=_to_u64, doc="the 64-bit address of a device pointer")
 define("u64_to_ptr", 1, verify=_to_ptr, doc="a device pointer from a 64-bit address")
 define("control_barrier", 0, pure=False, tangled="execution",

@@ -32,6 +32,11 @@ def _variable(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int
     w.emit("OpVariable", ty, rid, StorageClass.Function)
 
 
+@lowering("array_length")
+def _array_length(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    w.emit("OpArrayLength", ty, rid, *args, op.attrs["member"])
+
+
 @lowering("ptr_to_u64")
 def _ptr_to_u64(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpConvertPtrToU", ty, rid, *args)
