@@ -131,7 +131,7 @@ def binary(em: Emitter, op: str, a: Any, b: Any) -> Any:
     if a_value and isinstance(a.type, T.ArrayType) or b_value and isinstance(b.type, T.ArrayType):
         _no_arrays(em, a, b)
     if op == "pow":
-        raise TypeMismatchError("'**' is not supported on runtime values; use cd.pow(x, y)", em.loc)
+        return _power(em, a, b)
     if a_value and isinstance(a.type, T.CoopMatType) or b_value and isinstance(b.type, T.CoopMatType):
         return _coopmat_binary(em, op, a, b)
     given = b  # (the right operand as written: a constant divisor or shift count is checked below)
@@ -163,6 +163,38 @@ def binary(em: Emitter, op: str, a: Any, b: Any) -> Any:
     if elem.is_bool:
         raise TypeMismatchError(f"'{SYMBOL[op]}' needs numbers, got bool", em.loc)
     return em.op(op, t, [a, b])
+
+
+def _power(em: Emitter, a: Any, n: Any) -> Any:
+    """``a ** n`` of a runtime ``a`` and a compile-time integer ``n``: multiplications (squaring, then the bits of
+    ``n``), as C++ code writes small powers; ``a ** 0`` is 1 of ``a``'s type (Python's ``x ** 0``, NaN too), and for
+    floats ``a ** -n`` is ``1 / a ** n``.  A runtime or float exponent is ``cd.pow``'s (GLSL's ``pow``, which
+    Vulkan defines only for ``a >= 0``)."""
+    if not isinstance(a, Value):
+        raise TypeMismatchError(f"'**' with a runtime exponent ({_describe(n)}) is not supported; use cd.pow(x, y) "
+                                f"for floats, or a shift (1 << k) for powers of two", em.loc)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeMismatchError(f"'**' of a runtime value takes a compile-time integer exponent (x ** 2), got "
+                                f"{_describe(n)} as the exponent; use cd.pow(x, y) for others", em.loc)
+    elem = T.scalar_of(a.type) if isinstance(a.type, (T.ScalarType, T.VectorType)) else None
+    if elem is None or elem.is_bool:
+        raise TypeMismatchError(f"'**' needs a number or a vector of numbers, got {a.type}", em.loc)
+    if n < 0:
+        if not elem.is_float:
+            raise TypeMismatchError(f"a negative power of {elem} ({n}) is not an integer; convert the base to a "
+                                    f"float type first", em.loc)
+        return binary(em, "div", 1.0, _power(em, a, -n))
+    if n == 0:
+        return literal(em, 1, a.type)
+    result = None
+    base = a
+    while n:
+        if n & 1:
+            result = base if result is None else binary(em, "mul", result, base)
+        n >>= 1
+        if n:
+            base = binary(em, "mul", base, base)
+    return result
 
 
 _UNDEFINED_AT = ("floordiv", "rem", "shl", "shr")  # integer ops undefined in SPIR-V for some right operands

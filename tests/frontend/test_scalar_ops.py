@@ -1,9 +1,11 @@
 """Each scalar/vector IR op the front end emits: compiled, validated, disassembly checked."""
 
-import coopdsl as cd
-from coopdsl import f16, f32, i32, u32, vec4
+import numpy as np
 
-from ..conftest import compile_checked
+import coopdsl as cd
+from coopdsl import TypeMismatchError, f16, f32, i32, u32, vec4
+
+from ..conftest import compile_checked, expect_error
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -232,3 +234,64 @@ def test_an_integer_matrix_divided_by_the_constant_0_is_refused_as_a_scalar_is()
     from ..conftest import expect_error
 
     expect_error(matrix_div_0, ArgumentError, "integer division by the constant 0", "# E:mdiv", 9)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def powers(x: cd.Buffer[f32], k: cd.Buffer[i32], o: cd.Buffer[f32], oi: cd.Buffer[i32],
+           ov: cd.Buffer[cd.vec4[f32]]):
+    a = x[0]
+    o[0] = a ** 2
+    o[1] = a ** 3
+    o[2] = a ** 0
+    o[3] = a ** 1
+    o[4] = a ** -2
+    o[5] = a ** 10
+    oi[0] = k[0] ** 3
+    oi[1] = k[0] ** 0
+    ov[0] = cd.vec4[f32](a, a + 1.0, a + 2.0, a + 3.0) ** 2
+    n = 5
+    o[6] = (a + 1.0) ** n
+
+
+def test_a_power_with_a_compile_time_integer_exponent_is_multiplications():
+    """x ** n (n a compile-time int) squares and multiplies, as C++ code writes small powers; x ** 0 is 1 and a
+    float's x ** -n is 1 / x ** n."""
+    text = compile_checked(powers, r"OpFMul %float", r"OpIMul %int", r"OpFMul %v4float", r"OpFDiv %float",
+                           absent=(r"Pow",))
+    # a**2; a**3; a**-2 (then a division); a**10 (3 squarings, one product); (a+1)**5 (2 squarings, one product)
+    assert text.count("OpFMul %float") == 1 + 2 + 1 + 4 + 3
+    o, oi, ov = np.zeros(7, np.float32), np.zeros(2, np.int32), np.zeros((1, 4), np.float32)
+    powers.launch((1, 1, 1), np.array([1.5], np.float32), np.array([-3], np.int32), o, oi, ov, device="cpu")
+    a = np.float32(1.5)
+    np.testing.assert_allclose(o, [a ** 2, a ** 3, 1.0, a, 1 / a ** 2, a ** 10, 2.5 ** 5], rtol=2e-7)
+    assert oi.tolist() == [-27, 1] and ov.tolist() == [[2.25, 6.25, 12.25, 20.25]]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def power_runtime_exponent(x: cd.Buffer[f32], k: cd.Buffer[i32]):
+    x[0] = x[1] ** k[0]  # E:pow-runtime
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def power_of_a_runtime_exponent(k: cd.Buffer[i32]):
+    k[0] = 2 ** k[1]  # E:pow-base
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def power_float_exponent(x: cd.Buffer[f32]):
+    x[0] = x[1] ** 0.5  # E:pow-float
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def power_negative_of_an_int(k: cd.Buffer[i32]):
+    k[0] = k[1] ** -1  # E:pow-negative
+
+
+def test_other_powers_are_located_errors_naming_cd_pow():
+    expect_error(power_runtime_exponent, TypeMismatchError, "'**' of a runtime value takes a compile-time integer "
+                 "exponent (x ** 2), got i32 as the exponent; use cd.pow(x, y) for others", "# E:pow-runtime", 12)
+    expect_error(power_of_a_runtime_exponent, TypeMismatchError, "'**' with a runtime exponent (i32) is not "
+                 "supported; use cd.pow(x, y) for floats, or a shift (1 << k) for powers of two", "# E:pow-base", 12)
+    expect_error(power_float_exponent, TypeMismatchError, "got float 0.5 as the exponent", "# E:pow-float", 12)
+    expect_error(power_negative_of_an_int, TypeMismatchError, "a negative power of i32 (-1) is not an integer",
+                 "# E:pow-negative", 12)
