@@ -42,13 +42,17 @@ class Runtime(Conversion):
     """A runtime value (a built-in input is loaded) whose type ``accepts`` takes; ``message`` otherwise.
 
     Without ``accepts`` any runtime value is taken; a compile-time argument is refused with
-    ``Builder.as_runtime``'s message ("expected a runtime value, got ...").
+    ``Builder.as_runtime``'s message ("expected a runtime value, got ..."), but with ``numbers`` a Python number is
+    a constant of :func:`arith.default_type` (``1`` an i32, ``1.0`` an f32, ``True`` a bool).
     """
 
     accepts: Callable[[T.Type], bool] | None = None
     message: str = "{name}() takes a runtime value, got {got}"
+    numbers: bool = False   # a Python number is a constant of its default type (i32, f32), as GLSL's literals are
 
     def __call__(self, cg: Builder, v: Any, name: str, param: str) -> Value:
+        if self.numbers and isinstance(v, (int, float)):   # (subgroupAdd(1.0) in GLSL: the literal's type)
+            v = arith.literal(cg.em, v, arith.default_type(v))
         value = cg.as_runtime(v)
         if self.accepts is not None and not self.accepts(value.type):
             raise self.fail(cg, value, name, param)

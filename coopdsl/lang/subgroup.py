@@ -30,7 +30,7 @@ ARITH = {  # name -> (takes floats, instruction family named in the docs)
 GROUP_OPS = {"": "reduce", "inclusive_": "inclusive_scan", "exclusive_": "exclusive_scan"}
 
 
-NUMERIC = Runtime(numeric, "{name}() takes a numeric scalar or vector (not {type})")
+NUMERIC = Runtime(numeric, "{name}() takes a numeric scalar or vector (not {type})", numbers=True)
 LANE_VALUE = Runtime(exchangeable, "{name}() takes a scalar or vector of numbers or bools (not {type})")
 BALLOT = Runtime(lambda t: t == T.VectorType(T.u32, 4),
                  "{name}() takes a ballot: a vec4[u32] such as cd.subgroup_ballot(b) gives (not {type})")
@@ -45,7 +45,9 @@ def _arith(op: str, prefix: str) -> Builtin:
         return cg.em.op("subgroup_reduce", value.type, [value], op=op, mode=GROUP_OPS[prefix])
 
     what = {"": "reduction", "inclusive_": "inclusive scan", "exclusive_": "exclusive scan"}[prefix]
-    return make_builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...).", "(value)",
+    return make_builtin(name, impl, f"Subgroup {what} with {op} ({ARITH[op][1]} ...); a Python number is an i32 or "
+                        f"f32 constant, as GLSL's literals are (``subgroup_{prefix}{op}(1)`` over the active "
+                        f"invocations).", "(value)",
                         {"value": NUMERIC})
 
 

@@ -1,5 +1,7 @@
 """Subgroup operations: votes, broadcasts, ballots, shuffles, reductions and scans."""
 
+import numpy as np
+
 import coopdsl as cd
 from coopdsl import TypeMismatchError, f32, i32, u32
 from coopdsl.lang.subgroup import SUBGROUP
@@ -124,3 +126,31 @@ def k_matrix(x: cd.Buffer[f32]):
 
 def test_subgroup_op_on_a_matrix():
     expect_error(k_matrix, TypeMismatchError, "subgroup_add() takes a numeric scalar or vector", "# E:sgmat", 9)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def count_lanes(x: cd.Buffer[f32], n: cd.Buffer[i32]):
+    i = cd.global_invocation_id.x
+    x[i] = cd.subgroup_add(1.0)             # GLSL's subgroupAdd(1.0): the literal is an f32
+    if i % 3 == 0:
+        n[i] = cd.subgroup_add(1)           # ... and 1 an i32
+        n[i + 1] = cd.subgroup_exclusive_add(2)
+
+
+def test_a_subgroup_reduction_of_a_number_takes_the_literals_type():
+    compile_checked(count_lanes, r"OpGroupNonUniformFAdd %float %\w+ Reduce %float_1",
+                    r"OpGroupNonUniformIAdd %int %\w+ Reduce %int_1", r"OpGroupNonUniformIAdd %int %\w+ ExclusiveScan")
+    x, n = np.zeros(64, np.float32), np.zeros(66, np.int32)
+    count_lanes.launch((1, 1, 1), x, n, device="cpu")   # (subgroups of 32 on the interpreter)
+    assert x.tolist() == [32.0] * 64
+    assert n[0] == n[3] == 11 and n[33] == 11 and (n[1], n[4], n[7]) == (0, 2, 4)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def reduce_a_bool_number(n: cd.Buffer[i32]):
+    n[0] = cd.subgroup_add(True)  # E:sg-bool
+
+
+def test_a_subgroup_reduction_of_a_bool_number_is_refused():
+    expect_error(reduce_a_bool_number, TypeMismatchError, "subgroup_add() takes a numeric scalar or vector (not bool)",
+                 "# E:sg-bool", 12)
