@@ -94,8 +94,8 @@ finally:
     del _collecting
 
 globals().update(_math.MATH)
-dot, mod, isnan, isinf, any, all, select = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
-    _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select"))
+dot, mod, isnan, isinf, any, all, select, erf = (  # noqa: A001  (kernel builtins shadow Python's inside coopdsl)
+    _math.BUILTINS[n] for n in ("dot", "mod", "isnan", "isinf", "any", "all", "select", "erf"))
 bit_count, bit_reverse, bitfield_extract, bitfield_insert, pack_half_2x16, unpack_half_2x16 = (
     _math.BUILTINS[n] for n in ("bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16",
                                 "unpack_half_2x16"))
@@ -142,7 +142,7 @@ __all__ = [
     # math (GLSL.std.450 and friends)
     # (min, max, abs, round, pow, any, all are reached as cd.min etc.: a star-import must not shadow Python's)
     *sorted(n for n in _math.MATH if n not in ("min", "max", "abs", "round", "pow")),
-    "dot", "mod", "isnan", "isinf", "select", "dot4x8",
+    "dot", "mod", "isnan", "isinf", "select", "erf", "dot4x8",
     "bit_count", "bit_reverse", "bitfield_extract", "bitfield_insert", "pack_half_2x16", "unpack_half_2x16",
     "pack_unorm_4x8", "unpack_unorm_4x8", "pack_snorm_4x8", "unpack_snorm_4x8", "pack_unorm_2x16",
     "unpack_unorm_2x16", "pack_snorm_2x16", "unpack_snorm_2x16",

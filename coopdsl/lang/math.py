@@ -216,6 +216,39 @@ for _name, _impl, _doc, _sig, _conversions in (
     BUILTINS[_name] = make_builtin(_name, _impl, _doc, _sig, _conversions)
 
 
+# -- erf: GLSL.std.450 has no instruction for it (nor GLSL, HLSL or Slang a function); exact GELU needs it ----------
+ERF_P = 0.3275911   # Abramowitz & Stegun 7.1.26 (the approximation ggml's Vulkan GELU uses): |error| < 1.5e-7
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf_impl(cg: Builder, x: Value) -> Value:
+    """erf(x) = sign(x) (1 - (a1 t + ... + a5 t^5) exp(-x^2)), t = 1 / (1 + p |x|), evaluated in f32 (an f16
+    argument converted, and the result back)."""
+    t = x.type
+    elem = T.elem_of(t)
+    if not isinstance(t, (T.ScalarType, T.VectorType)) or not isinstance(elem, T.ScalarType) or \
+            not elem.is_float or not elem.is_ieee or elem.width == 64:
+        raise TypeMismatchError(f"erf() takes f16 or f32 scalars or vectors, got {t}", cg.em.loc)
+    em = cg.em
+    wide: T.Type = T.VectorType(T.f32, t.count) if isinstance(t, T.VectorType) else T.f32
+    v = x if wide == t else arith.convert(em, x, wide)
+    a = call(cg, MATH["abs"], [v], {})
+    u = arith.binary(em, "div", 1.0, arith.binary(em, "add", 1.0, arith.binary(em, "mul", a, ERF_P)))
+    poly = arith.binary(em, "mul", u, ERF_A[4])
+    for c in reversed(ERF_A[:4]):   # Horner: ((((a5 u + a4) u + a3) u + a2) u + a1) u
+        poly = arith.binary(em, "mul", arith.binary(em, "add", poly, c), u)
+    decay = call(cg, MATH["exp"], [arith.binary(em, "mul", arith.binary(em, "mul", a, a), -1.0)], {})
+    y = arith.binary(em, "sub", 1.0, arith.binary(em, "mul", poly, decay))
+    r = arith.binary(em, "mul", call(cg, MATH["sign"], [v], {}), y)
+    return r if wide == t else arith.convert(em, r, t)
+
+
+BUILTINS["erf"] = make_builtin(
+    "erf", _erf_impl, "the error function, for exact GELU (0.5 x (1 + erf(x / sqrt(2)))): Abramowitz & Stegun "
+    "7.1.26 in f32 arithmetic (absolute error below 1.5e-7 in exact arithmetic; GLSL.std.450 has no erf), on f16 "
+    "or f32 scalars and vectors", "(x)", {"x": RUNTIME})
+
+
 # -- bit functions (SPIR-V core: OpBitCount, OpBitReverse, OpBitFieldS/UExtract, OpBitFieldInsert) ---------------
 def int32(t: T.Type) -> bool:
     """Whether ``t`` is a 32-bit integer scalar or vector: what Vulkan takes the bit instructions and

@@ -106,7 +106,7 @@ WRONG = {
 }
 
 UNARY_FLOAT = ("abs acos asin atan ceil cos cosh exp exp2 floor fract inversesqrt log log2 round round_even "
-               "sign sin sinh sqrt tan tanh trunc isinf isnan").split()
+               "sign sin sinh sqrt tan tanh trunc isinf isnan erf").split()
 BINARY_FLOAT = "atan2 max min mod pow step distance".split()
 TERNARY_FLOAT = "clamp fma mix smoothstep".split()
 SUBGROUP_NUM = [f"subgroup_{p}{op}" for p in ("", "inclusive_", "exclusive_") for op in ("add", "mul", "min", "max")]
