@@ -34,6 +34,7 @@ from ..errors import (
 from ..ir import types as T
 from ..ir.builder import Emitter
 from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
+from ..ir.literals import python_value
 from ..ir.vocab import StorageClass
 from ..lang.arith import index_literal
 from ..lang.types import CoopMatFamily, Enumerant
@@ -355,8 +356,10 @@ def _closure_vars(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _frozen(value: Any) -> Any:
-    """``value`` as a compile-time constant: numbers, strings, None and coopdsl objects as they are, tuples and
-    lists of them (nested too) as tuples; ``_UNSEEN`` for anything else."""
+    """``value`` as a compile-time constant: numbers, strings, None and coopdsl objects as they are, a numpy scalar
+    as its Python value (``np.float32(0.5)``, as a launch takes it), tuples and lists of them (nested too) as
+    tuples; ``_UNSEEN`` for anything else."""
+    value = python_value(value)
     if isinstance(value, (bool, int, float, str, type(None))) or _is_coopdsl_object(value):
         return value
     if isinstance(value, (tuple, list)):

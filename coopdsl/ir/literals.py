@@ -13,6 +13,7 @@ from __future__ import annotations
 from .._numbers import LiteralError, fit_number, stored_float
 from .._numbers import host_bool as host_bool  # (the host's bool rule, for the front end's compile(spec=) values)
 from .._numbers import int_range as _int_range
+from .._numbers import python_value as python_value  # (a numpy scalar's Python value, for globals as for launches)
 from . import types as T
 
 __all__ = ["LiteralError", "fit", "int_range"]

@@ -4,6 +4,7 @@ kernel renamed after decoration (kernels a factory makes)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import coopdsl as cd
@@ -164,3 +165,29 @@ def test_a_for_loop_over_a_shadowed_range_names_the_shadow():
     expect_error(k_shadowed_range, UnsupportedSyntaxError, "for loops iterate over range(...), coopdsl.range(...) or "
                  "coopdsl.static_range(...) ('range' here is the number 3: a name of the kernel's hides it)",
                  "# E:range", 14)
+
+
+NP_SCALE = np.float32(0.5)
+NP_COUNT = np.int64(3)
+NP_TABLE = (np.float32(1.5), 2)
+NP_LONG = np.longdouble(1.5)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_numpy_globals(x: cd.Buffer[f32]):
+    x[0] = x[0] * NP_SCALE + f32(NP_COUNT) + NP_TABLE[0]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_numpy_longdouble(x: cd.Buffer[f32]):
+    x[0] = NP_LONG  # E:longdouble
+
+
+def test_a_numpy_scalar_global_is_its_python_value_as_a_launch_takes_it():
+    """np.float32(0.5) was refused ("is a float32, which kernels cannot use") where np.float64, a float subclass,
+    was taken; a numpy scalar is its Python value, as a launch's arguments are (np.longdouble has none)."""
+    x = np.array([2.0], np.float32)
+    k_numpy_globals.launch((1, 1, 1), x, device="cpu")
+    assert x[0] == 2.0 * 0.5 + 3 + 1.5
+    expect_error(k_numpy_longdouble, NameResolutionError, "global 'NP_LONG' is a longdouble, which kernels cannot "
+                 "use", "# E:longdouble", 12)
