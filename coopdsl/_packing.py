@@ -94,6 +94,14 @@ def wanted_dtype(type_name: str) -> str:
     return f"{np.dtype(DTYPES[type_name]).name}{' bits' if type_name in BIT_PATTERNS else ''}"
 
 
+def placeholder(binding: Mapping[str, Any]) -> np.ndarray:
+    """One zeroed element for a storage buffer no instruction of the kernel uses (reflection's ``"used": False``),
+    bound where a launch gives ``None`` for it: Vulkan needs no valid descriptor for a binding the pipeline does
+    not use, and the interpreter reads none."""
+    element = binding["element_type"]
+    return np.zeros(binding["stride"], np.uint8).view(np.dtype(DTYPES[element]) if element in DTYPES else np.uint8)
+
+
 def pointer_problem(member: Mapping[str, Any], dtype: np.dtype, what: str) -> str | None:
     """Why an array of ``dtype`` cannot be passed for pointer ``member`` (it addresses another type), else None."""
     pointee = member.get("pointee")

@@ -205,7 +205,14 @@ class Kernel:
             with _COMPILING:
                 info = self.__dict__.get("_launch_cache")
                 if info is None:
-                    info = self.__dict__["_launch_cache"] = (self.compile(), self.reflect(), self._param_plan())
+                    from ._packing import placeholder  # (numpy's: not loaded by emitting SPIR-V)
+
+                    reflection = self.reflect()
+                    plan = self._param_plan()
+                    plan["unused"] = {b["name"]: placeholder(b) for b in reflection["bindings"]
+                                      if b["kind"] == "storage_buffer" and not b["used"]}
+                    plan["used"] = {b["name"] for b in reflection["bindings"]} - set(plan["unused"])
+                    info = self.__dict__["_launch_cache"] = (self.compile(), reflection, plan)
         return info
 
     def _param_plan(self) -> dict[str, Any]:
@@ -291,6 +298,8 @@ class Kernel:
                     return
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
+        if plan["unused"] or any(v is None for v in values.values()):
+            self._optional_buffers(values, plan)
         if spec:
             self._check_spec(spec)
         if (device is None or isinstance(device, str)) and _interp().wants_cpu(device):
@@ -316,6 +325,19 @@ class Kernel:
                 old = hots.popitem(last=False)[1][0]
                 if type(old) is not tuple:
                     old.release()
+
+    def _optional_buffers(self, values: dict[str, Any], plan: dict[str, Any]) -> None:
+        """A storage buffer no instruction uses (a branch on a ``Const`` this variant does not take) may be given
+        None, or left out: a zeroed element is bound for it; None for a buffer the kernel uses is a LaunchError
+        that says so."""
+        for name, dummy in plan["unused"].items():
+            if values.get(name) is None:
+                values[name] = dummy
+        for name in plan["used"]:
+            if name in values and values[name] is None:
+                raise LaunchError(f"{self.name}: buffer '{name}' is read or written by this kernel; None stands only "
+                                  f"for a buffer no instruction uses (e.g. one a Const branch this variant does not "
+                                  f"take reads)")
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch
@@ -361,6 +383,8 @@ class Kernel:
                               f"coopdsl.runtime.Device, or none for the default one)")
         binary, reflection, plan = self._launch_info()
         values, spec = self._bind(args, kwargs, plan)
+        if plan["unused"] or any(v is None for v in values.values()):
+            self._optional_buffers(values, plan)
         return runtime.bench(binary, reflection, _grid(grid), values, spec=spec, warmup=warmup,
                              repeat=repeat, flops=flops, device=device)
 

@@ -47,6 +47,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
     subgroup size (``@kernel(subgroup_size=...)``, None for any) and ``subgroup_size_loc`` where it was given;
     ``workgroup_size_loc`` is where the workgroup size was given (device checks point there)."""
     bindings, push = [], {"size": 0, "members": []}
+    referenced = {id(v) for f in module.functions for op in f.ops() for v in op.operands}
     for g in module.globals:
         if g.role == "buffer":
             data = T.block_array(g.type)
@@ -58,6 +59,7 @@ def reflect(module: Module, binary: bytes, subgroup_size: int | None = None, sub
                 "components": elem.count if isinstance(elem, T.VectorType) else
                 size_of(elem) if isinstance(elem, T.StructType) else 1,
                 "stride": data.stride, "readonly": bool(g.info.get("readonly")),
+                "used": id(g) in referenced,   # (False: no instruction reads or writes it; a launch may give None)
             })
         elif g.role == "uniform":
             bindings.append({"name": g.name, "set": g.info["set"], "binding": g.info["binding"],

@@ -476,3 +476,32 @@ def test_len_of_a_buffer_counts_the_bound_elements_on_a_device_as_on_the_interpr
     o = runtime.zeros(4, np.uint32, device=device)
     buffer_lengths.launch((1, 1, 1), *resident, o, device=device)
     assert o.numpy().tolist() == [n, n, n, n]
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def masked_add(x: cd.Buffer[f32], mask: cd.Buffer[cd.vec3[f32]] = None, USE_MASK: cd.Const[bool] = False):
+    v = x[0]
+    if USE_MASK:
+        v = v + mask[0].x
+    x[0] = v
+
+
+@pytest.mark.parametrize("where", ["cpu", "device"])
+def test_a_buffer_no_instruction_uses_may_be_none(device, where):
+    """A buffer read only in a Const branch a variant does not take: reflection says "used": false, and a launch
+    takes None for it, or nothing (its default); None for a buffer the kernel uses says so."""
+    from coopdsl.errors import LaunchError
+
+    target = "cpu" if where == "cpu" else device
+    assert [b["used"] for b in masked_add.reflect()["bindings"]] == [True, False]
+    x = np.array([1.0], np.float32)
+    masked_add.launch((1, 1, 1), x, None, device=target)
+    masked_add.launch((1, 1, 1), x, device=target)
+    assert x[0] == 1.0
+    with_mask = masked_add.specialize(USE_MASK=True)
+    assert [b["used"] for b in with_mask.reflect()["bindings"]] == [True, True]
+    with pytest.raises(LaunchError, match="buffer 'mask' is read or written by this kernel; None stands only for a "
+                                          "buffer no instruction uses"):
+        with_mask.launch((1, 1, 1), x, None, device=target)
+    with_mask.launch((1, 1, 1), x, np.full((1, 4), 2.0, np.float32), device=target)
+    assert x[0] == 3.0
