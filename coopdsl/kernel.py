@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
-from ._numbers import host_bool
+from ._numbers import host_bool, python_value
 from .errors import (
     CompileError,
     CoopDSLError,
@@ -92,7 +92,9 @@ class Kernel:
         return f"<coopdsl.kernel {self.name} workgroup_size={self.workgroup_size}{extra}>"
 
     def specialize(self, **consts: Any) -> Kernel:
-        """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached)."""
+        """The kernel with ``Const`` parameters set; each distinct set of values compiles once (cached).  A numpy
+        scalar counts as its Python value (``np.int64(3)`` for a ``Const[int]``), as a launch's numbers do."""
+        consts = {k: python_value(v) for k, v in consts.items()}
         merged = {**self.consts, **consts}
         key = tuple(sorted((k, _value_key(v)) for k, v in merged.items()))
         if key in self._specialized:  # checked already: no parse on the hot path of a host op

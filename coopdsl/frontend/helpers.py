@@ -178,7 +178,12 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
         bound = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise ArgumentError(f"{dfn.fn.__name__}(): {e}", cg.em.loc) from None
+    given = set(bound.arguments)
     bound.apply_defaults()
+    for k in set(bound.arguments) - given:   # a default is a Python value, taken as a global is (numpy scalars too)
+        if sig.parameters[k].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            bound.arguments[k] = cg.classify_global(k, bound.arguments[k], f"the default of {dfn.fn.__name__}()'s "
+                                                                           f"parameter")
     values = {k: cg.as_operand(v) for k, v in bound.arguments.items()}
     values = _annotated(cg, dfn, values)
     for name, v in values.items():

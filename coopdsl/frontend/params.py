@@ -26,7 +26,7 @@ from ..errors import CompileError, DeclarationError, TypeMismatchError, Unsuppor
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..ir.layout import array_block, laid_out, uniform_problem
-from ..ir.literals import LiteralError, fit, host_bool
+from ..ir.literals import LiteralError, fit, host_bool, python_value
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam
@@ -110,7 +110,8 @@ def build_params(fn: Callable[..., Any], src: Source, module: Module,
         bad = a.vararg or a.kwarg or (a.posonlyargs or a.kwonlyargs)[0]
         raise UnsupportedSyntaxError("kernel parameters must be plain named parameters", src.loc(bad))
     annotations = parameter_annotations(fn, src)
-    defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):], fn.__defaults__ or ()))
+    defaults = dict(zip([x.arg for x in a.args][len(a.args) - len(a.defaults):],
+                        (python_value(d) for d in fn.__defaults__ or ())))   # (np.int64(5): 5, as a launch takes it)
     used_ids = {ann.spec_id for ann in annotations.values() if isinstance(ann, SpecParam) and ann.spec_id is not None}
     b = _Building(fn, src, module, consts or {}, defaults, used_ids)
     for arg in a.args:

@@ -49,6 +49,8 @@ class SSA:
         # a removed trivial phi -> (it, the value that replaced it): for values held outside the IR and these
         # tables (a device function's returns, kept until the function ends), :meth:`resolve`
         self.forward: dict[int, tuple[Op, Value]] = {}
+        # a loop header -> {name: the shape of the compile-time list it holds when the loop starts}
+        self.loop_shapes: dict[Block, dict[str, Any]] = {}
 
     def write(self, name: str, block: Block, value: Any) -> None:
         self.defs.setdefault(name, {})[block] = value
@@ -163,6 +165,8 @@ class SSA:
         entry = self.read(name, preheader)
         if isinstance(entry, Undefined):
             return
+        if isinstance(entry, tuple):   # (its length must be the same after every iteration: close_loop)
+            self.loop_shapes.setdefault(header, {})[name] = _shape(entry)
         value = self._loop_phis(name, entry, header, preheader, loc, ())
         if value is not entry:  # (a compile-time object the loop does not carry: read through the pre-header)
             self.write(name, header, value)
@@ -179,6 +183,16 @@ class SSA:
 
     def close_loop(self, header: Block, latch_blocks: list[Block]) -> None:
         """Add the back-edge operands of the header's phis, then drop trivial ones."""
+        for name, shape in self.loop_shapes.pop(header, {}).items():
+            for latch in latch_blocks:   # a compile-time list the loop grows or shrinks: no phi can carry that
+                after = self.read(name, latch) if latch.preds else None
+                if latch.preds and not isinstance(after, Undefined) and _shape(after) != shape:
+                    raise CompileError(
+                        f"'{name}' changes its shape (a compile-time list) inside the loop: {_described_shape(shape)} "
+                        f"when the loop starts, {_described_shape(_shape(after))} after an iteration (_ an item); a "
+                        f"runtime loop "
+                        f"cannot change a list's length (give it its final length before the loop, or unroll with "
+                        f"cd.static_range)", self.em.loc)
         for phi in list(header.phis):
             name = phi.attrs["var"]
             for latch in latch_blocks:
@@ -241,6 +255,18 @@ class SSA:
                 break
             v = seen[1]
         return v
+
+
+def _shape(v: Any) -> Any:
+    """The nesting of a compile-time list (a tuple of its items' shapes), None for anything else."""
+    return tuple(_shape(e) for e in v) if isinstance(v, tuple) else None
+
+
+def _described_shape(shape: Any) -> str:
+    """A shape as a message gives it: ``[_, [_, _]]`` (an item that is no list is ``_``)."""
+    if not isinstance(shape, tuple):
+        return "_"
+    return "[" + ", ".join(_described_shape(e) for e in shape) + "]"
 
 
 def _at_path(v: Any, path: tuple[int, ...], name: str, loc: SourceLoc) -> Any:

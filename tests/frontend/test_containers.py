@@ -1,7 +1,7 @@
 """Compile-time lists of runtime values: accumulator arrays that cost nothing (one phi each)."""
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, TypeMismatchError, f16, f32, u32
+from coopdsl import Acc, CompileError, MatA, MatB, TypeMismatchError, f16, f32, u32
 
 from ..conftest import compile_checked, expect_error
 
@@ -148,3 +148,31 @@ def test_star_of_what_is_not_a_compile_time_list_is_located():
                  "time, got a runtime vec4[f32] (a vector's components are v.x, v.y, ...)", "# E:star-vector", 16)
     expect_error(starred_names_past_the_items, TypeMismatchError, "cannot unpack a compile-time tuple of 1 into 2 "
                  "or more names", "# E:star-few", 5)
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def list_grown_in_a_loop(x: cd.Buffer[f32], y: cd.Buffer[f32], n: u32):
+    i = cd.global_invocation_id.x
+    acc = [x[i]]
+    for _j in range(n):  # E:grow
+        acc = [*acc, 1.0]
+    y[i] = acc[0] + f32(len(acc))
+
+
+@cd.kernel(workgroup_size=(8, 1, 1))
+def nested_list_reshaped_in_a_loop(x: cd.Buffer[f32], n: u32):
+    t = [[x[0], x[1]], x[2]]
+    while n > 0:  # E:reshape
+        t = [t[0] + [x[3]], t[1]]
+        n -= 1
+    x[0] = t[1]
+
+
+def test_a_runtime_loop_that_changes_a_lists_length_is_located():
+    """It compiled, and the items added in the loop were dropped (len(acc) stayed 1 on the interpreter and on
+    lavapipe); a shorter list was already refused."""
+    expect_error(list_grown_in_a_loop, CompileError, "'acc' changes its shape (a compile-time list) inside the "
+                 "loop: [_] when the loop starts, [_, _] after an iteration (_ an item)", "# E:grow", 5)
+    expect_error(nested_list_reshaped_in_a_loop, CompileError, "'t' changes its shape (a compile-time list) inside "
+                 "the loop: [[_, _], _] when the loop starts, [[_, _, _], _] after an iteration", "# E:reshape",
+                 5)

@@ -191,3 +191,27 @@ def test_a_numpy_scalar_global_is_its_python_value_as_a_launch_takes_it():
     assert x[0] == 2.0 * 0.5 + 3 + 1.5
     expect_error(k_numpy_longdouble, NameResolutionError, "global 'NP_LONG' is a longdouble, which kernels cannot "
                  "use", "# E:longdouble", 12)
+
+
+@cd.func
+def _scaled(v, s=NP_SCALE, k=NP_TABLE):
+    return v * s + k[0]
+
+
+NP_K = np.int64(2)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def k_numpy_defaults(x: cd.Buffer[f32], K: cd.Const[int] = NP_K):
+    x[0] = _scaled(x[0]) + f32(K)
+
+
+def test_numpy_scalar_defaults_are_their_python_values_too():
+    """A device function's default and a Const parameter's default (and specialize's value) take a numpy scalar
+    as a global does: it was 'unsupported operand' in the helper and 'must be an int' for the Const."""
+    x = np.array([2.0], np.float32)
+    k_numpy_defaults.launch((1, 1, 1), x, device="cpu")
+    assert x[0] == 2.0 * 0.5 + 1.5 + 2
+    x = np.array([2.0], np.float32)
+    k_numpy_defaults.specialize(K=np.int64(5)).launch((1, 1, 1), x, device="cpu")
+    assert x[0] == 2.0 * 0.5 + 1.5 + 5
