@@ -81,7 +81,9 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
         return length_of(cg, args[0])
     if func is py_builtins.len and len(args) == 1 and not kwargs and isinstance(args[0], BufferRef):
         return buffer_length(cg, args[0])
-    if func is py_builtins.len and len(args) == 1 and not kwargs and not isinstance(args[0], (bool, int, float, tuple)):
+    if func is py_builtins.len and (len(args) != 1 or kwargs):
+        raise TypeMismatchError(f"len() takes exactly one argument ({len(args) + len(kwargs)} given)", cg.em.loc)
+    if func is py_builtins.len and not isinstance(args[0], (bool, int, float, tuple)):
         raise TypeMismatchError(f"len() takes a compile-time list or tuple, an array (cd.array, shared, local or "
                                 f"private) or a storage buffer; got {cg.describe(args[0])}", cg.em.loc)
     if func in (py_builtins.int, py_builtins.float, py_builtins.bool, py_builtins.abs, py_builtins.len):

@@ -179,6 +179,7 @@ def _power(em: Emitter, a: Any, n: Any) -> Any:
     elem = T.scalar_of(a.type) if isinstance(a.type, (T.ScalarType, T.VectorType)) else None
     if elem is None or elem.is_bool:
         raise TypeMismatchError(f"'**' needs a number or a vector of numbers, got {a.type}", em.loc)
+    _check_arith_elem(em, "pow", elem)   # (bf16 and fp8: named with '**', not the '*' it would become)
     if n < 0:
         if not elem.is_float:
             raise TypeMismatchError(f"a negative power of {elem} ({n}) is not an integer; convert the base to a "

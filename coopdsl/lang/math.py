@@ -221,9 +221,12 @@ ERF_P = 0.3275911   # Abramowitz & Stegun 7.1.26 (the approximation ggml's Vulka
 ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
-def _erf_impl(cg: Builder, x: Value) -> Value:
+def _erf_impl(cg: Builder, x: Any) -> Value:
     """erf(x) = sign(x) (1 - (a1 t + ... + a5 t^5) exp(-x^2)), t = 1 / (1 + p |x|), evaluated in f32 (an f16
     argument converted, and the result back)."""
+    if not isinstance(x, Value):
+        raise TypeMismatchError("erf() needs a runtime argument (compile-time math: use Python's math.erf)",
+                                cg.em.loc)
     t = x.type
     elem = T.elem_of(t)
     if not isinstance(t, (T.ScalarType, T.VectorType)) or not isinstance(elem, T.ScalarType) or \
@@ -246,7 +249,7 @@ def _erf_impl(cg: Builder, x: Value) -> Value:
 BUILTINS["erf"] = make_builtin(
     "erf", _erf_impl, "the error function, for exact GELU (0.5 x (1 + erf(x / sqrt(2)))): Abramowitz & Stegun "
     "7.1.26 in f32 arithmetic (absolute error below 1.5e-7 in exact arithmetic; GLSL.std.450 has no erf), on f16 "
-    "or f32 scalars and vectors", "(x)", {"x": RUNTIME})
+    "or f32 scalars and vectors", "(x)", {"x": OPERAND})
 
 
 # -- bit functions (SPIR-V core: OpBitCount, OpBitReverse, OpBitFieldS/UExtract, OpBitFieldInsert) ---------------

@@ -137,3 +137,13 @@ def erf_of_an_int(k: cd.Buffer[cd.i32], y: cd.Buffer[f32]):
 def test_erf_takes_f16_or_f32():
     expect_error(erf_of_an_int, TypeMismatchError, "erf() takes f16 or f32 scalars or vectors, got i32",
                  "# E:erf-int", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def erf_of_a_number(y: cd.Buffer[f32]):
+    y[0] = cd.erf(0.5)  # E:erf-number
+
+
+def test_erf_of_a_number_says_to_use_python():
+    expect_error(erf_of_a_number, TypeMismatchError, "erf() needs a runtime argument (compile-time math: use "
+                 "Python's math.erf)", "# E:erf-number", 12)

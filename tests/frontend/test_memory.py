@@ -268,3 +268,12 @@ def length_of_a_value(x: cd.Buffer[f32], o: cd.Buffer[u32]):
 def test_len_of_a_runtime_value_says_what_len_takes():
     expect_error(length_of_a_value, TypeMismatchError, "len() takes a compile-time list or tuple, an array "
                  "(cd.array, shared, local or private) or a storage buffer; got a runtime f32", "# E:len-value", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def length_of_two(x: cd.Buffer[f32], o: cd.Buffer[u32]):
+    o[0] = len(x, x)  # E:len-two
+
+
+def test_len_of_two_arguments_says_it_takes_one():
+    expect_error(length_of_two, TypeMismatchError, "len() takes exactly one argument (2 given)", "# E:len-two", 12)

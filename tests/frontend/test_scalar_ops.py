@@ -295,3 +295,12 @@ def test_other_powers_are_located_errors_naming_cd_pow():
     expect_error(power_float_exponent, TypeMismatchError, "got float 0.5 as the exponent", "# E:pow-float", 12)
     expect_error(power_negative_of_an_int, TypeMismatchError, "a negative power of i32 (-1) is not an integer",
                  "# E:pow-negative", 12)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def power_of_bf16(x: cd.Buffer[cd.bf16]):
+    x[0] = x[1] ** 2  # E:pow-bf16
+
+
+def test_a_power_of_bf16_names_the_power():
+    expect_error(power_of_bf16, TypeMismatchError, "bf16 values cannot be used with '**'", "# E:pow-bf16", 12)
