@@ -201,7 +201,7 @@ class Machine:
             size = self.lanes.group_size(scope)
             members = self.mask[g * size:(g + 1) * size]
             real = self.lanes.valid[g * size:(g + 1) * size]
-            first = g * size
+            first = g * size + int(np.argmax(members))   # (an invocation that reached it: the first of them)
             raise self.error(op, f"{what} reached by {int(members.sum())} of the {int(real.sum())} invocations of "
                                  f"its {scope.name.lower()} (non-uniform control flow: the whole "
                                  f"{scope.name.lower()} must execute it together)", first)

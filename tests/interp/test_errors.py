@@ -72,6 +72,21 @@ def test_barrier_reached_by_part_of_its_workgroup():
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
+def barrier_of_one(out: cd.Buffer[u32]):
+    i = cd.local_invocation_index
+    if cd.assume_uniform(i == 37):
+        cd.barrier()  # E:barrier-one
+    out[i] = i
+
+
+def test_a_divergent_barrier_names_an_invocation_that_reached_it():
+    """It named the first invocation of the workgroup (0), which never got there."""
+    err = expect_interp_error(lambda: barrier_of_one.launch((1,), np.zeros(64, np.uint32), device="cpu"),
+                              "control barrier reached by 1 of the 64 invocations of its workgroup", "# E:barrier-one")
+    assert err.message.endswith("in workgroup (0, 0, 0), local invocation 37 (subgroup 1, lane 5)")
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
 def uniform_per_workgroup(out: cd.Buffer[u32]):
     if cd.workgroup_id.x == 1:
         cd.barrier()  # uniform within each workgroup: fine
