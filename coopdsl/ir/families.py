@@ -30,7 +30,8 @@ class Family:
 
 
 _SCANNED = ("add", "mul", "min", "max", "and", "or", "xor")
-_SUBGROUP = tuple(f"subgroup_{scan}{op}" for op in _SCANNED for scan in ("", "inclusive_", "exclusive_")) + tuple(
+_SCANS = ("", "inclusive_", "exclusive_", "clustered_")
+_SUBGROUP = tuple(f"subgroup_{scan}{op}" for op in _SCANNED for scan in _SCANS) + tuple(
     f"subgroup_{name}" for name in ("elect", "all", "any", "all_equal", "broadcast", "broadcast_first", "ballot",
                                     "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "ballot_bit_count",
                                     "ballot_inclusive_bit_count", "ballot_exclusive_bit_count", "ballot_find_lsb",

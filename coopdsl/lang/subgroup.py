@@ -51,6 +51,28 @@ def _arith(op: str, prefix: str) -> Builtin:
                         {"value": NUMERIC})
 
 
+MAX_CLUSTER = 128   # a subgroup has at most 128 invocations (Vulkan)
+
+
+def _clustered(op: str) -> Builtin:
+    name = f"subgroup_clustered_{op}"
+
+    def impl(cg: Builder, value: Value, cluster: Any) -> Value:
+        if isinstance(cluster, bool) or not isinstance(cluster, int) or not 1 <= cluster <= MAX_CLUSTER or \
+                cluster & (cluster - 1):
+            raise ArgumentError(f"{name}() cluster size must be a compile-time power of two from 1 to "
+                                f"{MAX_CLUSTER} (SPIR-V's ClusterSize), got {cg.describe(cluster)}", cg.em.loc)
+        if T.scalar_of(value.type).is_float and not ARITH[op][0]:
+            raise TypeMismatchError(f"{name}() takes integers, got {value.type}", cg.em.loc)
+        return cg.em.op("subgroup_reduce", value.type, [value], op=op, mode="clustered_reduce", cluster=cluster)
+
+    return make_builtin(name, impl, f"Reduction with {op} over each aligned cluster of ``cluster`` invocations "
+                        f"(a compile-time power of two, at most the subgroup size): lanes 0 .. cluster - 1, the "
+                        f"next cluster, ...; inactive invocations take no part ({ARITH[op][1]} ClusteredReduce; "
+                        f"GLSL subgroupClustered{op.capitalize()}). A Python number is an i32 or f32 constant.",
+                        "(value, cluster)", {"value": NUMERIC})
+
+
 def _elect(cg: Builder) -> Value:
     return cg.em.op("subgroup_elect", T.boolean, [])
 
@@ -118,6 +140,8 @@ for _op in ARITH:
     for _prefix in GROUP_OPS:
         _b = _arith(_op, _prefix)
         SUBGROUP[_b.name] = _b
+    _b = _clustered(_op)
+    SUBGROUP[_b.name] = _b
 _LANE = Index("the lane")
 _DELTA = Index("the delta")
 for _name, _impl, _doc, _sig, _conversions in (

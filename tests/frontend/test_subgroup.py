@@ -1,9 +1,10 @@
 """Subgroup operations: votes, broadcasts, ballots, shuffles, reductions and scans."""
 
 import numpy as np
+import pytest
 
 import coopdsl as cd
-from coopdsl import TypeMismatchError, f32, i32, u32
+from coopdsl import ArgumentError, TypeMismatchError, f32, i32, u32
 from coopdsl.lang.subgroup import SUBGROUP
 
 from ..conftest import compile_checked, expect_error
@@ -40,7 +41,7 @@ def test_subgroup_operations():
         r"OpGroupNonUniformUMax", r"OpGroupNonUniformBitwiseAnd", r"OpGroupNonUniformBitwiseOr",
         r"OpGroupNonUniformBitwiseXor %uint %uint_3 Reduce", r"OpGroupNonUniformBitwiseOr %uint %uint_3 ExclusiveScan",
         r"OpGroupNonUniformBallot %v4uint")
-    assert len(SUBGROUP) == 21 + 11 + 7
+    assert len(SUBGROUP) == 21 + 7 + 11 + 7   # reductions and scans, clustered reductions, the others
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -154,3 +155,60 @@ def reduce_a_bool_number(n: cd.Buffer[i32]):
 def test_a_subgroup_reduction_of_a_bool_number_is_refused():
     expect_error(reduce_a_bool_number, TypeMismatchError, "subgroup_add() takes a numeric scalar or vector (not bool)",
                  "# E:sg-bool", 12)
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def clustered(x: cd.Buffer[f32], k: cd.Buffer[u32], o: cd.Buffer[f32], p: cd.Buffer[u32], q: cd.Buffer[i32]):
+    i = cd.global_invocation_id.x
+    o[i] = cd.subgroup_clustered_add(x[i], 4)
+    p[i] = cd.subgroup_clustered_or(k[i], 8)
+    if i % 3 != 0:                                  # inactive invocations take no part
+        q[i] = cd.subgroup_clustered_max(i32(i), 2) + cd.subgroup_clustered_add(1, 4)
+
+
+def test_clustered_reductions_reduce_each_aligned_cluster_of_active_invocations():
+    """GLSL's subgroupClusteredAdd etc. (GL_KHR_shader_subgroup_clustered): OpGroupNonUniform* ClusteredReduce
+    with the ClusterSize constant, capability GroupNonUniformClustered."""
+    compile_checked(clustered, r"OpCapability GroupNonUniformClustered",
+                    r"OpGroupNonUniformFAdd %float %\w+ ClusteredReduce %\w+ %uint_4",
+                    r"OpGroupNonUniformBitwiseOr %uint %\w+ ClusteredReduce %\w+ %uint_8",
+                    r"OpGroupNonUniformSMax %int %\w+ ClusteredReduce %\w+ %uint_2")
+    x, k = np.arange(64, dtype=np.float32), (1 << (np.arange(64) % 32)).astype(np.uint32)
+    o, p, q = np.zeros(64, np.float32), np.zeros(64, np.uint32), np.full(64, -1, np.int32)
+    clustered.launch((1, 1, 1), x, k, o, p, q, device="cpu")
+    assert o.tolist() == x.reshape(-1, 4).sum(1).repeat(4).tolist()
+    assert p.tolist() == np.bitwise_or.reduce(k.reshape(-1, 8), axis=1).repeat(8).tolist()
+    active = np.arange(64) % 3 != 0
+    want = np.full(64, -1)
+    for i in np.flatnonzero(active):
+        pair, four = range(i // 2 * 2, i // 2 * 2 + 2), range(i // 4 * 4, i // 4 * 4 + 4)
+        want[i] = max(j for j in pair if active[j]) + sum(1 for j in four if active[j])
+    assert q.tolist() == want.tolist()
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def cluster_of_three(x: cd.Buffer[f32]):
+    x[0] = cd.subgroup_clustered_add(x[1], 3)  # E:cluster-three
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def cluster_of_floats_or(x: cd.Buffer[f32]):
+    x[0] = cd.subgroup_clustered_or(x[1], 4)  # E:cluster-float
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def cluster_wider_than_the_subgroup(x: cd.Buffer[f32]):
+    x[0] = cd.subgroup_clustered_add(x[1], 64)  # E:cluster-wide
+
+
+def test_a_cluster_size_must_be_a_power_of_two_and_no_wider_than_the_subgroup():
+    expect_error(cluster_of_three, ArgumentError, "subgroup_clustered_add() cluster size must be a compile-time power "
+                 "of two from 1 to 128 (SPIR-V's ClusterSize), got the number 3", "# E:cluster-three", 12)
+    expect_error(cluster_of_floats_or, TypeMismatchError, "subgroup_clustered_or() takes integers, got f32",
+                 "# E:cluster-float", 12)
+    from coopdsl.interp import InterpreterError
+
+    with pytest.raises(InterpreterError, match="cluster of 64 invocations is larger than the subgroup \\(32 "
+                                               "invocations\\): undefined in SPIR-V") as e:
+        cluster_wider_than_the_subgroup.launch((1, 1, 1), np.zeros(2, np.float32), device="cpu")
+    assert e.value.loc.line == cluster_wider_than_the_subgroup.fn.__code__.co_firstlineno + 2

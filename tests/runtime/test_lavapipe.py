@@ -505,3 +505,27 @@ def test_a_buffer_no_instruction_uses_may_be_none(device, where):
         with_mask.launch((1, 1, 1), x, None, device=target)
     with_mask.launch((1, 1, 1), x, np.full((1, 4), 2.0, np.float32), device=target)
     assert x[0] == 3.0
+
+
+@cd.kernel(workgroup_size=(64, 1, 1))
+def clustered_sums(x: cd.Buffer[f32], k: cd.Buffer[u32], o: cd.Buffer[f32], p: cd.Buffer[u32], q: cd.Buffer[i32]):
+    i = cd.global_invocation_id.x
+    o[i] = cd.subgroup_clustered_add(x[i], 4)
+    p[i] = cd.subgroup_clustered_xor(k[i], 8)
+    if i % 3 != 0:
+        q[i] = cd.subgroup_clustered_min(i32(i), 2) + cd.subgroup_clustered_add(1, 4)
+
+
+def test_clustered_reductions_on_a_device_match_the_interpreter(device, monkeypatch):
+    """Clustered reductions (GroupNonUniformClustered) on lavapipe (subgroups of 8) and on the interpreter at the
+    device's subgroup size."""
+    x = np.arange(64, dtype=np.float32)
+    k = (np.arange(64, dtype=np.uint64) * 2654435761 % 2**32).astype(np.uint32)
+    got = {}
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", str(device.info.subgroup_size))
+    for where in ("cpu", device):
+        out = (np.zeros(64, np.float32), np.zeros(64, np.uint32), np.full(64, -1, np.int32))
+        clustered_sums.launch((1, 1, 1), x, k, *out, device=where)
+        got[str(where)] = [a.tolist() for a in out]
+    assert got["cpu"] == got[str(device)]
+    assert got["cpu"][0] == x.reshape(-1, 4).sum(1).repeat(4).tolist()

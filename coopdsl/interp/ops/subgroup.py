@@ -69,6 +69,14 @@ def _reduce(m: Machine, op: Op, args: list[Any]) -> Any:
     x = np.where(_active(m, g), g, ident).astype(g.dtype)
     if mode == "reduce":
         out = np.broadcast_to(fn.reduce(x, axis=1, dtype=x.dtype)[:, None], g.shape)  # no widening: wrap
+    elif mode == "clustered_reduce":   # each aligned cluster of lanes (its active ones) on its own
+        c = op.attrs["cluster"]
+        if c > m.lanes.sgs:
+            raise m.error(op, f"a clustered reduction's cluster of {c} invocations is larger than the subgroup "
+                              f"({m.lanes.sgs} invocations): undefined in SPIR-V")
+        parts = x.reshape(x.shape[0], m.lanes.sgs // c, c, *x.shape[2:])
+        sums = fn.reduce(parts, axis=2, dtype=x.dtype)[:, :, None]
+        out = np.broadcast_to(sums, parts.shape).reshape(g.shape)
     else:
         out = fn.accumulate(x, axis=1, dtype=x.dtype)
         if mode == "exclusive_scan":

@@ -7,7 +7,8 @@ from ..core import Op
 from .base import define, fail, integer, is_bool, is_numeric, result_is
 
 REDUCTIONS = ("add", "mul", "min", "max", "and", "or", "xor")
-MODES = ("reduce", "inclusive_scan", "exclusive_scan")
+MODES = ("reduce", "inclusive_scan", "exclusive_scan", "clustered_reduce")
+MAX_CLUSTER = 128   # a subgroup has at most 128 invocations (Vulkan), so a cluster too
 SHUFFLES = ("index", "xor", "up", "down")
 BALLOT_QUERIES = {  # query -> (operands, result type)
     "count": (1, T.u32), "inclusive_count": (1, T.u32), "exclusive_count": (1, T.u32),
@@ -28,6 +29,11 @@ def _reduce(op: Op) -> None:
         fail(op, "takes numbers")
     if op.attrs["op"] not in REDUCTIONS or op.attrs["mode"] not in MODES:
         fail(op, f"unknown reduction {op.attrs['op']}/{op.attrs['mode']}")
+    cluster = op.attrs.get("cluster")
+    if (op.attrs["mode"] == "clustered_reduce") != (cluster is not None):
+        fail(op, "a clustered reduction, and only it, has a cluster size")
+    if cluster is not None and (cluster < 1 or cluster > MAX_CLUSTER or cluster & (cluster - 1)):
+        fail(op, f"cluster size {cluster} is not a power of two from 1 to {MAX_CLUSTER}")
 
 
 def _vote(op: Op) -> None:
@@ -68,8 +74,9 @@ def _ballot_bits(op: Op) -> None:
 
 
 _SG = "subgroup"
-define("subgroup_reduce", 1, attrs={"op": (str, True), "mode": (str, True)}, verify=_reduce, tangled=_SG,
-       doc="reduction or scan of the value over the active invocations")
+define("subgroup_reduce", 1, attrs={"op": (str, True), "mode": (str, True), "cluster": (int, False)}, verify=_reduce,
+       tangled=_SG, doc="reduction or scan of the value over the active invocations (clustered_reduce: over each "
+                        "aligned cluster of `cluster` invocations)")
 define("subgroup_elect", 0, verify=_vote, tangled=_SG, doc="true in exactly one active invocation")
 define("subgroup_all", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in every active invocation")
 define("subgroup_any", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in any active invocation")

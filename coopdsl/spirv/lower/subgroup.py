@@ -22,7 +22,8 @@ REDUCTIONS = {
     "or": (None, "OpGroupNonUniformBitwiseOr", "OpGroupNonUniformBitwiseOr"),
     "xor": (None, "OpGroupNonUniformBitwiseXor", "OpGroupNonUniformBitwiseXor"),
 }
-GROUP_OPERATIONS = {"reduce": "Reduce", "inclusive_scan": "InclusiveScan", "exclusive_scan": "ExclusiveScan"}
+GROUP_OPERATIONS = {"reduce": "Reduce", "inclusive_scan": "InclusiveScan", "exclusive_scan": "ExclusiveScan",
+                    "clustered_reduce": "ClusteredReduce"}
 SIMPLE = {"subgroup_elect": "OpGroupNonUniformElect", "subgroup_all": "OpGroupNonUniformAll",
           "subgroup_any": "OpGroupNonUniformAny", "subgroup_all_equal": "OpGroupNonUniformAllEqual",
           "subgroup_broadcast": "OpGroupNonUniformBroadcast",
@@ -37,7 +38,9 @@ def _reduce(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int])
     name = REDUCTIONS[op.attrs["op"]][family(op.type)]
     if name is None:
         raise ValueError(f"no {op.attrs['op']} reduction on {op.type}")
-    w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), GROUP_OPERATIONS[op.attrs["mode"]], *args)
+    cluster = op.attrs.get("cluster")   # (ClusterSize: a constant id after the value)
+    size = () if cluster is None else (w.b.const_id(T.u32, cluster),)
+    w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), GROUP_OPERATIONS[op.attrs["mode"]], *args, *size)
 
 
 @lowering(*SIMPLE)
