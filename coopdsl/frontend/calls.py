@@ -14,6 +14,7 @@ from ..ir.layout import unlaid
 from ..lang import arith
 from ..lang import registry as B
 from ..lang.arrays import buffer_length, construct_array, length_of, relaid
+from ..lang.debug import kernel_print
 from ..lang.functions import DeviceFunction, Partial
 from ..lang.values import BoundMethod, BufferRef, BuiltinVar
 
@@ -81,6 +82,9 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
         return length_of(cg, args[0])
     if func is py_builtins.len and len(args) == 1 and not kwargs and isinstance(args[0], BufferRef):
         return buffer_length(cg, args[0])
+    if func is py_builtins.print:
+        kernel_print(cg, args, kwargs)
+        return None
     if func is py_builtins.len and (len(args) != 1 or kwargs):
         raise TypeMismatchError(f"len() takes exactly one argument ({len(args) + len(kwargs)} given)", cg.em.loc)
     if func is py_builtins.len and not isinstance(args[0], (bool, int, float, tuple)):

@@ -387,5 +387,5 @@ def _is_coopdsl_object(value: object) -> bool:
 _UNSEEN = object()  # a name lookup() has not resolved as a global yet
 
 PY_BUILTINS = {name: getattr(py_builtins, name) for name in
-               ("range", "min", "max", "abs", "int", "float", "bool", "len", "True", "False", "None")
+               ("range", "min", "max", "abs", "int", "float", "bool", "len", "print", "True", "False", "None")
                if hasattr(py_builtins, name)}

@@ -67,6 +67,7 @@ class ModuleBuilder:
         self._type_objects: dict[int, tuple[T.Type, int]] = {}  # id(type) -> (the type, kept alive; its id)
         self._consts: dict[tuple[T.Type, Any], int] = {}
         self._imports: dict[str, int] = {}
+        self._strings: dict[str, int] = {}
 
     # -- ids and raw emission -------------------------------------------------
     def new_id(self) -> int:
@@ -92,6 +93,13 @@ class ModuleBuilder:
     def extension(self, name: str) -> None:
         if name not in self._exts:
             self._exts.append(name)
+
+    def string_id(self, text: str) -> int:
+        """The id of an OpString holding ``text`` (one per text)."""
+        if text not in self._strings:
+            rid = self._strings[text] = self.new_id()
+            self.emit("debug_string", "OpString", rid, text)
+        return self._strings[text]
 
     def ext_inst_import(self, name: str) -> int:
         if name not in self._imports:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,38 @@ def _array_length(m: Machine, op: Op, args: list[Any]) -> Any:
     member = op.attrs["member"]
     start = p.addr + m.layout.member_offset(block, member)
     return ((p.hi - start) // m.layout.stride(block.members[member][1])).astype(np.uint32)
+
+
+_CONVERSION = re.compile(r"%%|%v([234])([fdu])|%l?([fdu])")
+
+
+def printf_line(fmt: str, values: list[Any]) -> str:
+    """One invocation's line of a debug_printf ``fmt`` (the conversions coopdsl.lang.debug writes: ``%f``, ``%d``,
+    ``%u``, ``%ld``, ``%lu``, ``%vNf`` / ``d`` / ``u``, ``%%``) of its ``values``, as C's printf and the
+    validation layer's DebugPrintf print them (a vector's components joined by ", ")."""
+    it = iter(values)
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(0) == "%%":
+            return "%"
+        v = next(it)
+        conv = match.group(2) or match.group(3)
+        item = "%f" if conv == "f" else "%d"
+        if match.group(1):
+            return ", ".join(item % (float(c) if conv == "f" else int(c)) for c in np.asarray(v).reshape(-1))
+        return item % (float(v) if conv == "f" else int(v))
+
+    return _CONVERSION.sub(one, fmt)
+
+
+@semantics("debug_printf")
+def _debug_printf(m: Machine, op: Op, args: list[Any]) -> None:
+    """A line per active invocation, in invocation order (print's, to stdout)."""
+    n = m.lanes.N
+    per_slot = [np.broadcast_to(np.asarray(a), (n, *np.shape(a)[1:]) if np.ndim(a) and np.shape(a)[0] == n
+                                else (n, *np.shape(a))) for a in args]
+    for slot in np.flatnonzero(m.mask):
+        print(printf_line(op.attrs["format"], [a[slot] for a in per_slot]))
 
 
 @semantics("ptr_to_u64")

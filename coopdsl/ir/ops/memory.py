@@ -51,6 +51,13 @@ def _array_length(op: Op) -> None:
     result_is(op, T.u32)
 
 
+def _debug_printf(op: Op) -> None:
+    for i, v in enumerate(op.operands):
+        if not isinstance(v.type, (T.ScalarType, T.VectorType)):
+            fail(op, f"operand {i} is {v.type}, not a scalar or vector")
+    result_is(op, T.void)
+
+
 _MEMORY = {"memory": (MemoryAccess, False)}
 define("access", (1, None), verify=_access, doc="pointer to an element: base pointer, then indices")
 define("load", 1, attrs=_MEMORY, verify=_load, pure=False, doc="load through a pointer")
@@ -61,6 +68,8 @@ define("variable", 0, verify=_variable, pure=False, attrs={"array_name": (str, F
            "in the kernel, for the interpreter's reports")
 define("array_length", 1, verify=_array_length, attrs={"member": (int, True)},
        doc="the element count of the runtime array that is member `member` of a storage buffer's block (u32)")
+define("debug_printf", (0, None), verify=_debug_printf, pure=False, attrs={"format": (str, True)},
+       doc="print the values with a printf format, per invocation (NonSemantic.DebugPrintf)")
 define("ptr_to_u64", 1, verify=_to_u64, doc="the 64-bit address of a device pointer")
 define("u64_to_ptr", 1, verify=_to_ptr, doc="a device pointer from a 64-bit address")
 define("control_barrier", 0, pure=False, tangled="execution",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...ir import types as T
 from ...ir.core import Op
 from ...ir.vocab import StorageClass
 from .registry import lowering, memory_operands, scope_id, semantics_id
@@ -35,6 +36,14 @@ def _variable(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int
 @lowering("array_length")
 def _array_length(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit("OpArrayLength", ty, rid, *args, op.attrs["member"])
+
+
+@lowering("debug_printf")
+def _debug_printf(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    w.b.extension("SPV_KHR_non_semantic_info")
+    fmt = w.b.string_id(op.attrs["format"])
+    w.emit("OpExtInst", w.b.type_id(T.void), rid or w.b.new_id(), w.b.ext_inst_import("NonSemantic.DebugPrintf"), 1,
+           fmt, *args)
 
 
 @lowering("ptr_to_u64")
