@@ -35,7 +35,8 @@ _SUBGROUP = tuple(f"subgroup_{scan}{op}" for op in _SCANNED for scan in _SCANS) 
     f"subgroup_{name}" for name in ("elect", "all", "any", "all_equal", "broadcast", "broadcast_first", "ballot",
                                     "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "ballot_bit_count",
                                     "ballot_inclusive_bit_count", "ballot_exclusive_bit_count", "ballot_find_lsb",
-                                    "ballot_find_msb", "inverse_ballot", "ballot_bit_extract"))
+                                    "ballot_find_msb", "inverse_ballot", "ballot_bit_extract", "quad_broadcast",
+                                    "quad_swap_horizontal", "quad_swap_vertical", "quad_swap_diagonal"))
 _ATOMICS = tuple(f"atomic_{name}" for name in ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
                                                "compare_exchange", "load", "store"))
 

@@ -73,6 +73,19 @@ def _clustered(op: str) -> Builtin:
                         "(value, cluster)", {"value": NUMERIC})
 
 
+def _quad_broadcast(cg: Builder, v: Value, index: Any) -> Value:
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 3:
+        raise ArgumentError(f"subgroup_quad_broadcast() index must be a compile-time int from 0 to 3 (a lane of the "
+                            f"quad), got {cg.describe(index)}", cg.em.loc)
+    return cg.em.op("subgroup_quad", v.type, [v], mode="broadcast", index=index)
+
+
+def _quad_swap(mode: str) -> Callable[..., Value]:
+    def impl(cg: Builder, v: Value) -> Value:
+        return cg.em.op("subgroup_quad", v.type, [v], mode=mode)
+    return impl
+
+
 def _elect(cg: Builder) -> Value:
     return cg.em.op("subgroup_elect", T.boolean, [])
 
@@ -146,6 +159,16 @@ _LANE = Index("the lane")
 _DELTA = Index("the delta")
 for _name, _impl, _doc, _sig, _conversions in (
         ("subgroup_elect", _elect, "True in exactly one active invocation (OpGroupNonUniformElect).", "()", {}),
+        ("subgroup_quad_broadcast", _quad_broadcast, "The value of lane ``index`` (a compile-time 0 to 3) of this "
+         "invocation's quad, the four neighbouring lanes 4q .. 4q + 3 (OpGroupNonUniformQuadBroadcast; GLSL "
+         "subgroupQuadBroadcast).", "(v, index)", {"v": LANE_VALUE}),
+        ("subgroup_quad_swap_horizontal", _quad_swap("swap_horizontal"), "The value of the quad's lane beside this "
+         "one, lane ^ 1 (OpGroupNonUniformQuadSwap Direction 0; GLSL subgroupQuadSwapHorizontal).", "(v)",
+         {"v": LANE_VALUE}),
+        ("subgroup_quad_swap_vertical", _quad_swap("swap_vertical"), "The value of the quad's lane ^ 2 "
+         "(OpGroupNonUniformQuadSwap Direction 1; GLSL subgroupQuadSwapVertical).", "(v)", {"v": LANE_VALUE}),
+        ("subgroup_quad_swap_diagonal", _quad_swap("swap_diagonal"), "The value of the quad's lane ^ 3 "
+         "(OpGroupNonUniformQuadSwap Direction 2; GLSL subgroupQuadSwapDiagonal).", "(v)", {"v": LANE_VALUE}),
         ("subgroup_all", _vote("all"), "True if the bool is true in every active invocation.", "(b)",
          {"b": Bool()}),
         ("subgroup_any", _vote("any"), "True if the bool is true in any active invocation.", "(b)", {"b": Bool()}),

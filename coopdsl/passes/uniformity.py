@@ -652,6 +652,8 @@ def _subgroup(self: FunctionUniformity, op: Op) -> Fact:
         if per_invocation:
             return DIVERGENT, Origin(f"{per_invocation}, which differs between invocations", loc)
         return self._operands(op)
+    if k == "subgroup_quad":
+        return DIVERGENT, Origin("a quad operation, which differs between quads", loc)
     if k == "subgroup_reduce" and op.attrs["mode"] == "clustered_reduce":
         return DIVERGENT, Origin("a clustered subgroup reduction, which differs between clusters", loc)
     if k == "subgroup_reduce" and op.attrs["mode"] != "reduce":

@@ -41,7 +41,7 @@ def test_subgroup_operations():
         r"OpGroupNonUniformUMax", r"OpGroupNonUniformBitwiseAnd", r"OpGroupNonUniformBitwiseOr",
         r"OpGroupNonUniformBitwiseXor %uint %uint_3 Reduce", r"OpGroupNonUniformBitwiseOr %uint %uint_3 ExclusiveScan",
         r"OpGroupNonUniformBallot %v4uint")
-    assert len(SUBGROUP) == 21 + 7 + 11 + 7   # reductions and scans, clustered reductions, the others
+    assert len(SUBGROUP) == 21 + 7 + 11 + 4 + 7   # reductions and scans, clustered reductions, quads, the others
 
 
 @cd.kernel(workgroup_size=(64, 1, 1))
@@ -212,3 +212,41 @@ def test_a_cluster_size_must_be_a_power_of_two_and_no_wider_than_the_subgroup():
                                                "invocations\\): undefined in SPIR-V") as e:
         cluster_wider_than_the_subgroup.launch((1, 1, 1), np.zeros(2, np.float32), device="cpu")
     assert e.value.loc.line == cluster_wider_than_the_subgroup.fn.__code__.co_firstlineno + 2
+
+
+@cd.kernel(workgroup_size=(16, 1, 1))
+def quads(x: cd.Buffer[u32], v: cd.Buffer[cd.vec2[f32]], o: cd.Buffer[u32], w: cd.Buffer[cd.vec2[f32]]):
+    i = cd.global_invocation_id.x
+    o[i * 4] = cd.subgroup_quad_broadcast(x[i], 2)
+    o[i * 4 + 1] = cd.subgroup_quad_swap_horizontal(x[i])
+    o[i * 4 + 2] = cd.subgroup_quad_swap_vertical(x[i])
+    o[i * 4 + 3] = cd.subgroup_quad_swap_diagonal(x[i])
+    w[i] = cd.subgroup_quad_swap_diagonal(v[i])
+
+
+def test_quad_operations_read_the_quads_other_lanes():
+    """GLSL's subgroupQuadBroadcast and subgroupQuadSwap* (GL_KHR_shader_subgroup_quad): capability
+    GroupNonUniformQuad; a quad is lanes 4q .. 4q + 3."""
+    compile_checked(quads, r"OpCapability GroupNonUniformQuad",
+                    r"OpGroupNonUniformQuadBroadcast %uint %\w+ %\w+ %uint_2",
+                    r"OpGroupNonUniformQuadSwap %uint %\w+ %\w+ %uint_0",
+                    r"OpGroupNonUniformQuadSwap %uint %\w+ %\w+ %uint_1",
+                    r"OpGroupNonUniformQuadSwap %v2float %\w+ %\w+ %uint_2")
+    x = np.arange(16, dtype=np.uint32) * 10
+    v = np.arange(32, dtype=np.float32).reshape(16, 2)
+    o, w = np.zeros(64, np.uint32), np.zeros((16, 2), np.float32)
+    quads.launch((1, 1, 1), x, v, o, w, device="cpu")
+    lane = np.arange(16)
+    assert o.reshape(16, 4).tolist() == np.stack([x[(lane & ~3) + 2], x[lane ^ 1], x[lane ^ 2], x[lane ^ 3]],
+                                                 axis=1).tolist()
+    assert w.tolist() == v[lane ^ 3].tolist()
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def quad_broadcast_of_lane_four(x: cd.Buffer[f32]):
+    x[0] = cd.subgroup_quad_broadcast(x[1], 4)  # E:quad-four
+
+
+def test_a_quad_broadcast_reads_lane_0_to_3():
+    expect_error(quad_broadcast_of_lane_four, ArgumentError, "subgroup_quad_broadcast() index must be a compile-time "
+                 "int from 0 to 3 (a lane of the quad), got the number 4", "# E:quad-four", 12)

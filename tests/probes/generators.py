@@ -124,6 +124,9 @@ for _n in SUBGROUP_NUM:
     CALLS[f"cd.{_n}"] = (f"r = cd.{_n}({{0}})", ("x",))
 for _n in SUBGROUP_BITS:
     CALLS[f"cd.{_n}"] = (f"r = cd.{_n}({{0}})", ("ui",))
+CALLS["cd.subgroup_quad_broadcast"] = ("r = cd.subgroup_quad_broadcast({0}, {1})", ("x", "2"))
+for _n in ("horizontal", "vertical", "diagonal"):
+    CALLS[f"cd.subgroup_quad_swap_{_n}"] = (f"r = cd.subgroup_quad_swap_{_n}({{0}})", ("x",))
 for _op, _v in (("add", "x"), ("mul", "x"), ("min", "x"), ("max", "x"), ("and", "ui"), ("or", "ui"), ("xor", "ui")):
     CALLS[f"cd.subgroup_clustered_{_op}"] = (f"r = cd.subgroup_clustered_{_op}({{0}}, {{1}})", (_v, "4"))
 for _n in ("atomic_add", "atomic_and", "atomic_exchange", "atomic_max", "atomic_min", "atomic_or", "atomic_sub",

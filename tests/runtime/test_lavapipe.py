@@ -529,3 +529,23 @@ def test_clustered_reductions_on_a_device_match_the_interpreter(device, monkeypa
         got[str(where)] = [a.tolist() for a in out]
     assert got["cpu"] == got[str(device)]
     assert got["cpu"][0] == x.reshape(-1, 4).sum(1).repeat(4).tolist()
+
+
+@cd.kernel(workgroup_size=(16, 1, 1))
+def quad_reads(x: cd.Buffer[u32], o: cd.Buffer[u32]):
+    i = cd.global_invocation_id.x
+    o[i * 4] = cd.subgroup_quad_broadcast(x[i], 3)
+    o[i * 4 + 1] = cd.subgroup_quad_swap_horizontal(x[i])
+    o[i * 4 + 2] = cd.subgroup_quad_swap_vertical(x[i])
+    o[i * 4 + 3] = cd.subgroup_quad_swap_diagonal(x[i])
+
+
+def test_quad_operations_on_a_device_match_the_interpreter(device, monkeypatch):
+    monkeypatch.setenv("COOPDSL_SUBGROUP_SIZE", str(device.info.subgroup_size))
+    x = np.arange(16, dtype=np.uint32) * 7 + 1
+    got = {}
+    for where in ("cpu", device):
+        o = np.zeros(64, np.uint32)
+        quad_reads.launch((1, 1, 1), x, o, device=where)
+        got[str(where)] = o.tolist()
+    assert got["cpu"] == got[str(device)]

@@ -149,6 +149,16 @@ def _shuffle(m: Machine, op: Op, args: list[Any]) -> Any:
     return _gather(m, op.type, value, src)
 
 
+@semantics("subgroup_quad")
+def _quad(m: Machine, op: Op, args: list[Any]) -> Any:
+    """Lanes in quads of four neighbours: broadcast reads lane ``index`` of the quad, the swaps lane ^ 1, ^ 2, ^ 3."""
+    lane = np.arange(m.lanes.N) % m.lanes.sgs
+    mode = op.attrs["mode"]
+    src = (lane & ~3) + op.attrs["index"] if mode == "broadcast" else \
+        lane ^ {"swap_horizontal": 1, "swap_vertical": 2, "swap_diagonal": 3}[mode]
+    return _gather(m, op.type, args[0], src)
+
+
 @semantics("subgroup_ballot")
 def _ballot(m: Machine, op: Op, args: list[Any]) -> Any:
     g = _grid(m, T.boolean, args[0]) & _active(m, _grid(m, T.boolean, args[0]))

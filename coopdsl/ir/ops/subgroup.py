@@ -77,6 +77,21 @@ _SG = "subgroup"
 define("subgroup_reduce", 1, attrs={"op": (str, True), "mode": (str, True), "cluster": (int, False)}, verify=_reduce,
        tangled=_SG, doc="reduction or scan of the value over the active invocations (clustered_reduce: over each "
                         "aligned cluster of `cluster` invocations)")
+QUADS = {"broadcast": None, "swap_horizontal": 0, "swap_vertical": 1, "swap_diagonal": 2}   # mode -> Direction
+
+
+def _quad(op: Op) -> None:
+    _value(op)
+    mode, index = op.attrs["mode"], op.attrs.get("index")
+    if mode not in QUADS:
+        fail(op, f"unknown quad operation {mode}")
+    if (mode == "broadcast") != (index is not None) or index is not None and not 0 <= index <= 3:
+        fail(op, "a quad broadcast, and only it, reads lane 0 .. 3 of its quad")
+
+
+define("subgroup_quad", 1, attrs={"mode": (str, True), "index": (int, False)}, verify=_quad, tangled=_SG,
+       doc="a value of another invocation of the quad (four neighbouring lanes): broadcast from lane `index`, or "
+           "swapped horizontally (lane ^ 1), vertically (^ 2) or diagonally (^ 3)")
 define("subgroup_elect", 0, verify=_vote, tangled=_SG, doc="true in exactly one active invocation")
 define("subgroup_all", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in every active invocation")
 define("subgroup_any", 1, verify=_vote, tangled=_SG, doc="true if the bool is true in any active invocation")

@@ -43,6 +43,16 @@ def _reduce(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int])
     w.emit(name, ty, rid, scope_id(w, Scope.Subgroup), GROUP_OPERATIONS[op.attrs["mode"]], *args, *size)
 
 
+@lowering("subgroup_quad")
+def _quad(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
+    scope = scope_id(w, Scope.Subgroup)
+    if op.attrs["mode"] == "broadcast":   # (Index and Direction: constant ids)
+        w.emit("OpGroupNonUniformQuadBroadcast", ty, rid, scope, *args, w.b.const_id(T.u32, op.attrs["index"]))
+        return
+    direction = {"swap_horizontal": 0, "swap_vertical": 1, "swap_diagonal": 2}[op.attrs["mode"]]
+    w.emit("OpGroupNonUniformQuadSwap", ty, rid, scope, *args, w.b.const_id(T.u32, direction))
+
+
 @lowering(*SIMPLE)
 def _simple(w: Writer, op: Op, ty: int | None, rid: int | None, args: list[int]) -> None:
     w.emit(SIMPLE[op.kind], ty, rid, scope_id(w, Scope.Subgroup), *args)
