@@ -704,6 +704,11 @@ def _compile(k: Kernel, env: str, spec: dict[str, Any]) -> tuple[Module, bytes]:
         raise InternalCompilerError(
             f"coopdsl produced a module that spirv-val rejects (please report this):\n{message}",
             _rejected_at(message, locations) or SourceLoc(src.file, src.tree.lineno, 1))
+    family = sys.modules.get("coopdsl.ir.ops.subgroup")   # (loaded once a kernel used a subgroup operation)
+    if k.subgroup_size and family is not None:
+        wide = family.cluster_problems(module, k.subgroup_size)
+        if wide:
+            raise CompileError(*wide[0])
     wx = module.workgroup_size[0]
     if k.subgroup_size and (not isinstance(wx, SpecConst) or wx.name in spec):
         # the device rule the kernel's own subgroup size decides (devices/check.py); a spec-sized x is checked

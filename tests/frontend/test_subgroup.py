@@ -250,3 +250,14 @@ def quad_broadcast_of_lane_four(x: cd.Buffer[f32]):
 def test_a_quad_broadcast_reads_lane_0_to_3():
     expect_error(quad_broadcast_of_lane_four, ArgumentError, "subgroup_quad_broadcast() index must be a compile-time "
                  "int from 0 to 3 (a lane of the quad), got the number 4", "# E:quad-four", 12)
+
+
+@cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=8)
+def cluster_wider_than_the_required_subgroup(x: cd.Buffer[f32]):
+    x[0] = cd.subgroup_clustered_add(x[1], 16)  # E:cluster-required
+
+
+def test_a_cluster_wider_than_the_required_subgroup_size_is_a_compile_error():
+    expect_error(cluster_wider_than_the_required_subgroup, cd.CompileError, "a clustered reduction's cluster of 16 "
+                 "invocations is wider than the subgroup this kernel requires (8 invocations, its subgroup_size)",
+                 "# E:cluster-required", 12)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import types as T
-from ..core import Op
+from ..core import Module, Op
 from .base import define, fail, integer, is_bool, is_numeric, result_is
 
 REDUCTIONS = ("add", "mul", "min", "max", "and", "or", "xor")
@@ -34,6 +36,15 @@ def _reduce(op: Op) -> None:
         fail(op, "a clustered reduction, and only it, has a cluster size")
     if cluster is not None and (cluster < 1 or cluster > MAX_CLUSTER or cluster & (cluster - 1)):
         fail(op, f"cluster size {cluster} is not a power of two from 1 to {MAX_CLUSTER}")
+
+
+def cluster_problems(module: Module, subgroup_size: int) -> list[tuple[str, Any]]:
+    """(message, location) of each clustered reduction of ``module`` whose cluster is wider than the subgroup size
+    the kernel requires (undefined in SPIR-V; without a required size only the interpreter, at a launch, knows)."""
+    return [(f"a clustered reduction's cluster of {op.attrs['cluster']} invocations is wider than the subgroup "
+             f"this kernel requires ({subgroup_size} invocations, its subgroup_size): undefined in SPIR-V", op.loc)
+            for f in module.functions for op in f.ops()
+            if op.kind == "subgroup_reduce" and op.attrs.get("cluster", 0) > subgroup_size]
 
 
 def _vote(op: Op) -> None:
