@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .runtime.timing import BenchResult
 
 WorkgroupSize = Sequence["int | str"]
+_MISSING = object()   # (an argument a launch did not give)
 
 
 class Kernel:
@@ -332,8 +333,9 @@ class Kernel:
         """A storage buffer no instruction uses (a branch on a ``Const`` this variant does not take) may be given
         None, or left out: a zeroed element is bound for it; None for a buffer the kernel uses is a LaunchError
         that says so."""
-        for name, dummy in plan["unused"].items():
-            if values.get(name) is None:
+        for name, dummy in plan["unused"].items():   # None given, or left out where its default is None
+            if values.get(name, _MISSING) is None or name not in values and \
+                    plan["signature"].parameters[name].default is None:
                 values[name] = dummy
         for name in plan["used"]:
             if name in values and values[name] is None:

@@ -507,6 +507,25 @@ def test_a_buffer_no_instruction_uses_may_be_none(device, where):
     assert x[0] == 3.0
 
 
+@cd.kernel(workgroup_size=(1, 1, 1))
+def biased(x: cd.Buffer[f32], bias: cd.Buffer[f32], o: cd.Buffer[f32], USE: cd.Const[bool] = False):
+    o[0] = x[0] + bias[0] if USE else x[0]
+
+
+@pytest.mark.parametrize("where", ["cpu", "device"])
+def test_an_unused_buffer_without_a_default_is_still_an_argument(device, where):
+    """Left out, a buffer without '= None' is missing, as a Python call says, even where no instruction uses it;
+    None may be given for it."""
+    from coopdsl.errors import LaunchError
+
+    target = "cpu" if where == "cpu" else device
+    x, o = np.array([1.0], np.float32), np.zeros(1, np.float32)
+    with pytest.raises(LaunchError, match="missing buffer 'bias'"):
+        biased.launch((1, 1, 1), x, o=o, device=target)
+    biased.launch((1, 1, 1), x, None, o, device=target)
+    assert o[0] == 1.0
+
+
 @cd.kernel(workgroup_size=(64, 1, 1))
 def clustered_sums(x: cd.Buffer[f32], k: cd.Buffer[u32], o: cd.Buffer[f32], p: cd.Buffer[u32], q: cd.Buffer[i32]):
     i = cd.global_invocation_id.x
