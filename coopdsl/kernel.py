@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 from ._gcpause import paused
 from ._grid import grid3
-from ._numbers import host_bool, python_value
+from ._numbers import python_value
 from .errors import (
     CompileError,
     CoopDSLError,
@@ -37,7 +37,7 @@ from .errors import (
 )
 from .ir import types as T
 from .ir.core import Module, SpecConst
-from .ir.literals import LiteralError, fit
+from .ir.literals import LiteralError, fit_host
 from .spirv import tools
 from .spirv.words import to_bytes
 
@@ -763,9 +763,7 @@ def _apply_spec_defaults(module: Module, spec: dict[str, Any]) -> None:
         if sc is None:
             raise ValueError(f"{module.name} has no specialization constant '{name}' "
                              f"(it has: {', '.join(by_name) or 'none'})")
-        if sc.type.is_bool and host_bool(value) is not None:   # (1 and 0 too, as a launch takes them)
-            value = host_bool(value)
         try:
-            sc.default = fit(value, sc.type)
+            sc.default = fit_host(value, sc.type)   # (a bool takes 1 and 0 too, as a launch does)
         except LiteralError as e:
             raise ValueError(f"specialization constant '{name}': {e}") from None

@@ -26,7 +26,7 @@ from ..errors import CompileError, DeclarationError, TypeMismatchError, Unsuppor
 from ..ir import types as T
 from ..ir.core import GlobalVar, Module, SpecConst
 from ..ir.layout import array_block, laid_out, uniform_problem
-from ..ir.literals import LiteralError, fit, host_bool, python_value
+from ..ir.literals import LiteralError, fit, fit_host, python_value
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
 from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam
@@ -215,9 +215,7 @@ def _spec(b: _Building, name: str, ann: SpecParam, arg: ast.arg) -> None:
     default = _check_default(ann.type, default, name, src, arg)
     if name in b.module.spec_overrides:  # compile(spec=...): the rules see this value (if it fits;
         try:                             # Kernel.compile reports a value that does not)
-            given = b.module.spec_overrides[name]
-            default = fit(host_bool(given) if ann.type.is_bool and host_bool(given) is not None else given,
-                          ann.type)
+            default = fit_host(b.module.spec_overrides[name], ann.type)
         except LiteralError:
             pass
     sc = SpecConst(ann.type, name, sid, default)

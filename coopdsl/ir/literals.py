@@ -35,6 +35,13 @@ def fit(value: object, t: T.ScalarType) -> bool | int | float:
     return fit_number(value, t.kind, t.width, t.signed, t.encoding, t.name)
 
 
+def fit_host(value: object, t: T.ScalarType) -> bool | int | float:
+    """:func:`fit` for a value the host gives a specialization constant (``compile(spec=...)``, ``emit --spec``):
+    a bool constant also takes 1 and 0, as a launch does (:func:`coopdsl._numbers.host_bool`)."""
+    flag = host_bool(value) if t.is_bool else None
+    return fit(value if flag is None else flag, t)
+
+
 def stored(value: object, t: T.ScalarType) -> object:
     """What a module holds for ``value`` (already :func:`fit`) of type ``t``: a float rounded to ``t``'s format (an
     f16 0.1 is 0.0999755859375), anything else as it is. Reflection reports this, as a reader of the module sees."""
