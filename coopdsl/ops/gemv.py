@@ -154,6 +154,16 @@ XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
     "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((1, 8, 4), (5, 16, 4))}
 XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6, "q4_K": 1}   # up to how many rows of x the subgroups are
 # balanced to K
+# Past those rows the subgroups are only fitted to K (:func:`coopdsl.ops.gemv_xregs.fit_split`), and an entry of more
+# than XREGS_FEW_ROWS rows of W a workgroup takes that many where the fitting leaves it fewer subgroups than the entry
+# names, so that a launch keeps its warps: q4_K's 16 rows over 4 subgroups, from 5 rows of x, fitted to 2 subgroups at
+# K = 4096 and to 1 at 2048.  Timed on an H200, 4096 x K weights, every layout in one call a K
+# (``benchmarks/gemv_xregs_sweep.py --formats q4_K --rows 5,6,8 --layouts 16x1,16x2,16x4,8x1,8x2,8x4 --unrolls 0``,
+# ``benchmarks/results/gemv-xregs-q4k-smallk-h200-2026-11-29.md``), us a call at 5, 6 and 8 rows of x with the
+# default's reduction batch: K = 4096, 16 x 2 13.8, 13.5, 16.1 against 8 x 2 11.1, 11.0, 12.7; K = 2048, 16 x 1 13.2,
+# 19.4, 15.3 against 8 x 1 9.8, 9.9, 11.3; at K = 8192 (4 subgroups busy) 16 x 4 stays the fastest (15.1, 14.0, 17.9
+# against 8 x 4's 15.5, 15.7, 19.0).
+XREGS_FEW_ROWS = 8
 # Small products at one row of x are bound by their launches, not their bytes: with M and K at most SMALL_INLINE's,
 # the default rounds x to 8 bits inside the product ("inline", one launch) with 2 rows of W a group for M up to 2048,
 # else 4, over 4 subgroups.  Timed on an H200, every candidate in one process each (``benchmarks/ops_llm.py --tune``,
@@ -170,7 +180,8 @@ SMALL_INLINE = (4096, 4096)   # (M, K) at most, one row of x
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     """(rows of W a workgroup, subgroups a workgroup) of :data:`XREGS`'s entry for ``nx`` rows of x in ``fmt`` and
     K = ``k``, with the subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) up to
-    :data:`XREGS_BALANCED`'s rows, past them no more than K keeps busy (:func:`coopdsl.ops.gemv_xregs.fit_split`);
+    :data:`XREGS_BALANCED`'s rows, past them no more than K keeps busy (:func:`coopdsl.ops.gemv_xregs.fit_split`;
+    where that leaves fewer subgroups than the entry's, at most :data:`XREGS_FEW_ROWS` rows of W a workgroup);
     None where no entry applies (f16 and bf16 weights, fewer rows than the first entry's, more than
     :data:`coopdsl.ops.gemv_xregs.MAX_ROWS_X`).  An unknown format, rows outside 1 .. 16 or K below 1 is a
     ValueError."""
@@ -183,8 +194,12 @@ def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     if not entries:
         return None
     _, rows, split = entries[-1]
-    split = GX.balanced_split(fmt, k, split) if nx <= XREGS_BALANCED.get(fmt, 0) else GX.fit_split(fmt, k, split)
-    return rows, split
+    if nx <= XREGS_BALANCED.get(fmt, 0):
+        return rows, GX.balanced_split(fmt, k, split)
+    fitted = GX.fit_split(fmt, k, split)
+    if fitted < split and rows > XREGS_FEW_ROWS:   # K too short for the entry's subgroups: more, smaller workgroups
+        rows = XREGS_FEW_ROWS
+    return rows, fitted
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,

@@ -124,6 +124,16 @@ def test_a_workgroup_gets_no_more_subgroups_than_k_keeps_busy():
     assert G.choice("q4_K", 1, None, 14336, 4096) == ("xregs", 8, 2)
 
 
+def test_a_wide_entry_takes_fewer_rows_of_w_where_k_leaves_it_fewer_subgroups():
+    # q4_K's entry from 5 rows of x is 16 rows of W over 4 subgroups; K = 4096 keeps 2 busy, 2048 one, 8192 four
+    assert G.XREGS["q4_K"][-1] == (5, 16, 4)
+    assert [G.xregs_layout("q4_K", n, 4096) for n in (5, 8)] == [(8, 2), (8, 2)]
+    assert G.xregs_layout("q4_K", 6, 2048) == (8, 1) and G.xregs_layout("q4_K", 8, 8192) == (16, 4)
+    assert G.choice("q4_K", 8, None, 4096, 4096) == ("xregs", 8, 2)
+    assert G.xregs_layout("q4_K", 4, 4096) == (8, 2)      # an entry of 8 rows keeps them
+    assert G.xregs_layout("q4_0", 8, 2048) == (8, 2)
+
+
 def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply():
     assert G.choice("q8_0", 4, None, 4096, 14336) == ("xregs", 8, 7)     # 448 units of K: two passes of 7
     assert G.choice("q8_0", 4, None, 14336, 4096) == ("xregs", 8, 4)     # 128: one pass of 4
@@ -140,7 +150,9 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
                 assert G.xregs_layout(fmt, n, 14336) == want
                 assert G.choice(fmt, n, None, 4096, 14336) == ("xregs", *want)
                 assert G.choice(fmt, n, True, 4096, 14336) == ("xregs", *want)
-                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", rows, GX.fit_split(fmt, 4096, split))
+                fitted = GX.fit_split(fmt, 4096, split)
+                few = min(rows, G.XREGS_FEW_ROWS) if fitted < split else rows
+                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", few, fitted)
         rows, split = G.xregs_layout(fmt, first, 14336)
         for n in (n for n in (first - 1, GX.MAX_ROWS_X + 1) if n >= 1):   # the plain kernels' way
             assert G.choice(fmt, n, None, 4096, 14336) == G.CHOICE[fmt, G.bucket(n)]
@@ -172,7 +184,10 @@ def test_gemv_runs_it_by_default_and_matches_numpy(fmt):
     m, k, n = 45, 768, 7
     w, wd = weights(fmt, m, k, rng)
     x = rng.standard_normal((n, k)).astype(np.float16)
-    assert G.plan(w, x, fmt, device="cpu")[0][-1][0].name.startswith("gemv_xregs_")
+    name = G.plan(w, x, fmt, device="cpu")[0][-1][0].name
+    assert name.startswith("gemv_xregs_")
+    if fmt == "q4_K":      # 12 pieces of K: one subgroup, so 8 rows of W a workgroup, not the entry's 16
+        assert name == "gemv_xregs_q4_K_x7_r8_s1"
     y = G.gemv(w, x, fmt, device="cpu")
     ref = _q8_1(x.astype(np.float32)) @ wd.T
     assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
