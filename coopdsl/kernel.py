@@ -208,13 +208,10 @@ class Kernel:
             with _COMPILING:
                 info = self.__dict__.get("_launch_cache")
                 if info is None:
-                    from ._packing import placeholder  # (numpy's: not loaded by emitting SPIR-V)
-
                     reflection = self.reflect()
                     plan = self._param_plan()
-                    plan["unused"] = {b["name"]: placeholder(b) for b in reflection["bindings"]
-                                      if b["kind"] == "storage_buffer" and not b["used"]}
-                    plan["used"] = {b["name"] for b in reflection["bindings"]} - set(plan["unused"])
+                    plan["buffers"] = {b["name"]: b for b in reflection["bindings"] if b["kind"] == "storage_buffer"}
+                    plan["unused"] = {name for name, b in plan["buffers"].items() if not b["used"]}
                     info = self.__dict__["_launch_cache"] = (self.compile(), reflection, plan)
         return info
 
@@ -333,15 +330,12 @@ class Kernel:
         """A storage buffer no instruction uses (a branch on a ``Const`` this variant does not take) may be given
         None, or left out: a zeroed element is bound for it; None for a buffer the kernel uses is a LaunchError
         that says so."""
-        for name, dummy in plan["unused"].items():   # None given, or left out where its default is None
-            if values.get(name, _MISSING) is None or name not in values and \
+        from ._packing import none_buffer  # (numpy's: not loaded by emitting SPIR-V)
+
+        for name, binding in plan["buffers"].items():   # None given, or unused and left out, default None
+            if values.get(name, _MISSING) is None or name not in values and name in plan["unused"] and \
                     plan["signature"].parameters[name].default is None:
-                values[name] = dummy
-        for name in plan["used"]:
-            if name in values and values[name] is None:
-                raise LaunchError(f"{self.name}: buffer '{name}' is read or written by this kernel; None stands only "
-                                  f"for a buffer no instruction uses (e.g. one a Const branch this variant does not "
-                                  f"take reads)")
+                values[name] = none_buffer(binding, self.name)
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._grid import grid3
-from .._packing import spec_values
+from .._packing import none_buffer, spec_values
 from .array import Array, ArrayView, check_resident, resident_buffer
 from .batch import Batch, current_batch, open_batches
 from .descriptors import DescriptorSet
@@ -248,6 +248,8 @@ def _host_data(b: Batch, binding: dict[str, Any], value: Any) -> np.ndarray:
     """The checked numpy data for a binding given a numpy array or a uniform-block dict."""
     if value is _MISSING:
         raise LaunchError(f"missing buffer '{binding['name']}'")
+    if value is None and binding["kind"] == "storage_buffer":
+        return none_buffer(binding, "launch")
     if binding["kind"] == "uniform_buffer" and isinstance(value, dict):
         block = {"size": binding["size"], "members": binding["members"]}
         check_struct_keys(binding["members"], value, f"uniform block '{binding['name']}'", whole=True)

@@ -507,6 +507,26 @@ def test_a_buffer_no_instruction_uses_may_be_none(device, where):
     assert x[0] == 3.0
 
 
+def test_the_lower_level_launch_takes_none_for_a_buffer_no_instruction_uses(device):
+    """``runtime.launch`` with the kernel's SPIR-V and reflection applies Kernel.launch's rule: None binds a
+    placeholder for a buffer whose reflection says "used": false, and is refused, by name, for one the kernel
+    reads or writes (a reflection without "used" counts every buffer as used)."""
+    from coopdsl import runtime
+    from coopdsl.errors import LaunchError
+
+    x = np.array([1.5], np.float32)
+    runtime.launch(masked_add.compile(), masked_add.reflect(), (1, 1, 1), {"x": x, "mask": None}, device=device)
+    assert x[0] == 1.5
+    with_mask = masked_add.specialize(USE_MASK=True)
+    with pytest.raises(LaunchError, match="launch: buffer 'mask' is read or written by this kernel; None stands only "
+                                          "for a buffer no instruction uses"):
+        runtime.launch(with_mask.compile(), with_mask.reflect(), (1, 1, 1), {"x": x, "mask": None}, device=device)
+    old = masked_add.reflect()
+    old = {**old, "bindings": [{k: v for k, v in b.items() if k != "used"} for b in old["bindings"]]}
+    with pytest.raises(LaunchError, match="buffer 'mask' is read or written"):
+        runtime.launch(masked_add.compile(), old, (1, 1, 1), {"x": x, "mask": None}, device=device)
+
+
 @cd.kernel(workgroup_size=(1, 1, 1))
 def biased(x: cd.Buffer[f32], bias: cd.Buffer[f32], o: cd.Buffer[f32], USE: cd.Const[bool] = False):
     o[0] = x[0] + bias[0] if USE else x[0]
