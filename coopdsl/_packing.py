@@ -94,15 +94,13 @@ def wanted_dtype(type_name: str) -> str:
     return f"{np.dtype(DTYPES[type_name]).name}{' bits' if type_name in BIT_PATTERNS else ''}"
 
 
-def none_buffer(binding: Mapping[str, Any], who: str) -> np.ndarray:
+def none_buffer(binding: Mapping[str, Any], who: str, error: type[Exception] = ValueError) -> np.ndarray:
     """What a launch binds where ``None`` is given for storage buffer ``binding``: its :func:`placeholder` when no
     instruction of the kernel uses it (reflection's ``"used": False``; a reflection without the key counts as
-    used); else a LaunchError, ``who`` (the kernel's name, or "launch") first, that says so.  The one rule of
-    ``Kernel.launch`` and the lower-level ``runtime.launch``."""
+    used); else ``error`` (the callers' LaunchError), ``who`` (the kernel's name, or "launch") first, that says
+    so.  The one rule of ``Kernel.launch`` and the lower-level ``runtime.launch``."""
     if binding.get("used", True):
-        from .errors import LaunchError
-
-        raise LaunchError(f"{who}: buffer '{binding['name']}' is read or written by this kernel; None stands only "
+        raise error(f"{who}: buffer '{binding['name']}' is read or written by this kernel; None stands only "
                           f"for a buffer no instruction uses (e.g. one a Const branch this variant does not take "
                           f"reads)")
     return placeholder(binding)

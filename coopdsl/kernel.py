@@ -335,7 +335,7 @@ class Kernel:
         for name, binding in plan["buffers"].items():   # None given, or unused and left out, default None
             if values.get(name, _MISSING) is None or name not in values and name in plan["unused"] and \
                     plan["signature"].parameters[name].default is None:
-                values[name] = none_buffer(binding, self.name)
+                values[name] = none_buffer(binding, self.name, LaunchError)
 
     def _check_spec(self, spec: dict[str, Any]) -> None:
         """The rules a kernel's specialization constants obey at their defaults hold at the values a launch

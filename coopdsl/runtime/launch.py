@@ -249,7 +249,7 @@ def _host_data(b: Batch, binding: dict[str, Any], value: Any) -> np.ndarray:
     if value is _MISSING:
         raise LaunchError(f"missing buffer '{binding['name']}'")
     if value is None and binding["kind"] == "storage_buffer":
-        return none_buffer(binding, "launch")
+        return none_buffer(binding, "launch", LaunchError)
     if binding["kind"] == "uniform_buffer" and isinstance(value, dict):
         block = {"size": binding["size"], "members": binding["members"]}
         check_struct_keys(binding["members"], value, f"uniform block '{binding['name']}'", whole=True)
