@@ -32,6 +32,10 @@ FLOAT_LIMITS = {
     (8, "Float8E5M2EXT"): (57344.0, 61440.0),
 }
 
+# smallest positive (subnormal) value per float format: a nonzero literal at or below half of it rounds to 0
+SMALLEST = {(16, None): 2.0 ** -24, (32, None): 2.0 ** -149, (64, None): 5e-324, (16, "BFloat16KHR"): 2.0 ** -133,
+            (8, "Float8E4M3EXT"): 2.0 ** -9, (8, "Float8E5M2EXT"): 2.0 ** -16}
+
 # reflection type name -> (kind, width, signed, float encoding)
 TRAITS = {"bool": ("bool", 32, False, None),
           **{f"i{w}": ("int", w, True, None) for w in (8, 16, 32, 64)},
@@ -103,7 +107,7 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
 
     bools fit only ``bool``; ints fit integer types within their range and float types; floats fit
     float types whose finite range holds them after rounding (infinities and NaN are kept as they
-    are), never integer types.  A numpy scalar (``np.uint32(4)``) counts as its Python value, for
+    are) and in which a nonzero value does not round to 0, never integer types.  A numpy scalar (``np.uint32(4)``) counts as its Python value, for
     ``compile(spec=...)`` as for a launch.
     """
     value = python_value(value)   # (a numpy scalar: its Python value, as a launch takes it)
@@ -134,6 +138,10 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
         raise LiteralError(f"{name} has no infinity (largest finite value {largest:g})")
     if math.isfinite(f) and abs(f) >= limit:
         raise LiteralError(f"the literal {_shown(given)} does not fit in {name} (largest finite value {largest:g})")
+    smallest = SMALLEST[(width, encoding)]
+    if f != 0.0 and abs(f) <= smallest / 2:
+        raise LiteralError(f"the literal {_shown(given)} is 0 in {name} (its smallest nonzero value is "
+                           f"{smallest:g}); write 0.0 if zero is meant")
     return f
 
 

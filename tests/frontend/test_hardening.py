@@ -158,6 +158,24 @@ def test_float_literals_that_overflow_their_type():
     expect_error(k_f32_overflow, TypeMismatchError, "the literal -1e+300 does not fit in f32", "# E:f32", 5)
 
 
+@cd.kernel
+def k_f16_underflow(c: cd.Buffer[f16]):
+    c[0] = c[1] / (c[2] + 1e-8)  # E:f16 eps
+
+
+@cd.kernel
+def k_f32_underflow(c: cd.Buffer[f32]):
+    c[0] = 1e-46  # E:f32 tiny
+
+
+def test_nonzero_float_literals_that_would_be_zero_in_their_type():
+    """A nonzero literal at or below half the type's smallest (subnormal) value rounds to 0: refused, as an
+    overflow is (an epsilon that vanishes turns a guarded division into inf)."""
+    expect_error(k_f16_underflow, TypeMismatchError, "the literal 1e-08 is 0 in f16 (its smallest nonzero value is "
+                 "5.96046e-08); write 0.0 if zero is meant", "# E:f16 eps", 20)
+    expect_error(k_f32_underflow, TypeMismatchError, "the literal 1e-46 is 0 in f32", "# E:f32 tiny", 5)
+
+
 def _declare(tmp_path, source: str, name: str = "decl.py"):
     """Run ``source`` as a user module; returns the CompileError it raises at declaration time."""
     path = tmp_path / name

@@ -40,6 +40,14 @@ def test_literals_that_do_not_fit_are_refused():
     with pytest.raises(LiteralError, match="does not fit in f16"):
         fit(65520.0, T.f16)
     assert fit(65519.0, T.f16) == 65519.0  # rounds to 65504
+    with pytest.raises(LiteralError, match="the literal 2e-08 is 0 in f16"):
+        fit(2e-8, T.f16)                       # below half of 2**-24: rounds to 0
+    assert fit(3e-8, T.f16) == 3e-8            # above it: rounds to 2**-24
+    assert fit(0.0, T.f16) == 0.0 and fit(-0.0, T.bf16) == 0.0
+    with pytest.raises(LiteralError, match="is 0 in e4m3"):
+        fit(2.0 ** -11, T.e4m3)                # E4M3's smallest value is 2**-9
+    with pytest.raises(LiteralError, match="is 0 in bf16"):
+        fit(1e-41, T.bf16)
     with pytest.raises(LiteralError, match="does not fit in u8"):
         fit(256, T.u8)
     with pytest.raises(LiteralError, match="float literal"):
