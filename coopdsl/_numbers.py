@@ -107,8 +107,8 @@ def fit_number(value: object, kind: str, width: int, signed: bool, encoding: str
 
     bools fit only ``bool``; ints fit integer types within their range and float types; floats fit
     float types whose finite range holds them after rounding (infinities and NaN are kept as they
-    are) and in which a nonzero value does not round to 0, never integer types.  A numpy scalar (``np.uint32(4)``) counts as its Python value, for
-    ``compile(spec=...)`` as for a launch.
+    are) and in which a nonzero value does not round to 0, never integer types.  A numpy scalar
+    (``np.uint32(4)``) counts as its Python value, for ``compile(spec=...)`` as for a launch.
     """
     value = python_value(value)   # (a numpy scalar: its Python value, as a launch takes it)
     if isinstance(value, bool):
