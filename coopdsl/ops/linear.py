@@ -134,7 +134,8 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
 
             x = to_bf16(x)
     if isinstance(x, np.ndarray):
-        x = np.ascontiguousarray(x, dtype=x_dt)
+        with np.errstate(over="ignore"):   # (past f16's range a value becomes inf, as documented: no warning)
+            x = np.ascontiguousarray(x, dtype=x_dt)
     elif np.dtype(x.dtype) != x_dt:
         raise ValueError(f"linear: a resident x for {fmt} weights and N > {G.MAX_ROWS_X} must be {x_name}, "
                          f"got {x.dtype}")

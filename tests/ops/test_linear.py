@@ -428,3 +428,16 @@ def test_bf16_x_goes_with_bf16_weights_past_16_rows():
     got = ops.linear(ops.to_bf16(x), w, "bf16", device="cpu")
     want = ops.from_bf16(ops.to_bf16(x)).astype(np.float64) @ wf.T
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
+def test_x_past_f16s_range_becomes_inf_without_a_numpy_warning():
+    """Past 16 rows numpy x is converted to the weights' f16 once; a value past 65504 becomes inf, as docs/ops.md
+    says, and numpy's overflow warning is not raised from inside the op."""
+    import warnings
+
+    x = np.full((17, 64), 1e5, np.float32)
+    w = np.ones((8, 64), np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = ops.linear(x, w, device="cpu")
+    assert np.isinf(y).all()
