@@ -149,7 +149,11 @@ class Kernel:
         """The validated SPIR-V module (bytes) for ``target_env`` (default: the kernel's).
 
         ``spec`` replaces the *default* values of specialization constants by
-        name (the host can still override them at pipeline creation).
+        name (the host can still override them at pipeline creation); a name
+        the kernel lacks, or a value its constant's type cannot hold, is a
+        ValueError before anything compiles (a host argument, as for
+        :meth:`specialize`), and a rule the kernel breaks at those values a
+        located CompileError.
         ``device`` (a shipped profile name such as ``"nvidia-h100"``, a
         ``coopdsl devices --json`` file or dict, or a runtime Device) also
         checks that the device offers every cooperative-matrix type and MulAdd
