@@ -429,6 +429,8 @@ def _spec_model(name: str, value: Any) -> tuple[str, Any]:
         return "refused", None
     if math.isinf(rounded) and not math.isinf(float(value)):
         return "refused", None
+    if rounded == 0.0 and float(value) != 0.0:    # a nonzero value the type would hold as 0: refused as well
+        return "refused", None
     return "ok", float(np.float32(rounded))
 
 
