@@ -37,8 +37,8 @@ class ArrayElement(Conversion):
                 f"(SPV_KHR_cooperative_matrix); keep them in variables or compile-time lists", cg.em.loc)
         if isinstance(elem, (T.StructType, T.ArrayType)):   # (without layout decorations: none in these memories)
             return unlaid(elem)   # (an array type holds numeric scalars or vectors: cd.array[...] checks them)
-        if not isinstance(elem, (T.ScalarType, T.VectorType)) or (isinstance(elem, T.ScalarType) and elem.is_bool):
-            raise TypeMismatchError(f"{name}: the element type must be a numeric scalar, vector, struct or array type, "
+        if not isinstance(elem, (T.ScalarType, T.VectorType)):
+            raise TypeMismatchError(f"{name}: the element type must be a scalar, vector, struct or array type, "
                                     f"not {cg.describe(elem)}", cg.em.loc)
         return elem
 

@@ -210,6 +210,38 @@ def test_arrays_of_arrays_in_shared_memory_on_the_device(device):
     _run_padded_transpose(device)
 
 
+@cd.kernel(workgroup_size=(4, 1, 1))
+def shared_flags(b: cd.Buffer[u32]):
+    s = cd.shared(cd.boolean, 4)                   # shared bool s[4];
+    v = cd.local_array(cd.vec2[cd.boolean], 2)     # bvec2 v[2];
+    p = cd.private_array(cd.boolean, 1)
+    i = cd.local_invocation_index
+    s[i] = i % 2 == 0
+    v[1] = cd.vec2[cd.boolean](b[4 + i] > 2, s[i])
+    p[0] = v[1].x
+    cd.barrier()
+    b[i] = u32(s[(i + 1) % 4]) + 2 * u32(p[0]) + 4 * u32(v[1].y)
+
+
+def _run_shared_flags(device):
+    b = np.array([0, 0, 0, 0, 1, 5, 2, 9], np.uint32)
+    shared_flags.launch((1, 1, 1), b, device=device)
+    assert b[:4].tolist() == [0 + 0 + 4, 1 + 2 + 0, 0 + 0 + 4, 1 + 2 + 0]
+
+
+def test_shared_local_and_private_arrays_of_bools():
+    """GLSL's ``shared bool s[4];``: OpTypeBool in Workgroup (and Function, Private) memory, as glslang emits it;
+    the interpreter's answer; lavapipe's in test_shared_arrays_of_bools_on_a_device."""
+    compile_checked(shared_flags, r"%_ptr_Workgroup_bool = OpTypePointer Workgroup %bool",
+                    r"OpVariable %_ptr_Workgroup__arr_bool_uint_4 Workgroup",
+                    r"OpTypePointer Function %_arr_v2bool_uint_2", r"OpTypePointer Private %_arr_bool_uint_1")
+    _run_shared_flags("cpu")
+
+
+def test_shared_arrays_of_bools_on_a_device(device):
+    _run_shared_flags(device)
+
+
 @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
 def k_matrix_rows(out: cd.Buffer[f32]):
     accs = cd.local_array(cd.array[Acc[f32, 16, 16], 2], 2)  # E:matrows

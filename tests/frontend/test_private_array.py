@@ -60,13 +60,14 @@ def test_no_matrix_loads_from_private_arrays():
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
-def k_private_bool(c: cd.Buffer[f32]):
-    p = cd.private_array(cd.boolean, 4)  # E:privbool
+def k_private_buffer_elem(c: cd.Buffer[f32]):
+    p = cd.private_array(cd.Buffer[f32], 4)  # E:privbuf
 
 
-def test_private_array_elements_are_numeric():
-    expect_error(k_private_bool, TypeMismatchError, "private_array: the element type must be a numeric scalar, "
-                 "vector, struct or array type", "# E:privbool", 9)
+def test_private_array_elements_are_data_types():
+    """Scalars (bools too: GLSL's ``bool p[4];``, test_memory.py), vectors, structs and arrays; not a buffer."""
+    expect_error(k_private_buffer_elem, TypeMismatchError, "private_array: the element type must be a scalar, "
+                 "vector, struct or array type", "# E:privbuf", 9)
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
