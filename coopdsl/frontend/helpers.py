@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError, CompileError, TypeMismatchError, UnsupportedSyntaxError
+from ..errors import ArgumentError, CompileError, SourceLoc, TypeMismatchError, UnsupportedSyntaxError
 from ..ir import types as T
 from ..ir.core import FuncRef, Function, Module, Op, Param, SpecConst, SpecOp, Value, dim_of
 from ..lang import arith
@@ -185,7 +185,12 @@ def call(cg: Context, dfn: DeviceFunction, args: list[Any], kwargs: dict[str, An
             bound.arguments[k] = cg.classify_global(k, bound.arguments[k], f"the default of {dfn.fn.__name__}()'s "
                                                                            f"parameter")
     values = {k: cg.as_operand(v) for k, v in bound.arguments.items()}
-    values = _annotated(cg, dfn, values)
+    try:   # (mistakes of the def itself are located there; the message names this call)
+        _check_signature(dfn)
+        values = _annotated(cg, dfn, values, set(bound.arguments) - given)
+    except CompileError as e:
+        _note_call(cg, dfn, values, e)
+        raise
     for name, v in values.items():
         if isinstance(v, tuple) and any(isinstance(x, Value) for x in _flat(v)):
             if sig.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
@@ -259,10 +264,41 @@ def _annotations(dfn: DeviceFunction) -> dict[str, Any]:
     return out
 
 
+def _parameter_nodes(src: Source) -> dict[str, tuple[ast.arg, ast.expr | None]]:
+    """Each parameter of the parsed ``def``: its node and its default's (None without one)."""
+    a = src.tree.args
+    positional = a.posonlyargs + a.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    out = {p.arg: (p, d) for p, d in zip(positional, defaults)}
+    out.update((p.arg, (p, d)) for p, d in zip(a.kwonlyargs, a.kw_defaults))
+    return out
+
+
+def _check_signature(dfn: DeviceFunction) -> None:
+    """Mistakes in a device function's own ``def``, located there: ``**kw`` (keywords would be collected into a
+    dict the body cannot use) and parameters annotated ``Spec[...]`` or ``Push[...]`` (kernel parameters)."""
+    src = parse_function(dfn.fn)
+    name = dfn.fn.__name__
+    kwarg = src.tree.args.kwarg
+    if kwarg is not None:
+        at = src.loc(kwarg)   # (the name's column: the mark goes to its '**')
+        stars = at.source_line().rfind("**", 0, at.col - 1)
+        raise UnsupportedSyntaxError(f"{name}(): '**{kwarg.arg}' would collect keyword arguments into a dict, "
+                                     f"which a device function does not take; name the parameters",
+                                     SourceLoc(at.file, at.line, stars + 1) if stars >= 0 else at)
+    nodes = _parameter_nodes(src)
+    for pname, ann in _annotations(dfn).items():
+        if isinstance(ann, (SpecParam, PushParam)) and pname in nodes:
+            kind = "Spec" if isinstance(ann, SpecParam) else "Push"
+            raise TypeMismatchError(f"{name}(): parameter '{pname}': {kind}[{ann.type}] declares a kernel "
+                                    f"parameter; a device function's parameter takes a value: annotate it "
+                                    f"{ann.type}", src.loc(nodes[pname][0]))
+
+
 def _check_kind(cg: Context, dfn: DeviceFunction, name: str, ann: Any, v: Any) -> None:
     """An argument against a parameter annotated with a kernel parameter's kind: ``Const[T]`` takes a
-    compile-time value (of T), ``Buffer[E]`` a buffer of E; ``Spec[...]`` and ``Push[...]`` declare kernel
-    parameters only."""
+    compile-time value (of T), ``Buffer[E]`` a buffer of E (``Spec[...]`` and ``Push[...]``, kernel parameters
+    only, are refused at the def: :func:`_check_signature`)."""
     where = f"{dfn.fn.__name__}(): argument '{name}'"
     if isinstance(ann, ConstParam):
         want = ann.type
@@ -274,16 +310,13 @@ def _check_kind(cg: Context, dfn: DeviceFunction, name: str, ann: Any, v: Any) -
         if not isinstance(v, BufferRef) or v.elem != ann.elem:
             of = f" of {v.elem}" if isinstance(v, BufferRef) else ""
             raise TypeMismatchError(f"{where} is annotated Buffer[{ann.elem}], got {cg.describe(v)}{of}", cg.em.loc)
-    else:
-        kind = "Spec" if isinstance(ann, SpecParam) else "Push"
-        raise TypeMismatchError(f"{where}: {kind}[{ann.type}] declares a kernel parameter; a device function's "
-                                f"parameter takes a value: annotate it {ann.type}", cg.em.loc)
 
 
-def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict[str, Any]:
+def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any], defaulted: set[str]) -> dict[str, Any]:
     """Arguments checked against the parameters' coopdsl type annotations (``def f(x: f32)``): a Python
     number takes the annotated type; a runtime value of another type is a located error, as a typed
-    parameter is in GLSL, HLSL and Slang (before, annotations were ignored)."""
+    parameter is in GLSL, HLSL and Slang (before, annotations were ignored).  A default (the ``defaulted``
+    parameters) that does not fit its type is located at the default, in the ``def``."""
     anns = _annotations(dfn)
     if not anns:
         return values
@@ -295,7 +328,20 @@ def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any]) -> dict
         if isinstance(t, (ConstParam, BufferParam, SpecParam, PushParam)):
             _check_kind(cg, dfn, name, t, v)
         elif isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
-            out[name] = cg.em.literal(v, t)
+            default = _parameter_nodes(parse_function(dfn.fn)).get(name, (None, None))[1] \
+                if name in defaulted else None
+            prev = cg.em.loc
+            if default is not None:
+                cg.em.loc = parse_function(dfn.fn).loc(default)
+            try:
+                out[name] = cg.em.literal(v, t)
+            except TypeMismatchError as e:
+                if default is None:
+                    raise
+                raise TypeMismatchError(f"{dfn.fn.__name__}(): the default of parameter '{name}': {e.message}",
+                                        e.loc) from None
+            finally:
+                cg.em.loc = prev
         elif isinstance(v, tuple) and isinstance(t, T.VectorType) and len(v) == t.count:
             out[name] = construct(cg, t, list(v), {})   # (1.0, 2.0, x) for a vec3[f32]: as vec3[f32](1.0, 2.0, x)
         elif isinstance(v, tuple):
@@ -328,6 +374,7 @@ def compile_function(module: Module, dfn: DeviceFunction, param_types: dict[str,
     or a decoder): the caller refers to the returned function with a
     :class:`~coopdsl.ir.core.FuncRef`.  The same signature gives the same function.
     """
+    _check_signature(dfn)
     sig = inspect.signature(dfn.fn)
     values: dict[str, Any] = {}
     for name, p in sig.parameters.items():

@@ -84,7 +84,7 @@ def element(b: cd.Buffer[f32], i: u32) -> f32:
 
 
 @cd.func
-def spec_param(v: cd.Spec[u32]) -> u32:
+def spec_param(v: cd.Spec[u32]) -> u32:  # E:spec
     return v
 
 
@@ -105,7 +105,7 @@ def buffer_of_u32(x: cd.Buffer[f32], u: cd.Buffer[u32]):
 
 @cd.kernel(workgroup_size=(1, 1, 1))
 def spec_in_helper(u: cd.Buffer[u32], n: u32):
-    u[0] = spec_param(n)  # E:spec
+    u[0] = spec_param(n)
 
 
 @cd.kernel(workgroup_size=(1, 1, 1))
@@ -116,7 +116,7 @@ def kinds_given_right(x: cd.Buffer[f32]):
 def test_parameter_kinds_on_helpers_are_checked_at_the_call():
     """``Const[int]``, ``Buffer[f32]`` on a device function's parameter were ignored: a runtime u32 or 1.5 for
     Const[int] compiled (K became a runtime parameter, or 1.5 was used), a buffer of u32 for Buffer[f32] failed
-    later as a return mismatch at the def line; Spec/Push declare kernel parameters only."""
+    later as a return mismatch at the def line; Spec/Push declare kernel parameters only (located at the def)."""
     expect_error(const_runtime, TypeMismatchError,
                  "scaled(): argument 'K' is Const[int] and needs a compile-time int, got a runtime u32", "# E:crun", 12)
     expect_error(const_float, TypeMismatchError,
@@ -124,8 +124,8 @@ def test_parameter_kinds_on_helpers_are_checked_at_the_call():
                  "# E:cfloat", 12)
     expect_error(buffer_of_u32, TypeMismatchError,
                  "element(): argument 'b' is annotated Buffer[f32], got buffer 'u' of u32", "# E:buf", 12)
-    expect_error(spec_in_helper, TypeMismatchError, "spec_param(): argument 'v': Spec[u32] declares a kernel "
-                 "parameter; a device function's parameter takes a value: annotate it u32", "# E:spec", 12)
+    expect_error(spec_in_helper, TypeMismatchError, "spec_param(): parameter 'v': Spec[u32] declares a kernel "
+                 "parameter; a device function's parameter takes a value: annotate it u32", "# E:spec", 16)
     x = np.arange(4, dtype=np.float32)
     kinds_given_right.launch((1,), x, device="cpu")
     assert x[0] == 1.0 * 3 + 2.0
@@ -165,3 +165,63 @@ def test_an_unknown_keyword_is_named_before_a_missing_argument():
 
     expect_error(unknown_keyword, ArgumentError, "twice(): unexpected keyword argument 'w'; its parameters are x",
                  "# E:kw", 12)
+
+
+@cd.func
+def keywords_collected(v, **kw):  # E:kwargs
+    return v
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def passes_keywords(x: cd.Buffer[f32]):
+    x[0] = keywords_collected(x[0], scale=2.0)
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def passes_no_keywords(x: cd.Buffer[f32]):
+    x[0] = keywords_collected(x[0])
+
+
+def test_a_keyword_collecting_parameter_is_refused_at_the_def():
+    """``**kw`` on a device function took the keywords into a dict the body never saw: ``scale=2.0`` was
+    silently ignored."""
+    from coopdsl.errors import UnsupportedSyntaxError
+
+    for k in (passes_keywords, passes_no_keywords):
+        err = expect_error(k, UnsupportedSyntaxError, "keywords_collected(): '**kw' would collect keyword arguments "
+                           "into a dict, which a device function does not take; name the parameters", "# E:kwargs", 27)
+        assert "called at" in err.message
+
+
+@cd.func
+def push_param(v, S: cd.Push[u32]):  # E:push
+    return v
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def push_in_helper(x: cd.Buffer[f32]):
+    x[0] = push_param(x[0], 2)
+
+
+@cd.func
+def small_default(v: cd.u8 = 300):  # E:default
+    return v
+
+
+@cd.kernel(workgroup_size=(1, 1, 1))
+def takes_small_default(x: cd.Buffer[cd.u8]):
+    x[0] = small_default()  # E:defaultcall
+
+
+def test_signature_mistakes_of_a_helper_are_located_at_its_def():
+    """A ``Push[...]`` parameter and a default that does not fit its annotated type were reported at the call,
+    although the mistake is on the def line; the call is still named."""
+    import inspect
+
+    expect_error(push_in_helper, TypeMismatchError, "push_param(): parameter 'S': Push[u32] declares a kernel "
+                 "parameter; a device function's parameter takes a value: annotate it u32", "# E:push", 19)
+    err = expect_error(takes_small_default, TypeMismatchError, "small_default(): the default of parameter 'v': the "
+                       "literal 300 does not fit in u8 (0..255)", "# E:default", 30)
+    here = inspect.getsourcefile(test_signature_mistakes_of_a_helper_are_located_at_its_def)
+    call = next(i + 1 for i, line in enumerate(open(here).read().splitlines()) if line.endswith("# E:defaultcall"))
+    assert f"called at {here}:{call}:12)" in err.message
