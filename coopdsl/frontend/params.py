@@ -29,7 +29,7 @@ from ..ir.layout import array_block, laid_out, uniform_problem
 from ..ir.literals import LiteralError, fit, fit_host, python_value
 from ..ir.vocab import StorageClass
 from ..lang.structs import UniformParam
-from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam
+from ..lang.types import BufferParam, ConstParam, Enumerant, PushParam, SpecParam, named
 from ..lang.values import BufferRef
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def build_params(fn: Callable[..., Any], src: Source, module: Module,
         handler = next((HANDLERS[c] for c in type(ann).__mro__ if c in HANDLERS), None)
         if handler is None:
             raise TypeMismatchError(
-                f"parameter '{name}': annotation {ann!r} is not Buffer[T], Spec[T], Push[T] or a scalar type",
+                f"parameter '{name}': annotation {named(ann)} is not Buffer[T], Spec[T], Push[T] or a scalar type",
                 src.loc(arg))
         handler(b, name, ann, arg)
     params = b.params

@@ -22,6 +22,7 @@ from ..ir.layout import unlaid
 from ..ir.vocab import StorageClass
 from . import arith
 from .registry import BUILTINS, Builtin, parse_signature
+from .types import named
 from .values import BufferRef
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def array_type(elem: object, length: object) -> T.ArrayType | str:
     ok_elem = isinstance(elem, (T.ScalarType, T.VectorType)) and T.elem_of(elem) != T.boolean or \
         isinstance(elem, T.ArrayType)
     if not ok_elem:
-        return f"array elements are numeric scalars or vectors, not {elem if isinstance(elem, T.Type) else repr(elem)}"
+        return f"array elements are numeric scalars or vectors, not {named(elem)}"
     if isinstance(length, (SpecConst, SpecOp, Const)) and isinstance(length.type, T.ScalarType) and \
             length.type.is_int:
         length = dim_of(length)

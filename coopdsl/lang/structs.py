@@ -13,6 +13,8 @@ load/store through it carries ``Aligned``.
 from __future__ import annotations
 
 import inspect
+import linecache
+import re
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -21,6 +23,7 @@ from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 from ..ir.layout import array_block, laid_out
 from ..ir.vocab import StorageClass
+from .types import named
 
 
 def ptr_type(elem: T.Type) -> T.PointerType:
@@ -47,7 +50,7 @@ class _PtrFamily:
     def __getitem__(self, elem: object) -> T.PointerType:
         if not isinstance(elem, (T.ScalarType, T.VectorType, T.StructType)) or \
                 isinstance(elem, T.ScalarType) and elem.is_bool:
-            raise DeclarationError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {elem}",
+            raise DeclarationError(f"Ptr[...] points at a numeric scalar, vector or struct type, not {named(elem)}",
                                    caller_loc("Ptr["))
         return ptr_type(elem)
 
@@ -65,9 +68,9 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
     typed = []
     for mname, mt in members:
         if not isinstance(mt, (T.ScalarType, T.VectorType, T.PointerType, T.StructType, T.ArrayType)) or \
-                isinstance(mt, T.ScalarType) and mt.is_bool:
+                isinstance(T.elem_of(mt), T.ScalarType) and T.scalar_of(mt).is_bool:
             what = f"is annotated {type(mt).__name__.removesuffix('Param')}[...], which declares a kernel " \
-                f"parameter" if type(mt).__name__.endswith("Param") else f"has unsupported type {mt}"
+                f"parameter" if type(mt).__name__.endswith("Param") else f"has unsupported type {named(mt)}"
             raise DeclarationError(f"struct {name}: member '{mname}' {what} "
                                    f"(use numeric scalars, vectors, cd.array[T, N], Ptr[T] or structs)",
                                    where(mname))
@@ -78,16 +81,38 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
     return laid_out(name, typed, "scalar" if scalar else "std430")
 
 
-def _member_loc(cls: type, member: str) -> SourceLoc:
-    """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
+def _class_lines(cls: type) -> tuple[str, int, list[str]] | None:
+    """The file, first line and lines of class ``cls``'s source.  ``inspect`` finds a class through its
+    module, which a module run from a file without an import (``runpy``, ``exec``) does not register: then
+    the ``class`` statement is the first of that name at or after the decorator's line (the user's frame)."""
     try:
         lines, first = inspect.getsourcelines(cls)
+        return inspect.getsourcefile(cls) or "<unknown>", first, lines
     except (OSError, TypeError):
+        pass
+    at = caller_loc()
+    linecache.checkcache(at.file)
+    text = linecache.getlines(at.file) if at.line > 0 else []
+    head = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
+    start = next((i for i in range(at.line - 1, len(text)) if head.match(text[i])), None)
+    if start is None:
+        return None
+    indent = len(text[start]) - len(text[start].lstrip())
+    end = next((i for i in range(start + 1, len(text))
+                if text[i].strip() and len(text[i]) - len(text[i].lstrip()) <= indent), len(text))
+    return at.file, start + 1, text[start:end]
+
+
+def _member_loc(cls: type, member: str) -> SourceLoc:
+    """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
+    found = _class_lines(cls)
+    if found is None:
         return caller_loc(member)
+    file, first, lines = found
     for i, text in enumerate(lines):
         stripped = text.lstrip()
         if stripped.startswith(f"{member}:") or stripped.startswith(f"{member} :"):
-            return SourceLoc(inspect.getsourcefile(cls) or "<unknown>", first + i, len(text) - len(stripped) + 1)
+            return SourceLoc(file, first + i, len(text) - len(stripped) + 1)
     return caller_loc(member)
 
 
@@ -131,7 +156,14 @@ def struct(cls: type | None = None, *, layout_rule: str = "std430") -> T.StructT
         if not members:
             raise DeclarationError(f"struct {c.__name__} has no annotated members (a SPIR-V struct needs at least "
                                    f"one)", caller_loc("class"))
-        return layout(c.__name__, members, scalar=layout_rule == "scalar", where=lambda m: _member_loc(c, m))
+        struct_type = layout(c.__name__, members, scalar=layout_rule == "scalar",
+                             where=lambda m: _member_loc(c, m))
+        for mname, _ in members:
+            if mname in c.__dict__:   # (``b: f32 = 1.0``: a class attribute a struct value would never use)
+                raise DeclarationError(f"struct {c.__name__}: member '{mname}' takes no default: every "
+                                       f"construction gives it ({c.__name__}({', '.join(m for m, _ in members)})); "
+                                       f"remove '= {c.__dict__[mname]!r}'", _member_loc(c, mname))
+        return struct_type
     return make(cls) if cls is not None else make
 
 
@@ -141,11 +173,15 @@ class UniformParam:
 
     type: T.StructType
 
+    def __str__(self) -> str:
+        return f"Uniform[{self.type}]"
+
 
 class _UniformFamily:
     def __getitem__(self, t: object) -> UniformParam:
         if not isinstance(t, T.StructType):
-            raise DeclarationError(f"Uniform[...] takes a @coopdsl.struct type, got {t}", caller_loc("Uniform["))
+            raise DeclarationError(f"Uniform[...] takes a @coopdsl.struct type, got {named(t)}",
+                                   caller_loc("Uniform["))
         return UniformParam(t)
 
     def __repr__(self) -> str:

@@ -104,7 +104,7 @@ def _dim(value: object, what: str) -> int | T.SymDim:
     if isinstance(value, bool) or not isinstance(value, (int, T.SymDim)):
         expected = f"{names} (or a specialization constant)" if kind else \
             "an int, a compile-time constant or a specialization constant"
-        raise _declaration_error(f"{what} must be {expected}, not {_named(value)}", "[")
+        raise _declaration_error(f"{what} must be {expected}, not {named(value)}", "[")
     if isinstance(value, int) and not 0 < value <= 0xFFFFFFFF and kind is None:
         raise _declaration_error(f"{what} must be from 1 to 4294967295 (a 32-bit constant), got {value}", "[")
     if isinstance(value, T.SymDim) and kind is None:
@@ -138,7 +138,7 @@ class CoopMatFamily:
         elem = params[0]
         if not isinstance(elem, ScalarType) or elem.is_bool:
             raise _declaration_error(f"{self.name} component type must be a numeric scalar type, not "
-                                     f"{_named(elem)}", f"{self.name}[")
+                                     f"{named(elem)}", f"{self.name}[")
         rows = _dim(params[1], "rows")
         cols = _dim(params[2], "cols")
         use = self.use if self.use is not None else _dim(params[3], "use")
@@ -167,7 +167,7 @@ class _VecFamily:
 
     def __getitem__(self, elem: object) -> VectorType:
         if not isinstance(elem, ScalarType):
-            raise _declaration_error(f"vec{self.n}[...] takes a scalar type, not {_named(elem)}", f"vec{self.n}[")
+            raise _declaration_error(f"vec{self.n}[...] takes a scalar type, not {named(elem)}", f"vec{self.n}[")
         return VectorType(elem, self.n)
 
     def __repr__(self) -> str:
@@ -184,6 +184,9 @@ class BufferParam:
 
     elem: T.Type
 
+    def __str__(self) -> str:
+        return f"Buffer[{named(self.elem)}]"
+
 
 @record(frozen=True)
 class SpecParam:
@@ -192,6 +195,9 @@ class SpecParam:
     type: ScalarType
     spec_id: int | None = None
 
+    def __str__(self) -> str:
+        return f"Spec[{self.type}]" if self.spec_id is None else f"Spec[{self.type}, {self.spec_id}]"
+
 
 @record(frozen=True)
 class PushParam:
@@ -199,13 +205,19 @@ class PushParam:
 
     type: T.Type
 
+    def __str__(self) -> str:
+        return f"Push[{named(self.type)}]"
 
-def _named(x: object) -> str:
-    """A declaration argument as users write it."""
-    if isinstance(x, T.Type):
-        return str(x)
+
+def named(x: object) -> str:
+    """A declaration argument as users write it: a type, a parameter kind's annotation (``Buffer[f32]``: what
+    spells itself, with its own ``__str__``), a matrix family, a Python class by its name (``int``)."""
     if isinstance(x, CoopMatFamily):
         return x.name
+    if isinstance(x, type):
+        return x.__name__
+    if not isinstance(x, str) and type(x).__str__ is not object.__str__:
+        return str(x)
     return repr(x)
 
 
@@ -239,13 +251,13 @@ def _declaration_error(message: str, word: str) -> DeclarationError:
 def _buffer(elem: object, *rest: object) -> BufferParam:
     if rest or not isinstance(elem, (ScalarType, VectorType, T.StructType)):
         raise _declaration_error(f"Buffer[...] takes one scalar, vector or struct element type, e.g. Buffer[f16]; "
-                                 f"got {_named(elem)}", "Buffer[")
+                                 f"got {named(elem)}", "Buffer[")
     return BufferParam(elem)
 
 
 def _spec(t: object, spec_id: object = None, *rest: object) -> SpecParam:
     if rest or not isinstance(t, ScalarType):
-        got = ", ".join(_named(x) for x in (t, spec_id, *rest)) if rest else _named(t)
+        got = ", ".join(named(x) for x in (t, spec_id, *rest)) if rest else named(t)
         raise _declaration_error(f"Spec[...] takes a scalar type and an optional id, e.g. Spec[u32, 3]; "
                                  f"got {got}", "Spec[")
     if spec_id is not None and (isinstance(spec_id, bool) or not isinstance(spec_id, int) or
@@ -258,7 +270,7 @@ def _spec(t: object, spec_id: object = None, *rest: object) -> SpecParam:
 def _push(t: object, *rest: object) -> PushParam:
     if rest or not isinstance(t, (ScalarType, VectorType, T.StructType, T.PointerType)):
         raise _declaration_error(f"Push[...] takes one scalar, vector, struct or Ptr type, e.g. Push[u32]; "
-                                 f"got {_named(t)}", "Push[")
+                                 f"got {named(t)}", "Push[")
     return PushParam(t)
 
 
@@ -272,6 +284,9 @@ class ConstParam:
     """A compile-time kernel parameter: its value is part of the compiled kernel."""
 
     type: type | None = None  # int, float, bool, or None for any compile-time value
+
+    def __str__(self) -> str:
+        return "Const" if self.type is None else f"Const[{named(self.type)}]"
 
     def accepts(self, value: object) -> bool:
         """Whether ``value`` is a value of this compile-time type (a bool is no int here, as in a launch's

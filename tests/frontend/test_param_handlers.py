@@ -44,7 +44,7 @@ def test_an_annotation_of_no_kind_is_refused():
     def odd(x: cd.Buffer[f32], y: list):
         x[0] = 1.0
 
-    with pytest.raises(cd.TypeMismatchError, match=r"parameter 'y': annotation <class 'list'> is not Buffer\[T\]"):
+    with pytest.raises(cd.TypeMismatchError, match=r"parameter 'y': annotation list is not Buffer\[T\]"):
         odd.compile()
 
 

@@ -568,3 +568,58 @@ def test_elements_of_array_members_and_of_inner_arrays_are_assigned():
 
 def test_elements_of_array_members_are_assigned_on_the_device(device):
     _run_element_updates(device)
+
+
+_MEMBER_MISTAKES = [
+    ("int", "member 'a' has unsupported type int (use numeric scalars"),
+    ("float", "member 'a' has unsupported type float (use numeric scalars"),
+    ("cd.Buffer[f32]", "member 'a' is annotated Buffer[...], which declares a kernel parameter"),
+    ("cd.MatA[cd.f16, 16, 16]", "member 'a' has unsupported type MatA[f16, 16, 16]"),
+    ("cd.boolean", "member 'a' has unsupported type bool"),
+    ("cd.vec2[cd.boolean]", "member 'a' has unsupported type vec2[bool]"),   # (was accepted: spirv-val refused it)
+    ("'Node'", "cannot evaluate the annotation of member 'a' (NameError: name 'Node' is not defined)"),
+    ("'Nope'", "cannot evaluate the annotation of member 'a' (NameError: name 'Nope' is not defined)"),
+]
+
+
+@pytest.mark.parametrize("annotation, message", _MEMBER_MISTAKES)
+def test_a_bad_member_is_located_at_its_line_in_a_module_run_without_import(tmp_path, annotation, message):
+    """A module run from its file without an import (runpy, exec) is not one ``inspect`` finds a class's source
+    through: the error pointed at the decorator's line, column 1; the member's own line is found from there."""
+    from coopdsl.errors import DeclarationError
+
+    from ..conftest import exec_source
+
+    src = ("import coopdsl as cd\nfrom coopdsl import f32\n\n@cd.struct\nclass Node:\n    x: f32\n"
+           f"    a: {annotation}\n\n@cd.kernel\ndef k(u: cd.Uniform[Node], o: cd.Buffer[f32]):\n    o[0] = u.x\n")
+    path = tmp_path / "members.py"
+    with pytest.raises(DeclarationError) as info:
+        exec_source(src, path)["k"].compile()
+    err = info.value
+    assert f"struct Node: {message}" in err.message
+    assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 7, 5)
+
+
+@pytest.mark.parametrize("run", ["import", "exec"])
+def test_a_member_default_is_refused_at_its_line(tmp_path, run):
+    """``b: f32 = 1.0`` was accepted and ignored: ``D(2.0)`` then said 'missing b'."""
+    import importlib.util
+
+    from coopdsl.errors import DeclarationError
+
+    from ..conftest import exec_source
+
+    src = "import coopdsl as cd\nfrom coopdsl import f32\n\n@cd.struct\nclass D:\n    a: f32\n    b: f32 = 1.0\n"
+    path = tmp_path / f"defaults_{run}.py"
+    with pytest.raises(DeclarationError) as info:
+        if run == "exec":
+            exec_source(src, path)
+        else:
+            path.write_text(src)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            assert spec is not None and spec.loader is not None
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    err = info.value
+    assert "struct D: member 'b' takes no default: every construction gives it (D(a, b)); remove '= 1.0'" \
+        in err.message
+    assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 7, 5)
