@@ -71,13 +71,24 @@ def expr_call(cg: Context, node: ast.Call) -> Any:
         return construct_struct(cg, func, args, kwargs, at)
     if func in (py_builtins.min, py_builtins.max):
         return _minmax(cg, "min" if func is py_builtins.min else "max", args, kwargs)
-    if func is py_builtins.abs and len(args) == 1 and not kwargs and not arith.is_number(cg.as_operand(args[0])):
+    if func is py_builtins.abs and (len(args) != 1 or kwargs):
+        raise ArgumentError(f"abs() takes exactly one argument ({len(args) + len(kwargs)} given)", cg.em.loc)
+    if func is py_builtins.abs and not arith.is_number(cg.as_operand(args[0])):
         return B.call(cg, B.BUILTINS["abs"], args, kwargs)  # FAbs / SAbs
     if func is py_builtins.float and len(args) == 1 and isinstance(args[0], str) and not kwargs:
         try:  # float("inf"), float("-inf"), float("nan"): compile-time constants
             return float(args[0])
         except ValueError:
             raise TypeMismatchError(f"float({args[0]!r}) is not a number", cg.em.loc) from None
+    if func is py_builtins.int and args and isinstance(args[0], str) and not kwargs:
+        shown = ", ".join(map(repr, args))   # int("12"), int("ff", 16): compile-time numbers
+        try:
+            return int(*args)
+        except ValueError:
+            base = f" in base {args[1]}" if len(args) > 1 else ""
+            raise TypeMismatchError(f"int({shown}): {args[0]!r} is not a number{base}", cg.em.loc) from None
+        except TypeError as e:
+            raise TypeMismatchError(f"int({shown}): {e}", cg.em.loc) from None
     if func is py_builtins.len and len(args) == 1 and isinstance(getattr(args[0], "type", None), T.ArrayType):
         return length_of(cg, args[0])
     if func is py_builtins.len and len(args) == 1 and not kwargs and isinstance(args[0], BufferRef):

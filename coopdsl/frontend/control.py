@@ -30,8 +30,8 @@ class ControlFlow(Context):
     """The statement handlers of the code generator (mixed into :class:`~.codegen.CodeGen`)."""
 
     def stmt_expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            return  # docstring
+        if isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...):
+            return  # a docstring, or ``...`` (a statement that does nothing, as ``pass``)
         v = node.value
         if isinstance(v, ast.UnaryOp) and isinstance(v.operand, ast.UnaryOp) and \
                 type(v.op) is type(v.operand.op) and isinstance(v.op, (ast.UAdd, ast.USub)):

@@ -20,13 +20,14 @@ if TYPE_CHECKING:
     from .context import Builder
 
 
-def memory_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Any:
-    """Pointer to element ``offset`` of a buffer, shared or local array, or ``Ptr[T]``."""
+def memory_pointer(cg: Builder, buf: Any, offset: Any, what: str,
+                   accepted: str = "a buffer, a shared or local array or a Ptr[...]") -> Any:
+    """Pointer to element ``offset`` of a buffer, shared or local array, or ``Ptr[T]``; ``accepted`` is what
+    the caller takes, as the error for anything else lists it (matrix loads refuse local arrays first)."""
     if isinstance(buf, Value) and is_data_ptr(buf.type):
         return ptr_element(cg, buf, offset)
     if not isinstance(buf, BufferRef):
-        raise TypeMismatchError(f"{what} needs a buffer, a shared or local array or a Ptr[...], "
-                                f"got {cg.describe(buf)}", cg.em.loc)
+        raise TypeMismatchError(f"{what} needs {accepted}, got {cg.describe(buf)}", cg.em.loc)
     return cg.element_pointer(buf, offset)
 
 

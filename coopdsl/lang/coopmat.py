@@ -109,7 +109,7 @@ def _matrix_pointer(cg: Builder, buf: Any, offset: Any, what: str) -> Value:
             f"'{buf.name}': Vulkan allows matrix loads and stores only on buffers, shared arrays and Ptr[...] "
             f"(StorageBuffer, Workgroup, PhysicalStorageBuffer memory); keep matrices in variables or a "
             f"local_array or private_array of matrices instead", cg.em.loc)
-    ptr = memory_pointer(cg, buf, offset, what)
+    ptr = memory_pointer(cg, buf, offset, what, "a buffer, a shared array or a Ptr[...]")
     raise_problem(cg.em, rules.memory_problem(ptr.type.pointee, what))
     return cast(Value, ptr)
 

@@ -278,7 +278,7 @@ def _tensor_pointer(cg: Builder, p: dict[str, Any], b: Builtin, decode: Any) -> 
     if decode is not None and isinstance(buf, BufferRef) and buf.storage.is_shared:
         raise TypeMismatchError(f"{b.name}: a decode function reads device memory (a buffer or a Ptr[...]), not "
                                 f"shared array '{buf.name}' (SPV_NV_cooperative_matrix2)", cg.em.loc)
-    ptr = memory_pointer(cg, buf, offset, b.name)
+    ptr = memory_pointer(cg, buf, offset, b.name, "a buffer, a shared array or a Ptr[...]")
     elem = ptr.type.pointee
     block = None if decode is None else _decode_block(cg, decode, elem)
     raise_problem(cg.em, rules.memory_problem(elem, block), f"{b.name}: ")

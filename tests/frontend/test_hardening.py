@@ -533,3 +533,78 @@ def test_a_bool_push_constant_is_refused_with_the_way_round_it():
     expect_error(k_bool_push, TypeMismatchError, "push constant 'flag' cannot be bool: SPIR-V has no bool in "
                  "push-constant blocks (as in struct members); pass a u32 and test it (`if flag != 0:`), or make "
                  "it a Spec[cd.boolean] specialization constant", "# E:boolpush", 36)
+
+
+# -- messages that named the wrong problem, and `...` as a statement (a fuzz run, 2027) -----------------
+
+
+@cd.kernel
+def k_abs_two(x: cd.Buffer[f32]):
+    x[0] = abs(x[0], x[1])  # E:abstwo
+
+
+@cd.kernel
+def k_int_text(x: cd.Buffer[f32]):
+    x[0] = f32(int("abc"))  # E:inttext
+
+
+@cd.kernel
+def k_int_base(x: cd.Buffer[f32]):
+    x[0] = f32(int("zz", 16))  # E:intbase
+
+
+@cd.kernel
+def k_int_numbers(x: cd.Buffer[f32]):
+    x[0] = f32(int("12") + int("ff", 16))
+
+
+@cd.struct
+class Halves:
+    a: f16
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def k_uniform_load(u: cd.Uniform[Halves], c: cd.Buffer[f16]):
+    MatA[f16, 16, 16].load(u, 0, stride=16).store(c, 0, stride=16)  # E:uniformload
+
+
+def test_builtin_messages_name_the_real_problem():
+    """abs() of two values and int() of text said "works on compile-time values only"; a matrix load from a
+    uniform block listed local arrays among what it takes, which it refuses."""
+    expect_error(k_abs_two, ArgumentError, "abs() takes exactly one argument (2 given)", "# E:abstwo", 12)
+    expect_error(k_int_text, TypeMismatchError, "int('abc'): 'abc' is not a number", "# E:inttext", 16)
+    expect_error(k_int_base, TypeMismatchError, "int('zz', 16): 'zz' is not a number in base 16", "# E:intbase", 16)
+    compile_checked(k_int_numbers, r"OpConstant %float 267")
+    expect_error(k_uniform_load, TypeMismatchError, "load needs a buffer, a shared array or a Ptr[...], got a "
+                 "runtime Halves", "# E:uniformload", 5)
+
+
+@cd.kernel
+def k_ellipsis_statement(x: cd.Buffer[f32]):
+    if x[0] > 1.0:
+        ...
+    else:
+        x[0] = 1.0
+    ...
+
+
+@cd.kernel
+def k_pass_statement(x: cd.Buffer[f32]):
+    if x[0] > 1.0:
+        pass
+    else:
+        x[0] = 1.0
+    pass
+
+
+@cd.kernel
+def k_ellipsis_value(x: cd.Buffer[f32]):
+    x[0] = ...  # E:ellipsis
+
+
+def test_an_ellipsis_statement_does_nothing_as_pass_does():
+    """``...`` as a statement was refused ("constant Ellipsis is not supported"); as a value it still is."""
+    with_dots = compile_checked(k_ellipsis_statement).replace("k_ellipsis_statement", "K")
+    with_pass = compile_checked(k_pass_statement).replace("k_pass_statement", "K")
+    assert with_dots == with_pass
+    expect_error(k_ellipsis_value, UnsupportedSyntaxError, "constant Ellipsis is not supported", "# E:ellipsis", 12)

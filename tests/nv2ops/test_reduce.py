@@ -117,6 +117,12 @@ def k_quad(a: cd.Buffer[f32]):
 
 
 @cd.kernel(workgroup_size=(32, 1, 1))
+def k_quad_odd(a: cd.Buffer[f32]):
+    m = Acc[f32, 15, 16].load(a, 0, stride=16)
+    r = m.reduce(cd.Reduce2x2, cd.reduce_add, into=Acc[f32, 7, 8])  # E:quadodd
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
 def k_quad_symbolic(a: cd.Buffer[f32], R: cd.Spec[u32] = 32):
     m = Acc[f32, R, 16].load(a, 0, stride=16)
     r = m.reduce(cd.Reduce2x2, cd.reduce_add, into=Acc[f32, 16, 8])  # E:quadsym
@@ -225,6 +231,9 @@ CASES = [
     (k_cols, ShapeError, "m.reduce(cd.Column) keeps the columns: the result needs 16 columns", "# E:cols", 9),
     (k_quad, ShapeError, "m.reduce(cd.Reduce2x2) halves both dimensions: Acc[f32, 16, 16] reduces into "
                          "Acc[f32, 8, 8], not Acc[f32, 8, 16]", "# E:quad", 9),
+    # (it said "reduces into Acc[f32, 7, 8], not Acc[f32, 7, 8]": no into= fits an odd dimension)
+    (k_quad_odd, ShapeError, "m.reduce(cd.Reduce2x2) halves both dimensions, so they must be even: Acc[f32, 15, 16] "
+                             "has rows 15", "# E:quadodd", 9),
     (k_quad_symbolic, ShapeError, "Acc[f32, R, 16] reduces into Acc[f32, (R // 2), 8], not Acc[f32, 16, 8]",
      "# E:quadsym", 9),
     (k_rows_symbolic, ShapeError, "the result needs R rows like Acc[f32, R, 16], but into= Acc[f32, 32, 16] has 32",

@@ -89,14 +89,14 @@ def reduce_problem(t: T.CoopMatType, into: object, mode: ReduceMode) -> Problem 
     if into.scope != t.scope:
         return Problem("shape", f"m.reduce keeps the scope: into= {into} must have the scope of {t}")
     if mode == ReduceMode.Quad2x2:
-        if not (is_half(into.rows, t.rows) and is_half(into.cols, t.cols)):
-            return Problem("shape", f"m.reduce(cd.Reduce2x2) halves both dimensions: {t} reduces into "
-                                    f"{_half_text(t)}, not {into}")
-        for d, name in ((t.rows, "rows"), (t.cols, "columns")):
+        for d, name in ((t.rows, "rows"), (t.cols, "columns")):   # (first: no into= fits an odd dimension)
             v = T.given_value(d)
             if v is not None and v % 2:
                 return Problem("shape", f"m.reduce(cd.Reduce2x2) halves both dimensions, so they must be even: "
                                         f"{t} has {name} {T.dim_shown(d)}")
+        if not (is_half(into.rows, t.rows) and is_half(into.cols, t.cols)):
+            return Problem("shape", f"m.reduce(cd.Reduce2x2) halves both dimensions: {t} reduces into "
+                                    f"{_half_text(t)}, not {into}")
     elif mode == ReduceMode.Row and into.rows != t.rows:
         return Problem("shape", f"m.reduce(cd.Row) keeps the rows: the result needs {t.rows} rows like {t}, but "
                                 f"into= {into} has {into.rows}")
