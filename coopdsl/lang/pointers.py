@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Value
+from ..ir.core import Const, Value
 from ..ir.layout import STD430
 from ..ir.vocab import StorageClass
 from . import arith
@@ -31,5 +32,11 @@ def ptr_offset(cg: Builder, p: Value, n: Any, op: str) -> Value:
 def ptr_element(cg: Builder, p: Value, index: Any) -> Any:  # (an IR pointer value)
     """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
     elem = ptr_elem(p.type)
+    known = index.value if isinstance(index, Const) else index
+    if isinstance(known, int) and not isinstance(known, bool) and known < 0:
+        # (an access chain's index stays inside the array it points at: -1 would be undefined behaviour)
+        raise TypeMismatchError(f"pointer index {known}: indices count from 0 (Python's negative indices are not "
+                                f"supported); for an element before the pointer, offset it first: "
+                                f"(p - {-known})[0]", cg.em.loc)
     idx = cg.as_index(index, "a pointer index")
     return cg.em.op("access", T.PointerType(elem, StorageClass.PhysicalStorageBuffer), [p, cg.em.const(T.u32, 0), idx])

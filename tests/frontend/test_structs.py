@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import coopdsl as cd
-from coopdsl import Acc, MatA, MatB, NameResolutionError, f16, f32, u32, vec2, vec4
+from coopdsl import Acc, MatA, MatB, NameResolutionError, TypeMismatchError, f16, f32, u32, vec2, vec4
 
 from ..conftest import compile_checked, expect_error
 
@@ -87,6 +87,29 @@ def scaled_job(job: Job, cfg: cd.Uniform[Job], out: cd.Buffer[f32]):
     i = cd.global_invocation_id.x
     if i < job.n:
         out[i] = job.data[i] * job.scale + cfg.scale
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def job_before(job: Job, out: cd.Buffer[f32]):
+    out[0] = job.data[-1]  # E:ptrneg
+
+
+@cd.kernel(workgroup_size=(32, 1, 1))
+def job_offset(job: Job, out: cd.Buffer[f32]):
+    out[0] = (job.data + 2)[0] + (job.data + 3 - 1)[1]
+
+
+def test_a_negative_constant_pointer_index_is_refused_and_an_offset_pointer_reads_before_it():
+    """``p[-1]`` would be an access chain outside the array the pointer points at (undefined behaviour in
+    SPIR-V, not Python's last element): refused at its line, with the offset that reaches that element."""
+    expect_error(job_before, TypeMismatchError, "pointer index -1: indices count from 0 (Python's negative indices "
+                 "are not supported); for an element before the pointer, offset it first: (p - 1)[0]",
+                 "# E:ptrneg", 14)
+    compile_checked(job_offset, r"OpConvertUToPtr")
+    d = np.arange(8, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    job_offset.launch((1, 1, 1), {"n": 8, "scale": 1.0, "data": d}, out, device="cpu")
+    assert out[0] == 2.0 + 3.0
 
 
 def _launch_errors(device):
