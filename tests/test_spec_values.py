@@ -248,8 +248,10 @@ def test_spec_sizes_are_computed_in_the_constants_type_as_the_device_computes_th
     assert not devices.mismatches(reflection, "nvidia-h100", {"K": 2})
     line = next(i for i, s in enumerate(WRAP_SRC.splitlines(), 1) if "THE ZERO LINE" in s)
     for call in (lambda: ns["zero"].compile(spec={"K": 2}), lambda: ns["zero"].launch((1,), out, K=2, device="cpu")):
-        with pytest.raises(ArgumentError, match=r"shared: the length must be from 1 to 4294967295, got "
-                                                r"\(\(K \* 2147483648\) // 2147483648\) = 0") as e:
+        with pytest.raises(ArgumentError, match=r"shared: the length must be from 1 to 4294967295 without wrapping, "
+                                                r"got \(\(K \* 2147483648\) // 2147483648\) at K = 2: "
+                                                r"\(K \* 2147483648\) = 4294967296 does not fit u32, whose "
+                                                r"arithmetic wraps it to 0") as e:
             call()
         assert e.value.loc.line == line
 
@@ -428,3 +430,55 @@ def test_a_bool_spec_constant_takes_the_same_values_on_every_path(tmp_path):
             k.compile(spec={"D": bad})
         with pytest.raises(Exception, match=rf"cannot be {bad}: give True or False \(or 1 or 0\)"):
             k.launch((1, 1, 1), np.zeros(1, np.float32), device="cpu", D=bad)
+
+
+WRAPPED_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import Acc, f32, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+    def k(o: cd.Buffer[f32], S: cd.Spec[u32] = 128, L: cd.Spec[u32] = 8, R: cd.Spec[u32] = 32,
+          B: cd.Spec[u32] = 1, A: cd.Spec[u32] = 3):
+        sh = cd.shared(f32, S - 65)  # SHARED
+        loc = cd.local_array(f32, L - 5)  # LOCAL
+        Acc[f32, R - 16, 16].splat(0.0).store(o, 0, stride=16)  # ACC
+        big = cd.shared(f32, B * 1048576 + 1)  # BIG
+        arr = cd.array(f32, A * 20000)  # ARRAY
+        loc[0] = arr[0]
+        sh[0] = loc[0]
+        big[0] = sh[0]
+        o[0] = big[0]
+''')
+
+
+@pytest.mark.parametrize("spec,marker,col,message", [
+    ({"S": 64}, "# SHARED", 10, "shared: the length must be from 1 to 4294967295 without wrapping, got (S - 65) at "
+                                "S = 64: (S - 65) = -1 does not fit u32, whose arithmetic wraps it to 4294967295"),
+    ({"L": 4}, "# LOCAL", 11, "local_array: the length must be from 1 to 4294967295 without wrapping, got (L - 5) "
+                              "at L = 4: (L - 5) = -1 does not fit u32, whose arithmetic wraps it to 4294967295"),
+    ({"R": 8}, "# ACC", 5, "rows must be from 1 to 4294967295 without wrapping, got (R - 16) at R = 8: (R - 16) = "
+                           "-8 does not fit u32, whose arithmetic wraps it to 4294967288"),
+    ({"B": 4096}, "# BIG", 11, "shared: the length must be from 1 to 4294967295 without wrapping, got ((B * 1048576) "
+                               "+ 1) at B = 4096: (B * 1048576) = 4294967296 does not fit u32, whose arithmetic "
+                               "wraps it to 0"),
+    ({"S": 65}, "# SHARED", 10, "shared: the length must be from 1 to 4294967295, got (S - 65) = 0 at S = 65"),
+    ({"A": 4}, "# ARRAY", 11, "an array length must be from 1 to 65536, got (A * 20000) = 80000 at A = 4"),
+])
+def test_a_spec_size_that_wraps_is_zero_or_too_large_at_the_given_values_is_refused(tmp_path, spec, marker, col,
+                                                                                     message):
+    """Spec-constant size arithmetic that wraps in u32 at the values given (S - 65 at S = 64 was a shared array of
+    4294967295 elements, B * 1048576 + 1 at B = 4096 one of 1 element, R - 16 at R = 8 a matrix of 4294967288
+    rows) is the located error a length out of range is, naming the values and the wrapped operation."""
+    from coopdsl.errors import CompileError
+
+    k = exec_source(WRAPPED_SRC, tmp_path / "wrapped.py")["k"]
+    line = next(i for i, text in enumerate(WRAPPED_SRC.splitlines(), 1) if text.endswith(marker))
+    k.compile()
+    k.compile(spec={"S": 66, "L": 6, "R": 32, "B": 4095, "A": 3})
+    with pytest.raises(CompileError) as e:
+        k.compile(spec=spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+    with pytest.raises(CompileError) as e:
+        k.launch((1, 1, 1), np.zeros(256, np.float32), device="cpu", **spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)

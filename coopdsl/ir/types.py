@@ -193,15 +193,68 @@ def dim_shown(d: Dim) -> str:
     return f"{d} = {dim_value(d)}" + ("" if _spec_names(d) & GIVEN_SPECS.get() else " by default")
 
 
+def spec_values_shown(d: Dim) -> str:
+    """The values of ``d``'s specialization constants as a message names them: ``S = 64`` (``A = 1 and B = 2``)."""
+    leaves: dict[str, object] = {}
+
+    def walk(x: Dim) -> None:
+        if isinstance(x, SymDim):
+            if x.op == "spec":
+                leaves[str(x.args[1])] = x.args[3]
+            for a in x.args if x.op != "spec" else ():
+                walk(a)
+
+    walk(d)
+    return " and ".join(f"{n} = {v}" for n, v in sorted(leaves.items()))
+
+
+# the operators whose exact result may not fit the constants' type, which OpSpecConstantOp then wraps
+_WRAPPING = frozenset({"add", "sub", "mul", "neg", "shl", "div"})
+
+
+def dim_wrap(d: Dim) -> tuple[SymDim, int, int] | None:
+    """The first operation of ``d`` (innermost first) whose result at the constants' values does not fit their
+    integer type, which the module's arithmetic wraps (u32: ``S - 65`` at S = 64 is 4294967295): the operation,
+    its exact result and the wrapped one; None where nothing wraps or a value is unknown."""
+    if isinstance(d, int) or d.op == "spec":
+        return None
+    for a in d.args:
+        inner = dim_wrap(a)
+        if inner is not None:
+            return inner
+    if d.op not in _WRAPPING:
+        return None
+    args = [dim_value(a) for a in d.args]
+    known = [a for a in args if a is not None]
+    if len(known) != len(args):
+        return None
+    exact, wrapped = int_op(d.op, known, None), int_op(d.op, known, _dim_type(d))
+    if exact is None or wrapped is None or exact == wrapped:
+        return None
+    return d, exact, wrapped
+
+
 def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
     """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its
-    :func:`given_value`; None if it can."""
+    :func:`given_value`; None if it can.  A specialization-constant expression whose arithmetic wraps in the
+    constants' type at those values (u32: ``S - 65`` at S = 64) cannot be one either: the length it gets is not
+    the one written."""
     v = given_value(d)
-    if v is None or 0 < v <= top:
+    if v is None:
+        return None
+    if isinstance(d, SymDim):
+        wrap = dim_wrap(d)
+        if wrap is not None:
+            op, exact, wrapped = wrap
+            return (f"{what} must be from 1 to {top} without wrapping, got {d} at {spec_values_shown(d)}: {op} = "
+                    f"{exact} does not fit {_dim_type(d)}, whose arithmetic wraps it to {wrapped}")
+    if 0 < v <= top:
         return None
     if isinstance(d, int):
         return f"{what} must be from 1 to {top}, got {v}"
-    return f"{what} must be from 1 to {top}, got {d} = {v} (its specialization constants' values)"
+    if d.op == "spec":
+        return f"{what} must be from 1 to {top}, got {d} = {v} (its specialization constants' values)"
+    return f"{what} must be from 1 to {top}, got {d} = {v} at {spec_values_shown(d)}"
 
 
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "eq", "ne", "land", "lor"})
