@@ -482,3 +482,45 @@ def test_a_spec_size_that_wraps_is_zero_or_too_large_at_the_given_values_is_refu
     with pytest.raises(CompileError) as e:
         k.launch((1, 1, 1), np.zeros(256, np.float32), device="cpu", **spec)
     assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+
+
+INDEX_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import f16, u32
+
+
+    @cd.kernel(workgroup_size=(1, 1, 1))
+    def k(s: cd.Buffer[f16], S: cd.Spec[u32] = 32, T: cd.Spec[u32] = 32, W: cd.Spec[u32] = 32):
+        r = cd.array(f16, S)
+        s[0] = r[20]  # READ
+        w = cd.array(f16, T + 1)
+        w[21] = f16(1.0)  # WRITE
+        sh = cd.shared(f16, W)
+        sh[22] = w[0]  # SHARED
+        s[1] = sh[0]
+''')
+
+
+@pytest.mark.parametrize("spec,marker,col,message", [
+    ({"S": 8}, "# READ", 12, "index 20 is out of range for f16[S] (indices 0..7 at S = 8)"),
+    ({"T": 20}, "# WRITE", 5, "index 21 is out of range for f16[(T + 1)] (indices 0..20 at T = 20)"),
+    ({"W": 22}, "# SHARED", 5, "index 22 is out of bounds for shared array 'sh' of W = 22 elements"),
+])
+def test_a_constant_index_past_a_spec_sized_array_at_the_given_values_is_refused(tmp_path, spec, marker, col,
+                                                                                message):
+    """A constant index into an array whose length is a specialization constant is checked at the values a compile
+    or launch gives, as a constant length's is (r[20] of cd.array(f16, S) at S = 8 compiled, and the interpreter
+    failed with a bare IndexError)."""
+    from coopdsl.errors import CompileError
+
+    k = exec_source(INDEX_SRC, tmp_path / "index.py")["k"]
+    line = next(i for i, text in enumerate(INDEX_SRC.splitlines(), 1) if text.endswith(marker))
+    k.compile()
+    k.compile(spec={"S": 21, "T": 21, "W": 23})
+    with pytest.raises(CompileError) as e:
+        k.compile(spec=spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+    with pytest.raises(CompileError) as e:
+        k.launch((1, 1, 1), np.zeros(4, np.float16), device="cpu", **spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+

@@ -258,9 +258,11 @@ class Context:
     def element_pointer(self, buf: BufferRef, index: Any) -> Value:
         known = index.value if isinstance(index, Const) else index
         if isinstance(known, int) and not isinstance(known, bool):
-            length = buf.length if isinstance(buf.length, int) else None
+            # (a specialization constant's length at the values a compile or launch gives, as a constant one)
+            d = buf.length
+            length = None if d is None else T.given_value(d)
             if known < 0 or length is not None and known >= length:
-                size = f" of {length} elements" if length is not None else ""
+                size = "" if d is None or length is None else f" of {T.given_shown(d)} elements"
                 derived = not isinstance(buf.var, GlobalVar) and getattr(buf.var, "kind", None) != "variable"
                 what = f"an array member in {buf.kind} '{buf.name}'" if derived else f"{buf.kind} '{buf.name}'"
                 raise TypeMismatchError(f"index {known} is out of bounds for {what}{size} "

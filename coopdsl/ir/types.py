@@ -208,6 +208,15 @@ def spec_values_shown(d: Dim) -> str:
     return " and ".join(f"{n} = {v}" for n, v in sorted(leaves.items()))
 
 
+def given_shown(d: Dim) -> str:
+    """``d`` at its :func:`given_value` as a message names it: ``8``, ``W = 22``, ``(T + 1) = 21 at T = 20``."""
+    if isinstance(d, int):
+        return str(d)
+    if d.op == "spec":
+        return f"{d} = {dim_value(d)}"
+    return f"{d} = {dim_value(d)} at {spec_values_shown(d)}"
+
+
 # the operators whose exact result may not fit the constants' type, which OpSpecConstantOp then wraps
 _WRAPPING = frozenset({"add", "sub", "mul", "neg", "shl", "div"})
 
@@ -234,6 +243,17 @@ def dim_wrap(d: Dim) -> tuple[SymDim, int, int] | None:
     return d, exact, wrapped
 
 
+def wrap_shown(d: Dim) -> str | None:
+    """Where ``d``'s arithmetic wraps (:func:`dim_wrap`) as a message says it, ``got (S - 65) at S = 64: (S - 65) =
+    -1 does not fit u32, whose arithmetic wraps it to 4294967295``; None where it does not."""
+    wrap = dim_wrap(d)
+    if wrap is None:
+        return None
+    op, exact, wrapped = wrap
+    return (f"got {d} at {spec_values_shown(d)}: {op} = {exact} does not fit {_dim_type(d)}, whose arithmetic "
+            f"wraps it to {wrapped}")
+
+
 def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
     """Why ``d`` cannot be a matrix dimension or an array length (from 1 to ``top``), at its
     :func:`given_value`; None if it can.  A specialization-constant expression whose arithmetic wraps in the
@@ -242,12 +262,9 @@ def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
     v = given_value(d)
     if v is None:
         return None
-    if isinstance(d, SymDim):
-        wrap = dim_wrap(d)
-        if wrap is not None:
-            op, exact, wrapped = wrap
-            return (f"{what} must be from 1 to {top} without wrapping, got {d} at {spec_values_shown(d)}: {op} = "
-                    f"{exact} does not fit {_dim_type(d)}, whose arithmetic wraps it to {wrapped}")
+    wrapped = wrap_shown(d)
+    if wrapped is not None:
+        return f"{what} must be from 1 to {top} without wrapping, {wrapped}"
     if 0 < v <= top:
         return None
     if isinstance(d, int):

@@ -337,3 +337,29 @@ def test_accesses_breaking_their_aligned_operand():
 
     expect_interp_error(lambda: matrix_only.launch((1,), a, 4, device="cpu"),
                         "cooperative-matrix load at device address", "# E:only")
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def spec_array_read_past_end(s: cd.Buffer[f16], S: cd.Spec[u32] = 8):
+    r = cd.array(f16, S)
+    s[0] = r[20]  # E:specread
+
+
+@cd.kernel(workgroup_size=(4, 1, 1))
+def spec_array_write_past_end(s: cd.Buffer[f16], S: cd.Spec[u32] = 8):
+    r = cd.array(f16, S)
+    r[20] = f16(1.0)  # E:specwrite
+    s[0] = r[0]
+
+
+def test_a_constant_index_past_a_spec_sized_array_value_is_reported_as_out_of_bounds():
+    """At its defaults a spec-sized array's constant index is not checked by the compiler (a port's defaults may be
+    placeholders): past the end at the launch's length it is the interpreter's out-of-bounds report, naming the
+    invocation, not a bare IndexError from the interpreter's list."""
+    err = expect_interp_error(lambda: spec_array_read_past_end.launch((1,), np.zeros(4, np.float16), device="cpu"),
+                              "read of element 20 of an array value f16[S] out of bounds: it holds 8 elements",
+                              "# E:specread")
+    assert "local invocation 0" in err.message
+    expect_interp_error(lambda: spec_array_write_past_end.launch((1,), np.zeros(4, np.float16), device="cpu"),
+                        "write of element 20 of an array value f16[S] out of bounds: it holds 8 elements",
+                        "# E:specwrite")

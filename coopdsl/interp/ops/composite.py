@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 @semantics("extract")
 def _extract(m: Machine, op: Op, args: list[Any]) -> Any:
     (obj,), t, i = args, op.operands[0].type, op.attrs["index"]
+    if isinstance(t, T.ArrayType) and not 0 <= i < len(obj):
+        _past_end(m, op, "read", t, i, len(obj))
+        return obj[-1]   # (no active invocation reads it)
     if isinstance(t, (T.StructType, T.ArrayType)):
         return obj[i]
     if isinstance(t, T.CoopMatType):
@@ -29,6 +32,9 @@ def _extract(m: Machine, op: Op, args: list[Any]) -> Any:
 def _insert(m: Machine, op: Op, args: list[Any]) -> Any:
     value, obj = args
     t, i = op.type, op.attrs["index"]
+    if isinstance(t, T.ArrayType) and not 0 <= i < len(obj):
+        _past_end(m, op, "write", t, i, len(obj))
+        return obj   # (no active invocation writes it)
     if isinstance(t, (T.StructType, T.ArrayType)):
         out = list(obj)
         out[i] = value
@@ -37,6 +43,15 @@ def _insert(m: Machine, op: Op, args: list[Any]) -> Any:
         return insert_element(m, op, t, obj, np.asarray(i), value)
     assert isinstance(t, T.VectorType)
     return _with_component(t, obj, np.asarray(i), value)
+
+
+def _past_end(m: Machine, op: Op, what: str, t: T.ArrayType, index: int, count: int) -> None:
+    """A constant index past the end of an array value (one whose length is a specialization constant, which the
+    compiler checks only at the values a compile or launch gives): the out-of-bounds report, naming the first
+    active invocation; nothing where none is active."""
+    if m.mask.any():
+        raise m.error(op, f"{what} of element {index} of an array value {t} out of bounds: it holds {count} "
+                          f"elements", int(np.argmax(m.mask)))
 
 
 def _with_component(t: T.VectorType, vec: Any, index: np.ndarray, value: Any) -> np.ndarray:
