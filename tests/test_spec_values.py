@@ -524,3 +524,39 @@ def test_a_constant_index_past_a_spec_sized_array_at_the_given_values_is_refused
         k.launch((1, 1, 1), np.zeros(4, np.float16), device="cpu", **spec)
     assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
 
+
+STRIDE_SRC = textwrap.dedent('''
+    import coopdsl as cd
+    from coopdsl import Acc, f32, i32, u32
+
+
+    @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
+    def k(x: cd.Buffer[f32], S: cd.Spec[u32] = 16, L: cd.Spec[i32] = 16, W: cd.Spec[u32] = 17):
+        m = Acc[f32, 16, 16].load(x, 0, stride=L)  # LOAD
+        m.store(x, 0, stride=S)  # STORE
+        m.store(x, 0, stride=W - 1)  # WRAP
+''')
+
+
+@pytest.mark.parametrize("spec,marker,col,message", [
+    ({"S": 0}, "# STORE", 5, "store: stride must be greater than 0, got S = 0 (SPV_KHR_cooperative_matrix)"),
+    ({"L": -1}, "# LOAD", 9, "load: stride must be 0 or more, got L = -1 (SPV_KHR_cooperative_matrix)"),
+    ({"W": 1}, "# WRAP", 5, "store: stride must be greater than 0, got (W - 1) = 0 at W = 1"),
+    ({"W": 0}, "# WRAP", 5, "store: stride must be greater than 0 without wrapping, got (W - 1) at W = 0: (W - 1) = "
+                            "-1 does not fit u32, whose arithmetic wraps it to 4294967295"),
+])
+def test_a_spec_stride_is_checked_at_the_given_values_as_a_constant_one(tmp_path, spec, marker, col, message):
+    """m.store(x, 0, stride=S) with S = 0 compiled where stride=0 is refused (and a spec load stride below 0): the
+    constant stride's rule holds at the values a compile or launch gives."""
+    from coopdsl.errors import CompileError
+
+    k = exec_source(STRIDE_SRC, tmp_path / "stride.py")["k"]
+    line = next(i for i, text in enumerate(STRIDE_SRC.splitlines(), 1) if text.endswith(marker))
+    k.compile()
+    k.compile(spec={"S": 1, "L": 0, "W": 2})
+    with pytest.raises(CompileError) as e:
+        k.compile(spec=spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
+    with pytest.raises(CompileError) as e:
+        k.launch((1, 1, 1), np.zeros(512, np.float32), device="cpu", **spec)
+    assert message in str(e.value) and (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)

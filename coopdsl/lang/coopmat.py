@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import MATRIX_OPERANDS, Layout
-from ..ir.core import Const, SpecConst, SpecOp, Value
+from ..ir.core import Const, SpecConst, SpecOp, Value, dim_of
 from ..ir.ops import coopmat as rules
 from . import arith
 from .access import LOAD_OPERANDS, STORE_OPERANDS, bind_load, bind_store, memory_operands, memory_pointer, psb_aligned
@@ -97,6 +97,8 @@ def _stride(cg: Builder, p: dict[str, Any], b: Builtin, is_store: bool) -> Value
             f"columns for ColumnMajor; required by SPIR-V for these layouts)", cg.em.loc)
     stride = p["stride"]
     known = stride.value if isinstance(stride, Const) else stride
+    if isinstance(stride, (SpecConst, SpecOp)) and isinstance(stride.type, T.ScalarType) and stride.type.is_int:
+        known = dim_of(stride)   # (checked at the values a compile or launch gives, as a constant)
     raise_problem(cg.em, rules.stride_problem(known, is_store), f"{b.name}: ")
     return cg.as_index(stride, "stride")
 

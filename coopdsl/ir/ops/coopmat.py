@@ -125,9 +125,20 @@ def memory_problem(elem: T.Type, what: str) -> Problem | None:
 
 
 def stride_problem(stride: object, is_store: bool) -> Problem | None:
-    """A constant stride: at least 0 for a load, at least 1 for a store (runtime strides are not checked)."""
+    """A constant stride: at least 0 for a load, at least 1 for a store (runtime strides are not checked).  A
+    specialization constant (expression), as a Dim, is checked at the values a compile or launch gives
+    (:func:`coopdsl.ir.types.given_value`), and refused where its arithmetic wraps there."""
+    need = "greater than 0" if is_store else "0 or more"
+    if isinstance(stride, T.SymDim):
+        v = T.given_value(stride)
+        wrapped = T.wrap_shown(stride) if v is not None else None
+        if wrapped is not None:
+            return Problem("argument", f"stride must be {need} without wrapping, {wrapped}")
+        if v is not None and (v <= 0 if is_store else v < 0):
+            return Problem("argument", f"stride must be {need}, got {T.given_shown(stride)} "
+                                       f"(SPV_KHR_cooperative_matrix)")
+        return None
     if isinstance(stride, int) and not isinstance(stride, bool) and (stride <= 0 if is_store else stride < 0):
-        need = "greater than 0" if is_store else "0 or more"
         return Problem("argument", f"stride must be {need}, got {stride} (SPV_KHR_cooperative_matrix)")
     return None
 
