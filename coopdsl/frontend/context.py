@@ -258,11 +258,11 @@ class Context:
     def element_pointer(self, buf: BufferRef, index: Any) -> Value:
         known = index.value if isinstance(index, Const) else index
         if isinstance(known, int) and not isinstance(known, bool):
-            # (a specialization constant's length at the values a compile or launch gives, as a constant one)
-            d = buf.length
-            length = None if d is None else T.given_value(d)
+            # (a length that is a specialization constant is not checked at its values: a branch on the
+            # constants, which the compiler keeps, may guard the index, as 'if i < N: r[i]' in an unrolled loop)
+            length = buf.length if isinstance(buf.length, int) else None
             if known < 0 or length is not None and known >= length:
-                size = "" if d is None or length is None else f" of {T.given_shown(d)} elements"
+                size = f" of {length} elements" if length is not None else ""
                 derived = not isinstance(buf.var, GlobalVar) and getattr(buf.var, "kind", None) != "variable"
                 what = f"an array member in {buf.kind} '{buf.name}'" if derived else f"{buf.kind} '{buf.name}'"
                 raise TypeMismatchError(f"index {known} is out of bounds for {what}{size} "

@@ -127,12 +127,11 @@ def _known_index(index: Any) -> int | None:
 
 
 def _check_index(cg: Builder, t: T.ArrayType, index: int) -> None:
-    """A constant index: not negative, and below the length where it is known (a specialization constant's at the
-    values a compile or launch gives, :func:`coopdsl.ir.types.given_value`)."""
-    length = T.given_value(t.length)
-    if index < 0 or length is not None and index >= length:
-        at = "" if isinstance(t.length, int) else f" at {T.spec_values_shown(t.length)}"
-        last = f" (indices 0..{length - 1}{at})" if length is not None else ""
+    """A constant index: not negative, and below the length where it is a constant (a specialization constant's
+    length is not checked at its values: a branch on the constants may guard the index; the interpreter reports
+    an index past the end at run time)."""
+    if index < 0 or isinstance(t.length, int) and index >= t.length:
+        last = f" (indices 0..{t.length - 1})" if isinstance(t.length, int) else ""
         raise TypeMismatchError(f"index {index} is out of range for {t}{last}; Python's negative indices are "
                                 f"not supported", cg.em.loc)
 
