@@ -9,7 +9,7 @@ from ..errors import ArgumentError, TypeMismatchError
 from ..ir import types as T
 from ..ir.attrs import Scope, Semantics
 from ..ir.core import Const, GlobalVar, SpecConst, SpecOp, dim_of
-from ..ir.layout import unlaid
+from ..ir.layout import size_of, unlaid
 from ..ir.literals import LiteralError, fit
 from ..ir.vocab import StorageClass
 from .conversions import Conversion, ScopeArg
@@ -85,6 +85,14 @@ def shared(cg: Builder, elem: T.Type, length: T.Dim) -> BufferRef:
     ``stride`` and offset counted in ``elem`` units.  Declares an OpVariable in
     the Workgroup storage class.
     """
+    try:
+        size_of(elem)
+    except TypeError:   # (an inner length that is a specialization constant: the element has no fixed size)
+        raise TypeMismatchError(
+            f"shared: an element of {cg.describe(elem)} has no fixed size (an inner length is a specialization "
+            f"constant); the host reads a shared array's bytes before a launch, so only its outer length may be a "
+            f"Spec constant: give the inner length as an int, or flatten it (cd.shared(f32, T * (T + 1)), indexed "
+            f"y * (T + 1) + x)", cg.em.loc) from None
     n = sum(1 for g in cg.module.globals if g.role == "shared")
     var = GlobalVar(T.PointerType(T.ArrayType(elem, length), StorageClass.Workgroup), f"shared{n}", "shared",
                     loc=cg.em.loc)  # (where the device check's shared-memory error points)

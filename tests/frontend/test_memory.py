@@ -242,6 +242,19 @@ def test_shared_arrays_of_bools_on_a_device(device):
     _run_shared_flags(device)
 
 
+@cd.kernel(workgroup_size=(8, 1, 1))
+def k_spec_rows(y: cd.Buffer[f32], T: cd.Spec[u32] = 8):
+    tile = cd.shared(cd.array[f32, T + 1], T)  # E:specrows
+    y[0] = tile[0][0]
+
+
+def test_a_shared_array_of_spec_sized_rows_is_refused_at_its_line():
+    """The host reads a shared array's bytes (reflection, launches) before running it: an inner length that is a
+    specialization constant gave no size, and reflect() and every launch failed with a bare TypeError."""
+    expect_error(k_spec_rows, TypeMismatchError, "shared: an element of the type f32[(T + 1)] has no fixed size (an "
+                 "inner length is a specialization constant)", "# E:specrows", 12)
+
+
 @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
 def k_matrix_rows(out: cd.Buffer[f32]):
     accs = cd.local_array(cd.array[Acc[f32, 16, 16], 2], 2)  # E:matrows
