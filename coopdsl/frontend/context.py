@@ -33,10 +33,11 @@ from ..errors import (
 )
 from ..ir import types as T
 from ..ir.builder import Emitter
-from ..ir.core import Block, Const, FuncRef, Function, GlobalVar, Module, Op, Value
+from ..ir.core import Block, FuncRef, Function, GlobalVar, Module, Op, Value
 from ..ir.literals import python_value
 from ..ir.vocab import StorageClass
 from ..lang.arith import index_literal
+from ..lang.arrays import known_index
 from ..lang.types import CoopMatFamily, Enumerant
 from ..lang.values import BufferRef, BuiltinVar
 from .source import Source
@@ -256,8 +257,8 @@ class Context:
         return g
 
     def element_pointer(self, buf: BufferRef, index: Any) -> Value:
-        known = index.value if isinstance(index, Const) else index
-        if isinstance(known, int) and not isinstance(known, bool):
+        known = known_index(index)
+        if known is not None:
             # (a length that is a specialization constant is not checked at its values: a branch on the
             # constants, which the compiler keeps, may guard the index, as 'if i < N: r[i]' in an unrolled loop)
             length = buf.length if isinstance(buf.length, int) else None

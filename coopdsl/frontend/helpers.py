@@ -328,11 +328,11 @@ def _annotated(cg: Context, dfn: DeviceFunction, values: dict[str, Any], default
         if isinstance(t, (ConstParam, BufferParam, SpecParam, PushParam)):
             _check_kind(cg, dfn, name, t, v)
         elif isinstance(v, (bool, int, float)) and not isinstance(t, T.CoopMatType):
-            default = _parameter_nodes(parse_function(dfn.fn)).get(name, (None, None))[1] \
-                if name in defaulted else None
+            src = parse_function(dfn.fn) if name in defaulted else None
+            default = _parameter_nodes(src).get(name, (None, None))[1] if src is not None else None
             prev = cg.em.loc
-            if default is not None:
-                cg.em.loc = parse_function(dfn.fn).loc(default)
+            if src is not None and default is not None:
+                cg.em.loc = src.loc(default)
             try:
                 out[name] = cg.em.literal(v, t)
             except TypeMismatchError as e:

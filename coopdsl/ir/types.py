@@ -271,7 +271,7 @@ def dim_problem(d: Dim, what: str, top: int = 0xFFFFFFFF) -> str | None:
         return f"{what} must be from 1 to {top}, got {v}"
     if d.op == "spec":
         return f"{what} must be from 1 to {top}, got {d} = {v} (its specialization constants' values)"
-    return f"{what} must be from 1 to {top}, got {d} = {v} at {spec_values_shown(d)}"
+    return f"{what} must be from 1 to {top}, got {given_shown(d)}"
 
 
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "eq", "ne", "land", "lor"})

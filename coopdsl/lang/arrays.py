@@ -121,7 +121,9 @@ def _element(cg: Builder, t: T.ArrayType, v: Any) -> Value:
     return v
 
 
-def _known_index(index: Any) -> int | None:
+def known_index(index: Any) -> int | None:
+    """A compile-time int index (a Python int or an integer constant) as its value, else None (bools are no index
+    here)."""
     known = index.value if isinstance(index, Const) else index
     return known if isinstance(known, int) and not isinstance(known, bool) else None
 
@@ -175,7 +177,7 @@ def read_element(cg: Builder, arr: Value, index: Any) -> Value:
     """``arr[index]``: OpCompositeExtract for a constant index, through a Function variable otherwise."""
     t = arr.type
     assert isinstance(t, T.ArrayType)  # the callers read arrays
-    known = _known_index(index)
+    known = known_index(index)
     if known is not None:
         _check_index(cg, t, known)
         return cg.em.op("extract", t.elem, [arr], index=known)
@@ -193,7 +195,7 @@ def write_element(cg: Builder, arr: Value, index: Any, value: Any) -> Value:
     if not isinstance(value, Value) or value.type != t.elem:
         raise TypeMismatchError(f"cannot store {cg.describe(value)} into an element of {t}; convert it first "
                                 f"(e.g. {t.elem}(x))", cg.em.loc)
-    known = _known_index(index)
+    known = known_index(index)
     if known is not None:
         _check_index(cg, t, known)
         return cg.em.op("insert", t, [value, arr], index=known)

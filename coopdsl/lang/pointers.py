@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import TypeMismatchError
 from ..ir import types as T
-from ..ir.core import Const, Value
+from ..ir.core import Value
 from ..ir.layout import STD430
 from ..ir.vocab import StorageClass
 from . import arith
+from .arrays import known_index
 from .structs import ptr_elem
 
 if TYPE_CHECKING:
@@ -32,8 +33,8 @@ def ptr_offset(cg: Builder, p: Value, n: Any, op: str) -> Value:
 def ptr_element(cg: Builder, p: Value, index: Any) -> Any:  # (an IR pointer value)
     """Pointer to element ``index`` of the array a ``Ptr[T]`` points at."""
     elem = ptr_elem(p.type)
-    known = index.value if isinstance(index, Const) else index
-    if isinstance(known, int) and not isinstance(known, bool) and known < 0:
+    known = known_index(index)
+    if known is not None and known < 0:
         # (an access chain's index stays inside the array it points at: -1 would be undefined behaviour)
         raise TypeMismatchError(f"pointer index {known}: indices count from 0 (Python's negative indices are not "
                                 f"supported); for an element before the pointer, offset it first: "
