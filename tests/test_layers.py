@@ -18,13 +18,14 @@ PKG = Path(__file__).resolve().parents[1] / "coopdsl"
 ALLOWED = {
     "errors": {"_records", "_words"},
     "ir": {"errors", "_records", "_lazy", "_numbers"},  # _lazy: registries whose families load on first need
-    "lang": {"ir", "errors", "_records", "_lazy"},
-    "frontend": {"lang", "ir", "errors", "_records"},
+    "lang": {"ir", "errors", "_records", "_lazy", "_sources"},  # _sources: a struct's members found in its file
+    "frontend": {"lang", "ir", "errors", "_records", "_sources"},
     "passes": {"ir", "errors", "_records"},
     "spirv": {"ir", "errors", "_records", "_lazy", "_numbers"},  # _numbers: a number's bits in a float format
     "interp": {"ir", "errors", "_packing", "_grid"},  # _packing: the argument packer the runtime uses too; _grid:
     # the grid a launch takes
     "_lazy": set(),  # the lazy-export helper packages use (stdlib only)
+    "_sources": set(),  # the trees of the user's source files, parsed once (stdlib only)
     "_records": set(),  # @record, the dataclass decorator the compiler's classes use (stdlib only)
     "_numbers": set(),  # whether a Python number fits a scalar type, for the compiler and the runtime
     "_grid": set(),  # the grid a launch takes, for Kernel.launch, the runtime's launch and the interpreter (stdlib)

@@ -7,7 +7,6 @@ through ``runpy``); a missing file or a directory is an :class:`InputError`.
 
 from __future__ import annotations
 
-import linecache
 import os
 import runpy
 import sys
@@ -15,8 +14,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from .._sources import file_text, parse_file
 from ..errors import CoopDSLError, SourceLoc
-from ..frontend.source import parse_file
 from ..kernel import Kernel
 from .errors import InputError, KernelFileError
 
@@ -90,8 +89,7 @@ def _run_file(path: str) -> dict[str, Any]:
     """Run the file as ``runpy.run_path(path, run_name="__coopdsl_emit__")`` does, parsing it only once:
     the code runs from the tree the front end then finds the kernels' source in (a large file took as
     long to parse as to compile the rest).  Files ``linecache`` cannot read go through ``runpy``."""
-    linecache.checkcache(path)
-    text = "".join(linecache.getlines(path))
+    text = file_text(path)
     if not text:
         _check_encoding(path)
         return runpy.run_path(path, run_name=RUN_NAME)

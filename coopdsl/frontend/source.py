@@ -1,7 +1,7 @@
 """A kernel's source: its AST with line/column numbers of the user's file.
 
 A function is parsed once per code object (:func:`parse_function` caches the
-:class:`Source`), and a file once while its text is unchanged: the function's
+:class:`Source`), and a file once while its text is unchanged (:mod:`coopdsl._sources`): the function's
 ``def`` is found in the file's tree, so node positions are the file's own.
 Functions whose file cannot be read that way (source only in ``linecache``
 under an unusual name, a file edited since it was imported) fall back to
@@ -21,6 +21,7 @@ from types import CodeType
 from typing import Any
 
 from .._records import record
+from .._sources import file_text, parse_file
 from ..errors import SourceLoc, UnsupportedSyntaxError
 from .scan import assigned_names, plainly_bound_names
 
@@ -66,7 +67,6 @@ class Source:
 # id(code) -> (a weak reference to the code object, its Source).  By identity: code objects compare
 # equal across files when only their file names differ, so a WeakKeyDictionary would mix them up.
 _parsed: dict[int, tuple[weakref.ref[CodeType], Source]] = {}
-_files: dict[str, tuple[str, ast.Module]] = {}  # file -> (its text, its tree), the last version parsed
 
 
 def parse_function(fn: Callable[..., Any]) -> Source:
@@ -93,8 +93,7 @@ def _from_file(fn: Callable[..., Any]) -> Source | None:
     """``fn``'s ``def`` found in the tree of its whole file, or None when that does not work out."""
     code = fn.__code__
     file = code.co_filename
-    linecache.checkcache(file)
-    text = "".join(linecache.getlines(file, fn.__globals__))
+    text = file_text(file, fn.__globals__)
     if not text:
         return None
     try:
@@ -103,15 +102,6 @@ def _from_file(fn: Callable[..., Any]) -> Source | None:
         return None
     func = _find_def(tree, code)
     return None if func is None else Source(file, func, 0)
-
-
-def parse_file(file: str, text: str) -> ast.Module:
-    """The tree of ``file``, whose text is ``text`` (as ``linecache`` reads it), parsed once while the
-    text is unchanged; the kernels the file defines find their ``def`` in it.  Raises SyntaxError."""
-    cached = _files.get(file)
-    if cached is None or cached[0] != text:
-        cached = _files[file] = (text, ast.parse(text, file))
-    return cached[1]
 
 
 def _find_def(module: ast.Module, code: CodeType) -> ast.FunctionDef | None:

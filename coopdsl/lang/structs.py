@@ -12,13 +12,13 @@ load/store through it carries ``Aligned``.
 
 from __future__ import annotations
 
+import ast
 import inspect
-import linecache
-import re
 from collections.abc import Callable
 from typing import Any, overload
 
 from .._records import record
+from .._sources import file_tree, find_class
 from ..errors import DeclarationError, SourceLoc, caller_loc
 from ..ir import types as T
 from ..ir.layout import array_block, laid_out
@@ -81,38 +81,29 @@ def layout(name: str, members: list[tuple[str, T.Type]], scalar: bool = False,
     return laid_out(name, typed, "scalar" if scalar else "std430")
 
 
-def _class_lines(cls: type) -> tuple[str, int, list[str]] | None:
-    """The file, first line and lines of class ``cls``'s source.  ``inspect`` finds a class through its
-    module, which a module run from a file without an import (``runpy``, ``exec``) does not register: then
-    the ``class`` statement is the first of that name at or after the decorator's line (the user's frame)."""
+def _class_node(cls: type) -> tuple[str, ast.ClassDef] | None:
+    """The file and ``class`` statement of ``cls``.  ``inspect`` finds a class through its module, which a
+    module run from a file without an import (``runpy``, ``exec``) does not register: then the statement is
+    the first of that name at or after the decorator's line (the user's frame)."""
     try:
-        lines, first = inspect.getsourcelines(cls)
-        return inspect.getsourcefile(cls) or "<unknown>", first, lines
+        file = inspect.getsourcefile(cls) or "<unknown>"
+        first = inspect.getsourcelines(cls)[1]
     except (OSError, TypeError):
-        pass
-    at = caller_loc()
-    linecache.checkcache(at.file)
-    text = linecache.getlines(at.file) if at.line > 0 else []
-    head = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
-    start = next((i for i in range(at.line - 1, len(text)) if head.match(text[i])), None)
-    if start is None:
-        return None
-    indent = len(text[start]) - len(text[start].lstrip())
-    end = next((i for i in range(start + 1, len(text))
-                if text[i].strip() and len(text[i]) - len(text[i].lstrip()) <= indent), len(text))
-    return at.file, start + 1, text[start:end]
+        at = caller_loc()
+        file, first = at.file, at.line
+    tree = file_tree(file) if first > 0 else None
+    node = None if tree is None else find_class(tree, cls.__name__, first)
+    return None if node is None else (file, node)
 
 
 def _member_loc(cls: type, member: str) -> SourceLoc:
     """The line declaring ``member`` in class ``cls`` (its decorator's line when the source is unavailable)."""
-    found = _class_lines(cls)
-    if found is None:
-        return caller_loc(member)
-    file, first, lines = found
-    for i, text in enumerate(lines):
-        stripped = text.lstrip()
-        if stripped.startswith(f"{member}:") or stripped.startswith(f"{member} :"):
-            return SourceLoc(file, first + i, len(text) - len(stripped) + 1)
+    found = _class_node(cls)
+    if found is not None:
+        file, node = found
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == member:
+                return SourceLoc(file, stmt.lineno, stmt.col_offset + 1)
     return caller_loc(member)
 
 

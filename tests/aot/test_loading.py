@@ -4,6 +4,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from coopdsl import _sources
 from coopdsl.aot.loading import RUN_NAME, load_kernels
 from coopdsl.frontend import source
 
@@ -32,7 +33,7 @@ def test_the_file_runs_as_under_runpy_and_is_parsed_once(tmp_path, monkeypatch):
     k = kernels["k"]
     assert k.fn.__globals__["SEEN"] == (RUN_NAME, str(path), 4)
     assert sys.argv == ["coopdsl", "emit"] and RUN_NAME not in sys.modules  # both put back
-    tree = source._files[str(path)][1]
+    tree = _sources._files[str(path)][1]
     assert source.parse_function(k.fn).tree is tree.body[-1]  # the front end's tree is the one that ran
     assert k.compile()
 

@@ -646,3 +646,29 @@ def test_a_member_default_is_refused_at_its_line(tmp_path, run):
     assert "struct D: member 'b' takes no default: every construction gives it (D(a, b)); remove '= 1.0'" \
         in err.message
     assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 7, 5)
+
+
+@pytest.mark.parametrize("run", ["import", "exec"])
+def test_a_member_is_located_by_its_statement_not_by_text_that_looks_like_it(tmp_path, run):
+    """The member's line comes from the class's tree (``coopdsl._sources``): a docstring line that reads
+    like the member (``a: the count``) and a same-named class earlier in the file are not taken for it."""
+    import importlib.util
+
+    from coopdsl.errors import DeclarationError
+
+    from ..conftest import exec_source
+
+    src = ("import coopdsl as cd\nfrom coopdsl import f32\n\nclass P:\n    a: int\n\n"
+           "@cd.struct\nclass P:\n    '''Members:\n    a: the count\n    '''\n    x: f32\n    a: int\n")
+    path = tmp_path / f"lookalike_{run}.py"
+    with pytest.raises(DeclarationError) as info:
+        if run == "exec":
+            exec_source(src, path)
+        else:
+            path.write_text(src)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            assert spec is not None and spec.loader is not None
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    err = info.value
+    assert "struct P: member 'a' has unsupported type int" in err.message
+    assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 13, 5)
