@@ -87,6 +87,10 @@ SHAPES = [
     ("prefill causal GQA", 32, 8, 2048, 2048, 128, True),
     ("prefill GQA", 32, 8, 1024, 1024, 128, False),
     ("prefill causal GQA", 32, 8, 512, 512, 128, True),
+    ("prefill causal GQA", 32, 8, 1000, 1000, 128, True),
+    ("prefill GQA", 32, 8, 1000, 1000, 128, False),
+    ("prefill causal", 32, 32, 3000, 3000, 96, True),
+    ("prefill", 32, 32, 3000, 3000, 96, False),
 ]
 
 

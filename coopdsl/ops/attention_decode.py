@@ -608,9 +608,11 @@ def rows_per_head(dims: tuple[int, int, int, int, int]) -> int:
 
 def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
     """Whether ``ops.attention`` runs this module's kernel for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``
-    by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding), on the interpreter or on a
-    device that runs subgroups of 32."""
-    if not 1 <= rows_per_head(dims) <= MAX_ROWS:
+    by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding; to
+    :data:`coopdsl.ops.attention_decode_mma.MAX_ROWS` with D up to its ``MAX_D`` where the device offers its
+    cooperative matrices), on the interpreter or on a device that runs subgroups of 32."""
+    rows = rows_per_head(dims)
+    if not 1 <= rows <= MAX_ROWS and not (rows > MAX_ROWS and mma.takes(dims[2], rows) and mma.device_takes(dev)):
         return False
     if isinstance(dev, str):
         return True
@@ -654,6 +656,8 @@ def variants(dims: tuple[int, int, int, int, int]) -> list[str]:
     defaults, one knob at a time (:func:`variant`'s names): each other ``split`` of 1, 2 and 4 that divides the
     ``D / 8`` pieces of a row, the other ``loads`` of 1, 2 and 3, and the other way of combining the chunks."""
     d, rows = dims[2], rows_per_head(dims)
+    if rows > MAX_ROWS:   # (the cooperative-matrix kernel alone: it has no knobs)
+        return []
     found = [f"lanes:split{s}" for s in (1, 2, 4) if s != default_split(d) and (d // 8) % s == 0]
     found += [f"lanes:loads{n}" for n in (1, 2, 3) if n != default_loads(d, row_groups(d, rows)[1])]
     return found + [f"lanes:fused{int(not default_fused(d, rows))}"]
@@ -668,10 +672,11 @@ def default_how(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> str:
 
 def hows(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> list[str]:
     """The decode kernels (of :data:`HOWS`) that compute ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``: "lanes"
-    always, "mma" where :func:`coopdsl.ops.attention_decode_mma.takes` the head size and rows and the device
-    offers its matrices (what a tuned call times)."""
+    to :data:`MAX_ROWS` query rows per K/V head, "mma" where :func:`coopdsl.ops.attention_decode_mma.takes` the
+    head size and rows and the device offers its matrices (what a tuned call times)."""
     hq, sq, d, hkv, skv = dims
-    return ["lanes"] + (["mma"] if mma.takes(d, rows_per_head(dims)) and mma.device_takes(dev) else [])
+    rows = rows_per_head(dims)
+    return (["lanes"] if rows <= MAX_ROWS else []) + (["mma"] if mma.takes(d, rows) and mma.device_takes(dev) else [])
 
 
 def default_chunks(hkv: int, keys: int, cores: int = caps.DEFAULT_CORES, how: str = "lanes") -> int:
@@ -781,7 +786,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         m_view = q_view if qk == "f16" else unused.as_(np.float16)
     kw = {"device": ldev}
     if how == "mma":
-        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap)), (n, hkv, 1),
+        tiles = -(-rows // 16)   # (a chunk's row tiles are neighbours in the grid: they read its K/V together)
+        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap)), (tiles * n, hkv, 1),
                  (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
                   skv - sq, int(window), mstride), kw),
                 (combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw)]

@@ -1,4 +1,4 @@
-"""Flash-decoding on cooperative matrices, for 5 to 16 query rows per K/V head.
+"""Flash-decoding on cooperative matrices, for 5 to 64 query rows per K/V head.
 
 :mod:`coopdsl.ops.attention_decode`'s kernel scores one key a lane in f32 against every query row, so its
 arithmetic grows with the rows a K/V head serves (``R = (Hq / Hkv) * Sq``): at 16 rows (four tokens of four
@@ -6,8 +6,10 @@ grouped heads) it reads K/V at a quarter of the copy kernel's rate. Here the two
 ``16 x 16 x 16`` cooperative matrices (f16 inputs, f32 sums) whatever R is, and a lane's scalar work is the
 online softmax of 8 scores:
 
-- a workgroup (four subgroups) takes one chunk of one K/V head's keys (grid ``(chunks, Hkv, 1)``), 64 keys a
-  step; Q's R rows (scaled, as f16; rows ``R .. 15`` zeros) stay in registers as ``D / 16`` A matrices;
+- a workgroup (four subgroups) takes one chunk of one K/V head's keys and 16 of its R rows (grid
+  ``(T * chunks, Hkv, 1)``, the ``T = ceil(R / 16)`` row tiles of a chunk next to each other, so that they run
+  together and read the chunk's K and V from L2 after the first), 64 keys a step; the tile's rows of Q (scaled,
+  as f16; rows past R zeros) stay in registers as ``D / 16`` A matrices;
 - the step's 64 K and V rows are copied into shared memory by all 128 invocations, 16 bytes a load (rows past
   the chunk repeat its last row), and the next step's loads are issued before this step's arithmetic, so they
   are in flight while it runs;
@@ -42,7 +44,8 @@ MIN_ROWS = 5        # the fewest query rows per K/V head this kernel runs for by
                     # benchmarks/attention_bench.py --decode-hows lanes,mma: 8 rows at 65536 keys 106 us against 137
                     # with attention_decode.kernel, 6 rows at 32768 keys 61 against 73, 4 rows at 16384 keys 37
                     # against 34 (D 64: 41 against 35); 5, between them, was not timed alone)
-MAX_ROWS = 16
+MAX_ROWS = 64       # the most query rows per K/V head: four row tiles (Llama-3-70B's 8 query heads a K/V head,
+                    # 8 tokens)
 MAX_D = 128
 NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)
 NEG_INF = float("-inf")
@@ -58,7 +61,7 @@ CHUNK_WGS_PER_CORE = 1
 
 def takes(d: int, rows: int) -> bool:
     """Whether :func:`kernel` computes head size ``d`` for ``rows`` query rows per K/V head: D a multiple of 16
-    up to :data:`MAX_D`, 1 to 16 rows."""
+    up to :data:`MAX_D`, 1 to :data:`MAX_ROWS` rows."""
     return d % 16 == 0 and 16 <= d <= MAX_D and 1 <= rows <= MAX_ROWS
 
 
@@ -83,10 +86,11 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
     of ``mask`` values ("f16", "f32" or None); ``causal``, ``window`` and ``softcap`` compile those in (their
     values are push constants, as in :func:`coopdsl.ops.attention_decode.kernel`).
 
-    Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values each), the mask,
-    ``part`` and ``ml`` (the chunks' O, M and L). Push constants: Skv, Sq, R (query rows per K/V head, at most
-    16), lo (the first visible key), chunk (keys a chunk, a multiple of :data:`STEP`), chunks, scale, cap
-    (soft-cap), off (Skv - Sq), window, mask_stride (mask values between query heads, 0 for one mask)."""
+    Grid ``(ceil(R / 16) * chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values
+    each), the mask, ``part`` and ``ml`` (the chunks' O, M and L). Push constants: Skv, Sq, R (query rows per K/V
+    head, at most :data:`MAX_ROWS`), lo (the first visible key), chunk (keys a chunk, a multiple of :data:`STEP`),
+    chunks, scale, cap (soft-cap), off (Skv - Sq), window, mask_stride (mask values between query heads, 0 for one
+    mask)."""
     if d % 16 or not 16 <= d <= MAX_D:
         raise ValueError(f"attention_decode_mma: head size {d}; a multiple of 16 up to {MAX_D}")
     if mask not in MASK_KINDS:
@@ -113,13 +117,16 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
         t = cd.local_invocation_index
         sg = cd.subgroup_id
         lane = cd.subgroup_invocation_id
-        c = cd.workgroup_id.x
+        tiles = (R + 15) // 16                   # row tiles of 16
+        c = cd.workgroup_id.x // tiles
+        rt0 = cd.workgroup_id.x % tiles * 16     # this workgroup's first row of the head's R
+        RT = min(R - rt0, 16)                    # ... and its rows
         kvh = cd.workgroup_id.y
         group = R // Sq                          # query heads per K/V head
         c0 = lo + c * chunk
         c1 = min(c0 + chunk, Skv)
         kvbase = kvh * Skv                       # the head's first K/V row
-        row0 = kvh * R                           # its first row of Q and O
+        row0 = kvh * R + rt0                     # the tile's first row of Q and O
         sk = cd.shared(vec4[u32], STEP * RS)     # the step's K rows (and, at the end, two subgroups' outputs)
         sv = cd.shared(vec4[u32], STEP * RS)     # ... its V rows (... the other two's)
         sq = cd.shared(f16, 16 * d)              # Q scaled, as f16, 16 x D (rows R .. 15 zeros)
@@ -134,7 +141,7 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
         vr = [v[src[it]] for it in cd.static_range(LOADS)]
         for e in cd.range(t, 16 * d, WG):
             val = f16(0.0)
-            if e < R * d:
+            if e < RT * d:
                 val = f16(f32(q[row0 * d + e]) * scale)
             sq[e] = val
         cd.barrier()
@@ -142,12 +149,12 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
 
         r = lane >> 1                            # the row whose softmax this lane shares
         h = lane & 1                             # ... and which 8 keys of its subgroup's 16 it takes
-        rq = min(r, R - 1)
+        rq = min(rt0 + r, R - 1)                 # the row in the head's R
         qi = rq % Sq
         last = i32(qi) + off                     # the last key the row sees (causal)
         first = last - i32(window) + 1           # ... its first (window)
         mrow = (kvh * group + rq // Sq) * mask_stride + qi * Skv
-        live = r < R
+        live = r < RT
         mx = f32(NEG)                            # the row's running max (the same in both lanes)
         ls = f32(0.0)                            # this lane's share of its running sum
         o = [Acc[f32, 16, 16].splat(0.0) for i in cd.static_range(ND)]
@@ -232,8 +239,8 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
             else:
                 (o[i] * fac).store(sv, (sg - 2) * SLOT + 4 * i, stride=DQ)
         cd.barrier()
-        pbase = (kvh * chunks + c) * R
-        for e in cd.range(t, R * DQ, WG):
+        pbase = (kvh * chunks + c) * R + rt0
+        for e in cd.range(t, RT * DQ, WG):
             w = e % DQ
             at = e // DQ * DQ + w // 2 * 2      # the row's uvec4 of columns 8 p .. 8 p + 3, then 8 p + 4 ..
             total = vec4[f32](0.0)
@@ -245,7 +252,7 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
                 else:
                     total += vec4[f32](lo4.y, lo4.w, hi4.y, hi4.w)
             part[pbase * DQ + e] = total
-        if t < R:
+        if t < RT:
             mt = sm[t]
             for g in cd.static_range(1, SUBGROUPS):
                 mt = max(mt, sm[g * 16 + t])

@@ -109,6 +109,23 @@ def wide_rows(disp: host.FaDispatch, d: int, masked: bool, dev: Any, q_f16: bool
     return wide if offered(dev, kernel, wide) else disp
 
 
+def edge_only(disp: host.FaDispatch, q_f16: bool) -> bool:
+    """Whether the launch ``disp`` of ggml's unaligned pipeline (KV not a multiple of Bc) can clamp only its last
+    block of keys (``fa_kernel(edge=True)``): the Q, K and V strides are multiples of 8 values, as they are for
+    ``ops.attention``'s contiguous arrays with D a multiple of 16 (ggml's rule for its aligned pipeline, less
+    the KV rule).  H200, 32 query heads on 8, D 128, causal, 1000 tokens: 280 us a call with every load clamped
+    against 95 at 1024 tokens, 112 with this
+    and mask_opt at any width (``benchmarks/attention_shapes.py``,
+    ``benchmarks/results/attention-unaligned-h200-2026-11-29.md``)."""
+    if disp.aligned:
+        return False
+    p = disp.push
+    strides = [p["nb01"], p["nb11"], p["nb21"]]
+    if disp.gqa_ratio > 1:
+        strides.append(p["nb02"] // (2 if q_f16 else 4))
+    return all(s % 8 == 0 for s in strides) and disp.spec["HSK"] % 16 == 0 and disp.spec["HSV"] % 16 == 0
+
+
 # per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
 _offered: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
 
@@ -134,7 +151,7 @@ def offered(dev: Any, kernel: cd.Kernel, disp: host.FaDispatch) -> bool:
 
 @cache
 def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False,
-              m16: bool = False) -> cd.Kernel:
+              m16: bool = False, edge: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
@@ -142,8 +159,12 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
     Br x 16 matrix (``L16``: P times a Bc x 16 matrix of ones, where ggml multiplies by Bc x Bc), and with ``m16``
     too the row maxima and rescale factors (``M16``: Br x 16 exponentials a step for eM).  ``d_f16``: the
     output is written as f16 (``D_F16``; only where the kernel stores through its tensor layout: no split_k,
-    ``gqa_ratio`` 1)."""
+    ``gqa_ratio`` 1).  ``edge``: for the unaligned pipeline (``Clamp`` 1: KV not a multiple of Bc) whose Q, K
+    and V strides are multiples of 8 values, only the last block of keys loads K and V through the clamped
+    layouts (``EDGE``; ggml clamps every load there)."""
     consts = {"F16ACC": int(f16acc)}
+    if edge:
+        consts["EDGE"] = 1
     if q_f16:
         consts["Q_F16"] = 1
     if not f16acc:
@@ -439,7 +460,7 @@ def ggml_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, in
     br, bc, wg = tiles if tiles is not None else (None, None, None)
     return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, False, scale, 0.0, softcap, f32acc,
                                     device=host.FaDevice(shader_core_count=cores), Br=br, Bc=bc,
-                                    workgroup_size=wg, q_f16=q_f16)
+                                    workgroup_size=wg, q_f16=q_f16, narrow_mask_opt=True)
 
 
 def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
@@ -548,7 +569,8 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
     l16, m16 = small_sums(disp, d, dev, q_f16)
-    go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16), disp.grid, qb, view(kh, np.uint8),
+    go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16, edge=edge_only(disp, q_f16)), disp.grid, qb,
+       view(kh, np.uint8),
        view(vh, np.uint8),
        m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
        mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)

@@ -33,7 +33,7 @@ import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32
 from coopdsl._numbers import LiteralError, fit_named
 
-from . import attention_decode, attention_tune, hot
+from . import attention_decode, attention_decode_mma, attention_tune, hot
 from . import attention_nv2 as nv2
 from . import device_caps as caps
 from .attention_mask import mask_values
@@ -357,9 +357,11 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
         impl = "khr"
     if impl == "decode":
         rows = attention_decode.rows_per_head(dims)
-        if rows > attention_decode.MAX_ROWS:
+        if not attention_decode.hows(dims, dev):
             raise _fail(f"impl='decode' takes at most {attention_decode.MAX_ROWS} query rows per K/V head "
-                        f"((Hq / Hkv) * Sq), got {rows}")
+                        f"((Hq / Hkv) * Sq), or {attention_decode_mma.MAX_ROWS} on a device with 16 x 16 x 16 f16 "
+                        f"cooperative matrices and D a multiple of 16 up to {attention_decode_mma.MAX_D}; got {rows} "
+                        f"rows, D {dims[2]}")
         chunks, how = None, None
         if not isinstance(dev, str):
             prob = attention_tune.problem(dims, causal=bool(causal), window=win, masked=mask is not None, acc="f32",
@@ -418,8 +420,8 @@ def _runs_none(dims: tuple[int, int, int, int, int], dev: Any, resident: bool = 
     rows = attention_decode.rows_per_head(dims)
     decode = (f"the decode kernels, for this call's {rows} query rows a K/V head, need subgroups of 32 (it runs "
               f"{sizes})" if rows <= attention_decode.MAX_ROWS else
-              f"the decode kernels take at most {attention_decode.MAX_ROWS} query rows a K/V head (this call has "
-              f"{rows})")
+              f"the decode kernels take at most {attention_decode.MAX_ROWS} query rows a K/V head, or "
+              f"{attention_decode_mma.MAX_ROWS} on 16 x 16 x 16 f16 cooperative matrices (this call has {rows})")
     text = (f"attention: {getattr(info, 'name', dev)} runs none of ops.attention's kernels: {decode}, ggml's "
             f"flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the KHR kernel 16 x 16 x 16 f16 cooperative "
             f"matrices (VK_KHR_cooperative_matrix)")

@@ -102,7 +102,11 @@ def bucket(nx: int) -> int:
 # with W's (``ops_llm-mma-xearly-h100-2026-11-27.md``: f16 59.6 and 64.4 us, q4_K 39.4 and 47.7), and still after
 # each round's loads were issued before the previous round's work (``ops_llm-mma-pipe-h100-2026-11-27.md``: f16
 # 49.2 and 55.0 us, 0.84 and 0.75 of the copy kernel; q4_K 37.9, level with x rounded to 8 bits, and 46.5).
-MMA: dict[str, tuple[int, int, int]] = {"f16": (6, 4, 4), "q4_K": (12, 2, 4)}
+# f16 then moved to 5 rows: at the larger products of unseen models its "f32" kernel's 5 rows took 1.6-1.9x the
+# time of "mma" (H200, ``benchmarks/ops_llm.py --formats f16 --rows 4,5,8 --tune``, 28672 x 8192: 211.9 against
+# 131.8 us, 8192 x 28672: 238.6 against 122.5; at 4 rows "mma" came level, 123.0 against 126.6 and 132.8 against
+# 127.7; ``benchmarks/results/gemv-f16-rows5-h200-2026-11-29.md``).
+MMA: dict[str, tuple[int, int, int]] = {"f16": (5, 4, 4), "q4_K": (12, 2, 4)}
 # from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x rounded
 # to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64, of 256 for q4_K),
 # with its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split). Timed on an H200, 4096 x

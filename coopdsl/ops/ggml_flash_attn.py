@@ -288,7 +288,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
-         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0):
+         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -355,6 +355,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         k_stride = k_stride & 0xFFFFFFF8
         v_stride = v_stride & 0xFFFFFFF8
         m_stride = m_stride & 0xFFFFFFF8
+    if EDGE == 1:  # coopdsl's variant: KV is not a multiple of Bc, but the Q, K and V strides are multiples of 8
+        q_stride = q_stride & 0xFFFFFFF8
+        k_stride = k_stride & 0xFFFFFFF8
+        v_stride = v_stride & 0xFFFFFFF8
     tl_q = tl_q.stride(q_stride, 1)
     tl_k = tl_k.stride(k_stride, 1)
     tl_v = tl_v.stride(v_stride, 1)
@@ -390,95 +394,117 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
 
     mask_opt = u32(0)
     mask_opt_idx = u32(0xFFFFFFFF)
-    for j in cd.range(start_j, end_j, unroll=False):
-        mv = Acc[f16, Br, Bc, W](0.0)
-        if MASK_ENABLE:
-            if USE_MASK_OPT and mask_opt_idx != j // 16:
-                mask_opt_idx = j // 16
-                mask_opt = mo[mo_offset + mask_opt_idx]
-            mask_opt_bits = (mask_opt >> ((j % 16) * 2)) & 0x3
-            if mask_opt_bits == MASK_OPT_ALL_NEG_INF:
-                continue  # skip this block
-            if mask_opt_bits != MASK_OPT_ALL_ZERO:  # load only if the block is not all zeros
-                nem1_bounds_check = not (p.gqa_ratio > 1) and (p.nem1 % Br) != 0
-                if nem1_bounds_check:
-                    tl_m = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(p.nem1, KV)
-                    tl_m = tl_m.stride(m_stride, 1).clamp_value(0xFC00)  # -inf in f16
-                    mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
-                    mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
-                    if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
-                        continue  # the mask is -inf on the whole block
-                else:
-                    m_height = p.nem1
-                    if p.gqa_ratio > 1:
-                        m_height = u32(0xFFFFFFFF)  # no clamping against nem1 with GQA
-                    tl_m = cd.tensor_layout(2, clamp=Clamp).dimension(m_height, KV).stride(m_stride, 1)
-                    mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
-                    mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
-                    if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
-                        continue
-
-        k_offset = ik2 * p.nb12 + ik3 * p.nb13  # bytes
-        K_T = MatB[f16, HSK_pad, Bc, W].load_tensor(k, k_offset, tl_k.slice(j * Bc, Bc, 0, HSK_pad),
-                                                    view=transpose)
-        S = cd.muladd(Qf16, K_T, Acc[ACC, Br, Bc, W](0.0))
-
-        if LOGIT_SOFTCAP:
-            S = S.map(cd.partial(softcap, p=p, acc_t=ACC))
-
-        if MASK_ENABLE:
-            S = S + slope_mat * Acc[ACC, Br, Bc, W](mv)
-
-        # padding (rows >= N, columns >= KV) to -inf, so it does not count in the row maximum
-        pad_rows = (i + 1) * Br > N
-        pad_cols = (j + 1) * Bc > KV
-        if Clamp != 0 and (pad_cols or pad_rows):
-            R = Br
-            if pad_rows:
-                R = N % Br
-            C = Bc
-            if pad_cols:
-                C = KV % Bc
-            S = S.map(replace_padding, ACC(f32(NEG_FLT_MAX_OVER_2)), R, C)
-
-        rowmax = S.reduce(cd.Row, cd.reduce_max, into=Acc[ACC, Br, MW, W])
-        rowmax = rowmax + Acc[ACC, Br, MW, W](FATTN_KQ_MAX_OFFSET)
-        Mold = M
-        M = rowmax.map(larger, Mold)  # M = max(rowmax, Mold)
-        if NARROW_M:   # M smeared to Br x Bc for P
-            SM = S - M.reduce(cd.Row, smear, into=Acc[ACC, Br, Bc, W])
-        else:
-            SM = S - M
-        P = SM.map(exp_elem)  # P = e^(S - M)
-        eM = (Mold - M).map(exp_elem)  # eM = e^(Mold - M)
-
-        if Clamp != 0 and (pad_cols or pad_rows):  # padding to 0, so it does not count in the row sum
-            R = Br
-            if pad_rows:
-                R = N % Br
-            C = Bc
-            if pad_cols:
-                C = KV % Bc
-            P = P.map(replace_padding, ACC(0.0), R, C)
-
-        P_A = MatA[f16, Br, Bc, W](P)
-        One = MatB[f16, Bc, LW, W](1.0)
-        if L16 == 1:   # L = eM L + P 1, eM resized to Br x 16
-            if NARROW_M:
-                L = cd.muladd(P_A, One, eM * L)
+    # coopdsl's variant (EDGE): the key blocks inside KV first, loading K and V through unclamped layouts, then
+    # the last block (if KV is not a multiple of Bc) through the clamped ones: two loops of the same body (one
+    # where EDGE is 0, as ggml's, whose unaligned pipeline clamps every load)
+    for phase in cd.static_range(2 if EDGE == 1 else 1):
+        lo_j = start_j
+        hi_j = end_j
+        if EDGE == 1:
+            full_j = KV // Bc   # the blocks inside KV
+            if phase == 0:
+                hi_j = min(end_j, full_j)
             else:
-                L = cd.muladd(P_A, One, eM.reduce(cd.Row, smear, into=Acc[ACC, Br, LW, W]) * L)
-        else:
-            rowsum = cd.muladd(P_A, One, Acc[ACC, Br, Bc, W](0.0))  # the row sums, by a product with ones
+                lo_j = max(start_j, full_j)
+        for j in cd.range(lo_j, hi_j, unroll=False):
+            mv = Acc[f16, Br, Bc, W](0.0)
+            if MASK_ENABLE:
+                if USE_MASK_OPT and mask_opt_idx != j // 16:
+                    mask_opt_idx = j // 16
+                    mask_opt = mo[mo_offset + mask_opt_idx]
+                mask_opt_bits = (mask_opt >> ((j % 16) * 2)) & 0x3
+                if mask_opt_bits == MASK_OPT_ALL_NEG_INF:
+                    continue  # skip this block
+                if mask_opt_bits != MASK_OPT_ALL_ZERO:  # load only if the block is not all zeros
+                    nem1_bounds_check = not (p.gqa_ratio > 1) and (p.nem1 % Br) != 0
+                    if nem1_bounds_check:
+                        tl_m = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(p.nem1, KV)
+                        tl_m = tl_m.stride(m_stride, 1).clamp_value(0xFC00)  # -inf in f16
+                        mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
+                        mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
+                        if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
+                            continue  # the mask is -inf on the whole block
+                    else:
+                        m_height = p.nem1
+                        if p.gqa_ratio > 1:
+                            m_height = u32(0xFFFFFFFF)  # no clamping against nem1 with GQA
+                        tl_m = cd.tensor_layout(2, clamp=Clamp).dimension(m_height, KV).stride(m_stride, 1)
+                        mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
+                        mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
+                        if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
+                            continue
 
-        v_offset = iv2 * p.nb22 + iv3 * p.nb23  # bytes
-        V = MatB[f16, Bc, HSV_pad, W].load_tensor(v, v_offset, tl_v.slice(j * Bc, Bc, 0, HSV_pad))
+            k_offset = ik2 * p.nb12 + ik3 * p.nb13  # bytes
+            inside = EDGE == 1 and phase == 0
+            if inside:
+                tl_k_in = cd.tensor_layout(2).dimension(KV, HSK).stride(k_stride, 1)
+                K_T = MatB[f16, HSK_pad, Bc, W].load_tensor(k, k_offset, tl_k_in.slice(j * Bc, Bc, 0, HSK_pad),
+                                                            view=transpose)
+            else:
+                K_T = MatB[f16, HSK_pad, Bc, W].load_tensor(k, k_offset, tl_k.slice(j * Bc, Bc, 0, HSK_pad),
+                                                            view=transpose)
+            S = cd.muladd(Qf16, K_T, Acc[ACC, Br, Bc, W](0.0))
 
-        if L16 != 1:
-            L = eM * L + rowsum
-        eMdiag = eM.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # eM resized to Br x HSV_pad
-        Oacc = Oacc * (eMdiag if O32 else Acc[f16, Br, HSV_pad, W](eMdiag))
-        Oacc = cd.muladd(P_A, V, Oacc)
+            if LOGIT_SOFTCAP:
+                S = S.map(cd.partial(softcap, p=p, acc_t=ACC))
+
+            if MASK_ENABLE:
+                S = S + slope_mat * Acc[ACC, Br, Bc, W](mv)
+
+            # padding (rows >= N, columns >= KV) to -inf, so it does not count in the row maximum
+            pad_rows = (i + 1) * Br > N
+            pad_cols = (j + 1) * Bc > KV
+            if Clamp != 0 and (pad_cols or pad_rows):
+                R = Br
+                if pad_rows:
+                    R = N % Br
+                C = Bc
+                if pad_cols:
+                    C = KV % Bc
+                S = S.map(replace_padding, ACC(f32(NEG_FLT_MAX_OVER_2)), R, C)
+
+            rowmax = S.reduce(cd.Row, cd.reduce_max, into=Acc[ACC, Br, MW, W])
+            rowmax = rowmax + Acc[ACC, Br, MW, W](FATTN_KQ_MAX_OFFSET)
+            Mold = M
+            M = rowmax.map(larger, Mold)  # M = max(rowmax, Mold)
+            if NARROW_M:   # M smeared to Br x Bc for P
+                SM = S - M.reduce(cd.Row, smear, into=Acc[ACC, Br, Bc, W])
+            else:
+                SM = S - M
+            P = SM.map(exp_elem)  # P = e^(S - M)
+            eM = (Mold - M).map(exp_elem)  # eM = e^(Mold - M)
+
+            if Clamp != 0 and (pad_cols or pad_rows):  # padding to 0, so it does not count in the row sum
+                R = Br
+                if pad_rows:
+                    R = N % Br
+                C = Bc
+                if pad_cols:
+                    C = KV % Bc
+                P = P.map(replace_padding, ACC(0.0), R, C)
+
+            P_A = MatA[f16, Br, Bc, W](P)
+            One = MatB[f16, Bc, LW, W](1.0)
+            if L16 == 1:   # L = eM L + P 1, eM resized to Br x 16
+                if NARROW_M:
+                    L = cd.muladd(P_A, One, eM * L)
+                else:
+                    L = cd.muladd(P_A, One, eM.reduce(cd.Row, smear, into=Acc[ACC, Br, LW, W]) * L)
+            else:
+                rowsum = cd.muladd(P_A, One, Acc[ACC, Br, Bc, W](0.0))  # the row sums, by a product with ones
+
+            v_offset = iv2 * p.nb22 + iv3 * p.nb23  # bytes
+            if inside:
+                tl_v_in = cd.tensor_layout(2).dimension(KV, HSV).stride(v_stride, 1)
+                V = MatB[f16, Bc, HSV_pad, W].load_tensor(v, v_offset, tl_v_in.slice(j * Bc, Bc, 0, HSV_pad))
+            else:
+                V = MatB[f16, Bc, HSV_pad, W].load_tensor(v, v_offset, tl_v.slice(j * Bc, Bc, 0, HSV_pad))
+
+            if L16 != 1:
+                L = eM * L + rowsum
+            eMdiag = eM.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # eM resized to Br x HSV_pad
+            Oacc = Oacc * (eMdiag if O32 else Acc[f16, Br, HSV_pad, W](eMdiag))
+            Oacc = cd.muladd(P_A, V, Oacc)
 
     # split_k: the reduce shader divides by L; store the unscaled O and each row's L and M
     if p.k_num > 1:

@@ -137,14 +137,17 @@ def flash_attn_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, i
                         q_nb: tuple[int, ...] | None = None, k_nb: tuple[int, ...] | None = None,
                         v_nb: tuple[int, ...] | None = None, device: FaDevice = FaDevice(),
                         Br: int | None = None, Bc: int | None = None,
-                        workgroup_size: int | None = None, q_f16: bool = False) -> FaDispatch:
+                        workgroup_size: int | None = None, q_f16: bool = False,
+                        narrow_mask_opt: bool = False) -> FaDispatch:
     """What ``ggml_vk_flash_attn`` passes to the cm2 pipeline for these tensors.
 
     ``q_ne``/``k_ne``/``v_ne``/``mask_ne`` are ggml ``ne`` (innermost first: head size, rows, heads,
     batch); Q is F32, K, V and the mask F16, dst F32 ``[HSV, neq2, neq1, neq3]``. Byte strides default
     to packed tensors. ``Br``, ``Bc``, ``workgroup_size`` replace what the tuning function picks
     (the same override for the GQA limit, which ggml takes from the tuning at 512 rows).  ``q_f16``: Q is F16
-    (a coopdsl extension of the kernel, ``flash_attn_cm2``'s ``Q_F16``; ggml's Q is always F32)."""
+    (a coopdsl extension of the kernel, ``flash_attn_cm2``'s ``Q_F16``; ggml's Q is always F32).
+    ``narrow_mask_opt``: the mask_opt pass also for a mask narrower than 16 blocks of keys (ggml's rule wants
+    ``nem0 >= 16 Bc``; ``ops.attention`` asks for it: without it every block of keys loads the mask)."""
     q_size = 2 if q_f16 else 4
     q_nb = tuple(q_nb) if q_nb is not None else contiguous_nb(q_ne, q_size)
     k_nb = tuple(k_nb) if k_nb is not None else contiguous_nb(k_ne, 2)
@@ -184,7 +187,7 @@ def flash_attn_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, i
     if logit_softcap != 0:
         scale = float(np.float32(scale) / np.float32(logit_softcap))
 
-    use_mask_opt = (mask_ne is not None and nem1 >= 32 and nem0 * nem1 > 32768 and nem0 >= bc * 16
+    use_mask_opt = (mask_ne is not None and nem1 >= 32 and nem0 * nem1 > 32768 and (nem0 >= bc * 16 or narrow_mask_opt)
                     and (not device.amd_gcn or HSK > 256 or HSV > 256))
     flags = (1 if use_mask_opt else 0) | (2 if mask_ne is not None else 0) | (4 if logit_softcap != 0 else 0)
 

@@ -373,8 +373,9 @@ def test_errors():
     fails(ValueError, r"out must be C-contiguous", q, k, v, out=np.zeros((4, 64, 8), np.float32).transpose(0, 2, 1))
     fails(ValueError, r"acc must be 'f32' or 'f16', got 'bf16'", q, k, v, acc="bf16")
     fails(ValueError, r"impl must be None, 'nv2', 'khr' or 'decode', got 'fast'", q, k, v, impl="fast")
-    fails(ValueError, r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) \* Sq\), got 32",
-          *_inputs(8, 1, 4, 16, 64), impl="decode")
+    fails(ValueError, r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) \* Sq\), or 64 on "
+                      r"a device with 16 x 16 x 16 f16 cooperative matrices and D a multiple of 16 up to 128; got 80 "
+                      r"rows, D 64", *_inputs(8, 1, 10, 16, 64), impl="decode")
     with pytest.raises(TypeError, match=r"device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
         ops.attention(q, k, v, device=3)
 
@@ -508,7 +509,7 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
                                         scale=d ** -0.5, softcap=0.0, out_dtype=np.float32,
                                         out=np.zeros(q.shape, np.float32), dev="cpu", tiles=(32, 32, 128), cores=1)
         kernels = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16)]
+        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16, edge=True)]   # (70 keys: unaligned)
         _close(got[l16, m16], want, tol=1e-3)
     np.testing.assert_array_equal(got[True, True], got[True, False])
     np.testing.assert_allclose(got[True, False], got[False, False], rtol=0, atol=1e-6)
@@ -516,7 +517,7 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
     assert (nv2.L16_MAX_HEAD, nv2.M16_MAX_HEAD) == (256, 128)
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    assert nv2.fa_kernel(False, True, l16=True, m16=d <= 128) in [kern for kern, *_ in launches]
+    assert nv2.fa_kernel(False, True, l16=True, m16=d <= 128, edge=True) in [kern for kern, *_ in launches]
 
 
 def test_the_l16_variant_needs_br_x_16_workgroup_matrices_of_the_device():
@@ -545,7 +546,7 @@ def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
     with nv2.recording() as launches:
         h = run(np.float16)
     assert [kern.name for kern, *_ in launches if kern.name != "build_mask"] == ["flash_attn_cm2"]
-    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True)
+    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True, edge=True)   # (90 keys)
     assert h.dtype == np.float16
     np.testing.assert_array_equal(h, run(np.float32).astype(np.float16))
     with nv2.recording() as launches:   # one query row: grouped heads and split_k, reduced into f16
@@ -651,3 +652,41 @@ def test_empty_queries_no_keys_and_a_nan_in_the_mask_are_as_docs_ops_md_says():
     mask[1, 2] = np.nan
     out = ops.attention(q, k, k, mask=mask, device="cpu")
     assert np.isnan(out[:, 1]).all() and not np.isnan(out[:, 0]).any() and not np.isnan(out[:, 2]).any()
+
+
+def test_unaligned_keys_clamp_only_their_last_block_and_narrow_masks_get_mask_opt():
+    """Prompts are rarely a multiple of 64 tokens. At 1000 tokens ggml's unaligned pipeline (every K/V load
+    clamped, strides not known to be multiples of 8) and its mask_opt rule (only for masks 16 key blocks wide)
+    took 280 us where 1024 tokens took 95 (H200, 32 query heads on 8, D 128, causal): the kernel now clamps only
+    the last block (``fa_kernel(edge=True)``) and ``ops.attention`` skips the masked blocks at any width."""
+    q, k, v = _inputs(2, 1, 200, 200, 32)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+    kernels = [kern for kern, *_ in launches]
+    assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True) in kernels
+    assert "fa_mask_opt" in [kern.name for kern in kernels]      # 200 keys: 4 blocks of 64
+    _close(out, flash_attention.reference(q, k, v, True), tol=1e-3)
+    q, k, v = _inputs(2, 1, 192, 192, 32)                       # aligned: ggml's aligned pipeline, no clamping
+    with nv2.recording() as launches:
+        ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+    assert nv2.fa_kernel(False, True, l16=True, m16=True) in [kern for kern, *_ in launches]
+    # ggml's own dispatch keeps its rule (the ggml client runs it as ggml does)
+    from coopdsl.ops import ggml_host
+
+    assert not ggml_host.flash_attn_dispatch((32, 200, 1, 2), (32, 200, 1, 1), (32, 200, 1, 1),
+                                             (200, 200, 1, 1)).use_mask_opt
+    assert ggml_host.flash_attn_dispatch((32, 200, 1, 2), (32, 200, 1, 1), (32, 200, 1, 1), (200, 200, 1, 1),
+                                         narrow_mask_opt=True).use_mask_opt
+
+
+def test_the_edge_variant_validates_and_loads_inner_blocks_unclamped():
+    """EDGE runs the block loop twice, the blocks inside KV loading K and V through unclamped tensor layouts
+    (OpTypeTensorLayoutNV with ClampMode Undefined, 0), then the last through the clamped ones; EDGE 0 is ggml's
+    kernel unchanged (one loop)."""
+    ggmls = nv2.fa_kernel(False, True, l16=True, m16=True).disassemble()
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, edge=True)
+    assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    text = kernel.disassemble()
+    assert text.count("OpCooperativeMatrixMulAddKHR") == 2 * ggmls.count("OpCooperativeMatrixMulAddKHR")
+    assert "OpTypeTensorLayoutNV %uint_2 %uint_0" in text and "OpTypeTensorLayoutNV %uint_2 %uint_0" not in ggmls
+    assert text.count("OpCooperativeMatrixLoadTensorNV") == 2 * ggmls.count("OpCooperativeMatrixLoadTensorNV") - 1

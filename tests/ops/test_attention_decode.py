@@ -143,8 +143,8 @@ def test_mma_steps_at_the_ends_of_the_keys():
 
 
 def test_mma_takes_and_errors():
-    assert ADM.takes(128, 16) and ADM.takes(80, 1) and ADM.takes(16, 9)
-    assert not ADM.takes(72, 16) and not ADM.takes(128, 17) and not ADM.takes(256, 16)
+    assert ADM.takes(128, 16) and ADM.takes(80, 1) and ADM.takes(16, 9) and ADM.takes(128, 17) and ADM.takes(64, 64)
+    assert not ADM.takes(72, 16) and not ADM.takes(128, 65) and not ADM.takes(256, 16)
     with pytest.raises(ValueError, match="head size 72; a multiple of 16 up to 128"):
         ADM.kernel(72)
     with pytest.raises(ValueError, match="head size 256; a multiple of 16 up to 128"):
@@ -153,7 +153,7 @@ def test_mma_takes_and_errors():
         ADM.kernel(64, mask="bf16")
     q, k, v = _inputs(4, 1, 4, 10, 256)
     out = np.zeros(q.shape, np.float32)
-    with pytest.raises(ValueError, match="takes D a multiple of 16 up to 128 and at most 16 rows per K/V head; "
+    with pytest.raises(ValueError, match="takes D a multiple of 16 up to 128 and at most 64 rows per K/V head; "
                                          "got D 256, 16 rows"):
         AD.run(q, k, v, (4, 4, 256, 1, 10), causal=False, mask=None, window=0, scale=0.125, softcap=0.0,
                out_dtype=np.float32, out=out, dev="cpu", how="mma")
@@ -203,8 +203,11 @@ def test_q_f32_and_bf16_inputs():
 def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     assert FA.default_impl((32, 1, 128, 8, 131072), "cpu") == "decode"      # 4 rows per K/V head
     assert FA.default_impl((32, 4, 128, 8, 16384), "cpu") == "decode"       # 16
-    assert FA.default_impl((32, 5, 128, 8, 16384), "cpu") == "nv2"          # 20: prefill
-    assert FA.default_impl((8, 40, 64, 8, 40), "cpu") == "nv2"
+    assert FA.default_impl((32, 5, 128, 8, 16384), "cpu") == "decode"       # 20: cooperative matrices
+    assert FA.default_impl((32, 16, 128, 8, 16384), "cpu") == "decode"      # 64
+    assert FA.default_impl((32, 17, 128, 8, 16384), "cpu") == "nv2"         # 68: prefill
+    assert FA.default_impl((8, 20, 256, 8, 16384), "cpu") == "nv2"          # 20 rows of D 256: prefill
+    assert FA.default_impl((8, 80, 64, 8, 80), "cpu") == "nv2"
     q, k, v = _inputs(8, 2, 1, 300, 64)                                        # 4 rows a K/V head: lanes
     with nv2.recording() as launches:
         out = ops.attention(q, k, v, causal=True, device="cpu")
@@ -214,12 +217,16 @@ def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")         # forcing ggml's kernel still works
     assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
-    q, k, v = _inputs(2, 2, 20, 40, 64)                                       # prefill: 20 rows per K/V head
+    q, k, v = _inputs(2, 2, 70, 80, 64)                                       # prefill: 70 rows per K/V head
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu")
     assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
     with nv2.recording() as launches:                                         # ... unless forced (16 rows:
         out = ops.attention(q[:1, :16], k[:1], v[:1], causal=True, device="cpu", impl="decode")  # matrices)
+    with pytest.raises(ValueError, match=r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) "
+                                         r"\* Sq\), or 64 on a device with 16 x 16 x 16 f16 cooperative matrices "
+                                         r"and D a multiple of 16 up to 128; got 70 rows, D 64"):
+        ops.attention(q, k, v, causal=True, device="cpu", impl="decode")
     assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode_mma",
                                                                        "attention_decode_combine"]
     _close(out, FA.reference(q[:1, :16], k[:1], v[:1], True))
@@ -332,7 +339,9 @@ def test_decoding_on_a_gpu():
                                       (4, 1, 4, 5000, 256, {"causal": True, "softcap": 20.0}),
                                       (16, 16, 1, 50000, 64, {"out_dtype": np.float16}),
                                       (8, 2, 2, 9000, 256, {"softcap": 30.0, "mask": (8, 2, 9000)}),
-                                      (8, 8, 1, 200, 128, {"causal": True})]:            # one chunk
+                                      (8, 8, 1, 200, 128, {"causal": True}),             # one chunk
+                                      (64, 8, 5, 30000, 128, {"causal": True}),          # 40 rows: 3 row tiles
+                                      (28, 4, 3, 7000, 96, {"causal": True, "mask": (28, 3, 7000)})]:  # 21
         q, k, v = _inputs(hq, hkv, sq, skv, d)
         mask = _mask(opts.pop("mask")).astype(np.float32) if "mask" in opts else None
         dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
@@ -433,7 +442,8 @@ def test_a_device_that_runs_no_kernel_is_told_what_each_needs(sq, device):
     q = runtime.array(np.zeros((2, sq, 64), np.float16), device=device)
     k = runtime.array(np.zeros((2, 300, 64), np.float16), device=device)
     want = (r"needs? subgroups of 32 \(it runs \d+( to \d+)?\)" if sq == 1 else
-            r"the decode kernels take at most 16 query rows a K/V head \(this call has 40\)")
+            r"the decode kernels take at most 16 query rows a K/V head, or 64 on 16 x 16 x 16 f16 cooperative "
+            r"matrices \(this call has 40\)")
     with pytest.raises(DeviceFeatureError, match=rf"attention: .* runs none of ops.attention's kernels: .*{want}, "
                                                  r"ggml's flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the "
                                                  r"KHR kernel 16 x 16 x 16 f16 cooperative matrices"):
@@ -485,3 +495,36 @@ def test_a_kernel_name_with_a_knob_plans_that_knob():
     with pytest.raises(ValueError, match="split=3; 1, 2 or 4"):     # a value the kernel does not take: its own check
         AD.plan(q, k, v, dims, causal=False, mask=None, window=0, scale=0.125, softcap=0.0, out_dtype=np.float32,
                 out=np.zeros((4, 1, 64), np.float32), dev="cpu", how="lanes:split3")
+
+
+# (Hq, Hkv, Sq, Skv, D, options): past 16 rows per K/V head, the cooperative-matrix kernel's row tiles of 16
+MANY_ROWS = {
+    "40_rows_causal": (8, 1, 5, 300, 64, {"causal": True}),                 # 3 tiles, the last of 8 rows
+    "21_rows_window_mask": (28, 4, 3, 250, 32, {"window": 100, "mask": (28, 3, 250)}),
+    "64_rows_softcap": (16, 2, 8, 200, 16, {"causal": True, "softcap": 3.0}),  # 4 whole tiles
+    "17_rows_f16_out": (1, 1, 17, 150, 128, {"causal": True, "out_dtype": np.float16}),
+}
+
+
+@needs_interp
+@pytest.mark.parametrize("name", sorted(MANY_ROWS))
+def test_past_16_rows_the_matrix_kernel_takes_16_rows_a_workgroup(name):
+    """Speculative decoding with grouped heads (Llama-3-70B's 8 query heads a K/V head, 5 tokens: 40 rows) went
+    to ggml's prefill kernel, 2.4-2.6x slower than torch there (H200): the cooperative-matrix decode kernel now
+    takes up to 64 rows, a chunk's row tiles of 16 in neighbouring workgroups of the grid."""
+    hq, hkv, sq, skv, d, opts = MANY_ROWS[name]
+    rows = hq // hkv * sq
+    assert AD.takes((hq, sq, d, hkv, skv), "cpu") and AD.hows((hq, sq, d, hkv, skv)) == ["mma"]
+    assert AD.variants((hq, sq, d, hkv, skv)) == []
+    q, k, v = _inputs(hq, hkv, sq, skv, d)
+    plan = AD.plan(q, k, v, (hq, sq, d, hkv, skv), causal=opts.get("causal", False), mask=None, window=0,
+                   scale=0.1, softcap=0.0, out_dtype=np.float32, out=np.zeros(q.shape, np.float32), dev="cpu",
+                   chunks=2)
+    assert plan[0][1] == (-(-rows // 16) * 2, hkv, 1)      # (row tiles x chunks, K/V heads)
+    out = _run(hq, hkv, sq, skv, d, chunks=2, **opts)
+    assert np.isfinite(out).all()
+    with nv2.recording() as launches:
+        got = ops.attention(q, k, v, device="cpu", **{o: x for o, x in opts.items() if o != "mask"})
+    assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode_mma",
+                                                                       "attention_decode_combine"]
+    assert got.shape == q.shape

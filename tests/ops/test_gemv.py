@@ -259,7 +259,11 @@ def test_choice_names_how_x_is_read_for_every_format():
     for (fmt, b), (how, rows, split) in G.CHOICE.items():
         assert how in ("f32", "pre", "prew", "inline") and 1 <= rows <= 16 and split in (1, 2, 4)
         xregs = G.xregs_layout(fmt, b, 640) if GX.takes(fmt, b, 640) else None   # (tests/ops/test_gemv_xregs.py)
-        assert G.choice(fmt, b, None, 8192, 640) == (("xregs", *xregs) if xregs else (how, rows, split))
+        want = ("xregs", *xregs) if xregs else (how, rows, split)
+        if fmt in G.MMA and b >= G.MMA[fmt][0]:           # (f16 from 5 rows: the cooperative-matrix product)
+            want = ("mma", *G.MMA[fmt][1:])
+        assert G.choice(fmt, b, None, 8192, 640) == want
+        assert G.choice(fmt, b, False if want[0] in ("f32", "mma") else None, 8192, 640)[0] != "mma"
         fallback = "pre" if fmt in G.Q8_FORMATS else "inline"                         # K not known: not as words
         assert G.choice(fmt, b) == (fallback if how == "prew" else how, rows, split)
         assert G.choice(fmt, b, False)[0] == "f32"
