@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from functools import cache
 from typing import Any, cast, no_type_check
 
@@ -237,15 +238,16 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       autotune cache; later calls (with or without ``tune``) use the cached choice
       (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
-    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``) runs the flash-decoding kernels of
-    :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the interpreter (``acc`` does not
-    apply; ``tune`` times their chunk counts): to 4 rows lane = key in f32 arithmetic throughout; from 5 rows and
-    D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative matrices,
-    :mod:`coopdsl.ops.attention_decode_mma`'s products on them (Q scaled and rounded to f16 as in ggml's kernel,
-    f32 sums and softmax). Otherwise, on a device with
+    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``; 64 with cooperative matrices) runs the
+    flash-decoding kernels of :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the
+    interpreter (``acc`` does not apply; ``tune`` times their chunk counts): to 4 rows lane = key in f32 arithmetic
+    throughout; from 5 rows (to 64) and D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative
+    matrices, :mod:`coopdsl.ops.attention_decode_mma`'s products on them, 16 rows a workgroup (Q scaled and rounded
+    to f16 as in ggml's kernel, f32 sums and softmax). Otherwise, on a device with
     VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
     over the keys when there are few query rows); elsewhere the simple KHR kernel of this module (``acc``
-    does not apply there). A device that runs none of them is a ``DeviceFeatureError`` saying what each needs.
+    does not apply there). A device that runs none of them is a ``DeviceFeatureError`` saying what each needs;
+    one that cannot run the kernel ``impl`` names, a ``DeviceFeatureError`` that starts ``attention: impl=...``.
     """
     arrays = (q, k, v, out) if mask is None else (q, k, v, mask, out)
     options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None)
@@ -253,8 +255,18 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
         return replayed  # the same resident arrays and options as a recent call: its launches again (ops/hot.py)
     fills = nv2.cache_fills()
     with nv2.recording() as launches:
-        result = _attention(q, k, v, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
-                            out_dtype=out_dtype, out=out, device=device, acc=acc, impl=impl, tune=tune)
+        try:
+            result = _attention(q, k, v, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
+                                out_dtype=out_dtype, out=out, device=device, acc=acc, impl=impl, tune=tune)
+        except Exception as e:
+            from ..runtime.features import DeviceFeatureError
+
+            if impl is None or not isinstance(e, DeviceFeatureError) or str(e.args[0]).startswith("attention:"):
+                raise
+            # (the launch's own message names and quotes a line of this library: say which op and kernel it was)
+            why = re.sub(r"^.*?:\d+:\d+: error: ", "", str(e.args[0]).split("\n")[0])
+            raise DeviceFeatureError(f"attention: impl={impl!r} cannot run on this device: {why}",
+                                     e.mismatches) from None
     if nv2.cache_fills() == fills:   # (a call that built a cached mask launched work the next one does not)
         _HOT.remember(arrays, options, launches, made=result if out is None else None)
     else:

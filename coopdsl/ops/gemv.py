@@ -321,12 +321,13 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
     (``coopdsl.runtime``); ``device`` as ``Kernel.launch``.
 
     ``q8``: whether x is rounded to 8 bits a value and multiplied with integer dot products (``cd.dot4x8``),
-    as ggml's ``mul_mat_vecq`` does on NVIDIA.  None (default): whichever was faster on the H100 for the
-    format and the number of rows (:data:`CHOICE`): x as given for f16/bf16 and for one row of q8_0, 8 bits
-    for q4_0, q4_K and several rows of q8_0: inside the product's kernel (one scale per 8 values for q4_0 and
-    q8_0, per 16 for q4_K), or for several rows of q4_0 by a first kernel (:func:`quantize_kernel`, one scale
-    per block of 32 values, ggml's q8_1).  The rounding adds an error of about 1e-3 relative to the result
-    (normalized squared error ~2e-5; ggml's tests allow 5e-4).  From :data:`MMA`'s rows of x on (W of 16 rows or
+    as ggml's ``mul_mat_vecq`` does on NVIDIA.  None (default): :func:`choice`'s way for the format, the rows
+    of x and M and K: x as given for bf16 and for f16 to 4 rows, 8 bits for q4_0, q8_0 and q4_K, rounded by a
+    first kernel (:func:`quantize_kernel`, one scale per block of 32 values, ggml's q8_1) or, for one row of a
+    small product (:data:`SMALL_INLINE`), inside the product's kernel (one scale per 8 values, 16 for q4_K).  The
+    rounding adds an error of about 5e-3 of the largest output, at most about 1e-3 of ``|x| @ |W|.T`` output
+    by output (normalized squared error 3e-5 to 4e-5; ggml's tests allow 5e-4; docs/ops.md, "Linear
+    layers").  From :data:`MMA`'s rows of x on (W of 16 rows or
     more, K a multiple of 64, a device with 16 x 8 x 16 f16 cooperative matrices), the default is
     :mod:`coopdsl.ops.gemv_mma`'s product on cooperative matrices instead, x rounded to f16 (about 2e-4 relative).
     ``q8=False`` keeps x as it is (exact up to

@@ -528,3 +528,23 @@ def test_past_16_rows_the_matrix_kernel_takes_16_rows_a_workgroup(name):
     assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode_mma",
                                                                        "attention_decode_combine"]
     assert got.shape == q.shape
+
+
+@pytest.mark.parametrize("impl, why", [
+    ("khr", r"llvmpipe .*cannot run this module .*missing: extension VK_KHR_cooperative_matrix"),
+    ("nv2", r"llvmpipe .*cannot run this module .*extension VK_NV_cooperative_matrix2"),
+    ("decode", r"the kernel requires subgroups of 32 invocations \(subgroup_size=32\); .* runs only subgroups of \d+"),
+])
+def test_a_forced_kernel_the_device_cannot_run_is_named(impl, why, device):
+    """With ``impl=`` on a device without what that kernel needs, the launch's error named no op, and for the
+    decode kernel a line of this library, quoted: it now says it is ops.attention's impl and why."""
+    from coopdsl.ops import device_caps as caps
+    from coopdsl.runtime.features import DeviceFeatureError
+
+    if caps.has_nv2(device) or caps.offers_coopmat(device, 16, 16, 16) or AD.takes((2, 4, 64, 2, 300), device):
+        pytest.skip(f"{device.info.name} runs one of the kernels")
+    q = np.zeros((2, 4, 64), np.float16)
+    with pytest.raises(DeviceFeatureError, match=rf"^attention: impl='{impl}' cannot run on this device: {why}") \
+            as info:
+        ops.attention(q, q, q, impl=impl, device=device)
+    assert "coopdsl/ops/" not in str(info.value) and "\n" not in str(info.value)
