@@ -623,25 +623,30 @@ def test_a_bad_member_is_located_at_its_line_in_a_module_run_without_import(tmp_
     assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 7, 5)
 
 
+def _run_module(src, path, run):
+    """Run ``src`` from file ``path``: imported (``inspect`` finds its classes) or executed without an import."""
+    import importlib.util
+
+    from ..conftest import exec_source
+
+    if run == "exec":
+        exec_source(src, path)
+        return
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
 @pytest.mark.parametrize("run", ["import", "exec"])
 def test_a_member_default_is_refused_at_its_line(tmp_path, run):
     """``b: f32 = 1.0`` was accepted and ignored: ``D(2.0)`` then said 'missing b'."""
-    import importlib.util
-
     from coopdsl.errors import DeclarationError
-
-    from ..conftest import exec_source
 
     src = "import coopdsl as cd\nfrom coopdsl import f32\n\n@cd.struct\nclass D:\n    a: f32\n    b: f32 = 1.0\n"
     path = tmp_path / f"defaults_{run}.py"
     with pytest.raises(DeclarationError) as info:
-        if run == "exec":
-            exec_source(src, path)
-        else:
-            path.write_text(src)
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            assert spec is not None and spec.loader is not None
-            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        _run_module(src, path, run)
     err = info.value
     assert "struct D: member 'b' takes no default: every construction gives it (D(a, b)); remove '= 1.0'" \
         in err.message
@@ -652,23 +657,13 @@ def test_a_member_default_is_refused_at_its_line(tmp_path, run):
 def test_a_member_is_located_by_its_statement_not_by_text_that_looks_like_it(tmp_path, run):
     """The member's line comes from the class's tree (``coopdsl._sources``): a docstring line that reads
     like the member (``a: the count``) and a same-named class earlier in the file are not taken for it."""
-    import importlib.util
-
     from coopdsl.errors import DeclarationError
-
-    from ..conftest import exec_source
 
     src = ("import coopdsl as cd\nfrom coopdsl import f32\n\nclass P:\n    a: int\n\n"
            "@cd.struct\nclass P:\n    '''Members:\n    a: the count\n    '''\n    x: f32\n    a: int\n")
     path = tmp_path / f"lookalike_{run}.py"
     with pytest.raises(DeclarationError) as info:
-        if run == "exec":
-            exec_source(src, path)
-        else:
-            path.write_text(src)
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            assert spec is not None and spec.loader is not None
-            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        _run_module(src, path, run)
     err = info.value
     assert "struct P: member 'a' has unsupported type int" in err.message
     assert (err.loc.file, err.loc.line, err.loc.col) == (str(path), 13, 5)
