@@ -114,8 +114,7 @@ def edge_only(disp: host.FaDispatch, q_f16: bool) -> bool:
     block of keys (``fa_kernel(edge=True)``): the Q, K and V strides are multiples of 8 values, as they are for
     ``ops.attention``'s contiguous arrays with D a multiple of 16 (ggml's rule for its aligned pipeline, less
     the KV rule).  H200, 32 query heads on 8, D 128, causal, 1000 tokens: 280 us a call with every load clamped
-    against 95 at 1024 tokens, 112 with this
-    and mask_opt at any width (``benchmarks/attention_shapes.py``,
+    against 95 at 1024 tokens, 112 with this and mask_opt at any width (``benchmarks/attention_shapes.py``,
     ``benchmarks/results/attention-unaligned-h200-2026-11-29.md``)."""
     if disp.aligned:
         return False

@@ -298,9 +298,9 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     hkv, skv, dk = (1, *ks) if len(ks) == 2 else ks
     if dk != d:
         raise _fail(f"k has shape {ks}, q has {qs}: the head size D differs ({dk} vs {d})")
-    if hkv == 0:
+    if hkv == 0 and hq != 0:
         raise _fail(f"k and v have 0 heads (shape {ks}): attention needs at least one K/V head")
-    if hq % hkv:
+    if hkv and hq % hkv:
         raise _fail(f"k and v have {hkv} heads, q has {hq}: the K/V heads must divide the query heads")
     if d % 16 or not 16 <= d <= 256:
         raise _fail(f"the head size D must be a multiple of 16 from 16 to 256, got {d}")

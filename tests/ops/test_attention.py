@@ -663,6 +663,13 @@ def test_empty_queries_no_keys_and_a_nan_in_the_mask_are_as_docs_ops_md_says():
     rng = np.random.default_rng(2)
     k = rng.standard_normal((2, 10, 64)).astype(np.float16)
     assert ops.attention(np.zeros((4, 0, 64), np.float16), k, k, device="cpu").shape == (4, 0, 64)
+    # no query heads: empty, whatever the K/V heads (Hkv = 0 was refused, Hq = 0 with K/V heads was not)
+    none = np.zeros((0, 3, 64), np.float16)
+    assert ops.attention(none, k, k, device="cpu").shape == (0, 3, 64)
+    assert ops.attention(none, none[:, :0], none[:, :0], device="cpu").shape == (0, 3, 64)
+    with pytest.raises(ValueError, match=r"k and v have 0 heads \(shape \(0, 10, 64\)\): attention needs at least "
+                                         r"one K/V head"):
+        ops.attention(np.zeros((4, 3, 64), np.float16), k[:0], k[:0], device="cpu")
     q = rng.standard_normal((4, 3, 64)).astype(np.float16)
     none = np.zeros((2, 0, 64), np.float16)
     out = ops.attention(q, none, none, device="cpu")
