@@ -265,6 +265,7 @@ def _layout_and_view(cg: Builder, p: dict[str, Any], b: Builtin) -> list[Value]:
         raise TypeMismatchError(f"{b.name}: view must be a tensor view (cd.tensor_view(...)), got "
                                 f"{cg.describe(view)}", cg.em.loc)
     raise_problem(cg.em, rules.view_problem(layout.type, view.type), f"{b.name}: ")
+    raise_problem(cg.em, rules.view_dims_problem(view), f"{b.name}: ")
     return [layout, view]
 
 

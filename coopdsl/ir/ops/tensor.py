@@ -137,6 +137,21 @@ def view_problem(layout: T.TensorLayoutType, view: T.TensorViewType) -> Problem 
     return None
 
 
+def view_dims_problem(view: Value) -> Problem | None:
+    """A view created with ``has_dims=True`` addresses the tensor by its own dimensions and strides, which start
+    at 0 (SPV_NV_cooperative_matrix2): one that reaches a load or store with no ``.dimension(...)`` set on its
+    way from ``cd.tensor_view`` (through ``.stride``/``.clip`` copies only) addresses nothing meaningful; a view
+    that comes through control flow is not followed."""
+    v = view
+    while isinstance(v, Op) and v.kind in ("tensor_view_stride", "tensor_view_clip"):
+        v = v.operands[0]
+    if isinstance(v, Op) and v.kind == "tensor_view" and isinstance(v.type, T.TensorViewType) and v.type.has_dims:
+        return Problem("argument", f"the view was created with has_dims=True but its dimensions are never set: "
+                                   f"give it .dimension(...) ({v.type.dim} values), or create it without has_dims "
+                                   f"to use the layout's span")
+    return None
+
+
 def memory_problem(elem: T.Type, block: T.Type | None) -> Problem | None:
     """The elements of the memory a tensor load or store addresses; ``block`` is what a decode function reads
     one of (the pointee of its first parameter), None without one.  Without a decode function: numeric
