@@ -56,6 +56,7 @@ from benchmarks._gpu import require_gpu  # noqa: E402
 from benchmarks._host_cost import host_costs  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import attention_decode as AD  # noqa: E402
+from coopdsl.ops import attention_decode_mma as ADM  # noqa: E402
 from coopdsl.ops import attention_nv2 as nv2  # noqa: E402
 from coopdsl.ops import device_caps as caps  # noqa: E402
 from coopdsl.ops import flash_attention  # noqa: E402
@@ -91,6 +92,8 @@ SHAPES = [
     ("prefill GQA", 32, 8, 1000, 1000, 128, False),
     ("prefill causal", 32, 32, 3000, 3000, 96, True),
     ("prefill", 32, 32, 3000, 3000, 96, False),
+    ("decode 5 rows GQA 8", 64, 8, 5, 70000, 128, True),
+    ("decode 3 rows GQA 8", 64, 8, 3, 70000, 128, True),
 ]
 
 
@@ -106,8 +109,9 @@ def copy_gbs(dev, nbytes: int, repeat: int, warmup_ms: float = 200.0) -> float:
 
 
 def is_decode(hq: int, hkv: int, sq: int) -> bool:
-    """Whether a shape has few enough query rows per K/V head for the decode kernel."""
-    return hq // hkv * sq <= AD.MAX_ROWS
+    """Whether a shape has few enough query rows per K/V head for a decode kernel (to 16, or to 64 on the
+    cooperative-matrix one; D is not checked here)."""
+    return hq // hkv * sq <= ADM.MAX_ROWS
 
 
 def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
