@@ -266,6 +266,15 @@ def free(*arrs):
                 pass
 
 
+def failed(ctx, rep, rec, ex):
+    """Record a case that raised: its exception's type and first line (the traceback with --verbose)."""
+    rec["check"] = f"FAILED {type(ex).__name__}"
+    rec["note"] = (str(ex).splitlines() or [""])[0][:300]
+    if ctx.a.verbose:
+        traceback.print_exc()
+    rep.add(**rec)
+
+
 def attention_case(ctx, rep, model, Sq, Skv, kind):
     Hq, Hkv, D, softcap, window = MODELS[model]
     if ctx.tiny:
@@ -382,11 +391,7 @@ def attention_case(ctx, rep, model, Sq, Skv, kind):
             torch.cuda.empty_cache()
         rep.add(**rec)
     except Exception as ex:  # noqa: BLE001
-        rec["check"] = f"FAILED {type(ex).__name__}"
-        rec["note"] = (str(ex).splitlines() or [""])[0][:300]
-        if ctx.a.verbose:
-            traceback.print_exc()
-        rep.add(**rec)
+        failed(ctx, rep, rec, ex)
     finally:
         free(*arrays)
         gc.collect()
@@ -475,11 +480,7 @@ def linear_case(ctx, rep, label, M, K, fmt, rows_list):
                     rec["note"] = (rec.get("note", "") + " torch: f16 matmul of the dequantized weights").strip()
                 rep.add(**rec)
             except Exception as ex:  # noqa: BLE001
-                rec["check"] = f"FAILED {type(ex).__name__}"
-                rec["note"] = (str(ex).splitlines() or [""])[0][:300]
-                if ctx.a.verbose:
-                    traceback.print_exc()
-                rep.add(**rec)
+                failed(ctx, rep, rec, ex)
         del tw16
     except Exception as ex:  # noqa: BLE001
         rep.add(case=f"linear {label} {fmt}", check=f"FAILED {type(ex).__name__}", note=str(ex)[:300])

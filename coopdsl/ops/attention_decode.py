@@ -611,8 +611,7 @@ def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
     by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding; to
     :data:`coopdsl.ops.attention_decode_mma.MAX_ROWS` with D up to its ``MAX_D`` where the device offers its
     cooperative matrices), on the interpreter or on a device that runs subgroups of 32."""
-    rows = rows_per_head(dims)
-    if not 1 <= rows <= MAX_ROWS and not (rows > MAX_ROWS and mma.takes(dims[2], rows) and mma.device_takes(dev)):
+    if rows_per_head(dims) < 1 or not hows(dims, dev):
         return False
     if isinstance(dev, str):
         return True

@@ -319,29 +319,27 @@ def test_the_attention_example_of_docs_ops_md_runs(monkeypatch):
     exec(compile(code, "docs/ops.md", "exec"), {"np": np, "ops": ops})
 
 
+def _ops_md_block(marker: str, timing: bool) -> str:
+    """The one python block of docs/ops.md that calls ``marker`` and, with ``timing``, times kernels (``.bench(``)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if marker in b and (".bench(" in b) == timing]
+    return code
+
+
 def test_the_recording_example_of_docs_ops_md_runs():
     """docs/ops.md's way to see which kernels a call launched: its assert names the decode kernel."""
-    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
-    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "recording()" in b and ".bench(" not in b]
-    exec(compile(code, "docs/ops.md", "exec"), {})
+    exec(compile(_ops_md_block("recording()", timing=False), "docs/ops.md", "exec"), {})
 
 
 @pytest.mark.gpu
-def test_the_timing_example_of_docs_ops_md_runs_on_a_gpu():
+def test_the_timing_example_of_docs_ops_md_runs_on_a_gpu(device):
     """docs/ops.md's "Timing an op yourself" example runs where the decode kernels do (a GPU; skipped elsewhere)."""
-    from coopdsl import runtime
     from coopdsl.ops import attention_decode
 
-    try:
-        dev = runtime.default_device()
-    except (runtime.VulkanUnavailableError, runtime.VulkanError, OSError) as e:
-        pytest.skip(f"no Vulkan device: {e}")
-    if not attention_decode.takes((32, 1, 128, 8, 32768), dev):
-        pytest.skip(f"{dev.info.name} does not run the decode kernels")
-    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
-    (code,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if ".bench(" in b and "recording()" in b]
+    if not attention_decode.takes((32, 1, 128, 8, 32768), device):
+        pytest.skip(f"{device.info.name} does not run the decode kernels")
     scope: dict = {}
-    exec(compile(code, "docs/ops.md", "exec"), scope)
+    exec(compile(_ops_md_block("recording()", timing=True), "docs/ops.md", "exec"), scope)
     assert 0 < scope["gpu_ms"] * 1e3 < scope["waited_us"]
 
 
