@@ -42,6 +42,10 @@ def weights(fmt: str, m: int, k: int, rng) -> tuple[np.ndarray, np.ndarray]:
     if fmt == "f16":
         a = w.astype(np.float16)
         return a, a.astype(np.float32)
+    if fmt == "bf16":   # bf16 bit patterns (the top half of each f32, rounded to nearest even)
+        bits = w.view(np.uint32)
+        b = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        return b, (b.astype(np.uint32) << 16).view(np.float32)
     q = quantize(w, fmt)
     return q, dequantize(q, fmt, k)
 
@@ -121,7 +125,7 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--k", type=int, default=14336)
     ap.add_argument("--prefill", type=int, default=512, help="rows of x for the prefill product (0: none)")
-    ap.add_argument("--formats", default="f16,q4_0,q8_0,q4_K")
+    ap.add_argument("--formats", default="f16,q4_0,q8_0,q4_K", help="weight formats (also bf16)")
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--layouts", default="",

@@ -50,7 +50,8 @@ from .operands import check_device, check_out, choice_name, count, flag, flag_or
 
 Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups owns, subgroups a group: they split K)
 
-# what one GEMV launch does by default, by weight format and rows of x (:func:`bucket`: 1, 2 to 4, 5 to 16).  How x
+# what one GEMV launch does by default, by weight format and rows of x (:func:`bucket`: 1, 2 or 3, 4, 5 to 16; 2 to
+# 4 were one bucket until the f16 change below).  How x
 # is read: "f32" as given (f32 or f16), "pre" rounded to 8 bits by :func:`quantize_kernel` first, "prew" the same
 # with whole blocks read as 32-bit words (K a multiple of 64, else "pre" or "inline"), "inline" rounded to 8 bits
 # by the product's own kernel (:func:`kernel`'s ``how``).  The fastest of every way
@@ -65,27 +66,35 @@ Way = tuple[str, int, int]   # (how x is read, rows of W a group of subgroups ow
 # became three 16-byte loads and the sums f32 without a conversion (``ops_llm-xq12-tune*-h100-2026-11-27.md``):
 # q4_0 from 2 rows ("prew", 2, 2) (2 and 4 rows 14.8 and 19.3 us against 17.1 and 20.4; 8 and 16 rows 28.7 and
 # 45.8 against 29.1 and 46.6), q8_0 at 2-4 rows ("prew", 4, 2) (31.8 + 33.0 us against 31.3 + 36.1).
+# At the shapes of larger models (H200, 2026-11-29; ``benchmarks/gemv_ways.py --formats f16,bf16 --rows 2,3,4``,
+# ``benchmarks/results/gemv-f16-shapes-h200-2026-11-29.md``, us a call) the "f32" kernel's 8 rows of W over 4
+# subgroups took up to 1.4x the time of others at 2 and 3 rows (x's f32 rows are re-read by every group), so f16 and
+# bf16 at 2 and 3 rows moved to 4 rows of W over 4 subgroups (f16 from 3 rows runs "mma", :data:`MMA`, where it can),
+# and 4 rows became a bucket of its own, keeping 8 x 4: 4 x 4 took 1.3-1.4x its time there.  (8, 4) against (4, 4),
+# f16, 2 rows: 4096 x 14336 35.3 and 31.7, 8192 x 28672 109.6 and 112.6, 3584 x 18944 43.2 and 37.1, 28672 x 8192
+# 118.3 and 111.3; 3 rows (no "mma"): 45.0 and 43.7, 169.0 and 142.3, 55.8 and 38.9, 125.2 and 123.3; bf16 2 rows
+# 35.5 and 31.9, 109.5 and 112.9; 3 rows 44.9 and 43.8, 169.2 and 141.6; 4 rows 37.6 and 55.2, 134.7 and 181.7.
 CHOICE: dict[tuple[str, int], Way] = {
-    ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
-    ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
-    ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 2, 2), ("q4_0", 5): ("prew", 2, 2),
-    ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 4, 2), ("q8_0", 5): ("prew", 4, 2),
-    ("q4_K", 1): ("pre", 4, 4), ("q4_K", 2): ("pre", 4, 2), ("q4_K", 5): ("pre", 8, 2),
+    ("f16", 1): ("f32", 2, 4), ("f16", 2): ("f32", 4, 4), ("f16", 4): ("f32", 8, 4), ("f16", 5): ("f32", 2, 2),
+    ("bf16", 1): ("f32", 2, 4), ("bf16", 2): ("f32", 4, 4), ("bf16", 4): ("f32", 8, 4), ("bf16", 5): ("f32", 2, 2),
+    ("q4_0", 1): ("prew", 4, 4), ("q4_0", 2): ("prew", 2, 2), ("q4_0", 4): ("prew", 2, 2), ("q4_0", 5): ("prew", 2, 2),
+    ("q8_0", 1): ("prew", 2, 4), ("q8_0", 2): ("prew", 4, 2), ("q8_0", 4): ("prew", 4, 2), ("q8_0", 5): ("prew", 4, 2),
+    ("q4_K", 1): ("pre", 4, 4), ("q4_K", 2): ("pre", 4, 2), ("q4_K", 4): ("pre", 4, 2), ("q4_K", 5): ("pre", 8, 2),
 }
 # the fastest of the other kind where the caller asks for it (``q8=False`` where CHOICE rounds x to 8 bits,
 # ``q8=True`` where it does not), from the same sweeps
 OTHER: dict[tuple[str, int], Way] = {
-    ("q4_0", 1): ("f32", 2, 2), ("q4_0", 2): ("f32", 4, 2), ("q4_0", 5): ("f32", 8, 2),
-    ("q8_0", 1): ("f32", 2, 4), ("q8_0", 2): ("f32", 8, 4), ("q8_0", 5): ("f32", 4, 2),
-    ("q4_K", 1): ("f32", 4, 2), ("q4_K", 2): ("f32", 4, 2), ("q4_K", 5): ("f32", 4, 2),
+    ("q4_0", 1): ("f32", 2, 2), ("q4_0", 2): ("f32", 4, 2), ("q4_0", 4): ("f32", 4, 2), ("q4_0", 5): ("f32", 8, 2),
+    ("q8_0", 1): ("f32", 2, 4), ("q8_0", 2): ("f32", 8, 4), ("q8_0", 4): ("f32", 8, 4), ("q8_0", 5): ("f32", 4, 2),
+    ("q4_K", 1): ("f32", 4, 2), ("q4_K", 2): ("f32", 4, 2), ("q4_K", 4): ("f32", 4, 2), ("q4_K", 5): ("f32", 4, 2),
 }
 
 
 def bucket(nx: int) -> int:
-    """The key of :data:`CHOICE` for ``nx`` rows of x: 1, 2 (2 to 4 rows) or 5 (5 to 16); another ``nx`` is a
+    """The key of :data:`CHOICE` for ``nx`` rows of x: 1, 2 (2 or 3 rows), 4 or 5 (5 to 16); another ``nx`` is a
     ValueError."""
     nx = count("gemv.bucket", "rows of x", nx, 1, MAX_ROWS_X)
-    return 1 if nx == 1 else 2 if nx <= 4 else 5
+    return nx if nx in (1, 4) else 2 if nx <= 3 else 5
 
 
 # from how many rows of x the default is the cooperative-matrix product of :mod:`coopdsl.ops.gemv_mma` ("mma": x
@@ -106,7 +115,12 @@ def bucket(nx: int) -> int:
 # time of "mma" (H200, ``benchmarks/ops_llm.py --formats f16 --rows 4,5,8 --tune``, 28672 x 8192: 211.9 against
 # 131.8 us, 8192 x 28672: 238.6 against 122.5; at 4 rows "mma" came level, 123.0 against 126.6 and 132.8 against
 # 127.7; ``benchmarks/results/gemv-f16-rows5-h200-2026-11-29.md``).
-MMA: dict[str, tuple[int, int, int]] = {"f16": (5, 4, 4), "q4_K": (12, 2, 4)}
+# Then 3 and 4 rows (H200, 2026-11-29, ``benchmarks/gemv_ways.py --formats f16 --rows 2,3,4``,
+# ``benchmarks/results/gemv-f16-shapes-h200-2026-11-29.md``, us a call, "mma" 4 x 4 against the default before,
+# "f32" 8 x 4): 3 rows 37.9 against 45.0 at 4096 x 14336, 123.7 against 169.0 at 8192 x 28672, 45.3 against 55.8 at
+# 3584 x 18944 (where "f32" 4 x 4 took 38.9), 130.8 against 125.2 at 28672 x 8192; 4 rows 38.1 against 38.1, 124.1
+# against 134.4, 45.3 against 45.3, 130.7 against 136.8.
+MMA: dict[str, tuple[int, int, int]] = {"f16": (3, 4, 4), "q4_K": (12, 2, 4)}
 # from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x rounded
 # to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64, of 256 for q4_K),
 # with its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split). Timed on an H200, 4096 x
@@ -154,20 +168,23 @@ MMA: dict[str, tuple[int, int, int]] = {"f16": (5, 4, 4), "q4_K": (12, 2, 4)}
 # (``ops_llm-q4k-quarter-{base,new}*-h200-2026-11-29.md``): 4096 x 14336 at 1, 2, 4 and 8 rows 15.0-15.3 -> 12.3,
 # 16.7-16.8 -> 13.9-15.0, 22.2-22.5 -> 18.8 and 33.3-33.5 -> 29.4-29.9 us; 14336 x 4096 15.1 -> 12.2 and 17.6 -> 14.9.
 # A format's entries: (rows of x from which the entry applies, rows of W a workgroup, subgroups a workgroup).
+#
+# q4_K from 5 rows then moved from 16 rows of W over 4 subgroups to 8 over 2.  16 x 4 had been the fastest at 4096 x
+# 14336 and 4096 x 8192, and where K = 2048 or 4096 leaves it fewer busy subgroups (fitted to 1 or 2) it had already
+# taken 8 rows of W: 4096 x K weights, us at 5, 6 and 8 rows of x (``benchmarks/gemv_xregs_sweep.py --formats q4_K
+# --rows 5,6,8 --layouts 16x1,16x2,16x4,8x1,8x2,8x4 --unrolls 0``,
+# ``benchmarks/results/gemv-xregs-q4k-smallk-h200-2026-11-29.md``): K = 4096 16 x 2 13.8, 13.5, 16.1 against 8 x 2
+# 11.1, 11.0, 12.7; K = 2048 16 x 1 13.2, 19.4, 15.3 against 8 x 1 9.8, 9.9, 11.3; K = 8192 16 x 4 15.1, 14.0, 17.9
+# against 8 x 4's 15.5, 15.7, 19.0.  At the shapes of larger models 16 x 4 fell behind (H200,
+# ``benchmarks/gemv_xregs_sweep.py --formats q4_K --rows 5,6,8 --layouts 16x4,8x4,16x2,8x2,4x4 --unrolls 0``,
+# ``benchmarks/results/gemv-xregs-q4k-shapes-h200-2026-11-29.md``), 8 x 2 against 16 x 4: 8192 x 28672 88.6, 74.8,
+# 105.3 against 100.3, 78.2, 120.2; 3584 x 18944 28.6, 30.2, 37.5 against 31.4, 32.9, 47.3; 28672 x 8192 72.0, 73.0,
+# 105.2 against 73.9, 67.8, 109.4; and 4096 x 14336 (the quarter block's sweep) 23.8, 25.3, 31.3 against 22.8, 22.8,
+# 29.9: 6% less in all, at most 11% more at one shape where 16 x 4 took up to 26% more at another.
 XREGS: dict[str, tuple[tuple[int, int, int], ...]] = {
-    "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((1, 8, 4), (5, 16, 4))}
+    "q4_0": ((1, 8, 4),), "q8_0": ((2, 8, 4), (5, 4, 4)), "q4_K": ((1, 8, 4), (5, 8, 2))}
 XREGS_BALANCED: dict[str, int] = {"q4_0": 2, "q8_0": 6, "q4_K": 1}   # up to how many rows of x the subgroups are
-# balanced to K
-# Past those rows the subgroups are only fitted to K (:func:`coopdsl.ops.gemv_xregs.fit_split`), and an entry of more
-# than XREGS_FEW_ROWS rows of W a workgroup takes that many where the fitting leaves it fewer subgroups than the entry
-# names, so that a launch keeps its warps: q4_K's 16 rows over 4 subgroups, from 5 rows of x, fitted to 2 subgroups at
-# K = 4096 and to 1 at 2048.  Timed on an H200, 4096 x K weights, every layout in one call a K
-# (``benchmarks/gemv_xregs_sweep.py --formats q4_K --rows 5,6,8 --layouts 16x1,16x2,16x4,8x1,8x2,8x4 --unrolls 0``,
-# ``benchmarks/results/gemv-xregs-q4k-smallk-h200-2026-11-29.md``), us a call at 5, 6 and 8 rows of x with the
-# default's reduction batch: K = 4096, 16 x 2 13.8, 13.5, 16.1 against 8 x 2 11.1, 11.0, 12.7; K = 2048, 16 x 1 13.2,
-# 19.4, 15.3 against 8 x 1 9.8, 9.9, 11.3; at K = 8192 (4 subgroups busy) 16 x 4 stays the fastest (15.1, 14.0, 17.9
-# against 8 x 4's 15.5, 15.7, 19.0).
-XREGS_FEW_ROWS = 8
+# balanced to K; past those rows they are only fitted to K (:func:`coopdsl.ops.gemv_xregs.fit_split`)
 # Small products at one row of x are bound by their launches, not their bytes: with M and K at most SMALL_INLINE's,
 # the default rounds x to 8 bits inside the product ("inline", one launch) with 2 rows of W a group for M up to 2048,
 # else 4, over 4 subgroups.  Timed on an H200, every candidate in one process each (``benchmarks/ops_llm.py --tune``,
@@ -184,8 +201,7 @@ SMALL_INLINE = (4096, 4096)   # (M, K) at most, one row of x
 def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     """(rows of W a workgroup, subgroups a workgroup) of :data:`XREGS`'s entry for ``nx`` rows of x in ``fmt`` and
     K = ``k``, with the subgroups balanced to K (:func:`coopdsl.ops.gemv_xregs.balanced_split`) up to
-    :data:`XREGS_BALANCED`'s rows, past them no more than K keeps busy (:func:`coopdsl.ops.gemv_xregs.fit_split`;
-    where that leaves fewer subgroups than the entry's, at most :data:`XREGS_FEW_ROWS` rows of W a workgroup);
+    :data:`XREGS_BALANCED`'s rows, past them no more than K keeps busy (:func:`coopdsl.ops.gemv_xregs.fit_split`);
     None where no entry applies (f16 and bf16 weights, fewer rows than the first entry's, more than
     :data:`coopdsl.ops.gemv_xregs.MAX_ROWS_X`).  An unknown format, rows outside 1 .. 16 or K below 1 is a
     ValueError."""
@@ -200,10 +216,7 @@ def xregs_layout(fmt: str, nx: int, k: int) -> tuple[int, int] | None:
     _, rows, split = entries[-1]
     if nx <= XREGS_BALANCED.get(fmt, 0):
         return rows, GX.balanced_split(fmt, k, split)
-    fitted = GX.fit_split(fmt, k, split)
-    if fitted < split and rows > XREGS_FEW_ROWS:   # K too short for the entry's subgroups: more, smaller workgroups
-        rows = XREGS_FEW_ROWS
-    return rows, fitted
+    return rows, GX.fit_split(fmt, k, split)
 
 
 def choice(fmt: str, nx: int, q8: bool | None = None, m: int | None = None, k: int | None = None,

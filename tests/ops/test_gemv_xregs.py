@@ -124,13 +124,13 @@ def test_a_workgroup_gets_no_more_subgroups_than_k_keeps_busy():
     assert G.choice("q4_K", 1, None, 14336, 4096) == ("xregs", 8, 2)
 
 
-def test_a_wide_entry_takes_fewer_rows_of_w_where_k_leaves_it_fewer_subgroups():
-    # q4_K's entry from 5 rows of x is 16 rows of W over 4 subgroups; K = 4096 keeps 2 busy, 2048 one, 8192 four
-    assert G.XREGS["q4_K"][-1] == (5, 16, 4)
-    assert [G.xregs_layout("q4_K", n, 4096) for n in (5, 8)] == [(8, 2), (8, 2)]
-    assert G.xregs_layout("q4_K", 6, 2048) == (8, 1) and G.xregs_layout("q4_K", 8, 8192) == (16, 4)
-    assert G.choice("q4_K", 8, None, 4096, 4096) == ("xregs", 8, 2)
-    assert G.xregs_layout("q4_K", 4, 4096) == (8, 2)      # an entry of 8 rows keeps them
+def test_q4k_from_five_rows_takes_eight_rows_of_w_over_the_subgroups_k_keeps_busy():
+    # q4_K's entry from 5 rows of x is 8 rows of W over 2 subgroups; K = 2048 (32 pieces of 64) keeps one busy
+    assert G.XREGS["q4_K"][-1] == (5, 8, 2)
+    assert [G.xregs_layout("q4_K", n, 28672) for n in (5, 8)] == [(8, 2), (8, 2)]
+    assert G.xregs_layout("q4_K", 6, 2048) == (8, 1) and G.xregs_layout("q4_K", 8, 8192) == (8, 2)
+    assert G.choice("q4_K", 8, None, 8192, 28672) == ("xregs", 8, 2)
+    assert G.xregs_layout("q4_K", 4, 4096) == (8, 2)      # the entry before it, fitted to K
     assert G.xregs_layout("q4_0", 8, 2048) == (8, 2)
 
 
@@ -150,9 +150,7 @@ def test_gemv_picks_it_from_its_rows_of_x_and_falls_back_where_it_does_not_apply
                 assert G.xregs_layout(fmt, n, 14336) == want
                 assert G.choice(fmt, n, None, 4096, 14336) == ("xregs", *want)
                 assert G.choice(fmt, n, True, 4096, 14336) == ("xregs", *want)
-                fitted = GX.fit_split(fmt, 4096, split)
-                few = min(rows, G.XREGS_FEW_ROWS) if fitted < split else rows
-                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", few, fitted)
+                assert G.choice(fmt, n, None, 14336, 4096) == ("xregs", rows, GX.fit_split(fmt, 4096, split))
         rows, split = G.xregs_layout(fmt, first, 14336)
         for n in (n for n in (first - 1, GX.MAX_ROWS_X + 1) if n >= 1):   # the plain kernels' way
             assert G.choice(fmt, n, None, 4096, 14336) == G.CHOICE[fmt, G.bucket(n)]

@@ -232,7 +232,7 @@ def test_gemv_with_nothing_to_multiply_says_so():
 def test_the_gemv_lookup_helpers_check_their_arguments():
     from coopdsl.ops import gemv
 
-    assert [gemv.bucket(n) for n in (1, 2, 4, 5, 16)] == [1, 2, 2, 5, 5]
+    assert [gemv.bucket(n) for n in (1, 2, 3, 4, 5, 16)] == [1, 2, 2, 4, 5, 5]
     for bad in (0, 17, "x", None):
         with pytest.raises(ValueError, match="gemv.bucket: rows of x must be an int, 1 to 16"):
             gemv.bucket(bad)
