@@ -38,12 +38,27 @@ GRAPHS = 4  # command buffers kept per call without out (one per output buffer; 
 
 class _Slot:
     """In a remembered call's launches, the place of the call's array ``index`` (-1: the output the op made),
-    or of its view as ``dtype``."""
+    or of its view as ``dtype`` (the view made last is remembered weakly, with the array it was made of)."""
 
-    __slots__ = ("dtype", "index")
+    __slots__ = ("dtype", "index", "last")
 
     def __init__(self, index: int, dtype: Any = None):
         self.index, self.dtype = index, dtype
+        self.last: tuple[Any, Any] | None = None   # (weak reference to the array, to its view as dtype)
+
+    def value(self, arrays: tuple[Any, ...], made: Any) -> Any:
+        """What goes in this place for the call's ``arrays`` and output ``made``."""
+        x = made if self.index < 0 else arrays[self.index]
+        if self.dtype is None:
+            return x
+        last = self.last
+        if last is not None and last[0]() is x:
+            v = last[1]()
+            if v is not None:
+                return v
+        v = x.view(self.dtype)
+        self.last = (weakref.ref(x), weakref.ref(v))
+        return v
 
 
 class _Call:
@@ -51,11 +66,16 @@ class _Call:
     command buffers (by the made output's buffer uid; None: the call gave ``out``), the made output's
     (shape, dtype, device)."""
 
-    __slots__ = ("graphs", "launches", "made", "refs")
+    __slots__ = ("graphs", "launches", "made", "places", "refs")
 
     def __init__(self, refs: tuple[Any, ...], launches: tuple[Launch, ...], made: Any):
         self.refs, self.launches, self.made = refs, launches, made
+        self.places = _places(launches)
         self.graphs: dict[Any, Any] = {}
+
+    def fill(self, arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
+        """The launches with ``arrays`` (and ``made``) in their places (:func:`_fill`)."""
+        return _fill(self.launches, arrays, made, self.places)
 
     def alive(self, arrays: tuple[Any, ...]) -> bool:
         """Whether ``arrays`` are the very objects remembered (a collected one's id may be reused)."""
@@ -107,7 +127,7 @@ class Hot:
         arrays = tuple(None if r is None else r() for r in call.refs)
         if any(a is None and r is not None for a, r in zip(arrays, call.refs)):
             return ()
-        return _fill(call.launches, arrays, None)
+        return call.fill(arrays, None)
 
     @property
     def graph(self) -> Any:
@@ -140,10 +160,10 @@ class Hot:
             result = arrays[-1]
         for a in arrays:
             if a is not None and a._buffer is None:   # freed: the launches report it, as a first call would
-                run(_fill(call.launches, arrays, made))
+                run(call.fill(arrays, made))
                 return result
         if _open_batches()():   # inside a batch: recorded into it (a kept command buffer waits for outside one)
-            run(_fill(call.launches, arrays, made))
+            run(call.fill(arrays, made))
             return result
         g = call.graphs.get(gkey)
         if g is not None:
@@ -151,7 +171,7 @@ class Hot:
                 return result
             g.release()
             del call.graphs[gkey]
-        launches = _fill(call.launches, arrays, made)
+        launches = call.fill(arrays, made)
         dev = _graph_device(launches)
         if dev is None:
             run(launches)
@@ -203,7 +223,7 @@ class Hot:
 
 def _key(arrays: tuple[Any, ...], options: tuple[Any, ...]) -> Any:
     """The dictionary key of a call (None: its options are not hashable, and it is not remembered)."""
-    key = (tuple(id(a) for a in arrays), options)
+    key = (tuple(map(id, arrays)), options)
     try:
         hash(key)
     except TypeError:
@@ -232,14 +252,34 @@ def _hollow(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> t
     return _map_arguments(launches, sub)
 
 
-def _fill(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
-    """``launches`` with the call's arrays (and ``made``, or their views) in the places :func:`_hollow` marked."""
-    def sub(a: Any) -> Any:
-        if type(a) is _Slot:
-            x = made if a.index < 0 else arrays[a.index]
-            return x if a.dtype is None else x.view(a.dtype)
-        return a
-    return _map_arguments(launches, sub)
+Places = tuple[tuple[tuple[tuple[int, _Slot], ...], tuple[tuple[str, _Slot], ...]], ...]
+
+
+def _places(launches: Sequence[Launch]) -> Places:
+    """For each launch, the positions and keywords that hold a :class:`_Slot`, with it."""
+    return tuple((tuple((i, a) for i, a in enumerate(args) if type(a) is _Slot),
+                  tuple((k, a) for k, a in keywords.items() if type(a) is _Slot))
+                 for _, _, args, keywords in launches)
+
+
+def _fill(launches: Sequence[Launch], arrays: tuple[Any, ...], made: Any,
+          places: Places | None = None) -> tuple[Launch, ...]:
+    """``launches`` with the call's arrays (and ``made``, or their views) in the places :func:`_hollow` marked
+    (``places``: :func:`_places` of them, worked out once per remembered call); the arguments that are not the
+    call's are the remembered objects themselves."""
+    filled = []
+    for (kernel, grid, args, keywords), (at, by) in zip(launches, places or _places(launches)):
+        if at:
+            new = list(args)
+            for i, slot in at:
+                new[i] = slot.value(arrays, made)
+            args = tuple(new)
+        if by:
+            keywords = dict(keywords)
+            for k, slot in by:
+                keywords[k] = slot.value(arrays, made)
+        filled.append((kernel, grid, args, keywords))
+    return tuple(filled)
 
 
 def _map_arguments(launches: Sequence[Launch], sub: Callable[[Any], Any]) -> tuple[Launch, ...]:

@@ -34,6 +34,36 @@ def test_the_same_resident_arrays_replay_the_launches(device):
     assert len(k.calls) == 1
 
 
+def test_views_of_the_calls_arrays_are_made_again_for_a_replay_and_kept_while_they_live(device):
+    """A launch that took a view of one of the call's arrays (ops.gemv reads weights as words) gets a view of the
+    same memory on each replay: the one made last while it lives (so that the kernel finds its binding), a new one
+    once it was collected; another remembered call with other arrays gets views of its own."""
+    import gc
+
+    w, y = runtime.zeros((4, 8), np.uint8, device=device), runtime.zeros(4, np.float32, device=device)
+    k = _Kernel()
+    h = hot.Hot()
+    h.remember((w, y), (), [(k, (1, 1, 1), (w.view(np.uint32), y), {"M": 4, "x": w.view(np.uint16)})])
+    assert h.replay((w, y), ()) is y
+    (_, (v32, yy), kw), = k.calls
+    assert (v32.base, v32.dtype, v32.shape, yy) == (w, np.uint32, (4, 2), y)
+    assert (kw["x"].base, kw["x"].dtype, kw["M"]) == (w, np.uint16, 4)
+    h.replay((w, y), ())
+    assert k.calls[1][1][0] is v32 and k.calls[1][2]["x"] is kw["x"]   # (alive: the same view objects)
+    k.calls.clear()
+    del v32, yy, kw
+    gc.collect()
+    h.replay((w, y), ())
+    (_, (v32, _), kw), = k.calls
+    assert (v32.base, v32.dtype, kw["x"].base, kw["x"].dtype) == (w, np.uint32, w, np.uint16)
+    w2 = runtime.zeros((4, 8), np.uint8, device=device)
+    h.remember((w2, y), (), [(k, (1, 1, 1), (w2.view(np.uint32), y), {"M": 4, "x": w2.view(np.uint16)})])
+    h.replay((w2, y), ())
+    assert k.calls[-1][1][0].base is w2 and k.calls[-1][2]["x"].base is w2
+    h.replay((w, y), ())
+    assert k.calls[-1][1][0] is v32 and k.calls[-1][1][0].base is w
+
+
 def test_numpy_operands_and_a_missing_out_are_not_remembered(device):
     a = runtime.zeros(4, np.float32, device=device)
     h = hot.Hot()
