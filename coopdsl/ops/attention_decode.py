@@ -88,9 +88,16 @@ MASK_KINDS = {None: None, "f16": f16, "f32": f32}
 
 @cd.func
 @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
-def halves(w, HIGH):
+def halves(w, HIGH, BF16=False):
     """Four of the 8 f16 values of a ``uvec4`` as f32: elements 0, 2, 4, 6 (the low halves of the words)
-    or, with ``HIGH``, 1, 3, 5, 7."""
+    or, with ``HIGH``, 1, 3, 5, 7; with ``BF16`` the 8 values are bf16 (widened exactly: a bf16 is the top
+    half of an f32)."""
+    if BF16:
+        if HIGH:
+            return vec4[f32](cd.bitcast(w.x & 0xFFFF0000, f32), cd.bitcast(w.y & 0xFFFF0000, f32),
+                             cd.bitcast(w.z & 0xFFFF0000, f32), cd.bitcast(w.w & 0xFFFF0000, f32))
+        return vec4[f32](cd.bitcast(w.x << 16, f32), cd.bitcast(w.y << 16, f32), cd.bitcast(w.z << 16, f32),
+                         cd.bitcast(w.w << 16, f32))
     h0 = cd.bitcast(w.x, vec2[f16])
     h1 = cd.bitcast(w.y, vec2[f16])
     h2 = cd.bitcast(w.z, vec2[f16])
@@ -153,10 +160,10 @@ def default_fused(d: int, rows: int) -> bool:
     return rows * d <= 4 * WG
 
 
-@cache
 def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: str | None = None,
            causal: bool = False, window: bool = False, softcap: bool = False, fused: bool = True,
-           loads: int | None = None, most_rows: int | None = None, split: int | None = None) -> cd.Kernel:
+           loads: int | None = None, most_rows: int | None = None, split: int | None = None,
+           k_bf16: bool = False, v_bf16: bool = False) -> cd.Kernel:
     """The decode kernel for head size ``d`` (a multiple of 8 up to 256) and ``rows`` query rows per K/V
     head (1 .. :data:`MAX_ROWS`), Q f32 (or f16), the output f32 (or f16), an additive mask of ``mask``
     ("f16", "f32" or None) values; ``causal``, ``window`` and ``softcap`` compile those in (their values
@@ -170,13 +177,22 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     (:func:`row_groups`).
     ``split``: the lanes that share one key's dot products with Q (each a ``1 / split`` slice of D, for
     ``split`` keys; default :func:`default_split`), so that a slice of Q read from shared memory serves
-    ``split`` keys.
+    ``split`` keys. ``k_bf16`` / ``v_bf16``: K / V hold bf16 values, read as they are (exactly, as f32).
 
-    Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values each), the
+    Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 or bf16 values each), the
     mask, ``part`` (``vec4`` f32: per (K/V head, chunk) R x D/4 values, each row's pieces of 8 columns as
     the even columns then the odd ones), ``ml`` (f32: per (K/V head, chunk, row) M then L), ``cnt`` (u32 per
     K/V head, zero between launches), ``o`` (the output). With ``direct`` (one chunk) the workgroup writes
     the output itself."""
+    return _kernel(d, rows, bool(q_f16), bool(out_f16), mask, bool(causal), bool(window), bool(softcap), bool(fused),
+                   loads, most_rows, split, bool(k_bf16), bool(v_bf16))
+
+
+@cache
+def _kernel(d: int, rows: int, q_f16: bool, out_f16: bool, mask: str | None, causal: bool, window: bool,
+            softcap: bool, fused: bool, loads: int | None, most_rows: int | None, split: int | None, k_bf16: bool,
+            v_bf16: bool) -> cd.Kernel:
+    """:func:`kernel` for its arguments as given in full (one kernel object however they were passed)."""
     if d % 8 or not 8 <= d <= 256:
         raise ValueError(f"attention_decode: head size {d}; a multiple of 8 up to 256")
     if not 1 <= rows <= MAX_ROWS:
@@ -201,6 +217,7 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
     m_t = MASK_KINDS[mask] if has_mask else f16
     CAUSAL, WINDOW, SOFTCAP, FUSED = bool(causal), bool(window), bool(softcap), bool(fused)
+    KB, VB = bool(k_bf16), bool(v_bf16)
     LOADS = default_loads(d, RS) if loads is None else loads
     if LOADS not in (0, 1, 2, 3):
         raise ValueError(f"attention_decode: loads={loads!r}; 0, 1, 2 or 3")
@@ -299,8 +316,8 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
             jr = min(j, last_key)
             s = [f32(0.0) for e in cd.static_range(SPL * RS)]   # (key kk, row i) at kk * RS + i
             for p in cd.static_range(PQ):
-                ke = [halves(kws[kk * PQ + p], False) for kk in cd.static_range(SPL)]
-                ko = [halves(kws[kk * PQ + p], True) for kk in cd.static_range(SPL)]
+                ke = [halves(kws[kk * PQ + p], False, KB) for kk in cd.static_range(SPL)]
+                ko = [halves(kws[kk * PQ + p], True, KB) for kk in cd.static_range(SPL)]
                 for i in cd.static_range(RS):
                     qe = qs[qh[i] + 2 * p]
                     qo = qs[qh[i] + 2 * p + 1]
@@ -351,8 +368,8 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
                     vw = v[(kvbase + min(base + src, last_key)) * DP + piece]
                 else:
                     vw = vws[it]
-                ve = halves(vw, False)
-                vo = halves(vw, True)
+                ve = halves(vw, False, VB)
+                vo = halves(vw, True, VB)
                 for i in cd.static_range(RS):
                     w = cd.select(ok, cd.subgroup_shuffle(pr[i], src), f32(0.0))
                     oe[i] += w * ve
@@ -524,7 +541,8 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
                 if t == 0:
                     cnt[kvh] = 0                # ready for the next launch
 
-    attention_decode.__name__ = attention_decode.__qualname__ = f"attention_decode_d{d}_r{R}"
+    kv = "_kbf16" * KB + "_vbf16" * VB
+    attention_decode.__name__ = attention_decode.__qualname__ = f"attention_decode_d{d}_r{R}{kv}"
     return cast(cd.Kernel, attention_decode)
 
 
@@ -748,8 +766,10 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         qd = nv2.upload(np.ascontiguousarray(q), dev)
     else:
         qd = q
-    kh = nv2.as_kind(k, "f16", hkv * skv * d, dev, "k")
-    vh = nv2.as_kind(v, "f16", hkv * skv * d, dev, "v")
+    # bf16 K/V: read as they are by the f32 kernel, converted to f16 for the cooperative-matrix one
+    k_bf16, v_bf16 = (how != "mma" and nv2.kind_of(x) == "bf16" for x in (k, v))
+    kh = kv_words(k, dev) if k_bf16 else nv2.as_kind(k, "f16", hkv * skv * d, dev, "k")
+    vh = kv_words(v, dev) if v_bf16 else nv2.as_kind(v, "f16", hkv * skv * d, dev, "v")
     mkind, md, mstride = None, None, 0
     if mask is not None:
         heads = hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1
@@ -793,7 +813,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if fused is None:
         fused = default_fused(d, rows)
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
-                  most_rows, split)
+                  most_rows, split, k_bf16, v_bf16)
     cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     launches: list[Launch] = [
         (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),
@@ -801,6 +821,11 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if n > 1 and not fused:
         launches.append((combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw))
     return launches
+
+
+def kv_words(x: Any, dev: Any) -> Any:
+    """bf16 K or V (uint16 bit patterns) as the kernel reads them: numpy uploaded as it is, resident as it is."""
+    return nv2.upload(np.ascontiguousarray(x), dev) if isinstance(x, np.ndarray) else x
 
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,

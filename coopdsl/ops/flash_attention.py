@@ -214,8 +214,9 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``q``: (Hq, Sq, D); ``k``, ``v``: (Hkv, Skv, D) with Hkv dividing Hq (grouped-query
       attention; Hkv = 1 is multi-query). 2-D inputs (S, D) are one head. Sq may differ from Skv.
       q may be float16, float32 or bf16 (uint16 bit patterns, :func:`coopdsl.ops.to_bf16`); k and v
-      float16 or bf16. bf16 K/V are converted to f16 (the kernel's format; values past 65504
-      become inf). numpy arrays or resident ``coopdsl.runtime.Array``s.
+      float16 or bf16. The decode kernel of 1 to 4 query rows a K/V head reads bf16 K/V as they are
+      (widened exactly); the other kernels' bf16 K/V are converted to f16 first (their format; values
+      past 65504 become inf). numpy arrays or resident ``coopdsl.runtime.Array``s.
     * D: a multiple of 16 from 16 to 256 (64, 80, 96, 128 and 256 are tested).
     * ``causal=True``: query i sees keys j <= i + Skv - Sq (the diagonal aligned at the end of the
       keys, as for new tokens after a KV cache). ``window=W``: query i also no longer sees keys

@@ -188,8 +188,8 @@ def test_q_f32_and_bf16_inputs():
     qb, kb, vb = ops.to_bf16(q32), ops.to_bf16(k32), ops.to_bf16(v32)
     with nv2.recording() as launches:
         out = ops.attention(qb, kb, vb, causal=True, device="cpu")
-    assert launches[-1][0].name.startswith("attention_decode")
-    _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values, K/V rounded to f16
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_kbf16_vbf16"]   # (numpy: on the host)
+    _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values, K/V read as they are
     # ... and through the cooperative-matrix kernel (8 rows a K/V head: 4 heads of 2 query rows)
     qb8 = ops.to_bf16(rng.standard_normal((8, 2, 64)).astype(np.float32))
     with nv2.recording() as launches:
@@ -288,6 +288,27 @@ def test_chunks():
         AD.kernel(260, 1)
 
 
+@needs_interp
+def test_the_f32_kernel_reads_bf16_k_and_v_as_they_are():
+    """No conversion pass over K/V (a copy of the whole cache each call, 3.9x torch's time on an H200): each value
+    is widened exactly in the kernel, so the result is bit for bit that of the same values given as f16, and a
+    value past f16's 65504 counts as itself (the conversion made it inf)."""
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((8, 1, 64)).astype(np.float16)
+    k32, v32 = (rng.standard_normal((2, 300, 64)).astype(np.float32) for _ in range(2))
+    kb, vb = ops.to_bf16(k32), ops.to_bf16(v32)
+    kh, vh = (ops.from_bf16(x).astype(np.float16) for x in (kb, vb))   # (bf16 values are f16 values here)
+    for kk, vv, name in ((kb, vb, "_kbf16_vbf16"), (kh, vb, "_vbf16"), (kb, vh, "_kbf16")):
+        with nv2.recording() as launches:
+            out = ops.attention(q, kk, vv, causal=True, device="cpu")
+        assert [kern.name for kern, *_ in launches] == [f"attention_decode_d64_r4{name}"]
+        assert np.array_equal(out, ops.attention(q, kh, vh, causal=True, device="cpu"))
+    vb[1, 7, 3] = ops.to_bf16(np.float32([3e5]))[0]                   # (f16: inf)
+    out = ops.attention(q, kb, vb, device="cpu")
+    assert np.isfinite(out).all()
+    _close(out, FA.reference(q, kb, vb))
+
+
 @pytest.mark.parametrize("d, rows, options", [
     (64, 1, {}),
     (128, 4, {"causal": True}),
@@ -295,11 +316,17 @@ def test_chunks():
     (256, 12, {"q_f16": True, "softcap": True, "mask": "f32", "fused": False}),
     (96, 8, {"loads": 0}),
     (128, 2, {"loads": 2, "causal": True}),
+    (64, 4, {"k_bf16": True, "v_bf16": True}),
+    (128, 1, {"v_bf16": True, "loads": 2}),
 ])
 def test_every_kernel_validates(d, rows, options):
     text = compile_checked(AD.kernel(d, rows, **options), r"OpGroupNonUniformShuffle ", r"OpGroupNonUniformFMax",
                            absent=("OpCooperativeMatrix",))
     assert ("OpAtomicIAdd" in text) == options.get("fused", True)
+    bf16 = options.get("k_bf16") or options.get("v_bf16")   # (a bf16 is widened by a shift or a mask, no FConvert)
+    assert bool(re.search(r"OpShiftLeftLogical %uint", text)) == bool(bf16)
+    assert bool(re.search(r"OpBitwiseAnd %uint %\S+ %uint_4294901760", text)) == bool(bf16)
+    assert ("OpBitcast %v2half" in text) == (not (options.get("k_bf16") and options.get("v_bf16")))
     for out_f16 in (False, True):
         compile_checked(AD.combine_kernel(d, rows, out_f16), absent=("OpCooperativeMatrix",))
     r = AD.kernel(d, rows, **options).reflect()
