@@ -296,8 +296,8 @@ def test_the_f32_kernel_reads_bf16_k_and_v_as_they_are():
     rng = np.random.default_rng(6)
     q = rng.standard_normal((8, 1, 64)).astype(np.float16)
     k32, v32 = (rng.standard_normal((2, 300, 64)).astype(np.float32) for _ in range(2))
-    kb, vb = ops.to_bf16(k32), ops.to_bf16(v32)
-    kh, vh = (ops.from_bf16(x).astype(np.float16) for x in (kb, vb))   # (bf16 values are f16 values here)
+    kb, vb = (ops.to_bf16(np.where(np.abs(x) < 2 ** -14, 0, x)) for x in (k32, v32))   # (f16's normal range:
+    kh, vh = (ops.from_bf16(x).astype(np.float16) for x in (kb, vb))   # there bf16 values are f16 values)
     for kk, vv, name in ((kb, vb, "_kbf16_vbf16"), (kh, vb, "_vbf16"), (kb, vh, "_kbf16")):
         with nv2.recording() as launches:
             out = ops.attention(q, kk, vv, causal=True, device="cpu")
@@ -388,6 +388,16 @@ def test_decoding_on_a_gpu():
         want = FA.reference(q[heads], np.stack([k[h // g] for h in heads]), np.stack([v[h // g] for h in heads]),
                             mask=None if mask is None else mask[heads], **opts)
         _close(out.numpy()[heads], want)
+    # bf16 K/V, resident: read as they are by the f32 kernel, bit for bit the result of the same values in f16
+    q, k, v = _inputs(32, 8, 1, 30000, 64)
+    kb, vb = (ops.to_bf16(np.where(np.abs(x) < 2 ** -14, 0, x).astype(np.float32)) for x in (k, v))  # (f16 normals)
+    kh, vh = (ops.from_bf16(x).astype(np.float16) for x in (kb, vb))
+    dq, dkb, dvb, dkh, dvh = (runtime.array(x, device=dev) for x in (q, kb, vb, kh, vh))
+    with nv2.recording() as launches:
+        out = ops.attention(dq, dkb, dvb, causal=True)
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_kbf16_vbf16"]
+    assert np.array_equal(out.numpy(), ops.attention(dq, dkh, dvh, causal=True).numpy())
+    _close(out.numpy()[:2], FA.reference(q[:2], kb[:1], vb[:1]))
 
 
 def test_the_benchmark_parses_its_arguments():
