@@ -317,18 +317,26 @@ class Kernel:
         recorded = _runtime().launch(binary, reflection, grid, values, spec=spec, device=device, keep=True)
         if hots is None:
             hots = local.hots = OrderedDict()
-        for k in [k for k, h in hots.items() if type(h[0]) is not tuple]:
-            hots.pop(k)[0].release()  # (one command buffer kept per kernel, the last launch's: this one replaces it)
+        kept = getattr(local, "kept", None)   # (one command buffer kept per kernel, the last launch's: this one
+        if kept is not None:                  # replaces it; the key of the one entry that is not a batch's)
+            old = hots.get(kept)
+            if old is not None and type(old[0]) is not tuple:
+                del hots[kept]
+                old[0].release()
+            local.kept = None
         if key is None or _VIEW[0] is None:   # (the first launch: _ident knows views once the runtime is loaded)
             _resident_types()
             key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
         hots.pop(key, None)
         if recorded is not None:
             hots[key] = (recorded, _refs(args), _refs(kwargs.values()), grid, _dict_contents(args, kwargs))
+            if type(recorded) is not tuple:
+                local.kept = key
             while len(hots) > HOT_LAUNCHES:
-                old = hots.popitem(last=False)[1][0]
-                if type(old) is not tuple:
-                    old.release()
+                gone = hots.popitem(last=False)[1][0]
+                if type(gone) is not tuple:
+                    gone.release()
+                    local.kept = None
 
     def _optional_buffers(self, values: dict[str, Any], plan: dict[str, Any]) -> None:
         """A storage buffer no instruction uses (a branch on a ``Const`` this variant does not take) may be given
@@ -418,8 +426,10 @@ def _value_key(value: Any) -> Any:
 # once failed with "dictionary changed size during iteration")
 _COMPILING = threading.RLock()
 # launches remembered per kernel (the least recently used goes first): a loop over a model's layers launches
-# one kernel on each layer's arrays in turn, and each is recorded again from its own binding
-HOT_LAUNCHES = 64
+# one kernel on each layer's arrays in turn, and each is recorded again from its own binding; a decoding step of an
+# 80-layer model launches one product kernel 160 times (its K and V projections), so a loop of fewer launches than
+# a step would remember none of them
+HOT_LAUNCHES = 1024
 
 
 def _refs(values: Iterable[Any]) -> tuple[Any, ...]:

@@ -32,7 +32,8 @@ from typing import Any
 from .operands import is_resident
 
 Launch = tuple[Any, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]  # (kernel, grid, args, keywords)
-CALLS = 64  # calls remembered per op (the least recently used goes first)
+CALLS = 1024  # calls remembered per op (the least recently used goes first): a decoding step of a 32-layer model
+# calls ops.linear 224 times (7 products a layer), and a loop over more calls than are remembered replays none
 GRAPHS = 4  # command buffers kept per call without out (one per output buffer; the oldest goes first)
 
 

@@ -358,3 +358,34 @@ def test_memos_tell_nans_of_other_payloads_apart(device):
             kern.launch((1,), y, p, Z=nan(bits))
         assert [int(v) for v in y.numpy()] == [bits] * 3
     assert nan_bits.specialize(C=nan(0x7FC00001)) is not nan_bits.specialize(C=nan(0x7FC00002))
+
+
+def test_a_kernel_keeps_one_command_buffer_beside_the_launches_it_remembers_from_batches(device, counts):
+    """An immediate launch keeps its command buffer, replacing the kernel's one kept before; the launches recorded
+    into batches (HOT_LAUNCHES of them, a model's layers) stay remembered beside it."""
+    pairs = [_arrays(device) for _ in range(5)]
+    with runtime.batch(device):
+        for x, y in pairs:
+            axpy.launch((5,), x, y, 300, 1.0)
+    hots = axpy._local.hots
+    batched = sum(type(h[0]) is tuple for h in hots.values())     # (earlier tests' launches too)
+    (xa, ya), (xb, yb) = _arrays(device), _arrays(device)
+    axpy.launch((5,), xa, ya, 300, 1.0)
+
+    def kept():
+        return [h[0] for h in hots.values() if type(h[0]) is not tuple]
+
+    (first,) = kept()
+    axpy.launch((5,), xb, yb, 300, 1.0)
+    (second,) = kept()
+    assert second is not first and not first.run()            # (released: the new one replaced it)
+    assert sum(type(h[0]) is tuple for h in hots.values()) == batched >= 5
+    counts[:] = [0, 0]
+    axpy.launch((5,), xb, yb, 300, 1.0)
+    assert counts == [1, 1] and kept() == [second]             # one submission of the kept command buffer
+    with runtime.batch(device):
+        for x, y in pairs:
+            axpy.launch((5,), x, y, 300, 1.0)                  # replayed from their bindings
+    for _, y in pairs:
+        np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(300))
+    np.testing.assert_array_equal(yb.numpy(), 2.0 * np.arange(300))
