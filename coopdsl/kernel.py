@@ -338,6 +338,21 @@ class Kernel:
                     gone.release()
                     local.kept = None
 
+    def batch_recording(self, *args: Any, device: Any = None, **kwargs: Any) -> Any:
+        """What the runtime needs to record this kernel's launch with these very argument objects into a batch
+        again (``coopdsl.runtime.launch.replay``), when its last such launch was recorded into a batch and is
+        remembered (:data:`HOT_LAUNCHES`); else None.  For callers that record the same launches step after
+        step and check the arguments themselves (``coopdsl/ops/hot.py``); a dict argument's contents are not
+        followed (None for a launch with one)."""
+        hots = getattr(self.__dict__.get("_local"), "hots", None)
+        if hots is None or _VIEW[0] is None:
+            return None
+        hot = hots.get((id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values())))
+        if hot is None or type(hot[0]) is not tuple or hot[4] or not _same(hot[1], args) or \
+                not _same(hot[2], kwargs.values()):
+            return None
+        return hot[0]
+
     def _optional_buffers(self, values: dict[str, Any], plan: dict[str, Any]) -> None:
         """A storage buffer no instruction uses (a branch on a ``Const`` this variant does not take) may be given
         None, or left out: a zeroed element is bound for it; None for a buffer the kernel uses is a LaunchError

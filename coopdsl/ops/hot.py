@@ -10,7 +10,9 @@ remembered call holds its arrays weakly: it is forgotten when one of them is col
 Outside a batch the launches are not recorded again either: a replay records them into a command buffer kept
 for submitting again (``coopdsl/runtime/graph.py``), and the next ones submit it and wait, for as long as it
 holds (its arrays alive, no descriptor set freed since); a call inside a ``runtime.batch`` records the
-launches into the batch as usual.
+launches into the batch, the first time through ``Kernel.launch`` and from then on straight from the runtime's
+recordings of them (``Kernel.batch_recording``: the pipeline, the descriptor set and the push constants of each),
+for as long as those hold (no descriptor set freed since), which a call that makes its output does not use.
 
 A call without ``out`` is remembered with the output array the op made: a call again with the very same
 arrays gets a new output array of the same shape, dtype and device (what :meth:`Hot.replay` returns), put in
@@ -67,12 +69,13 @@ class _Call:
     command buffers (by the made output's buffer uid; None: the call gave ``out``), the made output's
     (shape, dtype, device)."""
 
-    __slots__ = ("graphs", "launches", "made", "places", "refs")
+    __slots__ = ("graphs", "launches", "made", "places", "recorded", "refs")
 
     def __init__(self, refs: tuple[Any, ...], launches: tuple[Launch, ...], made: Any):
         self.refs, self.launches, self.made = refs, launches, made
         self.places = _places(launches)
         self.graphs: dict[Any, Any] = {}
+        self.recorded: tuple[tuple[Any, tuple[int, int, int]], ...] | None = None   # (:func:`_recordings`)
 
     def fill(self, arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
         """The launches with ``arrays`` (and ``made``) in their places (:func:`_fill`)."""
@@ -164,7 +167,12 @@ class Hot:
                 run(call.fill(arrays, made))
                 return result
         if _open_batches()():   # inside a batch: recorded into it (a kept command buffer waits for outside one)
-            run(call.fill(arrays, made))
+            if call.recorded is not None and _record_again(call, arrays):
+                return result
+            launches = call.fill(arrays, made)
+            run(launches)
+            if made is None:
+                call.recorded = _recordings(launches)
             return result
         g = call.graphs.get(gkey)
         if g is not None:
@@ -307,6 +315,46 @@ def _graph_device(launches: Sequence[Launch]) -> Any:
             return None
         dev = d
     return dev if dev is not None and current_batch(dev) is None else None
+
+
+def _recordings(launches: Sequence[Launch]) -> tuple[tuple[Any, tuple[int, int, int]], ...] | None:
+    """What the runtime needs to record ``launches`` into a batch again, each with its grid
+    (``Kernel.batch_recording``), once they were recorded into a batch: the next replay inside a batch records
+    them straight from these, without going through ``Kernel.launch`` (its arguments are the remembered call's,
+    whose arrays the replay has checked); None where one of them has none (a dict argument, a kernel that is not
+    a coopdsl.Kernel, one not remembered)."""
+    from .._grid import grid3
+
+    out = []
+    for kernel, grid, args, keywords in launches:
+        get = getattr(kernel, "batch_recording", None)
+        rec = get(*args, **keywords) if get is not None else None
+        if rec is None:
+            return None
+        out.append((rec, grid3(grid, least=1, error=ValueError)))
+    return tuple(out)
+
+
+def _record_again(call: _Call, arrays: tuple[Any, ...]) -> bool:
+    """Record ``call``'s launches into the open batch from their recordings (:func:`_recordings`): True when
+    done; False, with nothing recorded, where the environment sends launches to the interpreter or the first
+    cannot be recorded again (a descriptor set freed since, an array gone); where a later one cannot, the rest
+    go through ``Kernel.launch`` (and the recordings are dropped, to be taken again)."""
+    from ..interp.launch import wants_cpu
+    from ..runtime.launch import replay
+
+    recorded = call.recorded
+    assert recorded is not None
+    if wants_cpu(None):
+        return False
+    for i, (rec, grid) in enumerate(recorded):
+        if not replay(rec, grid):
+            call.recorded = None
+            if i == 0:
+                return False
+            run(call.fill(arrays, None)[i:])
+            return True
+    return True
 
 
 @cache

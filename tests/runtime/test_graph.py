@@ -9,6 +9,7 @@ import pytest
 
 import coopdsl as cd
 from coopdsl import f32, runtime, u32
+from coopdsl.interp import LaunchArgumentError
 from coopdsl.ops import hot
 from coopdsl.runtime import ArrayError, LaunchError
 from coopdsl.runtime.batch import open_batches
@@ -389,3 +390,43 @@ def test_a_kernel_keeps_one_command_buffer_beside_the_launches_it_remembers_from
     for _, y in pairs:
         np.testing.assert_array_equal(y.numpy(), 2.0 * np.arange(300))
     np.testing.assert_array_equal(yb.numpy(), 2.0 * np.arange(300))
+
+
+def test_inside_a_batch_an_ops_replay_records_its_launches_again_from_their_recordings(device, counts, monkeypatch):
+    """hot.Hot inside a batch: the first replay records the launches through Kernel.launch and keeps what the
+    runtime needs to record them again; the next replays record them from that without Kernel.launch, with the
+    same results; a descriptor set freed since, or the environment sending launches to the interpreter, takes the
+    launches back through Kernel.launch; a call that makes its output never records from a recording (the output
+    is a new array each time)."""
+    n = 300
+    x, y = _arrays(device, n)
+    yv = y.view(np.uint32).view(np.float32)                 # (a view, as the ops launch views)
+    launches = [(axpy, (5,), (x, yv, n, 1.0), {}), (axpy, (5,), (x, y), {"n": n, "alpha": 2.0})]
+    h = hot.Hot()
+    hot.run(launches)
+    h.remember((x, y), ("opt",), launches)
+    counts[:] = [0, 0]
+    with runtime.batch(device):
+        for _ in range(3):
+            assert h.replay((x, y), ("opt",)) is y
+    assert counts == [1, 2] and h.last.recorded is not None   # through Kernel.launch once, then from recordings
+    np.testing.assert_array_equal(y.numpy(), 12.0 * np.arange(n))   # four calls of x + 2x
+    counts[:] = [0, 0]
+    device.descriptors.generation += 1                      # (as freeing any set does)
+    with runtime.batch(device):
+        h.replay((x, y), ("opt",))
+        assert counts[1] == 2 and h.last.recorded is not None   # taken anew
+        h.replay((x, y), ("opt",))
+    assert counts[1] == 2
+    np.testing.assert_array_equal(y.numpy(), 18.0 * np.arange(n))
+    with monkeypatch.context() as m:
+        m.setenv("COOPDSL_DEVICE", "cpu")
+        with runtime.batch(device), pytest.raises(LaunchArgumentError, match="needs a numpy array, got Array"):
+            h.replay((x, y), ("opt",))                      # (as a first call would: the interpreter refuses)
+    made = runtime.zeros(n, np.float32, device=device)
+    h.remember((x, None), ("made",), [(axpy, (5,), (x, made, n, 1.0), {})], made=made)
+    with runtime.batch(device):
+        for _ in range(2):
+            out = h.replay((x, None), ("made",))
+            assert out is not made and out.shape == made.shape
+    assert h.last.recorded is None
