@@ -75,7 +75,8 @@ class _Call:
         self.refs, self.launches, self.made = refs, launches, made
         self.places = _places(launches)
         self.graphs: dict[Any, Any] = {}
-        self.recorded: tuple[tuple[Any, tuple[int, int, int]], ...] | None = None   # (:func:`_recordings`)
+        self.recorded: tuple[tuple[Any, tuple[int, int, int]], ...] | None = None   # (:func:`_recordings`; None:
+        # not taken yet, or to be taken again; (): its launches cannot be recorded again that way)
 
     def fill(self, arrays: tuple[Any, ...], made: Any) -> tuple[Launch, ...]:
         """The launches with ``arrays`` (and ``made``) in their places (:func:`_fill`)."""
@@ -167,11 +168,11 @@ class Hot:
                 run(call.fill(arrays, made))
                 return result
         if _open_batches()():   # inside a batch: recorded into it (a kept command buffer waits for outside one)
-            if call.recorded is not None and _record_again(call, arrays):
+            if call.recorded and _record_again(call, arrays):
                 return result
             launches = call.fill(arrays, made)
             run(launches)
-            if made is None:
+            if made is None and call.recorded is None:
                 call.recorded = _recordings(launches)
             return result
         g = call.graphs.get(gkey)
@@ -321,14 +322,16 @@ def _recordings(launches: Sequence[Launch]) -> tuple[tuple[Any, tuple[int, int, 
     """What the runtime needs to record ``launches`` into a batch again, each with its grid
     (``Kernel.batch_recording``), once they were recorded into a batch: the next replay inside a batch records
     them straight from these, without going through ``Kernel.launch`` (its arguments are the remembered call's,
-    whose arrays the replay has checked); None where one of them has none (a dict argument, a kernel that is not
-    a coopdsl.Kernel, one not remembered)."""
+    whose arrays the replay has checked); () where one of them never has one (a dict argument, a kernel that is
+    not a coopdsl.Kernel), None where one has none now (not remembered: taken again at the next replay)."""
     from .._grid import grid3
 
     out = []
     for kernel, grid, args, keywords in launches:
         get = getattr(kernel, "batch_recording", None)
-        rec = get(*args, **keywords) if get is not None else None
+        if get is None or any(type(a) is dict for a in (*args, *keywords.values())):
+            return ()
+        rec = get(*args, **keywords)
         if rec is None:
             return None
         out.append((rec, grid3(grid, least=1, error=ValueError)))
@@ -340,9 +343,7 @@ def _record_again(call: _Call, arrays: tuple[Any, ...]) -> bool:
     done; False, with nothing recorded, where the environment sends launches to the interpreter or the first
     cannot be recorded again (a descriptor set freed since, an array gone); where a later one cannot, the rest
     go through ``Kernel.launch`` (and the recordings are dropped, to be taken again)."""
-    from ..interp.launch import wants_cpu
-    from ..runtime.launch import replay
-
+    wants_cpu, replay = _replaying()
     recorded = call.recorded
     assert recorded is not None
     if wants_cpu(None):
@@ -355,6 +356,15 @@ def _record_again(call: _Call, arrays: tuple[Any, ...]) -> bool:
             run(call.fill(arrays, None)[i:])
             return True
     return True
+
+
+@cache
+def _replaying() -> tuple[Callable[[Any], bool], Callable[[Any, tuple[int, int, int]], bool]]:
+    """(``coopdsl.interp.launch.wants_cpu``, ``coopdsl.runtime.launch.replay``), imported on first use."""
+    from ..interp.launch import wants_cpu
+    from ..runtime.launch import replay
+
+    return wants_cpu, replay
 
 
 @cache

@@ -430,3 +430,24 @@ def test_inside_a_batch_an_ops_replay_records_its_launches_again_from_their_reco
             out = h.replay((x, None), ("made",))
             assert out is not made and out.shape == made.shape
     assert h.last.recorded is None
+
+
+def test_an_ops_replay_with_a_struct_dict_goes_through_kernel_launch_and_follows_the_dict(device, counts):
+    """A launch with a dict argument (a struct push constant, ggml's interface) is never recorded again from a
+    recording inside a batch (the dict may change in place): the call notes that once and goes through
+    Kernel.launch, which compares what the dict holds."""
+    n = 300
+    y = runtime.zeros(n, np.float32, device=device)
+    p = {"a": 1.0, "b": 1.0}
+    launches = [(affine, (5,), (y, n, p), {"SHIFT": 2})]
+    h = hot.Hot()
+    hot.run(launches)
+    h.remember((y,), ("struct",), launches)
+    counts[:] = [0, 0]
+    with runtime.batch(device):
+        h.replay((y,), ("struct",))
+        assert h.last.recorded == ()                        # noted once: not taken again
+        p["b"] = 5.0
+        h.replay((y,), ("struct",))
+    assert counts[1] == 2 and h.last.recorded == ()
+    np.testing.assert_array_equal(y.numpy(), np.full(n, 3.0 + 3.0 + 7.0, np.float32))   # 0+3, +3, +7
