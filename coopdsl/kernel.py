@@ -289,7 +289,7 @@ class Kernel:
         hots = getattr(local, "hots", None)
         key = None
         if hots is not None and subgroup_size is None and (device is not None or not _interp().wants_cpu(None)):
-            key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
+            key = _launch_key(device, args, kwargs)
             hot = hots.get(key)
             if hot is not None and _same(hot[1], args) and _same(hot[2], kwargs.values()):
                 if hot[4] and hot[4] != _dict_contents(args, kwargs):   # a struct's dict changed in place
@@ -326,7 +326,7 @@ class Kernel:
             local.kept = None
         if key is None or _VIEW[0] is None:   # (the first launch: _ident knows views once the runtime is loaded)
             _resident_types()
-            key = (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
+            key = _launch_key(device, args, kwargs)
         hots.pop(key, None)
         if recorded is not None:
             hots[key] = (recorded, _refs(args), _refs(kwargs.values()), grid, _dict_contents(args, kwargs))
@@ -347,7 +347,7 @@ class Kernel:
         hots = getattr(self.__dict__.get("_local"), "hots", None)
         if hots is None or _VIEW[0] is None:
             return None
-        hot = hots.get((id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values())))
+        hot = hots.get(_launch_key(device, args, kwargs))
         if hot is None or type(hot[0]) is not tuple or hot[4] or not _same(hot[1], args) or \
                 not _same(hot[2], kwargs.values()):
             return None
@@ -469,6 +469,12 @@ class _ViewRef:
 
     def __init__(self, base: weakref.ref[Any], dtype: Any, shape: tuple[int, ...]):
         self.base, self.dtype, self.shape = base, dtype, shape
+
+
+def _launch_key(device: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """A launch's key among its kernel's remembered launches: the device, each argument by :func:`_ident`, the
+    keywords' names and their values by :func:`_ident`."""
+    return (id(device), *map(_ident, args), *kwargs, *map(_ident, kwargs.values()))
 
 
 def _ident(value: Any) -> Any:
