@@ -2,14 +2,15 @@
 
     python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
                                           [--tiles 64x64x128,128x64x256] [--decode-impls nv2,decode]
-                                          [--chunks 16,32,64] [--decode-hows lanes,mma] [--out FILE]
+                                          [--chunks 16,32,64] [--decode-hows lanes,mma] [--kv bf16] [--out FILE]
     python3 benchmarks/attention_bench.py --host-cost
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
 (Sq = Skv = S, one K/V head per query head), and decoding: 32 query heads sharing 8 K/V heads, one
 query row, Skv = 16384 and 131072, D = 128; then more decoding (rows 8 on): 4 query rows on the same
 heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256, 2 and 3 query rows (8 and 12 rows
-per K/V head), 3 query rows of 16 heads on 8 (6 rows). TFLOP/s counts 4 H Sq Skv D
+per K/V head), 3 query rows of 16 heads on 8 (6 rows), 5 and 3 rows of 64 heads on 8 (Llama-3-70B), and one
+token of 28 heads on 4 (Qwen2-7B: 7 rows). TFLOP/s counts 4 H Sq Skv D
 flops (half of it for causal prefill); decoding also shows the K/V bytes read per second and their ratio
 to a copy kernel's bandwidth (16-byte loads and stores over as many bytes as K and V hold: read + write
 bytes per second).
@@ -22,7 +23,8 @@ N,...`` adds decode-kernel rows with N chunks per K/V head instead of ``attentio
 cooperative matrices; or the lane kernel with one knob, ``lanes:loads3``, ``attention_decode.variant``) with its
 default chunks.
 
-coopdsl runs on resident arrays (f16 Q, K, V; f32 output). Its time is the GPU time of the kernels one
+coopdsl runs on resident arrays (f16 Q, K, V; f32 output; ``--kv bf16``: K and V bf16, ``ops.to_bf16``,
+and torch's Q, K and V bf16, as its SDPA takes one type). Its time is the GPU time of the kernels one
 ``ops.attention`` call launches (``attention_nv2.recording``: after a first call has built and cached the
 causal mask and its mask_opt bits, that is the flash-attention kernel, plus the split_k reduce when
 decoding), each timed with ``Kernel.bench`` (GPU timestamps, median of
@@ -94,6 +96,7 @@ SHAPES = [
     ("prefill", 32, 32, 3000, 3000, 96, False),
     ("decode 5 rows GQA 8", 64, 8, 5, 70000, 128, True),
     ("decode 3 rows GQA 8", 64, 8, 3, 70000, 128, True),
+    ("decode GQA 7", 28, 4, 1, 32768, 128, True),
 ]
 
 
@@ -157,8 +160,9 @@ def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_
     return sum(ms for _, ms in parts), parts, wall
 
 
-def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float) -> tuple[float | None, str]:
-    """Median ms of torch's scaled_dot_product_attention (CUDA events), and which call it was."""
+def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float, bf16: bool = False) -> tuple[float | None, str]:
+    """Median ms of torch's scaled_dot_product_attention (CUDA events), and which call it was (``bf16``: Q, K
+    and V as torch.bfloat16)."""
     try:
         import torch
         import torch.nn.functional as F
@@ -167,6 +171,8 @@ def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float) -> tuple[fl
     if not torch.cuda.is_available():
         return None, "no CUDA"
     qt, kt, vt = (torch.from_numpy(x).to("cuda")[None] for x in (q, k, v))  # (1, H, S, D) f16
+    if bf16:
+        qt, kt, vt = (x.to(torch.bfloat16) for x in (qt, kt, vt))
     hq, hkv = q.shape[0], k.shape[0]
     sq = q.shape[1]
     # torch's is_causal aligns the diagonal at the top left: right for Sq == Skv; new rows after a cache (Sq <
@@ -262,6 +268,7 @@ def main() -> None:
                          "(default: attention_nv2.M16_MAX_HEAD)")
     ap.add_argument("--split-cores", type=int, default=None,
                     help="the SM count ggml's split_k rule sees (more splits the keys of fewer row tiles)")
+    ap.add_argument("--kv", default="f16", choices=("f16", "bf16"), help="K and V's type (default f16)")
     ap.add_argument("--out-dtype", default="f32", choices=("f32", "f16"), help="the output's type (default f32)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
@@ -314,14 +321,19 @@ def main() -> None:
         q = rng.standard_normal((hq, sq, d)).astype(np.float16)
         k = rng.standard_normal((hkv, skv, d)).astype(np.float16)
         v = rng.standard_normal((hkv, skv, d)).astype(np.float16)
-        dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
+        if args.kv == "bf16":   # (the bit patterns resident; k and v the values they stand for, for the check)
+            kb, vb = ops.to_bf16(k.astype(np.float32)), ops.to_bf16(v.astype(np.float32))
+            k, v = ops.from_bf16(kb), ops.from_bf16(vb)
+            dq, dk, dv = (runtime.array(x, device=dev) for x in (q, kb, vb))
+        else:
+            dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
         out = runtime.zeros((hq, sq, d), np.float16 if args.out_dtype == "f16" else np.float32, device=dev)
         f = flops(hq, sq, skv, d, causal)
-        kv_bytes = 2 * k.nbytes
+        kv_bytes = 2 * hkv * skv * d * 2
         decode = is_decode(hq, hkv, sq)
         if decode and kv_bytes not in copies:
             copies[kv_bytes] = copy_gbs(dev, kv_bytes, args.repeat, args.warmup_ms)
-        t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms)
+        t_ms, note = torch_time(q, k, v, causal, args.repeat, args.warmup_ms, args.kv == "bf16")
         # (tag, acc, tiles, impl, chunks, how) of each row
         variants: list[tuple[str, str, tuple | None, str | None, int | None, str | None]] = []
         for impl in decode_impls if decode else [None]:

@@ -737,14 +737,14 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
          fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
          how: str | None = None, split: int | None = None) -> list[Launch]:
-    """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked
-    arguments (as :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; conversions of bf16
-    inputs run while planning. ``how``: "lanes" (:func:`kernel`) or "mma" (:mod:`coopdsl.ops.attention_decode_mma`,
-    then :func:`combine_kernel`), or "lanes" with a knob (:func:`variant`: ``"lanes:split2"``; an explicit
-    ``split``, ``loads`` or ``fused`` wins); default :func:`default_how`. ``chunks``: the chunks per K/V head (default
-    :func:`default_chunks`); ``fused=False`` combines them with :func:`combine_kernel` instead of in the last
-    workgroup of each head (default :func:`default_fused`); ``loads``, ``most_rows``, ``split``: see :func:`kernel`
-    (these four how="lanes" only)."""
+    """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked arguments (as
+    :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; a bf16 Q is converted to f32 while planning
+    (bf16 K/V are read as they are). ``how``: "lanes" (:func:`kernel`) or "mma"
+    (:mod:`coopdsl.ops.attention_decode_mma`, then :func:`combine_kernel`), or "lanes" with a knob (:func:`variant`:
+    ``"lanes:split2"``; an explicit ``split``, ``loads`` or ``fused`` wins); default :func:`default_how`.
+    ``chunks``: the chunks per K/V head (default :func:`default_chunks`); ``fused=False`` combines them with
+    :func:`combine_kernel` instead of in the last workgroup of each head (default :func:`default_fused`); ``loads``,
+    ``most_rows``, ``split``: see :func:`kernel` (these four how="lanes" only)."""
     hq, sq, d, hkv, skv = dims
     rows = rows_per_head(dims)
     if how is None:
@@ -766,8 +766,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         qd = nv2.upload(np.ascontiguousarray(q), dev)
     else:
         qd = q
-    # bf16 K/V: read as they are by the f32 kernel, converted to f16 for the cooperative-matrix one
-    k_bf16, v_bf16 = (how != "mma" and nv2.kind_of(x) == "bf16" for x in (k, v))
+    # bf16 K/V: read as they are (the f32 kernel widens them, the cooperative-matrix one rounds them to f16)
+    k_bf16, v_bf16 = (nv2.kind_of(x) == "bf16" for x in (k, v))
     kh = kv_words(k, dev) if k_bf16 else nv2.as_kind(k, "f16", hkv * skv * d, dev, "k")
     vh = kv_words(v, dev) if v_bf16 else nv2.as_kind(v, "f16", hkv * skv * d, dev, "v")
     mkind, md, mstride = None, None, 0
@@ -806,7 +806,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     kw = {"device": ldev}
     if how == "mma":
         tiles = -(-rows // 16)   # (a chunk's row tiles are neighbours in the grid: they read its K/V together)
-        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap)), (tiles * n, hkv, 1),
+        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap), k_bf16, v_bf16),
+                 (tiles * n, hkv, 1),
                  (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
                   skv - sq, int(window), mstride), kw),
                 (combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw)]

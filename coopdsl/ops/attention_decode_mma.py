@@ -24,7 +24,8 @@ online softmax of 8 scores:
 The chunk's unnormalised O, its row maxima M and sums L go to the scratch buffers in the layout of
 :func:`coopdsl.ops.attention_decode.kernel` (``direct == 0``), and
 :func:`coopdsl.ops.attention_decode.combine_kernel` combines the chunks. Q is rounded to f16 after scaling
-(as ggml's flash-attention kernels do): the scores carry f16's relative error of about 5e-4. Head sizes up to
+(as ggml's flash-attention kernels do): the scores carry f16's relative error of about 5e-4. bf16 K/V are read as
+they are and rounded to f16 as a step's rows go to shared memory (``k_bf16`` / ``v_bf16``). Head sizes up to
 128 (at 256 the staged rows and the output accumulators do not fit the registers and 48 KiB of shared memory).
 """
 
@@ -32,7 +33,7 @@ from functools import cache
 from typing import cast, no_type_check
 
 import coopdsl as cd
-from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec4
+from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec2, vec4
 
 from . import device_caps as caps
 from .attention_mask import mask_f16
@@ -79,18 +80,43 @@ def row_piece(kvbase, first, last, e, DV):
     return (kvbase + min(first + e // DV, last)) * DV + e % DV
 
 
-@cache
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def pair_as_f16(word):
+    """The two bf16 values of a ``u32`` (element 0 in the low half) as two f16 values in one ``u32``, each
+    widened exactly to f32 and then rounded to f16 (past 65504: inf, as an f16 conversion of the cache gives)."""
+    lo = f16(cd.bitcast(word << 16, f32))
+    hi = f16(cd.bitcast(word & 0xFFFF0000, f32))
+    return cd.bitcast(vec2[f16](lo, hi), u32)
+
+
+@cd.func
+@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
+def bf16_as_f16(w):
+    """A ``uvec4`` of 8 bf16 values as 8 f16 values (:func:`pair_as_f16`)."""
+    return vec4[u32](pair_as_f16(w.x), pair_as_f16(w.y), pair_as_f16(w.z), pair_as_f16(w.w))
+
+
 def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = False, window: bool = False,
-           softcap: bool = False) -> cd.Kernel:
+           softcap: bool = False, k_bf16: bool = False, v_bf16: bool = False) -> cd.Kernel:
     """The kernel for head size ``d`` (a multiple of 16 up to :data:`MAX_D`), Q f32 (or f16), an additive mask
     of ``mask`` values ("f16", "f32" or None); ``causal``, ``window`` and ``softcap`` compile those in (their
-    values are push constants, as in :func:`coopdsl.ops.attention_decode.kernel`).
+    values are push constants, as in :func:`coopdsl.ops.attention_decode.kernel`). ``k_bf16`` / ``v_bf16``: K / V
+    hold bf16 values, rounded to f16 as a step's rows are staged in shared memory (what a conversion pass over
+    the cache would give, without that pass).
 
     Grid ``(ceil(R / 16) * chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values
-    each), the mask, ``part`` and ``ml`` (the chunks' O, M and L). Push constants: Skv, Sq, R (query rows per K/V
-    head, at most :data:`MAX_ROWS`), lo (the first visible key), chunk (keys a chunk, a multiple of :data:`STEP`),
-    chunks, scale, cap (soft-cap), off (Skv - Sq), window, mask_stride (mask values between query heads, 0 for one
-    mask)."""
+    each, or bf16), the mask, ``part`` and ``ml`` (the chunks' O, M and L). Push constants: Skv, Sq, R (query rows
+    per K/V head, at most :data:`MAX_ROWS`), lo (the first visible key), chunk (keys a chunk, a multiple of
+    :data:`STEP`), chunks, scale, cap (soft-cap), off (Skv - Sq), window, mask_stride (mask values between query
+    heads, 0 for one mask)."""
+    return _kernel(d, bool(q_f16), mask, bool(causal), bool(window), bool(softcap), bool(k_bf16), bool(v_bf16))
+
+
+@cache
+def _kernel(d: int, q_f16: bool, mask: str | None, causal: bool, window: bool, softcap: bool, k_bf16: bool,
+            v_bf16: bool) -> cd.Kernel:
+    """:func:`kernel` for its arguments as given in full (one kernel object however they were passed)."""
     if d % 16 or not 16 <= d <= MAX_D:
         raise ValueError(f"attention_decode_mma: head size {d}; a multiple of 16 up to {MAX_D}")
     if mask not in MASK_KINDS:
@@ -106,6 +132,7 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
     MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
     m_t = MASK_KINDS[mask] if has_mask else f16
     CAUSAL, WINDOW, SOFTCAP = bool(causal), bool(window), bool(softcap)
+    KB, VB = bool(k_bf16), bool(v_bf16)
     SYNC = ("AcquireRelease", "WorkgroupMemory")
 
     @cd.kernel(workgroup_size=(WG, 1, 1), subgroup_size=32)
@@ -164,8 +191,14 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
             for it in cd.static_range(LOADS):
                 e = t + it * WG
                 at = e // DV * RS + e % DV
-                sk[at] = kr[it]
-                sv[at] = vr[it]
+                if KB:
+                    sk[at] = bf16_as_f16(kr[it])
+                else:
+                    sk[at] = kr[it]
+                if VB:
+                    sv[at] = bf16_as_f16(vr[it])
+                else:
+                    sv[at] = vr[it]
             cd.barrier()
             nxt = base + STEP
             if nxt < c1:                         # the next step's rows, in flight from here
@@ -262,5 +295,6 @@ def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = 
             ml[(pbase + t) * 2] = mt
             ml[(pbase + t) * 2 + 1] = lt
 
-    attention_decode_mma.__name__ = attention_decode_mma.__qualname__ = f"attention_decode_mma_d{d}"
+    kv = "_kbf16" * KB + "_vbf16" * VB
+    attention_decode_mma.__name__ = attention_decode_mma.__qualname__ = f"attention_decode_mma_d{d}{kv}"
     return cast(cd.Kernel, attention_decode_mma)

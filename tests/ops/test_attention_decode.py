@@ -309,6 +309,26 @@ def test_the_f32_kernel_reads_bf16_k_and_v_as_they_are():
     _close(out, FA.reference(q, kb, vb))
 
 
+@needs_interp
+def test_the_mma_kernel_rounds_bf16_k_and_v_as_it_stages_them():
+    """Five or more query rows a K/V head (Qwen2's 7 query heads a K/V head, one token) take the
+    cooperative-matrix kernel, whose products are f16: bf16 K/V are rounded to f16 in the kernel as a step's rows
+    go to shared memory, not by a pass over the whole cache each call, with the result of that pass."""
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((14, 1, 64)).astype(np.float16)
+    k32, v32 = (rng.standard_normal((2, 300, 64)).astype(np.float32) for _ in range(2))
+    kb, vb = ops.to_bf16(k32), ops.to_bf16(v32)
+    kh, vh = ops.from_bf16(kb).astype(np.float16), ops.from_bf16(vb).astype(np.float16)   # (numpy's rounding)
+    want = ops.attention(q, kh, vh, causal=True, device="cpu")
+    for kk, vv, name in ((kb, vb, "_kbf16_vbf16"), (kh, vb, "_vbf16"), (kb, vh, "_kbf16")):
+        with nv2.recording() as launches:
+            out = ops.attention(q, kk, vv, causal=True, device="cpu")
+        assert [kern.name for kern, *_ in launches] == [f"attention_decode_mma_d64{name}",
+                                                        "attention_decode_combine_d64"]
+        assert np.array_equal(out, want)
+    _close(want, FA.reference(q, kb, vb, True))
+
+
 @pytest.mark.parametrize("d, rows, options", [
     (64, 1, {}),
     (128, 4, {"causal": True}),
@@ -338,11 +358,20 @@ def test_every_kernel_validates(d, rows, options):
     (128, {"causal": True, "q_f16": True}),
     (80, {"causal": True, "window": True, "mask": "f16"}),
     (32, {"softcap": True, "mask": "f32"}),
+    (64, {"k_bf16": True, "v_bf16": True}),
+    (128, {"v_bf16": True, "causal": True}),
 ])
 def test_every_mma_kernel_validates(d, options):
     text = compile_checked(ADM.kernel(d, **options), r"OpCooperativeMatrixMulAddKHR", r"OpCooperativeMatrixLoadKHR",
                            r"OpGroupNonUniformShuffleXor", r"OpGroupNonUniformAny ", r"OpFMul %\S+ %\S+ %\S+")
     assert (re.search(r"OpExtInst %\S+ %\S+ Tanh", text) is not None) == bool(options.get("softcap"))
+    # bf16 K/V: each widened to f32 by a shift or a mask, rounded to f16 and packed in pairs into a u32
+    bf16 = bool(options.get("k_bf16") or options.get("v_bf16"))
+    assert bool(re.search(r"OpShiftLeftLogical %uint", text)) == bf16
+    assert bool(re.search(r"OpBitwiseAnd %uint %\S+ %uint_4294901760", text)) == bf16
+    assert bool(re.search(r"OpBitcast %uint %\S+", text)) == bf16
+    assert ADM.kernel(d, **options).name.endswith("_kbf16" * bool(options.get("k_bf16"))
+                                                 + "_vbf16" * bool(options.get("v_bf16")))
     r = ADM.kernel(d, **options).reflect()
     assert r["subgroup_size"] == 32 and tuple(r["workgroup_size"]) == (128, 1, 1)
 
@@ -398,6 +427,17 @@ def test_decoding_on_a_gpu():
     assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_kbf16_vbf16"]
     assert np.array_equal(out.numpy(), ops.attention(dq, dkh, dvh, causal=True).numpy())
     _close(out.numpy()[:2], FA.reference(q[:2], kb[:1], vb[:1]))
+    # ... and by the cooperative-matrix kernel (7 rows a K/V head), rounded to f16 as they are staged
+    q, k, v = _inputs(28, 4, 1, 30000, 128)
+    kb, vb = (ops.to_bf16(np.where(np.abs(x) < 2 ** -14, 0, x).astype(np.float32)) for x in (k, v))
+    kh, vh = (ops.from_bf16(x).astype(np.float16) for x in (kb, vb))
+    dq, dkb, dvb, dkh, dvh = (runtime.array(x, device=dev) for x in (q, kb, vb, kh, vh))
+    with nv2.recording() as launches:
+        out = ops.attention(dq, dkb, dvb, causal=True)
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_mma_d128_kbf16_vbf16",
+                                                    "attention_decode_combine_d128"]
+    assert np.array_equal(out.numpy(), ops.attention(dq, dkh, dvh, causal=True).numpy())
+    _close(out.numpy()[:7], FA.reference(q[:7], kb[:1], vb[:1]))
 
 
 def test_the_benchmark_parses_its_arguments():
