@@ -66,12 +66,13 @@ from typing import Any, cast, no_type_check
 import numpy as np
 
 import coopdsl as cd
-from coopdsl import f16, f32, i32, u32, vec2, vec4
+from coopdsl import f16, f32, i32, u16, u32, vec2, vec4
 
 from . import attention_decode_mma as mma
 from . import attention_nv2 as nv2
 from . import device_caps as caps
 from .attention_mask import mask_f16
+from .bf16_bits import bf16_value
 
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
@@ -163,7 +164,7 @@ def default_fused(d: int, rows: int) -> bool:
 def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: str | None = None,
            causal: bool = False, window: bool = False, softcap: bool = False, fused: bool = True,
            loads: int | None = None, most_rows: int | None = None, split: int | None = None,
-           k_bf16: bool = False, v_bf16: bool = False) -> cd.Kernel:
+           k_bf16: bool = False, v_bf16: bool = False, q_bf16: bool = False) -> cd.Kernel:
     """The decode kernel for head size ``d`` (a multiple of 8 up to 256) and ``rows`` query rows per K/V
     head (1 .. :data:`MAX_ROWS`), Q f32 (or f16), the output f32 (or f16), an additive mask of ``mask``
     ("f16", "f32" or None) values; ``causal``, ``window`` and ``softcap`` compile those in (their values
@@ -177,7 +178,8 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     (:func:`row_groups`).
     ``split``: the lanes that share one key's dot products with Q (each a ``1 / split`` slice of D, for
     ``split`` keys; default :func:`default_split`), so that a slice of Q read from shared memory serves
-    ``split`` keys. ``k_bf16`` / ``v_bf16``: K / V hold bf16 values, read as they are (exactly, as f32).
+    ``split`` keys. ``k_bf16`` / ``v_bf16`` / ``q_bf16``: K / V / Q hold bf16 values, read as they are (exactly,
+    as f32; a bf16 Q wins over ``q_f16``).
 
     Grid ``(chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 or bf16 values each), the
     mask, ``part`` (``vec4`` f32: per (K/V head, chunk) R x D/4 values, each row's pieces of 8 columns as
@@ -185,13 +187,13 @@ def kernel(d: int, rows: int, q_f16: bool = False, out_f16: bool = False, mask: 
     K/V head, zero between launches), ``o`` (the output). With ``direct`` (one chunk) the workgroup writes
     the output itself."""
     return _kernel(d, rows, bool(q_f16), bool(out_f16), mask, bool(causal), bool(window), bool(softcap), bool(fused),
-                   loads, most_rows, split, bool(k_bf16), bool(v_bf16))
+                   loads, most_rows, split, bool(k_bf16), bool(v_bf16), bool(q_bf16))
 
 
 @cache
 def _kernel(d: int, rows: int, q_f16: bool, out_f16: bool, mask: str | None, causal: bool, window: bool,
             softcap: bool, fused: bool, loads: int | None, most_rows: int | None, split: int | None, k_bf16: bool,
-            v_bf16: bool) -> cd.Kernel:
+            v_bf16: bool, q_bf16: bool) -> cd.Kernel:
     """:func:`kernel` for its arguments as given in full (one kernel object however they were passed)."""
     if d % 8 or not 8 <= d <= 256:
         raise ValueError(f"attention_decode: head size {d}; a multiple of 8 up to 256")
@@ -211,7 +213,8 @@ def _kernel(d: int, rows: int, q_f16: bool, out_f16: bool, mask: str | None, cau
     NCS = max(1, WG // (R * DQ))     # fused combine: sets of chunks (invocations per output vec4)
     CPT = -(-(R * DQ) // WG)         # ... output vec4 an invocation
     U1, U2 = max(4, 32 // CPT), max(2, 16 // CPT)  # ... chunks it reads at once (maxima, then O and L)
-    q_t = f16 if q_f16 else f32
+    QB = bool(q_bf16)
+    q_t = u16 if QB else f16 if q_f16 else f32
     out_t = f16 if out_f16 else f32
     has_mask = mask is not None
     MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
@@ -260,7 +263,11 @@ def _kernel(d: int, rows: int, q_f16: bool, out_f16: bool, mask: str | None, cau
                 at = e
                 if SPL > 1:
                     at = r * QROW + (w // QV) * QQ + w % QV
-                qs[at] = vec4[f32](f32(q[qb]), f32(q[qb + 2]), f32(q[qb + 4]), f32(q[qb + 6])) * scale
+                if QB:
+                    qs[at] = vec4[f32](bf16_value(q[qb]), bf16_value(q[qb + 2]), bf16_value(q[qb + 4]),
+                                       bf16_value(q[qb + 6])) * scale
+                else:
+                    qs[at] = vec4[f32](f32(q[qb]), f32(q[qb + 2]), f32(q[qb + 4]), f32(q[qb + 6])) * scale
         # this subgroup's rows (a row past R repeats row R - 1 and is not stored): Q's place, the last key the row
         # sees (causal), its first (window), where its mask row starts
         qrow = []
@@ -541,7 +548,7 @@ def _kernel(d: int, rows: int, q_f16: bool, out_f16: bool, mask: str | None, cau
                 if t == 0:
                     cnt[kvh] = 0                # ready for the next launch
 
-    kv = "_kbf16" * KB + "_vbf16" * VB
+    kv = "_qbf16" * QB + "_kbf16" * KB + "_vbf16" * VB
     attention_decode.__name__ = attention_decode.__qualname__ = f"attention_decode_d{d}_r{R}{kv}"
     return cast(cd.Kernel, attention_decode)
 
@@ -738,8 +745,8 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
          fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
          how: str | None = None, split: int | None = None) -> list[Launch]:
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked arguments (as
-    :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``; a bf16 Q is converted to f32 while planning
-    (bf16 K/V are read as they are). ``how``: "lanes" (:func:`kernel`) or "mma"
+    :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``, reading Q, K and V as they are (bf16 ones
+    too). ``how``: "lanes" (:func:`kernel`) or "mma"
     (:mod:`coopdsl.ops.attention_decode_mma`, then :func:`combine_kernel`), or "lanes" with a knob (:func:`variant`:
     ``"lanes:split2"``; an explicit ``split``, ``loads`` or ``fused`` wins); default :func:`default_how`.
     ``chunks``: the chunks per K/V head (default :func:`default_chunks`); ``fused=False`` combines them with
@@ -757,16 +764,11 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         raise ValueError(f"attention_decode: the cooperative-matrix decode kernel takes D a multiple of 16 up to "
                          f"{mma.MAX_D} and at most {mma.MAX_ROWS} rows per K/V head; got D {d}, {rows} rows")
     ldev = nv2.launch_device(dev)
-    # Q as it is when f16 or f32 (bf16: to f32), K/V f16
+    # Q as it is (f16, f32 or bf16); bf16 K/V read as they are (the f32 kernel widens them, the
+    # cooperative-matrix one rounds them to f16), f32 ones converted to f16
     qk = nv2.kind_of(q)
-    if qk == "bf16":
-        qd = nv2.as_kind(q, "f32", hq * sq * d, dev, "q")
-        qk = "f32"
-    elif isinstance(q, np.ndarray):
-        qd = nv2.upload(np.ascontiguousarray(q), dev)
-    else:
-        qd = q
-    # bf16 K/V: read as they are (the f32 kernel widens them, the cooperative-matrix one rounds them to f16)
+    qd = nv2.upload(np.ascontiguousarray(q), dev) if isinstance(q, np.ndarray) else q
+    q_bf16 = qk == "bf16"
     k_bf16, v_bf16 = (nv2.kind_of(x) == "bf16" for x in (k, v))
     kh = kv_words(k, dev) if k_bf16 else nv2.as_kind(k, "f16", hkv * skv * d, dev, "k")
     vh = kv_words(v, dev) if v_bf16 else nv2.as_kind(v, "f16", hkv * skv * d, dev, "v")
@@ -795,7 +797,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         part = ml = unused.as_(np.float32)
     if softcap:
         scale = float(np.float32(scale) / np.float32(softcap))
-    q_view = nv2.view(qd, np.float16 if qk == "f16" else np.float32)
+    q_view = nv2.view(qd, {"f16": np.float16, "f32": np.float32, "bf16": np.uint16}[qk])
     k4, v4, part4 = nv2.view(kh, np.uint32), nv2.view(vh, np.uint32), part
     if isinstance(k4, np.ndarray):   # (numpy: uvec4 buffers take (n, 4) arrays)
         k4, v4, part4 = k4.reshape(-1, 4), v4.reshape(-1, 4), part.reshape(-1, 4)
@@ -806,7 +808,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     kw = {"device": ldev}
     if how == "mma":
         tiles = -(-rows // 16)   # (a chunk's row tiles are neighbours in the grid: they read its K/V together)
-        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap), k_bf16, v_bf16),
+        return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap), k_bf16, v_bf16, q_bf16),
                  (tiles * n, hkv, 1),
                  (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
                   skv - sq, int(window), mstride), kw),
@@ -814,7 +816,7 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if fused is None:
         fused = default_fused(d, rows)
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
-                  most_rows, split, k_bf16, v_bf16)
+                  most_rows, split, k_bf16, v_bf16, q_bf16)
     cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     launches: list[Launch] = [
         (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),

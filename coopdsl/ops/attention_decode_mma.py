@@ -33,10 +33,11 @@ from functools import cache
 from typing import cast, no_type_check
 
 import coopdsl as cd
-from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u32, vec2, vec4
+from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, i32, u16, u32, vec4
 
 from . import device_caps as caps
 from .attention_mask import mask_f16
+from .bf16_bits import bf16_as_f16, bf16_value
 
 WG = 128            # four subgroups of 32
 SUBGROUPS = WG // 32
@@ -80,42 +81,27 @@ def row_piece(kvbase, first, last, e, DV):
     return (kvbase + min(first + e // DV, last)) * DV + e % DV
 
 
-@cd.func
-@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
-def pair_as_f16(word):
-    """The two bf16 values of a ``u32`` (element 0 in the low half) as two f16 values in one ``u32``, each
-    widened exactly to f32 and then rounded to f16 (past 65504: inf, as an f16 conversion of the cache gives)."""
-    lo = f16(cd.bitcast(word << 16, f32))
-    hi = f16(cd.bitcast(word & 0xFFFF0000, f32))
-    return cd.bitcast(vec2[f16](lo, hi), u32)
-
-
-@cd.func
-@no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
-def bf16_as_f16(w):
-    """A ``uvec4`` of 8 bf16 values as 8 f16 values (:func:`pair_as_f16`)."""
-    return vec4[u32](pair_as_f16(w.x), pair_as_f16(w.y), pair_as_f16(w.z), pair_as_f16(w.w))
-
-
 def kernel(d: int, q_f16: bool = False, mask: str | None = None, causal: bool = False, window: bool = False,
-           softcap: bool = False, k_bf16: bool = False, v_bf16: bool = False) -> cd.Kernel:
+           softcap: bool = False, k_bf16: bool = False, v_bf16: bool = False, q_bf16: bool = False) -> cd.Kernel:
     """The kernel for head size ``d`` (a multiple of 16 up to :data:`MAX_D`), Q f32 (or f16), an additive mask
     of ``mask`` values ("f16", "f32" or None); ``causal``, ``window`` and ``softcap`` compile those in (their
     values are push constants, as in :func:`coopdsl.ops.attention_decode.kernel`). ``k_bf16`` / ``v_bf16``: K / V
     hold bf16 values, rounded to f16 as a step's rows are staged in shared memory (what a conversion pass over
-    the cache would give, without that pass).
+    the cache would give, without that pass); ``q_bf16``: Q holds bf16 values (bit patterns, ``u16``), widened
+    exactly (it wins over ``q_f16``).
 
     Grid ``(ceil(R / 16) * chunks, Hkv, 1)``. Bindings: q (Hq Sq D values), k and v (``uvec4``: 8 f16 values
     each, or bf16), the mask, ``part`` and ``ml`` (the chunks' O, M and L). Push constants: Skv, Sq, R (query rows
     per K/V head, at most :data:`MAX_ROWS`), lo (the first visible key), chunk (keys a chunk, a multiple of
     :data:`STEP`), chunks, scale, cap (soft-cap), off (Skv - Sq), window, mask_stride (mask values between query
     heads, 0 for one mask)."""
-    return _kernel(d, bool(q_f16), mask, bool(causal), bool(window), bool(softcap), bool(k_bf16), bool(v_bf16))
+    return _kernel(d, bool(q_f16), mask, bool(causal), bool(window), bool(softcap), bool(k_bf16), bool(v_bf16),
+                   bool(q_bf16))
 
 
 @cache
 def _kernel(d: int, q_f16: bool, mask: str | None, causal: bool, window: bool, softcap: bool, k_bf16: bool,
-            v_bf16: bool) -> cd.Kernel:
+            v_bf16: bool, q_bf16: bool) -> cd.Kernel:
     """:func:`kernel` for its arguments as given in full (one kernel object however they were passed)."""
     if d % 16 or not 16 <= d <= MAX_D:
         raise ValueError(f"attention_decode_mma: head size {d}; a multiple of 16 up to {MAX_D}")
@@ -127,7 +113,8 @@ def _kernel(d: int, q_f16: bool, mask: str | None, causal: bool, window: bool, s
     RS = DV + 1                      # uvec4 a row of the shared K/V tiles (16 bytes of padding: no bank conflicts)
     LOADS = STEP * DV // WG          # uvec4 of K (and of V) an invocation copies a step
     SLOT = 16 * DQ                   # uvec4 of one subgroup's 16 x D f32 output
-    q_t = f16 if q_f16 else f32
+    QB = bool(q_bf16)
+    q_t = u16 if QB else f16 if q_f16 else f32
     has_mask = mask is not None
     MASK16 = mask == "f16"                      # (a compile-time bool: kernels compare no strings)
     m_t = MASK_KINDS[mask] if has_mask else f16
@@ -169,7 +156,10 @@ def _kernel(d: int, q_f16: bool, mask: str | None, causal: bool, window: bool, s
         for e in cd.range(t, 16 * d, WG):
             val = f16(0.0)
             if e < RT * d:
-                val = f16(f32(q[row0 * d + e]) * scale)
+                if QB:
+                    val = f16(bf16_value(q[row0 * d + e]) * scale)
+                else:
+                    val = f16(f32(q[row0 * d + e]) * scale)
             sq[e] = val
         cd.barrier()
         qa = [MatA[f16, 16, 16].load(sq, 16 * i, stride=d) for i in cd.static_range(ND)]
@@ -295,6 +285,6 @@ def _kernel(d: int, q_f16: bool, mask: str | None, causal: bool, window: bool, s
             ml[(pbase + t) * 2] = mt
             ml[(pbase + t) * 2 + 1] = lt
 
-    kv = "_kbf16" * KB + "_vbf16" * VB
+    kv = "_qbf16" * QB + "_kbf16" * KB + "_vbf16" * VB
     attention_decode_mma.__name__ = attention_decode_mma.__qualname__ = f"attention_decode_mma_d{d}{kv}"
     return cast(cd.Kernel, attention_decode_mma)

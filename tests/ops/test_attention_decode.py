@@ -188,14 +188,18 @@ def test_q_f32_and_bf16_inputs():
     qb, kb, vb = ops.to_bf16(q32), ops.to_bf16(k32), ops.to_bf16(v32)
     with nv2.recording() as launches:
         out = ops.attention(qb, kb, vb, causal=True, device="cpu")
-    assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_kbf16_vbf16"]   # (numpy: on the host)
-    _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values, K/V read as they are
+    # Q, K and V read as they are, widened exactly: no conversion launch, and Q's bf16 values given as f32 give
+    # the same result bit for bit
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_qbf16_kbf16_vbf16"]
+    assert np.array_equal(out, ops.attention(ops.from_bf16(qb), kb, vb, causal=True, device="cpu"))
+    _close(out, FA.reference(qb, kb, vb, True))   # the bf16 values
     # ... and through the cooperative-matrix kernel (8 rows a K/V head: 4 heads of 2 query rows)
     qb8 = ops.to_bf16(rng.standard_normal((8, 2, 64)).astype(np.float32))
     with nv2.recording() as launches:
         out = ops.attention(qb8, kb, vb, causal=True, window=100, device="cpu")
-    assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches][-2:] == ["attention_decode_mma",
-                                                                             "attention_decode_combine"]
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_mma_d64_qbf16_kbf16_vbf16",
+                                                    "attention_decode_combine_d64"]
+    assert np.array_equal(out, ops.attention(ops.from_bf16(qb8), kb, vb, causal=True, window=100, device="cpu"))
     _close(out, FA.reference(qb8, kb, vb, True, window=100))
 
 
@@ -338,15 +342,18 @@ def test_the_mma_kernel_rounds_bf16_k_and_v_as_it_stages_them():
     (128, 2, {"loads": 2, "causal": True}),
     (64, 4, {"k_bf16": True, "v_bf16": True}),
     (128, 1, {"v_bf16": True, "loads": 2}),
+    (96, 2, {"q_bf16": True, "causal": True}),
 ])
 def test_every_kernel_validates(d, rows, options):
     text = compile_checked(AD.kernel(d, rows, **options), r"OpGroupNonUniformShuffle ", r"OpGroupNonUniformFMax",
                            absent=("OpCooperativeMatrix",))
     assert ("OpAtomicIAdd" in text) == options.get("fused", True)
     bf16 = options.get("k_bf16") or options.get("v_bf16")   # (a bf16 is widened by a shift or a mask, no FConvert)
-    assert bool(re.search(r"OpShiftLeftLogical %uint", text)) == bool(bf16)
+    assert bool(re.search(r"OpShiftLeftLogical %uint", text)) == bool(bf16 or options.get("q_bf16"))
     assert bool(re.search(r"OpBitwiseAnd %uint %\S+ %uint_4294901760", text)) == bool(bf16)
     assert ("OpBitcast %v2half" in text) == (not (options.get("k_bf16") and options.get("v_bf16")))
+    # a bf16 Q: u16 elements, each widened (OpUConvert to u32, shifted, bitcast to f32)
+    assert bool(re.search(r"OpUConvert %uint %\S+", text)) == bool(options.get("q_bf16"))
     for out_f16 in (False, True):
         compile_checked(AD.combine_kernel(d, rows, out_f16), absent=("OpCooperativeMatrix",))
     r = AD.kernel(d, rows, **options).reflect()
@@ -360,6 +367,7 @@ def test_every_kernel_validates(d, rows, options):
     (32, {"softcap": True, "mask": "f32"}),
     (64, {"k_bf16": True, "v_bf16": True}),
     (128, {"v_bf16": True, "causal": True}),
+    (64, {"q_bf16": True, "k_bf16": True}),
 ])
 def test_every_mma_kernel_validates(d, options):
     text = compile_checked(ADM.kernel(d, **options), r"OpCooperativeMatrixMulAddKHR", r"OpCooperativeMatrixLoadKHR",
@@ -370,7 +378,9 @@ def test_every_mma_kernel_validates(d, options):
     assert bool(re.search(r"OpShiftLeftLogical %uint", text)) == bf16
     assert bool(re.search(r"OpBitwiseAnd %uint %\S+ %uint_4294901760", text)) == bf16
     assert bool(re.search(r"OpBitcast %uint %\S+", text)) == bf16
-    assert ADM.kernel(d, **options).name.endswith("_kbf16" * bool(options.get("k_bf16"))
+    assert bool(re.search(r"OpUConvert %uint %\S+", text)) == bool(options.get("q_bf16"))   # (a bf16 Q's u16)
+    assert ADM.kernel(d, **options).name.endswith("_qbf16" * bool(options.get("q_bf16"))
+                                                 + "_kbf16" * bool(options.get("k_bf16"))
                                                  + "_vbf16" * bool(options.get("v_bf16")))
     r = ADM.kernel(d, **options).reflect()
     assert r["subgroup_size"] == 32 and tuple(r["workgroup_size"]) == (128, 1, 1)
@@ -427,6 +437,13 @@ def test_decoding_on_a_gpu():
     assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_kbf16_vbf16"]
     assert np.array_equal(out.numpy(), ops.attention(dq, dkh, dvh, causal=True).numpy())
     _close(out.numpy()[:2], FA.reference(q[:2], kb[:1], vb[:1]))
+    # a resident bf16 Q too: one launch, and the result of its values given as f32
+    qb = ops.to_bf16(q.astype(np.float32))
+    dqb, dq32 = runtime.array(qb, device=dev), runtime.array(ops.from_bf16(qb), device=dev)
+    with nv2.recording() as launches:
+        out = ops.attention(dqb, dkb, dvb, causal=True)
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_d64_r4_qbf16_kbf16_vbf16"]
+    assert np.array_equal(out.numpy(), ops.attention(dq32, dkb, dvb, causal=True).numpy())
     # ... and by the cooperative-matrix kernel (7 rows a K/V head), rounded to f16 as they are staged
     q, k, v = _inputs(28, 4, 1, 30000, 128)
     kb, vb = (ops.to_bf16(np.where(np.abs(x) < 2 ** -14, 0, x).astype(np.float32)) for x in (k, v))
@@ -438,6 +455,13 @@ def test_decoding_on_a_gpu():
                                                     "attention_decode_combine_d128"]
     assert np.array_equal(out.numpy(), ops.attention(dq, dkh, dvh, causal=True).numpy())
     _close(out.numpy()[:7], FA.reference(q[:7], kb[:1], vb[:1]))
+    qb = ops.to_bf16(q.astype(np.float32))
+    dqb, dq32 = runtime.array(qb, device=dev), runtime.array(ops.from_bf16(qb), device=dev)
+    with nv2.recording() as launches:
+        out = ops.attention(dqb, dkb, dvb, causal=True)
+    assert [kern.name for kern, *_ in launches] == ["attention_decode_mma_d128_qbf16_kbf16_vbf16",
+                                                    "attention_decode_combine_d128"]
+    assert np.array_equal(out.numpy(), ops.attention(dq32, dkb, dvb, causal=True).numpy())
 
 
 def test_the_benchmark_parses_its_arguments():
