@@ -17,6 +17,7 @@ from coopdsl.ops import device_caps as caps
 from coopdsl.ops import fa_mask_opt, fa_reduce, flash_attention
 from coopdsl.ops import ggml_host as host
 from coopdsl.spirv import tools
+from tests.conftest import compile_checked
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("coopdsl.interp") is None,
                                 reason="the CPU interpreter (coopdsl.interp) is not installed")
@@ -281,6 +282,10 @@ def test_helper_kernels_validate():
                                                        ("f32", "f16"))]
     for k in kernels:
         assert tools.validation_message(k.compile(), "vulkan1.3") is None
+    # bf16 to f16 8 values an invocation: 16-byte loads and stores, each pair widened, rounded and packed
+    text = compile_checked(nv2.bf16_f16_kernel(), r"OpLoad %v4uint", r"OpStore %\S+ %\S+", r"OpShiftLeftLogical %uint",
+                           r"OpBitwiseAnd %uint %\S+ %uint_4294901760", r"OpFConvert %half", r"OpBitcast %uint %\S+")
+    assert "OpTypeInt 16" not in text
 
 
 def test_conversions_and_mask_building():
@@ -291,8 +296,14 @@ def test_conversions_and_mask_building():
     got = nv2.convert(bits, "bf16", "f32", x.size, "cpu")
     np.testing.assert_array_equal(got, ops.from_bf16(bits))
     with np.errstate(over="ignore"):
-        np.testing.assert_array_equal(nv2.convert(bits, "bf16", "f16", x.size, "cpu"),
-                                      ops.from_bf16(bits).astype(np.float16))
+        with nv2.recording() as launches:
+            np.testing.assert_array_equal(nv2.convert(bits, "bf16", "f16", x.size, "cpu"),
+                                          ops.from_bf16(bits).astype(np.float16))
+        assert [k.name for k, *_ in launches] == ["convert_bf16_f16_x8"]   # (1000 values: 8 an invocation)
+        with nv2.recording() as launches:
+            np.testing.assert_array_equal(nv2.convert(bits[:999], "bf16", "f16", 999, "cpu"),
+                                          ops.from_bf16(bits[:999]).astype(np.float16))
+        assert [k.name for k, *_ in launches] == ["convert"]
         np.testing.assert_array_equal(nv2.convert(x, "f32", "f16", x.size, "cpu"), x.astype(np.float16))
     with np.errstate(over="ignore"):
         h = x.astype(np.float16)
