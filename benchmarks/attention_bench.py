@@ -10,7 +10,8 @@ Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), 
 query row, Skv = 16384 and 131072, D = 128; then more decoding (rows 8 on): 4 query rows on the same
 heads (16 rows per K/V head), 32 heads without grouping, D = 64 and 256, 2 and 3 query rows (8 and 12 rows
 per K/V head), 3 query rows of 16 heads on 8 (6 rows), 5 and 3 rows of 64 heads on 8 (Llama-3-70B), and one
-token of 28 heads on 4 (Qwen2-7B: 7 rows). TFLOP/s counts 4 H Sq Skv D
+token of 28 heads on 4 (Qwen2-7B: 7 rows); then 64 to 128 rows a K/V head (Falcon-7B's 71 heads on one, 5 tokens of
+Llama-3.1-405B's 128 on 8, chunks of 24 to 128 tokens of a long prompt, a 100-token prompt). TFLOP/s counts 4 H Sq Skv D
 flops (half of it for causal prefill); decoding also shows the K/V bytes read per second and their ratio
 to a copy kernel's bandwidth (16-byte loads and stores over as many bytes as K and V hold: read + write
 bytes per second).
@@ -97,6 +98,12 @@ SHAPES = [
     ("decode 5 rows GQA 8", 64, 8, 5, 70000, 128, True),
     ("decode 3 rows GQA 8", 64, 8, 3, 70000, 128, True),
     ("decode GQA 7", 28, 4, 1, 32768, 128, True),
+    ("decode MQA 71", 71, 1, 1, 16384, 64, True),
+    ("decode 5 rows GQA 16", 128, 8, 5, 16384, 128, True),
+    ("chunk 128 rows", 32, 32, 128, 32768, 128, True),
+    ("chunk 24 rows GQA 4", 32, 8, 24, 32768, 128, True),
+    ("prompt 100 rows", 12, 12, 100, 100, 64, True),
+    ("chunk 64 rows", 32, 32, 64, 32768, 128, True),
 ]
 
 

@@ -631,12 +631,33 @@ def rows_per_head(dims: tuple[int, int, int, int, int]) -> int:
     return hq // hkv * sq
 
 
+# past MAX_ROWS rows a K/V head the cooperative-matrix kernel runs by default while its passes over the keys (one
+# per K/V head and 16-row tile) are at most this many times the prefill kernel's (one per query head and 64 of its
+# rows).  H200, `benchmarks/attention_bench.py --decode-impls nv2,decode --shapes 32,33,34,35,36,37`
+# (benchmarks/results/attention-decode-many-rows-h200-2026-11-29.md), us of the two kernels, decode against ggml's:
+# 71 heads on 1, one token, 16384 keys (5 passes against 71): 22 against 213; 5 tokens of 128 heads on 8 (40 against
+# 128): 105 against 641; 24 tokens of 32 heads on 8, 32768 keys (48 against 32): 210 against 348; 64 tokens of
+# 32 heads on 32 (128 against 32): 490 against 225; 128 tokens (256 against 64): 960 against 408
+PASSES_OVER_PREFILL = 2
+
+
+def matrices_beat_prefill(dims: tuple[int, int, int, int, int]) -> bool:
+    """Whether, past :data:`MAX_ROWS` query rows per K/V head, ``ops.attention`` prefers the cooperative-matrix
+    decode kernel to the prefill kernels for ``dims`` = (Hq, Sq, D, Hkv, Skv): its passes over the keys, Hkv x
+    ceil(rows / 16), at most :data:`PASSES_OVER_PREFILL` times the prefill kernel's, Hq x ceil(Sq / 64). Grouped
+    heads with few new tokens (speculative decoding) take it; a chunk of a long prompt without grouping does not."""
+    hq, sq, _, hkv, _ = dims
+    return hkv * -(-rows_per_head(dims) // 16) <= PASSES_OVER_PREFILL * hq * -(-sq // 64)
+
+
 def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
     """Whether ``ops.attention`` runs this module's kernel for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``
     by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding; to
     :data:`coopdsl.ops.attention_decode_mma.MAX_ROWS` with D up to its ``MAX_D`` where the device offers its
-    cooperative matrices), on the interpreter or on a device that runs subgroups of 32."""
-    if rows_per_head(dims) < 1 or not hows(dims, dev):
+    cooperative matrices and :func:`matrices_beat_prefill`), on the interpreter or on a device that runs
+    subgroups of 32."""
+    rows = rows_per_head(dims)
+    if rows < 1 or not hows(dims, dev) or (rows > MAX_ROWS and not matrices_beat_prefill(dims)):
         return False
     if isinstance(dev, str):
         return True

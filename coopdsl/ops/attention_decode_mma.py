@@ -1,4 +1,4 @@
-"""Flash-decoding on cooperative matrices, for 5 to 64 query rows per K/V head.
+"""Flash-decoding on cooperative matrices, for 5 to 128 query rows per K/V head.
 
 :mod:`coopdsl.ops.attention_decode`'s kernel scores one key a lane in f32 against every query row, so its
 arithmetic grows with the rows a K/V head serves (``R = (Hq / Hkv) * Sq``): at 16 rows (four tokens of four
@@ -46,8 +46,8 @@ MIN_ROWS = 5        # the fewest query rows per K/V head this kernel runs for by
                     # benchmarks/attention_bench.py --decode-hows lanes,mma: 8 rows at 65536 keys 106 us against 137
                     # with attention_decode.kernel, 6 rows at 32768 keys 61 against 73, 4 rows at 16384 keys 37
                     # against 34 (D 64: 41 against 35); 5, between them, was not timed alone)
-MAX_ROWS = 64       # the most query rows per K/V head: four row tiles (Llama-3-70B's 8 query heads a K/V head,
-                    # 8 tokens)
+MAX_ROWS = 128      # the most query rows per K/V head: eight row tiles (Llama-3.1-405B's 16 query heads a K/V
+                    # head, 8 tokens; Falcon-7B's 71 query heads on one K/V head, one token)
 MAX_D = 128
 NEG = -1.0e30       # the running max's start (finite: exp(NEG - m) is 0 for any score m)
 NEG_INF = float("-inf")

@@ -239,10 +239,11 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       autotune cache; later calls (with or without ``tune``) use the cached choice
       (:mod:`coopdsl.ops.attention_tune`, ``docs/autotune.md``).
 
-    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``; 64 with cooperative matrices) runs the
+    Decoding (at most 16 query rows per K/V head, ``(Hq / Hkv) * Sq``; to 128 with cooperative matrices where
+    :func:`coopdsl.ops.attention_decode.matrices_beat_prefill`) runs the
     flash-decoding kernels of :mod:`coopdsl.ops.attention_decode` on any device with subgroups of 32 and on the
     interpreter (``acc`` does not apply; ``tune`` times their chunk counts): to 4 rows lane = key in f32 arithmetic
-    throughout; from 5 rows (to 64) and D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative
+    throughout; from 5 rows (to 128) and D up to 128, where the device has 16 x 16 x 16 f16 -> f32 cooperative
     matrices, :mod:`coopdsl.ops.attention_decode_mma`'s products on them, 16 rows a workgroup (Q scaled and rounded
     to f16 as in ggml's kernel, f32 sums and softmax). Otherwise, on a device with
     VK_NV_cooperative_matrix2 and on the interpreter, ggml's flash-attention kernel runs (with ggml's split_k
@@ -448,9 +449,10 @@ SOFTCAP_Q_SCALE_MAX = 2048.0
 
 def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:
     """The kernel :func:`attention` runs by default for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev`` (a runtime
-    Device or "cpu"): "decode" (:mod:`coopdsl.ops.attention_decode`) for at most 16 query rows per K/V head
-    (decoding), else "nv2" (ggml's kernel) on the interpreter and on devices with VK_NV_cooperative_matrix2,
-    "khr" elsewhere."""
+    Device or "cpu"): "decode" (:mod:`coopdsl.ops.attention_decode`) where
+    :func:`coopdsl.ops.attention_decode.takes` (decoding: at most 16 query rows per K/V head, or up to 128 of grouped
+    heads on cooperative matrices), else "nv2" (ggml's kernel) on the interpreter and on devices with
+    VK_NV_cooperative_matrix2, "khr" elsewhere."""
     if attention_decode.takes(dims, dev):
         return "decode"
     return "nv2" if isinstance(dev, str) or caps.has_nv2(dev) else "khr"

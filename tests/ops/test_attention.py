@@ -401,9 +401,9 @@ def test_errors():
     fails(ValueError, r"out must be C-contiguous", q, k, v, out=np.zeros((4, 64, 8), np.float32).transpose(0, 2, 1))
     fails(ValueError, r"acc must be 'f32' or 'f16', got 'bf16'", q, k, v, acc="bf16")
     fails(ValueError, r"impl must be None, 'nv2', 'khr' or 'decode', got 'fast'", q, k, v, impl="fast")
-    fails(ValueError, r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) \* Sq\), or 64 on "
-                      r"a device with 16 x 16 x 16 f16 cooperative matrices and D a multiple of 16 up to 128; got 80 "
-                      r"rows, D 64", *_inputs(8, 1, 10, 16, 64), impl="decode")
+    fails(ValueError, r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) \* Sq\), or 128 on "
+                      r"a device with 16 x 16 x 16 f16 cooperative matrices and D a multiple of 16 up to 128; got 136 "
+                      r"rows, D 64", *_inputs(8, 1, 17, 32, 64), impl="decode")
     with pytest.raises(TypeError, match=r"device must be None, 'cpu' or a coopdsl.runtime.Device, got int 3"):
         ops.attention(q, k, v, device=3)
 

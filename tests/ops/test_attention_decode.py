@@ -143,8 +143,8 @@ def test_mma_steps_at_the_ends_of_the_keys():
 
 
 def test_mma_takes_and_errors():
-    assert ADM.takes(128, 16) and ADM.takes(80, 1) and ADM.takes(16, 9) and ADM.takes(128, 17) and ADM.takes(64, 64)
-    assert not ADM.takes(72, 16) and not ADM.takes(128, 65) and not ADM.takes(256, 16)
+    assert ADM.takes(128, 16) and ADM.takes(80, 1) and ADM.takes(16, 9) and ADM.takes(128, 17) and ADM.takes(64, 128)
+    assert not ADM.takes(72, 16) and not ADM.takes(128, 129) and not ADM.takes(256, 16)
     with pytest.raises(ValueError, match="head size 72; a multiple of 16 up to 128"):
         ADM.kernel(72)
     with pytest.raises(ValueError, match="head size 256; a multiple of 16 up to 128"):
@@ -153,7 +153,7 @@ def test_mma_takes_and_errors():
         ADM.kernel(64, mask="bf16")
     q, k, v = _inputs(4, 1, 4, 10, 256)
     out = np.zeros(q.shape, np.float32)
-    with pytest.raises(ValueError, match="takes D a multiple of 16 up to 128 and at most 64 rows per K/V head; "
+    with pytest.raises(ValueError, match="takes D a multiple of 16 up to 128 and at most 128 rows per K/V head; "
                                          "got D 256, 16 rows"):
         AD.run(q, k, v, (4, 4, 256, 1, 10), causal=False, mask=None, window=0, scale=0.125, softcap=0.0,
                out_dtype=np.float32, out=out, dev="cpu", how="mma")
@@ -209,7 +209,8 @@ def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     assert FA.default_impl((32, 4, 128, 8, 16384), "cpu") == "decode"       # 16
     assert FA.default_impl((32, 5, 128, 8, 16384), "cpu") == "decode"       # 20: cooperative matrices
     assert FA.default_impl((32, 16, 128, 8, 16384), "cpu") == "decode"      # 64
-    assert FA.default_impl((32, 17, 128, 8, 16384), "cpu") == "nv2"         # 68: prefill
+    assert FA.default_impl((32, 17, 128, 8, 16384), "cpu") == "decode"      # 68: 40 passes over the keys, 32
+    assert FA.default_impl((32, 33, 128, 8, 16384), "cpu") == "nv2"         # 132: prefill
     assert FA.default_impl((8, 20, 256, 8, 16384), "cpu") == "nv2"          # 20 rows of D 256: prefill
     assert FA.default_impl((8, 80, 64, 8, 80), "cpu") == "nv2"
     q, k, v = _inputs(8, 2, 1, 300, 64)                                        # 4 rows a K/V head: lanes
@@ -221,16 +222,16 @@ def test_ops_attention_picks_the_decode_kernel_for_decoding_only():
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")         # forcing ggml's kernel still works
     assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
-    q, k, v = _inputs(2, 2, 70, 80, 64)                                       # prefill: 70 rows per K/V head
+    q, k, v = _inputs(2, 2, 70, 80, 64)                       # prefill: 70 rows per K/V head, no grouped heads
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu")
     assert "flash_attn_cm2" in [kern.name for kern, *_ in launches]
     with nv2.recording() as launches:                                         # ... unless forced (16 rows:
         out = ops.attention(q[:1, :16], k[:1], v[:1], causal=True, device="cpu", impl="decode")  # matrices)
     with pytest.raises(ValueError, match=r"impl='decode' takes at most 16 query rows per K/V head \(\(Hq / Hkv\) "
-                                         r"\* Sq\), or 64 on a device with 16 x 16 x 16 f16 cooperative matrices "
-                                         r"and D a multiple of 16 up to 128; got 70 rows, D 64"):
-        ops.attention(q, k, v, causal=True, device="cpu", impl="decode")
+                                         r"\* Sq\), or 128 on a device with 16 x 16 x 16 f16 cooperative matrices "
+                                         r"and D a multiple of 16 up to 128; got 140 rows, D 64"):
+        ops.attention(*_inputs(2, 1, 70, 80, 64), causal=True, device="cpu", impl="decode")
     assert [kern.name.rsplit("_d", 1)[0] for kern, *_ in launches] == ["attention_decode_mma",
                                                                        "attention_decode_combine"]
     _close(out, FA.reference(q[:1, :16], k[:1], v[:1], True))
@@ -543,7 +544,7 @@ def test_a_device_that_runs_no_kernel_is_told_what_each_needs(sq, device):
     q = runtime.array(np.zeros((2, sq, 64), np.float16), device=device)
     k = runtime.array(np.zeros((2, 300, 64), np.float16), device=device)
     want = (r"needs? subgroups of 32 \(it runs \d+( to \d+)?\)" if sq == 1 else
-            r"the decode kernels take at most 16 query rows a K/V head, or 64 on 16 x 16 x 16 f16 cooperative "
+            r"the decode kernels take at most 16 query rows a K/V head, or 128 on 16 x 16 x 16 f16 cooperative "
             r"matrices \(this call has 40\)")
     with pytest.raises(DeviceFeatureError, match=rf"attention: .* runs none of ops.attention's kernels: .*{want}, "
                                                  r"ggml's flash_attn_cm2 needs VK_NV_cooperative_matrix2, and the "
@@ -604,7 +605,28 @@ MANY_ROWS = {
     "21_rows_window_mask": (28, 4, 3, 250, 32, {"window": 100, "mask": (28, 3, 250)}),
     "64_rows_softcap": (16, 2, 8, 200, 16, {"causal": True, "softcap": 3.0}),  # 4 whole tiles
     "17_rows_f16_out": (1, 1, 17, 150, 128, {"causal": True, "out_dtype": np.float16}),
+    "71_rows_one_kv_head": (71, 1, 1, 200, 64, {"causal": True}),             # Falcon-7B, one token: 5 tiles
+    "128_rows_window": (32, 2, 8, 300, 32, {"causal": True, "window": 50}),   # 8 whole tiles
 }
+
+
+def test_past_16_rows_grouped_heads_take_the_matrix_kernel_and_long_prompt_chunks_the_prefill_one():
+    """Its passes over the keys (Hkv x 16-row tiles) against the prefill kernel's (Hq x 64-row tiles), at most 2x
+    (H200: a 64-token chunk of 32 heads on 32, 128 passes against 32, took 490 us against ggml's 225)."""
+    cases = {(71, 1, 64, 1, 16384): True,         # Falcon-7B, one token: 5 passes against 71
+             (128, 5, 128, 8, 16384): True,       # Llama-3.1-405B, 5 tokens: 40 against 128
+             (32, 24, 128, 8, 32768): True,       # 24 tokens of 32 heads on 8: 48 against 32
+             (32, 32, 128, 32, 32768): True,      # 32 tokens, no grouping: 64 against 32
+             (32, 33, 128, 32, 32768): False,     # 33 tokens: 96 against 32
+             (32, 64, 128, 32, 32768): False,     # 64 tokens: 128 against 32
+             (8, 17, 64, 1, 100): False}          # 136 rows: past the kernel's 128
+    for dims, decode in cases.items():
+        assert AD.takes(dims, "cpu") == decode, dims
+        assert FA.default_impl(dims, "cpu") == ("decode" if decode else "nv2"), dims
+        if AD.rows_per_head(dims) <= ADM.MAX_ROWS:
+            assert AD.matrices_beat_prefill(dims) == decode
+            assert AD.hows(dims, "cpu") == ["mma"]   # (impl="decode" still runs it)
+    assert AD.takes((32, 16, 128, 32, 32768), "cpu")   # (16 rows: the decode kernels, whatever the passes)
 
 
 @needs_interp
@@ -612,7 +634,8 @@ MANY_ROWS = {
 def test_past_16_rows_the_matrix_kernel_takes_16_rows_a_workgroup(name):
     """Speculative decoding with grouped heads (Llama-3-70B's 8 query heads a K/V head, 5 tokens: 40 rows) went
     to ggml's prefill kernel, 2.4-2.6x slower than torch there (H200): the cooperative-matrix decode kernel now
-    takes up to 64 rows, a chunk's row tiles of 16 in neighbouring workgroups of the grid."""
+    takes up to 128 rows (one token of Falcon-7B's 71 query heads on one K/V head: 7.7x torch's time on ggml's
+    kernel), a chunk's row tiles of 16 in neighbouring workgroups of the grid."""
     hq, hkv, sq, skv, d, opts = MANY_ROWS[name]
     rows = hq // hkv * sq
     assert AD.takes((hq, sq, d, hkv, skv), "cpu") and AD.hows((hq, sq, d, hkv, skv)) == ["mma"]
