@@ -120,7 +120,9 @@ def bucket(nx: int) -> int:
 # "f32" 8 x 4): 3 rows 37.9 against 45.0 at 4096 x 14336, 123.7 against 169.0 at 8192 x 28672, 45.3 against 55.8 at
 # 3584 x 18944 (where "f32" 4 x 4 took 38.9), 130.8 against 125.2 at 28672 x 8192; 4 rows 38.1 against 38.1, 124.1
 # against 134.4, 45.3 against 45.3, 130.7 against 136.8.
-MMA: dict[str, tuple[int, int, int]] = {"f16": (3, 4, 4), "q4_K": (12, 2, 4)}
+# bf16 weights take f16's (each rounded to f16 as it is staged): at 5 to 16 rows the plain kernel took 2.1-4.3x
+# torch's time (H200, 5120 x 27648, benchmarks/ops_unseen_third.py).
+MMA: dict[str, tuple[int, int, int]] = {"f16": (3, 4, 4), "bf16": (3, 4, 4), "q4_K": (12, 2, 4)}
 # from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x rounded
 # to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64, of 256 for q4_K),
 # with its (rows of W a workgroup, subgroups a workgroup); its way is ("xregs", rows, split). Timed on an H200, 4096 x
@@ -335,14 +337,15 @@ def gemv(w: Any, x: Any, fmt: str, *, out: Any = None, device: Any = None, q8: b
 
     ``q8``: whether x is rounded to 8 bits a value and multiplied with integer dot products (``cd.dot4x8``),
     as ggml's ``mul_mat_vecq`` does on NVIDIA.  None (default): :func:`choice`'s way for the format, the rows
-    of x and M and K: x as given for bf16 and for f16 to 4 rows, 8 bits for q4_0, q8_0 and q4_K, rounded by a
+    of x and M and K: x as given for f16 and bf16 to 2 rows, 8 bits for q4_0, q8_0 and q4_K, rounded by a
     first kernel (:func:`quantize_kernel`, one scale per block of 32 values, ggml's q8_1) or, for one row of a
     small product (:data:`SMALL_INLINE`), inside the product's kernel (one scale per 8 values, 16 for q4_K).  The
     rounding adds an error of about 5e-3 of the largest output, at most about 1e-3 of ``|x| @ |W|.T`` output
     by output (normalized squared error 3e-5 to 4e-5; ggml's tests allow 5e-4; docs/ops.md, "Linear
     layers").  From :data:`MMA`'s rows of x on (W of 16 rows or
     more, K a multiple of 64, a device with 16 x 8 x 16 f16 cooperative matrices), the default is
-    :mod:`coopdsl.ops.gemv_mma`'s product on cooperative matrices instead, x rounded to f16 (about 2e-4 relative).
+    :mod:`coopdsl.ops.gemv_mma`'s product on cooperative matrices instead, x (and bf16 weights) rounded to f16
+    (about 2e-4 relative).
     ``q8=False`` keeps x as it is (exact up to
     f32 sums); ``q8=True`` on f16/bf16 weights is an error.
 

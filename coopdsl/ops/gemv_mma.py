@@ -7,7 +7,8 @@ subgroup's multiply-adds are cooperative matrices of 16 rows of W by 16 values o
 for ggml's blocks, the decoding:
 
 * f16 weights: a step's 16 rows of 128 bytes are copied, 16 bytes a lane, into a 16 x 64 tile in shared
-  memory the subgroup's matrices load;
+  memory the subgroup's matrices load; bf16 weights likewise, each value rounded to f16 on the way
+  (:func:`coopdsl.ops.bf16_bits.bf16_as_f16`: exact within f16's range, inf past 65504);
 * q4_0, q8_0, q4_K: each lane decodes 32 values of its row (a q4_0 or q8_0 block, half of two q4_K
   sub-blocks) to f16, two a 32-bit operation (the level in the low bits of ``1024.0``'s f16 pattern, then
   ``(v - 1024 - offset) * d`` on the pair), into such a tile.
@@ -35,11 +36,12 @@ import coopdsl as cd
 from coopdsl import Acc, ColumnMajor, MatA, MatB, f16, f32, u32, vec2, vec4
 
 from . import device_caps as caps
+from .bf16_bits import bf16_as_f16
 from .ggml_formats import scale_min_q4_K
 
 TILE = 16           # rows of W a workgroup owns
 STEP = 64           # values of K a subgroup takes a step
-FORMATS = ("f16", "q4_0", "q8_0", "q4_K")
+FORMATS = ("f16", "bf16", "q4_0", "q8_0", "q4_K")
 DEPTHS = (1, 2, 4)  # steps a subgroup loads W for at once
 SPLITS = (2, 4, 8)     # (two 2.3 KB tiles a subgroup: 8 take 36 KB of shared memory)
 ROW = 9             # uvec4 a row of a tile: 64 f16 and 16 bytes of padding, so that the eight rows a matrix
@@ -182,7 +184,8 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
         raise ValueError(f"gemv_mma: np_={np_}, split={split}, depth={depth}; np_ 8 or 16, split one of {SPLITS}, "
                          f"depth one of {DEPTHS}")
     wt = u32 if fmt in ("q4_0", "q8_0") else vec4[u32]
-    f16w, q40, q80 = fmt == "f16", fmt == "q4_0", fmt == "q8_0"
+    f16w, q40, q80 = fmt in ("f16", "bf16"), fmt == "q4_0", fmt == "q8_0"
+    BF = fmt == "bf16"
     nw = 9 if q40 else 17               # 32-bit words of two q4_0 / q8_0 blocks
     WG = 32 * split
 
@@ -242,7 +245,10 @@ def kernel(fmt: str, np_: int, split: int, depth: int = 2) -> cd.Kernel:
                         if f16w:
                             for i in cd.static_range(4):
                                 e = 32 * i + lane
-                                tile[cur + e // 8 * ROW + e % 8] = t[i]
+                                if BF:
+                                    tile[cur + e // 8 * ROW + e % 8] = bf16_as_f16(t[i])
+                                else:
+                                    tile[cur + e // 8 * ROW + e % 8] = t[i]
                         elif q40:
                             o = block_q4_0(t[0], t[1], t[2], t[3], t[4], h)
                             for i in cd.static_range(4):

@@ -277,16 +277,16 @@ def test_choice_names_how_x_is_read_for_every_format():
 
 def test_f16_and_bf16_at_two_to_four_rows_avoid_the_layout_that_rereads_x_most():
     """At 2 and 3 rows the plain kernel takes 4 rows of W over 4 subgroups (8 over 4 re-read x's f32 rows twice as
-    often: 1.4x the time at 8192 x 28672); 4 rows keep 8 x 4; f16 from 3 rows runs on cooperative matrices where
-    it can (W of 16 rows or more, K a multiple of 64)."""
+    often: 1.4x the time at 8192 x 28672); 4 rows keep 8 x 4; f16 and bf16 from 3 rows run on cooperative matrices
+    where they can (W of 16 rows or more, K a multiple of 64)."""
     for fmt in ("f16", "bf16"):
         assert G.choice(fmt, 2, None, 8192, 28672) == ("f32", 4, 4)
         assert G.choice(fmt, 3, False, 8192, 28672) == G.choice(fmt, 3) == ("f32", 4, 4)
         assert G.choice(fmt, 4, False, 8192, 28672) == G.choice(fmt, 4) == ("f32", 8, 4)
-    assert G.MMA["f16"][0] == 3
-    for n in (3, 4, 5):
-        assert G.choice("f16", n, None, 8192, 28672) == ("mma", *G.MMA["f16"][1:])
-    assert G.choice("bf16", 3, None, 8192, 28672) == ("f32", 4, 4)          # (no bf16 product on matrices)
+    assert G.MMA["f16"][0] == G.MMA["bf16"][0] == 3
+    for fmt in ("f16", "bf16"):     # (bf16 weights rounded to f16 as they are staged)
+        for n in (3, 4, 5):
+            assert G.choice(fmt, n, None, 8192, 28672) == ("mma", *G.MMA[fmt][1:])
     assert G.choice("f16", 3, None, 8, 28672) == ("f32", 4, 4)              # W of 8 rows: the plain kernel
     assert G.choice("f16", 4, None, 8192, 28672 + 8) == ("f32", 8, 4)       # K not a multiple of 64
 

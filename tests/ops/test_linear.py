@@ -212,7 +212,7 @@ def test_ml_dtypes_bfloat16_weights_need_no_fmt():
     y = ops.linear(x, w, device="cpu")
     np.testing.assert_array_equal(y, ops.linear(x, w.view(np.uint16), "bf16", device="cpu"))
     ref = x.astype(np.float64) @ w.astype(np.float64).T
-    assert np.abs(y - ref).max() <= 1e-5 * np.abs(ref).max()
+    assert np.abs(y - ref).max() <= 1e-3 * np.abs(ref).max()    # (3 rows: cooperative matrices, x rounded to f16)
 
 
 def test_no_rows_give_an_empty_result():
