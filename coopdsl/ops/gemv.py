@@ -121,7 +121,9 @@ def bucket(nx: int) -> int:
 # 3584 x 18944 (where "f32" 4 x 4 took 38.9), 130.8 against 125.2 at 28672 x 8192; 4 rows 38.1 against 38.1, 124.1
 # against 134.4, 45.3 against 45.3, 130.7 against 136.8.
 # bf16 weights take f16's (each rounded to f16 as it is staged): at 5 to 16 rows the plain kernel took 2.1-4.3x
-# torch's time (H200, 5120 x 27648, benchmarks/ops_unseen_third.py).
+# torch's time (H200, 5120 x 27648, benchmarks/ops_unseen_third.py); with it, 5 rows at 27648 x 5120 124.3 -> 88.0 us,
+# 16 rows 344.5 -> 122.3; 3 rows 76.2 -> 87.5 there, 43.4 -> 39.4 at 4096 x 14336, as for f16
+# (benchmarks/results/gemv-bf16-mma-h200-2026-11-29.md).
 MMA: dict[str, tuple[int, int, int]] = {"f16": (3, 4, 4), "bf16": (3, 4, 4), "q4_K": (12, 2, 4)}
 # from how many rows of x (to gemv_xregs.MAX_ROWS_X) the default is :mod:`coopdsl.ops.gemv_xregs`'s product (x rounded
 # to 8 bits first and held in registers while a workgroup walks its rows of W; K a multiple of 64, of 256 for q4_K),
