@@ -668,7 +668,8 @@ def test_a_second_call_launches_the_same_kernel_objects():
 
 def test_empty_queries_no_keys_and_a_nan_in_the_mask_are_as_docs_ops_md_says():
     """docs/ops.md: Sq = 0 gives an empty result, Skv = 0 zeros (every query sees no key), and a NaN in the mask
-    makes its row NaN, the other rows untouched (a docs-only check found these undocumented)."""
+    makes its row NaN on the interpreter, the other rows untouched (a docs-only check found these undocumented;
+    on a GPU, where a driver may assume no NaN, the docs say it is not defined)."""
     rng = np.random.default_rng(2)
     k = rng.standard_normal((2, 10, 64)).astype(np.float16)
     assert ops.attention(np.zeros((4, 0, 64), np.float16), k, k, device="cpu").shape == (4, 0, 64)
