@@ -57,9 +57,9 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_unseen_models as H  # noqa: E402  (the harness: Ctx, Report, timing, dequant64, Gen)
 
+import coopdsl.ops.gemv as gemv  # noqa: E402
 from coopdsl import ops, runtime  # noqa: E402
 from coopdsl.ops import attention_nv2  # noqa: E402
-import coopdsl.ops.gemv as gemv  # noqa: E402
 
 torch = H.torch
 TDEV = H.TDEV

@@ -383,6 +383,9 @@ def check_weights(op: str, w: Any, fmt: str, k: int, multiple: int) -> None:
         raise ValueError(f"{op}: x's K = {k} is not a multiple of {multiple} ({fmt} weights: {unit})")
     row_bytes = k // qk * nbytes
     have = int(w.shape[1]) * np.dtype(w.dtype).itemsize
+    if have != row_bytes and qk == 1:      # (f16 / bf16: one value an element, so say it in values)
+        raise ValueError(f"{op}: w {np.dtype(w.dtype)} {tuple(w.shape)} has K = {int(w.shape[1])} {fmt} values a row, "
+                         f"but x has K = {k}")
     if have != row_bytes:
         raise ValueError(f"{op}: w {np.dtype(w.dtype)} {tuple(w.shape)} has {have} bytes a row, but a row of K = {k} "
                          f"{fmt} values (x's K) has {row_bytes}")
