@@ -119,8 +119,8 @@ def copy_gbs(dev, nbytes: int, repeat: int, warmup_ms: float = 200.0) -> float:
 
 
 def is_decode(hq: int, hkv: int, sq: int) -> bool:
-    """Whether a shape has few enough query rows per K/V head for a decode kernel (to 16, or to 64 on the
-    cooperative-matrix one; D is not checked here)."""
+    """Whether a shape has few enough query rows per K/V head for a decode kernel (to 16, or to 128 on the
+    cooperative-matrix one; D and ``attention_decode.matrices_beat_prefill`` are not checked here)."""
     return hq // hkv * sq <= ADM.MAX_ROWS
 
 

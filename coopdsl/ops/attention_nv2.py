@@ -351,7 +351,8 @@ def convert(x: Any, src: str, dst: str, n: int, dev: Any, out: Any = None) -> An
     multiple of 8: :func:`bf16_f16_kernel`): a new array, or ``out``."""
     if out is None:
         out = empty((n,), np.float16 if dst == "f16" else np.float32, dev)
-    if (src, dst) == ("bf16", "f16") and n % 8 == 0:
+    if (src, dst) == ("bf16", "f16") and n % 8 == 0 and all(a.shape[-1] % 2 == 0 for a in (x, out)):
+        # (a resident array views as 32-bit words only with an even last dimension)
         x4, y4 = view(x, np.uint32), view(out, np.uint32)
         if isinstance(x4, np.ndarray):   # (numpy: uvec4 buffers take (n, 4) arrays)
             x4, y4 = x4.reshape(-1, 4), y4.reshape(-1, 4)

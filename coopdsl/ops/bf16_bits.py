@@ -1,4 +1,6 @@
-"""bf16 values as kernels read them: ``u16`` / ``u32`` bit patterns, widened exactly to f32 or rounded to f16.
+"""bf16 values as the newer kernels read them: ``u16`` / ``u32`` bit patterns, widened exactly to f32 or rounded to
+f16 (older kernels write the same shift or mask inline: :func:`coopdsl.ops.attention_decode.halves`, the plain GEMV
+and the conversion kernel, whose SPIR-V a shared function would change).
 
 Vulkan devices need not offer a bf16 type (VK_KHR_shader_bfloat16), so the ops' kernels read bf16 inputs as bits: a
 bf16 is the top half of an f32, so a shift (or, for the high half of a word, a mask) and a bitcast give its value

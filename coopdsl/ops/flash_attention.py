@@ -233,7 +233,7 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       65504 is then reached by a row spreading its weight over many keys with large V values).
     * ``device``: a ``coopdsl.runtime.Device``, ``"cpu"`` (the interpreter), or None (the
       resident arrays' device, else the default one). ``impl``: "nv2", "khr" or "decode" forces a kernel
-      ("decode" takes at most 16 query rows per K/V head, 64 on cooperative matrices with D up to 128).
+      ("decode" takes at most 16 query rows per K/V head, 128 on cooperative matrices with D up to 128).
     * ``tune=True`` (GPU): the first call of a problem times the default tiles and a few others (decoding: the chunk
       count and a few others, with each decode kernel that takes the problem) and keeps the fastest in the
       autotune cache; later calls (with or without ``tune``) use the cached choice

@@ -8,7 +8,8 @@ for ggml's blocks, the decoding:
 
 * f16 weights: a step's 16 rows of 128 bytes are copied, 16 bytes a lane, into a 16 x 64 tile in shared
   memory the subgroup's matrices load; bf16 weights likewise, each value rounded to f16 on the way
-  (:func:`coopdsl.ops.bf16_bits.bf16_as_f16`: exact within f16's range, inf past 65504);
+  (:func:`coopdsl.ops.bf16_bits.bf16_as_f16`: the same value where it is an f16 normal number, rounded to
+  f16's subnormals below 6.1e-5, inf past 65504);
 * q4_0, q8_0, q4_K: each lane decodes 32 values of its row (a q4_0 or q8_0 block, half of two q4_K
   sub-blocks) to f16, two a 32-bit operation (the level in the low bits of ``1024.0``'s f16 pattern, then
   ``(v - 1024 - offset) * d`` on the pair), into such a tile.

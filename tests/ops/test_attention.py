@@ -288,6 +288,21 @@ def test_helper_kernels_validate():
     assert "OpTypeInt 16" not in text
 
 
+def test_resident_bf16_converts_8_values_an_invocation_where_its_rows_are_whole_words(device):
+    """The 8-at-a-time conversion views its arrays as 32-bit words: a resident array with an odd last dimension
+    cannot be (a reviewer's case, (8, 3)), and takes the one-value kernel."""
+    from coopdsl import runtime
+
+    rng = np.random.default_rng(8)
+    for shape, kernel in (((8, 4), "convert_bf16_f16_x8"), ((8, 3), "convert")):
+        bits = ops.to_bf16(rng.standard_normal(shape).astype(np.float32))
+        x = runtime.array(bits, device=device)
+        with nv2.recording() as launches:
+            got = nv2.convert(x, "bf16", "f16", bits.size, device)
+        assert [k.name for k, *_ in launches] == [kernel]
+        np.testing.assert_array_equal(got.numpy().reshape(shape), ops.from_bf16(bits).astype(np.float16))
+
+
 def test_conversions_and_mask_building():
     rng = np.random.default_rng(7)
     x = rng.standard_normal(1000).astype(np.float32) * 1e3
