@@ -122,6 +122,7 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         _HOT.remember((x, w, out), (fmt_given, device, q8), launches, made=y if out is None else None)
         return y
     m = w.shape[0]
+    G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])   # (before either kernel: the error names linear)
     if out is not None:
         check_out("linear", out, (n, m), np.float32)
     # past 16 rows both kernels read x as the weights' type: numpy x is converted here, once for either
@@ -143,7 +144,6 @@ def linear(x: Any, w: Any, fmt: str | None = None, *, out: Any = None, device: A
         from .gemm import matmul
 
         return matmul(x, w, out=out, kind=fmt, device=device, transpose_b=True, tune=tune)
-    G.check_weights("linear", w, fmt, k, G.block_shape(fmt)[0])
     y = new_out((n, m), np.float32, x) if out is None else out
     launches = mul_mm_launches(x, w, y, fmt, device, tune)
     hot.run(launches, "linear")

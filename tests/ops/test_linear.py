@@ -308,8 +308,9 @@ def test_weights_it_does_not_take_are_named():
         ops.linear(np.zeros((20, 64), np.float16), np.zeros((4, 30), np.uint8), "q4_0", device="cpu")
     with pytest.raises(ValueError, match=r"linear: w uint8 \(4, 40\) has 40 bytes"):          # (the decode path)
         ops.linear(np.zeros((2, 64), np.float16), np.zeros((4, 40), np.uint8), "q4_0", device="cpu")
-    # f16 / bf16 weights: said in values, not bytes (a docs-only tester's note), on both paths
-    for rows in (2, 20):
+    # f16 / bf16 weights: said in values, not bytes (a docs-only tester's note), on the three paths (past 256 rows
+    # ops.matmul's error named matmul)
+    for rows in (2, 20, 300):
         with pytest.raises(ValueError, match=r"linear: w float16 \(64, 256\) has K = 256 f16 values a row, but x has "
                                              r"K = 512$"):
             ops.linear(np.zeros((rows, 512), np.float16), np.zeros((64, 256), np.float16), device="cpu")
