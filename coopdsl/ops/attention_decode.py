@@ -654,10 +654,14 @@ def takes(dims: tuple[int, int, int, int, int], dev: Any = "cpu") -> bool:
     """Whether ``ops.attention`` runs this module's kernel for ``dims`` = (Hq, Sq, D, Hkv, Skv) on ``dev``
     by default: at most :data:`MAX_ROWS` query rows per K/V head (decoding; to
     :data:`coopdsl.ops.attention_decode_mma.MAX_ROWS` with D up to its ``MAX_D`` where the device offers its
-    cooperative matrices and :func:`matrices_beat_prefill`), on the interpreter or on a device that runs
-    subgroups of 32."""
+    cooperative matrices and, where the prefill kernel would be ggml's (the interpreter, VK_NV_cooperative_matrix2),
+    :func:`matrices_beat_prefill`), on the interpreter or on a device that runs subgroups of 32."""
     rows = rows_per_head(dims)
-    if rows < 1 or not hows(dims, dev) or (rows > MAX_ROWS and not matrices_beat_prefill(dims)):
+    if rows < 1 or not hows(dims, dev):
+        return False
+    # (the rule weighs against ggml's prefill kernel: where the prefill kernel would be the simple KHR one, the
+    # decode kernel keeps every row it takes)
+    if rows > MAX_ROWS and not matrices_beat_prefill(dims) and (isinstance(dev, str) or caps.has_nv2(dev)):
         return False
     if isinstance(dev, str):
         return True

@@ -261,6 +261,13 @@ def test_which_devices_take_it():
     assert AD.default_how((32, 4, 72, 8, 16384), mats) == "lanes"             # D not a multiple of 16
     assert AD.default_how((32, 4, 128, 8, 16384), Dev(32, 32)) == "lanes"     # no such matrices
     assert AD.default_how((32, 4, 128, 8, 16384), "cpu") == "mma"
+    # past 16 rows, matrices_beat_prefill weighs the decode kernel against ggml's prefill kernel: on a device
+    # without VK_NV_cooperative_matrix2 (whose prefill kernel is the simple KHR one) it keeps every row it takes
+    mats.info.coopmat2 = None
+    chunk = (32, 64, 128, 32, 32768)                # 64 tokens without grouping: ggml's kernel on the interpreter
+    assert not AD.matrices_beat_prefill(chunk) and not AD.takes(chunk, "cpu")
+    assert AD.takes(chunk, mats) and AD.default_how(chunk, mats) == "mma"
+    assert not AD.takes((8, 17, 64, 1, 100), mats)  # (136 rows: past the kernel's 128)
 
 
 def test_chunks():
