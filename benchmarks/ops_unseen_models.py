@@ -340,6 +340,12 @@ def torch_attention_call(tq, tk, tv, Sq, Skv, g, window, softcap, scale):
             pass
     if not bool(allow.all()):
         masks.append(("bool mask", {"attn_mask": allow}))
+    return first_sdpa(sdpa, tq, tk, tv, g, scale, masks)
+
+
+def first_sdpa(sdpa, tq, tk, tv, g, scale, masks):
+    """The first of torch SDPA's calls that runs: each (name, keywords) of ``masks`` with ``enable_gqa``, then with
+    K/V repeated to the query heads (older torch); (the call, what it is).  Shared with ops_unseen_third.py."""
     errs = []
     for mname, mkw in masks:
         for gname in ("enable_gqa", "K/V repeated"):

@@ -316,23 +316,7 @@ def torch_attention(tq, tk, tv, g, Sq, Skv, causal, window, softcap, scale, tmas
             pass
     if addm is None and not bool(allow.all()):
         variants.append(("bool mask", {"attn_mask": allow}))
-    errs = []
-    for mname, mkw in variants:
-        for gname in ("enable_gqa", "K/V repeated"):
-            try:
-                if gname == "enable_gqa":
-                    kk, vv, extra = tk, tv, {"enable_gqa": True}
-                else:
-                    kk, vv, extra = tk.repeat_interleave(g, dim=1), tv.repeat_interleave(g, dim=1), {}
-
-                def f(kk=kk, vv=vv, mkw=mkw, extra=extra):
-                    return sdpa(tq, kk, vv, scale=scale, **mkw, **extra)
-                f()
-                torch.cuda.synchronize()
-                return f, f"SDPA {gname}, {mname}"
-            except Exception as ex:  # noqa: BLE001
-                errs.append(f"{gname}/{mname}: {type(ex).__name__}")
-    raise RuntimeError("no SDPA variant ran: " + "; ".join(errs))
+    return H.first_sdpa(sdpa, tq, tk, tv, g, scale, variants)
 
 
 def attention_case(ctx, rep, c):
