@@ -288,7 +288,8 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          FaTypeK: cd.Spec[u32, 12] = 0, FaTypeV: cd.Spec[u32, 13] = 0,
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
-         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0):
+         L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0,
+         MASK_FAST: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -359,6 +360,8 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         q_stride = q_stride & 0xFFFFFFF8
         k_stride = k_stride & 0xFFFFFFF8
         v_stride = v_stride & 0xFFFFFFF8
+    if MASK_FAST == 2:  # coopdsl's variant: the mask's rows (KV values) are a multiple of 8 too
+        m_stride = m_stride & 0xFFFFFFF8
     tl_q = tl_q.stride(q_stride, 1)
     tl_k = tl_k.stride(k_stride, 1)
     tl_v = tl_v.stride(v_stride, 1)
@@ -417,22 +420,38 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
                     continue  # skip this block
                 if mask_opt_bits != MASK_OPT_ALL_ZERO:  # load only if the block is not all zeros
                     nem1_bounds_check = not (p.gqa_ratio > 1) and (p.nem1 % Br) != 0
-                    if nem1_bounds_check:
+                    # coopdsl's variant (MASK_FAST): where mask_opt has run it has already skipped every block
+                    # whose values are all -inf, so the block's maximum is not reduced again; and (with EDGE) a
+                    # block inside the keys, of a tile whose rows are inside the mask, loads unclamped
+                    fast = MASK_FAST != 0
+                    reduce = not (fast and USE_MASK_OPT)
+                    rows_in = p.gqa_ratio > 1 or (i + 1) * Br <= p.nem1
+                    if fast and EDGE == 1 and phase == 0 and rows_in:
+                        tl_m = cd.tensor_layout(2).dimension(p.nem1 if p.gqa_ratio <= 1 else u32(0xFFFFFFFF), KV)
+                        tl_m = tl_m.stride(m_stride, 1)
+                        mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
+                        if reduce:
+                            mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
+                            if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
+                                continue
+                    elif nem1_bounds_check:
                         tl_m = cd.tensor_layout(2, clamp=cd.ClampConstant).dimension(p.nem1, KV)
                         tl_m = tl_m.stride(m_stride, 1).clamp_value(0xFC00)  # -inf in f16
                         mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
-                        mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
-                        if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
-                            continue  # the mask is -inf on the whole block
+                        if reduce:
+                            mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
+                            if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
+                                continue  # the mask is -inf on the whole block
                     else:
                         m_height = p.nem1
                         if p.gqa_ratio > 1:
                             m_height = u32(0xFFFFFFFF)  # no clamping against nem1 with GQA
                         tl_m = cd.tensor_layout(2, clamp=Clamp).dimension(m_height, KV).stride(m_stride, 1)
                         mv = Acc[f16, Br, Bc, W].load_tensor(m, m_offset, tl_m.slice(i * Br, Br, j * Bc, Bc))
-                        mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
-                        if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
-                            continue
+                        if reduce:
+                            mvmax = mv.reduce(cd.Row | cd.Column, cd.reduce_max)
+                            if f32(mvmax[0]) <= NEG_FLT_MAX_OVER_2:
+                                continue
 
             k_offset = ik2 * p.nb12 + ik3 * p.nb13  # bytes
             inside = EDGE == 1 and phase == 0

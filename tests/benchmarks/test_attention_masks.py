@@ -50,3 +50,8 @@ def test_it_lists_its_cases_and_names_a_bad_mask():
     r = subprocess.run([sys.executable, "benchmarks/attention_masks.py", "--masks", "alibi"], cwd=ROOT,
                        env=child_env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--masks: 'alibi' is not one of none, causal, head-f32" in r.stderr
+
+
+def test_it_takes_the_mask_opt_workgroup_size():
+    assert AM.parse(["--mask-opt-block-size", "1024"]).mask_opt_block_size == 1024
+    assert AM.parse([]).mask_opt_block_size is None   # attention_nv2.MASK_OPT_BLOCK_SIZE as it is

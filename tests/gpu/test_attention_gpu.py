@@ -148,6 +148,26 @@ def test_masks_outputs_and_dtypes(nv2_device):
     _check(out, q, k, v, causal=True)
 
 
+def test_masks_at_an_odd_length(nv2_device):
+    """777 tokens (not a multiple of 8, nor of a tile): the mask's inner blocks load unclamped (MASK_FAST with
+    EDGE), the last tile of rows and block of keys clamped; a padding-like mask with whole blocks -inf and 0,
+    shared and resident f16, and MPT's per-head ALiBi in f32."""
+    dev = nv2_device
+    hq, hkv, s, d = 8, 2, 777, 128
+    q, k, v = _inputs(hq, hkv, s, s, d, seed=11)
+    dq, dk, dv = _resident(dev, q, k, v)
+    rng = np.random.default_rng(12)
+    mask = rng.uniform(-4, 4, (s, s)).astype(np.float16).astype(np.float32)
+    mask[:256, 320:640] = -np.inf
+    mask[256:512, :192] = 0.0
+    out = ops.attention(dq, dk, dv, mask=runtime.array(mask.astype(np.float16), device=dev))
+    _check(out, q, k, v, heads=(0, 5), mask=mask)
+    slopes = 2.0 ** (-8.0 * np.arange(1, hq + 1) / hq)
+    alibi = (-slopes[:, None, None] * np.abs(np.arange(s)[:, None] - np.arange(s)[None, :])[None]).astype(np.float32)
+    out = ops.attention(dq, dk, dv, mask=runtime.array(alibi, device=dev))
+    _check(out, q, k, v, heads=(0, 7), mask=alibi.astype(np.float16).astype(np.float64))
+
+
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float16])
 def test_decode_split_k(nv2_device, out_dtype, dispatches):
     hq, hkv, skv, d = 32, 8, 32768, 128

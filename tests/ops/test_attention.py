@@ -247,14 +247,17 @@ def test_split_k_reduce_is_ggmls(sinks, out_f16):
     _close(out.reshape(want.shape), want, 1e-6 if not out_f16 else 1e-3)
 
 
-@pytest.mark.parametrize("shape, br, bc", [((1, 2, 40, 300), 16, 16), ((2, 1, 33, 1100), 32, 32)])
-def test_mask_opt_is_ggmls(shape, br, bc):
+@pytest.mark.parametrize("shape, br, bc, block_size", [((1, 2, 40, 300), 16, 16, 128), ((2, 1, 33, 1100), 32, 32, 128),
+                                                     ((1, 2, 40, 300), 16, 16, 512), ((1, 1, 70, 260), 32, 32, 1024)])
+def test_mask_opt_is_ggmls(shape, br, bc, block_size):
+    """The bits of ggml's model at its workgroup size (128) and at ops.attention's (MASK_OPT_BLOCK_SIZE), where a
+    block has fewer values (256) than the workgroup invocations (512) or as many (1024)."""
     nem3, nem2, nem1, nem0 = shape
     rows = np.arange(nem1)[:, None]
     m = np.broadcast_to(np.where(np.arange(nem0)[None, :] <= rows + 100, 0.0, -np.inf), shape).astype(np.float16)
     m[0, 0, 3, 200] = 1.5
     m[..., 5, 17] = -30000.0  # very negative is not -inf
-    grid, values = fa_mask_opt.launch_args((nem0, nem1, nem2, nem3), br, bc)
+    grid, values = fa_mask_opt.launch_args((nem0, nem1, nem2, nem3), br, bc, block_size)
     nd, tile_rows, _, _ = fa_mask_opt.dims(nem0, nem1, nem2, nem3, br, bc)
     out = np.zeros(nd * tile_rows * nem2 * nem3, np.uint32)
     fa_mask_opt.fa_mask_opt.launch(grid, m.reshape(-1), out, device="cpu", **values)
@@ -552,7 +555,8 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
                                         scale=d ** -0.5, softcap=0.0, out_dtype=np.float32,
                                         out=np.zeros(q.shape, np.float32), dev="cpu", tiles=(32, 32, 128), cores=1)
         kernels = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16, edge=True)]   # (70 keys: unaligned)
+        # 70 keys: unaligned; causal: a mask
+        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16, edge=True, mask_fast=True)]
         _close(got[l16, m16], want, tol=1e-3)
     np.testing.assert_array_equal(got[True, True], got[True, False])
     np.testing.assert_allclose(got[True, False], got[False, False], rtol=0, atol=1e-6)
@@ -560,7 +564,8 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
     assert (nv2.L16_MAX_HEAD, nv2.M16_MAX_HEAD) == (256, 128)
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    assert nv2.fa_kernel(False, True, l16=True, m16=d <= 128, edge=True) in [kern for kern, *_ in launches]
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=d <= 128, edge=True, mask_fast=True)
+    assert kernel in [kern for kern, *_ in launches]
 
 
 def test_the_l16_variant_needs_br_x_16_workgroup_matrices_of_the_device():
@@ -589,7 +594,8 @@ def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
     with nv2.recording() as launches:
         h = run(np.float16)
     assert [kern.name for kern, *_ in launches if kern.name != "build_mask"] == ["flash_attn_cm2"]
-    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True, edge=True)   # (90 keys)
+    # (90 keys; causal: a mask)
+    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True, edge=True, mask_fast=True)
     assert h.dtype == np.float16
     np.testing.assert_array_equal(h, run(np.float32).astype(np.float16))
     with nv2.recording() as launches:   # one query row: grouped heads and split_k, reduced into f16
@@ -714,13 +720,14 @@ def test_unaligned_keys_clamp_only_their_last_block_and_narrow_masks_get_mask_op
     with nv2.recording() as launches:
         out = ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
     kernels = [kern for kern, *_ in launches]
-    assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True) in kernels
+    assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True, mask_rows_8=True) in kernels
     assert "fa_mask_opt" in [kern.name for kern in kernels]      # 200 keys: 4 blocks of 64
     _close(out, flash_attention.reference(q, k, v, True), tol=1e-3)
     q, k, v = _inputs(2, 1, 192, 192, 32)                       # aligned: ggml's aligned pipeline, no clamping
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    assert nv2.fa_kernel(False, True, l16=True, m16=True) in [kern for kern, *_ in launches]
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, mask_fast=True, mask_rows_8=True)
+    assert kernel in [kern for kern, *_ in launches]
     # ggml's own dispatch keeps its rule (the ggml client runs it as ggml does)
     from coopdsl.ops import ggml_host
 
@@ -741,3 +748,77 @@ def test_the_edge_variant_validates_and_loads_inner_blocks_unclamped():
     assert text.count("OpCooperativeMatrixMulAddKHR") == 2 * ggmls.count("OpCooperativeMatrixMulAddKHR")
     assert "OpTypeTensorLayoutNV %uint_2 %uint_0" in text and "OpTypeTensorLayoutNV %uint_2 %uint_0" not in ggmls
     assert text.count("OpCooperativeMatrixLoadTensorNV") == 2 * ggmls.count("OpCooperativeMatrixLoadTensorNV") - 1
+
+
+@pytest.mark.parametrize("s", [200, 203])
+def test_a_mask_at_an_unaligned_length_is_read_unclamped_inside_and_trusts_mask_opt(s):
+    """MASK_FAST (with a mask): the kernel leaves out ggml's per-block maximum of the mask (mask_opt has already
+    found the all -inf blocks) and, with EDGE, loads the mask's blocks inside the keys of a tile whose rows are
+    inside the mask unclamped; the last tile of rows and the last block of keys stay clamped.  A mask with
+    blocks all -inf, all 0 and mixed, per head and shared, at 200 and 203 tokens (tiles of 32: six inner tiles
+    of rows and an edge one, as a 777-token prompt has; rows of a multiple of 8 keys or not: MASK_FAST 2 or 1),
+    and grouped heads with a few query rows (one mask row a head)."""
+    hq, d = 2, 32
+    q, k, v = _inputs(hq, 1, s, s, d, seed=7)
+    rng = np.random.default_rng(8)
+    mask = rng.uniform(-3, 3, (hq, s, s)).astype(np.float16).astype(np.float32)
+    mask[:, :64, 64:128] = -np.inf     # whole blocks hidden
+    mask[:, 64:128, :64] = 0.0         # whole blocks of zeros
+    mask[1, 195:, :] = -np.inf         # a row of the last tile all -inf: its output is 0 (ggml's 1/L)
+    for m in (mask, mask[0], mask.astype(np.float16)):
+        with nv2.recording() as launches:
+            got = nv2.run(q, k, v, (hq, s, d, 1, s), causal=False, mask=m, window=0, scale=d ** -0.5, softcap=0.0,
+                          out_dtype=np.float32, out=np.zeros(q.shape, np.float32), dev="cpu", tiles=(32, 32, 128),
+                          cores=1)
+        names = [kern.name for kern, *_ in launches]
+        assert "fa_mask_opt" in names
+        kernel = nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True, mask_rows_8=s % 8 == 0)
+        assert kernel in [kn for kn, *_ in launches]
+        want = flash_attention.reference(q, k, v, False, mask=np.broadcast_to(m, (hq, s, s)).astype(np.float32))
+        rows = np.isfinite(np.broadcast_to(m, (hq, s, s))).any(axis=-1)
+        _close(got * rows[..., None], np.nan_to_num(want) * rows[..., None], tol=1e-3)
+        np.testing.assert_array_equal(got[~rows], 0.0)
+    # grouped heads, 3 query rows each (the heads layout: one mask row for all of a K/V head's query rows)
+    q3 = _inputs(4, 1, 3, s, d, seed=9)[0]
+    m3 = rng.uniform(-3, 3, (3, s)).astype(np.float16)
+    got = ops.attention(q3, k[:1], v[:1], mask=m3, device="cpu", impl="nv2")
+    _close(got, flash_attention.reference(q3, k[:1], v[:1], False, mask=m3.astype(np.float32)), tol=1e-3)
+
+
+def test_the_mask_fast_variant_validates_and_keeps_ggmls_kernel():
+    """MASK_FAST leaves out the mask's per-block max reduction (OpCooperativeMatrixReduceNV on the mask) only;
+    with EDGE it adds one unclamped mask load (phase 0); ggml's kernel (MASK_FAST 0) is unchanged."""
+    ggmls = nv2.fa_kernel(False, True, l16=True, m16=True, edge=True).disassemble()
+    for edge in (False, True):
+        kernel = nv2.fa_kernel(False, True, l16=True, m16=True, edge=edge, mask_fast=True)
+        assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    for rows_8 in (False, True):   # (MASK_FAST 1 or 2)
+        text = nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True, mask_rows_8=rows_8)
+        text = text.disassemble()
+        assert "OpCooperativeMatrixReduceNV" in text
+        assert text.count("OpCooperativeMatrixLoadTensorNV") == ggmls.count("OpCooperativeMatrixLoadTensorNV") + 1
+
+
+def test_a_per_head_f32_mask_is_rounded_8_values_an_invocation_bit_for_bit():
+    """build_mask_f32_x8 (an f32 mask alone, one value an element) gives mask_kernel's f16 bits: rounding, -inf
+    below -65504 (and -inf itself), 65504 above (and inf); with causal (or a shared mask, repeated over the
+    heads) the general kernel runs."""
+    rng = np.random.default_rng(3)
+    hq, sq, skv = 3, 5, 16
+    m = (rng.standard_normal((hq, sq, skv)) * 3e4).astype(np.float32)
+    m[0, 0, :6] = [-1e9, 1e9, np.inf, -np.inf, -65504.0, 65519.0]
+    n = hq * sq * skv
+    want = np.empty(n, np.float16)
+    nv2.mask_kernel(nv2.f32).launch(nv2.elementwise_grid(n), m.reshape(-1), want, n, skv, sq, 0, 0, 0, n, device="cpu")
+    with nv2.recording() as launches:
+        got = nv2.build_mask(nv2.MaskSpec(sq, skv, False, 0, hq), m, "cpu")
+    assert [kern.name for kern, *_ in launches] == ["build_mask_f32_x8"]
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+    np.testing.assert_array_equal(got[:4], [-np.inf, 65504.0, 65504.0, -np.inf])
+    for spec in (nv2.MaskSpec(sq, skv, True, 0, hq), nv2.MaskSpec(sq, skv, False, 3, hq)):
+        with nv2.recording() as launches:
+            nv2.build_mask(spec, m, "cpu")
+        assert [kern.name for kern, *_ in launches] == ["build_mask"]
+    kernel = nv2.mask_f32_x8_kernel()
+    assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    assert "OpFConvert" in kernel.disassemble() and "OpBitcast" in kernel.disassemble()
