@@ -833,7 +833,29 @@ def decode_loop(ctx, rep, fmt, layers):
                 for _ in range(nb):
                     step()
             batch_call = (time.perf_counter() - t) / (nb * len(calls)) * 1e6
-        # 4. torch: the same step (f16 weights, f16 activations, SDPA with enable_gqa)
+        # 4. the step captured once as a graph (runtime.graph.capture: one submission a step), replayed after new
+        # inputs are written outside it; checked after the replay, timed over replays (each waited)
+        resG, graph_call = None, None
+        if not ctx.cpu:
+            from coopdsl.runtime import graph as rgraph
+
+            g = rgraph.capture(ctx.dev, step)
+            if g is None:
+                bnote += "; graph: not kept"
+            else:
+                try:
+                    dG = new_inputs()
+                    write_inputs(dG)
+                    if g.run():
+                        resG = check(dG)
+                        ng = 5
+                        t = time.perf_counter()
+                        for _ in range(ng):
+                            g.run()
+                        graph_call = (time.perf_counter() - t) / (ng * len(calls)) * 1e6
+                finally:
+                    g.release()
+        # 5. torch: the same step (f16 weights, f16 activations, SDPA with enable_gqa)
         tper, t_stream_call, t_wait_call = {}, None, None
         if ctx.torch:
             try:
@@ -895,6 +917,10 @@ def decode_loop(ctx, rep, fmt, layers):
                 eB, nB, okB, _ = resB[kind]
                 s += f"; in batch after x.write: err/max {eB:.1e}"
                 ok = ok and okB
+            if resG is not None:
+                eG, _, okG, _ = resG[kind]
+                s += f"; graph replay after x.write: err/max {eG:.1e}"
+                ok = ok and okG
             all_ok &= ok
             shape = (f"{M}x{K}" if M else f"{Hq}/{Hkv}h D{D} Skv{S}")
             cw = float(np.median(per[kind])) * 1e6
@@ -921,7 +947,10 @@ def decode_loop(ctx, rep, fmt, layers):
                "torch waited us": H.us(t_wait_call), "torch stream us": H.us(t_stream_call),
                "ratio coopdsl/torch (waited)": ratio_cell(waited_call, t_wait_call),
                "note": bnote.strip("; ") + (f"; batch/torch stream {batch_call / t_stream_call:.2f}"
-                                            if (batch_call and t_stream_call) else "")}
+                                            if (batch_call and t_stream_call) else "")
+               + (f"; the step captured as a graph (runtime.graph.capture), each replay waited: {graph_call:.1f} us a "
+                  "call" + (f", {graph_call / t_stream_call:.2f} of torch stream" if t_stream_call else "")
+                  if graph_call else "")}
         rep.add(**rec)
     except Exception as ex:  # noqa: BLE001
         H.fail_row(ctx, rep, {"case": label}, ex)
