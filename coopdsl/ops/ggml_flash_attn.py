@@ -411,6 +411,8 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
                 lo_j = max(start_j, full_j)
         for j in cd.range(lo_j, hi_j, unroll=False):
             mv = Acc[f16, Br, Bc, W](0.0)
+            if MASK_FAST != 0:
+                mask_opt_bits = u32(0)   # (read again below: assigned on every path)
             if MASK_ENABLE:
                 if USE_MASK_OPT and mask_opt_idx != j // 16:
                     mask_opt_idx = j // 16
@@ -468,7 +470,16 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
                 S = S.map(cd.partial(softcap, p=p, acc_t=ACC))
 
             if MASK_ENABLE:
-                S = S + slope_mat * Acc[ACC, Br, Bc, W](mv)
+                if MASK_FAST != 0:
+                    # coopdsl's variant: a block mask_opt marks all 0 adds nothing, and without ALiBi the slopes
+                    # are all 1 (ggml's adds the zeros and multiplies by the ones: elementwise work on each block)
+                    if mask_opt_bits != MASK_OPT_ALL_ZERO:
+                        if p.max_bias > 0.0:
+                            S = S + slope_mat * Acc[ACC, Br, Bc, W](mv)
+                        else:
+                            S = S + Acc[ACC, Br, Bc, W](mv)
+                else:
+                    S = S + slope_mat * Acc[ACC, Br, Bc, W](mv)
 
             # padding (rows >= N, columns >= KV) to -inf, so it does not count in the row maximum
             pad_rows = (i + 1) * Br > N

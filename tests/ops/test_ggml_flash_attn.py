@@ -28,7 +28,10 @@ PIPELINES = {  # pipeline name -> (F16ACC, Clamp)
 }
 
 
-def kernel(f16acc: bool):
+def kernel(f16acc: bool, mask_fast: int = 0):
+    """ggml's kernel, or (``mask_fast``) coopdsl's MASK_FAST variant of it, which ops.attention runs with a mask."""
+    if mask_fast:
+        return fa.flash_attn_cm2.specialize(F16ACC=int(f16acc), MASK_FAST=mask_fast)
     return fa.flash_attn_cm2.specialize(F16ACC=int(f16acc))
 
 
@@ -226,7 +229,7 @@ def _dispatch(c: Case, mask) -> host.FaDispatch:
                                     workgroup_size=c.wg)
 
 
-def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None) -> np.ndarray:
+def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fast=0) -> np.ndarray:
     f16acc, clamp = PIPELINES[d.pipeline]
     assert d.spec["Clamp"] == clamp and d.f16acc == bool(f16acc)
     qb = q.reshape(-1).view(np.uint8)
@@ -237,7 +240,7 @@ def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None) -> np.nd
     if mo is None and d.use_mask_opt:
         mo = host.mask_opt(mask, d.Br, d.Bc)
     # where ggml has no tensor it binds Q's buffer
-    kernel(d.f16acc).launch(d.grid, qb, k.reshape(-1).view(np.uint8), v.reshape(-1).view(np.uint8),
+    kernel(d.f16acc, mask_fast).launch(d.grid, qb, k.reshape(-1).view(np.uint8), v.reshape(-1).view(np.uint8),
                             mask.reshape(-1).view(np.uint8) if mask is not None else qb,
                             sinks if sinks is not None else q.reshape(-1),
                             out, mo if mo is not None else q.reshape(-1).view(np.uint32),
@@ -280,8 +283,12 @@ def _check_split_k(c: Case, d: host.FaDispatch, scratch, q, k, mask, sinks, tol)
     return host.split_k_reduce(scratch, hsv, c.H, c.N, c.B, kn, sinks)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_flash_attn_ext(name):
+@pytest.mark.parametrize("name, mask_fast", [(name, 0) for name in sorted(CASES)]
+                         + [(name, 1) for name in sorted(CASES) if CASES[name][0].mask])
+def test_flash_attn_ext(name, mask_fast):
+    """ggml's kernel against ggml's reference at each case, and coopdsl's MASK_FAST variant of it (no per-block
+    maximum of the mask where mask_opt ran, no add of a block mask_opt marks all 0, no ALiBi slopes multiplied
+    when max_bias is 0; ALiBi, sinks, GQA, split_k and mask_opt bits that lie are obeyed the same)."""
     c, (pipeline, gqa, split, mask_opt) = CASES[name]
     q, k, v, mask, sinks = _inputs(c)
     d = _dispatch(c, mask)
@@ -313,7 +320,7 @@ def test_flash_attn_ext(name):
                                              c.softcap)
     else:
         want = host.flash_attn_ext_reference(q, k, v, mask, sinks, scale, c.max_bias, c.softcap)
-    out = _launch(c, d, q, k, v, mask, sinks, mo)
+    out = _launch(c, d, q, k, v, mask, sinks, mo, mask_fast)
     tol = 2e-3 if c.f32acc else 4e-3  # O is an f16 accumulator in both; so are P, L and M with f16acc
     if d.split_k > 1:
         out = _check_split_k(c, d, out, q, k, mask, sinks, tol)
