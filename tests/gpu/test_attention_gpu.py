@@ -191,6 +191,21 @@ def test_decode_with_a_per_head_mask(nv2_device):
     _check(out, q, k, v, heads=(0, 7), mask=mask.astype(np.float64))
 
 
+def test_decode_with_an_f32_alibi_mask_keeps_the_f16_rule(nv2_device):
+    """MPT-7B's per-head ALiBi (32 heads: slopes that are not powers of two, so the f16 rule rounds most mask
+    values) at 8192 keys, an f32 mask the decode kernel reads as it is: within 2e-6 of the float64 model of the
+    f16 rule. The H200's driver folded the kernel's f32(f16(x)) back to x before attention_mask.f16_rounded,
+    1.7e-4 off (the difference between the rule and the unrounded mask)."""
+    from coopdsl.ops.attention_mask import mask_values
+
+    hq, skv, d = 32, 8192, 128
+    q, k, v = _inputs(hq, hq, 1, skv, d, seed=13, spread=1.0)
+    slopes = 2.0 ** (-8.0 * np.arange(1, hq + 1) / hq)
+    mask = (-slopes[:, None, None] * (skv - 1 - np.arange(skv))[None, None, :]).astype(np.float32)
+    out = ops.attention(*_resident(nv2_device, q, k, v), mask=runtime.array(mask, device=nv2_device))
+    _check(out, q, k, v, heads=(0, 1, 2, 30), tol=2e-6, mask=mask_values(mask))
+
+
 def test_calls_in_one_batch(nv2_device):
     # temporaries (split_k scratch, converted Q) stay alive until the batch runs
     dev = nv2_device
