@@ -392,3 +392,25 @@ def test_a_decoding_step_of_ops_captured_as_a_graph_follows_writes(device):
     finally:
         g.release()
     c.done(15)
+
+
+def test_the_graph_example_of_docs_ops_md_runs(device):
+    """docs/ops.md's decoding step captured as a graph: after its last run the output is the float64 model of the
+    four layers on the last x written (q4_0 products, one head's attention over 4096 keys)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "ops.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "graph.capture(dev, step)" in b]
+    block = block.replace("g.release()", "")   # (the arrays are read below)
+    ns: dict = {}
+    exec(compile(block, "docs/ops.md", "exec"), ns)
+    h = ns["x"].numpy().astype(np.float64)
+    for L in ns["layers"]:
+        wq = ops.dequantize(L["wq"].numpy(), "q4_0", 4096).astype(np.float64)
+        wo = ops.dequantize(L["wo"].numpy(), "q4_0", 128).astype(np.float64)
+        q = h @ wq.T
+        h = aref(q, L["k"].numpy(), L["v"].numpy()) @ wo.T
+    got = ns["out"].astype(np.float64)
+    assert np.abs(got - h).max() <= 5e-2 * np.abs(h).max()   # (x rounded to 8 bits for each q4_0 product)
+    ns["g"].release()
