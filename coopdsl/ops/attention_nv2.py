@@ -131,6 +131,14 @@ def edge_only(disp: host.FaDispatch, q_f16: bool) -> bool:
 MASK_OPT_BLOCK_SIZE = 512
 
 
+def mask_opt_block_size(dev: Any) -> int:
+    """:data:`MASK_OPT_BLOCK_SIZE`, or fewer where ``dev`` (a runtime Device) takes fewer invocations a workgroup
+    (Vulkan asks for 128 at least: ggml's size); the interpreter ("cpu") takes any."""
+    info = getattr(dev, "info", None)
+    limit = getattr(info, "max_workgroup_invocations", 0) or MASK_OPT_BLOCK_SIZE
+    return max(fa_mask_opt.BLOCK_SIZE, min(MASK_OPT_BLOCK_SIZE, limit // 32 * 32))
+
+
 # per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
 _offered: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
 
@@ -620,7 +628,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         if mo is None:
             assert m is not None  # (mask_opt comes with a mask)
             grid, values = fa_mask_opt.launch_args(mask_ne, disp.Br, disp.Bc,  # type: ignore[arg-type]
-                                                   MASK_OPT_BLOCK_SIZE)
+                                                   mask_opt_block_size(dev))
             nd, rows, nem2, nem3 = disp.mask_opt_dims
             mo = Owned(empty((nd * rows * nem2 * nem3,), np.uint32, dev))
             go(fa_mask_opt.fa_mask_opt, grid, m.as_(np.float16), mo.arr, device=ldev, **values)

@@ -822,3 +822,16 @@ def test_a_per_head_f32_mask_is_rounded_8_values_an_invocation_bit_for_bit():
     kernel = nv2.mask_f32_x8_kernel()
     assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
     assert "OpFConvert" in kernel.disassemble() and "OpBitcast" in kernel.disassemble()
+
+
+def test_mask_opt_takes_no_more_invocations_than_the_device_offers():
+    """ops.attention's mask_opt workgroups are MASK_OPT_BLOCK_SIZE (512) where the device takes that many, else
+    its limit (a multiple of 32; never below ggml's 128, which Vulkan guarantees)."""
+    from types import SimpleNamespace
+
+    def dev(limit):
+        return SimpleNamespace(info=SimpleNamespace(max_workgroup_invocations=limit))
+
+    assert nv2.MASK_OPT_BLOCK_SIZE == 512
+    assert [nv2.mask_opt_block_size(dev(n)) for n in (1024, 512, 256, 200, 128)] == [512, 512, 256, 192, 128]
+    assert nv2.mask_opt_block_size("cpu") == 512
