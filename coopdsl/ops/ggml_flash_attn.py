@@ -30,8 +30,13 @@ Br x Bc, a product with Bc x Bc ones: Bc / 16 times the multiply-adds), and
 stores through its tensor layout (no split_k, ``gqa_ratio`` 1); ``M16=1`` (with
 ``L16``) keeps the row maxima M and each step's rescale factors eM in Br x 16
 matrices too (a quarter of those exponentials at Bc 64; M smeared back to
-Br x Bc for P), the same output bit for bit. Without them (their default)
-ggml's modules are unchanged.
+Br x Bc for P), the same output bit for bit. ``EDGE=1`` clamps only the last
+block of an unaligned KV length. ``MASK_FAST=1`` (what ``ops.attention`` runs
+with any mask; 2 also says the mask's rows are a multiple of 8 keys) trusts the
+mask_opt bits instead of reducing each loaded mask block to its maximum, adds
+nothing for a block they mark all 0, leaves out the ALiBi slopes when
+``max_bias`` is 0, and with ``EDGE`` loads the inner mask blocks unclamped.
+Without them (their default) ggml's modules are unchanged.
 ``benchmarks/ggml/fa_kernels.toml`` builds the four modules.
 
 **Only K and V of type F16** (ggml's ``FaTypeK = FaTypeV = 1``, spec ids 12
