@@ -88,6 +88,7 @@ def fa_mask_opt(data_a: cd.Buffer[f16], data_d: cd.Buffer[u32], nem0: u32, nem1:
         if lane == 0:
             data_d[i0 + i1 * nbd1 + i2 * nbd2 + i3 * nbd3] = result
 
+
 def dims(nem0: int, nem1: int, nem2: int, nem3: int, Br: int, Bc: int) -> tuple[int, int, int, int]:
     """(u32 words per block row, block rows, nem2, nem3): the shape of the result."""
     return -(-nem0 // (16 * Bc)), -(-nem1 // Br), nem2, nem3
@@ -96,7 +97,10 @@ def dims(nem0: int, nem1: int, nem2: int, nem3: int, Br: int, Bc: int) -> tuple[
 def launch_args(nem: tuple[int, int, int, int], Br: int, Bc: int,
                 block_size: int = BLOCK_SIZE) -> tuple[tuple[int, int, int], dict[str, int]]:
     """(grid, push and spec values) for a packed f16 mask of ggml shape ``nem`` = (nem0, nem1, nem2, nem3);
-    ``block_size``: the workgroup's invocations (ggml's 128; a multiple of 32, at most 1024)."""
+    ``block_size``: the workgroup's invocations (ggml's 128; a multiple of 32, at most 1024: each subgroup of 32
+    writes its own slots, a ValueError otherwise)."""
+    if block_size % 32 or not 32 <= block_size <= 1024:
+        raise ValueError(f"fa_mask_opt: block_size must be a multiple of 32 from 32 to 1024, got {block_size}")
     nem0, nem1, nem2, nem3 = nem
     nd, rows, _, _ = dims(nem0, nem1, nem2, nem3, Br, Bc)
     values = dict(nem0=nem0, nem1=nem1, nem2=nem2, nbm1=nem0, nbm2=nem0 * nem1, nbm3=nem0 * nem1 * nem2,

@@ -262,6 +262,10 @@ def test_mask_opt_is_ggmls(shape, br, bc, block_size):
     out = np.zeros(nd * tile_rows * nem2 * nem3, np.uint32)
     fa_mask_opt.fa_mask_opt.launch(grid, m.reshape(-1), out, device="cpu", **values)
     np.testing.assert_array_equal(out, host.mask_opt(m, br, bc))
+    if block_size == 128:
+        for bad in (200, 16, 2048):   # a partial subgroup would write another block's slots
+            with pytest.raises(ValueError, match=f"multiple of 32 from 32 to 1024, got {bad}"):
+                fa_mask_opt.launch_args((nem0, nem1, nem2, nem3), br, bc, bad)
 
 
 def test_the_reduce_and_mask_opt_have_ggmls_interfaces():
@@ -757,7 +761,7 @@ def test_a_mask_at_an_unaligned_length_is_read_unclamped_inside_and_trusts_mask_
     inside the mask unclamped; the last tile of rows and the last block of keys stay clamped.  A mask with
     blocks all -inf, all 0 and mixed, per head and shared, at 200 and 203 tokens (tiles of 32: six inner tiles
     of rows and an edge one, as a 777-token prompt has; rows of a multiple of 8 keys or not: MASK_FAST 2 or 1),
-    and grouped heads with a few query rows (one mask row a head)."""
+    and one query row of grouped heads (ggml's gqa layout: a mask row of stride 0)."""
     hq, d = 2, 32
     q, k, v = _inputs(hq, 1, s, s, d, seed=7)
     rng = np.random.default_rng(8)
@@ -778,11 +782,21 @@ def test_a_mask_at_an_unaligned_length_is_read_unclamped_inside_and_trusts_mask_
         rows = np.isfinite(np.broadcast_to(m, (hq, s, s))).any(axis=-1)
         _close(got * rows[..., None], np.nan_to_num(want) * rows[..., None], tol=1e-3)
         np.testing.assert_array_equal(got[~rows], 0.0)
-    # grouped heads, 3 query rows each (the heads layout: one mask row for all of a K/V head's query rows)
-    q3 = _inputs(4, 1, 3, s, d, seed=9)[0]
-    m3 = rng.uniform(-3, 3, (3, s)).astype(np.float16)
-    got = ops.attention(q3, k[:1], v[:1], mask=m3, device="cpu", impl="nv2")
-    _close(got, flash_attention.reference(q3, k[:1], v[:1], False, mask=m3.astype(np.float32)), tol=1e-3)
+    # one query row of 4 heads on 1 (ggml's grouped-heads layout, gqa_ratio 4, split over the keys): the mask row
+    # is read with row stride 0, the inner blocks unclamped (no mask_opt for a mask of one row)
+    q1 = _inputs(4, 1, 1, s, d, seed=9)[0]
+    m1 = rng.uniform(-3, 3, (1, s)).astype(np.float16)
+    m1[0, 64:128] = -np.inf
+    seen = []
+    real = nv2.dispatch
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+        with nv2.recording() as launches:
+            got = ops.attention(q1, k[:1], v[:1], mask=m1, device="cpu", impl="nv2")
+    assert seen[-1].gqa_ratio == 4 and not seen[-1].use_mask_opt
+    assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True,
+                         mask_rows_8=s % 8 == 0) in [kn for kn, *_ in launches]
+    _close(got, flash_attention.reference(q1, k[:1], v[:1], False, mask=m1.astype(np.float32)), tol=1e-3)
 
 
 def test_the_mask_fast_variant_validates_and_keeps_ggmls_kernel():
