@@ -84,8 +84,8 @@ def test_a_vulkan_driver_may_fold_the_plain_conversion(device):
     folded = bool((got == finite).all())
     rounded_ = bool((got == finite.astype(np.float16).astype(np.float32)).all())
     assert folded or rounded_
-    if "llvmpipe" in device.info.name.lower():
-        assert folded
+    if "llvmpipe" in device.info.name.lower() and "Mesa 25." in device.info.driver_info:
+        assert folded   # (what docs/language.md says of lavapipe, seen with Mesa 25.0.7)
 
 
 def test_the_rule_is_computed_from_bits():
