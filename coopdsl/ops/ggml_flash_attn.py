@@ -294,7 +294,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
          L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0,
-         MASK_FAST: cd.Const[int] = 0):
+         MASK_FAST: cd.Const[int] = 0, CAUSAL_END: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -331,6 +331,14 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         i = cd.workgroup_id.x
     start_j = split_k_index * p.split_kv // Bc
     end_j = (min(KV, (split_k_index + 1) * p.split_kv) + Bc - 1) // Bc
+    if CAUSAL_END == 1 and p.gqa_ratio <= 1:
+        # coopdsl's variant, for a mask that is causal (aligned at the end) at least: the loop ends at the block of
+        # the last key the tile's last row sees, where ggml's visits every block and skips those mask_opt marks
+        seen = min((i + 1) * Br, N) + KV   # (the last row's last key, + 1, + N)
+        if seen <= N:
+            end_j = start_j   # no row of the tile sees a key
+        else:
+            end_j = min(end_j, (seen - N + Bc - 1) // Bc)
     iq2 = cd.workgroup_id.y * p.gqa_ratio
     iq3 = cd.workgroup_id.z
     rk2 = p.neq2 // p.nek2

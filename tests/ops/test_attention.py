@@ -849,3 +849,41 @@ def test_mask_opt_takes_no_more_invocations_than_the_device_offers():
     assert nv2.MASK_OPT_BLOCK_SIZE == 512
     assert [nv2.mask_opt_block_size(dev(n)) for n in (1024, 512, 256, 200, 128)] == [512, 512, 256, 192, 128]
     assert nv2.mask_opt_block_size("cpu") == 512
+
+
+@pytest.mark.parametrize("hq, hkv, sq, skv, opts, tiles, cores", [
+    (2, 1, 100, 100, {}, (32, 32, 128), 1),                                   # odd length, EDGE
+    (2, 2, 64, 192, {}, (32, 32, 128), 1),                                    # a KV cache longer than the queries
+    (2, 2, 90, 40, {}, (32, 32, 128), 1),                                     # more queries than keys: rows see none
+    (2, 1, 70, 203, {"window": 50}, (32, 32, 128), 1),                        # causal with a window
+    (2, 2, 64, 256, {"mask": "user"}, (32, 32, 128), 1),                      # causal with a user mask
+    (2, 2, 40, 300, {}, (16, 16, 128), 64),                                   # split_k over the keys
+])
+def test_causal_loops_that_end_at_the_diagonal_give_the_same_bits(hq, hkv, sq, skv, opts, tiles, cores):
+    """CAUSAL_END: each tile's loop over the keys ends at the block of the last key its last row sees, instead
+    of visiting the blocks past the diagonal to skip them (ggml's); the outputs are those of ggml's loop, bit for
+    bit, whether the tile's rows see all, some or none of the keys, with a window, a user mask, or split_k."""
+    q, k, v = _inputs(hq, hkv, sq, skv, 32, seed=5)
+    opts = dict(opts)
+    mask = _mask((sq, skv)) if opts.pop("mask", None) else None
+    got = {}
+    for end in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv2, "CAUSAL_END", end)
+            with nv2.recording() as launches:
+                got[end] = nv2.run(q, k, v, (hq, sq, 32, hkv, skv), causal=True, mask=mask,
+                                   window=opts.get("window", 0), scale=32 ** -0.5, softcap=0.0, out_dtype=np.float32,
+                                   out=np.zeros(q.shape, np.float32), dev="cpu", tiles=tiles, cores=cores)
+        fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert [kern.consts.get("CAUSAL_END", 0) for kern in fa] == [int(end)]
+    np.testing.assert_array_equal(got[True], got[False])
+    want = flash_attention.reference(q, k, v, True, window=opts.get("window"), mask=mask)
+    _close(got[True], np.nan_to_num(want), tol=1e-3)
+
+
+def test_the_causal_end_variant_validates_and_is_off_by_default():
+    assert nv2.CAUSAL_END is False   # until it is timed on a GPU
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True, causal_end=True)
+    assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    assert kernel.disassemble() != nv2.fa_kernel(False, True, l16=True, m16=True, edge=True,
+                                                  mask_fast=True).disassemble()

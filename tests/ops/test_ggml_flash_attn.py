@@ -28,11 +28,15 @@ PIPELINES = {  # pipeline name -> (F16ACC, Clamp)
 }
 
 
-def kernel(f16acc: bool, mask_fast: int = 0):
-    """ggml's kernel, or (``mask_fast``) coopdsl's MASK_FAST variant of it, which ops.attention runs with a mask."""
+def kernel(f16acc: bool, mask_fast: int = 0, causal_end: int = 0):
+    """ggml's kernel, or (``mask_fast``) coopdsl's MASK_FAST variant of it, which ops.attention runs with a mask,
+    or (``causal_end``) its CAUSAL_END variant."""
+    consts = {"F16ACC": int(f16acc)}
     if mask_fast:
-        return fa.flash_attn_cm2.specialize(F16ACC=int(f16acc), MASK_FAST=mask_fast)
-    return fa.flash_attn_cm2.specialize(F16ACC=int(f16acc))
+        consts["MASK_FAST"] = mask_fast
+    if causal_end:
+        consts["CAUSAL_END"] = causal_end
+    return fa.flash_attn_cm2.specialize(**consts)
 
 
 # --- the interface --------------------------------------------------------------------------------
@@ -229,7 +233,7 @@ def _dispatch(c: Case, mask) -> host.FaDispatch:
                                     workgroup_size=c.wg)
 
 
-def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fast=0) -> np.ndarray:
+def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fast=0, causal_end=0) -> np.ndarray:
     f16acc, clamp = PIPELINES[d.pipeline]
     assert d.spec["Clamp"] == clamp and d.f16acc == bool(f16acc)
     qb = q.reshape(-1).view(np.uint8)
@@ -240,11 +244,12 @@ def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fas
     if mo is None and d.use_mask_opt:
         mo = host.mask_opt(mask, d.Br, d.Bc)
     # where ggml has no tensor it binds Q's buffer
-    kernel(d.f16acc, mask_fast).launch(d.grid, qb, k.reshape(-1).view(np.uint8), v.reshape(-1).view(np.uint8),
-                            mask.reshape(-1).view(np.uint8) if mask is not None else qb,
-                            sinks if sinks is not None else q.reshape(-1),
-                            out, mo if mo is not None else q.reshape(-1).view(np.uint32),
-                            _push_dict(d.push_bytes()), device="cpu", **d.spec)
+    kern = kernel(d.f16acc, mask_fast, causal_end)
+    kern.launch(d.grid, qb, k.reshape(-1).view(np.uint8), v.reshape(-1).view(np.uint8),
+                mask.reshape(-1).view(np.uint8) if mask is not None else qb,
+                sinks if sinks is not None else q.reshape(-1),
+                out, mo if mo is not None else q.reshape(-1).view(np.uint32),
+                _push_dict(d.push_bytes()), device="cpu", **d.spec)
     return out
 
 
@@ -339,3 +344,28 @@ def test_f16acc_clamps_the_output():
         assert np.isfinite(out).all() == finite
         if finite:
             assert (np.abs(out) <= 65504.0).all() and (out == 65504.0).any()
+
+
+@pytest.mark.parametrize("n, kv, split", [(40, 96, False), (45, 77, False), (40, 8, False), (40, 300, True)])
+def test_causal_end_stops_each_tile_at_its_diagonal_block(n, kv, split):
+    """CAUSAL_END ends each row tile's loop at the block of the last key its last row sees (causal aligned at the
+    end): with a mask that hides nothing, row r of tile i = r // Br attends to exactly the keys before
+    ceil((min((i + 1) Br, N) + KV - N) / Bc) Bc, and to none where that is not above 0 (more rows than keys);
+    split_k's splits past the diagonal run no block."""
+    c = Case(H=2, N=n, KV=kv, mask="random", f32acc=True, cores=8 if split else 1, seed=3)
+    q, k, v, mask, sinks = _inputs(c)
+    mask[...] = 0.0
+    d = _dispatch(c, mask)
+    assert (d.split_k > 1) == split
+    limit = np.zeros(n, np.int64)
+    for r in range(n):
+        seen = min((r // d.Br + 1) * d.Br, n) + kv - n
+        limit[r] = min(kv, -(-seen // d.Bc) * d.Bc) if seen > 0 else 0
+    cut = np.where(np.arange(kv)[None, :] < limit[:, None], 0.0, -np.inf).astype(np.float16)
+    want = host.flash_attn_ext_reference(q, k, v, np.broadcast_to(cut, mask.shape).copy(), sinks,
+                                         1.0 / np.sqrt(c.HSK), 0.0, 0.0)
+    want = np.nan_to_num(want)   # (rows that see no key: 0, as the kernel's 1/L)
+    out = _launch(c, d, q, k, v, mask, sinks, causal_end=1)
+    if d.split_k > 1:
+        out = host.split_k_reduce(out, c.HSV, c.H, c.N, c.B, d.split_k, sinks)
+    _close(out.reshape(c.B, c.N, c.H, c.HSV), want, 2e-3)
