@@ -304,6 +304,17 @@ def mask_f32_x8_kernel() -> cd.Kernel:
     return cast(cd.Kernel, build_mask_f32_x8)
 
 
+def go_x8(kernel: cd.Kernel, x: Any, out: Any, n: int, dev: Any) -> Any:
+    """Launch an 8-values-an-invocation element-wise ``kernel`` (``vec4`` buffers in, a ``uvec4`` of f16 pairs
+    out, ``n // 8`` of them) on ``x`` (already viewed as the kernel's scalar type) into ``out`` (``n`` f16
+    values); returns ``out``."""
+    x4, y4 = x, view(out, np.uint32)
+    if isinstance(x4, np.ndarray):   # (numpy: vec4 buffers take (n, 4) arrays)
+        x4, y4 = x4.reshape(-1, 4), y4.reshape(-1, 4)
+    go(kernel, elementwise_grid(n // 8), x4, y4, n // 8, device=launch_device(dev))
+    return out
+
+
 def elementwise_grid(n: int) -> tuple[int]:
     return (max(1, min(-(-n // GROUP), MAX_GROUPS)),)
 
@@ -409,11 +420,7 @@ def convert(x: Any, src: str, dst: str, n: int, dev: Any, out: Any = None) -> An
         out = empty((n,), np.float16 if dst == "f16" else np.float32, dev)
     if (src, dst) == ("bf16", "f16") and n % 8 == 0 and all(a.shape[-1] % 2 == 0 for a in (x, out)):
         # (a resident array views as 32-bit words only with an even last dimension)
-        x4, y4 = view(x, np.uint32), view(out, np.uint32)
-        if isinstance(x4, np.ndarray):   # (numpy: uvec4 buffers take (n, 4) arrays)
-            x4, y4 = x4.reshape(-1, 4), y4.reshape(-1, 4)
-        go(bf16_f16_kernel(), elementwise_grid(n // 8), x4, y4, n // 8, device=launch_device(dev))
-        return out
+        return go_x8(bf16_f16_kernel(), view(x, np.uint32), out, n, dev)
     go(convert_kernel(src, dst), elementwise_grid(n), view(x, x.dtype), view(out, out.dtype), n,
        device=launch_device(dev))
     return out
@@ -483,11 +490,7 @@ def build_mask(spec: MaskSpec, user: Any, dev: Any) -> Any:
         user_t = f16 if np.dtype(user.dtype) == np.float16 else f32
         user_arr, user_len = view(user, user.dtype), user.size
     if user_t is f32 and user_len == n and n % 8 == 0 and not spec.causal and not spec.window:
-        x4, y4 = view(user_arr, np.float32), view(out, np.uint32)
-        if isinstance(x4, np.ndarray):   # (numpy: vec4 buffers take (n, 4) arrays)
-            x4, y4 = x4.reshape(-1, 4), y4.reshape(-1, 4)
-        go(mask_f32_x8_kernel(), elementwise_grid(n // 8), x4, y4, n // 8, device=launch_device(dev))
-        return out
+        return go_x8(mask_f32_x8_kernel(), view(user_arr, np.float32), out, n, dev)
     go(mask_kernel(user_t), elementwise_grid(n), user_arr, out, n, spec.Skv, spec.Sq, spec.Skv - spec.Sq,
        int(spec.causal), spec.window, user_len, device=launch_device(dev))
     return out
