@@ -58,8 +58,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--masks", default=",".join(MASKS))
     ap.add_argument("--mask-opt-block-size", type=int, default=None,
                     help="invocations of a fa_mask_opt workgroup (default: attention_nv2.MASK_OPT_BLOCK_SIZE)")
-    ap.add_argument("--causal-end", action="store_true",
-                    help="causal tiles end their loop at the diagonal (attention_nv2.CAUSAL_END; off by default)")
+    ap.add_argument("--causal-end", choices=("on", "off"), default=None,
+                    help="causal tiles end their loop at the diagonal, or visit and skip the blocks past it "
+                         "(default: attention_nv2.CAUSAL_END, on)")
     ap.add_argument("--dry-run", action="store_true", help="list the cases, time nothing")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -114,8 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     dev = require_gpu("attention_masks.py")
     if args.mask_opt_block_size is not None:
         nv2.MASK_OPT_BLOCK_SIZE = args.mask_opt_block_size
-    if args.causal_end:
-        nv2.CAUSAL_END = True
+    if args.causal_end is not None:
+        nv2.CAUSAL_END = args.causal_end == "on"
     rng = np.random.default_rng(0)
     lines = [f"`python3 benchmarks/attention_masks.py {' '.join(sys.argv[1:] if argv is None else argv)}` on "
              f"{dev.info.name}, {date.today()}; GPU us of each launch of the second call", "",

@@ -100,7 +100,8 @@ def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
         assert out.dtype == np.float16 and "convert" not in [kern.name for kern, *_ in launches]
         fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
         assert fa == [nv2.fa_kernel(False, True, l16=d <= nv2.L16_MAX_HEAD, d_f16=True, m16=d <= nv2.M16_MAX_HEAD,
-                                    mask_fast=causal, mask_rows_8=causal)]   # (causal: a mask of rows of 1536)
+                                    mask_fast=causal, mask_rows_8=causal, causal_end=causal,
+                                    no_alibi=causal)]   # (causal: a mask of rows of 1536)
         _check(out, q, k, v, heads=(0, 5), causal=causal)
 
 

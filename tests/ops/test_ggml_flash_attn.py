@@ -28,12 +28,14 @@ PIPELINES = {  # pipeline name -> (F16ACC, Clamp)
 }
 
 
-def kernel(f16acc: bool, mask_fast: int = 0, causal_end: int = 0):
+def kernel(f16acc: bool, mask_fast: int = 0, causal_end: int = 0, no_alibi: int = 0):
     """ggml's kernel, or (``mask_fast``) coopdsl's MASK_FAST variant of it, which ops.attention runs with a mask,
-    or (``causal_end``) its CAUSAL_END variant."""
+    or (``causal_end``) its CAUSAL_END variant, or (``no_alibi``) its NO_ALIBI variant (max_bias 0 promised)."""
     consts = {"F16ACC": int(f16acc)}
     if mask_fast:
         consts["MASK_FAST"] = mask_fast
+    if no_alibi:
+        consts["NO_ALIBI"] = no_alibi
     if causal_end:
         consts["CAUSAL_END"] = causal_end
     return fa.flash_attn_cm2.specialize(**consts)
@@ -233,7 +235,8 @@ def _dispatch(c: Case, mask) -> host.FaDispatch:
                                     workgroup_size=c.wg)
 
 
-def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fast=0, causal_end=0) -> np.ndarray:
+def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fast=0, causal_end=0,
+            no_alibi=0) -> np.ndarray:
     f16acc, clamp = PIPELINES[d.pipeline]
     assert d.spec["Clamp"] == clamp and d.f16acc == bool(f16acc)
     qb = q.reshape(-1).view(np.uint8)
@@ -244,7 +247,7 @@ def _launch(c: Case, d: host.FaDispatch, q, k, v, mask, sinks, mo=None, mask_fas
     if mo is None and d.use_mask_opt:
         mo = host.mask_opt(mask, d.Br, d.Bc)
     # where ggml has no tensor it binds Q's buffer
-    kern = kernel(d.f16acc, mask_fast, causal_end)
+    kern = kernel(d.f16acc, mask_fast, causal_end, no_alibi)
     kern.launch(d.grid, qb, k.reshape(-1).view(np.uint8), v.reshape(-1).view(np.uint8),
                 mask.reshape(-1).view(np.uint8) if mask is not None else qb,
                 sinks if sinks is not None else q.reshape(-1),
@@ -288,12 +291,15 @@ def _check_split_k(c: Case, d: host.FaDispatch, scratch, q, k, mask, sinks, tol)
     return host.split_k_reduce(scratch, hsv, c.H, c.N, c.B, kn, sinks)
 
 
-@pytest.mark.parametrize("name, mask_fast", [(name, 0) for name in sorted(CASES)]
-                         + [(name, 1) for name in sorted(CASES) if CASES[name][0].mask])
-def test_flash_attn_ext(name, mask_fast):
+@pytest.mark.parametrize("name, mask_fast, no_alibi", [(name, 0, 0) for name in sorted(CASES)]
+                         + [(name, 1, 0) for name in sorted(CASES) if CASES[name][0].mask]
+                         + [(name, 1, 1) for name in sorted(CASES)
+                            if CASES[name][0].mask and CASES[name][0].max_bias == 0.0])
+def test_flash_attn_ext(name, mask_fast, no_alibi):
     """ggml's kernel against ggml's reference at each case, and coopdsl's MASK_FAST variant of it (no per-block
     maximum of the mask where mask_opt ran, no add of a block mask_opt marks all 0, no ALiBi slopes multiplied
-    when max_bias is 0; ALiBi, sinks, GQA, split_k and mask_opt bits that lie are obeyed the same)."""
+    when max_bias is 0; ALiBi, sinks, GQA, split_k and mask_opt bits that lie are obeyed the same), with
+    NO_ALIBI too (ops.attention's launch) where max_bias is 0."""
     c, (pipeline, gqa, split, mask_opt) = CASES[name]
     q, k, v, mask, sinks = _inputs(c)
     d = _dispatch(c, mask)
@@ -325,7 +331,7 @@ def test_flash_attn_ext(name, mask_fast):
                                              c.softcap)
     else:
         want = host.flash_attn_ext_reference(q, k, v, mask, sinks, scale, c.max_bias, c.softcap)
-    out = _launch(c, d, q, k, v, mask, sinks, mo, mask_fast)
+    out = _launch(c, d, q, k, v, mask, sinks, mo, mask_fast, no_alibi=no_alibi)
     tol = 2e-3 if c.f32acc else 4e-3  # O is an f16 accumulator in both; so are P, L and M with f16acc
     if d.split_k > 1:
         out = _check_split_k(c, d, out, q, k, mask, sinks, tol)
