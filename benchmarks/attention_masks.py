@@ -2,6 +2,7 @@
 
     python3 benchmarks/attention_masks.py [--lengths 777,1000,1024] [--heads 32] [--d 128] [--repeat 20]
                                           [--masks none,causal,head-f32,head-f16,shared-f32,shared-f16]
+                                          [--causal-end on|off] [--causal-in-kernel on|off]
                                           [--dry-run] [--out FILE]
 
 For each length S and mask: ``ops.attention`` of Hq = Hkv = ``--heads`` heads, S x S, D ``--d``, f16 resident Q/K/V,
@@ -61,6 +62,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--causal-end", choices=("on", "off"), default=None,
                     help="causal tiles end their loop at the diagonal, or visit and skip the blocks past it "
                          "(default: attention_nv2.CAUSAL_END, on)")
+    ap.add_argument("--causal-in-kernel", choices=("on", "off"), default=None,
+                    help="a causal mask alone computed by the kernel, or built and read as ggml's callers give it "
+                         "(default: attention_nv2.CAUSAL_IN_KERNEL, on)")
     ap.add_argument("--dry-run", action="store_true", help="list the cases, time nothing")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         nv2.MASK_OPT_BLOCK_SIZE = args.mask_opt_block_size
     if args.causal_end is not None:
         nv2.CAUSAL_END = args.causal_end == "on"
+    if args.causal_in_kernel is not None:
+        nv2.CAUSAL_IN_KERNEL = args.causal_in_kernel == "on"
     rng = np.random.default_rng(0)
     lines = [f"`python3 benchmarks/attention_masks.py {' '.join(sys.argv[1:] if argv is None else argv)}` on "
              f"{dev.info.name}, {date.today()}; GPU us of each launch of the second call", "",

@@ -144,6 +144,10 @@ def mask_opt_block_size(dev: Any) -> int:
 # 305 -> 292, 777 the same (benchmarks/attention_masks.py --causal-end off|on)
 CAUSAL_END = True
 
+# a causal mask alone (no window, no user mask) of prefill is computed by the kernel (fa_kernel(causal=True)):
+# no Sq x Skv f16 mask built and cached per shape (2 GiB at 32768 tokens), no mask_opt pass or bits read
+CAUSAL_IN_KERNEL = True
+
 
 # per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
 _offered: weakref.WeakKeyDictionary[Any, dict[Any, bool]] = weakref.WeakKeyDictionary()
@@ -171,7 +175,8 @@ def offered(dev: Any, kernel: cd.Kernel, disp: host.FaDispatch) -> bool:
 @cache
 def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False,
               m16: bool = False, edge: bool = False, mask_fast: bool = False,
-              mask_rows_8: bool = False, causal_end: bool = False, no_alibi: bool = False) -> cd.Kernel:
+              mask_rows_8: bool = False, causal_end: bool = False, no_alibi: bool = False,
+              causal: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
@@ -190,7 +195,11 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
     key its last row sees (``CAUSAL_END``; ggml's visits every block and skips those the mask_opt bits mark),
     the same output bit for bit (:data:`CAUSAL_END`, on).  ``no_alibi``: the launch's ``max_bias`` is 0, so the
     kernel builds no ALiBi slopes and adds the mask without a branch on it (``NO_ALIBI``; ``ops.attention``
-    always launches so: its ALiBi, if any, is in the mask)."""
+    always launches so: its ALiBi, if any, is in the mask).  ``causal`` (a launch without a mask, one query
+    row a tile row: ``gqa_ratio`` 1): the kernel computes the causal mask (aligned at the end) itself, hiding the
+    keys past each row's diagonal in the blocks that cross it, and ends each tile's loop there (``CAUSAL``): no
+    mask of Sq x Skv values, no mask_opt pass, and the same output bit for bit as the mask's
+    (:data:`CAUSAL_IN_KERNEL`)."""
     consts = {"F16ACC": int(f16acc)}
     if edge:
         consts["EDGE"] = 1
@@ -200,6 +209,8 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
         consts["CAUSAL_END"] = 1
     if no_alibi:
         consts["NO_ALIBI"] = 1
+    if causal:
+        consts["CAUSAL"] = 1
     if q_f16:
         consts["Q_F16"] = 1
     if not f16acc:
@@ -562,15 +573,15 @@ def ggml_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, in
 def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
              mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
              tiles: tuple[int, int, int] | None, q_f16: bool = False, dev: Any = None,
-             f16_out: bool = False) -> host.FaDispatch:
+             f16_out: bool = False, masked: bool = False) -> host.FaDispatch:
     """The launch for these tensors: ggml's decisions (:func:`ggml_dispatch`), with ops.attention's own tiles
     where ``tiles`` is None and it has them for ``dev`` (:func:`wide_rows`; none without ``dev``); ``f16_out``:
-    the output is f16."""
+    the output is f16; ``masked``: the kernel masks without a mask buffer (``CAUSAL``), tiled as with one."""
     disp = ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, tiles, q_f16)
     if tiles is not None or dev is None:
         return disp
     d = q_ne[0]
-    return wide_rows(disp, d, mask_ne is not None, dev, q_f16, f16_out,
+    return wide_rows(disp, d, mask_ne is not None or masked, dev, q_f16, f16_out,
                      lambda t: ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, t, q_f16))
 
 
@@ -611,10 +622,12 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     # the mask
     user_heads = 0 if mask is None else (hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1)
     structural = not structural_mask_is_empty(sq, skv, causal, window)
+    # a causal mask alone, of more than one query row: computed by the kernel (CAUSAL), not built
+    in_kernel = CAUSAL_IN_KERNEL and causal and structural and not window and mask is None and not heads_layout
     m = None
     mspec = None
     mask_heads = 1
-    if mask is not None or structural:
+    if (mask is not None or structural) and not in_kernel:
         mask_heads = user_heads if mask is not None else 1
         mspec = MaskSpec(sq, skv, causal and structural, window if structural else 0, mask_heads)
         if mask is None:
@@ -636,7 +649,9 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mask_ne = (skv, sq, 1, mask_heads) if m is not None else None
     f16_out = np.dtype(out_dtype) == np.float16
     disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
-                    cores if cores is not None else caps.shader_cores(dev), tiles, q_f16, dev, f16_out)
+                    cores if cores is not None else caps.shader_cores(dev), tiles, q_f16, dev, f16_out,
+                    masked=in_kernel)
+    assert not in_kernel or disp.gqa_ratio == 1   # (one query row a tile row: what CAUSAL computes)
 
     # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
     mo = None
@@ -666,10 +681,10 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
     l16, m16 = small_sums(disp, d, dev, q_f16)
-    causal_end = CAUSAL_END and causal and structural and disp.gqa_ratio <= 1
+    causal_end = CAUSAL_END and causal and structural and disp.gqa_ratio <= 1 and not in_kernel  # (CAUSAL ends there)
     go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16, edge=edge_only(disp, q_f16),
                  mask_fast=m is not None, mask_rows_8=m is not None and skv % 8 == 0, causal_end=causal_end,
-                 no_alibi=m is not None),
+                 no_alibi=m is not None, causal=in_kernel),
        disp.grid, qb,
        view(kh, np.uint8),
        view(vh, np.uint8),

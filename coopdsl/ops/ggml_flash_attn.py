@@ -37,7 +37,10 @@ mask_opt bits instead of reducing each loaded mask block to its maximum, adds
 nothing for a block they mark all 0, leaves out the ALiBi slopes when
 ``max_bias`` is 0, and with ``EDGE`` loads the inner mask blocks unclamped.
 ``CAUSAL_END=1`` (a causal mask at least) ends each row tile's loop at the
-block of the last key its last row sees; ``NO_ALIBI=1`` (the host promises
+block of the last key its last row sees; ``CAUSAL=1`` (a launch without a
+mask, ``gqa_ratio`` 1) does that and computes the causal mask (aligned at the
+end) itself, setting the scores of the keys past each row's diagonal to -inf
+in the blocks that cross it, bit for bit what the mask's -inf gives; ``NO_ALIBI=1`` (the host promises
 ``max_bias`` 0, as ``ops.attention`` always has it) builds no slopes and adds
 the mask without them, with no branch on ``max_bias`` in the loop.
 Without them (their default) ggml's modules are unchanged.
@@ -106,6 +109,7 @@ W = cd.Workgroup
 
 # uintBitsToFloat(0xFEFFFFFF): -FLT_MAX / 2, the GLSL's "-inf" that keeps Mold - M finite
 NEG_FLT_MAX_OVER_2: float = _struct.unpack("<f", _struct.pack("<I", 0xFEFFFFFF))[0]
+NEG_INF: float = float("-inf")   # (what an f16 mask's -inf adds to a score)
 # FATTN_KQ_MAX_OFFSET = 3.0f * 0.6931f, computed in f32 as the GLSL does
 FATTN_KQ_MAX_OFFSET: float = _struct.unpack(
     "<f", _struct.pack("<f", 3.0 * _struct.unpack("<f", _struct.pack("<f", 0.6931))[0]))[0]
@@ -180,6 +184,16 @@ def smear(x, y):
 def replace_padding(r, c, x, replace, num_rows, num_cols):
     """GLSL ``replacePadding``: elements at rows >= num_rows or columns >= num_cols become ``replace``."""
     if r >= num_rows or c >= num_cols:
+        return replace
+    return x
+
+
+@cd.func
+@no_type_check
+def hide_future(r, c, x, replace, past):
+    """coopdsl's CAUSAL: the element of row ``r``, column ``c`` of a block becomes ``replace`` (-inf) where its key
+    is past the row's last visible key (``past`` + r, in the block's columns)."""
+    if i32(c) > i32(r) + past:
         return replace
     return x
 
@@ -298,7 +312,8 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          FaBlockBytesK: cd.Spec[u32, 14] = 2, FaBlockBytesV: cd.Spec[u32, 15] = 2,
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
          L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0,
-         MASK_FAST: cd.Const[int] = 0, CAUSAL_END: cd.Const[int] = 0, NO_ALIBI: cd.Const[int] = 0):
+         MASK_FAST: cd.Const[int] = 0, CAUSAL_END: cd.Const[int] = 0, NO_ALIBI: cd.Const[int] = 0,
+         CAUSAL: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -335,7 +350,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
         i = cd.workgroup_id.x
     start_j = split_k_index * p.split_kv // Bc
     end_j = (min(KV, (split_k_index + 1) * p.split_kv) + Bc - 1) // Bc
-    if CAUSAL_END == 1 and p.gqa_ratio <= 1:
+    if (CAUSAL_END == 1 or CAUSAL == 1) and p.gqa_ratio <= 1:
         # coopdsl's variant, for a mask that is causal (aligned at the end) at least: the loop ends at the block of
         # the last key the tile's last row sees, where ggml's visits every block and skips those mask_opt marks
         seen = min((i + 1) * Br, N) + KV   # (the last row's last key, + 1, + N)
@@ -486,6 +501,12 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
             if LOGIT_SOFTCAP:
                 S = S.map(cd.partial(softcap, p=p, acc_t=ACC))
 
+            if CAUSAL == 1:
+                # coopdsl's variant: the causal mask computed, not read: row r of the tile sees the keys up to
+                # r + KV - N; only a block that crosses the first row's last key has keys to hide
+                past = i32(i * Br) + i32(KV) - i32(N) - i32(j * Bc)   # the tile's first row's last key, in the block
+                if past < i32(Bc) - 1:
+                    S = S.map(hide_future, ACC(f32(NEG_INF)), past)
             if MASK_ENABLE:
                 if MASK_FAST != 0:
                     # coopdsl's variant: a block mask_opt marks all 0 adds nothing, and without ALiBi the slopes

@@ -56,3 +56,4 @@ def test_it_takes_the_mask_opt_workgroup_size():
     assert AM.parse(["--mask-opt-block-size", "1024"]).mask_opt_block_size == 1024
     assert AM.parse([]).mask_opt_block_size is None   # attention_nv2.MASK_OPT_BLOCK_SIZE as it is
     assert AM.parse(["--causal-end", "off"]).causal_end == "off" and AM.parse([]).causal_end is None
+    assert AM.parse(["--causal-in-kernel", "off"]).causal_in_kernel == "off" and AM.parse([]).causal_in_kernel is None

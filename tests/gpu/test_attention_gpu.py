@@ -24,7 +24,7 @@ def nv2_device(device):
 def dispatches(monkeypatch):
     seen = []
     real = nv2.dispatch
-    monkeypatch.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+    monkeypatch.setattr(nv2, "dispatch", lambda *a, **kw: seen.append(real(*a, **kw)) or seen[-1])
     return seen
 
 
@@ -83,7 +83,9 @@ def test_prefill_resident(nv2_device, name, dispatches):
     assert isinstance(out, runtime.Array) and out.shape == q.shape and out.dtype == np.float32
     opts.pop("acc", None)
     _check(out, q, k, v, **opts)
-    if name == "causal":  # a large causal mask: ggml's mask_opt bits skip the blocks above the diagonal
+    if name == "causal":  # a causal mask alone: computed by the kernel (CAUSAL), no mask bound, no mask_opt
+        assert not dispatches[-1].use_mask_opt and dispatches[-1].spec["Flags"] & 2 == 0
+    if name == "window":  # a window: a built mask, whose mask_opt bits skip the blocks it hides
         assert dispatches[-1].use_mask_opt
 
 
@@ -100,8 +102,7 @@ def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
         assert out.dtype == np.float16 and "convert" not in [kern.name for kern, *_ in launches]
         fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
         assert fa == [nv2.fa_kernel(False, True, l16=d <= nv2.L16_MAX_HEAD, d_f16=True, m16=d <= nv2.M16_MAX_HEAD,
-                                    mask_fast=causal, mask_rows_8=causal, causal_end=causal,
-                                    no_alibi=causal)]   # (causal: a mask of rows of 1536)
+                                    causal=causal)]   # (causal: computed by the kernel)
         _check(out, q, k, v, heads=(0, 5), causal=causal)
 
 

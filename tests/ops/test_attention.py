@@ -51,7 +51,7 @@ def dispatches(monkeypatch):
     """ggml's launch decisions of each NV2 call (ggml_host.FaDispatch), in order."""
     seen = []
     real = nv2.dispatch
-    monkeypatch.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+    monkeypatch.setattr(nv2, "dispatch", lambda *a, **kw: seen.append(real(*a, **kw)) or seen[-1])
     return seen
 
 
@@ -76,12 +76,14 @@ CASES = {
     "decode_window": (4, 2, 1, 200, 64, {"window": 50, "causal": True}),
     "decode_f16_out": (4, 2, 1, 100, 64, {"out_dtype": np.float16}),
     "speculative_rows": (4, 2, 5, 200, 64, {"causal": True}),
-    "mask_opt": (2, 1, 40, 1100, 64, {"causal": True}),
+    "mask_opt": (2, 1, 40, 1100, 64, {"causal": True, "window": 600}),
+    "causal_long_split": (2, 1, 40, 1100, 64, {"causal": True}),   # computed by the kernel, split over the keys
 }
 # case -> (gqa_ratio > 1, split_k > 1, mask_opt) of ggml's launch
 EXPECT = {"decode_gqa": (True, True, False), "decode_f16_out": (True, True, False),
           "decode_mask_per_head": (False, True, False), "speculative_rows": (False, True, False),
-          "mask_opt": (False, True, True), "plain": (False, False, False), "d256": (False, True, False)}
+          "mask_opt": (False, True, True), "plain": (False, False, False), "d256": (False, True, False),
+          "causal_long_split": (False, True, False)}
 
 
 def _run_case(name, impl, dispatches=None):
@@ -156,16 +158,20 @@ def test_empty_sizes():
     assert ops.attention(q, k, v, device="cpu").shape == (2, 0, 64)
 
 
-def test_causal_masks_are_built_once_per_shape(monkeypatch, dispatches):
+def test_window_masks_are_built_once_per_shape_and_causal_alone_not_at_all(monkeypatch, dispatches):
     nv2.clear_caches()
     built = []
     real = nv2.build_mask
     monkeypatch.setattr(nv2, "build_mask", lambda *a: built.append(a[0]) or real(*a))
     q, k, v = _inputs(2, 1, 40, 1100, 64)
     for _ in range(2):
-        _close(ops.attention(q, k, v, causal=True, device="cpu"), flash_attention.reference(q, k, v, True))
+        _close(ops.attention(q, k, v, causal=True, window=600, device="cpu"),
+               flash_attention.reference(q, k, v, True, window=600))
     assert len(built) == 1 and dispatches[0].use_mask_opt
     assert sum(1 for key in nv2._masks if "mask_opt" in key) == 1
+    # causal alone: the kernel computes it (CAUSAL), no mask built, cached or bound
+    _close(ops.attention(q, k, v, causal=True, device="cpu"), flash_attention.reference(q, k, v, True))
+    assert len(built) == 1 and dispatches[-1].push["nem1"] == 0 and dispatches[-1].spec["Flags"] & 2 == 0
     q1 = q[:, :1]
     ops.attention(q1, k, v, causal=True, device="cpu", impl="nv2")  # one query row: causal hides nothing, no mask
     assert len(built) == 1 and dispatches[-1].push["nem1"] == 0 and dispatches[-1].spec["Flags"] & 2 == 0
@@ -559,9 +565,8 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
                                         scale=d ** -0.5, softcap=0.0, out_dtype=np.float32,
                                         out=np.zeros(q.shape, np.float32), dev="cpu", tiles=(32, 32, 128), cores=1)
         kernels = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        # 70 keys: unaligned; causal: a mask
-        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16, edge=True, mask_fast=True, causal_end=True,
-                                          no_alibi=True)]
+        # 70 keys: unaligned; causal: computed by the kernel
+        assert kernels == [nv2.fa_kernel(False, True, l16=l16, m16=m16, edge=True, causal=True)]
         _close(got[l16, m16], want, tol=1e-3)
     np.testing.assert_array_equal(got[True, True], got[True, False])
     np.testing.assert_allclose(got[True, False], got[False, False], rtol=0, atol=1e-6)
@@ -569,8 +574,7 @@ def test_row_sums_and_maxima_in_br_x_16_matrices(d):
     assert (nv2.L16_MAX_HEAD, nv2.M16_MAX_HEAD) == (256, 128)
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    kernel = nv2.fa_kernel(False, True, l16=True, m16=d <= 128, edge=True, mask_fast=True, causal_end=True,
-                           no_alibi=True)
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=d <= 128, edge=True, causal=True)
     assert kernel in [kern for kern, *_ in launches]
 
 
@@ -601,8 +605,7 @@ def test_an_f16_output_is_stored_by_the_kernel_where_it_can():
         h = run(np.float16)
     assert [kern.name for kern, *_ in launches if kern.name != "build_mask"] == ["flash_attn_cm2"]
     # (90 keys; causal: a mask)
-    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True, edge=True, mask_fast=True,
-                                            causal_end=True, no_alibi=True)
+    assert launches[-1][0] is nv2.fa_kernel(False, True, l16=True, d_f16=True, m16=True, edge=True, causal=True)
     assert h.dtype == np.float16
     np.testing.assert_array_equal(h, run(np.float32).astype(np.float16))
     with nv2.recording() as launches:   # one query row: grouped heads and split_k, reduced into f16
@@ -722,20 +725,26 @@ def test_unaligned_keys_clamp_only_their_last_block_and_narrow_masks_get_mask_op
     """Prompts are rarely a multiple of 64 tokens. At 1000 tokens ggml's unaligned pipeline (every K/V load
     clamped, strides not known to be multiples of 8) and its mask_opt rule (only for masks 16 key blocks wide)
     took 280 us where 1024 tokens took 95 (H200, 32 query heads on 8, D 128, causal): the kernel now clamps only
-    the last block (``fa_kernel(edge=True)``) and ``ops.attention`` skips the masked blocks at any width."""
+    the last block (``fa_kernel(edge=True)``) and ``ops.attention`` skips the masked blocks at any width (a
+    causal mask alone is now computed by the kernel: a window keeps a mask here)."""
     q, k, v = _inputs(2, 1, 200, 200, 32)
     with nv2.recording() as launches:
-        out = ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+        out = ops.attention(q, k, v, causal=True, window=150, device="cpu", impl="nv2")
     kernels = [kern for kern, *_ in launches]
     assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, mask_fast=True, mask_rows_8=True,
                          causal_end=True, no_alibi=True) in kernels
     assert "fa_mask_opt" in [kern.name for kern in kernels]      # 200 keys: 4 blocks of 64
+    _close(out, flash_attention.reference(q, k, v, True, window=150), tol=1e-3)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
+    kernels = [kern for kern, *_ in launches]
+    assert nv2.fa_kernel(False, True, l16=True, m16=True, edge=True, causal=True) in kernels
+    assert "fa_mask_opt" not in [kern.name for kern in kernels] and "build_mask" not in [kern.name for kern in kernels]
     _close(out, flash_attention.reference(q, k, v, True), tol=1e-3)
     q, k, v = _inputs(2, 1, 192, 192, 32)                       # aligned: ggml's aligned pipeline, no clamping
     with nv2.recording() as launches:
         ops.attention(q, k, v, causal=True, device="cpu", impl="nv2")
-    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, mask_fast=True, mask_rows_8=True, causal_end=True,
-                           no_alibi=True)
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, causal=True)
     assert kernel in [kern for kern, *_ in launches]
     # ggml's own dispatch keeps its rule (the ggml client runs it as ggml does)
     from coopdsl.ops import ggml_host
@@ -796,7 +805,7 @@ def test_a_mask_at_an_unaligned_length_is_read_unclamped_inside_and_trusts_mask_
     seen = []
     real = nv2.dispatch
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nv2, "dispatch", lambda *a: seen.append(real(*a)) or seen[-1])
+        mp.setattr(nv2, "dispatch", lambda *a, **kw: seen.append(real(*a, **kw)) or seen[-1])
         with nv2.recording() as launches:
             got = ops.attention(q1, k[:1], v[:1], mask=m1, device="cpu", impl="nv2")
     assert seen[-1].gqa_ratio == 4 and not seen[-1].use_mask_opt
@@ -867,24 +876,53 @@ def test_mask_opt_takes_no_more_invocations_than_the_device_offers():
 ])
 def test_causal_loops_that_end_at_the_diagonal_give_the_same_bits(hq, hkv, sq, skv, opts, tiles, cores):
     """CAUSAL_END: each tile's loop over the keys ends at the block of the last key its last row sees, instead
-    of visiting the blocks past the diagonal to skip them (ggml's); the outputs are those of ggml's loop, bit for
-    bit, whether the tile's rows see all, some or none of the keys, with a window, a user mask, or split_k."""
+    of visiting the blocks past the diagonal to skip them (ggml's); CAUSAL (a causal mask alone): the kernel also
+    computes the mask instead of reading one. The outputs are those of ggml's loop over a built mask, bit for bit,
+    whether the tile's rows see all, some or none of the keys, with a window or a user mask (where a mask is still
+    built, and CAUSAL_END alone applies), or split_k."""
     q, k, v = _inputs(hq, hkv, sq, skv, 32, seed=5)
     opts = dict(opts)
     mask = _mask((sq, skv)) if opts.pop("mask", None) else None
+    window = opts.get("window", 0)
+    alone = mask is None and not window
     got = {}
-    for end in (False, True):
+    # (CAUSAL_END, CAUSAL_IN_KERNEL) -> the consts of the launch
+    ways = {(False, False): (0, 0), (True, False): (1, 0), (True, True): (0, 1) if alone else (1, 0)}
+    for (end, inside), want_consts in ways.items():
+        nv2.clear_caches()   # (a causal mask once built is cached)
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(nv2, "CAUSAL_END", end)
+            mp.setattr(nv2, "CAUSAL_IN_KERNEL", inside)
             with nv2.recording() as launches:
-                got[end] = nv2.run(q, k, v, (hq, sq, 32, hkv, skv), causal=True, mask=mask,
-                                   window=opts.get("window", 0), scale=32 ** -0.5, softcap=0.0, out_dtype=np.float32,
-                                   out=np.zeros(q.shape, np.float32), dev="cpu", tiles=tiles, cores=cores)
+                got[end, inside] = nv2.run(q, k, v, (hq, sq, 32, hkv, skv), causal=True, mask=mask, window=window,
+                                           scale=32 ** -0.5, softcap=0.0, out_dtype=np.float32,
+                                           out=np.zeros(q.shape, np.float32), dev="cpu", tiles=tiles, cores=cores)
         fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-        assert [kern.consts.get("CAUSAL_END", 0) for kern in fa] == [int(end)]
+        assert [(kern.consts.get("CAUSAL_END", 0), kern.consts.get("CAUSAL", 0)) for kern in fa] == [want_consts]
+        names = [kern.name for kern, *_ in launches]
+        assert ("build_mask" in names) == (want_consts[1] == 0)
+    np.testing.assert_array_equal(got[True, False], got[False, False])
+    np.testing.assert_array_equal(got[True, True], got[False, False])
+    want = flash_attention.reference(q, k, v, True, window=window or None, mask=mask)
+    _close(got[True, True], np.nan_to_num(want), tol=1e-3)
+
+
+@pytest.mark.parametrize("acc, out_dtype, d", [("f16", np.float32, 64), ("f32", np.float16, 80),
+                                               ("f32", np.float32, 128)])
+def test_a_causal_mask_computed_by_the_kernel_gives_the_built_masks_bits(acc, out_dtype, d):
+    """CAUSAL with f16 accumulators (the f16 scores take -inf too), an f16 output stored by the kernel, D 80
+    and 128, at an odd length with more keys than queries; on the interpreter with ops.attention's own tiles."""
+    q, k, v = _inputs(2, 1, 75, 130, d, seed=11)
+    got = {}
+    for inside in (False, True):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv2, "CAUSAL_IN_KERNEL", inside)
+            with nv2.recording() as launches:
+                got[inside] = ops.attention(q, k, v, causal=True, acc=acc, out_dtype=out_dtype, device="cpu",
+                                            impl="nv2")
+        assert [kern.consts.get("CAUSAL", 0) for kern, *_ in launches if kern.name == "flash_attn_cm2"] == [inside]
     np.testing.assert_array_equal(got[True], got[False])
-    want = flash_attention.reference(q, k, v, True, window=opts.get("window"), mask=mask)
-    _close(got[True], np.nan_to_num(want), tol=1e-3)
+    _close(got[True].astype(np.float32), flash_attention.reference(q, k, v, True), tol=4e-3 if acc == "f16" else 1e-3)
 
 
 def test_the_causal_end_and_no_alibi_variants_validate_and_are_on():
@@ -897,6 +935,21 @@ def test_the_causal_end_and_no_alibi_variants_validate_and_are_on():
         kernel = nv2.fa_kernel(False, True, **base, **extra)
         assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
         assert kernel.disassemble() != plain
+
+
+@pytest.mark.parametrize("edge", [False, True])
+def test_the_causal_variant_validates_and_hides_keys_with_a_per_element_op(edge):
+    """CAUSAL: one more OpCooperativeMatrixPerElementOpNV a loop (the diagonal blocks' -inf) than the kernel
+    without a mask, a signed comparison of key and row in the function it calls, and no mask loads."""
+    plain = nv2.fa_kernel(False, True, l16=True, m16=True, edge=edge).disassemble()
+    kernel = nv2.fa_kernel(False, True, l16=True, m16=True, edge=edge, causal=True)
+    assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    text = kernel.disassemble()
+    loops = 2 if edge else 1
+    per_elem = "OpCooperativeMatrixPerElementOpNV"
+    assert text.count(per_elem) == plain.count(per_elem) + loops
+    assert "OpSGreaterThan" in text and "OpSGreaterThan" not in plain
+    assert text.count("OpCooperativeMatrixLoadTensorNV") == plain.count("OpCooperativeMatrixLoadTensorNV")
 
 
 def test_no_alibi_leaves_out_the_slopes_and_the_branch_on_max_bias():

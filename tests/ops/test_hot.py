@@ -150,8 +150,9 @@ def test_ops_attention_replays_its_last_call_on_the_same_resident_arrays(device,
 
 
 def test_ops_attention_does_not_replay_a_call_that_built_a_cached_mask(device, monkeypatch):
-    """Prefill with ggml's kernel: the first causal call builds the causal mask and caches it, so it is not
-    remembered; the second plans (no build) and is; the third replays the second's launches."""
+    """Prefill with ggml's kernel: the first call with a window builds its mask and caches it, so it is not
+    remembered; the second plans (no build) and is; the third replays the second's launches. A causal mask alone
+    is computed by the kernel: nothing is built, and the call after the first replays it."""
     import coopdsl as cd
     from coopdsl import ops
     from coopdsl.ops import attention_nv2 as nv2
@@ -169,16 +170,21 @@ def test_ops_attention_does_not_replay_a_call_that_built_a_cached_mask(device, m
     rng = np.random.default_rng(1)
     q, k, v = (runtime.array(rng.standard_normal((2, 96, 64)).astype(np.float16), device=device) for _ in range(3))
     out = runtime.empty((2, 96, 64), np.float32, device=device)
-    ops.attention(q, k, v, causal=True, out=out)
+    ops.attention(q, k, v, causal=True, window=40, out=out)
     first = list(launched)
     assert first == ["build_mask", "flash_attn_cm2", "fa_split_k_reduce"] and len(runs) == 1   # (f16 Q read as is)
     launched.clear()
-    ops.attention(q, k, v, causal=True, out=out)                       # the mask is cached: not built again
+    ops.attention(q, k, v, causal=True, window=40, out=out)                       # the mask is cached: not built again
     second = list(launched)
     assert len(runs) == 2 and second == ["flash_attn_cm2", "fa_split_k_reduce"]
     launched.clear()
-    ops.attention(q, k, v, causal=True, out=out)                       # replayed: the second call's launches
+    ops.attention(q, k, v, causal=True, window=40, out=out)                       # replayed: the second call's launches
     assert len(runs) == 2 and launched == second
+    launched.clear()
+    ops.attention(q, k, v, causal=True, out=out)                       # causal alone: no mask to build
+    assert len(runs) == 3 and launched == ["flash_attn_cm2", "fa_split_k_reduce"]
+    ops.attention(q, k, v, causal=True, out=out)                       # replayed
+    assert len(runs) == 3 and launched == 2 * ["flash_attn_cm2", "fa_split_k_reduce"]
     nv2.clear_caches()
 
 
