@@ -3,16 +3,19 @@
     python3 benchmarks/attention_masks.py [--lengths 777,1000,1024] [--heads 32] [--d 128] [--repeat 20]
                                           [--masks none,causal,head-f32,head-f16,shared-f32,shared-f16]
                                           [--causal-end on|off] [--causal-in-kernel on|off]
+                                          [--window 128] [--window-in-kernel on|off]
                                           [--dry-run] [--out FILE]
 
 For each length S and mask: ``ops.attention`` of Hq = Hkv = ``--heads`` heads, S x S, D ``--d``, f16 resident Q/K/V,
-f32 output, called once (it builds and caches what it caches: a causal mask and its mask_opt bits), then again inside
+f32 output, called once (it builds and caches what it caches: a window's mask and its mask_opt bits), then again inside
 ``attention_nv2.recording()``; each launch of that second call is timed with GPU timestamps (``warm_median_ms``:
 the clocks brought up, then ``--repeat`` timed dispatches after a warm-up) and printed with its kernel's name, with
 torch SDPA's time for the same call where torch and CUDA are present (a float additive mask; ``is_causal`` for
 causal). Masks: "none"; "causal"; an additive per-head ALiBi mask (slopes 2^(-8 h / H), distance |i - j|) given
 resident as f32 ("head-f32") or f16 ("head-f16"); the first head's alone, shared by every head ("shared-f32",
-"shared-f16").  The question it answers (benchmarks/notes/attention-masks-h200-2026-11-29.md): how much of a masked
+"shared-f16"); causal with a sliding window of ``--window`` keys ("window"; torch gets it as a float mask).
+``--causal-end``, ``--causal-in-kernel`` and ``--window-in-kernel`` set attention_nv2's switches of those names
+for the process, to time each way.  The question it answers (benchmarks/notes/attention-masks-h200-2026-11-29.md): how much of a masked
 call is ``build_mask``, ``fa_mask_opt`` and the masked kernel, and whether that depends on S being a multiple of 8.
 Needs a GPU that runs ``ops.attention``'s prefill kernels.
 """
@@ -28,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-MASKS = ("none", "causal", "head-f32", "head-f16", "shared-f32", "shared-f16")
+MASKS = ("none", "causal", "head-f32", "head-f16", "shared-f32", "shared-f16", "window")
 
 
 def alibi(heads: int, s: int) -> np.ndarray:
@@ -38,12 +41,14 @@ def alibi(heads: int, s: int) -> np.ndarray:
     return (-slopes[:, None, None] * dist[None]).astype(np.float32)
 
 
-def mask_args(kind: str, heads: int, s: int) -> tuple[dict, np.ndarray | None, bool]:
+def mask_args(kind: str, heads: int, s: int, window: int = 128) -> tuple[dict, np.ndarray | None, bool]:
     """(ops.attention keywords other than the mask, the mask as numpy or None, causal) for a mask kind."""
     if kind == "none":
         return {}, None, False
     if kind == "causal":
         return {"causal": True}, None, True
+    if kind == "window":
+        return {"causal": True, "window": window}, None, True
     m = alibi(heads, s)
     if kind.startswith("shared"):
         m = m[0]
@@ -62,6 +67,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--causal-end", choices=("on", "off"), default=None,
                     help="causal tiles end their loop at the diagonal, or visit and skip the blocks past it "
                          "(default: attention_nv2.CAUSAL_END, on)")
+    ap.add_argument("--window", type=int, default=128, help='the "window" mask\'s keys (causal; default 128)')
+    ap.add_argument("--window-in-kernel", choices=("on", "off"), default=None,
+                    help="a causal window computed by the kernel, or built and read "
+                         "(default: attention_nv2.WINDOW_IN_KERNEL, off)")
     ap.add_argument("--causal-in-kernel", choices=("on", "off"), default=None,
                     help="a causal mask alone computed by the kernel, or built and read as ggml's callers give it "
                          "(default: attention_nv2.CAUSAL_IN_KERNEL, on)")
@@ -74,6 +83,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         if m not in MASKS:
             ap.error(f"--masks: {m!r} is not one of {', '.join(MASKS)}")
     return args
+
+
+def window_mask(s: int, window: int) -> np.ndarray:
+    """(s, s) f32 additive mask of a causal sliding window (what torch SDPA is given for "window")."""
+    i, j = np.arange(s)[:, None], np.arange(s)[None, :]
+    return np.where((j <= i) & (j > i - window), 0.0, -np.inf).astype(np.float32)
 
 
 def torch_ms(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None, causal: bool,
@@ -123,6 +138,8 @@ def main(argv: list[str] | None = None) -> None:
         nv2.CAUSAL_END = args.causal_end == "on"
     if args.causal_in_kernel is not None:
         nv2.CAUSAL_IN_KERNEL = args.causal_in_kernel == "on"
+    if args.window_in_kernel is not None:
+        nv2.WINDOW_IN_KERNEL = args.window_in_kernel == "on"
     rng = np.random.default_rng(0)
     lines = [f"`python3 benchmarks/attention_masks.py {' '.join(sys.argv[1:] if argv is None else argv)}` on "
              f"{dev.info.name}, {date.today()}; GPU us of each launch of the second call", "",
@@ -133,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
         out = runtime.zeros((args.heads, s, args.d), np.float32, device=dev)
         for kind in args.masks:
-            kw, mask, causal = mask_args(kind, args.heads, s)
+            kw, mask, causal = mask_args(kind, args.heads, s, args.window)
             if mask is not None:
                 kw["mask"] = runtime.array(mask, device=dev)
             ops.attention(dq, dk, dv, out=out, **kw)
@@ -141,7 +158,10 @@ def main(argv: list[str] | None = None) -> None:
                 ops.attention(dq, dk, dv, out=out, **kw)
             parts = [(kern.name, warm_median_ms(dev, kern, grid, a, kwa, args.repeat) * 1e3)
                      for kern, grid, a, kwa in launches]
-            t = torch_ms(q, k, v, mask, causal, args.repeat)
+            if kind == "window":
+                t = torch_ms(q, k, v, window_mask(s, args.window), False, args.repeat)
+            else:
+                t = torch_ms(q, k, v, mask, causal, args.repeat)
             lines.append(f"| {s} | {kind} | {' + '.join(f'{n} {us:.0f}' for n, us in parts)} | "
                          f"{sum(us for _, us in parts):.0f} | {'' if t is None else f'{t * 1e3:.0f}'} |")
             print(lines[-1], flush=True)

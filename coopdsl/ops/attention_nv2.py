@@ -147,6 +147,11 @@ CAUSAL_END = True
 # a causal mask alone (no window, no user mask) of prefill is computed by the kernel (fa_kernel(causal=True)):
 # no Sq x Skv f16 mask built and cached per shape (2 GiB at 32768 tokens), no mask_opt pass or bits read
 CAUSAL_IN_KERNEL = True
+# and with a sliding window (causal, no mask; fa_kernel(causal=True, window=W), one kernel per W): no mask, and the
+# loop starts at each tile's first visible block, where a built mask's loop visits every block from the first
+# and skips the hidden ones; bit for bit the built mask's outputs on the interpreter, not yet timed on a GPU
+# (benchmarks/attention_masks.py --masks window --window-in-kernel on|off)
+WINDOW_IN_KERNEL = False
 
 
 # per device (held weakly), per (kernel, launch's specialization): whether the device offers the kernel's matrices
@@ -176,7 +181,7 @@ def offered(dev: Any, kernel: cd.Kernel, disp: host.FaDispatch) -> bool:
 def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False,
               m16: bool = False, edge: bool = False, mask_fast: bool = False,
               mask_rows_8: bool = False, causal_end: bool = False, no_alibi: bool = False,
-              causal: bool = False) -> cd.Kernel:
+              causal: bool = False, window: int = 0) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
@@ -199,7 +204,8 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
     row a tile row: ``gqa_ratio`` 1): the kernel computes the causal mask (aligned at the end) itself, hiding the
     keys past each row's diagonal in the blocks that cross it, and ends each tile's loop there (``CAUSAL``): no
     mask of Sq x Skv values, no mask_opt pass, and the same output bit for bit as the mask's
-    (:data:`CAUSAL_IN_KERNEL`)."""
+    (:data:`CAUSAL_IN_KERNEL`); with ``window`` > 0 (and ``causal``) a sliding window of that many keys too, the
+    loop starting at the tile's first row's first key (``WINDOW``; :data:`WINDOW_IN_KERNEL`)."""
     consts = {"F16ACC": int(f16acc)}
     if edge:
         consts["EDGE"] = 1
@@ -211,6 +217,8 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
         consts["NO_ALIBI"] = 1
     if causal:
         consts["CAUSAL"] = 1
+        if window:
+            consts["WINDOW"] = window
     if q_f16:
         consts["Q_F16"] = 1
     if not f16acc:
@@ -623,7 +631,9 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     user_heads = 0 if mask is None else (hq if len(mask.shape) == 3 and mask.shape[0] != 1 else 1)
     structural = not structural_mask_is_empty(sq, skv, causal, window)
     # a causal mask alone, of more than one query row: computed by the kernel (CAUSAL), not built
-    in_kernel = CAUSAL_IN_KERNEL and causal and structural and not window and mask is None and not heads_layout
+    in_kernel = (CAUSAL_IN_KERNEL and causal and structural and mask is None and not heads_layout
+                 and (not window or window >= skv or WINDOW_IN_KERNEL))
+    kernel_window = window if in_kernel and 0 < window < skv else 0   # (a window of Skv keys or more hides none)
     m = None
     mspec = None
     mask_heads = 1
@@ -684,7 +694,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     causal_end = CAUSAL_END and causal and structural and disp.gqa_ratio <= 1 and not in_kernel  # (CAUSAL ends there)
     go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16, edge=edge_only(disp, q_f16),
                  mask_fast=m is not None, mask_rows_8=m is not None and skv % 8 == 0, causal_end=causal_end,
-                 no_alibi=m is not None, causal=in_kernel),
+                 no_alibi=m is not None, causal=in_kernel, window=kernel_window),
        disp.grid, qb,
        view(kh, np.uint8),
        view(vh, np.uint8),

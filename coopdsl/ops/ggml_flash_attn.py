@@ -40,7 +40,9 @@ nothing for a block they mark all 0, leaves out the ALiBi slopes when
 block of the last key its last row sees; ``CAUSAL=1`` (a launch without a
 mask, ``gqa_ratio`` 1) does that and computes the causal mask (aligned at the
 end) itself, setting the scores of the keys past each row's diagonal to -inf
-in the blocks that cross it, bit for bit what the mask's -inf gives; ``NO_ALIBI=1`` (the host promises
+in the blocks that cross it, bit for bit what the mask's -inf gives, and with
+``WINDOW=W`` a sliding window too (each row sees its W latest keys; the loop
+starts at the tile's first row's first key); ``NO_ALIBI=1`` (the host promises
 ``max_bias`` 0, as ``ops.attention`` always has it) builds no slopes and adds
 the mask without them, with no branch on ``max_bias`` in the loop.
 Without them (their default) ggml's modules are unchanged.
@@ -200,6 +202,17 @@ def hide_future(r, c, x, replace, past):
 
 @cd.func
 @no_type_check
+def hide_outside(r, c, x, replace, past, window):
+    """coopdsl's CAUSAL with a WINDOW: as :func:`hide_future`, and the keys ``window`` or more before the row's
+    last visible key become ``replace`` too."""
+    last = i32(r) + past
+    if i32(c) > last or i32(c) <= last - window:
+        return replace
+    return x
+
+
+@cd.func
+@no_type_check
 def softcap(r, c, x, p, acc_t):
     """The GLSL's softcap loop: ``S[k] = ACC_TYPE(p.logit_softcap) * tanh(S[k])``."""
     return acc_t(p.logit_softcap) * cd.tanh(x)
@@ -313,7 +326,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
          L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0,
          MASK_FAST: cd.Const[int] = 0, CAUSAL_END: cd.Const[int] = 0, NO_ALIBI: cd.Const[int] = 0,
-         CAUSAL: cd.Const[int] = 0):
+         CAUSAL: cd.Const[int] = 0, WINDOW: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -358,6 +371,12 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
             end_j = start_j   # no row of the tile sees a key
         else:
             end_j = min(end_j, (seen - N + Bc - 1) // Bc)
+    if CAUSAL == 1 and WINDOW > 0:
+        # coopdsl's variant, a sliding window of WINDOW keys: the loop starts at the block of the first key the
+        # tile's first row sees (the blocks before it are hidden from every row of the tile)
+        first = i32(i * Br) + i32(KV) - i32(N) - i32(WINDOW - 1)
+        if first > 0:
+            start_j = max(start_j, u32(first) // Bc)
     iq2 = cd.workgroup_id.y * p.gqa_ratio
     iq3 = cd.workgroup_id.z
     rk2 = p.neq2 // p.nek2
@@ -505,7 +524,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
                 # coopdsl's variant: the causal mask computed, not read: row r of the tile sees the keys up to
                 # r + KV - N; only a block that crosses the first row's last key has keys to hide
                 past = i32(i * Br) + i32(KV) - i32(N) - i32(j * Bc)   # the tile's first row's last key, in the block
-                if past < i32(Bc) - 1:
+                if WINDOW > 0:   # and a sliding window: keys at or before the row's last key - WINDOW hidden too
+                    if past < i32(Bc) - 1 or past + i32(Br) - 1 >= i32(WINDOW):
+                        S = S.map(hide_outside, ACC(f32(NEG_INF)), past, i32(WINDOW))
+                elif past < i32(Bc) - 1:
                     S = S.map(hide_future, ACC(f32(NEG_INF)), past)
             if MASK_ENABLE:
                 if MASK_FAST != 0:

@@ -20,6 +20,10 @@ def test_the_masks_are_alibi_per_head_or_shared_in_f32_or_f16():
     assert m[0, 0, 4] == np.float32(-(2.0 ** -2) * 4) and m[3, 4, 0] == np.float32(-(2.0 ** -8) * 4)
     assert AM.mask_args("none", 4, 5) == ({}, None, False)
     assert AM.mask_args("causal", 4, 5) == ({"causal": True}, None, True)
+    assert AM.mask_args("window", 4, 5, 3) == ({"causal": True, "window": 3}, None, True)
+    w = AM.window_mask(5, 3)   # torch's mask for it: each row its 3 latest keys
+    assert (np.isfinite(w) == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0],
+                               [0, 0, 1, 1, 1]]).all()
     kw, mask, causal = AM.mask_args("shared-f16", 4, 5)
     assert kw == {} and mask.shape == (5, 5) and mask.dtype == np.float16 and not causal
     _, mask, _ = AM.mask_args("head-f32", 4, 5)
@@ -34,7 +38,8 @@ def test_each_case_is_a_call_ops_attention_takes(kind):
     if mask is not None:
         kw["mask"] = mask
     out = ops.attention(q, k, v, device="cpu", **kw)
-    want = reference(q, k, v, causal, mask=None if mask is None else mask.astype(np.float32))
+    want = reference(q, k, v, causal, mask=None if mask is None else mask.astype(np.float32),
+                     window=kw.get("window"))
     assert np.abs(out - want).max() <= 2e-3 * np.abs(want).max()
 
 
@@ -57,3 +62,5 @@ def test_it_takes_the_mask_opt_workgroup_size():
     assert AM.parse([]).mask_opt_block_size is None   # attention_nv2.MASK_OPT_BLOCK_SIZE as it is
     assert AM.parse(["--causal-end", "off"]).causal_end == "off" and AM.parse([]).causal_end is None
     assert AM.parse(["--causal-in-kernel", "off"]).causal_in_kernel == "off" and AM.parse([]).causal_in_kernel is None
+    assert AM.parse(["--window-in-kernel", "on", "--window", "64"]).window_in_kernel == "on"
+    assert AM.parse(["--window", "64"]).window == 64 and AM.parse([]).window_in_kernel is None

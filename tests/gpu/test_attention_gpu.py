@@ -89,6 +89,25 @@ def test_prefill_resident(nv2_device, name, dispatches):
         assert dispatches[-1].use_mask_opt
 
 
+@pytest.mark.parametrize("hq, hkv, sq, skv, d, window", [(8, 2, 2048, 2048, 128, 300), (8, 8, 1000, 1111, 64, 100),
+                                                      (4, 4, 777, 777, 128, 1)])
+def test_a_sliding_window_computed_by_the_kernel(nv2_device, monkeypatch, hq, hkv, sq, skv, d, window):
+    # WINDOW (off by default until timed): the kernel hides the keys outside each row's window and starts each
+    # tile's loop at its first visible block; the built mask's values (bit for bit on the interpreter; here the
+    # driver compiles two kernels, which it may contract differently) and the float64 model's
+    q, k, v = _inputs(hq, hkv, sq, skv, d, seed=3)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    got = {}
+    for inside in (False, True):
+        monkeypatch.setattr(nv2, "WINDOW_IN_KERNEL", inside)
+        with nv2.recording() as launches:
+            got[inside] = ops.attention(dq, dk, dv, causal=True, window=window).numpy()
+        fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert [kern.consts.get("WINDOW", 0) for kern in fa] == [window if inside else 0]
+    np.testing.assert_allclose(got[True], got[False], rtol=0, atol=1e-5)
+    _check(got[True], q, k, v, heads=(0, hq - 1), causal=True, window=window)
+
+
 @pytest.mark.parametrize("d", [64, 80, 128, 256])
 def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
     # an f16 output is stored by the flash-attention kernel itself (D_F16: no conversion launch), and the row sums

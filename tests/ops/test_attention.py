@@ -907,6 +907,48 @@ def test_causal_loops_that_end_at_the_diagonal_give_the_same_bits(hq, hkv, sq, s
     _close(got[True, True], np.nan_to_num(want), tol=1e-3)
 
 
+@pytest.mark.parametrize("hq, hkv, sq, skv, window, tiles, cores", [
+    (2, 1, 100, 100, 50, (32, 32, 128), 1),     # odd length, EDGE; the window starts inside a block
+    (2, 2, 64, 192, 40, (32, 32, 128), 1),      # a KV cache longer than the queries: the first blocks unseen
+    (2, 2, 90, 40, 7, (32, 32, 128), 1),        # more queries than keys: rows see none
+    (2, 1, 70, 203, 1, (32, 32, 128), 1),       # a window of one key: each row its own (the output is V's row)
+    (2, 2, 40, 300, 100, (16, 16, 128), 64),    # split_k over the keys: splits before the window see nothing
+    (1, 1, 128, 128, 64, (32, 32, 128), 1),     # aligned, the window a multiple of the block
+])
+def test_a_sliding_window_computed_by_the_kernel_gives_the_built_masks_bits(hq, hkv, sq, skv, window, tiles, cores):
+    """WINDOW (with CAUSAL): each row sees its ``window`` latest keys, the kernel hiding the others in the blocks
+    that hold both, and each tile's loop starting at its first row's first block; the outputs are the built
+    mask's bit for bit. Off by default (attention_nv2.WINDOW_IN_KERNEL) until timed on a GPU."""
+    assert nv2.WINDOW_IN_KERNEL is False
+    q, k, v = _inputs(hq, hkv, sq, skv, 32, seed=13)
+    got = {}
+    for inside in (False, True):
+        nv2.clear_caches()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(nv2, "WINDOW_IN_KERNEL", inside)
+            with nv2.recording() as launches:
+                got[inside] = nv2.run(q, k, v, (hq, sq, 32, hkv, skv), causal=True, mask=None, window=window,
+                                      scale=32 ** -0.5, softcap=0.0, out_dtype=np.float32,
+                                      out=np.zeros(q.shape, np.float32), dev="cpu", tiles=tiles, cores=cores)
+        fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert [(kern.consts.get("CAUSAL", 0), kern.consts.get("WINDOW", 0)) for kern in fa] == \
+            [(1, window) if inside else (0, 0)]
+        assert ("build_mask" in [kern.name for kern, *_ in launches]) == (not inside)
+    np.testing.assert_array_equal(got[True], got[False])
+    _close(got[True], np.nan_to_num(flash_attention.reference(q, k, v, True, window=window)), tol=1e-3)
+
+
+def test_a_window_that_hides_no_key_is_causal_alone():
+    """A window of Skv keys or more hides nothing causal does not: the kernel is CAUSAL alone (no WINDOW, no
+    mask), whether or not windows are computed by the kernel."""
+    q, k, v = _inputs(2, 1, 40, 60, 32)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, causal=True, window=60, device="cpu", impl="nv2")
+    assert [kern.consts.get("WINDOW", 0) for kern, *_ in launches] == [0]
+    assert [kern.consts.get("CAUSAL", 0) for kern, *_ in launches] == [1]
+    _close(out, flash_attention.reference(q, k, v, True), tol=1e-3)
+
+
 @pytest.mark.parametrize("acc, out_dtype, d", [("f16", np.float32, 64), ("f32", np.float16, 80),
                                                ("f32", np.float32, 128)])
 def test_a_causal_mask_computed_by_the_kernel_gives_the_built_masks_bits(acc, out_dtype, d):
@@ -950,6 +992,12 @@ def test_the_causal_variant_validates_and_hides_keys_with_a_per_element_op(edge)
     assert text.count(per_elem) == plain.count(per_elem) + loops
     assert "OpSGreaterThan" in text and "OpSGreaterThan" not in plain
     assert text.count("OpCooperativeMatrixLoadTensorNV") == plain.count("OpCooperativeMatrixLoadTensorNV")
+    # and a sliding window: as many per-element ops (their function also hides the keys before the window)
+    window = nv2.fa_kernel(False, True, l16=True, m16=True, edge=edge, causal=True, window=100)
+    assert tools.validation_message(window.compile(), "vulkan1.3") is None
+    wtext = window.disassemble()
+    assert wtext.count(per_elem) == text.count(per_elem)
+    assert "OpSLessThanEqual" in wtext and "OpSLessThanEqual" not in text
 
 
 def test_no_alibi_leaves_out_the_slopes_and_the_branch_on_max_bias():
