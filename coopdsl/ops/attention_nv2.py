@@ -181,7 +181,7 @@ def offered(dev: Any, kernel: cd.Kernel, disp: host.FaDispatch) -> bool:
 def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool = False,
               m16: bool = False, edge: bool = False, mask_fast: bool = False,
               mask_rows_8: bool = False, causal_end: bool = False, no_alibi: bool = False,
-              causal: bool = False, window: int = 0) -> cd.Kernel:
+              causal: bool = False, window: int = 0, sink_batch: bool = False) -> cd.Kernel:
     """ggml's flash_attn_cm2 with f16 (``f16acc``) or f32 softmax accumulators, reading Q as f32 (ggml's) or,
     with ``q_f16``, as f16 (no conversion launch first).  With f32 accumulators the running output O is f32 too
     (``O_F32``; ggml keeps it f16 in both pipelines, where a flat row over many keys with large V values passes
@@ -205,7 +205,9 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
     keys past each row's diagonal in the blocks that cross it, and ends each tile's loop there (``CAUSAL``): no
     mask of Sq x Skv values, no mask_opt pass, and the same output bit for bit as the mask's
     (:data:`CAUSAL_IN_KERNEL`); with ``window`` > 0 (and ``causal``) a sliding window of that many keys too, the
-    loop starting at the tile's first row's first key (``WINDOW``; :data:`WINDOW_IN_KERNEL`)."""
+    loop starting at the tile's first row's first key (``WINDOW``; :data:`WINDOW_IN_KERNEL`).  ``sink_batch``: the
+    attention sinks are read by ggml's batch index, where ops.attention puts the query heads when Sq > 1
+    (``SINK_BATCH``)."""
     consts = {"F16ACC": int(f16acc)}
     if edge:
         consts["EDGE"] = 1
@@ -219,6 +221,8 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
         consts["CAUSAL"] = 1
         if window:
             consts["WINDOW"] = window
+    if sink_batch:
+        consts["SINK_BATCH"] = 1
     if q_f16:
         consts["Q_F16"] = 1
     if not f16acc:
@@ -570,10 +574,11 @@ def clear_caches() -> None:
 @lru_cache(maxsize=512)
 def ggml_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
                   mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
-                  tiles: tuple[int, int, int] | None, q_f16: bool = False) -> host.FaDispatch:
-    """ggml's decisions for these tensors (cached: the same shapes give the same launch); ``q_f16``: Q is f16."""
+                  tiles: tuple[int, int, int] | None, q_f16: bool = False, sinks: bool = False) -> host.FaDispatch:
+    """ggml's decisions for these tensors (cached: the same shapes give the same launch); ``q_f16``: Q is f16;
+    ``sinks``: the launch has attention sinks."""
     br, bc, wg = tiles if tiles is not None else (None, None, None)
-    return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, False, scale, 0.0, softcap, f32acc,
+    return host.flash_attn_dispatch(q_ne, k_ne, k_ne, mask_ne, sinks, scale, 0.0, softcap, f32acc,
                                     device=host.FaDevice(shader_core_count=cores), Br=br, Bc=bc,
                                     workgroup_size=wg, q_f16=q_f16, narrow_mask_opt=True)
 
@@ -581,44 +586,46 @@ def ggml_dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, in
 def dispatch(q_ne: tuple[int, int, int, int], k_ne: tuple[int, int, int, int],
              mask_ne: tuple[int, int, int, int] | None, scale: float, softcap: float, f32acc: bool, cores: int,
              tiles: tuple[int, int, int] | None, q_f16: bool = False, dev: Any = None,
-             f16_out: bool = False, masked: bool = False) -> host.FaDispatch:
+             f16_out: bool = False, masked: bool = False, sinks: bool = False) -> host.FaDispatch:
     """The launch for these tensors: ggml's decisions (:func:`ggml_dispatch`), with ops.attention's own tiles
     where ``tiles`` is None and it has them for ``dev`` (:func:`wide_rows`; none without ``dev``); ``f16_out``:
-    the output is f16; ``masked``: the kernel masks without a mask buffer (``CAUSAL``), tiled as with one."""
-    disp = ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, tiles, q_f16)
+    the output is f16; ``masked``: the kernel masks without a mask buffer (``CAUSAL``), tiled as with one;
+    ``sinks``: the launch has attention sinks."""
+    disp = ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, tiles, q_f16, sinks)
     if tiles is not None or dev is None:
         return disp
     d = q_ne[0]
     return wide_rows(disp, d, mask_ne is not None or masked, dev, q_f16, f16_out,
-                     lambda t: ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, t, q_f16))
+                     lambda t: ggml_dispatch(q_ne, k_ne, mask_ne, scale, softcap, f32acc, cores, t, q_f16, sinks))
 
 
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, acc: str = "f32",
-        tiles: tuple[int, int, int] | None = None, cores: int | None = None) -> Any:
+        tiles: tuple[int, int, int] | None = None, cores: int | None = None, sinks: Any = None) -> Any:
     """:func:`_run`; on the interpreter without its TensorPointerWarning for the mask's loads: ggml's kernel
     offsets a mask load by whole rows of KV keys (``m_offset``, its interface, which ggml fills the same way),
     which is not a multiple of 16 bytes when KV is not a multiple of 8; NVIDIA's implementation reads such a
     load as the interpreter does, and the warning would name a line of this library, not of the caller."""
     if not isinstance(dev, str):
         return _run(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
-                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores)
+                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores, sinks=sinks)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="tensor (load|store): its Pointer")
         return _run(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
-                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores)
+                    out_dtype=out_dtype, out=out, dev=dev, acc=acc, tiles=tiles, cores=cores, sinks=sinks)
 
 
 def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, acc: str = "f32",
-         tiles: tuple[int, int, int] | None = None, cores: int | None = None) -> Any:
+         tiles: tuple[int, int, int] | None = None, cores: int | None = None, sinks: Any = None) -> Any:
     """Attention on ``dev`` (a runtime Device with NV2, or "cpu") for checked arguments.
 
     ``dims`` = (Hq, Sq, D, Hkv, Skv); ``q``, ``k``, ``v``, ``mask`` numpy or resident on ``dev``
     (``mask`` None, or (Sq, Skv) / (Hq, Sq, Skv) values); ``out`` the output array (numpy or resident,
     ``out_dtype``) that is filled and returned. ``tiles`` = (Br, Bc, workgroup size) replaces ggml's
     tuning and ``cores`` the SM count (for tests: the interpreter runs small tiles faster, and the
-    core count decides split_k)."""
+    core count decides split_k). ``sinks``: None, or Hq f32 values (numpy or resident on ``dev``), one attention
+    sink a query head (ggml's sinks)."""
     hq, sq, d, hkv, skv = dims
     ldev = launch_device(dev)
     q_f16 = kind_of(q) == "f16"   # read as it is; f32 as it is, bf16 converted to f32 first
@@ -660,7 +667,7 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     f16_out = np.dtype(out_dtype) == np.float16
     disp = dispatch(q_ne, k_ne, mask_ne, float(scale), float(softcap), acc == "f32",
                     cores if cores is not None else caps.shader_cores(dev), tiles, q_f16, dev, f16_out,
-                    masked=in_kernel)
+                    masked=in_kernel, sinks=sinks is not None)
     assert not in_kernel or disp.gqa_ratio == 1   # (one query row a tile row: what CAUSAL computes)
 
     # mask_opt: two bits per Br x Bc block of the mask (cached with a cached mask)
@@ -690,20 +697,23 @@ def _run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     else:
         o = out_flat
     unused = scratch("unused", 4, np.uint32, dev)  # ggml binds Q's buffer there; any buffer will do
+    s = view(as_kind(sinks, "f32", hq, dev), np.float32) if sinks is not None else unused.as_(np.float32)
     l16, m16 = small_sums(disp, d, dev, q_f16)
     causal_end = CAUSAL_END and causal and structural and disp.gqa_ratio <= 1 and not in_kernel  # (CAUSAL ends there)
     go(fa_kernel(disp.f16acc, q_f16, l16=l16, d_f16=d_f16, m16=m16, edge=edge_only(disp, q_f16),
                  mask_fast=m is not None, mask_rows_8=m is not None and skv % 8 == 0, causal_end=causal_end,
-                 no_alibi=m is not None, causal=in_kernel, window=kernel_window),
+                 no_alibi=m is not None, causal=in_kernel, window=kernel_window,
+                 sink_batch=sinks is not None and not heads_layout),
        disp.grid, qb,
        view(kh, np.uint8),
        view(vh, np.uint8),
-       m.as_(np.uint8) if m is not None else unused.as_(np.uint8), unused.as_(np.float32), o,
+       m.as_(np.uint8) if m is not None else unused.as_(np.uint8), s, o,
        mo.arr if mo is not None else unused.arr, disp.push, device=ldev, **disp.spec)
     if disp.split_k > 1:
         ne1, ne2, ne3 = disp.push["ne1"], disp.push["ne2"], disp.push["ne3"]
-        go(fa_reduce.kernel(f16_out), fa_reduce.grid(d, ne1, ne2, ne3), o, o, out_flat, d, ne1, ne2, ne3,
-           disp.split_k, 0, device=ldev)
+        go(fa_reduce.kernel(f16_out, sink_batch=sinks is not None and not heads_layout),
+           fa_reduce.grid(d, ne1, ne2, ne3), o, s, out_flat, d, ne1, ne2, ne3, disp.split_k,
+           int(sinks is not None), device=ldev)
     elif f16_out and not d_f16:
         convert(o, "f32", "f16", hq * sq * d, dev, out=out_flat)
     return out

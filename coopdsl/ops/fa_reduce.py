@@ -32,8 +32,10 @@ BLOCK_SIZE = 32  # ggml: the device's subgroup size
 
 
 @cache
-def kernel(out_f16: bool = False) -> cd.Kernel:
-    """The reduce kernel writing f32 (ggml's) or, with ``out_f16``, f16 output."""
+def kernel(out_f16: bool = False, sink_batch: bool = False) -> cd.Kernel:
+    """The reduce kernel writing f32 (ggml's) or, with ``out_f16``, f16 output; ``sink_batch``: the sink of a row
+    is that of its batch index ``i3`` (``ops.attention`` passes query heads there when Sq > 1), where ggml's reads
+    the sink of its head ``n``."""
     out_t = f16 if out_f16 else f32
 
     @cd.kernel(workgroup_size=("BLOCK_SIZE", 1, 1), entry_point="main")
@@ -91,7 +93,10 @@ def kernel(out_f16: bool = False) -> cd.Kernel:
 
         sink = f32(0.0)
         if sinks != 0:
-            sink = data_s[n]
+            if sink_batch:
+                sink = data_s[i3]
+            else:
+                sink = data_s[n]
             ms = f32(1.0)
             vs = f32(1.0)
             if sink > m_max:

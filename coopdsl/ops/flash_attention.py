@@ -208,7 +208,8 @@ def _resolve_device(device: Any, arrays: list[Any]) -> Any:
 
 def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None, window: int | None = None,
               scale: float | None = None, softcap: float = 0.0, out_dtype: Any = np.float32, out: Any = None,
-              device: Any = None, acc: str = "f32", impl: str | None = None, tune: bool = False) -> Any:
+              device: Any = None, acc: str = "f32", impl: str | None = None, tune: bool = False,
+              sinks: Any = None) -> Any:
     """Attention ``softmax(scale * q k^T [soft-capped] + mask) v`` per query head.
 
     * ``q``: (Hq, Sq, D); ``k``, ``v``: (Hkv, Skv, D) with Hkv dividing Hq (grouped-query
@@ -225,6 +226,11 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
       combined with causal and window. A row that sees no key gives 0.
     * ``scale``: default 1 / sqrt(D). ``softcap`` > 0: scores -> softcap * tanh(scores / softcap)
       (ggml's logit soft-cap, applied before the mask).
+    * ``sinks``: None, or one float per query head, shape (Hq,) (float32 or float16; resident: float32): an
+      attention sink, a logit each row of the head adds to its softmax without a value (gpt-oss's; ggml's
+      FLASH_ATTN_EXT sinks): ``o = sum_j e^(s_j - m) v_j / (sum_j e^(s_j - m) + e^(sink - m))``, m the largest
+      of the row's scores and its sink. Runs ggml's kernel (``impl`` None or "nv2": a device with
+      VK_NV_cooperative_matrix2, or the interpreter), decoding too.
     * ``out_dtype``: np.float32 or np.float16. The result has q's shape: ``out`` if given (numpy or
       resident, of that dtype and shape), else a new numpy array, or a new resident Array on q's
       device when q is resident.
@@ -252,14 +258,17 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     one that cannot run the kernel ``impl`` names, a ``DeviceFeatureError`` that starts ``attention: impl=...``.
     """
     arrays = (q, k, v, out) if mask is None else (q, k, v, mask, out)
-    options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None)
+    if sinks is not None:
+        arrays += (sinks,)
+    options = (causal, window, scale, softcap, out_dtype, device, acc, impl, tune, mask is None, sinks is None)
     if not nv2.is_recording() and (replayed := _HOT.replay(arrays, options)) is not None:
         return replayed  # the same resident arrays and options as a recent call: its launches again (ops/hot.py)
     fills = nv2.cache_fills()
     with nv2.recording() as launches:
         try:
             result = _attention(q, k, v, causal=causal, mask=mask, window=window, scale=scale, softcap=softcap,
-                                out_dtype=out_dtype, out=out, device=device, acc=acc, impl=impl, tune=tune)
+                                out_dtype=out_dtype, out=out, device=device, acc=acc, impl=impl, tune=tune,
+                                sinks=sinks)
         except Exception as e:
             from ..runtime.features import DeviceFeatureError
 
@@ -281,7 +290,7 @@ _HOT = hot.Hot()  # attention's recent calls on resident arrays
 
 def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int | None, scale: float | None,
                softcap: float, out_dtype: Any, out: Any, device: Any, acc: str, impl: str | None,
-               tune: bool) -> Any:
+               tune: bool, sinks: Any = None) -> Any:
     """:func:`attention` without the replay of a remembered call: checks, plans and launches."""
     q, k, v = _check_array("q", q), _check_array("k", k), _check_array("v", v)
     causal, tune = flag("attention", "causal", causal), flag("attention", "tune", tune)
@@ -289,6 +298,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
         mask = _check_array("mask", mask.astype(np.float32) if is_bfloat16(mask) else mask)
     if out is not None:
         out = _check_array("out", out)
+    if sinks is not None:
+        sinks = _check_array("sinks", sinks)
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
     if len(qs) not in (2, 3):
         raise _fail(f"q must be (heads, S, D) or (S, D), got shape {qs}")
@@ -320,6 +331,14 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
         mdt = np.dtype(mask.dtype)
         if mdt.kind != "f" or (nv2.is_resident(mask) and mdt not in (np.float16, np.float32)):
             raise _fail(f"mask must hold floats (float16 or float32 when resident), got {mdt.name}")
+    if sinks is not None:
+        sdt = np.dtype(sinks.dtype)
+        if tuple(sinks.shape) != (hq,):
+            raise _fail(f"sinks must hold one value per query head, shape ({hq},), got {tuple(sinks.shape)}")
+        if sdt not in (np.float32, np.float16) or (nv2.is_resident(sinks) and sdt != np.float32):
+            raise _fail(f"sinks must be float32 or float16 (float32 when resident), got {sdt.name}")
+        if impl in ("decode", "khr"):
+            raise _fail(f"sinks run on ggml's kernel only: impl='nv2' or None, got impl={impl!r}")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
         raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
     if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real) or not float(softcap) >= 0.0 \
@@ -343,7 +362,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                               or not math.isfinite(scale) or not _fits_f32(scale)):
         raise _fail(f"scale must be None (1 / sqrt(D)) or a finite number, got {scale!r} (the kernels take it as "
                     f"f32: at most 3.4028235e38 in magnitude)")
-    dev = _resolve_device(device, [q, k, v, mask, out])
+    dev = _resolve_device(device, [q, k, v, mask, out, sinks])
     if out is None:
         out = np.empty(qs, odt) if not nv2.is_resident(q) else nv2.empty(qs, odt, dev)
     if sq == 0 or hq == 0:
@@ -359,7 +378,16 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     dims = (hq, sq, d, hkv, skv)
     impl_given = impl
     if impl is None:
-        impl = default_impl(dims, dev)
+        impl = default_impl(dims, dev) if sinks is None else "nv2"
+        if sinks is not None and not isinstance(dev, str) and not caps.has_nv2(dev):
+            from ..runtime.features import DeviceFeatureError
+
+            raise DeviceFeatureError(f"attention: sinks run on ggml's flash-attention kernel, which needs "
+                                     f"VK_NV_cooperative_matrix2; {dev.info.name} does not offer it (the CPU "
+                                     f"interpreter runs it: device=\"cpu\")", [])
+    if sinks is not None and softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX:
+        raise _fail(f"softcap={softcap!r} with scale={scale!r} and sinks: ggml's kernel rounds Q * scale / softcap to "
+                    f"f16, which overflows past scale / softcap = {SOFTCAP_Q_SCALE_MAX:g}, and only it takes sinks")
     if softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX and (
             impl == "nv2" or impl == "decode" and attention_decode.default_how(dims, dev) == "mma"):
         # ggml's kernel and the cooperative-matrix decode kernel round Q * scale / softcap to f16: past this a
@@ -411,11 +439,11 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                 def time_call(t: Any) -> float:
                     with nv2.recording(isolated=True) as launches:   # (the call runs: it checks the tiles work)
                         nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
-                                softcap=softcap, out_dtype=odt, out=out, dev=dev, acc=acc, tiles=t)
+                                softcap=softcap, out_dtype=odt, out=out, dev=dev, acc=acc, tiles=t, sinks=sinks)
                     return tile_timer(launches)
                 tiles = attention_tune.tune(prob, dev, time_call)
         return nv2.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
-                       out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles)
+                       out_dtype=odt, out=out, dev=dev, acc=acc, tiles=tiles, sinks=sinks)
     if impl_given is None and not isinstance(dev, str) and not caps.offers_coopmat(dev, 16, 16, 16):
         raise _runs_none(dims, dev, any(nv2.is_resident(a) for a in (q, k, v)))
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
@@ -486,9 +514,9 @@ def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
 
 
 def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None, *, mask: Any = None,
-              window: int | None = None, softcap: float = 0.0) -> np.ndarray:
+              window: int | None = None, softcap: float = 0.0, sinks: Any = None) -> np.ndarray:
     """The float64 numpy model of :func:`attention` (bf16 inputs as uint16 bit patterns); rows that see no
-    key give 0."""
+    key give 0; ``sinks`` (Hq,) add ``e^(sink - m)`` to each row's sum."""
     def f64(x: Any) -> np.ndarray:
         x = np.asarray(x)
         if x.dtype == np.uint16:
@@ -518,8 +546,14 @@ def reference(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
         hidden |= j < last - window + 1
     s = np.where(hidden, -np.inf, s)
     mx = s.max(axis=-1, keepdims=True)
+    sk = None
+    if sinks is not None:
+        sk = np.asarray(sinks, np.float64).reshape(-1, 1, 1)
+        mx = np.maximum(mx, sk)
     mx = np.where(np.isfinite(mx), mx, 0.0)
     e = np.exp(s - mx)
     total = e.sum(axis=-1, keepdims=True)
+    if sk is not None:
+        total = total + np.exp(sk - mx)
     o = np.matmul(e, v64) / np.where(total == 0.0, 1.0, total)
     return cast(np.ndarray, o[0] if two_d else o)

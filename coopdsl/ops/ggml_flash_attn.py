@@ -42,7 +42,9 @@ mask, ``gqa_ratio`` 1) does that and computes the causal mask (aligned at the
 end) itself, setting the scores of the keys past each row's diagonal to -inf
 in the blocks that cross it, bit for bit what the mask's -inf gives, and with
 ``WINDOW=W`` a sliding window too (each row sees its W latest keys; the loop
-starts at the tile's first row's first key); ``NO_ALIBI=1`` (the host promises
+starts at the tile's first row's first key); ``SINK_BATCH=1`` reads the sink
+of head ``iq3`` (ggml's batch: ``ops.attention`` passes query heads there
+when Sq > 1) where ggml's reads ``iq2 + r % gqa_ratio``; ``NO_ALIBI=1`` (the host promises
 ``max_bias`` 0, as ``ops.attention`` always has it) builds no slopes and adds
 the mask without them, with no branch on ``max_bias`` in the loop.
 Without them (their default) ggml's modules are unchanged.
@@ -326,7 +328,7 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
          F16ACC: cd.Const[int] = 0, Q_F16: cd.Const[int] = 0, O_F32: cd.Const[int] = 0,
          L16: cd.Const[int] = 0, D_F16: cd.Const[int] = 0, M16: cd.Const[int] = 0, EDGE: cd.Const[int] = 0,
          MASK_FAST: cd.Const[int] = 0, CAUSAL_END: cd.Const[int] = 0, NO_ALIBI: cd.Const[int] = 0,
-         CAUSAL: cd.Const[int] = 0, WINDOW: cd.Const[int] = 0):
+         CAUSAL: cd.Const[int] = 0, WINDOW: cd.Const[int] = 0, SINK_BATCH: cd.Const[int] = 0):
     ACC = f16 if F16ACC == 1 else f32
     O32 = O_F32 == 1 and F16ACC == 0   # coopdsl's variant: O accumulates in f32 (ACC's type) instead of ggml's f16
     OT = f32 if O32 else f16
@@ -620,7 +622,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     Ldiag = L.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # L resized to Br x HSV_pad
 
     if (p.mask_n_head_log2 & SINK_ENABLE_BIT) != 0:
-        sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), iq2)
+        if SINK_BATCH == 1:   # coopdsl's variant: the heads are ggml's batch (iq3), one query head a batch
+            sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), iq3)
+        else:
+            sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), iq2)
         Mr = M.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # M resized to Br x HSV_pad
         ms = Mr.map(cd.partial(sink_ms, acc_t=ACC), sinks)  # exp(M - sink) where the sink is larger, else 1
         vs = Mr.map(cd.partial(sink_vs, acc_t=ACC), sinks)  # 1 where the sink is larger, else exp(sink - M)

@@ -108,6 +108,22 @@ def test_a_sliding_window_computed_by_the_kernel(nv2_device, monkeypatch, hq, hk
     _check(got[True], q, k, v, heads=(0, hq - 1), causal=True, window=window)
 
 
+@pytest.mark.parametrize("hq, hkv, sq, skv, d, causal", [(8, 2, 777, 777, 128, True), (32, 8, 1, 8192, 128, True),
+                                                      (8, 8, 2048, 2048, 64, False)])
+def test_sinks_on_resident_arrays(nv2_device, hq, hkv, sq, skv, d, causal):
+    # attention sinks (one logit a query head): prefill (the heads as ggml's batch, SINK_BATCH) and decoding
+    # (ggml's heads, split over the keys and reduced), against the float64 model
+    q, k, v = _inputs(hq, hkv, sq, skv, d, seed=9)
+    sinks = (np.log(skv) + np.random.default_rng(10).uniform(-1, 1, hq)).astype(np.float32)
+    dq, dk, dv = _resident(nv2_device, q, k, v)
+    ds = runtime.array(sinks, device=nv2_device)
+    out = ops.attention(dq, dk, dv, causal=causal, sinks=ds)
+    got = out.numpy()
+    want = flash_attention.reference(q, k, v, causal, sinks=sinks)
+    assert np.isfinite(got).all()
+    assert np.abs(got - want).max() <= 5e-3 * np.abs(want).max()
+
+
 @pytest.mark.parametrize("d", [64, 80, 128, 256])
 def test_prefill_f16_out_from_the_kernel_and_row_sums_br_x_16(nv2_device, d):
     # an f16 output is stored by the flash-attention kernel itself (D_F16: no conversion launch), and the row sums

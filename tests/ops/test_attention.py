@@ -1008,3 +1008,84 @@ def test_no_alibi_leaves_out_the_slopes_and_the_branch_on_max_bias():
     bare = nv2.fa_kernel(False, True, **base, no_alibi=True).disassemble()
     for op in ("OpFOrdGreaterThan", "OpFMul", "OpFAdd"):
         assert bare.count(op) < fast.count(op), op
+
+
+# --- attention sinks -----------------------------------------------------------------------------------
+
+SINK_CASES = {   # (Hq, Hkv, Sq, Skv, D, options)
+    "prefill_gqa_causal": (4, 2, 40, 70, 64, {"causal": True}),        # heads as ggml's batch, split over the keys
+    "prefill_one_tile": (2, 2, 64, 64, 32, {}),                           # no split: the kernel applies the sinks
+    "prefill_window_f16_out": (4, 1, 37, 200, 64, {"causal": True, "window": 50, "out_dtype": np.float16}),
+    "prefill_mask_f16acc": (4, 4, 20, 20, 64, {"mask": True, "acc": "f16"}),
+    "decode_gqa": (8, 2, 1, 500, 64, {"causal": True}),                  # one token: ggml's heads, split_k reduce
+    "decode_heads": (4, 4, 1, 300, 128, {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINK_CASES))
+def test_sinks_take_part_in_each_rows_softmax(name):
+    """``sinks``: one logit a query head, added to each row's softmax sum without a value. Runs ggml's kernel
+    (decoding too, with its split over the keys), reading the sink of the query head whether the heads are ggml's
+    heads (one query row) or its batch (SINK_BATCH, in the kernel and in the split_k reduce); against the float64
+    model, and far enough from the result without sinks that ignoring them fails."""
+    hq, hkv, sq, skv, d, opts = SINK_CASES[name]
+    opts = dict(opts)
+    q, k, v = _inputs(hq, hkv, sq, skv, d, seed=21)
+    if opts.pop("mask", False):
+        opts["mask"] = _mask((sq, skv))
+    # (a sink near the log of the keys a row sees weighs about as much as they do)
+    sinks = (np.log(skv) + np.random.default_rng(22).uniform(-1.0, 1.0, hq)).astype(np.float32)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, sinks=sinks, device="cpu", **opts)
+    names = [kern.name for kern, *_ in launches]
+    assert "flash_attn_cm2" in names and not any(n.startswith("attention_decode") for n in names)
+    fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+    assert [kern.consts.get("SINK_BATCH", 0) for kern in fa] == [int(sq > 1)]
+    ref = dict(causal=opts.get("causal", False), window=opts.get("window"), mask=opts.get("mask"))
+    want = flash_attention.reference(q, k, v, sinks=sinks, **ref)
+    without = flash_attention.reference(q, k, v, **ref)
+    tol = 4e-3 if opts.get("acc") == "f16" or opts.get("out_dtype") == np.float16 else 1e-3
+    assert np.abs(want - without).max() > 20 * tol * np.abs(want).max()
+    _close(out.astype(np.float32), want, tol=tol)
+
+
+def test_sinks_are_refused_where_they_cannot_run(device):
+    q, k, v = _inputs(4, 2, 3, 40, 64)
+    ok = np.zeros(4, np.float32)
+    for sinks, message in ((np.zeros(3, np.float32), r"sinks must hold one value per query head, shape \(4,\), "
+                                                     r"got \(3,\)"),
+                           (np.zeros((4, 1), np.float32), r"sinks must hold one value per query head, shape \(4,\), "
+                                                          r"got \(4, 1\)"),
+                           (np.zeros(4, np.int32), r"sinks must be float32 or float16 \(float32 when resident\), "
+                                                   r"got int32"),
+                           (np.zeros(4, np.float64), r"sinks must be float32 or float16 \(float32 when resident\), "
+                                                     r"got float64")):
+        with pytest.raises(ValueError, match=r"^attention: " + message):
+            ops.attention(q, k, v, sinks=sinks, device="cpu")
+    for impl in ("decode", "khr"):
+        with pytest.raises(ValueError, match=rf"^attention: sinks run on ggml's kernel only: impl='nv2' or None, "
+                                             rf"got impl='{impl}'"):
+            ops.attention(q, k, v, sinks=ok, impl=impl, device="cpu")
+    with pytest.raises(TypeError, match="sinks"):
+        ops.attention(q, k, v, sinks=[0.0] * 4, device="cpu")
+    from coopdsl.ops import device_caps as caps
+    from coopdsl.runtime.features import DeviceFeatureError
+
+    if caps.has_nv2(device):
+        pytest.skip(f"{device.info.name} runs ggml's kernel")
+    with pytest.raises(DeviceFeatureError, match=r"^attention: sinks run on ggml's flash-attention kernel, which "
+                                                 r"needs VK_NV_cooperative_matrix2; .* does not offer it"):
+        ops.attention(q, k, v, sinks=ok, device=device)
+
+
+def test_the_sink_variants_validate_and_read_the_batch_index():
+    """SINK_BATCH: the flash-attention kernel and the split_k reduce read the sink of ggml's batch index (where
+    ops.attention puts query heads when Sq > 1); ggml's (the default) read its head index."""
+    from coopdsl.ops import fa_reduce
+
+    for ggmls, batch in ((nv2.fa_kernel(False, True, l16=True, m16=True),
+                          nv2.fa_kernel(False, True, l16=True, m16=True, sink_batch=True)),
+                         (fa_reduce.kernel(False), fa_reduce.kernel(False, sink_batch=True))):
+        assert tools.validation_message(batch.compile(), "vulkan1.3") is None
+        assert batch.disassemble() != ggmls.disassemble()
+    assert "SINK_BATCH" not in nv2.fa_kernel(False, True, l16=True, m16=True).consts
