@@ -622,6 +622,41 @@ def combine_kernel(d: int, rows: int, out_f16: bool = False) -> cd.Kernel:
     return cast(cd.Kernel, attention_decode_combine)
 
 
+FLT_MAX = 3.4028234663852886e38
+
+
+@cache
+def sinks_kernel(d: int) -> cd.Kernel:
+    """Writes each row's attention sink as one more chunk, the last of its K/V head's ``chunks``: M the sink (+inf
+    taken as the largest f32, so that the row gives 0 as its limit does), L 1, O 0. :func:`combine_kernel` then
+    gives ``sum_c e^(M_c - M) O_c / (sum_c e^(M_c - M) L_c + e^(sink - M))``, the softmax with the sink.
+
+    Grid ``(ceil(Hkv * rows * d / 4 / 128), 1, 1)``: an invocation per ``vec4`` of a row's O. Bindings: s (a sink a
+    query head; row ``kvh * rows + r`` is query head ``(kvh * rows + r) // Sq``), ``part`` and ``ml`` (the chunks'
+    O, M and L, as :func:`kernel` lays them out)."""
+    DQ = d // 4
+
+    @cd.kernel(workgroup_size=(WG, 1, 1))
+    @no_type_check
+    def attention_decode_sinks(s: cd.Buffer[f32], part: cd.Buffer[vec4[f32]], ml: cd.Buffer[f32], rows: u32, sq: u32,
+                               chunks: u32, n: u32):
+        e = cd.global_invocation_id.x
+        if e < n * DQ:
+            w = e % DQ
+            row = e // DQ                       # kvh * rows + r
+            at = (row // rows * chunks + chunks - 1) * rows + row % rows
+            part[at * DQ + w] = vec4[f32](0.0)
+            if w == 0:
+                sink = s[row // sq]
+                if sink > FLT_MAX:
+                    sink = f32(FLT_MAX)
+                ml[at * 2] = sink
+                ml[at * 2 + 1] = 1.0
+
+    attention_decode_sinks.__name__ = attention_decode_sinks.__qualname__ = f"attention_decode_sinks_d{d}"
+    return cast(cd.Kernel, attention_decode_sinks)
+
+
 # --- the host side -------------------------------------------------------------------------------
 
 
@@ -768,7 +803,7 @@ Launch = tuple[cd.Kernel, tuple[int, int, int], tuple[Any, ...], dict[str, Any]]
 def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
          scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
          fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
-         how: str | None = None, split: int | None = None) -> list[Launch]:
+         how: str | None = None, split: int | None = None, sinks: Any = None) -> list[Launch]:
     """The launches (``(kernel, grid, args, kwargs)``, in order) that compute attention for checked arguments (as
     :func:`coopdsl.ops.attention_nv2.run` takes them) into ``out``, reading Q, K and V as they are (bf16 ones
     too). ``how``: "lanes" (:func:`kernel`) or "mma"
@@ -776,7 +811,9 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     ``"lanes:split2"``; an explicit ``split``, ``loads`` or ``fused`` wins); default :func:`default_how`.
     ``chunks``: the chunks per K/V head (default :func:`default_chunks`); ``fused=False`` combines them with
     :func:`combine_kernel` instead of in the last workgroup of each head (default :func:`default_fused`); ``loads``,
-    ``most_rows``, ``split``: see :func:`kernel` (these four how="lanes" only)."""
+    ``most_rows``, ``split``: see :func:`kernel` (these four how="lanes" only). ``sinks``: None, or Hq f32 values
+    (numpy, or resident on ``dev``), an attention sink a query head: :func:`sinks_kernel` writes them as one more
+    chunk of each K/V head, and :func:`combine_kernel` (always launched then) takes them in."""
     hq, sq, d, hkv, skv = dims
     rows = rows_per_head(dims)
     if how is None:
@@ -810,14 +847,15 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     if chunks is None:
         chunks = default_chunks(hkv, skv - lo, caps.shader_cores(dev), how)
     size, n = chunking(skv - lo, int(chunks), mma.STEP if how == "mma" else STEP)
+    laid = n + (sinks is not None)      # the chunks of the scratch layout: a sink is one more, written apart
     f16_out = np.dtype(out_dtype) == np.float16
     hides_future = bool(causal) and sq > 1            # (one query row: causal hides nothing)
     hides_past = bool(window) and skv - window > 0     # (the last row's first key; earlier rows start before it)
     out_flat = nv2.view(out, out.dtype)
     unused = nv2.scratch("unused", 4, np.uint32, dev)   # (bound where nothing is read: ggml's path shares it)
-    if n > 1 or how == "mma":
-        part = nv2.scratch("decode_o", hkv * n * rows * d, np.float32, dev).arr
-        ml = nv2.scratch("decode_ml", hkv * n * rows * 2, np.float32, dev).arr
+    if laid > 1 or how == "mma":
+        part = nv2.scratch("decode_o", hkv * laid * rows * d, np.float32, dev).arr
+        ml = nv2.scratch("decode_ml", hkv * laid * rows * 2, np.float32, dev).arr
     else:                                               # one chunk: the workgroup writes the output itself
         part = ml = unused.as_(np.float32)
     if softcap:
@@ -831,23 +869,29 @@ def plan(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
     else:
         m_view = q_view if qk == "f16" else unused.as_(np.float16)
     kw = {"device": ldev}
+    sink_launch: list[Launch] = []
+    if sinks is not None:
+        sd = nv2.view(nv2.as_kind(sinks, "f32", hq, dev), np.float32)
+        sink_launch = [(sinks_kernel(d), (-(-(hkv * rows * d // 4) // WG), 1, 1),
+                        (sd, part4, ml, rows, sq, laid, hkv * rows), kw)]
+        fused = False                   # (the sink chunk is written by another launch)
+    combine = [(combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, laid), kw)]
     if how == "mma":
         tiles = -(-rows // 16)   # (a chunk's row tiles are neighbours in the grid: they read its K/V together)
         return [(mma.kernel(d, qk == "f16", mkind, hides_future, hides_past, bool(softcap), k_bf16, v_bf16, q_bf16),
                  (tiles * n, hkv, 1),
-                 (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, n, float(scale), float(softcap),
-                  skv - sq, int(window), mstride), kw),
-                (combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw)]
+                 (q_view, k4, v4, m_view, part4, ml, skv, sq, rows, lo, size, laid, float(scale), float(softcap),
+                  skv - sq, int(window), mstride), kw)] + sink_launch + combine
     if fused is None:
         fused = default_fused(d, rows)
     main = kernel(d, rows, qk == "f16", f16_out, mkind, hides_future, hides_past, bool(softcap), fused, loads,
                   most_rows, split, k_bf16, v_bf16, q_bf16)
     cnt = counters(hkv, dev) if fused and n > 1 else unused.arr
     launches: list[Launch] = [
-        (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, n, float(scale),
-                             float(softcap), skv - sq, int(window), mstride, int(n == 1)), kw)]
-    if n > 1 and not fused:
-        launches.append((combine_kernel(d, rows, f16_out), (hkv * rows, 1, 1), (part4, ml, out_flat, n), kw))
+        (main, (n, hkv, 1), (q_view, k4, v4, m_view, part4, ml, cnt, out_flat, skv, sq, lo, size, laid,
+                             float(scale), float(softcap), skv - sq, int(window), mstride, int(laid == 1)), kw)]
+    if laid > 1 and not fused:
+        launches += sink_launch + combine
     return launches
 
 
@@ -859,10 +903,11 @@ def kv_words(x: Any, dev: Any) -> Any:
 def run(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, chunks: int | None = None,
         fused: bool | None = None, loads: int | None = None, most_rows: int | None = None,
-        how: str | None = None, split: int | None = None) -> Any:
+        how: str | None = None, split: int | None = None, sinks: Any = None) -> Any:
     """Attention by the decode kernels for checked arguments (as :func:`plan` takes them); returns ``out``."""
     for kern, grid, args, kwargs in plan(q, k, v, dims, causal=causal, mask=mask, window=window, scale=scale,
                                          softcap=softcap, out_dtype=out_dtype, out=out, dev=dev, chunks=chunks,
-                                         fused=fused, loads=loads, most_rows=most_rows, how=how, split=split):
+                                         fused=fused, loads=loads, most_rows=most_rows, how=how, split=split,
+                                         sinks=sinks):
         nv2.go(kern, grid, *args, **kwargs)
     return out

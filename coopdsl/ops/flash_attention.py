@@ -229,8 +229,9 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``sinks``: None, or one float per query head, shape (Hq,) (float32 or float16; resident: float32): an
       attention sink, a logit each row of the head adds to its softmax without a value (gpt-oss's; ggml's
       FLASH_ATTN_EXT sinks): ``o = sum_j e^(s_j - m) v_j / (sum_j e^(s_j - m) + e^(sink - m))``, m the largest
-      of the row's scores and its sink. Runs ggml's kernel (``impl`` None or "nv2": a device with
-      VK_NV_cooperative_matrix2, or the interpreter), decoding too.
+      of the row's scores and its sink. The decode kernels take them (as one more chunk of each K/V head, in the
+      launch that combines the chunks) and ggml's kernel does; the KHR kernel does not (``impl="khr"`` with sinks
+      is a ValueError, and a device that would run it a DeviceFeatureError).
     * ``out_dtype``: np.float32 or np.float16. The result has q's shape: ``out`` if given (numpy or
       resident, of that dtype and shape), else a new numpy array, or a new resident Array on q's
       device when q is resident.
@@ -337,8 +338,9 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
             raise _fail(f"sinks must hold one value per query head, shape ({hq},), got {tuple(sinks.shape)}")
         if sdt not in (np.float32, np.float16) or (nv2.is_resident(sinks) and sdt != np.float32):
             raise _fail(f"sinks must be float32 or float16 (float32 when resident), got {sdt.name}")
-        if impl in ("decode", "khr"):
-            raise _fail(f"sinks run on ggml's kernel only: impl='nv2' or None, got impl={impl!r}")
+        if impl == "khr":
+            raise _fail("sinks run on the decode kernels and ggml's kernel: impl='decode', 'nv2' or None, got "
+                        "impl='khr'")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
         raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
     if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real) or not float(softcap) >= 0.0 \
@@ -378,18 +380,21 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     dims = (hq, sq, d, hkv, skv)
     impl_given = impl
     if impl is None:
-        impl = default_impl(dims, dev) if sinks is None else "nv2"
-        if sinks is not None and not isinstance(dev, str) and not caps.has_nv2(dev):
+        impl = default_impl(dims, dev)
+        if sinks is not None and impl == "khr":
             from ..runtime.features import DeviceFeatureError
 
-            raise DeviceFeatureError(f"attention: sinks run on ggml's flash-attention kernel, which needs "
-                                     f"VK_NV_cooperative_matrix2; {dev.info.name} does not offer it (the CPU "
-                                     f"interpreter runs it: device=\"cpu\")", [])
-    if sinks is not None and softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX:
-        raise _fail(f"softcap={softcap!r} with scale={scale!r} and sinks: ggml's kernel rounds Q * scale / softcap to "
-                    f"f16, which overflows past scale / softcap = {SOFTCAP_Q_SCALE_MAX:g}, and only it takes sinks")
+            raise DeviceFeatureError(f"attention: sinks run on the decode kernels (at most "
+                                     f"{attention_decode.MAX_ROWS} query rows a K/V head here) and on ggml's "
+                                     f"flash-attention kernel, which needs VK_NV_cooperative_matrix2; "
+                                     f"{dev.info.name} does not offer it (the CPU interpreter runs it: "
+                                     f"device=\"cpu\")", [])
     if softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX and (
             impl == "nv2" or impl == "decode" and attention_decode.default_how(dims, dev) == "mma"):
+        if sinks is not None:   # (the KHR kernel, which applies the soft-cap in f32, takes no sinks)
+            raise _fail(f"softcap={softcap!r} with scale={scale!r} and sinks: impl={impl!r} rounds Q * scale / "
+                        f"softcap to f16, which overflows past scale / softcap = {SOFTCAP_Q_SCALE_MAX:g}, and the "
+                        f"KHR kernel, which does not, takes no sinks")
         # ggml's kernel and the cooperative-matrix decode kernel round Q * scale / softcap to f16: past this a
         # query value of 32 overflows it (inf, then NaN); the KHR kernel applies the soft-cap in f32
         if impl_given is not None:
@@ -416,7 +421,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                     return timer(attention_decode.plan(q, k, v, dims, causal=bool(causal), mask=mask, window=win,
                                                        scale=scale, softcap=softcap, out_dtype=odt, out=out, dev=dev,
                                                        chunks=c[0] if c else None,
-                                                       how=c[1] if c and len(c) > 1 else None))
+                                                       how=c[1] if c and len(c) > 1 else None, sinks=sinks))
                 mine = attention_decode.default_how(dims, dev)
                 keys = dims[4] - attention_decode.visible_keys(dims[1], dims[4], win)   # (what plan cuts into chunks)
                 cores = caps.shader_cores(dev)
@@ -426,7 +431,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
                                                          attention_decode.variants(dims),
                                                          attention_decode.default_chunks(dims[3], keys, cores))
         return attention_decode.run(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale,
-                                    softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks, how=how)
+                                    softcap=softcap, out_dtype=odt, out=out, dev=dev, chunks=chunks, how=how,
+                                    sinks=sinks)
     if impl == "nv2":
         tiles = None
         if not isinstance(dev, str):

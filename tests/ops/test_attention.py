@@ -1016,31 +1016,44 @@ SINK_CASES = {   # (Hq, Hkv, Sq, Skv, D, options)
     "prefill_gqa_causal": (4, 2, 40, 70, 64, {"causal": True}),        # heads as ggml's batch, split over the keys
     "prefill_one_tile": (2, 2, 64, 64, 32, {}),                           # no split: the kernel applies the sinks
     "prefill_window_f16_out": (4, 1, 37, 200, 64, {"causal": True, "window": 50, "out_dtype": np.float16}),
-    "prefill_mask_f16acc": (4, 4, 20, 20, 64, {"mask": True, "acc": "f16"}),
-    "decode_gqa": (8, 2, 1, 500, 64, {"causal": True}),                  # one token: ggml's heads, split_k reduce
+    "prefill_mask_f16acc": (4, 4, 20, 20, 64, {"mask": True, "acc": "f16", "impl": "nv2"}),  # (else decode's)
+    "decode_gqa": (8, 2, 1, 500, 64, {"causal": True}),                  # one token: the f32 decode kernel
+    "decode_one_chunk": (8, 2, 1, 100, 64, {"chunks": 1}),               # ... one chunk: its sink is a second
     "decode_heads": (4, 4, 1, 300, 128, {}),
+    "decode_mma": (16, 2, 3, 257, 64, {"causal": True, "mask": True}),   # 24 rows: the cooperative-matrix one
+    "decode_as_ggml": (8, 2, 1, 500, 64, {"impl": "nv2"}),              # ggml's heads, its split_k reduce
 }
 
 
 @pytest.mark.parametrize("name", sorted(SINK_CASES))
-def test_sinks_take_part_in_each_rows_softmax(name):
-    """``sinks``: one logit a query head, added to each row's softmax sum without a value. Runs ggml's kernel
-    (decoding too, with its split over the keys), reading the sink of the query head whether the heads are ggml's
-    heads (one query row) or its batch (SINK_BATCH, in the kernel and in the split_k reduce); against the float64
-    model, and far enough from the result without sinks that ignoring them fails."""
+def test_sinks_take_part_in_each_rows_softmax(name, monkeypatch):
+    """``sinks``: one logit a query head, added to each row's softmax sum without a value. The decode kernels take
+    them as one more chunk of each K/V head (``attention_decode.sinks_kernel``, then the launch that combines the
+    chunks); ggml's kernel reads the sink of the query head whether the heads are ggml's heads (one query row) or
+    its batch (SINK_BATCH, in the kernel and in the split_k reduce). Against the float64 model, and far enough from
+    the result without sinks that ignoring them fails."""
+    from coopdsl.ops import attention_decode
+
     hq, hkv, sq, skv, d, opts = SINK_CASES[name]
     opts = dict(opts)
     q, k, v = _inputs(hq, hkv, sq, skv, d, seed=21)
     if opts.pop("mask", False):
         opts["mask"] = _mask((sq, skv))
+    if "chunks" in opts:
+        chunks = opts.pop("chunks")
+        monkeypatch.setattr(attention_decode, "default_chunks", lambda *a, **kw: chunks)
     # (a sink near the log of the keys a row sees weighs about as much as they do)
     sinks = (np.log(skv) + np.random.default_rng(22).uniform(-1.0, 1.0, hq)).astype(np.float32)
     with nv2.recording() as launches:
         out = ops.attention(q, k, v, sinks=sinks, device="cpu", **opts)
     names = [kern.name for kern, *_ in launches]
-    assert "flash_attn_cm2" in names and not any(n.startswith("attention_decode") for n in names)
-    fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
-    assert [kern.consts.get("SINK_BATCH", 0) for kern in fa] == [int(sq > 1)]
+    if name.startswith("decode") and name != "decode_as_ggml":
+        assert names[1:] == [f"attention_decode_sinks_d{d}", f"attention_decode_combine_d{d}"]
+        assert names[0].startswith("attention_decode_mma" if name == "decode_mma" else f"attention_decode_d{d}_r")
+    else:
+        fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
+        assert [kern.consts.get("SINK_BATCH", 0) for kern in fa] == [int(sq > 1)]
+    opts.pop("impl", None)
     ref = dict(causal=opts.get("causal", False), window=opts.get("window"), mask=opts.get("mask"))
     want = flash_attention.reference(q, k, v, sinks=sinks, **ref)
     without = flash_attention.reference(q, k, v, **ref)
@@ -1062,10 +1075,9 @@ def test_sinks_are_refused_where_they_cannot_run(device):
                                                      r"got float64")):
         with pytest.raises(ValueError, match=r"^attention: " + message):
             ops.attention(q, k, v, sinks=sinks, device="cpu")
-    for impl in ("decode", "khr"):
-        with pytest.raises(ValueError, match=rf"^attention: sinks run on ggml's kernel only: impl='nv2' or None, "
-                                             rf"got impl='{impl}'"):
-            ops.attention(q, k, v, sinks=ok, impl=impl, device="cpu")
+    with pytest.raises(ValueError, match=r"^attention: sinks run on the decode kernels and ggml's kernel: "
+                                         r"impl='decode', 'nv2' or None, got impl='khr'"):
+        ops.attention(q, k, v, sinks=ok, impl="khr", device="cpu")
     with pytest.raises(TypeError, match="sinks"):
         ops.attention(q, k, v, sinks=[0.0] * 4, device="cpu")
     from coopdsl.ops import device_caps as caps
@@ -1073,8 +1085,9 @@ def test_sinks_are_refused_where_they_cannot_run(device):
 
     if caps.has_nv2(device):
         pytest.skip(f"{device.info.name} runs ggml's kernel")
-    with pytest.raises(DeviceFeatureError, match=r"^attention: sinks run on ggml's flash-attention kernel, which "
-                                                 r"needs VK_NV_cooperative_matrix2; .* does not offer it"):
+    with pytest.raises(DeviceFeatureError, match=r"^attention: sinks run on the decode kernels \(at most 16 query "
+                                                 r"rows a K/V head here\) and on ggml's flash-attention kernel, "
+                                                 r"which needs VK_NV_cooperative_matrix2; .* does not offer it"):
         ops.attention(q, k, v, sinks=ok, device=device)
 
 
@@ -1089,3 +1102,26 @@ def test_the_sink_variants_validate_and_read_the_batch_index():
         assert tools.validation_message(batch.compile(), "vulkan1.3") is None
         assert batch.disassemble() != ggmls.disassemble()
     assert "SINK_BATCH" not in nv2.fa_kernel(False, True, l16=True, m16=True).consts
+
+
+@pytest.mark.parametrize("impl", ["decode", "nv2"])
+def test_infinite_and_nan_sinks_follow_the_docs(impl):
+    """docs/ops.md: a +inf sink gives 0 rows (the formula's limit), -inf is no sink, NaN makes its head's rows NaN;
+    the decode kernels' sink chunk (+inf taken as the largest f32) and ggml's kernel alike."""
+    q, k, v = _inputs(4, 2, 1, 200, 64, seed=31)
+    sinks = np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)
+    with nv2.recording() as launches:
+        out = ops.attention(q, k, v, sinks=sinks, impl=impl, device="cpu")
+    assert any(kern.name.startswith("attention_decode_sinks") for kern, *_ in launches) == (impl == "decode")
+    assert (out[0] == 0).all()
+    _close(out[1:2], flash_attention.reference(q, k, v)[1:2], tol=1e-3)
+    assert np.isnan(out[2]).all() and np.isfinite(out[3]).all()
+
+
+def test_the_decode_sinks_kernel_validates_and_writes_a_chunk():
+    from coopdsl.ops import attention_decode
+
+    kernel = attention_decode.sinks_kernel(128)
+    assert tools.validation_message(kernel.compile(), "vulkan1.3") is None
+    text = kernel.disassemble()
+    assert "OpFOrdGreaterThan" in text and text.count("OpStore") >= 3   # (O zeros, M the sink, L 1)
