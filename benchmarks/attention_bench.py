@@ -2,7 +2,7 @@
 
     python3 benchmarks/attention_bench.py [--acc f32,f16] [--repeat 30] [--warmup-ms 200] [--shapes 0,6]
                                           [--tiles 64x64x128,128x64x256] [--decode-impls nv2,decode]
-                                          [--chunks 16,32,64] [--decode-hows lanes,mma] [--kv bf16] [--out FILE]
+                                          [--chunks 16,32,64] [--decode-hows lanes,mma] [--kv bf16] [--sinks] [--out FILE]
     python3 benchmarks/attention_bench.py --host-cost
 
 Shapes: prefill (heads, S, D) = (32, 4096, 128) causal and not, (32, 4096, 64), (16, 8192, 128)
@@ -130,23 +130,25 @@ def flops(hq: int, sq: int, skv: int, d: int, causal: bool) -> float:
 
 
 def coopdsl_time(dev, q, k, v, out, causal: bool, acc: str, repeat: int, warmup_ms: float, tiles=None,
-                 impl: str | None = None, chunks: int | None = None, how: str | None = None):
+                 impl: str | None = None, chunks: int | None = None, how: str | None = None, sinks=None):
     """(summed GPU ms of the call's kernels, [(kernel name, ms)], wall ms per call in a batch, or None with
     ``tiles``, ``chunks`` or ``how``). ``impl``: ops.attention's (None: its own choice); ``chunks``: the decode
-    kernel with that many chunks per K/V head; ``how``: that decode kernel ("lanes" or "mma")."""
+    kernel with that many chunks per K/V head; ``how``: that decode kernel ("lanes" or "mma"); ``sinks``: a
+    resident array of attention sinks, one a query head (``--sinks``)."""
     hq, sq, d = q.shape
     hkv, skv, _ = k.shape
     if tiles is not None:
         def call():
             return nv2.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
-                           softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, acc=acc, tiles=tiles)
+                           softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, acc=acc, tiles=tiles, sinks=sinks)
     elif chunks is not None or how is not None:
         def call():
             return AD.run(q, k, v, (hq, sq, d, hkv, skv), causal=causal, mask=None, window=0, scale=d ** -0.5,
-                          softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, chunks=chunks, how=how)
+                          softcap=0.0, out_dtype=out.dtype, out=out, dev=dev, chunks=chunks, how=how, sinks=sinks)
     else:
         def call():
-            return ops.attention(q, k, v, causal=causal, out=out, out_dtype=out.dtype, acc=acc, impl=impl)
+            return ops.attention(q, k, v, causal=causal, out=out, out_dtype=out.dtype, acc=acc, impl=impl,
+                                 sinks=sinks)
     call()  # builds and caches the mask, compiles
     with nv2.recording() as launches:
         call()
@@ -219,14 +221,15 @@ def torch_time(q, k, v, causal: bool, repeat: int, warmup_ms: float, bf16: bool 
     return float(np.median(times)), f"{note} ({torch.__version__})"
 
 
-def check(q, k, v, out, causal: bool, heads: int = 1) -> float:
-    """Largest error of the first ``heads`` query heads against float64 numpy, relative to the largest value."""
+def check(q, k, v, out, causal: bool, heads: int = 1, sinks=None) -> float:
+    """Largest error of the first ``heads`` query heads against float64 numpy, relative to the largest value
+    (``sinks``: numpy, one a query head)."""
     hq, hkv = q.shape[0], k.shape[0]
     got = out.numpy()[:heads].astype(np.float64)
     g = hq // hkv
     kk = np.stack([k[h // g] for h in range(heads)])
     vv = np.stack([v[h // g] for h in range(heads)])
-    want = flash_attention.reference(q[:heads], kk, vv, causal)
+    want = flash_attention.reference(q[:heads], kk, vv, causal, sinks=None if sinks is None else sinks[:heads])
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
@@ -277,6 +280,9 @@ def main() -> None:
                     help="the SM count ggml's split_k rule sees (more splits the keys of fewer row tiles)")
     ap.add_argument("--kv", default="f16", choices=("f16", "bf16"), help="K and V's type (default f16)")
     ap.add_argument("--out-dtype", default="f32", choices=("f32", "f16"), help="the output's type (default f32)")
+    ap.add_argument("--sinks", action="store_true",
+                    help="ops.attention with an attention sink a query head (log of the keys: about the keys' weight); "
+                         "torch SDPA has none and runs without")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list the shapes and what runs on each, time nothing")
     ap.add_argument("--host-cost", action="store_true",
@@ -335,6 +341,8 @@ def main() -> None:
         else:
             dq, dk, dv = (runtime.array(x, device=dev) for x in (q, k, v))
         out = runtime.zeros((hq, sq, d), np.float16 if args.out_dtype == "f16" else np.float32, device=dev)
+        sinks = np.full(hq, np.log(skv), np.float32) if args.sinks else None
+        dsinks = runtime.array(sinks, device=dev) if sinks is not None else None
         f = flops(hq, sq, skv, d, causal)
         kv_bytes = 2 * hkv * skv * d * 2
         decode = is_decode(hq, hkv, sq)
@@ -358,13 +366,13 @@ def main() -> None:
         for tag, acc, tiles, impl_arg, chunks, how in variants:
             try:
                 ms, parts, wall = coopdsl_time(dev, dq, dk, dv, out, causal, acc, args.repeat, args.warmup_ms,
-                                               tiles, impl_arg, chunks, how)
+                                               tiles, impl_arg, chunks, how, dsinks)
             except Exception as e:  # a tile the device cannot run
                 lines.append(f"| {label} | {hq}/{hkv} | {sq} | {skv} | {d} | {tag} | {type(e).__name__}: "
                              f"{str(e).splitlines()[0][:120]} |")
                 print(lines[-1], flush=True)
                 continue
-            err = check(q, k, v, out, causal)
+            err = check(q, k, v, out, causal, sinks=sinks)
             kv = f"{kv_bytes / (ms * 1e-3) / 1e9:.0f} ({kv_bytes / (ms * 1e-3) / 1e9 / copies[kv_bytes]:.2f})" \
                 if decode else ""
             if t_ms is None:
@@ -379,8 +387,9 @@ def main() -> None:
                          f"{f / (ms * 1e-3) / 1e12:.1f} | {kv} | {walls} | {tt} | {tf} | {tkv} | "
                          f"{ratio} | {err:.1e} | {kernels} |")
             print(lines[-1], flush=True)
-        for x in (dq, dk, dv, out):
-            x.free()
+        for x in (dq, dk, dv, out, dsinks):
+            if x is not None:
+                x.free()
     if copies:
         lines += ["", "K/V GB/s in parentheses: the fraction of a copy kernel's bandwidth (read + write bytes per "
                   "second of `copy16` over as many bytes as K and V hold): "
