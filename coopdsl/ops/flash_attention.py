@@ -56,7 +56,8 @@ def _fits_f32(value: Any) -> bool:
 
 @cache
 def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
-    """The KHR attention kernel for head size ``d`` (a multiple of 16), writing f32 (or f16) output."""
+    """The KHR attention kernel for head size ``d`` (a multiple of 16), writing f32 (or f16) output; with
+    ``has_sinks``, the sink of each query head (``s``) takes part in its rows' softmax."""
     nd = d // 16
     tile_loads = 16 * d // 32  # elements of a 16 x d tile each invocation copies
     out_t = f16 if out_f16 else f32
@@ -64,8 +65,8 @@ def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
     @cd.kernel(workgroup_size=(32, 1, 1), subgroup_size=32)
     @no_type_check  # coopdsl source (compiled, never run by Python): not for mypy
     def attention(q: cd.Buffer[f16], k: cd.Buffer[f16], v: cd.Buffer[f16], m: cd.Buffer[f16], o: cd.Buffer[out_t],
-                  Sq: u32, Skv: u32, scale: f32, causal: u32, off: i32, window: u32, group: u32, softcap: f32,
-                  has_mask: u32, mask_stride: u32):
+                  s: cd.Buffer[f32], Sq: u32, Skv: u32, scale: f32, causal: u32, off: i32, window: u32, group: u32,
+                  softcap: f32, has_mask: u32, mask_stride: u32, has_sinks: u32):
         q0 = cd.workgroup_id.x * 16
         head = cd.workgroup_id.y
         qbase = head * Sq * d
@@ -166,9 +167,19 @@ def kernel(d: int, out_f16: bool = False) -> cd.Kernel:
             r = e // d
             if q0 + r < Sq:
                 total = row_sum[r]
+                acc_e = so[e]
+                if has_sinks != 0:  # the head's sink: one more logit in the row's softmax, without a value
+                    sink = s[head]
+                    mx = row_max[r]
+                    if sink > mx:
+                        fac = cd.exp(mx - sink)
+                        acc_e = acc_e * fac
+                        total = total * fac + 1.0
+                    else:
+                        total += cd.exp(sink - mx)
                 val = 0.0
                 if total != 0.0:  # a row that sees no key gives 0
-                    val = so[e] / total
+                    val = acc_e / total
                 o[qbase + (q0 + r) * d + e % d] = out_t(val)
 
     return cast(cd.Kernel, attention)
@@ -229,9 +240,8 @@ def attention(q: Any, k: Any, v: Any, *, causal: bool = False, mask: Any = None,
     * ``sinks``: None, or one float per query head, shape (Hq,) (float32 or float16; resident: float32): an
       attention sink, a logit each row of the head adds to its softmax without a value (gpt-oss's; ggml's
       FLASH_ATTN_EXT sinks): ``o = sum_j e^(s_j - m) v_j / (sum_j e^(s_j - m) + e^(sink - m))``, m the largest
-      of the row's scores and its sink. The decode kernels take them (as one more chunk of each K/V head, in the
-      launch that combines the chunks) and ggml's kernel does; the KHR kernel does not (``impl="khr"`` with sinks
-      is a ValueError, and a device that would run it a DeviceFeatureError).
+      of the row's scores and its sink. Every kernel takes them (the decode kernels as one more chunk of each
+      K/V head, in the launch that combines the chunks).
     * ``out_dtype``: np.float32 or np.float16. The result has q's shape: ``out`` if given (numpy or
       resident, of that dtype and shape), else a new numpy array, or a new resident Array on q's
       device when q is resident.
@@ -338,9 +348,6 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
             raise _fail(f"sinks must hold one value per query head, shape ({hq},), got {tuple(sinks.shape)}")
         if sdt not in (np.float32, np.float16) or (nv2.is_resident(sinks) and sdt != np.float32):
             raise _fail(f"sinks must be float32 or float16 (float32 when resident), got {sdt.name}")
-        if impl == "khr":
-            raise _fail("sinks run on the decode kernels and ggml's kernel: impl='decode', 'nv2' or None, got "
-                        "impl='khr'")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1):
         raise _fail(f"window must be a positive int (keys a query sees), got {window!r}")
     if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real) or not float(softcap) >= 0.0 \
@@ -381,20 +388,8 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     impl_given = impl
     if impl is None:
         impl = default_impl(dims, dev)
-        if sinks is not None and impl == "khr":
-            from ..runtime.features import DeviceFeatureError
-
-            raise DeviceFeatureError(f"attention: sinks run on the decode kernels (at most "
-                                     f"{attention_decode.MAX_ROWS} query rows a K/V head here) and on ggml's "
-                                     f"flash-attention kernel, which needs VK_NV_cooperative_matrix2; "
-                                     f"{dev.info.name} does not offer it (the CPU interpreter runs it: "
-                                     f"device=\"cpu\")", [])
     if softcap and abs(scale) / softcap > SOFTCAP_Q_SCALE_MAX and (
             impl == "nv2" or impl == "decode" and attention_decode.default_how(dims, dev) == "mma"):
-        if sinks is not None:   # (the KHR kernel, which applies the soft-cap in f32, takes no sinks)
-            raise _fail(f"softcap={softcap!r} with scale={scale!r} and sinks: impl={impl!r} rounds Q * scale / "
-                        f"softcap to f16, which overflows past scale / softcap = {SOFTCAP_Q_SCALE_MAX:g}, and the "
-                        f"KHR kernel, which does not, takes no sinks")
         # ggml's kernel and the cooperative-matrix decode kernel round Q * scale / softcap to f16: past this a
         # query value of 32 overflows it (inf, then NaN); the KHR kernel applies the soft-cap in f32
         if impl_given is not None:
@@ -453,7 +448,7 @@ def _attention(q: Any, k: Any, v: Any, *, causal: bool, mask: Any, window: int |
     if impl_given is None and not isinstance(dev, str) and not caps.offers_coopmat(dev, 16, 16, 16):
         raise _runs_none(dims, dev, any(nv2.is_resident(a) for a in (q, k, v)))
     return _khr(q, k, v, dims, causal=bool(causal), mask=mask, window=win, scale=scale, softcap=softcap,
-                out_dtype=odt, out=out, dev=dev)
+                out_dtype=odt, out=out, dev=dev, sinks=sinks)
 
 
 def _runs_none(dims: tuple[int, int, int, int, int], dev: Any, resident: bool = False) -> Exception:
@@ -493,7 +488,7 @@ def default_impl(dims: tuple[int, int, int, int, int], dev: Any) -> str:
 
 
 def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal: bool, mask: Any, window: int,
-         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any) -> Any:
+         scale: float, softcap: float, out_dtype: Any, out: Any, dev: Any, sinks: Any = None) -> Any:
     """The KHR kernel for checked arguments (see :func:`attention`)."""
     hq, sq, d, hkv, skv = dims
     qh = nv2.as_kind(q, "f16", hq * sq * d, dev)
@@ -509,10 +504,14 @@ def _khr(q: Any, k: Any, v: Any, dims: tuple[int, int, int, int, int], *, causal
         mask_stride = sq * skv if heads > 1 else 0
     if softcap:
         scale = float(np.float32(scale) / np.float32(softcap))
+    if sinks is not None:
+        sd = nv2.view(nv2.as_kind(sinks, "f32", hq, dev), np.float32)
+    else:
+        sd = nv2.scratch("unused", 4, np.uint32, dev).as_(np.float32)   # (bound, not read)
     nv2.go(kernel(d, np.dtype(out_dtype) == np.float16), (-(-sq // 16), hq, 1), nv2.view(qh, np.float16),
-           nv2.view(kh, np.float16), nv2.view(vh, np.float16), nv2.view(m, np.float16), nv2.view(out, out.dtype),
+           nv2.view(kh, np.float16), nv2.view(vh, np.float16), nv2.view(m, np.float16), nv2.view(out, out.dtype), sd,
            sq, skv, scale, int(causal), skv - sq, window, hq // hkv, softcap, int(mask is not None), mask_stride,
-           device=nv2.launch_device(dev))
+           int(sinks is not None), device=nv2.launch_device(dev))
     return out
 
 

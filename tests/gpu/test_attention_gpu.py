@@ -108,17 +108,18 @@ def test_a_sliding_window_computed_by_the_kernel(nv2_device, monkeypatch, hq, hk
     _check(got[True], q, k, v, heads=(0, hq - 1), causal=True, window=window)
 
 
-@pytest.mark.parametrize("hq, hkv, sq, skv, d, causal", [(8, 2, 777, 777, 128, True), (32, 8, 1, 8192, 128, True),
-                                                      (32, 8, 3, 8192, 128, True), (8, 8, 2048, 2048, 64, False)])
-def test_sinks_on_resident_arrays(nv2_device, hq, hkv, sq, skv, d, causal):
+@pytest.mark.parametrize("hq, hkv, sq, skv, d, causal, impl", [
+    (8, 2, 777, 777, 128, True, None), (32, 8, 1, 8192, 128, True, None), (32, 8, 3, 8192, 128, True, None),
+    (8, 8, 2048, 2048, 64, False, None), (8, 2, 777, 777, 128, True, "khr")])
+def test_sinks_on_resident_arrays(nv2_device, hq, hkv, sq, skv, d, causal, impl):
     # attention sinks (one logit a query head): prefill (the heads as ggml's batch, SINK_BATCH), decoding by the
     # f32 decode kernel (one token) and the cooperative-matrix one (12 rows a K/V head), each sink one more chunk
-    # of its K/V head; against the float64 model
+    # of its K/V head, and the KHR kernel; against the float64 model
     q, k, v = _inputs(hq, hkv, sq, skv, d, seed=9)
     sinks = (np.log(skv) + np.random.default_rng(10).uniform(-1, 1, hq)).astype(np.float32)
     dq, dk, dv = _resident(nv2_device, q, k, v)
     ds = runtime.array(sinks, device=nv2_device)
-    out = ops.attention(dq, dk, dv, causal=causal, sinks=ds)
+    out = ops.attention(dq, dk, dv, causal=causal, sinks=ds, impl=impl)
     got = out.numpy()
     want = flash_attention.reference(q, k, v, causal, sinks=sinks)
     assert np.isfinite(got).all()

@@ -1022,6 +1022,9 @@ SINK_CASES = {   # (Hq, Hkv, Sq, Skv, D, options)
     "decode_heads": (4, 4, 1, 300, 128, {}),
     "decode_mma": (16, 2, 3, 257, 64, {"causal": True, "mask": True}),   # 24 rows: the cooperative-matrix one
     "decode_as_ggml": (8, 2, 1, 500, 64, {"impl": "nv2"}),              # ggml's heads, its split_k reduce
+    "khr_prefill": (4, 2, 40, 70, 64, {"causal": True, "impl": "khr"}),  # the KHR kernel: the sink at its end
+    "khr_window_mask_f16_out": (4, 4, 37, 100, 32, {"causal": True, "window": 20, "mask": True, "impl": "khr",
+                                                    "out_dtype": np.float16}),
 }
 
 
@@ -1050,6 +1053,8 @@ def test_sinks_take_part_in_each_rows_softmax(name, monkeypatch):
     if name.startswith("decode") and name != "decode_as_ggml":
         assert names[1:] == [f"attention_decode_sinks_d{d}", f"attention_decode_combine_d{d}"]
         assert names[0].startswith("attention_decode_mma" if name == "decode_mma" else f"attention_decode_d{d}_r")
+    elif name.startswith("khr"):
+        assert names[-1] == "attention"
     else:
         fa = [kern for kern, *_ in launches if kern.name == "flash_attn_cm2"]
         assert [kern.consts.get("SINK_BATCH", 0) for kern in fa] == [int(sq > 1)]
@@ -1062,7 +1067,7 @@ def test_sinks_take_part_in_each_rows_softmax(name, monkeypatch):
     _close(out.astype(np.float32), want, tol=tol)
 
 
-def test_sinks_are_refused_where_they_cannot_run(device):
+def test_sinks_of_the_wrong_shape_or_type_are_refused(device):
     q, k, v = _inputs(4, 2, 3, 40, 64)
     ok = np.zeros(4, np.float32)
     for sinks, message in ((np.zeros(3, np.float32), r"sinks must hold one value per query head, shape \(4,\), "
@@ -1075,19 +1080,13 @@ def test_sinks_are_refused_where_they_cannot_run(device):
                                                      r"got float64")):
         with pytest.raises(ValueError, match=r"^attention: " + message):
             ops.attention(q, k, v, sinks=sinks, device="cpu")
-    with pytest.raises(ValueError, match=r"^attention: sinks run on the decode kernels and ggml's kernel: "
-                                         r"impl='decode', 'nv2' or None, got impl='khr'"):
-        ops.attention(q, k, v, sinks=ok, impl="khr", device="cpu")
     with pytest.raises(TypeError, match="sinks"):
         ops.attention(q, k, v, sinks=[0.0] * 4, device="cpu")
-    from coopdsl.ops import device_caps as caps
     from coopdsl.runtime.features import DeviceFeatureError
 
-    if caps.has_nv2(device):
-        pytest.skip(f"{device.info.name} runs ggml's kernel")
-    with pytest.raises(DeviceFeatureError, match=r"^attention: sinks run on the decode kernels \(at most 16 query "
-                                                 r"rows a K/V head here\) and on ggml's flash-attention kernel, "
-                                                 r"which needs VK_NV_cooperative_matrix2; .* does not offer it"):
+    if caps.offers_coopmat(device, 16, 16, 16) or caps.has_nv2(device):
+        pytest.skip(f"{device.info.name} runs an attention kernel")
+    with pytest.raises(DeviceFeatureError, match=r"^attention: .*VK_KHR_cooperative_matrix"):   # (as without sinks)
         ops.attention(q, k, v, sinks=ok, device=device)
 
 
@@ -1104,7 +1103,7 @@ def test_the_sink_variants_validate_and_read_the_batch_index():
     assert "SINK_BATCH" not in nv2.fa_kernel(False, True, l16=True, m16=True).consts
 
 
-@pytest.mark.parametrize("impl", ["decode", "nv2"])
+@pytest.mark.parametrize("impl", ["decode", "nv2", "khr"])
 def test_infinite_and_nan_sinks_follow_the_docs(impl):
     """docs/ops.md: a +inf sink gives 0 rows (the formula's limit), -inf is no sink, NaN makes its head's rows NaN;
     the decode kernels' sink chunk (+inf taken as the largest f32) and ggml's kernel alike."""
