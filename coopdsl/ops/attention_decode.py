@@ -34,7 +34,9 @@ then combines the head's chunks,
 
     O = sum_c exp(M_c - M) O_c / sum_c exp(M_c - M) L_c        (M the largest M_c)
 
-and writes the output (f32 or f16; a row that saw no key, ``L = 0``, gives 0). :func:`combine_kernel`
+and writes the output (f32 or f16; a row that saw no key, ``L = 0``, gives 0). Attention sinks (``plan(sinks=)``)
+are one more chunk of each K/V head, with M the row's sink, L 1 and O 0, which :func:`sinks_kernel` writes and the
+combine takes in like any other. :func:`combine_kernel`
 does the same as a second launch (``fused=False``): measured on an H100 the fused combine saved 1.7
 of 39 us at 16384 keys (the second launch costs more than the last workgroup's extra work), but where the
 last workgroup has more than one ``vec4`` of the output per invocation to combine the second launch is faster

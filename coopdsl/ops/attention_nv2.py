@@ -208,31 +208,15 @@ def fa_kernel(f16acc: bool, q_f16: bool = False, l16: bool = False, d_f16: bool 
     loop starting at the tile's first row's first key (``WINDOW``; :data:`WINDOW_IN_KERNEL`).  ``sink_batch``: the
     attention sinks are read by ggml's batch index, where ops.attention puts the query heads when Sq > 1
     (``SINK_BATCH``)."""
-    consts = {"F16ACC": int(f16acc)}
-    if edge:
-        consts["EDGE"] = 1
+    f32acc = not f16acc
+    switches = {"EDGE": edge, "CAUSAL_END": causal_end, "NO_ALIBI": no_alibi, "CAUSAL": causal,
+                "SINK_BATCH": sink_batch, "Q_F16": q_f16, "O_F32": f32acc, "L16": f32acc and l16,
+                "M16": f32acc and l16 and m16, "D_F16": d_f16}
+    consts = {"F16ACC": int(f16acc)} | {name: 1 for name, on in switches.items() if on}
     if mask_fast:
         consts["MASK_FAST"] = 2 if mask_rows_8 else 1
-    if causal_end:
-        consts["CAUSAL_END"] = 1
-    if no_alibi:
-        consts["NO_ALIBI"] = 1
-    if causal:
-        consts["CAUSAL"] = 1
-        if window:
-            consts["WINDOW"] = window
-    if sink_batch:
-        consts["SINK_BATCH"] = 1
-    if q_f16:
-        consts["Q_F16"] = 1
-    if not f16acc:
-        consts["O_F32"] = 1
-        if l16:
-            consts["L16"] = 1
-            if m16:
-                consts["M16"] = 1
-    if d_f16:
-        consts["D_F16"] = 1
+    if causal and window:
+        consts["WINDOW"] = window
     return cast(cd.Kernel, flash_attn_cm2.specialize(**consts))
 
 

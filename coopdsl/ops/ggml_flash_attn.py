@@ -622,10 +622,10 @@ def flash_attn_cm2(q: cd.Buffer[u8], k: cd.Buffer[u8], v: cd.Buffer[u8], m: cd.B
     Ldiag = L.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # L resized to Br x HSV_pad
 
     if (p.mask_n_head_log2 & SINK_ENABLE_BIT) != 0:
+        sink_head = iq2
         if SINK_BATCH == 1:   # coopdsl's variant: the heads are ggml's batch (iq3), one query head a batch
-            sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), iq3)
-        else:
-            sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), iq2)
+            sink_head = iq3
+        sinks = Acc[ACC, Br, HSV_pad, W](0.0).map(cd.partial(get_sink, p=p, s=s, acc_t=ACC), sink_head)
         Mr = M.reduce(cd.Row, smear, into=Acc[ACC, Br, HSV_pad, W])  # M resized to Br x HSV_pad
         ms = Mr.map(cd.partial(sink_ms, acc_t=ACC), sinks)  # exp(M - sink) where the sink is larger, else 1
         vs = Mr.map(cd.partial(sink_vs, acc_t=ACC), sinks)  # 1 where the sink is larger, else exp(sink - M)
